@@ -64,17 +64,17 @@ func (r Reason) Error() string { return "rpcrdma: " + r.String() }
 type Part uint8
 
 const (
-	PartPrefix       Part = iota + 1 // rpcrdma_common: xid, vers, credit, proc/htype
-	PartPadding                      // RDMA_MSGP rdma_align and rdma_thresh
-	PartReadList                     // rdma_reads
-	PartWriteList                    // rdma_writes / rdma_provisional_writes
-	PartReplyChunk                   // rdma_reply / rdma_provisional_reply
-	PartError                        // rpc_rdma_error / rpcrdma2_hdr_error body
-	PartCallList                     // v2 rdma_call (CALL_EXTERNAL)
-	PartInvHandle                    // v2 rdma_inv_handle
-	PartRemaining                    // v2 rdma_remaining (CALL_MIDDLE/REPLY_MIDDLE)
-	PartProperties                   // v2 rpcrdma2_propset
-	PartRPCMessage                   // v2 rdma_rpc_first_word: the RPC message
+	PartPrefix     Part = iota + 1 // rpcrdma_common: xid, vers, credit, proc/htype
+	PartPadding                    // RDMA_MSGP rdma_align and rdma_thresh
+	PartReadList                   // rdma_reads
+	PartWriteList                  // rdma_writes / rdma_provisional_writes
+	PartReplyChunk                 // rdma_reply / rdma_provisional_reply
+	PartError                      // rpc_rdma_error / rpcrdma2_hdr_error body
+	PartCallList                   // v2 rdma_call (CALL_EXTERNAL)
+	PartInvHandle                  // v2 rdma_inv_handle
+	PartRemaining                  // v2 rdma_remaining (CALL_MIDDLE/REPLY_MIDDLE)
+	PartProperties                 // v2 rpcrdma2_propset
+	PartRPCMessage                 // v2 rdma_rpc_first_word: the RPC message
 )
 
 var partNames = [...]string{
