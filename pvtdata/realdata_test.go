@@ -250,18 +250,18 @@ func TestCaptures(t *testing.T) {
 		conns   int
 	}
 	files := map[string]want{
-		"rxe-nfs3.pcap":        {true, true, 2},
-		"rxe-nfs41.pcap":       {true, true, 2},
-		"rxe-nfs42-small.pcap": {true, true, 2},
-		"siw-nfs3.pcap":        {true, false, 2},
-		"siw-nfs41.pcap":       {true, false, 2},
-		"siw-nfs42-small.pcap": {true, false, 2},
-		"rxe-rping.pcap":       {false, true, 1},
-		"rxe-ib_send_bw.pcap":  {false, true, 4},
-		"rxe-ib_write_bw.pcap": {false, true, 4},
-		"siw-rping.pcap":       {false, false, 1},
-		"siw-ib_send_bw.pcap":  {false, false, 4},
-		"siw-ib_read_bw.pcap":  {false, false, 4},
+		"rxe-nfs3.pcap":                               {true, true, 2},
+		"rxe-nfs41.pcap":                              {true, true, 2},
+		"rxe-nfs42-small.pcap":                        {true, true, 2},
+		"siw-nfs3.pcap":                               {true, false, 2},
+		"siw-nfs41.pcap":                              {true, false, 2},
+		"siw-nfs42-small.pcap":                        {true, false, 2},
+		"rxe-rping.pcap":                              {false, true, 1},
+		"rxe-ib_send_bw.pcap":                         {false, true, 4},
+		"rxe-ib_write_bw.pcap":                        {false, true, 4},
+		"siw-rping.pcap":                              {false, false, 1},
+		"siw-ib_send_bw.pcap":                         {false, false, 4},
+		"siw-ib_read_bw.pcap":                         {false, false, 4},
 		"public/montybeatnik-rdma-roce-lab-test.pcap": {false, true, 1},
 	}
 	for name, w := range files {
@@ -269,6 +269,9 @@ func TestCaptures(t *testing.T) {
 			var client *Result
 			conns := 0
 			for _, p := range readSetupPD(t, name) {
+				if isCM := p.Kind == "REQ" || p.Kind == "REP"; isCM != w.roce {
+					t.Errorf("frame %d: %s in a capture with roce=%v", p.Frame, p.Kind, w.roce)
+				}
 				r := Parse(p.PD, prefixFor(p))
 				if r.CMAErr != nil {
 					t.Errorf("frame %d: %v", p.Frame, r.CMAProblem())
