@@ -11,8 +11,9 @@
 //   - InfiniBand / RoCE CM REP (196 octets, IBA 12.6.8): the consumer's
 //     private data directly; RDMA-CM adds no header.
 //   - iWARP MPA Request / Reply (RFC 5044 7.1): no CMA header; with MPA
-//     revision 2 (RFC 6581) a 4-octet IRD/ORD field comes first, then the
-//     consumer's private data.
+//     revision 2 and the enhanced-connection flag (RFC 6581; siw always)
+//     a 4-octet IRD/ORD field comes first, then the consumer's private
+//     data.
 //
 // In the consumer's private data, an RPC-over-RDMA version 1 peer may place
 // the 8-octet message of RFC 8797 (Message), found by searching for the

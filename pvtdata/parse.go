@@ -14,8 +14,11 @@ const (
 	// PrefixCMA: a CM REQ whose service ID is in the RDMA IP CM range
 	// (ServiceID.IsIP): the 36-octet RDMA-CM IP header comes first.
 	PrefixCMA
-	// PrefixMPAv2: MPA revision 2 Request/Reply private data: the 4-octet
-	// IRD/ORD field of RFC 6581 section 5 comes first.
+	// PrefixMPAv2: MPA revision 2 Request/Reply private data with the
+	// enhanced-connection flag set (0x10 in the octet after the key;
+	// Linux siw MPA_RR_FLAG_ENHANCED, which tshark 4.0 shows as "Reserved:
+	// 0x10"): the 4-octet IRD/ORD field of RFC 6581 comes first. siw
+	// sends it on every connection (testdata/pcaps/siw-*).
 	PrefixMPAv2
 )
 

@@ -33,6 +33,7 @@ type setupPD struct {
 	Kind  string    // "REQ", "REP", "MPAReq", "MPARep"
 	SID   ServiceID // REQ only
 	Rev   uint8     // MPA revision (MPA only)
+	Flags uint8     // MPA flags octet: M C R, 0x10 enhanced (MPA only)
 	Src   string    // source IPv4 address
 	PD    []byte
 }
@@ -128,6 +129,7 @@ func setupFromFrame(b []byte) (setupPD, bool) {
 		default:
 			return p, false
 		}
+		p.Flags = pl[16]
 		p.Rev = pl[17]
 		n := int(binary.BigEndian.Uint16(pl[18:20]))
 		if 20+n > len(pl) {
@@ -144,7 +146,7 @@ func prefixFor(p setupPD) Prefix {
 	switch {
 	case p.Kind == "REQ" && p.SID.IsIP():
 		return PrefixCMA
-	case (p.Kind == "MPAReq" || p.Kind == "MPARep") && p.Rev == 2:
+	case (p.Kind == "MPAReq" || p.Kind == "MPARep") && p.Rev == 2 && p.Flags&0x10 != 0:
 		return PrefixMPAv2
 	}
 	return PrefixNone
