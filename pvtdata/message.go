@@ -60,11 +60,11 @@ type Message struct {
 	ReceiveSize uint8 // octet 7
 }
 
-// DefaultMessage is how RFC 8797 section 5.1 says a peer is to be treated
+// defaultMessage is how RFC 8797 section 5.1 says a peer is to be treated
 // when it sent no conforming message: "as if a Private Data message was
 // received in which bit 15 of the Flags field is zero, and both Size fields
 // contain the value zero".
-var DefaultMessage = Message{Version: Version1}
+var defaultMessage = Message{Version: Version1}
 
 // SizeUnit is the unit and the minimum of an inline threshold: 1024 octets
 // (RFC 8797 section 4.2; RFC 8166 section 3.3.3).

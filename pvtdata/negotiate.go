@@ -69,7 +69,7 @@ func Negotiate(client, server *Message) Thresholds {
 // version 1 message, else the section 5.1 default.
 func effective(m *Message) (Message, bool) {
 	if m == nil || m.Version != Version1 {
-		return DefaultMessage, true
+		return defaultMessage, true
 	}
 	return *m, false
 }
