@@ -156,9 +156,9 @@ func TestV2ConnProp(t *testing.T) {
 
 func TestV2PropertyValueErrors(t *testing.T) {
 	for _, p := range []rpcrdma.Property{
-		{Which: rpcrdma.PropMaxSendSize, Data: []byte{0, 1}},        // too short
-		{Which: rpcrdma.PropMaxSegments, Data: make([]byte, 8)},     // not one uint32
-		{Which: rpcrdma.PropHostAuth, Data: []byte{0, 0, 0, 4}},     // as uint32
+		{Which: rpcrdma.PropMaxSendSize, Data: []byte{0, 1}},         // too short
+		{Which: rpcrdma.PropMaxSegments, Data: make([]byte, 8)},      // not one uint32
+		{Which: rpcrdma.PropHostAuth, Data: []byte{0, 0, 0, 4}},      // as uint32
 		{Which: rpcrdma.PropReverseDir, Data: []byte{0, 0, 0, 1, 2}}, // 5 bytes
 	} {
 		if _, err := p.Uint32(); !errors.Is(err, rpcrdma.ErrBadPropertyValue) {
