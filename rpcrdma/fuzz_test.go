@@ -218,3 +218,18 @@ func BenchmarkEncodeV1(b *testing.B) {
 		buf, _ = hs[i%len(hs)].AppendBinary(buf[:0])
 	}
 }
+
+func TestV2DecodeAllocs(t *testing.T) {
+	seeds := v2Seeds()
+	var m rpcrdma.Message
+	for _, s := range seeds {
+		_ = m.DecodeFromBytes(s)
+	}
+	i := 0
+	if n := testing.AllocsPerRun(1000, func() {
+		_ = m.DecodeFromBytes(seeds[i%len(seeds)])
+		i++
+	}); n != 0 {
+		t.Errorf("%v allocations per decode", n)
+	}
+}

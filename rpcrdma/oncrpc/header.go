@@ -207,12 +207,14 @@ func (r *reader) opaque(field string, max uint32, tooLong Reason) ([]byte, error
 	return v, nil
 }
 
-func (r *reader) auth(name string) (OpaqueAuth, error) {
-	f, err := r.u32(name + ".flavor")
+// auth reads an opaque_auth; the field names are passed whole so that no
+// string is built on the hot path.
+func (r *reader) auth(flavorField, bodyField string) (OpaqueAuth, error) {
+	f, err := r.u32(flavorField)
 	if err != nil {
 		return OpaqueAuth{}, err
 	}
-	body, err := r.opaque(name+".body", MaxAuthBytes, ErrAuthTooLong)
+	body, err := r.opaque(bodyField, MaxAuthBytes, ErrAuthTooLong)
 	return OpaqueAuth{Flavor: AuthFlavor(f), Body: body}, err
 }
 
@@ -269,7 +271,7 @@ func (h *Header) decodeCall(r *reader) error {
 		return err
 	}
 	credOff := r.off + 8
-	if h.Cred, err = r.auth("cbody.cred"); err != nil {
+	if h.Cred, err = r.auth("cbody.cred.flavor", "cbody.cred.body"); err != nil {
 		return err
 	}
 	switch h.Cred.Flavor {
@@ -282,7 +284,7 @@ func (h *Header) decodeCall(r *reader) error {
 			return err
 		}
 	}
-	h.Verf, err = r.auth("cbody.verf")
+	h.Verf, err = r.auth("cbody.verf.flavor", "cbody.verf.body")
 	return err
 }
 
@@ -383,7 +385,7 @@ func (h *Header) decodeReply(r *reader) error {
 	h.ReplyStat = ReplyStat(v)
 	switch h.ReplyStat {
 	case MsgAccepted:
-		if h.Verf, err = r.auth("areply.verf"); err != nil {
+		if h.Verf, err = r.auth("areply.verf.flavor", "areply.verf.body"); err != nil {
 			return err
 		}
 		if v, err = r.u32("areply.stat"); err != nil {
@@ -391,7 +393,7 @@ func (h *Header) decodeReply(r *reader) error {
 		}
 		h.AcceptStat = AcceptStat(v)
 		if h.AcceptStat == ProgMismatch {
-			return h.mismatch(r, "areply.mismatch_info")
+			return h.mismatch(r, "areply.mismatch_info.low", "areply.mismatch_info.high")
 		}
 		return nil // SUCCESS: results follow; others: void
 	case MsgDenied:
@@ -401,7 +403,7 @@ func (h *Header) decodeReply(r *reader) error {
 		h.RejectStat = RejectStat(v)
 		switch h.RejectStat {
 		case RPCMismatch:
-			return h.mismatch(r, "rreply.mismatch_info")
+			return h.mismatch(r, "rreply.mismatch_info.low", "rreply.mismatch_info.high")
 		case AuthError:
 			if v, err = r.u32("rreply.auth_stat"); err != nil {
 				return err
@@ -416,12 +418,12 @@ func (h *Header) decodeReply(r *reader) error {
 	return r.fail("rbody.stat", ErrBadReplyStat, v, 0)
 }
 
-func (h *Header) mismatch(r *reader, field string) error {
+func (h *Header) mismatch(r *reader, lowField, highField string) error {
 	var err error
-	if h.MismatchLow, err = r.u32(field + ".low"); err != nil {
+	if h.MismatchLow, err = r.u32(lowField); err != nil {
 		return err
 	}
-	h.MismatchHigh, err = r.u32(field + ".high")
+	h.MismatchHigh, err = r.u32(highField)
 	return err
 }
 
