@@ -83,7 +83,7 @@ type Header struct {
 
 	// HeaderLen is the transport header's length: for RDMA_MSG and RDMA_MSGP
 	// the offset where the RPC message starts. (RDMA_MSGP's alignment padding
-	// inside the RPC message, RFC 5666 section 3.7, is not resolved: the
+	// inside the RPC message (RFC 5666 "Padding") is not resolved: the
 	// RPC message is taken to start right after the header, as Wireshark does.)
 	HeaderLen int
 
