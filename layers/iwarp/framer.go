@@ -227,6 +227,15 @@ func (f *Framer) frameLen(p []byte) (int, error) {
 	if l > f.maxULPDU {
 		return 0, f.lose(fmt.Sprintf("ULPDU_Length %d exceeds the limit %d", l, f.maxULPDU), 0)
 	}
+	// Check the DDP control octet as soon as it is there, so that garbage
+	// with a plausible length is not buffered first.
+	c := hdr + ULPDULengthLen
+	if dist == c {
+		c += MarkerLen
+	}
+	if !f.cfg.AnyDDPVersion && len(p) > c && p[c]&ddpDVMask != DDPVersion1 {
+		return 0, f.lose(fmt.Sprintf("ULPDU starts with DDP control 0x%02x, not DDP version 1", p[c]), 0)
+	}
 	n := FPDULen(l)
 	if dist >= 0 {
 		n = rawLen(n, dist)
@@ -299,6 +308,7 @@ func (f *Framer) decode(raw []byte) (*FPDU, error) {
 				// The two low bits of FPDUPTR are zero; receivers treat
 				// them as such (RFC 5044 section 4).
 				if int(m.FPDUPTR&^3) != pos {
+					f.Stats.Discarded += uint64(len(raw))
 					return nil, f.lose(fmt.Sprintf("marker at FPDU offset %d has FPDUPTR %d", pos, m.FPDUPTR), LLPMarkerMismatch)
 				}
 				fp.Markers = append(fp.Markers, m)
@@ -320,6 +330,7 @@ func (f *Framer) decode(raw []byte) (*FPDU, error) {
 	fp.Pad = body[ULPDULengthLen+l : len(body)-CRCLen]
 	fp.CRC = binary.BigEndian.Uint32(body[len(body)-CRCLen:])
 	if !f.cfg.AnyDDPVersion && fp.ULPDU[0]&ddpDVMask != DDPVersion1 {
+		f.Stats.Discarded += uint64(len(raw))
 		return nil, f.lose(fmt.Sprintf("ULPDU starts with DDP control 0x%02x, not DDP version 1", fp.ULPDU[0]), 0)
 	}
 	if f.cfg.CRC {

@@ -17,3 +17,9 @@ for f in siw-rping siw-rping-any-sll siw-ib_send_bw siw-ib_read_bw siw-nfs3 siw-
 	tshark -r $P/$f.pcap -Y 'iwarp_mpa.ulpdulength' -T fields -E header=y -E occurrence=a -E aggregator=, $FPDU | gzip -n -9 > $f.fpdu.tsv.gz
 	tshark -r $P/$f.pcap -Y 'iwarp_mpa.req or iwarp_mpa.rep' -T fields -E header=y -E occurrence=a -E aggregator=, $REQREP > $f.reqrep.tsv
 done
+# Untagged messages tshark reassembled (iwarp_rdma.send.*).
+for f in siw-ib_send_bw; do
+	tshark -r $P/$f.pcap -Y 'iwarp_rdma.send.reassembled.length' -T fields -E header=y -E occurrence=a -E aggregator=, \
+		-e frame.number -e tcp.srcport -e iwarp_ddp.qn -e iwarp_ddp.msn -e iwarp_rdma.send.reassembled.length \
+		-e iwarp_rdma.send.fragment.count -e iwarp_rdma.send.fragment > $f.sendreasm.tsv
+done
