@@ -2,7 +2,8 @@ package rpcrdma
 
 import "encoding/binary"
 
-// DefaultMaxSegments is the segment cap a decoder uses when its MaxSegments is 0.
+// DefaultMaxSegments is the segment cap a decoder uses when its MaxSegments is 0;
+// the same number caps the Write chunks of one Write list.
 // It bounds the work and memory one header can cost; real headers carry a few
 // segments (a 1024-byte inline threshold has room for at most 62).
 const DefaultMaxSegments = 1024
@@ -206,6 +207,9 @@ func (d *decoder) writeList(c *ChunkLists, part Part) error {
 		more, err := d.disc(part, i)
 		if err != nil || !more {
 			return err
+		}
+		if i >= d.max {
+			return d.fail(part, i, -1, ErrTooManyChunks, uint32(d.max), 0)
 		}
 		s, err := d.writeChunk(c, part, i)
 		if err != nil {

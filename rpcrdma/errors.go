@@ -27,6 +27,9 @@ const (
 	ErrUnknownHType
 	// ErrTooManySegments: more segments than the decoder's MaxSegments cap.
 	ErrTooManySegments
+	// ErrTooManyChunks: more Write chunks than the decoder's MaxSegments cap
+	// (empty chunks hold no segment but still cost an entry).
+	ErrTooManyChunks
 	// ErrCountTooLarge: a counted array's element count (Write/Reply chunk
 	// segment count, property count, opaque length) needs more bytes than the
 	// header has left: the length field lies.
@@ -46,6 +49,7 @@ var reasonNames = [...]string{
 	ErrUnknownErrCode:    "unknown rdma_err",
 	ErrUnknownHType:      "unknown rdma_htype",
 	ErrTooManySegments:   "too many segments",
+	ErrTooManyChunks:     "too many chunks",
 	ErrCountTooLarge:     "count exceeds the bytes left",
 	ErrTooManyProperties: "too many transport properties",
 	ErrBadPropertyValue:  "bad transport property value",
@@ -142,7 +146,7 @@ func (e *DecodeError) Error() string {
 		msg += fmt.Sprintf(" (count %d needs %d bytes, have %d)", e.Value, e.Need, e.Have)
 	case ErrBadDiscriminator, ErrUnknownProc, ErrUnknownErrCode, ErrUnknownHType, ErrBadVersion, ErrBadPropertyValue:
 		msg += fmt.Sprintf(" (value %d)", e.Value)
-	case ErrTooManySegments, ErrTooManyProperties:
+	case ErrTooManySegments, ErrTooManyChunks, ErrTooManyProperties:
 		msg += fmt.Sprintf(" (limit %d)", e.Value)
 	}
 	return msg

@@ -310,6 +310,13 @@ func TestV1SegmentCap(t *testing.T) {
 	}}
 	b, _ := w.AppendBinary(nil)
 	wantReason(t, h.DecodeFromBytes(b), rpcrdma.ErrTooManySegments, rpcrdma.PartReplyChunk)
+	// Empty Write chunks hold no segment but are capped too.
+	e := rpcrdma.Header{Vers: 1, Proc: rpcrdma.RDMAMsg, ChunkLists: rpcrdma.ChunkLists{WriteList: make([]rpcrdma.WriteChunk, 9)}}
+	eb, _ := e.AppendBinary(nil)
+	de = wantReason(t, h.DecodeFromBytes(eb), rpcrdma.ErrTooManyChunks, rpcrdma.PartWriteList)
+	if de.Chunk != 8 {
+		t.Errorf("%v", de)
+	}
 	h.MaxSegments = 0 // default cap
 	if err := h.DecodeFromBytes(b); err != nil || h.SegmentCount() != 9 {
 		t.Fatalf("%v %d", err, h.SegmentCount())
