@@ -8,8 +8,9 @@ import (
 	"github.com/gopacket/gopacket"
 )
 
-// The Communication Manager's attributes (IBA Vol 1 12.6, the table of CM
-// attributes), one gopacket layer each. A CM MAD's AttributeID chooses the
+// The Communication Manager's attributes (the CM attribute table, IBA Vol 1
+// 16.7.3 in Release 1.1 numbering; messages in 12.6 and 12.11), one
+// gopacket layer each. A CM MAD's AttributeID chooses the
 // layer that decodes its 232 bytes of data (see MAD.NextLayerType).
 var (
 	LayerTypeClassPortInfo = gopacket.RegisterLayerType(1731, gopacket.LayerTypeMetadata{Name: "ClassPortInfo", Decoder: gopacket.DecodeFunc(decodeClassPortInfo)})
@@ -26,8 +27,8 @@ var (
 	LayerTypeCMAPR         = gopacket.RegisterLayerType(1742, gopacket.LayerTypeMetadata{Name: "CMAPR", Decoder: gopacket.DecodeFunc(decodeCMAPR)})
 )
 
-// CMAttributeID is the AttributeID of a CM MAD (IBA Vol 1 12.6, the table
-// of CM attributes; ClassPortInfo is the common attribute of 13.4.8.1).
+// CMAttributeID is the AttributeID of a CM MAD (the CM attribute table;
+// ClassPortInfo is the common attribute of IBA Vol 1 13.4.8.1).
 type CMAttributeID uint16
 
 // CM attributes, with the IBA names.
@@ -358,7 +359,7 @@ func cmPut24(b []byte, v uint32) { b[0], b[1], b[2] = byte(v>>16), byte(v>>8), b
 func cmData(name string, data []byte, df gopacket.DecodeFeedback) ([]byte, error) {
 	if len(data) < MADDataLength {
 		df.SetTruncated()
-		return nil, fmt.Errorf("CM %s: %d bytes of MAD data, need %d (IBA Vol 1 13.4.3)", name, len(data), MADDataLength)
+		return nil, fmt.Errorf("roce: CM %s: %d bytes of MAD data, need %d (IBA Vol 1 13.4.3): %w", name, len(data), MADDataLength, ErrTooShort)
 	}
 	return data[:MADDataLength], nil
 }
@@ -378,7 +379,7 @@ func cmPrepend(b gopacket.SerializeBuffer) ([]byte, error) {
 // max bytes long; the rest stays zero.
 func cmPutPrivateData(name string, d []byte, off int, pd []byte) error {
 	if max := MADDataLength - off; len(pd) > max {
-		return fmt.Errorf("CM %s: %d bytes of private data, the field holds %d (IBA Vol 1 12.6)", name, len(pd), max)
+		return fmt.Errorf("roce: CM %s: %d bytes of private data, the field holds %d (IBA Vol 1 12.6)", name, len(pd), max)
 	}
 	copy(d[off:], pd)
 	return nil
@@ -390,7 +391,7 @@ func cmPutPrivateData(name string, d []byte, off int, pd []byte) error {
 // fixLengths is set.
 func cmPutInfo(name string, d []byte, info []byte, declared uint8, fixLengths bool) (uint8, error) {
 	if len(info) > len(d) {
-		return 0, fmt.Errorf("CM %s: %d bytes of additional information, the field holds %d", name, len(info), len(d))
+		return 0, fmt.Errorf("roce: CM %s: %d bytes of additional information, the field holds %d", name, len(info), len(d))
 	}
 	copy(d, info)
 	if fixLengths {

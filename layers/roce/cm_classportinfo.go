@@ -13,9 +13,9 @@ import (
 const ClassPortInfoLength = 72
 
 // ClassPortInfo is the attribute every management class supports (IBA
-// Vol 1 13.4.8.1); the CM uses it for redirection and to report its
-// response time (IBA Vol 1 12.11, and the ARI of REJ reasons 24/25, the
-// Additional Information of APR status 4 and SIDR_REP status 4). Offsets:
+// Vol 1 13.4.8.1); the CM serves it as attribute 0x0001 and uses it for
+// redirection (the ARI of REJ reasons 24/25, the Additional Information of
+// APR status 4 and SIDR_REP status 4). Offsets:
 //
 //	0  BaseVersion (8)    1  ClassVersion (8)    2  CapabilityMask (16)
 //	4  CapabilityMask2 (27) RespTimeValue (5)
@@ -71,7 +71,7 @@ func (c *ClassPortInfo) NextLayerType() gopacket.LayerType { return gopacket.Lay
 func (c *ClassPortInfo) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	if len(data) < ClassPortInfoLength {
 		df.SetTruncated()
-		return fmt.Errorf("ClassPortInfo: %d bytes, need %d (IBA Vol 1 13.4.8.1)", len(data), ClassPortInfoLength)
+		return fmt.Errorf("roce: ClassPortInfo: %d bytes, need %d (IBA Vol 1 13.4.8.1): %w", len(data), ClassPortInfoLength, ErrTooShort)
 	}
 	d := data
 	if len(d) > MADDataLength {

@@ -377,7 +377,7 @@ func (m *CMREJ) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	m.RejectInfoLength = d[9] >> 1
 	m.Reason = RejReason(binary.BigEndian.Uint16(d[10:12]))
 	if m.RejectInfoLength > CMInfoLength {
-		return fmt.Errorf("CM REJ: Reject Info Length %d exceeds the %d-byte ARI field (IBA Vol 1 12.6.7)", m.RejectInfoLength, CMInfoLength)
+		return fmt.Errorf("roce: CM REJ: Reject Info Length %d exceeds the %d-byte ARI field (IBA Vol 1 12.6.7): %w", m.RejectInfoLength, CMInfoLength, ErrBadLength)
 	}
 	m.ARI = d[12 : 12+int(m.RejectInfoLength)]
 	m.PrivateData = d[84:232]

@@ -255,7 +255,7 @@ func (m *CMAPR) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	m.AdditionalInformationLength = d[8]
 	m.APStatus = APStatus(d[9])
 	if m.AdditionalInformationLength > CMInfoLength {
-		return fmt.Errorf("CM APR: Additional Information Length %d exceeds the %d-byte field (IBA Vol 1 12.6.13)", m.AdditionalInformationLength, CMInfoLength)
+		return fmt.Errorf("roce: CM APR: Additional Information Length %d exceeds the %d-byte field (IBA Vol 1 12.6.13): %w", m.AdditionalInformationLength, CMInfoLength, ErrBadLength)
 	}
 	m.AdditionalInformation = d[12 : 12+int(m.AdditionalInformationLength)]
 	m.PrivateData = d[84:232]

@@ -132,7 +132,7 @@ func (m *CMSIDRREP) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) err
 	m.ServiceID = binary.BigEndian.Uint64(d[12:20])
 	m.QKey = binary.BigEndian.Uint32(d[20:24])
 	if m.AdditionalInformationLength > CMInfoLength {
-		return fmt.Errorf("CM SIDR_REP: Additional Information Length %d exceeds the %d-byte field (IBA Vol 1 12.11.2)", m.AdditionalInformationLength, CMInfoLength)
+		return fmt.Errorf("roce: CM SIDR_REP: Additional Information Length %d exceeds the %d-byte field (IBA Vol 1 12.11.2): %w", m.AdditionalInformationLength, CMInfoLength, ErrBadLength)
 	}
 	m.AdditionalInformation = d[24 : 24+int(m.AdditionalInformationLength)]
 	m.PrivateData = d[96:232]

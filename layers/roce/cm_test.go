@@ -2,6 +2,7 @@ package roce
 
 import (
 	"bytes"
+	"errors"
 	"net/netip"
 	"reflect"
 	"strings"
@@ -203,7 +204,7 @@ func TestCMREJHandBuilt(t *testing.T) {
 	}
 	// A Reject Info Length beyond the ARI field is an error, not a panic.
 	d[9] = 73 << 1
-	if err := m.DecodeFromBytes(d, gopacket.NilDecodeFeedback); err == nil || !strings.Contains(err.Error(), "73") {
+	if err := m.DecodeFromBytes(d, gopacket.NilDecodeFeedback); !errors.Is(err, ErrBadLength) || !strings.Contains(err.Error(), "73") {
 		t.Errorf("length 73: %v", err)
 	}
 }
@@ -271,7 +272,7 @@ func TestCMSIDRHandBuilt(t *testing.T) {
 		t.Errorf("SIDR_REP round trip\n% x\n% x", got, rep)
 	}
 	rep[5] = 73
-	if err := p.DecodeFromBytes(rep, gopacket.NilDecodeFeedback); err == nil {
+	if err := p.DecodeFromBytes(rep, gopacket.NilDecodeFeedback); !errors.Is(err, ErrBadLength) {
 		t.Error("Additional Information Length 73 accepted")
 	}
 	if SIDRStatus(0).String() != "Valid QPN" || SIDRStatus(9).String() != "SIDRStatus(9)" {
@@ -372,7 +373,7 @@ func TestCMAPRHandBuilt(t *testing.T) {
 		t.Errorf("round trip\n% x\n% x", got, d)
 	}
 	d[8] = 200
-	if err := m.DecodeFromBytes(d, gopacket.NilDecodeFeedback); err == nil {
+	if err := m.DecodeFromBytes(d, gopacket.NilDecodeFeedback); !errors.Is(err, ErrBadLength) {
 		t.Error("Additional Information Length 200 accepted")
 	}
 }
@@ -437,7 +438,7 @@ func TestCMDecodeShort(t *testing.T) {
 		dl := l.layer(lt).(gopacket.DecodingLayer)
 		for _, n := range []int{0, 8, 231} {
 			df := &truncFeedback{}
-			if err := dl.DecodeFromBytes(make([]byte, n), df); err == nil || !df.truncated {
+			if err := dl.DecodeFromBytes(make([]byte, n), df); !errors.Is(err, ErrTooShort) || !df.truncated {
 				t.Errorf("%v with %d bytes: %v", lt, n, err)
 			}
 		}
@@ -446,7 +447,7 @@ func TestCMDecodeShort(t *testing.T) {
 		}
 	}
 	var c ClassPortInfo
-	if err := c.DecodeFromBytes(make([]byte, 71), &truncFeedback{}); err == nil {
+	if err := c.DecodeFromBytes(make([]byte, 71), &truncFeedback{}); !errors.Is(err, ErrTooShort) {
 		t.Error("ClassPortInfo of 71 bytes")
 	}
 }

@@ -265,7 +265,7 @@ func (m *MAD) NextLayerType() gopacket.LayerType {
 func (m *MAD) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	if len(data) < MADLength {
 		df.SetTruncated()
-		return fmt.Errorf("MAD: %d bytes, a MAD is %d bytes (IBA Vol 1 13.4.1)", len(data), MADLength)
+		return fmt.Errorf("roce: MAD: %d bytes, a MAD is %d bytes (IBA Vol 1 13.4.1): %w", len(data), MADLength, ErrTooShort)
 	}
 	m.BaseVersion = data[0]
 	m.MgmtClass = MgmtClass(data[1])

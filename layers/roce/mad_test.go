@@ -95,7 +95,7 @@ func TestMADTruncated(t *testing.T) {
 	for _, n := range []int{0, 1, 23, 24, 255} {
 		var m MAD
 		df := &truncFeedback{}
-		if err := m.DecodeFromBytes(real[:n], df); err == nil || !df.truncated {
+		if err := m.DecodeFromBytes(real[:n], df); !errors.Is(err, ErrTooShort) || !df.truncated {
 			t.Errorf("%d bytes: err %v truncated %v", n, err, df.truncated)
 		}
 	}
