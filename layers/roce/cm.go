@@ -144,8 +144,8 @@ func cmAttributeLayerType(a CMAttributeID) gopacket.LayerType {
 type CMConnMessage interface {
 	gopacket.Layer
 	// CommIDs returns the sender's Local Communication ID and the Remote
-	// Communication ID; remote is 0 in a REQ, which precedes it (and in a
-	// REJ or MRA of a REQ, IBA Vol 1 12.6.6, 12.6.7).
+	// Communication ID. Remote is 0 in a REQ, which precedes it; a REJ
+	// sent before its sender chose a communication ID has local 0.
 	CommIDs() (local, remote uint32)
 }
 

@@ -35,8 +35,9 @@ const (
 type CMREQ struct {
 	layers.BaseLayer
 	LocalCommID uint32 // 0
-	// VendorID (5, 24 bits) is the Enhanced Connection Establishment vendor
-	// ID of IBA Vol 1 Rel 1.4 (byte 4 is reserved; before ECE 4-7 were).
+	// VendorID (5, 24 bits) is the Enhanced Connection Establishment
+	// vendor ID (IBA comment 9434, laid out as Linux ibta_vol1_c12.h
+	// does); byte 4 is reserved, as 4-7 were before ECE.
 	VendorID                uint32
 	ServiceID               uint64                // 8
 	LocalCADGUID            uint64                // 16; 24-27 reserved
@@ -62,7 +63,8 @@ type CMREQ struct {
 	PrimaryPath             CMPath                // 52-95
 	AlternatePath           CMPath                // 96-139
 	// SAPSupported is bit 2 of byte 139, after the alternate path's
-	// LocalACKTimeout (IBA Vol 1 Rel 1.3+, named as Linux names it).
+	// LocalACKTimeout (a later IBA release; named and placed as Linux
+	// ibta_vol1_c12.h does).
 	SAPSupported bool
 	PrivateData  []byte // 140, 92 bytes; points into the decoded data
 }
@@ -256,7 +258,7 @@ func (m RejMessage) String() string {
 type RejReason uint16
 
 // Reject reasons (IBA Vol 1 12.6.7). 34 is unassigned; 35 came with
-// Enhanced Connection Establishment (IBA Vol 1 Rel 1.4).
+// Enhanced Connection Establishment (IBA comment 9434).
 const (
 	RejNoQP                       RejReason = 1
 	RejNoEEC                      RejReason = 2
@@ -449,7 +451,8 @@ type CMREP struct {
 	LocalQKey    uint32 // 8
 	LocalQPN     uint32 // 12, 24 bits
 	// VendorID is the Enhanced Connection Establishment vendor ID (IBA
-	// Vol 1 Rel 1.4), in three bytes: 15 (high), 19 (middle), 23 (low).
+	// comment 9434, laid out as Linux ibta_vol1_c12.h does), in three
+	// bytes: 15 (high), 19 (middle), 23 (low).
 	VendorID            uint32
 	LocalEEContext      uint32           // 16, 24 bits
 	StartingPSN         uint32           // 20, 24 bits

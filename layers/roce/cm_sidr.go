@@ -97,7 +97,8 @@ type CMSIDRREP struct {
 	Status                      SIDRStatus // 4
 	AdditionalInformationLength uint8      // 5
 	// VendorID is the Enhanced Connection Establishment vendor ID (IBA
-	// Vol 1 Rel 1.4): bytes 6-7 (high 16 bits) and 11 (low 8 bits).
+	// comment 9434, laid out as Linux ibta_vol1_c12.h does): bytes 6-7
+	// (high 16 bits) and 11 (low 8 bits).
 	VendorID  uint32
 	QPN       uint32 // 8, 24 bits
 	ServiceID uint64 // 12
