@@ -44,9 +44,16 @@ const maxMaskedHeaders = 60 + 8 + BTHLen
 
 // icrcFinish runs the CRC over the masked headers and the rest of the
 // packet up to the ICRC, and returns it as wire bytes read big-endian.
+// The masked copy lives on the caller's stack; crc32.Update would make it
+// escape (it calls through a function variable), so the few header bytes
+// go through the table here and only the payload, a slice of the input,
+// through crc32.Update.
 func icrcFinish(crc uint32, masked []byte, rest []byte) uint32 {
-	crc = crc32.Update(crc, crc32.IEEETable, masked)
-	crc = crc32.Update(crc, crc32.IEEETable, rest)
+	s := ^crc
+	for _, b := range masked {
+		s = crc32.IEEETable[byte(s)^b] ^ s>>8
+	}
+	crc = crc32.Update(^s, crc32.IEEETable, rest)
 	return bits.ReverseBytes32(crc)
 }
 
