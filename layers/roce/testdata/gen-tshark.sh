@@ -24,3 +24,8 @@ tshark -r $P/public/srinivaskoritala-rdma-softroce-demo-infiniband.pcap -T field
 	-e infiniband.bth.p_key -e infiniband.bth.destqp -e infiniband.bth.psn -e infiniband.deth.q_key \
 	-e infiniband.deth.srcqp -e infiniband.aeth.syndrome -e infiniband.aeth.msn \
 	-e infiniband.invariant.crc -e infiniband.variant.crc 2>/dev/null > tshark-ib-erf.tsv
+# One packet of every defined opcode, built by synth_test.go.
+tshark -r synthetic-opcodes.pcap -T fields -E header=y -E occurrence=f $ROCE \
+	-e infiniband.atomiceth.swapdt -e infiniband.atomiceth.cmpdt -e infiniband.atomicacketh.origremdt \
+	-e infiniband.rdeth.eecnxt -e infiniband.aeth.syndrome.opcode -e infiniband.aeth.syndrome.credit_count \
+	-e infiniband.aeth.syndrome.timer -e infiniband.aeth.syndrome.error_code 2>/dev/null > tshark-synthetic.tsv
