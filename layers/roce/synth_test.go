@@ -197,5 +197,5 @@ func knownToWireshark40(op OpCode) bool {
 	return false
 }
 
-func fmtU(v uint64) string         { return strconv.FormatUint(v, 10) }
+func fmtU(v uint64) string        { return strconv.FormatUint(v, 10) }
 func fmtX(v uint64, w int) string { return fmt.Sprintf("0x%0*x", w, v) }
