@@ -67,7 +67,9 @@
 //     length exceeds MaxRecordLength (pcap has no way to find the next record
 //     after a length that lies); any pcapng block framing error (bad or
 //     mismatched block length, block too large, bad byte-order magic), since
-//     pcapng has no marker to resynchronise on; I/O and gzip errors.
+//     pcapng has no marker to resynchronise on; an Interface Description
+//     Block with an impossible timestamp resolution, or more than 4096
+//     interfaces in one section; I/O and gzip errors.
 //   - Not final (the record is skipped, its number used, and the next call to
 //     Next returns the following record): a record whose captured length is
 //     larger than its original length; a pcapng packet block whose captured

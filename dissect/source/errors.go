@@ -23,10 +23,13 @@ var (
 
 // Error is an error about a capture, with the context to find the bad bytes.
 type Error struct {
-	File   string // the name given to Open or NewReader ("<stdin>" for "-")
-	Packet int    // record number (1-based) concerned; 0 for the file header
-	Offset int64  // byte offset of the record or block in the uncompressed stream; -1 if unknown
-	Err    error  // what is wrong; wraps one of the Err* kinds, or an I/O error
+	File string // the name given to Open or NewReader ("<stdin>" for "-")
+	// Packet is the number (from 1) of the record concerned; for a pcapng
+	// block that is not a packet, the number the next record would have;
+	// 0 for the file header.
+	Packet int
+	Offset int64 // byte offset of the record or block in the uncompressed stream; -1 if unknown
+	Err    error // what is wrong; wraps one of the Err* kinds, or an I/O error
 	// Final reports that reading cannot go on: Next returns this error again.
 	// When false the record was skipped and Next returns the next one.
 	Final bool
