@@ -284,6 +284,10 @@ func (f *Framer) Next() (*FPDU, error) {
 		k := min(len(f.in), n-len(f.buf))
 		f.buf = append(f.buf, f.in[:k]...)
 		f.in = f.in[k:]
+		// Check again now that the first ULPDU octet may be there.
+		if _, err := f.frameLen(f.buf); err != nil {
+			return nil, err
+		}
 		if len(f.buf) < n {
 			return nil, ErrNeedMore
 		}
