@@ -1,0 +1,290 @@
+package dissect
+
+import (
+	"net/netip"
+
+	"github.com/gopacket/gopacket/layers"
+
+	"github.com/rdmashark/rdmashark/layers/roce"
+	"github.com/rdmashark/rdmashark/pvtdata"
+)
+
+// Node is an InfiniBand-transport end node as packets name it: an IP address
+// (RoCEv2), a GID (RoCEv1, routed IB) or, without either, a LID (local IB).
+type Node struct {
+	Addr netip.Addr
+	LID  uint16
+}
+
+func (n Node) String() string {
+	if n.Addr.IsValid() {
+		return n.Addr.Unmap().String()
+	}
+	return "LID " + itoa(uint64(n.LID))
+}
+
+// qpKey names a queue pair: the node it lives on and its number. A BTH
+// carries only the destination QPN, so packets are mapped to connections by
+// (destination node, destination QPN).
+type qpKey struct {
+	node Node
+	qpn  uint32
+}
+
+type qpRef struct {
+	conn *Connection
+	dir  Direction // the direction of packets sent to this QP
+}
+
+// commKey names one side's CM communication ID (IBA 12.6.2: a Comm ID is
+// unique per node).
+type commKey struct {
+	node   Node
+	commID uint32
+}
+
+// pairKey is an ordered pair of nodes, used to pair up the two directions of
+// traffic whose connection set-up is not in the capture.
+type pairKey struct{ a, b Node }
+
+// ConnTable tracks connections through the CM exchange and maps every data
+// packet to its connection and direction.
+type ConnTable struct {
+	// Max is the number of connections tracked at once; past it new
+	// connections are not tracked and Dropped counts them.
+	Max     int
+	Dropped uint64
+
+	conns   []*Connection
+	byQP    map[qpKey]qpRef
+	byComm  map[commKey]*Connection
+	pending map[pairKey]*Connection // no-setup connections awaiting their reverse QPN
+	nextID  int
+}
+
+// DefaultMaxConnections bounds the connection table.
+const DefaultMaxConnections = 1 << 16
+
+// NewConnTable returns an empty table.
+func NewConnTable() *ConnTable {
+	return &ConnTable{
+		Max:     DefaultMaxConnections,
+		byQP:    map[qpKey]qpRef{},
+		byComm:  map[commKey]*Connection{},
+		pending: map[pairKey]*Connection{},
+	}
+}
+
+// Connections returns the connections in the order they were first seen.
+func (t *ConnTable) Connections() []*Connection { return t.conns }
+
+func (t *ConnTable) newConn(tr Transport, p *Packet) *Connection {
+	if t.Max > 0 && len(t.conns) >= t.Max {
+		t.Dropped++
+		return nil
+	}
+	t.nextID++
+	c := &Connection{ID: t.nextID, Transport: tr, FirstPacket: p.Number}
+	t.conns = append(t.conns, c)
+	return c
+}
+
+// ibNodes returns the source and destination nodes of an IB-transport packet.
+func ibNodes(p *Packet) (src, dst Node) {
+	switch {
+	case p.Encap == EncapRoCEv2 && p.Has(layers.LayerTypeIPv4):
+		src.Addr, _ = netip.AddrFromSlice(p.IPv4.SrcIP.To4())
+		dst.Addr, _ = netip.AddrFromSlice(p.IPv4.DstIP.To4())
+	case p.Encap == EncapRoCEv2:
+		src.Addr, _ = netip.AddrFromSlice(p.IPv6.SrcIP)
+		dst.Addr, _ = netip.AddrFromSlice(p.IPv6.DstIP)
+	case p.Has(roce.LayerTypeGRH):
+		src.Addr = netip.AddrFrom16(p.GRH.SGID).Unmap()
+		dst.Addr = netip.AddrFrom16(p.GRH.DGID).Unmap()
+	case p.Has(roce.LayerTypeLRH):
+		src.LID, dst.LID = p.LRH.SLID, p.LRH.DLID
+	}
+	return src, dst
+}
+
+// Track places an IB-transport packet in its connection, creating and
+// advancing connections on CM messages.
+func (t *ConnTable) Track(p *Packet) {
+	if !p.Has(roce.LayerTypeBTH) {
+		return
+	}
+	src, dst := ibNodes(p)
+	if p.CM.Attr != 0 {
+		t.cm(p, src, dst)
+		return
+	}
+	op := p.BTH.OpCode
+	switch op.Transport() {
+	case roce.TransportRC, roce.TransportUC, roce.TransportXRC:
+	case roce.TransportCNP:
+		// A CNP is sent to the QP whose traffic met congestion: count it on
+		// that connection if there is one, never create one for it.
+		if ref, ok := t.byQP[qpKey{dst, p.BTH.DestQP}]; ok {
+			t.place(p, ref.conn, ref.dir)
+		}
+		return
+	default:
+		return // UD and RD have no connection to track
+	}
+	if ref, ok := t.byQP[qpKey{dst, p.BTH.DestQP}]; ok {
+		t.place(p, ref.conn, ref.dir)
+		return
+	}
+	// Traffic whose set-up is not in the capture. The reverse direction of
+	// a connection we already know by one QPN completes it.
+	if c, ok := t.pending[pairKey{dst, src}]; ok {
+		delete(t.pending, pairKey{dst, src})
+		c.Client.QPN = p.BTH.DestQP
+		t.byQP[qpKey{dst, p.BTH.DestQP}] = qpRef{c, DirServerToClient}
+		t.place(p, c, DirServerToClient)
+		return
+	}
+	c := t.newConn(TransportRoCE, p)
+	if c == nil {
+		return
+	}
+	c.State = StateNoSetup
+	c.Client.Address = src.String()
+	c.Server.Address = dst.String()
+	c.Server.QPN = p.BTH.DestQP
+	t.byQP[qpKey{dst, p.BTH.DestQP}] = qpRef{c, DirClientToServer}
+	if _, taken := t.pending[pairKey{src, dst}]; !taken {
+		t.pending[pairKey{src, dst}] = c
+	}
+	t.place(p, c, DirClientToServer)
+}
+
+func (t *ConnTable) place(p *Packet, c *Connection, d Direction) {
+	p.Conn, p.Dir = c, d
+	c.LastPacket = p.Number
+	if c.FirstPacket == 0 {
+		c.FirstPacket = p.Number
+	}
+	ctr := &c.Dir[d.Index()]
+	ctr.Packets++
+	ctr.Bytes += uint64(p.Length)
+}
+
+// cm follows the Communication Manager's state machine (IBA 12.6, 12.9):
+// REQ opens, REP answers with the server's QPN, RTU establishes, REJ
+// refuses, DREQ/DREP close. Messages are matched by communication IDs.
+func (t *ConnTable) cm(p *Packet, src, dst Node) {
+	cm := &p.CM
+	switch cm.Attr {
+	case roce.LayerTypeCMREQ:
+		r := &cm.REQ
+		key := commKey{src, r.LocalCommID}
+		c := t.byComm[key]
+		if c == nil { // a retransmitted REQ keeps its Comm ID
+			if c = t.newConn(TransportRoCE, p); c == nil {
+				return
+			}
+			t.byComm[key] = c
+			c.Client = Endpoint{Address: src.String(), QPN: r.LocalQPN, CommID: r.LocalCommID,
+				StartPSN: r.StartingPSN, HasStartPSN: true}
+			c.Server.Address = dst.String()
+			c.ServiceID = r.ServiceID
+			sid := pvtdata.ServiceID(r.ServiceID)
+			if sid.IsIP() {
+				c.ServicePort = sid.Port()
+			}
+			prefix := pvtdata.PrefixNone
+			if sid.IsIP() {
+				prefix = pvtdata.PrefixCMA
+			}
+			c.setPrivateData(DirClientToServer, p, r.PrivateData, prefix)
+			t.byQP[qpKey{src, r.LocalQPN}] = qpRef{c, DirServerToClient}
+		}
+		t.place(p, c, DirClientToServer)
+	case roce.LayerTypeCMMRA:
+		if c, d := t.commOf(src, dst, cm.MRA.LocalCommID, cm.MRA.RemoteCommID); c != nil {
+			t.place(p, c, d)
+		}
+	case roce.LayerTypeCMREP:
+		r := &cm.REP
+		c := t.byComm[commKey{dst, r.RemoteCommID}]
+		if c == nil {
+			return // a REP whose REQ is not in the capture
+		}
+		if c.Server.CommID == 0 {
+			c.Server.CommID = r.LocalCommID
+			c.Server.QPN = r.LocalQPN
+			c.Server.StartPSN, c.Server.HasStartPSN = r.StartingPSN, true
+			t.byComm[commKey{src, r.LocalCommID}] = c
+			t.byQP[qpKey{src, r.LocalQPN}] = qpRef{c, DirClientToServer}
+			c.setPrivateData(DirServerToClient, p, r.PrivateData, pvtdata.PrefixNone)
+		}
+		t.place(p, c, DirServerToClient)
+	case roce.LayerTypeCMRTU:
+		if c, d := t.commOf(src, dst, cm.RTU.LocalCommID, cm.RTU.RemoteCommID); c != nil {
+			if c.State == StateIncomplete {
+				c.State = StateEstablished
+			}
+			t.place(p, c, d)
+		}
+	case roce.LayerTypeCMREJ:
+		if c, d := t.commOf(src, dst, cm.REJ.LocalCommID, cm.REJ.RemoteCommID); c != nil {
+			c.State = StateRejected
+			c.RejectReason = cm.REJ.Reason.String()
+			t.place(p, c, d)
+		}
+	case roce.LayerTypeCMDREQ:
+		if c, d := t.commOf(src, dst, cm.DREQ.LocalCommID, cm.DREQ.RemoteCommID); c != nil {
+			c.State = StateClosed
+			t.place(p, c, d)
+		}
+	case roce.LayerTypeCMDREP:
+		if c, d := t.commOf(src, dst, cm.DREP.LocalCommID, cm.DREP.RemoteCommID); c != nil {
+			c.State = StateClosed
+			t.place(p, c, d)
+		}
+	}
+}
+
+// commOf finds the connection of a CM message sent from src with its own
+// and its peer's communication IDs, and the message's direction.
+func (t *ConnTable) commOf(src, dst Node, local, remote uint32) (*Connection, Direction) {
+	c := t.byComm[commKey{src, local}]
+	if c == nil {
+		c = t.byComm[commKey{dst, remote}]
+	}
+	if c == nil {
+		return nil, DirUnknown
+	}
+	if c.Client.CommID == local && c.Client.Address == src.String() {
+		return c, DirClientToServer
+	}
+	return c, DirServerToClient
+}
+
+// setPrivateData records one side's private data and, once both sides have
+// spoken, the negotiated thresholds.
+func (c *Connection) setPrivateData(d Direction, p *Packet, pd []byte, prefix pvtdata.Prefix) {
+	side := &c.PrivateData[d.Index()]
+	side.Seen = true
+	side.Packet = p.Number
+	side.Bytes = append(side.Bytes[:0], pd...)
+	side.Result = pvtdata.Parse(side.Bytes, prefix)
+	if c.PrivateData[0].Seen && c.PrivateData[1].Seen {
+		c.Thresholds = pvtdata.Negotiate(c.PrivateData[0].Result.Peer(), c.PrivateData[1].Result.Peer())
+		c.Negotiated = true
+	}
+}
+
+func itoa(u uint64) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + u%10)
+		u /= 10
+		if u == 0 {
+			return string(b[i:])
+		}
+	}
+}

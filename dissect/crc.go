@@ -1,0 +1,55 @@
+package dissect
+
+import "github.com/rdmashark/rdmashark/layers/roce"
+
+// checkICRC verifies the invariant CRC (IBA 7.8.1; RoCEv2 Annex A17.3.3)
+// over whole, the packet from the header the CRC starts at — the IP header
+// (RoCEv2), the GRH (RoCEv1) or the LRH (native IB) — to the end of the ICRC.
+func (d *Decoder) checkICRC(p *Packet, whole []byte) {
+	b := &p.BTH
+	if !b.HasICRC || b.Truncated {
+		p.ICRC = CRCCheck{Status: CRCTruncated}
+		return
+	}
+	var (
+		got uint32
+		err error
+	)
+	switch p.Encap {
+	case EncapRoCEv2:
+		got, err = roce.ICRCv2(whole)
+	case EncapRoCEv1:
+		got, err = roce.ICRCv1(whole)
+	case EncapIB:
+		got, err = roce.ICRCIB(whole)
+	default:
+		return
+	}
+	if err != nil {
+		p.ICRC = CRCCheck{Status: CRCTruncated, Carried: b.ICRC}
+		return
+	}
+	p.ICRC = CRCCheck{Status: CRCGood, Carried: b.ICRC, Computed: got}
+	if got != b.ICRC {
+		p.ICRC.Status = CRCBad
+	}
+}
+
+// checkVCRC verifies the variant CRC of a native InfiniBand packet (IBA
+// 7.8.2), which covers the LRH through the ICRC.
+func (d *Decoder) checkVCRC(p *Packet, lrh []byte) {
+	l := &p.LRH
+	if !l.HasVCRC || l.Truncated {
+		p.VCRC = CRCCheck{Status: CRCTruncated}
+		return
+	}
+	got, err := roce.VCRC(lrh)
+	if err != nil {
+		p.VCRC = CRCCheck{Status: CRCTruncated, Carried: uint32(l.VCRC)}
+		return
+	}
+	p.VCRC = CRCCheck{Status: CRCGood, Carried: uint32(l.VCRC), Computed: uint32(got)}
+	if got != l.VCRC {
+		p.VCRC.Status = CRCBad
+	}
+}

@@ -1,0 +1,229 @@
+package dissect
+
+import (
+	"encoding/hex"
+	"fmt"
+	"net/netip"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// FieldType is the kind of value a field holds. The names follow
+// Wireshark's FT_* types because the printed form of a value depends on
+// them the same way it does in tshark.
+type FieldType uint8
+
+const (
+	FTNone FieldType = iota // a protocol or a label: no value of its own
+	FTUint8
+	FTUint16
+	FTUint24
+	FTUint32
+	FTUint64
+	FTBoolean
+	FTBytes
+	FTIPv4
+	FTIPv6
+	FTString
+	FTTime     // seconds, printed with nine decimals
+	FTRelTime  // seconds relative to the first packet
+	FTEther    // MAC address
+	FTProtocol // a protocol's whole header
+)
+
+var fieldTypeNames = [...]string{
+	FTNone: "FT_NONE", FTUint8: "FT_UINT8", FTUint16: "FT_UINT16", FTUint24: "FT_UINT24",
+	FTUint32: "FT_UINT32", FTUint64: "FT_UINT64", FTBoolean: "FT_BOOLEAN", FTBytes: "FT_BYTES",
+	FTIPv4: "FT_IPv4", FTIPv6: "FT_IPv6", FTString: "FT_STRING", FTTime: "FT_ABSOLUTE_TIME",
+	FTRelTime: "FT_RELATIVE_TIME", FTEther: "FT_ETHER", FTProtocol: "FT_PROTOCOL",
+}
+
+func (t FieldType) String() string {
+	if int(t) < len(fieldTypeNames) {
+		return fieldTypeNames[t]
+	}
+	return "FT_?"
+}
+
+// hexDigits is the zero-padded width tshark gives a BASE_HEX value.
+func (t FieldType) hexDigits() int {
+	switch t {
+	case FTUint8:
+		return 2
+	case FTUint16:
+		return 4
+	case FTUint24:
+		return 6
+	case FTUint32:
+		return 8
+	case FTUint64:
+		return 16
+	}
+	return 0
+}
+
+// Base is how an integer field is printed.
+type Base uint8
+
+const (
+	BaseNone Base = iota
+	BaseDec
+	BaseHex
+	BaseDecHex // tshark -T fields prints these as decimal
+)
+
+func (b Base) String() string {
+	switch b {
+	case BaseDec:
+		return "BASE_DEC"
+	case BaseHex:
+		return "BASE_HEX"
+	case BaseDecHex:
+		return "BASE_DEC_HEX"
+	}
+	return ""
+}
+
+// Value is one occurrence of a field in a packet.
+type Value struct {
+	U    uint64
+	B    []byte
+	S    string
+	Addr netip.Addr
+	// Text, when set, is the human-readable meaning shown by -V next to the
+	// raw value (an opcode's name, a reason code's meaning).
+	Text string
+}
+
+// Field describes one named value a packet can carry. Name is Wireshark's
+// display-filter name where Wireshark has the field, else one under
+// "rdmashark.".
+type Field struct {
+	Name   string
+	Label  string
+	Type   FieldType
+	Base   Base
+	Parent string // the protocol or header the field belongs to, e.g. "infiniband.bth"
+	// Get calls emit once per occurrence of the field in p.
+	Get func(p *Packet, emit func(Value))
+}
+
+// Format prints v the way tshark -T fields prints a value of this field.
+func (f *Field) Format(v Value) string {
+	switch f.Type {
+	case FTUint8, FTUint16, FTUint24, FTUint32, FTUint64:
+		if f.Base == BaseHex {
+			return fmt.Sprintf("0x%0*x", f.Type.hexDigits(), v.U)
+		}
+		return strconv.FormatUint(v.U, 10)
+	case FTBoolean:
+		if v.U != 0 {
+			return "1"
+		}
+		return "0"
+	case FTBytes, FTProtocol:
+		return hex.EncodeToString(v.B)
+	case FTIPv4, FTIPv6:
+		if v.Addr.IsValid() {
+			return v.Addr.String()
+		}
+		return ""
+	case FTEther:
+		return formatMAC(v.B)
+	case FTTime, FTRelTime:
+		return formatSeconds(v.U)
+	case FTString:
+		return v.S
+	}
+	return v.S
+}
+
+// Display prints v for the -V tree: the tshark form plus the meaning.
+func (f *Field) Display(v Value) string {
+	s := f.Format(v)
+	if v.Text != "" {
+		if s == "" {
+			return v.Text
+		}
+		return s + " (" + v.Text + ")"
+	}
+	return s
+}
+
+func formatMAC(b []byte) string {
+	var sb strings.Builder
+	for i, c := range b {
+		if i > 0 {
+			sb.WriteByte(':')
+		}
+		sb.WriteString(hex.EncodeToString([]byte{c}))
+	}
+	return sb.String()
+}
+
+// formatSeconds prints nanoseconds as seconds with nine decimals, as tshark
+// prints frame.time_relative and frame.time_epoch.
+func formatSeconds(ns uint64) string {
+	return fmt.Sprintf("%d.%09d", ns/1e9, ns%1e9)
+}
+
+// FieldSet is the table of every field rdmashark knows, in display order.
+type FieldSet struct {
+	fields []*Field
+	byName map[string]*Field
+	titles map[string]string
+}
+
+// Fields is the registry used by dissect's output. The protocol files add to
+// it in their init functions.
+var Fields = &FieldSet{byName: map[string]*Field{}, titles: map[string]string{}}
+
+// Group names a protocol or header that fields belong to (Field.Parent),
+// with the title -V shows for it.
+func (s *FieldSet) Group(name, title string) { s.titles[name] = title }
+
+// Title returns a group's title, or its name when it has none.
+func (s *FieldSet) Title(name string) string {
+	if t, ok := s.titles[name]; ok {
+		return t
+	}
+	return name
+}
+
+// Register adds fields to the set. A duplicate name is a programming error
+// and panics at start-up, where a test catches it.
+func (s *FieldSet) Register(fs ...*Field) {
+	for _, f := range fs {
+		if _, dup := s.byName[f.Name]; dup {
+			panic("dissect: field registered twice: " + f.Name)
+		}
+		s.byName[f.Name] = f
+		s.fields = append(s.fields, f)
+	}
+}
+
+// Lookup returns the field of that name.
+func (s *FieldSet) Lookup(name string) (*Field, bool) {
+	f, ok := s.byName[name]
+	return f, ok
+}
+
+// All returns every field in registration order.
+func (s *FieldSet) All() []*Field { return s.fields }
+
+// Sorted returns every field sorted by name (for -G fields).
+func (s *FieldSet) Sorted() []*Field {
+	out := append([]*Field(nil), s.fields...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Values appends the formatted occurrences of f in p to dst.
+func (f *Field) Values(p *Packet, dst []string) []string {
+	if f.Get == nil {
+		return dst
+	}
+	f.Get(p, func(v Value) { dst = append(dst, f.Format(v)) })
+	return dst
+}

@@ -1,0 +1,214 @@
+package dissect
+
+import (
+	"github.com/rdmashark/rdmashark/pvtdata"
+)
+
+// Transport is the RDMA transport a connection runs on.
+type Transport uint8
+
+const (
+	TransportRoCE  Transport = iota + 1 // InfiniBand transport: native IB, RoCEv1, RoCEv2
+	TransportIWARP                      // MPA/DDP/RDMAP over TCP
+)
+
+func (t Transport) String() string {
+	switch t {
+	case TransportRoCE:
+		return "roce"
+	case TransportIWARP:
+		return "iwarp"
+	}
+	return "unknown"
+}
+
+// MarshalText makes a Transport appear by name in JSON.
+func (t Transport) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
+
+// Direction tells which side sent a packet of a connection.
+type Direction uint8
+
+const (
+	DirUnknown        Direction = iota
+	DirClientToServer           // from the side that sent the CM REQ / MPA Request
+	DirServerToClient
+)
+
+func (d Direction) String() string {
+	switch d {
+	case DirClientToServer:
+		return "client-to-server"
+	case DirServerToClient:
+		return "server-to-client"
+	}
+	return "unknown"
+}
+
+// Index is 0 for client-to-server and 1 for server-to-client, for
+// per-direction arrays.
+func (d Direction) Index() int {
+	if d == DirServerToClient {
+		return 1
+	}
+	return 0
+}
+
+// ConnState is where a connection's establishment got to in the capture.
+type ConnState uint8
+
+const (
+	// StateIncomplete: the exchange started but neither finished nor failed
+	// in the capture (a REQ without REP, a REP without RTU).
+	StateIncomplete ConnState = iota
+	// StateEstablished: REQ/REP/RTU seen (RoCE), or MPA Request/Reply (iWARP).
+	StateEstablished
+	// StateRejected: CM REJ or MPA Reply with the Rejected bit.
+	StateRejected
+	// StateClosed: DREQ/DREP (RoCE) or TCP FIN/RST (iWARP) after
+	// establishment.
+	StateClosed
+	// StateNoSetup: traffic without its connection set-up in the capture;
+	// the connection is keyed by addresses and QPNs only.
+	StateNoSetup
+)
+
+func (s ConnState) String() string {
+	switch s {
+	case StateIncomplete:
+		return "incomplete"
+	case StateEstablished:
+		return "established"
+	case StateRejected:
+		return "rejected"
+	case StateClosed:
+		return "closed"
+	case StateNoSetup:
+		return "no-setup"
+	}
+	return "unknown"
+}
+
+// MarshalText makes a ConnState appear by name in JSON.
+func (s ConnState) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// Endpoint is one side of a connection.
+type Endpoint struct {
+	// Address is the side's network address as text: an IP address for
+	// RoCEv2 and iWARP, a GID for RoCEv1 and routed IB, "LID n" for local IB.
+	Address string
+	// QPN is the side's queue pair number (RoCE); 0 for iWARP.
+	QPN uint32
+	// Port is the TCP port (iWARP); 0 for RoCE.
+	Port uint16
+	// CommID is the side's CM communication ID (RoCE with CM), 0 otherwise.
+	CommID uint32
+	// StartPSN is the first PSN the side sends, from the CM REQ/REP.
+	StartPSN uint32
+	// HasStartPSN tells whether StartPSN is known.
+	HasStartPSN bool
+}
+
+// PrivateData is what one side's connection request or reply carried.
+type PrivateData struct {
+	// Seen is set once the CM REQ/REP (MPA Request/Reply) of this side was
+	// in the capture; without it nothing is known of the side's private data.
+	Seen bool
+	// Packet is the packet number that carried it.
+	Packet int
+	// Bytes is a copy of the private data (at most a few hundred bytes).
+	Bytes []byte
+	// Result is the decoded RDMA-CM header and RFC 8797 message.
+	Result pvtdata.Result
+}
+
+// Counters counts one direction of a connection.
+type Counters struct {
+	Packets uint64
+	Bytes   uint64 // frame lengths on the wire
+}
+
+// Connection is one RDMA connection: an RC queue pair pair (RoCE) or a TCP
+// connection carrying MPA (iWARP).
+type Connection struct {
+	ID        int
+	Transport Transport
+	Client    Endpoint
+	Server    Endpoint
+	// ServiceID is the CM REQ's ServiceID (RoCE with CM).
+	ServiceID uint64
+	// ServicePort is the port the server listens on: the port of the
+	// RDMA-CM service ID (RoCE) or the server's TCP port (iWARP).
+	ServicePort uint16
+	State       ConnState
+	// RejectReason names the CM REJ reason (or MPA reject) when rejected.
+	RejectReason string
+
+	FirstPacket int
+	LastPacket  int
+
+	// PrivateData is indexed by Direction.Index(): [0] the client's (REQ),
+	// [1] the server's (REP).
+	PrivateData [2]PrivateData
+	// Thresholds are the negotiated inline thresholds (RFC 8797 4.2, 5.1);
+	// valid when Negotiated is set (both sides' set-up messages seen).
+	Thresholds pvtdata.Thresholds
+	Negotiated bool
+
+	// Dir is indexed by Direction.Index().
+	Dir [2]Counters
+}
+
+// PDSummary is one side's private data as reports show it.
+type PDSummary struct {
+	Seen   bool // the side's set-up message is in the capture
+	Packet int
+	Length int // octets of private data
+	// Found: the Format Identifier is there (valid or not); Present: a valid
+	// version 1 message.
+	Found, Present   bool
+	Offset           int // of the Format Identifier, from octet 0 of the private data
+	Version          int
+	RemoteInvalidate bool
+	SendSize         int // octets
+	ReceiveSize      int // octets
+	// Note says why there is no valid message, or what is odd about the
+	// private data's header.
+	Note string
+}
+
+// Summary reduces the side's private data to what reports show.
+func (pd *PrivateData) Summary() PDSummary {
+	s := PDSummary{Seen: pd.Seen, Packet: pd.Packet}
+	if !pd.Seen {
+		return s
+	}
+	r := &pd.Result
+	s.Length = r.Len
+	s.Found = r.Offset >= 0
+	s.Present = r.Valid()
+	s.Offset = r.Offset
+	s.Version = int(r.Message.Version)
+	if s.Present {
+		s.RemoteInvalidate = r.Message.RemoteInvalidate
+		s.SendSize = r.Message.SendBytes()
+		s.ReceiveSize = r.Message.ReceiveBytes()
+	} else {
+		s.Note = r.Reason()
+	}
+	if err := r.CMAProblem(); err != nil {
+		if s.Note != "" {
+			s.Note += "; "
+		}
+		s.Note += err.Error()
+	}
+	return s
+}
+
+// IPoIBCMServiceIDPrefix is the top octet of the service IDs of IPoIB
+// connected mode (RFC 4755 section 4: IETF's 0x1000000000000000 | QPN).
+const IPoIBCMServiceIDPrefix = 0x10
+
+// IPoIBCM reports whether the connection is IPoIB connected mode.
+func (c *Connection) IPoIBCM() bool {
+	return c.Transport == TransportRoCE && c.ServiceID>>56 == IPoIBCMServiceIDPrefix
+}

@@ -1,0 +1,152 @@
+package dissect
+
+import (
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+
+	"github.com/rdmashark/rdmashark/layers/erf"
+	"github.com/rdmashark/rdmashark/layers/ipoib"
+	"github.com/rdmashark/rdmashark/layers/roce"
+)
+
+// Encap is how the InfiniBand transport reached us.
+type Encap uint8
+
+const (
+	EncapNone   Encap = iota
+	EncapIB           // native InfiniBand: LRH [GRH] BTH
+	EncapRoCEv1       // Ethernet, EtherType 0x8915: GRH BTH
+	EncapRoCEv2       // UDP port 4791 (or --roce-port): BTH
+)
+
+func (e Encap) String() string {
+	switch e {
+	case EncapIB:
+		return "IB"
+	case EncapRoCEv1:
+		return "RoCEv1"
+	case EncapRoCEv2:
+		return "RoCEv2"
+	}
+	return ""
+}
+
+// CRCStatus is the verdict on a carried CRC.
+type CRCStatus uint8
+
+const (
+	CRCNotApplicable CRCStatus = iota // the packet has no such CRC
+	CRCGood
+	CRCBad
+	CRCTruncated // the capture cut the packet before the CRC or inside the covered bytes
+)
+
+func (s CRCStatus) String() string {
+	switch s {
+	case CRCGood:
+		return "good"
+	case CRCBad:
+		return "bad"
+	case CRCTruncated:
+		return "not verifiable (truncated)"
+	}
+	return ""
+}
+
+// MarshalText makes a CRCStatus appear by name in JSON.
+func (s CRCStatus) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// CRCCheck is a carried CRC, the one we computed, and the verdict.
+type CRCCheck struct {
+	Status   CRCStatus
+	Carried  uint32
+	Computed uint32
+}
+
+// Packet is one captured frame, decoded. The engine reuses one Packet for
+// every frame: nothing in it outlives the call that hands it out, and slices
+// in it point into the capture's buffer.
+type Packet struct {
+	Number        int // 1-based, as Wireshark counts
+	Timestamp     time.Time
+	RelTime       time.Duration // since the first packet
+	CaptureLength int
+	Length        int // on the wire
+	LinkType      layers.LinkType
+	Data          []byte
+
+	// Decoded lists the layers decoded, outermost first.
+	Decoded []gopacket.LayerType
+
+	ERF   erf.ERF
+	IPoIB ipoib.IPoIB
+	Eth   layers.Ethernet
+	VLAN  [2]layers.Dot1Q
+	NVLAN int
+	SLL   layers.LinuxSLL
+	SLL2  layers.LinuxSLL2
+	IPv4  layers.IPv4
+	IPv6  layers.IPv6
+	UDP   layers.UDP
+	TCP   layers.TCP
+
+	Encap Encap
+	LRH   roce.LRH
+	GRH   roce.GRH
+	BTH   roce.BTH
+	ICRC  CRCCheck
+	VCRC  CRCCheck
+
+	MAD roce.MAD
+	CM  CM
+
+	// Err is the decoding error that stopped decoding early, if any; the
+	// layers decoded before it are valid.
+	Err error
+
+	// Conn and Dir place the packet in its connection, when it has one.
+	Conn *Connection
+	Dir  Direction
+}
+
+// Has tells whether layer t was decoded.
+func (p *Packet) Has(t gopacket.LayerType) bool {
+	for _, d := range p.Decoded {
+		if d == t {
+			return true
+		}
+	}
+	return false
+}
+
+// CM holds the Communication Manager attribute a CM MAD carried. Attr is the
+// layer type of the one that is valid.
+type CM struct {
+	Attr          gopacket.LayerType
+	ClassPortInfo roce.ClassPortInfo
+	REQ           roce.CMREQ
+	MRA           roce.CMMRA
+	REJ           roce.CMREJ
+	REP           roce.CMREP
+	RTU           roce.CMRTU
+	DREQ          roce.CMDREQ
+	DREP          roce.CMDREP
+	SIDRREQ       roce.CMSIDRREQ
+	SIDRREP       roce.CMSIDRREP
+	LAP           roce.CMLAP
+	APR           roce.CMAPR
+}
+
+func (p *Packet) reset() {
+	p.Decoded = p.Decoded[:0]
+	p.NVLAN = 0
+	p.Encap = EncapNone
+	p.ICRC = CRCCheck{}
+	p.VCRC = CRCCheck{}
+	p.CM.Attr = gopacket.LayerTypeZero
+	p.Err = nil
+	p.Conn = nil
+	p.Dir = DirUnknown
+}
