@@ -1,0 +1,80 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/report"
+)
+
+func newDissectCmd(g *globalFlags) *cobra.Command {
+	var (
+		in       input
+		verbose  bool
+		format   string
+		fields   []string
+		count    int
+		glossary string
+		header   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "dissect [FILE]",
+		Short: "Print every packet: a summary line, the full field tree (-V), JSON, or chosen fields",
+		Long: `dissect prints the packets of a capture as tshark does: one summary line per
+packet by default; -V for the full field tree; -T json for one JSON object per
+packet; -T fields -e NAME ... for tab-separated values of fields named as
+Wireshark's display filters name them (rdmashark dissect -G fields lists them),
+printed as tshark prints them.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			out := cmd.OutOrStdout()
+			if glossary != "" {
+				if glossary != "fields" {
+					return usageErr("-G takes \"fields\"")
+				}
+				return report.WriteFieldList(out)
+			}
+			name, err := in.name(args)
+			if err != nil {
+				return err
+			}
+			var pw report.PacketWriter
+			switch {
+			case format == "fields":
+				if len(fields) == 0 {
+					return usageErr("-T fields needs at least one -e FIELD")
+				}
+				if pw, err = report.NewFieldsWriter(out, fields, header); err != nil {
+					return usageErr("%v", err)
+				}
+			case format == "json":
+				pw = report.NewJSONWriter(out)
+			case format == "text" && verbose:
+				pw = report.NewVerboseWriter(out)
+			case format == "text":
+				pw = report.NewSummaryWriter(out)
+			default:
+				return usageErr("-T must be text, json or fields, not %q", format)
+			}
+			if len(fields) > 0 && format != "fields" {
+				return usageErr("-e needs -T fields")
+			}
+			eng, runErr := runEngine(cmd, g, name, count, func(p *dissect.Packet) error { return pw.WritePacket(p) })
+			if eng != nil {
+				warn(cmd, eng)
+			}
+			if err := pw.Flush(); err != nil && runErr == nil {
+				return err
+			}
+			return runErr
+		},
+	}
+	in.bind(cmd)
+	cmd.Flags().BoolVarP(&verbose, "verbose", "V", false, "print every packet's full field tree")
+	cmd.Flags().StringVarP(&format, "type", "T", "text", "output: text, json or fields")
+	cmd.Flags().StringArrayVarP(&fields, "field", "e", nil, "field to print with -T fields (repeatable)")
+	cmd.Flags().IntVarP(&count, "count", "c", 0, "stop after this many packets")
+	cmd.Flags().StringVarP(&glossary, "glossary", "G", "", `"fields": list every field rdmashark knows`)
+	cmd.Flags().BoolVar(&header, "header", false, "with -T fields, print the field names first")
+	return cmd
+}

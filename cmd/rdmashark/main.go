@@ -1,0 +1,95 @@
+// Command rdmashark dissects and analyses RDMA packet captures: RoCE,
+// InfiniBand and iWARP, their connection set-up and private data, and the
+// RPC-over-RDMA traffic they carry.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit statuses (DESIGN.md "Output contracts").
+const (
+	exitOK       = 0
+	exitFindings = 1
+	exitUsage    = 2 // unreadable input or bad flags
+)
+
+// exitError carries an exit status through cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(format string, a ...any) error {
+	return &exitError{exitUsage, fmt.Errorf(format, a...)}
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run runs the command line args and returns the exit status.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRoot()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil && ee.err.Error() != "" {
+			fmt.Fprintln(stderr, "rdmashark:", ee.err)
+		}
+		return ee.code
+	}
+	// cobra's own flag and argument errors.
+	fmt.Fprintln(stderr, "rdmashark:", err)
+	return exitUsage
+}
+
+// globalFlags are the flags every subcommand shares.
+type globalFlags struct {
+	rocePort uint16
+}
+
+func newRoot() *cobra.Command {
+	g := &globalFlags{}
+	root := &cobra.Command{
+		Use:   "rdmashark",
+		Short: "Dissect and analyse RDMA packet captures (RoCE, InfiniBand, iWARP, RPC-over-RDMA)",
+		Long: `rdmashark reads pcap and pcapng captures of RDMA traffic — RoCEv2, RoCEv1,
+native InfiniBand, iWARP — and tells what each connection negotiated (RFC 8797
+private data, inline thresholds, remote invalidation) and what every packet is.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().Uint16Var(&g.rocePort, "roce-port", 4791, "UDP destination port that carries RoCEv2")
+	root.AddCommand(newDissectCmd(g), newAnalyzeCmd(g), newVersionCmd())
+	return root
+}
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print rdmashark's version",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintln(cmd.OutOrStdout(), "rdmashark", version)
+		},
+	}
+}

@@ -1,0 +1,300 @@
+// Package report turns the engine's model — connections, counters, findings
+// — into tables and machine-readable documents. It reads the model only; it
+// neither decodes nor tracks anything.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/rdmashark/rdmashark/dissect"
+)
+
+// Analysis is the document of `rdmashark analyze --format json`. Its keys are
+// a contract: later versions add keys and never rename these.
+type Analysis struct {
+	File        string               `json:"file"`
+	Packets     uint64               `json:"packets"`
+	Connections []Connection         `json:"connections"`
+	Findings    []Finding            `json:"findings"`
+	Protocols   []dissect.ProtoCount `json:"protocols"`
+	ICRC        CRCCounts            `json:"icrc"`
+	// Errors lists what stopped reading early; what was read before it is
+	// reported all the same.
+	Errors []string `json:"errors,omitempty"`
+	// ConnectionsDropped counts connections not tracked because the
+	// connection table was full.
+	ConnectionsDropped uint64 `json:"connections_dropped,omitempty"`
+}
+
+// Finding is a conformance finding (filled by the checks).
+type Finding struct {
+	Rule       string  `json:"rule"`
+	Severity   string  `json:"severity"`
+	Connection int     `json:"connection"`
+	XID        *uint32 `json:"xid"`
+	Packets    []int   `json:"packets"`
+	Message    string  `json:"message"`
+	Reference  string  `json:"reference"`
+}
+
+// CRCCounts counts invariant-CRC verdicts.
+type CRCCounts struct {
+	Good      uint64 `json:"good"`
+	Bad       uint64 `json:"bad"`
+	Truncated uint64 `json:"not_verifiable"`
+}
+
+// Endpoint is one side of a connection.
+type Endpoint struct {
+	Address string  `json:"address"`
+	QPN     *uint32 `json:"qpn,omitempty"`
+	Port    *uint16 `json:"port,omitempty"`
+}
+
+// PrivateData is one side's RFC 8797 private data.
+type PrivateData struct {
+	// Seen: the side's CM REQ/REP (MPA Request/Reply) is in the capture.
+	Seen bool `json:"seen"`
+	// Present: it carried a valid RFC 8797 message.
+	Present          bool   `json:"present"`
+	Packet           int    `json:"packet,omitempty"`
+	Offset           *int   `json:"offset"`
+	Version          *int   `json:"version"`
+	RemoteInvalidate bool   `json:"remote_invalidate"`
+	SendSize         *int   `json:"send_size"`
+	ReceiveSize      *int   `json:"receive_size"`
+	Note             string `json:"note,omitempty"`
+	Length           int    `json:"length"`
+}
+
+// Thresholds are the negotiated inline thresholds in bytes.
+type Thresholds struct {
+	ClientToServer int `json:"client_to_server"`
+	ServerToClient int `json:"server_to_client"`
+}
+
+// Direction counts one direction's traffic.
+type Direction struct {
+	Packets uint64 `json:"packets"`
+	Bytes   uint64 `json:"bytes"`
+}
+
+// Connection is one connection of the Analysis document.
+type Connection struct {
+	ID          int      `json:"id"`
+	Transport   string   `json:"transport"`
+	Client      Endpoint `json:"client"`
+	Server      Endpoint `json:"server"`
+	ServicePort *uint16  `json:"service_port"`
+	ServiceID   string   `json:"service_id,omitempty"`
+	State       string   `json:"state"`
+	Reject      string   `json:"reject_reason,omitempty"`
+	FirstPacket int      `json:"first_packet"`
+	LastPacket  int      `json:"last_packet"`
+	PrivateData struct {
+		Client PrivateData `json:"client"`
+		Server PrivateData `json:"server"`
+	} `json:"private_data"`
+	// InlineThreshold is null when the set-up of the connection is not in
+	// the capture (nothing was negotiated that we saw).
+	InlineThreshold  *Thresholds `json:"inline_threshold"`
+	RemoteInvalidate *bool       `json:"remote_invalidation_negotiated"`
+	Traffic          struct {
+		ClientToServer Direction `json:"client_to_server"`
+		ServerToClient Direction `json:"server_to_client"`
+	} `json:"traffic"`
+}
+
+// NewAnalysis builds the document from an engine that has read a capture.
+func NewAnalysis(file string, eng *dissect.Engine) *Analysis {
+	a := &Analysis{
+		File:               file,
+		Packets:            eng.Stats.Packets,
+		Findings:           []Finding{},
+		Connections:        []Connection{},
+		Protocols:          eng.Stats.Protocols(),
+		ConnectionsDropped: eng.Conns.Dropped,
+	}
+	a.ICRC = CRCCounts{
+		Good:      eng.Stats.ICRC[dissect.CRCGood],
+		Bad:       eng.Stats.ICRC[dissect.CRCBad],
+		Truncated: eng.Stats.ICRC[dissect.CRCTruncated],
+	}
+	for _, c := range eng.Conns.Connections() {
+		a.Connections = append(a.Connections, connection(c))
+	}
+	return a
+}
+
+func connection(c *dissect.Connection) Connection {
+	out := Connection{
+		ID:          c.ID,
+		Transport:   c.Transport.String(),
+		Client:      endpoint(c.Transport, c.Client),
+		Server:      endpoint(c.Transport, c.Server),
+		State:       c.State.String(),
+		Reject:      c.RejectReason,
+		FirstPacket: c.FirstPacket,
+		LastPacket:  c.LastPacket,
+	}
+	if c.ServicePort != 0 {
+		p := c.ServicePort
+		out.ServicePort = &p
+	}
+	if c.ServiceID != 0 {
+		out.ServiceID = fmt.Sprintf("0x%016x", c.ServiceID)
+	}
+	out.PrivateData.Client = privateData(c.PrivateData[0].Summary())
+	out.PrivateData.Server = privateData(c.PrivateData[1].Summary())
+	if c.Negotiated {
+		out.InlineThreshold = &Thresholds{c.Thresholds.ClientToServer, c.Thresholds.ServerToClient}
+		r := c.Thresholds.RemoteInvalidation
+		out.RemoteInvalidate = &r
+	}
+	out.Traffic.ClientToServer = Direction{c.Dir[0].Packets, c.Dir[0].Bytes}
+	out.Traffic.ServerToClient = Direction{c.Dir[1].Packets, c.Dir[1].Bytes}
+	return out
+}
+
+func endpoint(t dissect.Transport, e dissect.Endpoint) Endpoint {
+	out := Endpoint{Address: e.Address}
+	if t == dissect.TransportIWARP {
+		p := e.Port
+		out.Port = &p
+	} else if e.QPN != 0 {
+		q := e.QPN
+		out.QPN = &q
+	}
+	return out
+}
+
+func privateData(s dissect.PDSummary) PrivateData {
+	out := PrivateData{Seen: s.Seen, Present: s.Present, Packet: s.Packet, Note: s.Note, Length: s.Length}
+	if s.Present || s.Found {
+		off, ver := s.Offset, s.Version
+		out.Offset, out.Version = &off, &ver
+	}
+	if s.Present {
+		ss, rs := s.SendSize, s.ReceiveSize
+		out.SendSize, out.ReceiveSize = &ss, &rs
+		out.RemoteInvalidate = s.RemoteInvalidate
+	}
+	return out
+}
+
+// WriteJSON writes the document, indented.
+func (a *Analysis) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(a)
+}
+
+// WriteTable writes the connections table, then the protocol counts.
+func (a *Analysis) WriteTable(w io.Writer) error {
+	fmt.Fprintf(w, "%s: %d packets, %d connections\n", a.File, a.Packets, len(a.Connections))
+	if len(a.Connections) > 0 {
+		t := tablewriter.NewTable(w, tablewriter.WithRowAutoWrap(tw.WrapNone), tablewriter.WithHeaderAutoFormat(tw.Off))
+		t.Header("ID", "Transport", "Client", "Server", "Port", "State",
+			"Client PD", "Server PD", "C→S inline", "S→C inline", "Remote inv.", "Packets C→S / S→C", "Bytes C→S / S→C")
+		for _, c := range a.Connections {
+			_ = t.Append([]string{
+				strconv.Itoa(c.ID), c.Transport,
+				endpointText(c.Client), endpointText(c.Server),
+				optU16(c.ServicePort), stateText(c),
+				pdText(c.PrivateData.Client), pdText(c.PrivateData.Server),
+				thresholdText(c.InlineThreshold, true), thresholdText(c.InlineThreshold, false),
+				boolText(c.RemoteInvalidate),
+				fmt.Sprintf("%d / %d", c.Traffic.ClientToServer.Packets, c.Traffic.ServerToClient.Packets),
+				fmt.Sprintf("%d / %d", c.Traffic.ClientToServer.Bytes, c.Traffic.ServerToClient.Bytes),
+			})
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w)
+	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
+	t.Header("Protocol", "Packets")
+	for _, p := range a.Protocols {
+		_ = t.Append([]string{p.Proto, strconv.FormatUint(p.Packets, 10)})
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	if a.ICRC.Good+a.ICRC.Bad+a.ICRC.Truncated > 0 {
+		fmt.Fprintf(w, "ICRC: %d good, %d bad, %d not verifiable (truncated)\n", a.ICRC.Good, a.ICRC.Bad, a.ICRC.Truncated)
+	}
+	if a.ConnectionsDropped > 0 {
+		fmt.Fprintf(w, "%d connections not tracked: connection table full\n", a.ConnectionsDropped)
+	}
+	for _, e := range a.Errors {
+		fmt.Fprintf(w, "reading stopped early: %s\n", e)
+	}
+	return nil
+}
+
+func endpointText(e Endpoint) string {
+	switch {
+	case e.QPN != nil:
+		return fmt.Sprintf("%s QP 0x%06x", e.Address, *e.QPN)
+	case e.Port != nil:
+		return fmt.Sprintf("%s:%d", e.Address, *e.Port)
+	}
+	return e.Address
+}
+
+func stateText(c Connection) string {
+	if c.Reject != "" {
+		return c.State + " (" + c.Reject + ")"
+	}
+	return c.State
+}
+
+func pdText(p PrivateData) string {
+	switch {
+	case !p.Seen:
+		return "not in capture"
+	case !p.Present && p.Note != "":
+		return "none (" + p.Note + ")"
+	case !p.Present:
+		return "none"
+	}
+	r := "R=0"
+	if p.RemoteInvalidate {
+		r = "R=1"
+	}
+	return fmt.Sprintf("v%d %s send %d recv %d", *p.Version, r, *p.SendSize, *p.ReceiveSize)
+}
+
+func thresholdText(t *Thresholds, c2s bool) string {
+	switch {
+	case t == nil:
+		return "unknown"
+	case c2s:
+		return strconv.Itoa(t.ClientToServer)
+	}
+	return strconv.Itoa(t.ServerToClient)
+}
+
+func boolText(b *bool) string {
+	switch {
+	case b == nil:
+		return "unknown"
+	case *b:
+		return "yes"
+	}
+	return "no"
+}
+
+func optU16(p *uint16) string {
+	if p == nil {
+		return "-"
+	}
+	return strconv.Itoa(int(*p))
+}
