@@ -2,6 +2,7 @@ package roce
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"github.com/gopacket/gopacket"
@@ -109,7 +110,7 @@ func (b *BTH) NextLayerType() gopacket.LayerType {
 // an error if the BTH or an extended header the opcode implies is cut.
 func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	err := b.decode(data, -1, feedbackTruncated(df))
-	if err != nil {
+	if errors.Is(err, ErrTooShort) {
 		df.SetTruncated()
 	}
 	return err
@@ -380,7 +381,9 @@ func decodeBTH(data []byte, p gopacket.PacketBuilder) error {
 		err = b.decode(data, -1, false)
 	}
 	if err != nil {
-		p.SetTruncated()
+		if errors.Is(err, ErrTooShort) {
+			p.SetTruncated()
+		}
 		return err
 	}
 	p.AddLayer(b)
