@@ -20,6 +20,9 @@ type Options struct {
 	MaxConnections int
 	// Count stops after that many packets when positive.
 	Count int
+	// Observer, when set, receives every reassembled message and RDMA
+	// operation.
+	Observer Observer
 }
 
 // Proto is the top-level protocol a packet was counted under.
@@ -202,6 +205,10 @@ func (e *Engine) Process(p *Packet, data []byte) {
 		// service ID tells, as it does for Wireshark.
 		e.dec.ipoibDatagram(p, p.BTH.Payload)
 	}
+	// iWARP: TCP stream reassembly, MPA framing, DDP/RDMAP (iwarp.go).
+	e.trackIWARP(p)
+	// IB/RoCE: Send reassembly and RDMA operations (reassembly.go).
+	e.reassembleRoCE(p)
 	s := &e.Stats
 	s.Packets++
 	s.Bytes += uint64(p.Length)

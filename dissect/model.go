@@ -1,6 +1,8 @@
 package dissect
 
 import (
+	"time"
+
 	"github.com/rdmashark/rdmashark/pvtdata"
 )
 
@@ -211,4 +213,83 @@ const IPoIBCMServiceIDPrefix = 0x10
 // IPoIBCM reports whether the connection is IPoIB connected mode.
 func (c *Connection) IPoIBCM() bool {
 	return c.Transport == TransportRoCE && c.ServiceID>>56 == IPoIBCMServiceIDPrefix
+}
+
+// Message is one RDMA Send (Send, Send with Immediate, Send with
+// Invalidate, with or without Solicited Event) reassembled from its packets
+// (IB/RoCE SEND_FIRST/MIDDLE/LAST/ONLY in PSN order; iWARP untagged DDP
+// segments by MSN and MO). The engine hands each message up once, whole.
+type Message struct {
+	Conn *Connection
+	Dir  Direction
+	// Packets are the numbers of the packets the message came from, in
+	// message order; the last one completes it.
+	Packets []int
+	// Data is the message's payload. It is valid only during the call that
+	// hands the message out; copy what must be kept.
+	Data []byte
+	// Length is the message length on the wire; larger than len(Data)
+	// when the capture cut bytes (Truncated).
+	Length    int
+	Truncated bool
+	// Invalidate is set for Send with Invalidate; InvalidatedSTag is the
+	// R_Key (IETH) or STag (RDMAP Inval STag) it invalidated.
+	Invalidate      bool
+	InvalidatedSTag uint32
+	// HasImmediate and Immediate carry IB immediate data.
+	HasImmediate bool
+	Immediate    uint32
+	Time         time.Time
+}
+
+// RDMAOpKind is what an RDMA operation does.
+type RDMAOpKind uint8
+
+const (
+	RDMARead  RDMAOpKind = iota + 1 // RDMA Read Request and its Responses
+	RDMAWrite                       // RDMA Write (with or without immediate)
+)
+
+func (k RDMAOpKind) String() string {
+	switch k {
+	case RDMARead:
+		return "RDMA Read"
+	case RDMAWrite:
+		return "RDMA Write"
+	}
+	return "unknown"
+}
+
+// RDMAOp is one RDMA Read or Write on a connection: the remote memory it
+// names (the R_Key/STag, offset and length of the RETH or DDP tagged header)
+// and the packets that carried it.
+type RDMAOp struct {
+	Kind RDMAOpKind
+	Conn *Connection
+	// Dir is the direction of the request: for a Write the data's
+	// direction, for a Read the Read Request's (the data flows back).
+	Dir    Direction
+	STag   uint32
+	Offset uint64
+	Length uint32
+	// Packets: for a Write its packets; for a Read the request, then the
+	// responses.
+	Packets []int
+	// Data is the bytes moved, when the capture holds them (valid only
+	// during the call that hands the operation out).
+	Data []byte
+	// Complete: every byte of Length was seen.
+	Complete bool
+	Start    time.Time
+	End      time.Time
+}
+
+// Observer receives what the engine reassembles. The protocol layers above
+// the RDMA transport (RPC-over-RDMA, the checks) hang off it.
+type Observer interface {
+	// Message is called once per reassembled Send.
+	Message(m *Message)
+	// RDMAOp is called once per RDMA Read or Write, when it completes or
+	// is given up.
+	RDMAOp(op *RDMAOp)
 }
