@@ -158,6 +158,12 @@ type Connection struct {
 
 	// Dir is indexed by Direction.Index().
 	Dir [2]Counters
+
+	// IWARP holds what the MPA exchange negotiated (iWARP only).
+	IWARP *IWARPInfo
+	// RPC holds the connection's RPC-over-RDMA statistics, once a message
+	// of it was seen.
+	RPC *RPCStats
 }
 
 // PDSummary is one side's private data as reports show it.

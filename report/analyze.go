@@ -109,6 +109,10 @@ type Connection struct {
 		ClientToServer Direction `json:"client_to_server"`
 		ServerToClient Direction `json:"server_to_client"`
 	} `json:"traffic"`
+	// IWARP is the MPA negotiation of an iWARP connection (analyze_iwarp.go).
+	IWARP *IWARPConnection `json:"iwarp,omitempty"`
+	// RPC is the connection's RPC-over-RDMA summary (analyze_rpc.go).
+	RPC *RPCConnection `json:"rpc,omitempty"`
 }
 
 // NewAnalysis builds the document from an engine that has read a capture.
@@ -159,6 +163,8 @@ func connection(c *dissect.Connection) Connection {
 	}
 	out.Traffic.ClientToServer = Direction{c.Dir[0].Packets, c.Dir[0].Bytes}
 	out.Traffic.ServerToClient = Direction{c.Dir[1].Packets, c.Dir[1].Bytes}
+	out.IWARP = iwarpConnection(c)
+	out.RPC = rpcConnection(c)
 	return out
 }
 
@@ -215,6 +221,12 @@ func (a *Analysis) WriteTable(w io.Writer) error {
 			})
 		}
 		if err := t.Render(); err != nil {
+			return err
+		}
+		if err := writeIWARPTable(w, a); err != nil {
+			return err
+		}
+		if err := writeRPCTable(w, a); err != nil {
 			return err
 		}
 	}
