@@ -183,6 +183,38 @@ var Fields = &FieldSet{byName: map[string]*Field{}, titles: map[string]string{}}
 // with the title -V shows for it.
 func (s *FieldSet) Group(name, title string) { s.titles[name] = title }
 
+// groupRanks orders the groups of -V and -T json from the outermost
+// protocol to the innermost, whatever order the fields were registered in.
+// The first prefix that matches a group's name gives its rank.
+var groupRanks = []struct {
+	prefix string
+	rank   int
+}{
+	{"frame", 0}, {"erf", 1}, {"eth", 2}, {"vlan", 3}, {"sll", 4}, {"ipoib", 5},
+	{"ipv6", 7}, {"ip", 6}, {"udp", 8}, {"tcp", 9},
+	{"infiniband.lrh", 20}, {"infiniband.grh", 21}, {"infiniband.bth", 22},
+	{"infiniband.rdeth", 23}, {"infiniband.deth", 24}, {"infiniband.xrceth", 25},
+	{"infiniband.reth", 26}, {"infiniband.atomiceth", 27}, {"infiniband.aeth", 28},
+	{"infiniband.atomicacketh", 29}, {"infiniband.immdt", 30}, {"infiniband.ieth", 31},
+	{"infiniband.mad", 40}, {"infiniband.cm", 41}, {"infiniband", 42},
+	{"iwarp_mpa", 50}, {"iwarp_ddp", 51}, {"iwarp_rdma", 52}, {"iwarp", 53},
+	{"rpcordma", 60}, {"rpc", 61}, {"nfs", 62}, {"mount", 63},
+	{"infiniband.crc", 90}, {"rdmashark", 95},
+}
+
+// Rank is a group's place in the -V tree: lower is outer.
+func (s *FieldSet) Rank(group string) int {
+	if group == "infiniband.crc" {
+		return 90 // the CRCs trail the packet, as they do on the wire
+	}
+	for _, g := range groupRanks {
+		if strings.HasPrefix(group, g.prefix) {
+			return g.rank
+		}
+	}
+	return 100
+}
+
 // Title returns a group's title, or its name when it has none.
 func (s *FieldSet) Title(name string) string {
 	if t, ok := s.titles[name]; ok {

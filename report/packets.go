@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/rdmashark/rdmashark/dissect"
@@ -104,6 +105,9 @@ func collect(p *dissect.Packet) []group {
 		g := &out[len(out)-1]
 		g.fields = append(g.fields, fieldValues{f, vals})
 	}
+	sort.SliceStable(out, func(i, j int) bool {
+		return dissect.Fields.Rank(out[i].name) < dissect.Fields.Rank(out[j].name)
+	})
 	return out
 }
 
