@@ -205,19 +205,29 @@ func (a *Analysis) WriteJSON(w io.Writer) error {
 func (a *Analysis) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "%s: %d packets, %d connections\n", a.File, a.Packets, len(a.Connections))
 	if len(a.Connections) > 0 {
-		t := tablewriter.NewTable(w, tablewriter.WithRowAutoWrap(tw.WrapNone), tablewriter.WithHeaderAutoFormat(tw.Off))
-		t.Header("ID", "Transport", "Client", "Server", "Port", "State",
-			"Client PD", "Server PD", "C→S inline", "S→C inline", "Remote inv.", "Packets C→S / S→C", "Bytes C→S / S→C")
+		t := newTable(w)
+		t.Header("ID", "Transport", "Client", "Server", "Port", "State", "Packets C→S / S→C", "Bytes C→S / S→C")
 		for _, c := range a.Connections {
 			_ = t.Append([]string{
 				strconv.Itoa(c.ID), c.Transport,
 				endpointText(c.Client), endpointText(c.Server),
 				optU16(c.ServicePort), stateText(c),
+				fmt.Sprintf("%d / %d", c.Traffic.ClientToServer.Packets, c.Traffic.ServerToClient.Packets),
+				fmt.Sprintf("%d / %d", c.Traffic.ClientToServer.Bytes, c.Traffic.ServerToClient.Bytes),
+			})
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+		fmt.Fprintln(w, "\nNegotiated at connection set-up (RFC 8797):")
+		t = newTable(w)
+		t.Header("ID", "Client private data", "Server private data", "C→S inline", "S→C inline", "Remote invalidation")
+		for _, c := range a.Connections {
+			_ = t.Append([]string{
+				strconv.Itoa(c.ID),
 				pdText(c.PrivateData.Client), pdText(c.PrivateData.Server),
 				thresholdText(c.InlineThreshold, true), thresholdText(c.InlineThreshold, false),
 				boolText(c.RemoteInvalidate),
-				fmt.Sprintf("%d / %d", c.Traffic.ClientToServer.Packets, c.Traffic.ServerToClient.Packets),
-				fmt.Sprintf("%d / %d", c.Traffic.ClientToServer.Bytes, c.Traffic.ServerToClient.Bytes),
 			})
 		}
 		if err := t.Render(); err != nil {
@@ -231,7 +241,7 @@ func (a *Analysis) WriteTable(w io.Writer) error {
 		}
 	}
 	fmt.Fprintln(w)
-	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
+	t := newTable(w)
 	t.Header("Protocol", "Packets")
 	for _, p := range a.Protocols {
 		_ = t.Append([]string{p.Proto, strconv.FormatUint(p.Packets, 10)})
@@ -268,14 +278,21 @@ func stateText(c Connection) string {
 	return c.State
 }
 
+// newTable is the house table style: headers as written, no wrapping.
+func newTable(w io.Writer) *tablewriter.Table {
+	return tablewriter.NewTable(w, tablewriter.WithRowAutoWrap(tw.WrapNone), tablewriter.WithHeaderAutoFormat(tw.Off))
+}
+
+// pdText is one side's private data in a table cell; the reasons for an
+// absent or invalid message are in the JSON's "note".
 func pdText(p PrivateData) string {
 	switch {
 	case !p.Seen:
 		return "not in capture"
-	case !p.Present && p.Note != "":
-		return "none (" + p.Note + ")"
+	case !p.Present && p.Offset != nil:
+		return fmt.Sprintf("invalid RFC 8797 message at offset %d", *p.Offset)
 	case !p.Present:
-		return "none"
+		return "no RFC 8797 message: defaults"
 	}
 	r := "R=0"
 	if p.RemoteInvalidate {
