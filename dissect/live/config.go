@@ -1,0 +1,60 @@
+package live
+
+import "time"
+
+// Defaults of Config.
+const (
+	// DefaultSnapLen is the most a packet socket hands over of one frame
+	// (libpcap's MAXIMUM_SNAPLEN): whole frames, GRO super-frames included.
+	DefaultSnapLen = 262144
+	// DefaultBufferSize is the socket's receive queue in bytes.
+	DefaultBufferSize = 8 << 20
+)
+
+// Config says what to capture.
+type Config struct {
+	// Interface is the network interface's name, e.g. "eth0".
+	Interface string
+	// Filter selects the frames to keep; the zero Filter means
+	// DefaultFilter(PortRoCEv2).
+	Filter Filter
+	// SnapLen is the most bytes kept of a frame (default DefaultSnapLen).
+	SnapLen int
+	// Promiscuous also captures frames addressed to other stations, as on
+	// a mirror port (the mode ends when the capture does).
+	Promiscuous bool
+	// BufferSize is the socket's receive queue in bytes (default
+	// DefaultBufferSize); frames beyond it are dropped by the kernel and
+	// counted in Stats.Drops.
+	BufferSize int
+}
+
+func (c Config) withDefaults() Config {
+	if len(c.Filter.Terms) == 0 {
+		c.Filter = DefaultFilter(PortRoCEv2)
+	}
+	if c.SnapLen <= 0 || c.SnapLen > DefaultSnapLen {
+		c.SnapLen = DefaultSnapLen
+	}
+	if c.BufferSize <= 0 {
+		c.BufferSize = DefaultBufferSize
+	}
+	return c
+}
+
+// Info describes one captured frame.
+type Info struct {
+	Timestamp     time.Time
+	CaptureLength int // bytes kept
+	Length        int // bytes on the wire
+}
+
+// Stats are the kernel's counters of a capture (packet(7)
+// PACKET_STATISTICS).
+type Stats struct {
+	// Packets counts the frames the filter kept, dropped ones included.
+	Packets uint64
+	// Drops counts the frames the kernel dropped because the socket's
+	// receive queue was full.
+	Drops uint64
+}

@@ -1,0 +1,24 @@
+// Package live captures frames from a network interface as they arrive and
+// hands them to the dissect engine.
+//
+// The capture is pure Go on Linux AF_PACKET sockets (packet(7)): no cgo and
+// no libpcap. A Filter, compiled to classic BPF (golang.org/x/net/bpf), runs
+// in the kernel and also sets the snap length; the socket gets the filter
+// before it is bound to the interface, so no frame the filter rejects is
+// ever queued. VLAN tags the kernel took off a frame (802.1Q acceleration)
+// are put back from the packet's auxiliary data, so frames are written as
+// they were on the wire. The kernel's drop counter (PACKET_STATISTICS) is
+// read when the capture ends.
+//
+// Interface problems come back as *Error values wrapping ErrNoInterface,
+// ErrPermission, ErrInterfaceDown or ErrLinkType, each with a one-line
+// message that says what to do.
+//
+// Saver writes pcapng while capturing and keeps the file readable up to
+// the last whole packet at every moment, so a killed capture leaves a
+// file other tools open.
+//
+// Interfaces lists the network interfaces with the Soft-RoCE (rxe) and
+// soft-iWARP (siw) devices, or any other RDMA device, bound to each, from
+// /sys/class/infiniband.
+package live

@@ -1,0 +1,156 @@
+package live
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+)
+
+// Saver writes captured frames to a pcapng file (one section, one
+// interface) while the capture runs. It hands the file only whole blocks,
+// so the file ends at a block boundary after every Flush: a capture killed
+// at any moment leaves a file readable up to the last flush. Flush is
+// called by Run at every tick (a fraction of a second) and whenever more
+// than FlushBytes are waiting.
+type Saver struct {
+	dst     io.Writer
+	ng      *pcapgo.NgWriter
+	pending pendingBuffer
+	start   time.Time
+	packets uint64
+	err     error
+}
+
+// FlushBytes is how much a Saver holds before it writes to its file.
+const FlushBytes = 1 << 20
+
+// SaverInfo describes the capture in the file's headers.
+type SaverInfo struct {
+	Interface string
+	Filter    string
+	SnapLen   int
+	LinkType  layers.LinkType
+}
+
+// NewSaver writes the section and interface headers to dst and returns a
+// Saver for the frames.
+func NewSaver(dst io.Writer, info SaverInfo) (*Saver, error) {
+	s := &Saver{dst: dst, start: time.Now()}
+	intf := pcapgo.NgInterface{
+		Name:                info.Interface,
+		OS:                  runtime.GOOS,
+		LinkType:            info.LinkType,
+		SnapLength:          uint32(info.SnapLen),
+		TimestampResolution: 9,
+	}
+	if info.Filter != "" {
+		// Not if_filter: that option holds libpcap filter syntax.
+		intf.Comment = "rdmashark capture filter: " + info.Filter
+	}
+	opts := pcapgo.NgWriterOptions{SectionInfo: pcapgo.NgSectionInfo{
+		Hardware:    runtime.GOARCH,
+		OS:          runtime.GOOS,
+		Application: "rdmashark",
+	}}
+	ng, err := pcapgo.NewNgWriterInterface(&s.pending, intf, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.ng = ng
+	if err := s.Flush(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// WritePacket adds one frame.
+func (s *Saver) WritePacket(info Info, data []byte) error {
+	if s.err != nil {
+		return s.err
+	}
+	ci := gopacket.CaptureInfo{Timestamp: info.Timestamp, CaptureLength: len(data), Length: max(info.Length, len(data))}
+	if err := s.ng.WritePacket(ci, data); err != nil {
+		s.err = fmt.Errorf("pcapng: packet %d: %w", s.packets+1, err)
+		return s.err
+	}
+	// The NgWriter buffers too: move its bytes, which now end with this
+	// whole block, into pending.
+	if err := s.ng.Flush(); err != nil {
+		s.err = err
+		return err
+	}
+	s.packets++
+	if len(s.pending.b) >= FlushBytes {
+		return s.Flush()
+	}
+	return nil
+}
+
+// Flush writes the whole blocks held so far to the file.
+func (s *Saver) Flush() error {
+	if s.err != nil {
+		return s.err
+	}
+	if err := s.ng.Flush(); err != nil {
+		s.err = err
+		return err
+	}
+	if len(s.pending.b) == 0 {
+		return nil
+	}
+	if _, err := s.dst.Write(s.pending.b); err != nil {
+		s.err = fmt.Errorf("writing pcapng: %w", err)
+		return s.err
+	}
+	s.pending.reset()
+	return nil
+}
+
+// Close writes an Interface Statistics Block with the kernel's counters
+// (received, dropped) when stats is not nil, and flushes. It does not close
+// the file.
+func (s *Saver) Close(stats *Stats) error {
+	if s.err != nil {
+		return s.err
+	}
+	if stats != nil {
+		now := time.Now()
+		err := s.ng.WriteInterfaceStats(0, pcapgo.NgInterfaceStatistics{
+			LastUpdate:      now,
+			StartTime:       s.start,
+			EndTime:         now,
+			PacketsReceived: stats.Packets,
+			PacketsDropped:  stats.Drops,
+		})
+		if err != nil {
+			s.err = err
+			return err
+		}
+	}
+	return s.Flush()
+}
+
+// Packets counts the frames written.
+func (s *Saver) Packets() uint64 { return s.packets }
+
+// pendingBuffer holds whole blocks until Flush; it keeps its array unless
+// a burst made it large.
+type pendingBuffer struct{ b []byte }
+
+func (p *pendingBuffer) Write(b []byte) (int, error) {
+	p.b = append(p.b, b...)
+	return len(b), nil
+}
+
+func (p *pendingBuffer) reset() {
+	if cap(p.b) > 4*FlushBytes {
+		p.b = nil
+		return
+	}
+	p.b = p.b[:0]
+}
