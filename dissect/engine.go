@@ -23,6 +23,26 @@ type Options struct {
 	// Observer, when set, receives every reassembled message and RDMA
 	// operation.
 	Observer Observer
+
+	// MaxMessageBytes bounds a reassembled Send and the data kept of an RDMA
+	// operation (default DefaultMaxMessageBytes); MaxOutstandingReads the
+	// RDMA Read Requests awaiting responses per direction (default
+	// DefaultMaxOutstandingReads). See reassembly.go.
+	MaxMessageBytes     int
+	MaxOutstandingReads int
+	// MaxTransactions bounds the RPC transactions awaiting their Reply per
+	// connection (default DefaultMaxTransactions); MaxRebuildBytes the chunk
+	// data held to rebuild RPC messages, all transactions together (default
+	// DefaultMaxRebuildBytes). See rpc.go.
+	MaxTransactions int
+	MaxRebuildBytes int
+	// Transaction, when set, receives every RPC transaction once it is over
+	// (Reply processed, evicted, or the capture ended without a Reply). The
+	// engine forgets it afterwards: copy what must be kept.
+	Transaction func(*Transaction)
+	// ULP decodes RPC procedure arguments and results (NFS); nil uses
+	// DefaultULP.
+	ULP ULPDecoder
 }
 
 // Proto is the top-level protocol a packet was counted under.
@@ -133,6 +153,12 @@ type Engine struct {
 	Conns    *ConnTable
 	Stats    Stats
 	pkt      Packet
+	// Reassembly counts IB/RoCE Send reassembly and RDMA operation
+	// tracking (reassembly.go); RPC the RPC-over-RDMA layer (rpc.go).
+	Reassembly ReassemblyStats
+	RPC        RPCCounters
+	rxs        rxState
+	rpcs       rpcState
 }
 
 // NewEngine returns an engine with opts, defaults filled in.
@@ -153,6 +179,7 @@ func NewEngine(opts Options) *Engine {
 // error of r or of each; r's errors name the file and the packet. Everything
 // processed before an error stays in the engine's connections and stats.
 func (e *Engine) Run(r *source.Reader, each func(*Packet) error) error {
+	defer e.Finish()
 	var first int64
 	for {
 		if e.opts.Count > 0 && e.Stats.Packets >= uint64(e.opts.Count) {
@@ -215,6 +242,15 @@ func (e *Engine) Process(p *Packet, data []byte) {
 	s.ByProto[Classify(p)]++
 	s.ICRC[p.ICRC.Status]++
 	s.VCRC[p.VCRC.Status]++
+}
+
+// Finish ends the input: the messages and RDMA operations still open are
+// handed to the Observer as they are, and the transactions still open end.
+// Run calls it when it returns; callers of Process call it after their last
+// packet.
+func (e *Engine) Finish() {
+	e.flushRoCE()
+	e.finishRPC()
 }
 
 func durationSince(first, now int64) time.Duration { return time.Duration(now - first) }

@@ -102,6 +102,11 @@ type Packet struct {
 	MAD roce.MAD
 	CM  CM
 
+	// RPC holds the RPC-over-RDMA messages this packet completed (rpc.go):
+	// the Sends it ended, and the RPC messages rebuilt from chunk data it
+	// delivered. Usually none or one; an iWARP segment can complete several.
+	RPC []RPCRecord
+
 	// Err is the decoding error that stopped decoding early, if any; the
 	// layers decoded before it are valid.
 	Err error
@@ -146,6 +151,7 @@ func (p *Packet) reset() {
 	p.ICRC = CRCCheck{}
 	p.VCRC = CRCCheck{}
 	p.CM.Attr = gopacket.LayerTypeZero
+	p.RPC = p.RPC[:0]
 	p.Err = nil
 	p.Conn = nil
 	p.Dir = DirUnknown

@@ -76,6 +76,7 @@ func (p *Packet) Info() string {
 	case p.Has(layers.LayerTypeARP):
 		b.WriteString("ARP")
 	}
+	p.rpcInfo(&b) // rpc_info.go
 	if s := p.ICRC.Status; s == CRCBad || s == CRCTruncated {
 		fmt.Fprintf(&b, " [ICRC %s]", s)
 	}

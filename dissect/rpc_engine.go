@@ -1,0 +1,1031 @@
+package dissect
+
+import (
+	"fmt"
+
+	"github.com/rdmashark/rdmashark/rpcrdma"
+	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
+)
+
+// How the engine hands messages and operations up — the contract both
+// transports follow. The IB/RoCE reassembly (reassembly.go) and the iWARP
+// one (iwarp*.go) call
+//
+//	e.deliverMessage(p, m)  once per whole (or given-up) RDMA Send
+//	e.deliverRDMAOp(p, op)  once per RDMA Read or Write, completed or given up
+//
+// with p the packet that completed the message or operation (nil at the
+// end of the capture, from Finish), and m/op filled as model.go documents:
+// Conn and Dir (for an operation the direction of its request: the Read
+// Request's, the Write's), Packets, Data (valid during the call only),
+// Length/Truncated/Complete, and Invalidate/InvalidatedSTag for Send With
+// Invalidate. RDMAOp.STag and Offset name the remote memory in the
+// Requester's advertised segment (IB: RETH R_Key/VA; iWARP: the Read
+// Request's Data Source STag/TO, a tagged Write's STag/TO). The RPC layer
+// consumes them first, then Options.Observer sees them. An RDMA Read must be
+// handed up before the Send of the Reply that follows it, as it is on the
+// wire.
+
+// deliverMessage runs a reassembled Send through RPC-over-RDMA, then hands
+// it to the Observer.
+func (e *Engine) deliverMessage(p *Packet, m *Message) {
+	e.rpcMessage(p, m)
+	if o := e.opts.Observer; o != nil {
+		o.Message(m)
+	}
+}
+
+// deliverRDMAOp attaches an RDMA operation to the chunk it serves, then
+// hands it to the Observer.
+func (e *Engine) deliverRDMAOp(p *Packet, op *RDMAOp) {
+	e.rpcRDMAOp(p, op)
+	if o := e.opts.Observer; o != nil {
+		o.RDMAOp(op)
+	}
+}
+
+// Limits of the RPC layer (Options override them).
+const (
+	// DefaultMaxTransactions bounds the Calls awaiting a Reply per
+	// connection; a client's credit limit (RFC 8166 section 3.3.1) is far
+	// below it.
+	DefaultMaxTransactions = 4096
+	// DefaultMaxRebuildBytes bounds the chunk data held, all connections
+	// together, to rebuild RPC messages.
+	DefaultMaxRebuildBytes = 64 << 20
+	// NFSRDMAPort is the nfsrdma port (RFC 8267 section 8): a connection to
+	// it carries RPC-over-RDMA.
+	NFSRDMAPort = 20049
+	// rpcProbes is how many messages of a connection with neither the
+	// nfsrdma port nor RFC 8797 private data are tried as RPC-over-RDMA
+	// before the connection is taken to carry something else (perftest,
+	// rping).
+	rpcProbes  = 16
+	recentTxns = 32
+)
+
+type rpcMode uint8
+
+const (
+	rpcUnknown rpcMode = iota
+	rpcYes
+	rpcNo
+)
+
+type txnKey struct {
+	dir uint8 // Index() of the direction the Call went
+	xid uint32
+}
+
+type segRef struct {
+	t          *Transaction
+	chunk, seg int32
+}
+
+// recentTxn remembers a finished transaction: replies and operations that
+// come after it are named, not lost.
+type recentTxn struct {
+	key                         txnKey
+	hasProgram                  bool
+	program, version, procedure uint32
+	callPacket                  int
+	segs                        [4]struct{ handle, lo, hi uint64 }
+	nsegs                       int
+}
+
+type rpcConn struct {
+	mode   rpcMode
+	probes int
+	out    map[txnKey]*Transaction
+	segs   map[uint32][]segRef
+	recent [recentTxns]recentTxn
+	nrec   int
+}
+
+type rpcState struct {
+	conns      map[*Connection]*rpcConn
+	maxTxn     int
+	maxRebuild int
+	maxMsg     int
+	ulp        ULPDecoder
+	free       []*Transaction
+	bufs       [][]byte
+	pendTxn    []*Transaction
+	pendBuf    [][]byte
+	lastPacket int
+	seq        uint64
+	scratch    RPCRecord
+	query      ULPQuery
+	check      oncrpc.Header
+	ctr        *RPCCounters
+	finished   bool
+}
+
+func (e *Engine) rpc() *rpcState {
+	s := &e.rpcs
+	if s.conns == nil {
+		s.conns = map[*Connection]*rpcConn{}
+		s.ctr = &e.RPC
+		s.maxTxn = e.opts.MaxTransactions
+		if s.maxTxn <= 0 {
+			s.maxTxn = DefaultMaxTransactions
+		}
+		s.maxRebuild = e.opts.MaxRebuildBytes
+		if s.maxRebuild <= 0 {
+			s.maxRebuild = DefaultMaxRebuildBytes
+		}
+		s.maxMsg = e.opts.MaxMessageBytes
+		if s.maxMsg <= 0 {
+			s.maxMsg = DefaultMaxMessageBytes
+		}
+		s.ulp = e.opts.ULP
+		if s.ulp == nil {
+			s.ulp = DefaultULP
+		}
+	}
+	return s
+}
+
+// recycle returns the buffers and transactions finished on an earlier
+// packet to the pools: what a packet's records point to stays intact until
+// the next packet.
+func (s *rpcState) recycle(p *Packet) {
+	if p == nil || p.Number == s.lastPacket {
+		return
+	}
+	s.lastPacket = p.Number
+	for _, t := range s.pendTxn {
+		s.free = append(s.free, t)
+	}
+	clear(s.pendTxn)
+	s.pendTxn = s.pendTxn[:0]
+	for _, b := range s.pendBuf {
+		if len(s.bufs) < 64 {
+			s.bufs = append(s.bufs, b[:0])
+		}
+	}
+	clear(s.pendBuf)
+	s.pendBuf = s.pendBuf[:0]
+}
+
+// buf returns an empty buffer with room for n bytes.
+func (s *rpcState) buf(n int) []byte {
+	best := -1
+	for i, b := range s.bufs {
+		if cap(b) >= n && (best < 0 || cap(b) < cap(s.bufs[best])) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return make([]byte, 0, n)
+	}
+	b := s.bufs[best]
+	s.bufs[best] = s.bufs[len(s.bufs)-1]
+	s.bufs = s.bufs[:len(s.bufs)-1]
+	return b[:0]
+}
+
+func (s *rpcState) release(b []byte) {
+	if cap(b) > 0 {
+		s.pendBuf = append(s.pendBuf, b)
+	}
+}
+
+func (s *rpcState) record(p *Packet) *RPCRecord {
+	if p == nil {
+		r := &s.scratch
+		hdr, rpc, ulp := r.Header, r.RPC, r.ULP
+		*r = RPCRecord{Header: hdr, RPC: rpc, ULP: ulp}
+		r.ULP.reset()
+		return r
+	}
+	return p.newRecord()
+}
+
+func (s *rpcState) dropRecord(p *Packet) {
+	if p != nil && len(p.RPC) > 0 {
+		p.RPC = p.RPC[:len(p.RPC)-1]
+	}
+}
+
+// mode decides whether c carries RPC-over-RDMA without looking at traffic:
+// the nfsrdma port or RFC 8797 private data say yes, IPoIB says no.
+func connMode(c *Connection) rpcMode {
+	switch {
+	case c.IPoIBCM():
+		return rpcNo
+	case c.ServicePort == NFSRDMAPort:
+		return rpcYes
+	}
+	for i := range c.PrivateData {
+		if pd := &c.PrivateData[i]; pd.Seen && pd.Result.Offset >= 0 {
+			return rpcYes
+		}
+	}
+	return rpcUnknown
+}
+
+func (s *rpcState) conn(c *Connection) *rpcConn {
+	rc := s.conns[c]
+	if rc == nil {
+		rc = &rpcConn{out: map[txnKey]*Transaction{}, segs: map[uint32][]segRef{}}
+		s.conns[c] = rc
+	}
+	if rc.mode == rpcUnknown {
+		rc.mode = connMode(c)
+	}
+	return rc
+}
+
+// msgKind is what a transport header conveys.
+type msgKind uint8
+
+const (
+	kindUnknown msgKind = iota // an RPC message whose header did not say
+	kindCall
+	kindReply
+	kindError   // RDMA_ERROR / RDMA2_ERROR: answers the Call with its XID
+	kindControl // RDMA_DONE, RDMA2_GRANT, RDMA2_CONNPROP_*
+)
+
+// hdrView is a transport header of either version, reduced to what the
+// transaction logic needs.
+type hdrView struct {
+	xid, vers, credit, proc uint32
+	chunks                  *rpcrdma.ChunkLists
+	callList                []rpcrdma.ReadSegment // v2 Call chunk
+	rpc                     []byte                // the RPC message (part) in the Send
+	kind                    msgKind
+	long                    bool // RDMA_NOMSG, RDMA2_*_EXTERNAL
+	middle                  bool // RDMA2_*_MIDDLE: more of the message follows
+}
+
+func viewOf(h *rpcrdma.Message) hdrView {
+	v := hdrView{xid: h.XID(), vers: h.Vers, credit: h.Credit(), chunks: h.Chunks(), rpc: h.RPCMessage()}
+	if h.Vers == rpcrdma.Version2 {
+		v.proc = uint32(h.V2.HType)
+		switch t := h.V2.HType; {
+		case t == rpcrdma.HTypeError:
+			v.kind = kindError
+		case t.IsControl():
+			v.kind = kindControl
+		case t.IsCall():
+			v.kind = kindCall
+		case t.IsReply():
+			v.kind = kindReply
+		}
+		switch h.V2.HType {
+		case rpcrdma.HTypeCallExternal:
+			v.long, v.callList = true, h.V2.CallList
+		case rpcrdma.HTypeReplyExternal:
+			v.long = true
+		case rpcrdma.HTypeCallMiddle, rpcrdma.HTypeReplyMiddle:
+			v.middle = true
+		}
+		return v
+	}
+	v.proc = uint32(h.V1.Proc)
+	switch h.V1.Proc {
+	case rpcrdma.RDMAMsg, rpcrdma.RDMAMsgp:
+		// The RPC header says.
+	case rpcrdma.RDMANoMsg:
+		v.long = true
+		v.kind = kindReply
+		for _, rc := range v.chunks.ReadChunks {
+			if rc.Position == 0 {
+				v.kind = kindCall // a Long Call: the Call is in the position-zero Read chunk
+			}
+		}
+	case rpcrdma.RDMAError:
+		v.kind = kindError
+	default:
+		v.kind = kindControl
+	}
+	return v
+}
+
+// plausible tells whether a header that decoded on a connection not known
+// to carry RPC-over-RDMA looks like one.
+func plausible(v *hdrView, rpcOK bool, rpc *oncrpc.Header) bool {
+	switch v.kind {
+	case kindError, kindCall, kindReply, kindUnknown:
+	default:
+		return false
+	}
+	if len(v.rpc) > 0 || (!v.long && v.kind != kindError) {
+		return rpcOK && rpc.XID == v.xid
+	}
+	if v.long {
+		return v.chunks.SegmentCount()+len(v.callList) > 0
+	}
+	return true
+}
+
+func opposite(d Direction) Direction {
+	if d == DirServerToClient {
+		return DirClientToServer
+	}
+	return DirServerToClient
+}
+
+func (c *Connection) rpcStats() *RPCStats {
+	if c.RPC == nil {
+		c.RPC = &RPCStats{}
+	}
+	return c.RPC
+}
+
+// rpcMessage decodes the transport header of a reassembled Send and moves
+// the connection's transactions on.
+func (e *Engine) rpcMessage(p *Packet, m *Message) {
+	c := m.Conn
+	if c == nil {
+		return
+	}
+	s := e.rpc()
+	s.recycle(p)
+	rc := s.conn(c)
+	if rc.mode == rpcNo {
+		e.RPC.NotRPC++
+		return
+	}
+	rec := s.record(p)
+	rec.Dir, rec.HasHeader, rec.Length, rec.Truncated = m.Dir, true, m.Length, m.Truncated
+	rec.Invalidate, rec.InvalidatedSTag = m.Invalidate, m.InvalidatedSTag
+	herr := rec.Header.DecodeFromBytes(m.Data)
+	common, cerr := rpcrdma.ParseCommon(m.Data)
+	rec.PrefixOK = cerr == nil
+	rec.XID = common.XID
+	var v hdrView
+	rpcOK := false
+	if herr == nil {
+		v = viewOf(&rec.Header)
+		if len(v.rpc) > 0 {
+			rec.RPCErr = rec.RPC.DecodeFromBytes(v.rpc)
+			rpcOK = rec.RPCErr == nil
+		}
+	}
+	if rc.mode == rpcUnknown {
+		if herr != nil || !plausible(&v, rpcOK, &rec.RPC) {
+			rc.probes++
+			if rc.probes >= rpcProbes {
+				rc.mode = rpcNo
+			}
+			s.dropRecord(p)
+			e.RPC.NotRPC++
+			return
+		}
+		rc.mode = rpcYes
+	}
+	d := m.Dir.Index()
+	rs := c.rpcStats()
+	rs.Messages[d]++
+	rs.SendBytes[d] += uint64(m.Length)
+	e.RPC.Messages++
+	if rec.PrefixOK {
+		vi := 0
+		if common.Vers == rpcrdma.Version1 || common.Vers == rpcrdma.Version2 {
+			vi = int(common.Vers)
+			if rs.Version == 0 {
+				rs.Version = common.Vers
+			}
+		}
+		rs.Versions[vi]++
+	}
+	if herr != nil {
+		rec.HeaderErr = herr
+		rs.BadHeaders[d]++
+		e.RPC.BadHeaders++
+		if rs.FirstBadHeader == "" {
+			rs.FirstBadHeader = fmt.Sprintf("packet %d: %v", lastPacket(m.Packets), herr)
+		}
+		return
+	}
+	if v.kind == kindUnknown {
+		// An RDMA_MSG whose RPC header did not decode: a Reply if a Call
+		// with its XID waits on the other side, else a Call.
+		v.kind = kindCall
+		if rc.out[txnKey{uint8(1 - d), v.xid}] != nil {
+			v.kind = kindReply
+		}
+		if rpcOK && rec.RPC.MsgType == oncrpc.Reply {
+			v.kind = kindReply
+		}
+	}
+	if rpcOK && !v.long {
+		if rec.RPC.MsgType == oncrpc.Call {
+			v.kind = kindCall
+		} else {
+			v.kind = kindReply
+		}
+	}
+	rec.XID = v.xid
+	switch {
+	case v.kind == kindControl:
+		rs.Control[d]++
+		return
+	case v.long:
+		rs.Long[d]++
+	case len(v.chunks.ReadList) > 0 || len(v.chunks.WriteList) > 0:
+		rs.Chunked[d]++
+	default:
+		rs.Short[d]++
+	}
+	switch v.kind {
+	case kindCall:
+		e.rpcCall(p, rec, rc, rs, m, &v, rpcOK)
+	case kindReply, kindError:
+		e.rpcReply(p, rec, rc, rs, m, &v, rpcOK)
+	}
+}
+
+func lastPacket(pk []int) int {
+	if len(pk) == 0 {
+		return 0
+	}
+	return pk[len(pk)-1]
+}
+
+// newTxn takes a transaction from the pool.
+func (s *rpcState) newTxn() *Transaction {
+	var t *Transaction
+	if n := len(s.free); n > 0 {
+		t, s.free = s.free[n-1], s.free[:n-1]
+	} else {
+		t = &Transaction{}
+	}
+	s.seq++
+	*t = Transaction{
+		Operations: t.Operations[:0],
+		call:       t.call.reuse(),
+		reply:      t.reply.reuse(),
+		chunkData:  t.chunkData[:0],
+		filled:     t.filled[:0],
+		seq:        s.seq,
+	}
+	return t
+}
+
+func (sd RPCSide) reuse() RPCSide {
+	return RPCSide{Packets: sd.Packets[:0], Chunks: sd.Chunks[:0]}
+}
+
+// fill records a Send's transport header in one side of a transaction.
+func (sd *RPCSide) fill(m *Message, v *hdrView, hdrLen int) {
+	sd.Packets = append(sd.Packets[:0], m.Packets...)
+	sd.Time = m.Time
+	sd.Vers, sd.Proc, sd.Credits = v.vers, v.proc, v.credit
+	sd.Invalidate, sd.InvalidatedSTag = m.Invalidate, m.InvalidatedSTag
+	sd.InlineBytes = len(v.rpc)
+	if len(v.rpc) == 0 && !v.long && m.Length > hdrLen {
+		sd.InlineBytes = m.Length - hdrLen
+	}
+	sd.Chunks = sd.Chunks[:0]
+	if len(v.callList) > 0 {
+		ch := sd.addChunk(ChunkCall, 0)
+		for _, rs := range v.callList {
+			ch.addSegment(rs.Segment, rs.Position)
+		}
+	}
+	for _, rcnk := range v.chunks.ReadChunks {
+		ch := sd.addChunk(ChunkRead, rcnk.Position)
+		for _, sg := range rcnk.Segments {
+			ch.addSegment(sg, rcnk.Position)
+		}
+	}
+	for _, wc := range v.chunks.WriteList {
+		ch := sd.addChunk(ChunkWrite, 0)
+		for _, sg := range wc.Segments {
+			ch.addSegment(sg, 0)
+		}
+	}
+	if v.chunks.HasReplyChunk {
+		ch := sd.addChunk(ChunkReply, 0)
+		for _, sg := range v.chunks.ReplyChunk.Segments {
+			ch.addSegment(sg, 0)
+		}
+	}
+}
+
+func (sd *RPCSide) addChunk(k ChunkKind, pos uint32) *Chunk {
+	n := len(sd.Chunks)
+	if n < cap(sd.Chunks) {
+		sd.Chunks = sd.Chunks[:n+1]
+	} else {
+		sd.Chunks = append(sd.Chunks, Chunk{})
+	}
+	ch := &sd.Chunks[n]
+	ch.Kind, ch.Position, ch.Segments = k, pos, ch.Segments[:0]
+	return ch
+}
+
+func (ch *Chunk) addSegment(sg rpcrdma.Segment, pos uint32) {
+	n := len(ch.Segments)
+	if n < cap(ch.Segments) {
+		ch.Segments = ch.Segments[:n+1]
+	} else {
+		ch.Segments = append(ch.Segments, Segment{})
+	}
+	seg := &ch.Segments[n]
+	*seg = Segment{Handle: sg.Handle, Length: sg.Length, Offset: sg.Offset, Position: pos, Ops: seg.Ops[:0]}
+}
+
+// rpcCall opens a transaction for a Call.
+func (e *Engine) rpcCall(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, m *Message, v *hdrView, rpcOK bool) {
+	s := e.rpc()
+	d := m.Dir.Index()
+	key := txnKey{uint8(d), v.xid}
+	rec.Backchannel = m.Dir == DirServerToClient
+	if old := rc.out[key]; old != nil {
+		if old.callContinues() && v.vers == rpcrdma.Version2 {
+			// The next part of a version 2 Call split over several Sends.
+			e.continueCall(p, rec, old, m, v)
+			return
+		}
+		e.finishTxn(old, TxnSuperseded)
+	}
+	if len(rc.out) >= s.maxTxn {
+		var oldest *Transaction
+		for _, t := range rc.out {
+			if oldest == nil || t.seq < oldest.seq {
+				oldest = t
+			}
+		}
+		e.finishTxn(oldest, TxnEvicted)
+	}
+	t := s.newTxn()
+	t.XID, t.Conn, t.callDir = v.xid, m.Conn, m.Dir
+	t.Direction = RPCForward
+	if m.Dir == DirServerToClient {
+		t.Direction = RPCBackchannel
+	}
+	t.Call = &t.call
+	t.call.fill(m, v, rec.Header.HeaderLen())
+	rc.out[key] = t
+	rc.register(t)
+	rs.Outstanding++
+	rs.Calls[d]++
+	e.RPC.Calls++
+	rs.CreditsRequested[d] = v.credit
+	if v.credit > rs.MaxCreditsRequested[d] {
+		rs.MaxCreditsRequested[d] = v.credit
+	}
+	if rpcOK && rec.RPC.MsgType == oncrpc.Call {
+		t.setProgram(&rec.RPC)
+	}
+	needsChunks := false
+	for i := range t.call.Chunks {
+		if k := t.call.Chunks[i].Kind; k == ChunkRead || k == ChunkCall {
+			needsChunks = true
+		}
+	}
+	switch {
+	case v.middle:
+		// A version 2 Call continued in later Sends: keep the part.
+		t.callRPC = append(s.bufFor(t.callRPC, len(v.rpc)), v.rpc...)
+		t.call.InlineBytes = len(v.rpc)
+	case needsChunks:
+		// Part of the Call moves by RDMA Read: it is decoded when the
+		// Responder has pulled the chunks (rpcRDMAOp). Keep the inline part.
+		if len(v.rpc) > 0 {
+			t.callRPC = append(s.bufFor(t.callRPC, len(v.rpc)), v.rpc...)
+		}
+		rec.ReducedRPC = rpcOK
+	case len(v.rpc) > 0:
+		rec.HasRPC = true
+		rec.RPCLength = len(v.rpc)
+		t.call.RPCBytes = len(v.rpc)
+		t.call.RPCPacket = lastPacket(m.Packets)
+		if rpcOK {
+			e.ulpDecode(rec, t, rec.RPC.Payload(), false)
+		}
+	}
+}
+
+func (t *Transaction) callContinues() bool {
+	return t.Call != nil && t.call.Vers == rpcrdma.Version2 && rpcrdma.HType(t.call.Proc) == rpcrdma.HTypeCallMiddle
+}
+
+// continueCall appends the next part of a version 2 Call (draft-07
+// "Message Continuation").
+func (e *Engine) continueCall(p *Packet, rec *RPCRecord, t *Transaction, m *Message, v *hdrView) {
+	s := e.rpc()
+	t.call.Packets = append(t.call.Packets, m.Packets...)
+	t.call.Proc = v.proc
+	t.call.Time = m.Time
+	t.call.InlineBytes += len(v.rpc)
+	if len(t.callRPC)+len(v.rpc) <= s.maxMsg {
+		t.callRPC = append(s.bufFor(t.callRPC, len(t.callRPC)+len(v.rpc)), v.rpc...)
+	}
+	if v.middle {
+		return
+	}
+	// The last part: the Call is whole unless chunks still follow.
+	for i := range t.call.Chunks {
+		if k := t.call.Chunks[i].Kind; k == ChunkRead || k == ChunkCall {
+			return
+		}
+	}
+	e.decodeWhole(p, rec, t, t.callRPC, false, 0)
+}
+
+// bufFor makes b a pool buffer with room for n bytes, keeping its content.
+func (s *rpcState) bufFor(b []byte, n int) []byte {
+	if cap(b) >= n {
+		return b
+	}
+	nb := s.buf(2 * n)
+	nb = append(nb, b...)
+	s.release(b)
+	return nb
+}
+
+func (t *Transaction) setProgram(h *oncrpc.Header) {
+	t.HasProgram = true
+	t.Program, t.Version, t.Procedure = uint32(h.Prog), h.Vers, h.Proc
+}
+
+// ulpDecode hands an RPC body to the ULP decoder, recording what it says in
+// rec and, for a Call, in t.
+func (e *Engine) ulpDecode(rec *RPCRecord, t *Transaction, body []byte, reply bool) {
+	s := e.rpc()
+	if s.ulp == nil || t == nil || !t.HasProgram {
+		return
+	}
+	q := &s.query
+	*q = ULPQuery{Reply: reply, Program: t.Program, Version: t.Version, Procedure: t.Procedure, Known: true,
+		Body: body, WriteChunks: q.WriteChunks[:0]}
+	if reply && t.Reply != nil {
+		for i := range t.reply.Chunks {
+			if ch := &t.reply.Chunks[i]; ch.Kind == ChunkWrite {
+				q.Reduced = true
+				q.WriteChunks = append(q.WriteChunks, uint32(ch.Length()))
+			}
+		}
+	}
+	s.ulp(q, &rec.ULP)
+	if !reply {
+		t.ProcedureName = rec.ULP.Procedure
+		t.Operations = append(t.Operations[:0], rec.ULP.Operations...)
+	} else if t.ProcedureName == "" {
+		t.ProcedureName = rec.ULP.Procedure
+	}
+}
+
+// rpcReply pairs a Reply (or an RDMA_ERROR) with its Call and ends the
+// transaction.
+func (e *Engine) rpcReply(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, m *Message, v *hdrView, rpcOK bool) {
+	s := e.rpc()
+	d := m.Dir.Index()
+	rec.Reply = true
+	rec.Backchannel = m.Dir == DirClientToServer
+	key := txnKey{uint8(1 - d), v.xid}
+	t := rc.out[key]
+	if t != nil && v.vers == rpcrdma.Version2 && t.Reply != nil {
+		// The next part of a version 2 Reply split over several Sends.
+		e.continueReply(p, rec, rs, t, m, v)
+		return
+	}
+	if t == nil {
+		t = s.newTxn()
+		t.XID, t.Conn, t.callDir = v.xid, m.Conn, opposite(m.Dir)
+		t.Direction = RPCForward
+		if m.Dir == DirClientToServer {
+			t.Direction = RPCBackchannel
+		}
+		if r := rc.findRecent(key); r != nil {
+			rec.CallPacket = r.callPacket
+			if r.hasProgram {
+				t.HasProgram, t.Program, t.Version, t.Procedure = true, r.program, r.version, r.procedure
+			}
+		}
+	} else {
+		rec.CallPacket = t.call.RPCPacket
+		if rec.CallPacket == 0 {
+			rec.CallPacket = lastPacket(t.call.Packets)
+		}
+	}
+	rec.HasProgram, rec.Program, rec.Version, rec.Procedure = t.HasProgram, t.Program, t.Version, t.Procedure
+	t.Reply = &t.reply
+	t.reply.fill(m, v, rec.Header.HeaderLen())
+	if v.kind == kindError {
+		rs.Errors[d]++
+	} else {
+		rs.Replies[d]++
+		e.RPC.Replies++
+	}
+	rs.CreditsGranted[d] = v.credit
+	if v.credit > rs.MaxCreditsGranted[d] {
+		rs.MaxCreditsGranted[d] = v.credit
+	}
+	if m.Invalidate {
+		rs.RepliesWithInvalidate++
+	} else {
+		rs.RepliesWithoutInvalidate++
+	}
+	if v.kind == kindError {
+		e.finishTxn(t, TxnReplied)
+		return
+	}
+	if v.middle {
+		if len(v.rpc) > 0 {
+			t.replyParts = append(s.bufFor(t.replyParts, len(v.rpc)), v.rpc...)
+		}
+		return
+	}
+	switch {
+	case v.long:
+		if msg, ok := e.gatherChunk(t, ChunkReply); ok {
+			e.decodeWhole(p, rec, t, msg, true, ChunkReply)
+		} else if t.Call != nil {
+			rs.RebuildIncomplete++
+		}
+	case len(v.rpc) > 0:
+		rec.HasRPC = true
+		rec.RPCLength = len(v.rpc)
+		t.reply.RPCBytes = len(v.rpc)
+		t.reply.RPCPacket = lastPacket(m.Packets)
+		if rpcOK {
+			t.reply.setStatus(&rec.RPC)
+			if rec.RPC.HasBody() {
+				e.ulpDecode(rec, t, rec.RPC.Payload(), true)
+			}
+			e.rebuildReduced(rec, rs, t, v.rpc)
+		}
+	}
+	e.finishTxn(t, TxnReplied)
+}
+
+// continueReply appends the next part of a version 2 Reply.
+func (e *Engine) continueReply(p *Packet, rec *RPCRecord, rs *RPCStats, t *Transaction, m *Message, v *hdrView) {
+	s := e.rpc()
+	rec.CallPacket = t.call.RPCPacket
+	rec.HasProgram, rec.Program, rec.Version, rec.Procedure = t.HasProgram, t.Program, t.Version, t.Procedure
+	t.reply.Packets = append(t.reply.Packets, m.Packets...)
+	t.reply.Proc, t.reply.Time = v.proc, m.Time
+	t.reply.InlineBytes += len(v.rpc)
+	if len(t.replyParts)+len(v.rpc) <= s.maxMsg {
+		t.replyParts = append(s.bufFor(t.replyParts, len(t.replyParts)+len(v.rpc)), v.rpc...)
+	}
+	if v.middle {
+		return
+	}
+	e.decodeWhole(p, rec, t, t.replyParts, true, 0)
+	e.finishTxn(t, TxnReplied)
+}
+
+func (sd *RPCSide) setStatus(h *oncrpc.Header) {
+	sd.HasStatus, sd.ReplyStat, sd.AcceptStat = true, h.ReplyStat, h.AcceptStat
+}
+
+// decodeWhole decodes a whole RPC message (rebuilt, or put together from
+// parts) into rec.
+func (e *Engine) decodeWhole(p *Packet, rec *RPCRecord, t *Transaction, msg []byte, reply bool, src ChunkKind) {
+	rec.HasRPC = true
+	rec.Rebuilt = src != 0
+	rec.Source = src
+	rec.RPCLength = len(msg)
+	rec.RPCErr = rec.RPC.DecodeFromBytes(msg)
+	sd := &t.call
+	if reply {
+		sd = &t.reply
+	}
+	sd.RPCBytes = len(msg)
+	sd.Rebuilt = src != 0
+	if p != nil {
+		sd.RPCPacket = p.Number
+	}
+	if src != 0 {
+		e.RPC.Rebuilt++
+		t.Conn.rpcStats().Rebuilt++
+		if rec.RPCErr != nil || rec.RPC.XID != t.XID {
+			e.RPC.RebuiltBad++
+		}
+	}
+	if rec.RPCErr != nil {
+		return
+	}
+	if !reply && rec.RPC.MsgType == oncrpc.Call {
+		t.setProgram(&rec.RPC)
+	}
+	if reply {
+		sd.setStatus(&rec.RPC)
+	}
+	if rec.RPC.HasBody() {
+		e.ulpDecode(rec, t, rec.RPC.Payload(), reply)
+	}
+}
+
+// finishTxn ends a transaction: the callback sees it, the connection
+// forgets it.
+func (e *Engine) finishTxn(t *Transaction, o TxnOutcome) {
+	s := e.rpc()
+	t.Outcome = o
+	if t.Call != nil && t.Reply != nil {
+		t.Latency = t.reply.Time.Sub(t.call.Time)
+	}
+	c := t.Conn
+	rc := s.conns[c]
+	rs := c.rpcStats()
+	key := txnKey{uint8(t.callDir.Index()), t.XID}
+	if t.Call != nil && rc != nil && rc.out[key] == t {
+		delete(rc.out, key)
+		rc.unregister(t)
+		rc.remember(t, key)
+		rs.Outstanding--
+	}
+	switch o {
+	case TxnNoReply:
+		e.RPC.NoReply++
+		rs.CallsWithoutReply++
+	case TxnEvicted:
+		e.RPC.Evicted++
+		rs.Evicted++
+		rs.CallsWithoutReply++
+	case TxnSuperseded:
+		e.RPC.Superseded++
+		rs.CallsWithoutReply++
+	}
+	if t.Call == nil {
+		t.Outcome = TxnReplyNoCall
+		e.RPC.ReplyNoCall++
+		rs.RepliesWithoutCall++
+	}
+	if t.Call != nil && !t.call.Rebuilt && t.call.RPCBytes == 0 && t.needsChunks() {
+		rs.RebuildIncomplete++
+	}
+	e.RPC.Finished++
+	if cb := e.opts.Transaction; cb != nil {
+		cb(t)
+	}
+	for i, b := range t.chunkData {
+		s.held(-cap(b))
+		s.release(b)
+		t.chunkData[i] = nil
+	}
+	s.release(t.callRPC)
+	s.release(t.rebuilt)
+	s.release(t.replyParts)
+	t.callRPC, t.rebuilt, t.replyParts = nil, nil, nil
+	s.pendTxn = append(s.pendTxn, t)
+}
+
+func (t *Transaction) needsChunks() bool {
+	for i := range t.call.Chunks {
+		if k := t.call.Chunks[i].Kind; k == ChunkRead || k == ChunkCall {
+			return true
+		}
+	}
+	return false
+}
+
+// held accounts for chunk data taken (n > 0) or given back (n < 0).
+func (s *rpcState) held(n int) {
+	s.ctr.RebuildBytes += n
+	if s.ctr.RebuildBytes > s.ctr.MaxRebuildBytesHeld {
+		s.ctr.MaxRebuildBytesHeld = s.ctr.RebuildBytes
+	}
+}
+
+// register indexes the Call's segments by handle, for rpcRDMAOp.
+func (rc *rpcConn) register(t *Transaction) {
+	for ci := range t.call.Chunks {
+		ch := &t.call.Chunks[ci]
+		for si := range ch.Segments {
+			h := ch.Segments[si].Handle
+			rc.segs[h] = append(rc.segs[h], segRef{t, int32(ci), int32(si)})
+		}
+	}
+}
+
+func (rc *rpcConn) unregister(t *Transaction) {
+	for ci := range t.call.Chunks {
+		ch := &t.call.Chunks[ci]
+		for si := range ch.Segments {
+			h := ch.Segments[si].Handle
+			refs := rc.segs[h]
+			out := refs[:0]
+			for _, r := range refs {
+				if r.t != t {
+					out = append(out, r)
+				}
+			}
+			clear(refs[len(out):])
+			if len(out) == 0 {
+				delete(rc.segs, h)
+			} else {
+				rc.segs[h] = out
+			}
+		}
+	}
+}
+
+// remember keeps a finished transaction's names and first segments.
+func (rc *rpcConn) remember(t *Transaction, key txnKey) {
+	r := &rc.recent[rc.nrec%recentTxns]
+	rc.nrec++
+	*r = recentTxn{key: key, hasProgram: t.HasProgram, program: t.Program, version: t.Version,
+		procedure: t.Procedure, callPacket: t.call.RPCPacket}
+	if r.callPacket == 0 {
+		r.callPacket = lastPacket(t.call.Packets)
+	}
+	for ci := range t.call.Chunks {
+		for _, sg := range t.call.Chunks[ci].Segments {
+			if r.nsegs < len(r.segs) {
+				r.segs[r.nsegs] = struct{ handle, lo, hi uint64 }{uint64(sg.Handle), sg.Offset, sg.Offset + uint64(sg.Length)}
+				r.nsegs++
+			}
+		}
+	}
+}
+
+func (rc *rpcConn) findRecent(key txnKey) *recentTxn {
+	n := rc.nrec
+	if n > recentTxns {
+		n = recentTxns
+	}
+	for i := 0; i < n; i++ {
+		r := &rc.recent[(rc.nrec-1-i)%recentTxns]
+		if r.key == key {
+			return r
+		}
+	}
+	return nil
+}
+
+// finishRPC ends every transaction still open (end of capture), in the
+// order the Calls came.
+func (e *Engine) finishRPC() {
+	s := e.rpc()
+	if s.finished {
+		return
+	}
+	s.finished = true
+	var open []*Transaction
+	for _, c := range e.Conns.Connections() {
+		rc := s.conns[c]
+		if rc == nil {
+			continue
+		}
+		open = open[:0]
+		for _, t := range rc.out {
+			open = append(open, t)
+		}
+		sortTxns(open)
+		for _, t := range open {
+			e.finishTxn(t, TxnNoReply)
+		}
+	}
+}
+
+func sortTxns(ts []*Transaction) {
+	for i := 1; i < len(ts); i++ {
+		for j := i; j > 0 && ts[j].seq < ts[j-1].seq; j-- {
+			ts[j], ts[j-1] = ts[j-1], ts[j]
+		}
+	}
+}
+
+// duplicateSend decodes a retransmitted SEND_ONLY for display: the packet
+// shows what it carries, the transactions and statistics do not count it
+// again.
+func (e *Engine) duplicateSend(p *Packet) {
+	c := p.Conn
+	s := e.rpc()
+	s.recycle(p)
+	rc := s.conns[c]
+	if rc == nil || rc.mode != rpcYes {
+		return
+	}
+	e.RPC.Duplicates++
+	rec := p.newRecord()
+	h := &p.BTH
+	rec.Dir, rec.HasHeader, rec.Duplicate, rec.Length = p.Dir, true, true, wireLen(h)
+	if h.OpCode.HasInvalidate() {
+		rec.Invalidate, rec.InvalidatedSTag = true, h.IETH.RKey
+	}
+	herr := rec.Header.DecodeFromBytes(h.Payload)
+	common, cerr := rpcrdma.ParseCommon(h.Payload)
+	rec.PrefixOK, rec.XID = cerr == nil, common.XID
+	if herr != nil {
+		rec.HeaderErr = herr
+		return
+	}
+	v := viewOf(&rec.Header)
+	if len(v.rpc) == 0 || len(v.chunks.ReadList) > 0 {
+		return
+	}
+	rec.RPCErr = rec.RPC.DecodeFromBytes(v.rpc)
+	rec.HasRPC, rec.RPCLength = true, len(v.rpc)
+	if rec.RPCErr == nil && rec.RPC.MsgType == oncrpc.Reply {
+		rec.Reply = true
+		key := txnKey{uint8(1 - p.Dir.Index()), v.xid}
+		if t := rc.out[key]; t != nil {
+			rec.CallPacket = t.call.RPCPacket
+			rec.HasProgram, rec.Program, rec.Version, rec.Procedure = t.HasProgram, t.Program, t.Version, t.Procedure
+		} else if r := rc.findRecent(key); r != nil {
+			rec.CallPacket = r.callPacket
+			rec.HasProgram, rec.Program, rec.Version, rec.Procedure = r.hasProgram, r.program, r.version, r.procedure
+		}
+	}
+}
