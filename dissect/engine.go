@@ -62,11 +62,13 @@ const (
 	ProtoMAD
 	ProtoCM
 	ProtoMalformed
+	ProtoMPA   // an MPA Request or Reply (iWARP connection set-up)
+	ProtoIWARP // MPA FPDUs: DDP and RDMAP
 	numProtos
 )
 
 var protoNames = [numProtos]string{"other", "ARP", "IPv4", "IPv6", "UDP", "TCP", "RoCEv2", "RoCEv1",
-	"InfiniBand", "CNP", "MAD", "IB CM", "malformed"}
+	"InfiniBand", "CNP", "MAD", "IB CM", "malformed", "MPA", "iWARP"}
 
 func (p Proto) String() string {
 	if p < numProtos {
@@ -128,6 +130,10 @@ func Classify(p *Packet) Proto {
 		return ProtoIB
 	case p.Err != nil && p.Encap != EncapNone:
 		return ProtoMalformed
+	case len(p.IWARP.FPDUs) > 0:
+		return ProtoIWARP
+	case p.IWARP.HasReqRep:
+		return ProtoMPA
 	case p.Has(layers.LayerTypeTCP):
 		return ProtoTCP
 	case p.Has(layers.LayerTypeUDP):
@@ -153,6 +159,7 @@ type Engine struct {
 	Conns    *ConnTable
 	Stats    Stats
 	pkt      Packet
+	iw       *iwarpEngine // TCP streams carrying iWARP (iwarp.go)
 	// Reassembly counts IB/RoCE Send reassembly and RDMA operation
 	// tracking (reassembly.go); RPC the RPC-over-RDMA layer (rpc.go).
 	Reassembly ReassemblyStats

@@ -1,9 +1,960 @@
 package dissect
 
-// IWARPInfo is what an iWARP connection's MPA exchange negotiated.
-// (Stub: filled in by the iWARP work.)
-type IWARPInfo struct{}
+import (
+	"encoding/binary"
+	"errors"
+	"net/netip"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/reassembly"
+
+	"github.com/rdmashark/rdmashark/layers/iwarp"
+	"github.com/rdmashark/rdmashark/pvtdata"
+)
+
+// iWARP runs MPA (RFC 5044, RFC 6581), DDP (RFC 5041) and RDMAP (RFC 5040,
+// RFC 7306) over TCP. The engine follows it in four steps:
+//
+//  1. Detection. MPA has no port of its own: a TCP connection is iWARP when
+//     a segment starts with the MPA Request or Reply key (RFC 5044 section
+//     7.1), on any port. A capture that starts after the MPA exchange is
+//     picked up at a segment that starts with a plausible FPDU (see
+//     plausibleFPDU); on TCP port 20049 (NFS/RDMA, RFC 8267) one plausible
+//     FPDU header is enough, on other ports the segment must be a chain of
+//     complete, well-formed FPDUs. Only detected connections are reassembled.
+//  2. TCP reassembly with gopacket's reassembly package: out-of-order
+//     segments are held (bounded by iwarpMaxPagesPerConn and
+//     iwarpMaxPagesTotal), retransmitted and overlapping octets are dropped,
+//     and what a gap or a limit cut is counted (IWARPCounters.GapOctets).
+//     The engine's loop is synchronous: the FPDUs whose last octet a packet
+//     delivers are that packet's (Packet.IWARP); octets held until a later
+//     segment fills the hole are that segment's.
+//  3. MPA framing with layers/iwarp's Framer, markers and CRC32c as the
+//     Request and Reply negotiated (iwarp.Negotiate), CRCs verified. When
+//     framing loses sync (a gap, a malformed FPDU) the direction hunts for a
+//     segment that starts with a plausible FPDU and starts again there.
+//  4. DDP and RDMAP decoding: untagged Sends are reassembled by QN/MSN/MO
+//     (iwarp.Reassembler) and handed to the Observer as Messages; RDMA
+//     Writes and Reads become RDMAOps (iwarp_ops.go).
+
+// Bounds of the iWARP engine's state. Each has a counter of what it cut.
+const (
+	// iwarpMaxPagesPerConn bounds the out-of-order octets TCP reassembly
+	// holds for one connection (pages of 1900 octets: about 1.9 MB);
+	// past it the assembler skips the hole (GapOctets).
+	iwarpMaxPagesPerConn = 1024
+	// iwarpMaxPagesTotal bounds them for all connections (about 31 MB).
+	iwarpMaxPagesTotal = 16384
+	// iwarpMaxPending bounds the FPDU octets a direction holds while it
+	// waits for the peer's Request or Reply to fix the framing.
+	iwarpMaxPending = 64 << 10
+	// iwarpMaxFreeFramers bounds the framers kept for reuse.
+	iwarpMaxFreeFramers = 64
+)
+
+// IWARPHintPort is TCP port 20049 (nfsrdma, RFC 8267 section 4.2): on it a
+// single plausible FPDU header is enough to pick up a connection whose MPA
+// exchange is not in the capture.
+const IWARPHintPort = 20049
+
+// IWARPReassembly bounds the untagged message reassembly of each direction
+// (Sends, RFC 5041 section 5): messages longer than MaxMessageBytes are
+// counted and dropped, at most MaxInProgress are built at once.
+var IWARPReassembly = iwarp.ReassemblerConfig{MaxMessageBytes: 1 << 20, MaxInProgress: 8}
+
+// MPAInfo is what one side's MPA Request or Reply said (RFC 5044 section
+// 7.1, RFC 6581 section 5).
+type MPAInfo struct {
+	// Seen: the side's Request (client) or Reply (server) is in the
+	// capture; Packet is the packet that completed it.
+	Seen   bool
+	Packet int
+	// Revision is the Rev field: 1 (RFC 5044) or 2 (RFC 6581).
+	Revision uint8
+	// Markers, CRC and Rejected are the M, C and R flags: markers wanted
+	// on the FPDUs this side receives, CRC32c wanted, connection refused.
+	Markers, CRC, Rejected bool
+	// Enhanced is the flag that says an RFC 6581 IRD/ORD field leads the
+	// private data (Linux MPA_RR_FLAG_ENHANCED, Wireshark 4.6's
+	// iwarp_mpa.enhanced_flag).
+	Enhanced bool
+	// HasIRDORD: the RFC 6581 field is there; IRD/ORD and the
+	// peer-to-peer flags are then valid.
+	HasIRDORD bool
+	IRD, ORD  uint16
+	// PeerToPeer is the A flag; RTR names the ready-to-receive messages the
+	// B, C and D flags allow ("send", "write", "read"), empty when none.
+	PeerToPeer bool
+	RTRSend    bool
+	RTRWrite   bool
+	RTRRead    bool
+}
+
+// IWARPCounters counts one direction of an iWARP connection: what was
+// framed and decoded, and what was lost or cut.
+type IWARPCounters struct {
+	FPDUs uint64
+	// CRCErrors counts FPDUs whose CRC32c did not match (CRC negotiated).
+	CRCErrors uint64
+	// Malformed counts FPDUs whose DDP or RDMAP header did not decode.
+	Malformed uint64
+	// LostSync counts the times framing lost sync: a gap in the TCP stream
+	// or octets that are not an FPDU (RFC 5044 section 6). Resyncs counts
+	// the times it was picked up again (and the first pick-up of a
+	// connection whose MPA exchange is not in the capture).
+	LostSync uint64
+	Resyncs  uint64
+	// GapOctets are stream octets TCP reassembly never had: not captured,
+	// or given up at the buffering limits. Discarded are octets that
+	// arrived but could not be framed (out of sync, rejected connection,
+	// the pending limit).
+	GapOctets uint64
+	Discarded uint64
+	// Messages counts the Sends reassembled; Terminates the Terminate
+	// messages (RFC 5040 section 4.8).
+	Messages   uint64
+	Terminates uint64
+	// Reassembly is the untagged message reassembler's record (what its
+	// limits cut: TooLong, Evicted; what was missing: Gaps).
+	Reassembly iwarp.ReassemblyStats
+	// Writes and Reads count the RDMA Writes sent and the RDMA Read
+	// Requests sent in this direction; OpsIncomplete those given up before
+	// all their octets were seen; UnmatchedResponses the Read Response
+	// messages that answer no Read Request we saw.
+	Writes, Reads      uint64
+	OpsIncomplete      uint64
+	UnmatchedResponses uint64
+}
+
+// IWARPInfo is what an iWARP connection's MPA exchange negotiated and what
+// its FPDUs looked like.
+type IWARPInfo struct {
+	// MPA is indexed by Direction.Index(): [0] the client's Request, [1]
+	// the server's Reply.
+	MPA [2]MPAInfo
+	// Negotiated: both frames were seen, and Framing holds the markers and
+	// CRC each direction's FPDUs use (iwarp.Negotiate), indexed by the
+	// Direction.Index() of the FPDUs' sender.
+	Negotiated bool
+	Framing    [2]iwarp.Framing
+	// MidStream: the connection was picked up without (all of) its MPA
+	// exchange; framing was then guessed (no markers; CRC32c when the
+	// first FPDU's CRC matched).
+	MidStream bool
+	// Dir counts each direction, indexed by Direction.Index().
+	Dir [2]IWARPCounters
+}
+
+// tcpKey is a TCP connection's 4-tuple, oriented from one side.
+type tcpKey struct {
+	src, dst     netip.Addr
+	sport, dport uint16
+}
+
+func (k tcpKey) reverse() tcpKey { return tcpKey{k.dst, k.src, k.dport, k.sport} }
+
+// iwMode is where one direction of a connection is.
+type iwMode uint8
+
+const (
+	iwReqRep iwMode = iota // the MPA Request or Reply is expected
+	iwWait                 // frame seen; FPDU octets held until the peer's frame fixes the framing
+	iwFPDU                 // framing FPDUs
+	iwHunt                 // looking for a segment that starts with an FPDU
+	iwDead                 // nothing more to frame (rejected, or the connection is gone)
+)
+
+// iwHalf is one direction of an iWARP connection.
+type iwHalf struct {
+	mode    iwMode
+	seq     uint32 // sequence number of the next octet TCP reassembly delivers
+	started bool
+	hdr     []byte // a Request/Reply frame TCP split
+	rr      iwarp.MPAReqRep
+	rrBuf   []byte
+	hasRR   bool
+	fpduSeq uint32 // first octet after the Request/Reply: where markers count from
+	pend    []byte
+	pendSeq uint32
+	framer  *iwarp.Framer
+	probing bool // framing just (re)started; the first FPDU confirms it
+	fresh   bool // picked up mid-stream: the next tagged message may lack its start
+	reasm   *iwarp.Reassembler
+	writes  []*iwOp // RDMA Writes in progress, sent in this direction
+	reads   []*iwOp // RDMA Read Requests sent in this direction, awaiting responses
+}
+
+// iwStream is one TCP connection carrying iWARP. Its halves are indexed by
+// Direction.Index(): key is oriented client to server.
+type iwStream struct {
+	ie      *iwarpEngine
+	id      uint32
+	key     tcpKey
+	conn    *Connection
+	info    *IWARPInfo
+	half    [2]iwHalf
+	asmC2S  int  // our half that gopacket's assembler calls client-to-server
+	hint    bool // TCP port 20049
+	ended   bool
+	lastNum int
+}
+
+// iwarpContext is the AssemblerContext of the packet being assembled.
+type iwarpContext struct{ ci gopacket.CaptureInfo }
+
+func (c *iwarpContext) GetCaptureInfo() gopacket.CaptureInfo { return c.ci }
+
+// iwarpEngine is the engine's iWARP state.
+type iwarpEngine struct {
+	e       *Engine
+	streams map[tcpKey]*iwStream
+	order   []*iwStream
+	pool    *reassembly.StreamPool
+	asm     *reassembly.Assembler
+	ctx     iwarpContext
+	nextID  uint32
+
+	// The packet being processed: its FPDUs are recorded in it. nil while
+	// Finish flushes.
+	cur       *Packet
+	curStream *iwStream
+	curHalf   int
+	curNum    int
+	now       time.Time
+
+	ddp   iwarp.DDP
+	rdmap iwarp.RDMAP
+	rr    iwarp.MPAReqRep
+
+	freeFramers []*iwarp.Framer
+	freeReasm   []*iwarp.Reassembler
+	freeOps     []*iwOp
+	msg         Message
+	op          RDMAOp
+	pkts        []int
+}
+
+func newIWARPEngine(e *Engine) *iwarpEngine {
+	return &iwarpEngine{e: e, streams: map[tcpKey]*iwStream{}}
+}
 
 // trackIWARP follows iWARP over TCP: stream reassembly, MPA Request/Reply
-// and FPDU framing, DDP and RDMAP. (Stub: filled in by the iWARP work.)
-func (e *Engine) trackIWARP(p *Packet) {}
+// and FPDU framing, DDP and RDMAP.
+func (e *Engine) trackIWARP(p *Packet) {
+	if !p.Has(layers.LayerTypeTCP) {
+		return
+	}
+	if e.iw == nil {
+		e.iw = newIWARPEngine(e)
+	}
+	e.iw.packet(p)
+}
+
+// finishIWARP flushes every stream at the end of the input.
+func (e *Engine) finishIWARP() {
+	if e.iw != nil {
+		e.iw.finish()
+	}
+}
+
+func tcpKeyOf(p *Packet) (tcpKey, bool) {
+	var k tcpKey
+	switch {
+	case p.Has(layers.LayerTypeIPv4):
+		k.src, _ = netip.AddrFromSlice(p.IPv4.SrcIP.To4())
+		k.dst, _ = netip.AddrFromSlice(p.IPv4.DstIP.To4())
+	case p.Has(layers.LayerTypeIPv6):
+		k.src, _ = netip.AddrFromSlice(p.IPv6.SrcIP)
+		k.dst, _ = netip.AddrFromSlice(p.IPv6.DstIP)
+	default:
+		return k, false
+	}
+	k.sport, k.dport = uint16(p.TCP.SrcPort), uint16(p.TCP.DstPort)
+	return k, k.src.IsValid() && k.dst.IsValid()
+}
+
+func (ie *iwarpEngine) lookup(k tcpKey) (*iwStream, int) {
+	s := ie.streams[k]
+	if s == nil {
+		return nil, 0
+	}
+	if s.key == k {
+		return s, 0
+	}
+	return s, 1
+}
+
+func (ie *iwarpEngine) packet(p *Packet) {
+	k, ok := tcpKeyOf(p)
+	if !ok {
+		return
+	}
+	t := &p.TCP
+	payload := t.Payload
+	s, h := ie.lookup(k)
+	if t.SYN {
+		// A new TCP connection on the 4-tuple: what we followed there is
+		// over. SYNs never start a stream; the MPA Request does.
+		if s != nil && !t.ACK {
+			ie.forget(s)
+		}
+		return
+	}
+	if s != nil && len(payload) >= 16 && string(payload[:16]) == iwarp.MPAKeyReq && s.half[h].mode != iwReqRep {
+		// An MPA Request on a 4-tuple whose previous connection we did
+		// not see end: a new connection.
+		ie.forget(s)
+		s = nil
+	}
+	if s == nil {
+		if len(payload) == 0 {
+			return
+		}
+		if s, h = ie.detect(p, k, payload); s == nil {
+			return
+		}
+	}
+	ie.e.Conns.place(p, s.conn, dirOfHalf(h))
+	if len(payload) == 0 && !t.FIN && !t.RST {
+		return
+	}
+	ie.cur, ie.curStream, ie.curHalf, ie.curNum, ie.now = p, s, h, p.Number, p.Timestamp
+	s.lastNum = p.Number
+	ie.ctx.ci = gopacket.CaptureInfo{Timestamp: p.Timestamp, CaptureLength: p.CaptureLength, Length: p.Length}
+	ie.assembler().AssembleWithContext(s.flow(h), t, &ie.ctx)
+	ie.cur, ie.curStream = nil, nil
+	if (t.FIN || t.RST) && s.conn.State == StateEstablished {
+		s.conn.State = StateClosed
+	}
+}
+
+func dirOfHalf(h int) Direction {
+	if h == 1 {
+		return DirServerToClient
+	}
+	return DirClientToServer
+}
+
+// detect decides whether a segment of an unknown TCP connection starts
+// iWARP: an MPA Request or Reply, or a plausible FPDU.
+func (ie *iwarpEngine) detect(p *Packet, k tcpKey, payload []byte) (*iwStream, int) {
+	hint := k.sport == IWARPHintPort || k.dport == IWARPHintPort
+	switch {
+	case len(payload) >= 16 && string(payload[:16]) == iwarp.MPAKeyReq:
+		s := ie.newStream(p, k, hint)
+		if s == nil {
+			return nil, 0
+		}
+		s.half[0].mode, s.half[1].mode = iwReqRep, iwReqRep
+		return s, 0
+	case len(payload) >= 16 && string(payload[:16]) == iwarp.MPAKeyRep:
+		// The Request is not in the capture: its receiver is the client.
+		s := ie.newStream(p, k.reverse(), hint)
+		if s == nil {
+			return nil, 0
+		}
+		s.info.MidStream = true
+		s.half[0].mode, s.half[1].mode = iwHunt, iwReqRep
+		return s, 1
+	}
+	if ok, _ := plausibleFPDU(payload, hint); !ok {
+		return nil, 0
+	}
+	s := ie.newStream(p, k, hint)
+	if s == nil {
+		return nil, 0
+	}
+	s.conn.State = StateNoSetup
+	s.info.MidStream = true
+	s.half[0].mode, s.half[1].mode = iwHunt, iwHunt
+	return s, 0
+}
+
+func (ie *iwarpEngine) newStream(p *Packet, k tcpKey, hint bool) *iwStream {
+	c := ie.e.Conns.newConn(TransportIWARP, p)
+	if c == nil {
+		return nil
+	}
+	c.Client = Endpoint{Address: k.src.Unmap().String(), Port: k.sport}
+	c.Server = Endpoint{Address: k.dst.Unmap().String(), Port: k.dport}
+	c.ServicePort = k.dport
+	c.State = StateIncomplete
+	c.IWARP = &IWARPInfo{}
+	ie.nextID++
+	s := &iwStream{ie: ie, id: ie.nextID, key: k, conn: c, info: c.IWARP, hint: hint}
+	ie.streams[k] = s
+	ie.streams[k.reverse()] = s
+	ie.order = append(ie.order, s)
+	return s
+}
+
+// forget ends a stream and removes it from the table (its assembler
+// connection, keyed by the stream's id, is flushed at the end).
+func (ie *iwarpEngine) forget(s *iwStream) {
+	s.end()
+	if ie.streams[s.key] == s {
+		delete(ie.streams, s.key)
+		delete(ie.streams, s.key.reverse())
+	}
+	for i, o := range ie.order {
+		if o == s {
+			copy(ie.order[i:], ie.order[i+1:])
+			ie.order[len(ie.order)-1] = nil
+			ie.order = ie.order[:len(ie.order)-1]
+			break
+		}
+	}
+}
+
+func (ie *iwarpEngine) finish() {
+	ie.cur, ie.curStream = nil, nil
+	if ie.asm != nil {
+		ie.asm.FlushAll()
+	}
+	for _, s := range ie.order {
+		s.end()
+	}
+}
+
+// iwarpEndpoint is the endpoint type of the flows the engine gives the
+// assembler: a stream id and a direction, not addresses, so that a
+// 4-tuple reused by a new connection gets a new assembler connection.
+const iwarpEndpoint gopacket.EndpointType = 1750
+
+func (s *iwStream) flow(h int) gopacket.Flow {
+	var a, b [5]byte
+	binary.BigEndian.PutUint32(a[:], s.id)
+	binary.BigEndian.PutUint32(b[:], s.id)
+	a[4], b[4] = byte(h), byte(1-h)
+	return gopacket.NewFlow(iwarpEndpoint, a[:], b[:])
+}
+
+func (ie *iwarpEngine) assembler() *reassembly.Assembler {
+	if ie.asm == nil {
+		ie.pool = reassembly.NewStreamPool(ie)
+		ie.asm = reassembly.NewAssembler(ie.pool)
+		ie.asm.MaxBufferedPagesPerConnection = iwarpMaxPagesPerConn
+		ie.asm.MaxBufferedPagesTotal = iwarpMaxPagesTotal
+	}
+	return ie.asm
+}
+
+// New implements reassembly.StreamFactory: the assembler asks for the
+// stream of the packet being assembled.
+func (ie *iwarpEngine) New(_, _ gopacket.Flow, _ *layers.TCP, _ reassembly.AssemblerContext) reassembly.Stream {
+	s := ie.curStream
+	if s == nil {
+		return nil
+	}
+	s.asmC2S = ie.curHalf
+	return s
+}
+
+func (s *iwStream) halfOf(d reassembly.TCPFlowDirection) int {
+	if d == reassembly.TCPDirClientToServer {
+		return s.asmC2S
+	}
+	return 1 - s.asmC2S
+}
+
+// Accept implements reassembly.Stream. A direction's stream starts at the
+// first segment with payload that we give the assembler (the MPA Request or
+// Reply, or where the connection was picked up).
+func (s *iwStream) Accept(t *layers.TCP, _ gopacket.CaptureInfo, d reassembly.TCPFlowDirection, nextSeq reassembly.Sequence, start *bool, _ reassembly.AssemblerContext) bool {
+	hf := &s.half[s.halfOf(d)]
+	if nextSeq < 0 && len(t.Payload) > 0 {
+		*start = true
+		if !hf.started {
+			hf.started = true
+			hf.seq = t.Seq
+		}
+	}
+	return true
+}
+
+// ReassembledSG implements reassembly.Stream: stream octets in order.
+func (s *iwStream) ReassembledSG(sg reassembly.ScatterGather, _ reassembly.AssemblerContext) {
+	d, _, _, skip := sg.Info()
+	h := s.halfOf(d)
+	n, _ := sg.Lengths()
+	if skip < 0 {
+		skip = 0
+	}
+	// One segment is handed over without copying; octets held out of order
+	// come in several pieces, which Fetch joins.
+	data := sg.Fetch(n)
+	hf := &s.half[h]
+	seq := hf.seq
+	if skip > 0 {
+		s.info.Dir[h].GapOctets += uint64(skip)
+		s.gap(h, skip)
+		seq += uint32(skip)
+	}
+	hf.seq = seq + uint32(len(data))
+	s.process(h, data, seq)
+}
+
+// ReassemblyComplete implements reassembly.Stream: both directions ended.
+func (s *iwStream) ReassemblyComplete(reassembly.AssemblerContext) bool {
+	s.end()
+	return true
+}
+
+// end gives up what is in progress and returns the buffers.
+func (s *iwStream) end() {
+	if s.ended {
+		return
+	}
+	s.ended = true
+	ie := s.ie
+	for h := range s.half {
+		hf := &s.half[h]
+		for _, op := range hf.writes {
+			s.giveUp(op)
+		}
+		hf.writes = hf.writes[:0]
+		for _, op := range hf.reads {
+			s.giveUp(op)
+		}
+		hf.reads = hf.reads[:0]
+		if hf.framer != nil {
+			if len(ie.freeFramers) < iwarpMaxFreeFramers {
+				ie.freeFramers = append(ie.freeFramers, hf.framer)
+			}
+			hf.framer = nil
+		}
+		if hf.reasm != nil {
+			s.info.Dir[h].Reassembly = hf.reasm.Stats
+			if len(ie.freeReasm) < iwarpMaxFreeFramers {
+				ie.freeReasm = append(ie.freeReasm, hf.reasm)
+			}
+			hf.reasm = nil
+		}
+		hf.mode = iwDead
+		hf.hdr, hf.pend = nil, nil
+	}
+}
+
+// gap tells direction h that n octets are missing before what follows.
+func (s *iwStream) gap(h, n int) {
+	hf := &s.half[h]
+	switch hf.mode {
+	case iwFPDU:
+		if !hf.probing {
+			s.info.Dir[h].LostSync++
+		}
+		hf.framer.Skip(n)
+		hf.mode = iwHunt
+	case iwReqRep:
+		s.info.Dir[h].Discarded += uint64(len(hf.hdr))
+		hf.hdr = hf.hdr[:0]
+		s.toHunt(h)
+	case iwWait:
+		s.info.Dir[h].Discarded += uint64(len(hf.pend))
+		hf.pend = hf.pend[:0]
+		s.info.Dir[h].LostSync++
+		hf.mode = iwHunt
+	}
+	// Whatever was in flight lost octets.
+	for _, op := range hf.writes {
+		op.broken = true
+	}
+	for _, op := range s.half[1-h].reads {
+		if op.got > 0 {
+			op.broken = true
+		}
+	}
+	hf.fresh = true
+}
+
+// process frames octets of direction h starting at TCP sequence number seq.
+func (s *iwStream) process(h int, data []byte, seq uint32) {
+	hf := &s.half[h]
+	ctr := &s.info.Dir[h]
+	for len(data) > 0 {
+		n := len(data)
+		switch hf.mode {
+		case iwReqRep:
+			n = s.reqRepBytes(h, data, seq)
+		case iwWait:
+			if len(hf.pend)+len(data) > iwarpMaxPending {
+				// The peer's frame is not coming: frame without it.
+				ctr.Discarded += uint64(len(hf.pend))
+				hf.pend = hf.pend[:0]
+				hf.mode = iwHunt
+				n = 0
+				break
+			}
+			if len(hf.pend) == 0 {
+				hf.pendSeq = seq
+			}
+			hf.pend = append(hf.pend, data...)
+		case iwFPDU:
+			s.frame(h, data)
+		case iwHunt:
+			if s.pickUp(h, data, seq) {
+				n = 0
+			} else {
+				ctr.Discarded += uint64(n)
+			}
+		case iwDead:
+			ctr.Discarded += uint64(n)
+		}
+		data = data[n:]
+		seq += uint32(n)
+	}
+}
+
+// reqRepBytes takes octets of the MPA Request or Reply at the start of
+// direction h and returns how many it used.
+func (s *iwStream) reqRepBytes(h int, data []byte, seq uint32) int {
+	hf := &s.half[h]
+	if len(hf.hdr) == 0 {
+		if len(data) >= 16 && !iwarp.IsMPAKey(data) {
+			s.toHunt(h)
+			return 0
+		}
+		if n, ok := iwarp.MPAReqRepLen(data); ok && len(data) >= n {
+			s.gotReqRep(h, data[:n], seq+uint32(n))
+			return n
+		}
+	}
+	max := iwarp.MPAReqRepHeaderLen + iwarp.MPAMaxPrivateDataLen
+	k := min(len(data), max-len(hf.hdr))
+	hf.hdr = append(hf.hdr, data[:k]...)
+	if len(hf.hdr) >= 16 && !iwarp.IsMPAKey(hf.hdr) {
+		s.info.Dir[h].Discarded += uint64(len(hf.hdr))
+		hf.hdr = hf.hdr[:0]
+		s.toHunt(h)
+		return k
+	}
+	n, ok := iwarp.MPAReqRepLen(hf.hdr)
+	if !ok || len(hf.hdr) < n && len(hf.hdr) < max {
+		return k
+	}
+	if n > len(hf.hdr) {
+		n = len(hf.hdr) // PD_Length beyond 512: DecodeFromBytes says why
+	}
+	used := k - (len(hf.hdr) - n)
+	s.gotReqRep(h, hf.hdr[:n], seq+uint32(used))
+	hf.hdr = hf.hdr[:0]
+	return used
+}
+
+// toHunt turns direction h to hunting for FPDUs; a peer waiting for this
+// direction's frame stops waiting.
+func (s *iwStream) toHunt(h int) {
+	s.half[h].mode = iwHunt
+	s.info.MidStream = true
+	o := &s.half[1-h]
+	if o.mode == iwWait {
+		s.unwait(1 - h)
+	}
+}
+
+// unwait frames what direction h held while waiting, by hunting.
+func (s *iwStream) unwait(h int) {
+	hf := &s.half[h]
+	hf.mode = iwHunt
+	pend, seq := hf.pend, hf.pendSeq
+	hf.pend = nil
+	s.process(h, pend, seq)
+}
+
+// gotReqRep handles a whole MPA Request or Reply frame of direction h that
+// ends at sequence number end.
+func (s *iwStream) gotReqRep(h int, frame []byte, end uint32) {
+	ie := s.ie
+	hf := &s.half[h]
+	m := &ie.rr
+	if err := m.DecodeFromBytes(frame, gopacket.NilDecodeFeedback); err != nil {
+		s.info.Dir[h].Malformed++
+		if ie.cur != nil {
+			ie.cur.fail("MPA", err)
+		}
+		s.toHunt(h)
+		return
+	}
+	hf.rr = *m
+	hf.rr.BaseLayer = layers.BaseLayer{}
+	hf.rrBuf = append(hf.rrBuf[:0], m.PrivateData...)
+	hf.rr.PrivateData = hf.rrBuf
+	hf.hasRR = true
+	hf.fpduSeq = end
+	if ie.cur != nil {
+		ie.cur.IWARP.addReqRep(m)
+	}
+	side := &s.info.MPA[h]
+	*side = MPAInfo{Seen: true, Packet: ie.curNum, Revision: m.Rev, Markers: m.M, CRC: m.C, Rejected: m.R,
+		Enhanced: m.Enhanced, HasIRDORD: m.HasEnhancedData}
+	if m.HasEnhancedData {
+		x := m.EnhancedData
+		side.IRD, side.ORD = x.IRD, x.ORD
+		side.PeerToPeer, side.RTRSend, side.RTRWrite, side.RTRRead = x.A, x.B, x.C, x.D
+	}
+	prefix := pvtdata.PrefixNone
+	if m.Rev == iwarp.MPARevision2 && m.Enhanced {
+		prefix = pvtdata.PrefixMPAv2
+	}
+	pkt := ie.cur
+	if pkt == nil {
+		pkt = &Packet{Number: s.lastNum}
+	}
+	s.conn.setPrivateData(dirOfHalf(h), pkt, m.PrivateData, prefix)
+	if m.IsReply() {
+		switch {
+		case m.R:
+			s.conn.State = StateRejected
+			s.conn.RejectReason = "MPA Reply with the Rejected flag (RFC 5044 section 7.1)"
+		case s.conn.State == StateIncomplete:
+			s.conn.State = StateEstablished
+		}
+	}
+	o := &s.half[1-h]
+	switch {
+	case o.hasRR:
+		hf.mode = iwWait
+		hf.pend = hf.pend[:0]
+		s.negotiate()
+	case o.mode == iwReqRep:
+		hf.mode = iwWait
+		hf.pend = hf.pend[:0]
+	default:
+		hf.mode = iwHunt
+	}
+}
+
+// negotiate fixes both directions' framing once the Request and the Reply
+// are known (RFC 5044 section 7.1) and starts framing what was held.
+func (s *iwStream) negotiate() {
+	req, rep := -1, -1
+	for h := range s.half {
+		if !s.half[h].hasRR {
+			return
+		}
+		if s.half[h].rr.IsRequest() {
+			req = h
+		} else {
+			rep = h
+		}
+	}
+	if req < 0 || rep < 0 {
+		// Two Requests or two Replies: not a connection we can frame by
+		// the book; hunt.
+		s.unwaitAll()
+		return
+	}
+	i2r, r2i := iwarp.Negotiate(&s.half[req].rr, &s.half[rep].rr)
+	s.info.Framing[req], s.info.Framing[rep] = i2r, r2i
+	s.info.Negotiated = true
+	for h := range s.half {
+		hf := &s.half[h]
+		if hf.mode != iwWait {
+			continue
+		}
+		if s.half[rep].rr.R {
+			s.info.Dir[h].Discarded += uint64(len(hf.pend))
+			hf.pend = nil
+			hf.mode = iwDead
+			continue
+		}
+		s.startFraming(h, hf.fpduSeq, s.info.Framing[h], hf.fpduSeq)
+		pend := hf.pend
+		hf.pend = nil
+		if len(pend) > 0 {
+			s.process(h, pend, hf.fpduSeq)
+		}
+	}
+}
+
+func (s *iwStream) unwaitAll() {
+	for h := range s.half {
+		if s.half[h].mode == iwWait {
+			s.unwait(h)
+		}
+	}
+}
+
+func (s *iwStream) startFraming(h int, seq uint32, fr iwarp.Framing, markerSeq uint32) {
+	ie := s.ie
+	hf := &s.half[h]
+	if hf.framer == nil {
+		if n := len(ie.freeFramers); n > 0 {
+			hf.framer = ie.freeFramers[n-1]
+			ie.freeFramers = ie.freeFramers[:n-1]
+		} else {
+			hf.framer = iwarp.NewFramer(iwarp.FramerConfig{})
+		}
+	}
+	hf.framer.Reset(iwarp.FramerConfig{Framing: fr, Seq: seq, MarkerSeq: markerSeq})
+	if hf.reasm == nil {
+		if n := len(ie.freeReasm); n > 0 {
+			hf.reasm = ie.freeReasm[n-1]
+			ie.freeReasm = ie.freeReasm[:n-1]
+			hf.reasm.Stats = iwarp.ReassemblyStats{}
+		} else {
+			hf.reasm = iwarp.NewReassembler(IWARPReassembly)
+		}
+	}
+	hf.mode = iwFPDU
+}
+
+// pickUp tries to start framing direction h at seq, where data starts
+// without the MPA exchange having told us so: a capture that started
+// mid-stream, or after sync was lost.
+func (s *iwStream) pickUp(h int, data []byte, seq uint32) bool {
+	hf := &s.half[h]
+	var fr iwarp.Framing
+	markerSeq := seq
+	relaxed := s.hint || s.info.Dir[h].FPDUs > 0 || s.info.Negotiated
+	switch {
+	case s.info.Negotiated && s.info.Framing[h].Markers:
+		// The framer checks the marker grid and every marker's FPDUPTR.
+		fr, markerSeq = s.info.Framing[h], hf.fpduSeq
+		if (seq-markerSeq)%4 != 0 {
+			return false
+		}
+	case s.info.Negotiated:
+		fr, markerSeq = s.info.Framing[h], hf.fpduSeq
+		if ok, _ := plausibleFPDU(data, relaxed); !ok {
+			return false
+		}
+	default:
+		ok, crc := plausibleFPDU(data, relaxed)
+		if !ok {
+			return false
+		}
+		fr.CRC = crc
+		s.info.Framing[h] = fr
+	}
+	s.startFraming(h, seq, fr, markerSeq)
+	hf.probing = true
+	hf.fresh = true
+	return true
+}
+
+// frame feeds octets to direction h's framer and handles every FPDU.
+func (s *iwStream) frame(h int, data []byte) {
+	hf := &s.half[h]
+	ctr := &s.info.Dir[h]
+	f := hf.framer
+	d0 := f.Stats.Discarded
+	defer func() { ctr.Discarded += f.Stats.Discarded - d0 }()
+	if err := f.Feed(data); err != nil {
+		s.lost(h, err)
+		return
+	}
+	for {
+		fp, err := f.Next()
+		if err == iwarp.ErrNeedMore {
+			return
+		}
+		if err != nil {
+			s.lost(h, err)
+			return
+		}
+		if hf.probing {
+			hf.probing = false
+			ctr.Resyncs++
+			if s.ie.cur != nil {
+				s.ie.cur.IWARP.Resync = true
+			}
+		}
+		s.fpdu(h, fp)
+		if hf.mode != iwFPDU {
+			return
+		}
+	}
+}
+
+// lost handles a framing error of direction h.
+func (s *iwStream) lost(h int, err error) {
+	hf := &s.half[h]
+	if !hf.probing {
+		s.info.Dir[h].LostSync++
+		if s.ie.cur != nil && !errors.Is(err, iwarp.ErrUnconsumed) {
+			s.ie.cur.fail("MPA", err)
+		}
+	}
+	hf.probing = false
+	hf.mode = iwHunt
+}
+
+// plausibleFPDU reports whether b starts with an FPDU without markers:
+// a ULPDU_Length that fits a DDP header, a DDP version 1 control octet
+// with zero reserved bits (RFC 5041 section 4.2), an RDMAP version 1
+// control octet with a known opcode on its buffer model (RFC 5040 section
+// 4.2), and for untagged segments the queue number the opcode uses and a
+// zero reserved word (section 4.3). Relaxed, the first header is enough;
+// strict, b must hold at least one complete FPDU and every FPDU in it must
+// pass (the last may be cut by the segment's end). crc tells whether every
+// complete FPDU's CRC field holds its CRC32c, which then says CRC is in
+// use.
+func plausibleFPDU(b []byte, relaxed bool) (ok, crc bool) {
+	complete := 0
+	crc = true
+	for off := 0; off < len(b); {
+		rest := b[off:]
+		if len(rest) < 4 {
+			if complete == 0 && !relaxed {
+				return false, false
+			}
+			break
+		}
+		l := int(binary.BigEndian.Uint16(rest))
+		if !plausibleDDP(rest[2:], l) {
+			return false, false
+		}
+		n := iwarp.FPDULen(l)
+		if len(rest) < n {
+			if complete == 0 && !relaxed {
+				return false, false
+			}
+			break
+		}
+		if iwarp.CRC32c(rest[:n-iwarp.CRCLen]) != binary.BigEndian.Uint32(rest[n-iwarp.CRCLen:]) {
+			crc = false
+		}
+		complete++
+		off += n
+	}
+	return true, crc && complete > 0
+}
+
+// plausibleDDP checks the start of a DDP segment of length l.
+func plausibleDDP(c []byte, l int) bool {
+	if len(c) < 2 {
+		return false
+	}
+	ctl, rc := c[0], c[1]
+	tagged := ctl&0x80 != 0
+	if ctl&0x3c != 0 || ctl&0x03 != iwarp.DDPVersion1 || rc>>6 != iwarp.RDMAPVersion1 || rc&0x30 != 0 {
+		return false
+	}
+	op := iwarp.Opcode(rc & 0x0f)
+	if !op.Known() || op.Tagged() != tagged {
+		return false
+	}
+	if tagged {
+		return l >= iwarp.DDPTaggedHeaderLen
+	}
+	if l < iwarp.DDPUntaggedHeaderLen {
+		return false
+	}
+	if len(c) < 10 {
+		return true
+	}
+	qn := binary.BigEndian.Uint32(c[6:10])
+	reserved := binary.BigEndian.Uint32(c[2:6])
+	switch {
+	case op.IsSend():
+		return qn == iwarp.QNSend && (op.HasInvalidateSTag() || reserved == 0)
+	case op == iwarp.OpRDMAReadRequest:
+		return qn == iwarp.QNReadRequest && reserved == 0 && l == iwarp.DDPUntaggedHeaderLen+iwarp.ReadRequestHeaderLen
+	case op == iwarp.OpTerminate:
+		return qn == iwarp.QNTerminate && reserved == 0
+	}
+	return qn <= 3
+}

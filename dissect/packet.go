@@ -102,6 +102,10 @@ type Packet struct {
 	MAD roce.MAD
 	CM  CM
 
+	// IWARP is the MPA Request/Reply and the FPDUs this packet's TCP
+	// segment completed (iwarp_packet.go).
+	IWARP IWARPPacket
+
 	// RPC holds the RPC-over-RDMA messages this packet completed (rpc.go):
 	// the Sends it ended, and the RPC messages rebuilt from chunk data it
 	// delivered. Usually none or one; an iWARP segment can complete several.
@@ -151,6 +155,7 @@ func (p *Packet) reset() {
 	p.ICRC = CRCCheck{}
 	p.VCRC = CRCCheck{}
 	p.CM.Attr = gopacket.LayerTypeZero
+	p.IWARP.reset()
 	p.RPC = p.RPC[:0]
 	p.Err = nil
 	p.Conn = nil

@@ -69,6 +69,8 @@ func (p *Packet) Info() string {
 		fmt.Fprintf(&b, "MAD %s %s attr=0x%04x", p.MAD.MgmtClass, p.MAD.Method, p.MAD.AttributeID)
 	case p.Has(roce.LayerTypeBTH):
 		p.bthInfo(&b)
+	case p.IWARP.HasReqRep || len(p.IWARP.FPDUs) > 0 || p.IWARP.Resync:
+		p.iwarpInfo(&b)
 	case p.Has(layers.LayerTypeTCP):
 		fmt.Fprintf(&b, "%d → %d", p.TCP.SrcPort, p.TCP.DstPort)
 	case p.Has(layers.LayerTypeUDP):

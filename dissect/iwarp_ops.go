@@ -1,0 +1,281 @@
+package dissect
+
+import (
+	"time"
+
+	"github.com/gopacket/gopacket"
+
+	"github.com/rdmashark/rdmashark/layers/iwarp"
+)
+
+// Bounds of the RDMA operations followed per connection.
+const (
+	// iwarpMaxOpData is the most data kept for one RDMA operation; past it
+	// the operation is still followed but handed out without Data.
+	iwarpMaxOpData = 1 << 20
+	// iwarpMaxWrites bounds the RDMA Write messages in progress in one
+	// direction, iwarpMaxReads the outstanding RDMA Read Requests (the
+	// ORD/IRD of RFC 6581 is at most 16383; siw uses 128). The oldest is
+	// given up beyond them (IWARPCounters.OpsIncomplete).
+	iwarpMaxWrites  = 16
+	iwarpMaxReads   = 256
+	iwarpMaxFreeOps = 64
+)
+
+// iwOp is an RDMA Write or Read being followed.
+type iwOp struct {
+	kind RDMAOpKind
+	dir  Direction // of the Write's data, or of the Read Request
+	// stag/to name the remote memory the operation is about: the Write's
+	// Data Sink STag and TO (RFC 5040 section 4.3), the Read's Data Source
+	// STag and TO (section 4.4).
+	stag   uint32
+	to     uint64
+	length uint32
+	// sinkSTag and next place the next tagged segment: a Write's STag and
+	// the TO its next segment continues at; a Read's Data Sink STag, where
+	// its responses land.
+	sinkSTag uint32
+	next     uint64
+	got      uint32
+	packets  []int
+	data     []byte
+	cut      bool // more than iwarpMaxOpData octets: data dropped
+	broken   bool // octets of it are missing from the capture
+	start    time.Time
+	end      time.Time
+}
+
+func (ie *iwarpEngine) newOp() *iwOp {
+	if n := len(ie.freeOps); n > 0 {
+		op := ie.freeOps[n-1]
+		ie.freeOps = ie.freeOps[:n-1]
+		*op = iwOp{packets: op.packets[:0], data: op.data[:0]}
+		return op
+	}
+	return &iwOp{}
+}
+
+func (ie *iwarpEngine) freeOp(op *iwOp) {
+	if len(ie.freeOps) < iwarpMaxFreeOps && cap(op.data) <= iwarpMaxOpData {
+		ie.freeOps = append(ie.freeOps, op)
+	}
+}
+
+func (op *iwOp) addPacket(n int) {
+	if k := len(op.packets); k == 0 || op.packets[k-1] != n {
+		op.packets = append(op.packets, n)
+	}
+}
+
+func (op *iwOp) addData(b []byte) {
+	if op.cut {
+		return
+	}
+	if len(op.data)+len(b) > iwarpMaxOpData {
+		op.cut = true
+		op.data = op.data[:0]
+		return
+	}
+	op.data = append(op.data, b...)
+}
+
+// fpdu decodes one FPDU of direction h and hands what it carries on.
+func (s *iwStream) fpdu(h int, fp *iwarp.FPDU) {
+	ie := s.ie
+	ctr := &s.info.Dir[h]
+	ctr.FPDUs++
+	if fp.CRCChecked && fp.CRC != fp.CRCComputed {
+		ctr.CRCErrors++
+	}
+	d, r := &ie.ddp, &ie.rdmap
+	*r = iwarp.RDMAP{}
+	err := d.DecodeFromBytes(fp.ULPDU, gopacket.NilDecodeFeedback)
+	if err == nil {
+		err = r.DecodeFromBytes(d.LayerPayload(), gopacket.NilDecodeFeedback)
+	}
+	if ie.cur != nil {
+		switch {
+		case err == nil:
+			ie.cur.IWARP.addFPDU(fp, d, r, nil)
+		case d.DV == iwarp.DDPVersion1:
+			ie.cur.IWARP.addFPDU(fp, d, nil, err)
+		default:
+			ie.cur.IWARP.addFPDU(fp, nil, nil, err)
+		}
+	}
+	if err != nil {
+		ctr.Malformed++
+		return
+	}
+	num := ie.curNum
+	if num == 0 {
+		num = s.lastNum
+	}
+	switch r.Opcode {
+	case iwarp.OpRDMAWrite:
+		s.writeSegment(h, d, num)
+	case iwarp.OpRDMAReadResponse:
+		s.readResponse(h, d, num)
+	case iwarp.OpRDMAReadRequest:
+		s.readRequest(h, &r.ReadRequest, num)
+	case iwarp.OpTerminate:
+		ctr.Terminates++
+	case iwarp.OpSend, iwarp.OpSendWithInvalidate, iwarp.OpSendWithSE, iwarp.OpSendWithSEAndInvalidate:
+		hf := &s.half[h]
+		m, _ := hf.reasm.Add(d, uint64(num))
+		ctr.Reassembly = hf.reasm.Stats
+		if m != nil {
+			s.message(h, m, r)
+		}
+	}
+	if d.L {
+		s.half[h].fresh = false
+	}
+}
+
+// message hands a reassembled Send to the Observer.
+func (s *iwStream) message(h int, m *iwarp.Message, r *iwarp.RDMAP) {
+	ie := s.ie
+	s.info.Dir[h].Messages++
+	obs := ie.e.opts.Observer
+	if obs == nil {
+		return
+	}
+	pk := ie.pkts[:0]
+	for _, ref := range m.Refs {
+		if n := int(ref); len(pk) == 0 || pk[len(pk)-1] != n {
+			pk = append(pk, n)
+		}
+	}
+	ie.pkts = pk
+	ie.msg = Message{Conn: s.conn, Dir: dirOfHalf(h), Packets: pk, Data: m.Data, Length: len(m.Data),
+		Invalidate: r.Opcode.HasInvalidateSTag(), InvalidatedSTag: r.InvalidateSTag, Time: ie.now}
+	obs.Message(&ie.msg)
+}
+
+// writeSegment follows an RDMA Write: tagged segments of one message share
+// the STag and continue each other's TO; the last has L (RFC 5041 section
+// 4.3, RFC 5040 section 4.3).
+func (s *iwStream) writeSegment(h int, d *iwarp.DDP, num int) {
+	ie := s.ie
+	hf := &s.half[h]
+	var op *iwOp
+	for _, w := range hf.writes {
+		if w.sinkSTag == d.STag && w.next == d.TO {
+			op = w
+			break
+		}
+	}
+	if op == nil {
+		if len(hf.writes) >= iwarpMaxWrites {
+			s.giveUp(hf.writes[0])
+			hf.writes = append(hf.writes[:0], hf.writes[1:]...)
+		}
+		op = ie.newOp()
+		op.kind, op.dir = RDMAWrite, dirOfHalf(h)
+		op.stag, op.to, op.sinkSTag, op.next = d.STag, d.TO, d.STag, d.TO
+		op.broken = hf.fresh
+		op.start = ie.now
+		hf.writes = append(hf.writes, op)
+		s.info.Dir[h].Writes++
+	}
+	op.addPacket(num)
+	op.addData(d.Data)
+	op.length += uint32(len(d.Data))
+	op.got = op.length
+	op.next += uint64(len(d.Data))
+	op.end = ie.now
+	if d.L {
+		for i, w := range hf.writes {
+			if w == op {
+				hf.writes = append(hf.writes[:i], hf.writes[i+1:]...)
+				break
+			}
+		}
+		s.emit(op, !op.broken)
+	}
+}
+
+// readRequest queues an RDMA Read Request sent in direction h: the
+// responses come back in the other direction, tagged with the Data Sink
+// STag, in the order of the requests (RFC 5040 section 5.2.1).
+func (s *iwStream) readRequest(h int, q *iwarp.ReadRequest, num int) {
+	ie := s.ie
+	hf := &s.half[h]
+	if len(hf.reads) >= iwarpMaxReads {
+		s.giveUp(hf.reads[0])
+		hf.reads = append(hf.reads[:0], hf.reads[1:]...)
+	}
+	op := ie.newOp()
+	op.kind, op.dir = RDMARead, dirOfHalf(h)
+	op.stag, op.to, op.length = q.SourceSTag, q.SourceTaggedOffset, q.RDMAReadMessageSize
+	op.sinkSTag, op.next = q.SinkSTag, q.SinkTaggedOffset
+	op.start, op.end = ie.now, ie.now
+	op.addPacket(num)
+	hf.reads = append(hf.reads, op)
+	s.info.Dir[h].Reads++
+}
+
+// readResponse places a Read Response segment of direction h on the
+// oldest outstanding Read Request of the other direction it continues.
+func (s *iwStream) readResponse(h int, d *iwarp.DDP, num int) {
+	rq := &s.half[1-h]
+	i := -1
+	for k, op := range rq.reads {
+		if op.sinkSTag == d.STag && op.next == d.TO {
+			i = k
+			break
+		}
+	}
+	if i < 0 {
+		if d.L {
+			s.info.Dir[h].UnmatchedResponses++
+		}
+		return
+	}
+	// Responses come in request order: earlier requests were answered
+	// where the capture cannot show it.
+	for _, op := range rq.reads[:i] {
+		s.giveUp(op)
+	}
+	op := rq.reads[i]
+	rq.reads = append(rq.reads[:0], rq.reads[i+1:]...)
+	op.addPacket(num)
+	op.addData(d.Data)
+	op.got += uint32(len(d.Data))
+	op.next += uint64(len(d.Data))
+	op.end = s.ie.now
+	if op.got > op.length {
+		op.broken = true
+	}
+	if d.L {
+		s.emit(op, !op.broken && op.got == op.length)
+		return
+	}
+	// Not done: back at the front of the queue.
+	rq.reads = append(rq.reads, nil)
+	copy(rq.reads[1:], rq.reads)
+	rq.reads[0] = op
+}
+
+// giveUp hands out an operation that will not complete.
+func (s *iwStream) giveUp(op *iwOp) { s.emit(op, false) }
+
+// emit hands an operation to the Observer and recycles it.
+func (s *iwStream) emit(op *iwOp, complete bool) {
+	ie := s.ie
+	if !complete {
+		s.info.Dir[op.dir.Index()].OpsIncomplete++
+	}
+	if obs := ie.e.opts.Observer; obs != nil {
+		o := &ie.op
+		*o = RDMAOp{Kind: op.kind, Conn: s.conn, Dir: op.dir, STag: op.stag, Offset: op.to, Length: op.length,
+			Packets: op.packets, Complete: complete, Start: op.start, End: op.end}
+		if !op.cut {
+			o.Data = op.data
+		}
+		obs.RDMAOp(o)
+	}
+	ie.freeOp(op)
+}
