@@ -1,6 +1,7 @@
 package dissect
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/rdmashark/rdmashark/pvtdata"
@@ -200,6 +201,12 @@ func (pd *PrivateData) Summary() PDSummary {
 		s.RemoteInvalidate = r.Message.RemoteInvalidate
 		s.SendSize = r.Message.SendBytes()
 		s.ReceiveSize = r.Message.ReceiveBytes()
+		if r.Message.Reserved != 0 {
+			// RFC 8797 section 4: "Senders MUST set these bits to zero
+			// and receivers MUST ignore their value": honoured, but said.
+			s.Note = "reserved flag bits 0x" + strconv.FormatUint(uint64(r.Message.Reserved), 16) +
+				" set (RFC 8797 section 4: senders must send zero; ignored)"
+		}
 	} else {
 		s.Note = r.Reason()
 	}
