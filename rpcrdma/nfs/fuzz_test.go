@@ -1,0 +1,175 @@
+package nfs_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
+	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
+)
+
+// realBody is an NFS body from a capture with how to decode it.
+type realBody struct {
+	prog, vers, proc uint32
+	call             bool
+	red              nfs.Reduction
+	body             []byte
+	sig              string
+}
+
+// realBodies returns one body of each kind (procedure, direction, first
+// bytes of the op list) of the RoCE captures.
+func realBodies(t testing.TB) []realBody {
+	t.Helper()
+	var out []realBody
+	seen := map[string]bool{}
+	var in nfs.Info
+	for _, name := range []string{"rxe-nfs3", "rxe-nfs41", "rxe-nfs42-small"} {
+		msgs, _ := messages(t, name)
+		calls := map[uint32]callKey{}
+		for _, m := range msgs {
+			h := &m.hdr
+			call := h.MsgType == oncrpc.Call
+			k, ok := callKey{uint32(h.Prog), h.Vers, h.Proc}, true
+			if call {
+				calls[h.XID] = k
+			} else if k, ok = calls[h.XID]; !ok {
+				continue
+			}
+			if !nfs.Known(k.prog) || !h.HasBody() {
+				continue
+			}
+			rb := realBody{prog: k.prog, vers: k.vers, proc: k.proc, call: call, body: h.Payload(),
+				red: nfs.Reduction{HeaderLen: h.HeaderLen, ReadPositions: m.reads, WriteChunks: m.writes}}
+			if in.Decode(rb.prog, rb.vers, rb.proc, call, rb.body, &rb.red) != nil {
+				continue
+			}
+			rb.sig = fmt.Sprintf("%d/%d/%d/%v/%d/%d/%d", k.prog, k.vers, k.proc, call, len(in.Items), len(m.reads), len(m.writes))
+			for _, op := range in.Ops {
+				rb.sig += "," + op.Name()
+			}
+			if !seen[rb.sig] {
+				seen[rb.sig] = true
+				out = append(out, rb)
+			}
+		}
+	}
+	return out
+}
+
+// FuzzDecode feeds arbitrary bodies to every decoder entry point; nothing
+// may panic, and what is reported must lie inside the body.
+func FuzzDecode(f *testing.F) {
+	for _, rb := range realBodies(f) {
+		mode := uint8(0)
+		if len(rb.red.WriteChunks) > 0 || len(rb.red.ReadPositions) > 0 {
+			mode = 1
+		}
+		f.Add(rb.prog, rb.vers, rb.proc, rb.call, mode, rb.body)
+	}
+	f.Add(uint32(0x40000000), uint32(1), uint32(1), true, uint8(0), []byte(xdr{}.opaque(nil).u32(1, 0, 1, 11).zeros(32).u32(0)))
+	var in nfs.Info
+	f.Fuzz(func(t *testing.T, prog, vers, proc uint32, call bool, mode uint8, body []byte) {
+		var red *nfs.Reduction
+		switch mode % 3 {
+		case 1:
+			red = &nfs.Reduction{Auto: true}
+		case 2:
+			red = &nfs.Reduction{WriteChunks: []uint32{1, 0, 1}, ReadPositions: []uint32{uint32(len(body) / 2 &^ 3)}}
+		}
+		check := func(err error) {
+			if in.Len < 0 || in.Len > len(body) {
+				t.Fatalf("Len %d of %d", in.Len, len(body))
+			}
+			for _, it := range in.Items {
+				if it.LenOffset < 0 || it.Offset != it.LenOffset+4 || it.End() > len(body) {
+					t.Fatalf("item %+v outside body %d", it, len(body))
+				}
+			}
+			for _, op := range in.Ops {
+				if op.Offset < 0 || (err == nil && (op.End < op.Offset || op.End > len(body))) {
+					t.Fatalf("op %+v outside body %d", op, len(body))
+				}
+			}
+			if err != nil && err.Error() == "" {
+				t.Fatal("empty error")
+			}
+		}
+		check(in.Decode(prog, vers, proc, call, body, red))
+		check(in.DecodeCallback(prog, 1, proc&1, call, body, red))
+	})
+}
+
+func benchBody(b *testing.B, want func(rb realBody) bool) realBody {
+	b.Helper()
+	for _, rb := range realBodies(b) {
+		if want(rb) {
+			return rb
+		}
+	}
+	b.Skip("no such body in the captures")
+	return realBody{}
+}
+
+func benchDecode(b *testing.B, rb realBody) {
+	var in nfs.Info
+	b.ReportAllocs()
+	b.SetBytes(int64(len(rb.body)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := in.Decode(rb.prog, rb.vers, rb.proc, rb.call, rb.body, &rb.red); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// An NFSv4.1 READ reply whose data went by Write chunk (SEQUENCE PUTFH READ).
+func BenchmarkDecodeNFS4ReadReply(b *testing.B) {
+	benchDecode(b, benchBody(b, func(rb realBody) bool {
+		return rb.vers == 4 && !rb.call && len(rb.red.WriteChunks) > 0
+	}))
+}
+
+// An NFSv4.2 WRITE call whose data is in a Read chunk (SEQUENCE PUTFH WRITE GETATTR).
+func BenchmarkDecodeNFS4WriteCall(b *testing.B) {
+	benchDecode(b, benchBody(b, func(rb realBody) bool {
+		return rb.vers == 4 && rb.call && len(rb.red.ReadPositions) > 0
+	}))
+}
+
+// The largest NFSv3 READDIRPLUS reply (a Long Reply rebuilt from its Reply chunk).
+func BenchmarkDecodeNFS3ReaddirplusReply(b *testing.B) {
+	var best realBody
+	for _, rb := range realBodies(b) {
+		if rb.prog == 100003 && rb.vers == 3 && rb.proc == 17 && !rb.call && len(rb.body) > len(best.body) {
+			best = rb
+		}
+	}
+	if best.body == nil {
+		b.Skip("no READDIRPLUS reply")
+	}
+	benchDecode(b, best)
+}
+
+// TestDecodeAllocs: once an Info has been used, decoding allocates nothing.
+func TestDecodeAllocs(t *testing.T) {
+	bodies := realBodies(t)
+	if len(bodies) < 20 {
+		t.Fatalf("only %d kinds of real bodies", len(bodies))
+	}
+	var in nfs.Info
+	for _, rb := range bodies {
+		_ = in.Decode(rb.prog, rb.vers, rb.proc, rb.call, rb.body, &rb.red)
+	}
+	allocs := testing.AllocsPerRun(10, func() {
+		for i := range bodies {
+			rb := &bodies[i]
+			if err := in.Decode(rb.prog, rb.vers, rb.proc, rb.call, rb.body, &rb.red); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per pass over %d bodies", allocs, len(bodies))
+	}
+}
