@@ -320,9 +320,10 @@ type RPCRecord struct {
 	// HasHeader: the packet ended a Send on an RPC-over-RDMA connection.
 	// Header is its transport header, HeaderErr why it did not decode
 	// (a *rpcrdma.DecodeError); PrefixOK tells whether at least the four
-	// common words were there.
+	// common words were there, and Common holds them.
 	HasHeader bool
 	PrefixOK  bool
+	Common    rpcrdma.Common
 	Header    rpcrdma.Message
 	HeaderErr error
 	// Length is the Send's length; Truncated is set when the capture

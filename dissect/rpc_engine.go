@@ -354,7 +354,7 @@ func (e *Engine) rpcMessage(p *Packet, m *Message) {
 	rec.Invalidate, rec.InvalidatedSTag = m.Invalidate, m.InvalidatedSTag
 	herr := rec.Header.DecodeFromBytes(m.Data)
 	common, cerr := rpcrdma.ParseCommon(m.Data)
-	rec.PrefixOK = cerr == nil
+	rec.PrefixOK, rec.Common = cerr == nil, common
 	rec.XID = common.XID
 	var v hdrView
 	rpcOK := false
@@ -1006,7 +1006,7 @@ func (e *Engine) duplicateSend(p *Packet) {
 	}
 	herr := rec.Header.DecodeFromBytes(h.Payload)
 	common, cerr := rpcrdma.ParseCommon(h.Payload)
-	rec.PrefixOK, rec.XID = cerr == nil, common.XID
+	rec.PrefixOK, rec.Common, rec.XID = cerr == nil, common, common.XID
 	if herr != nil {
 		rec.HeaderErr = herr
 		return

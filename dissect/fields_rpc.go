@@ -1,0 +1,349 @@
+package dissect
+
+import (
+	"github.com/rdmashark/rdmashark/rpcrdma"
+	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
+)
+
+// The RPC-over-RDMA and ONC RPC fields, named, typed and printed as
+// Wireshark 4.0's packet-rpcrdma.c and packet-rpc.c name them, from the
+// packet's RPC records (Packet.RPC): the transport header on the packet
+// that ends its Send, the RPC message on the packet where it is whole.
+// Handles, lengths and offsets list the (version 2) Call chunk, the Read
+// list, the Write list, then the Reply chunk, as tshark does for version 1.
+
+// eachHeader calls f for every decoded transport header of p.
+func eachHeader(p *Packet, prefixOnly bool, f func(r *RPCRecord)) {
+	for i := range p.RPC {
+		r := &p.RPC[i]
+		if !r.HasHeader || !r.PrefixOK {
+			continue
+		}
+		if !prefixOnly && r.HeaderErr != nil {
+			continue
+		}
+		f(r)
+	}
+}
+
+// eachRPC calls f for every whole RPC message of p whose header decoded.
+func eachRPC(p *Packet, f func(r *RPCRecord, h *oncrpc.Header)) {
+	for i := range p.RPC {
+		r := &p.RPC[i]
+		if r.HasRPC && r.RPCErr == nil {
+			f(r, &r.RPC)
+		}
+	}
+}
+
+func rpcordma(name, label string, t FieldType, b Base, prefixOnly bool, get func(r *RPCRecord, emit func(Value))) *Field {
+	return &Field{Name: name, Label: label, Type: t, Base: b, Parent: "rpcordma",
+		Get: func(p *Packet, emit func(Value)) {
+			eachHeader(p, prefixOnly, func(r *RPCRecord) { get(r, emit) })
+		}}
+}
+
+func rpcField(name, label string, t FieldType, b Base, get func(r *RPCRecord, h *oncrpc.Header, emit func(Value))) *Field {
+	return &Field{Name: name, Label: label, Type: t, Base: b, Parent: "rpc",
+		Get: func(p *Packet, emit func(Value)) {
+			eachRPC(p, func(r *RPCRecord, h *oncrpc.Header) { get(r, h, emit) })
+		}}
+}
+
+// hasLists tells whether the header carries the three chunk lists (tshark
+// shows the counts only then).
+func hasLists(r *RPCRecord) bool {
+	h := &r.Header
+	if h.Vers == rpcrdma.Version2 {
+		switch h.V2.HType {
+		case rpcrdma.HTypeCallExternal, rpcrdma.HTypeCallMiddle, rpcrdma.HTypeCallInline,
+			rpcrdma.HTypeReplyExternal, rpcrdma.HTypeReplyMiddle, rpcrdma.HTypeReplyInline:
+			return true
+		}
+		return false
+	}
+	switch h.V1.Proc {
+	case rpcrdma.RDMAMsg, rpcrdma.RDMANoMsg, rpcrdma.RDMAMsgp:
+		return true
+	}
+	return false
+}
+
+// eachSegment calls f for every segment in tshark's order.
+func eachSegment(r *RPCRecord, f func(sg rpcrdma.Segment)) {
+	if !hasLists(r) {
+		return
+	}
+	h := &r.Header
+	if h.Vers == rpcrdma.Version2 {
+		for _, rs := range h.V2.CallList {
+			f(rs.Segment)
+		}
+	}
+	c := h.Chunks()
+	for _, rs := range c.ReadList {
+		f(rs.Segment)
+	}
+	for _, wc := range c.WriteList {
+		for _, sg := range wc.Segments {
+			f(sg)
+		}
+	}
+	if c.HasReplyChunk {
+		for _, sg := range c.ReplyChunk.Segments {
+			f(sg)
+		}
+	}
+}
+
+func init() {
+	F := Fields
+	F.Group("rpcordma", "RPC over RDMA")
+	F.Group("rpc", "Remote Procedure Call")
+	F.Register(
+		rpcordma("rpcordma.xid", "XID", FTUint32, BaseHex, true, func(r *RPCRecord, emit func(Value)) {
+			emit(u(uint64(r.Common.XID)))
+		}),
+		rpcordma("rpcordma.version", "Version", FTUint32, BaseDec, true, func(r *RPCRecord, emit func(Value)) {
+			emit(u(uint64(r.Common.Vers)))
+		}),
+		rpcordma("rpcordma.flow_control", "Flow Control", FTUint32, BaseDec, true, func(r *RPCRecord, emit func(Value)) {
+			emit(u(uint64(r.Common.Credit)))
+		}),
+		rpcordma("rpcordma.msg_type", "Message Type", FTUint32, BaseDec, true, func(r *RPCRecord, emit func(Value)) {
+			emit(Value{U: uint64(r.Common.Type), Text: procName(r.Common.Vers, r.Common.Type)})
+		}),
+		rpcordma("rpcordma.rdma_align", "RDMA align", FTUint32, BaseDec, false, func(r *RPCRecord, emit func(Value)) {
+			if r.Header.Vers == rpcrdma.Version1 && r.Header.V1.Proc == rpcrdma.RDMAMsgp {
+				emit(u(uint64(r.Header.V1.Align)))
+			}
+		}),
+		rpcordma("rpcordma.rdma_thresh", "RDMA threshold", FTUint32, BaseDec, false, func(r *RPCRecord, emit func(Value)) {
+			if r.Header.Vers == rpcrdma.Version1 && r.Header.V1.Proc == rpcrdma.RDMAMsgp {
+				emit(u(uint64(r.Header.V1.Thresh)))
+			}
+		}),
+		rpcordma("rpcordma.reads_count", "Read list", FTUint32, BaseDec, false, func(r *RPCRecord, emit func(Value)) {
+			if hasLists(r) {
+				emit(u(uint64(len(r.Header.Chunks().ReadList))))
+			}
+		}),
+		rpcordma("rpcordma.writes_count", "Write list", FTUint32, BaseDec, false, func(r *RPCRecord, emit func(Value)) {
+			if hasLists(r) {
+				emit(u(uint64(len(r.Header.Chunks().WriteList))))
+			}
+		}),
+		rpcordma("rpcordma.reply_count", "Reply list", FTUint32, BaseDec, false, func(r *RPCRecord, emit func(Value)) {
+			if hasLists(r) {
+				emit(boolValue(r.Header.Chunks().HasReplyChunk))
+			}
+		}),
+		rpcordma("rpcordma.segment_count", "Write chunk segment count", FTUint32, BaseDec, false, func(r *RPCRecord, emit func(Value)) {
+			if !hasLists(r) {
+				return
+			}
+			c := r.Header.Chunks()
+			for _, wc := range c.WriteList {
+				emit(u(uint64(len(wc.Segments))))
+			}
+			if c.HasReplyChunk {
+				emit(u(uint64(len(c.ReplyChunk.Segments))))
+			}
+		}),
+		rpcordma("rpcordma.position", "Position in XDR", FTUint32, BaseDec, false, func(r *RPCRecord, emit func(Value)) {
+			if !hasLists(r) {
+				return
+			}
+			if r.Header.Vers == rpcrdma.Version2 {
+				for _, rs := range r.Header.V2.CallList {
+					emit(u(uint64(rs.Position)))
+				}
+			}
+			for _, rs := range r.Header.Chunks().ReadList {
+				emit(u(uint64(rs.Position)))
+			}
+		}),
+		rpcordma("rpcordma.rdma_handle", "RDMA handle", FTUint32, BaseHex, false, func(r *RPCRecord, emit func(Value)) {
+			eachSegment(r, func(sg rpcrdma.Segment) { emit(u(uint64(sg.Handle))) })
+		}),
+		rpcordma("rpcordma.rdma_length", "RDMA length", FTUint32, BaseDec, false, func(r *RPCRecord, emit func(Value)) {
+			eachSegment(r, func(sg rpcrdma.Segment) { emit(u(uint64(sg.Length))) })
+		}),
+		rpcordma("rpcordma.rdma_offset", "RDMA offset", FTUint64, BaseHex, false, func(r *RPCRecord, emit func(Value)) {
+			eachSegment(r, func(sg rpcrdma.Segment) { emit(u(sg.Offset)) })
+		}),
+		rpcordma("rpcordma.errcode", "Error code", FTUint32, BaseDec, false, func(r *RPCRecord, emit func(Value)) {
+			h := &r.Header
+			switch {
+			case h.Vers == rpcrdma.Version1 && h.V1.Proc == rpcrdma.RDMAError:
+				emit(Value{U: uint64(h.V1.Err), Text: h.V1.Err.String()})
+			case h.Vers == rpcrdma.Version2 && h.V2.HType == rpcrdma.HTypeError:
+				emit(Value{U: uint64(h.V2.Err), Text: h.V2.Err.String()})
+			}
+		}),
+		rpcordma("rpcordma.vers_low", "Version low", FTUint32, BaseDec, false, func(r *RPCRecord, emit func(Value)) {
+			h := &r.Header
+			switch {
+			case h.Vers == rpcrdma.Version1 && h.V1.Proc == rpcrdma.RDMAError && h.V1.Err == rpcrdma.ErrVers:
+				emit(u(uint64(h.V1.VersLow)))
+			case h.Vers == rpcrdma.Version2 && h.V2.HType == rpcrdma.HTypeError && h.V2.Err == rpcrdma.Err2Vers:
+				emit(u(uint64(h.V2.VersLow)))
+			}
+		}),
+		rpcordma("rpcordma.vers_high", "Version high", FTUint32, BaseDec, false, func(r *RPCRecord, emit func(Value)) {
+			h := &r.Header
+			switch {
+			case h.Vers == rpcrdma.Version1 && h.V1.Proc == rpcrdma.RDMAError && h.V1.Err == rpcrdma.ErrVers:
+				emit(u(uint64(h.V1.VersHigh)))
+			case h.Vers == rpcrdma.Version2 && h.V2.HType == rpcrdma.HTypeError && h.V2.Err == rpcrdma.Err2Vers:
+				emit(u(uint64(h.V2.VersHigh)))
+			}
+		}),
+		// Version 2 and rdmashark's own: Wireshark 4.0 knows neither.
+		rpcordma("rdmashark.rpcordma.inv_handle", "Invalidation handle (v2)", FTUint32, BaseHex, false, func(r *RPCRecord, emit func(Value)) {
+			h := &r.Header
+			if h.Vers == rpcrdma.Version2 && (h.V2.HType == rpcrdma.HTypeCallExternal || h.V2.HType == rpcrdma.HTypeCallInline) {
+				emit(u(uint64(h.V2.InvHandle)))
+			}
+		}),
+		rpcordma("rdmashark.rpcordma.remaining", "Bytes remaining (v2)", FTUint32, BaseDec, false, func(r *RPCRecord, emit func(Value)) {
+			h := &r.Header
+			if h.Vers == rpcrdma.Version2 && (h.V2.HType == rpcrdma.HTypeCallMiddle || h.V2.HType == rpcrdma.HTypeReplyMiddle) {
+				emit(u(uint64(h.V2.Remaining)))
+			}
+		}),
+		rpcordma("rdmashark.rpcordma.property", "Transport property (v2)", FTUint32, BaseDec, false, func(r *RPCRecord, emit func(Value)) {
+			h := &r.Header
+			if h.Vers != rpcrdma.Version2 {
+				return
+			}
+			for _, pr := range h.V2.Props {
+				emit(Value{U: uint64(pr.Which), Text: pr.Which.String()})
+			}
+		}),
+		rpcordma("rdmashark.rpcordma.header_error", "Header error", FTString, BaseNone, true, func(r *RPCRecord, emit func(Value)) {
+			if r.HeaderErr != nil {
+				emit(Value{S: r.HeaderErr.Error()})
+			}
+		}),
+		rpcordma("rdmashark.rpcordma.retransmission", "Retransmitted Send", FTBoolean, BaseNone, true, func(r *RPCRecord, emit func(Value)) {
+			if r.Duplicate {
+				emit(Value{U: 1})
+			}
+		}),
+
+		rpcField("rpc.xid", "XID", FTUint32, BaseHex, func(_ *RPCRecord, h *oncrpc.Header, emit func(Value)) {
+			emit(u(uint64(h.XID)))
+		}),
+		rpcField("rpc.msgtyp", "Message Type", FTUint32, BaseDec, func(_ *RPCRecord, h *oncrpc.Header, emit func(Value)) {
+			emit(Value{U: uint64(h.MsgType), Text: h.MsgType.String()})
+		}),
+		rpcField("rpc.version", "RPC Version", FTUint32, BaseDec, func(_ *RPCRecord, h *oncrpc.Header, emit func(Value)) {
+			if h.MsgType == oncrpc.Call {
+				emit(u(uint64(h.RPCVers)))
+			}
+		}),
+		rpcField("rpc.program", "Program", FTUint32, BaseDec, func(r *RPCRecord, h *oncrpc.Header, emit func(Value)) {
+			switch {
+			case h.MsgType == oncrpc.Call:
+				emit(Value{U: uint64(h.Prog), Text: h.Prog.String()})
+			case r.HasProgram:
+				emit(Value{U: uint64(r.Program), Text: oncrpc.Program(r.Program).String()})
+			}
+		}),
+		rpcField("rpc.programversion", "Program Version", FTUint32, BaseDec, func(r *RPCRecord, h *oncrpc.Header, emit func(Value)) {
+			switch {
+			case h.MsgType == oncrpc.Call:
+				emit(u(uint64(h.Vers)))
+			case r.HasProgram:
+				emit(u(uint64(r.Version)))
+			}
+		}),
+		rpcField("rpc.procedure", "Procedure", FTUint32, BaseDec, func(r *RPCRecord, h *oncrpc.Header, emit func(Value)) {
+			switch {
+			case h.MsgType == oncrpc.Call:
+				emit(u(uint64(h.Proc)))
+			case r.HasProgram:
+				emit(u(uint64(r.Procedure)))
+			}
+		}),
+		// Wireshark shows the Call's frame on a Reply as rpc.repframe (and
+		// the Reply's on a Call as rpc.reqframe), in its second pass only.
+		rpcField("rpc.repframe", "Call In", FTUint32, BaseDec, func(r *RPCRecord, h *oncrpc.Header, emit func(Value)) {
+			if h.MsgType == oncrpc.Reply && r.CallPacket > 0 {
+				emit(u(uint64(r.CallPacket)))
+			}
+		}),
+		rpcField("rpc.replystat", "Reply State", FTUint32, BaseDec, func(_ *RPCRecord, h *oncrpc.Header, emit func(Value)) {
+			if h.MsgType == oncrpc.Reply {
+				emit(Value{U: uint64(h.ReplyStat), Text: h.ReplyStat.String()})
+			}
+		}),
+		rpcField("rpc.state_accept", "Accept State", FTUint32, BaseDec, func(_ *RPCRecord, h *oncrpc.Header, emit func(Value)) {
+			if h.MsgType == oncrpc.Reply && h.ReplyStat == oncrpc.MsgAccepted {
+				emit(Value{U: uint64(h.AcceptStat), Text: h.AcceptStat.String()})
+			}
+		}),
+		rpcField("rpc.state_reject", "Reject State", FTUint32, BaseDec, func(_ *RPCRecord, h *oncrpc.Header, emit func(Value)) {
+			if h.MsgType == oncrpc.Reply && h.ReplyStat == oncrpc.MsgDenied {
+				emit(Value{U: uint64(h.RejectStat), Text: h.RejectStat.String()})
+			}
+		}),
+		rpcField("rpc.auth.flavor", "Flavor", FTUint32, BaseDec, func(_ *RPCRecord, h *oncrpc.Header, emit func(Value)) {
+			if h.MsgType == oncrpc.Call {
+				emit(Value{U: uint64(h.Cred.Flavor), Text: h.Cred.Flavor.String()})
+			}
+			if h.MsgType == oncrpc.Call || h.ReplyStat == oncrpc.MsgAccepted {
+				emit(Value{U: uint64(h.Verf.Flavor), Text: h.Verf.Flavor.String()})
+			}
+		}),
+		rpcField("rpc.auth.length", "Length", FTUint32, BaseDec, func(_ *RPCRecord, h *oncrpc.Header, emit func(Value)) {
+			if h.MsgType == oncrpc.Call {
+				emit(u(uint64(len(h.Cred.Body))))
+			}
+			if h.MsgType == oncrpc.Call || h.ReplyStat == oncrpc.MsgAccepted {
+				emit(u(uint64(len(h.Verf.Body))))
+			}
+		}),
+		rpcField("rpc.auth.stamp", "Stamp", FTUint32, BaseHex, func(_ *RPCRecord, h *oncrpc.Header, emit func(Value)) {
+			if h.MsgType == oncrpc.Call && h.Cred.Flavor == oncrpc.AuthSysFlav {
+				emit(u(uint64(h.AuthSys.Stamp)))
+			}
+		}),
+		rpcField("rpc.auth.machinename", "Machine Name", FTString, BaseNone, func(_ *RPCRecord, h *oncrpc.Header, emit func(Value)) {
+			if h.MsgType == oncrpc.Call && h.Cred.Flavor == oncrpc.AuthSysFlav {
+				emit(Value{S: string(h.AuthSys.MachineName)})
+			}
+		}),
+		rpcField("rpc.auth.uid", "UID", FTUint32, BaseDec, func(_ *RPCRecord, h *oncrpc.Header, emit func(Value)) {
+			if h.MsgType == oncrpc.Call && h.Cred.Flavor == oncrpc.AuthSysFlav {
+				emit(u(uint64(h.AuthSys.UID)))
+			}
+		}),
+		rpcField("rpc.auth.gid", "GID", FTUint32, BaseDec, func(_ *RPCRecord, h *oncrpc.Header, emit func(Value)) {
+			if h.MsgType == oncrpc.Call && h.Cred.Flavor == oncrpc.AuthSysFlav {
+				emit(u(uint64(h.AuthSys.GID)))
+				for _, g := range h.AuthSys.GIDs {
+					emit(u(uint64(g)))
+				}
+			}
+		}),
+		rpcField("rdmashark.rpc.rebuilt", "Rebuilt from chunks", FTBoolean, BaseNone, func(r *RPCRecord, _ *oncrpc.Header, emit func(Value)) {
+			emit(boolValue(r.Rebuilt))
+		}),
+		rpcField("rdmashark.rpc.length", "RPC message length", FTUint32, BaseDec, func(r *RPCRecord, _ *oncrpc.Header, emit func(Value)) {
+			emit(u(uint64(r.RPCLength)))
+		}),
+		rpcField("rdmashark.rpc.backchannel", "Backchannel", FTBoolean, BaseNone, func(r *RPCRecord, _ *oncrpc.Header, emit func(Value)) {
+			emit(boolValue(r.Backchannel))
+		}),
+		&Field{Name: "rdmashark.rpc.header_error", Label: "RPC header error", Type: FTString, Parent: "rpc",
+			Get: func(p *Packet, emit func(Value)) {
+				for i := range p.RPC {
+					if r := &p.RPC[i]; r.HasRPC && r.RPCErr != nil {
+						emit(Value{S: r.RPCErr.Error()})
+					}
+				}
+			}},
+	)
+}
