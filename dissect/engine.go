@@ -251,11 +251,13 @@ func (e *Engine) Process(p *Packet, data []byte) {
 	s.VCRC[p.VCRC.Status]++
 }
 
-// Finish ends the input: the messages and RDMA operations still open are
-// handed to the Observer as they are, and the transactions still open end.
-// Run calls it when it returns; callers of Process call it after their last
-// packet.
+// Finish ends the input: TCP data still waiting for segments that never
+// came is handed on past the gap (iWARP), the messages and RDMA operations
+// still open are handed to the Observer as they are, and the transactions
+// still open end. Run calls it when it returns; callers of Process call it
+// after their last packet.
 func (e *Engine) Finish() {
+	e.finishIWARP()
 	e.flushRoCE()
 	e.finishRPC()
 }

@@ -59,10 +59,11 @@ const (
 // exchange is not in the capture.
 const IWARPHintPort = 20049
 
-// IWARPReassembly bounds the untagged message reassembly of each direction
-// (Sends, RFC 5041 section 5): messages longer than MaxMessageBytes are
-// counted and dropped, at most MaxInProgress are built at once.
-var IWARPReassembly = iwarp.ReassemblerConfig{MaxMessageBytes: 1 << 20, MaxInProgress: 8}
+// iwarpMaxSendsInProgress bounds the untagged messages (Sends, RFC 5041
+// section 5) one direction builds at once; a message longer than
+// Options.MaxMessageBytes is dropped. Both are counted
+// (IWARPCounters.Reassembly).
+const iwarpMaxSendsInProgress = 8
 
 // MPAInfo is what one side's MPA Request or Reply said (RFC 5044 section
 // 7.1, RFC 6581 section 5).
@@ -208,13 +209,15 @@ func (c *iwarpContext) GetCaptureInfo() gopacket.CaptureInfo { return c.ci }
 
 // iwarpEngine is the engine's iWARP state.
 type iwarpEngine struct {
-	e       *Engine
-	streams map[tcpKey]*iwStream
-	order   []*iwStream
-	pool    *reassembly.StreamPool
-	asm     *reassembly.Assembler
-	ctx     iwarpContext
-	nextID  uint32
+	e        *Engine
+	maxMsg   int // Options.MaxMessageBytes
+	maxReads int // Options.MaxOutstandingReads
+	streams  map[tcpKey]*iwStream
+	order    []*iwStream
+	pool     *reassembly.StreamPool
+	asm      *reassembly.Assembler
+	ctx      iwarpContext
+	nextID   uint32
 
 	// The packet being processed: its FPDUs are recorded in it. nil while
 	// Finish flushes.
@@ -237,7 +240,15 @@ type iwarpEngine struct {
 }
 
 func newIWARPEngine(e *Engine) *iwarpEngine {
-	return &iwarpEngine{e: e, streams: map[tcpKey]*iwStream{}}
+	ie := &iwarpEngine{e: e, streams: map[tcpKey]*iwStream{},
+		maxMsg: e.opts.MaxMessageBytes, maxReads: e.opts.MaxOutstandingReads}
+	if ie.maxMsg <= 0 {
+		ie.maxMsg = DefaultMaxMessageBytes
+	}
+	if ie.maxReads <= 0 {
+		ie.maxReads = DefaultMaxOutstandingReads
+	}
+	return ie
 }
 
 // trackIWARP follows iWARP over TCP: stream reassembly, MPA Request/Reply
@@ -795,7 +806,7 @@ func (s *iwStream) startFraming(h int, seq uint32, fr iwarp.Framing, markerSeq u
 			ie.freeReasm = ie.freeReasm[:n-1]
 			hf.reasm.Stats = iwarp.ReassemblyStats{}
 		} else {
-			hf.reasm = iwarp.NewReassembler(IWARPReassembly)
+			hf.reasm = iwarp.NewReassembler(iwarp.ReassemblerConfig{MaxMessageBytes: ie.maxMsg, MaxInProgress: iwarpMaxSendsInProgress})
 		}
 	}
 	hf.mode = iwFPDU

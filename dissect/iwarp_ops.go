@@ -8,17 +8,16 @@ import (
 	"github.com/rdmashark/rdmashark/layers/iwarp"
 )
 
-// Bounds of the RDMA operations followed per connection.
+// Bounds of the RDMA operations followed per connection. The data kept of
+// one operation is bounded by Options.MaxMessageBytes (past it the operation
+// is still followed but handed out without Data), the outstanding RDMA Read
+// Requests of one direction by Options.MaxOutstandingReads (siw's IRD/ORD is
+// 128; RFC 6581 allows 16383); beyond them the oldest is given up
+// (IWARPCounters.OpsIncomplete).
 const (
-	// iwarpMaxOpData is the most data kept for one RDMA operation; past it
-	// the operation is still followed but handed out without Data.
-	iwarpMaxOpData = 1 << 20
 	// iwarpMaxWrites bounds the RDMA Write messages in progress in one
-	// direction, iwarpMaxReads the outstanding RDMA Read Requests (the
-	// ORD/IRD of RFC 6581 is at most 16383; siw uses 128). The oldest is
-	// given up beyond them (IWARPCounters.OpsIncomplete).
+	// direction.
 	iwarpMaxWrites  = 16
-	iwarpMaxReads   = 256
 	iwarpMaxFreeOps = 64
 )
 
@@ -40,7 +39,7 @@ type iwOp struct {
 	got      uint32
 	packets  []int
 	data     []byte
-	cut      bool // more than iwarpMaxOpData octets: data dropped
+	cut      bool // more than Options.MaxMessageBytes octets: data dropped
 	broken   bool // octets of it are missing from the capture
 	start    time.Time
 	end      time.Time
@@ -57,7 +56,7 @@ func (ie *iwarpEngine) newOp() *iwOp {
 }
 
 func (ie *iwarpEngine) freeOp(op *iwOp) {
-	if len(ie.freeOps) < iwarpMaxFreeOps && cap(op.data) <= iwarpMaxOpData {
+	if len(ie.freeOps) < iwarpMaxFreeOps {
 		ie.freeOps = append(ie.freeOps, op)
 	}
 }
@@ -68,11 +67,11 @@ func (op *iwOp) addPacket(n int) {
 	}
 }
 
-func (op *iwOp) addData(b []byte) {
+func (op *iwOp) addData(b []byte, max int) {
 	if op.cut {
 		return
 	}
-	if len(op.data)+len(b) > iwarpMaxOpData {
+	if len(op.data)+len(b) > max {
 		op.cut = true
 		op.data = op.data[:0]
 		return
@@ -138,10 +137,6 @@ func (s *iwStream) fpdu(h int, fp *iwarp.FPDU) {
 func (s *iwStream) message(h int, m *iwarp.Message, r *iwarp.RDMAP) {
 	ie := s.ie
 	s.info.Dir[h].Messages++
-	obs := ie.e.opts.Observer
-	if obs == nil {
-		return
-	}
 	pk := ie.pkts[:0]
 	for _, ref := range m.Refs {
 		if n := int(ref); len(pk) == 0 || pk[len(pk)-1] != n {
@@ -151,7 +146,7 @@ func (s *iwStream) message(h int, m *iwarp.Message, r *iwarp.RDMAP) {
 	ie.pkts = pk
 	ie.msg = Message{Conn: s.conn, Dir: dirOfHalf(h), Packets: pk, Data: m.Data, Length: len(m.Data),
 		Invalidate: r.Opcode.HasInvalidateSTag(), InvalidatedSTag: r.InvalidateSTag, Time: ie.now}
-	obs.Message(&ie.msg)
+	ie.e.deliverMessage(ie.cur, &ie.msg)
 }
 
 // writeSegment follows an RDMA Write: tagged segments of one message share
@@ -181,7 +176,7 @@ func (s *iwStream) writeSegment(h int, d *iwarp.DDP, num int) {
 		s.info.Dir[h].Writes++
 	}
 	op.addPacket(num)
-	op.addData(d.Data)
+	op.addData(d.Data, s.ie.maxMsg)
 	op.length += uint32(len(d.Data))
 	op.got = op.length
 	op.next += uint64(len(d.Data))
@@ -203,7 +198,7 @@ func (s *iwStream) writeSegment(h int, d *iwarp.DDP, num int) {
 func (s *iwStream) readRequest(h int, q *iwarp.ReadRequest, num int) {
 	ie := s.ie
 	hf := &s.half[h]
-	if len(hf.reads) >= iwarpMaxReads {
+	if len(hf.reads) >= ie.maxReads {
 		s.giveUp(hf.reads[0])
 		hf.reads = append(hf.reads[:0], hf.reads[1:]...)
 	}
@@ -242,7 +237,7 @@ func (s *iwStream) readResponse(h int, d *iwarp.DDP, num int) {
 	op := rq.reads[i]
 	rq.reads = append(rq.reads[:0], rq.reads[i+1:]...)
 	op.addPacket(num)
-	op.addData(d.Data)
+	op.addData(d.Data, s.ie.maxMsg)
 	op.got += uint32(len(d.Data))
 	op.next += uint64(len(d.Data))
 	op.end = s.ie.now
@@ -268,14 +263,12 @@ func (s *iwStream) emit(op *iwOp, complete bool) {
 	if !complete {
 		s.info.Dir[op.dir.Index()].OpsIncomplete++
 	}
-	if obs := ie.e.opts.Observer; obs != nil {
-		o := &ie.op
-		*o = RDMAOp{Kind: op.kind, Conn: s.conn, Dir: op.dir, STag: op.stag, Offset: op.to, Length: op.length,
-			Packets: op.packets, Complete: complete, Start: op.start, End: op.end}
-		if !op.cut {
-			o.Data = op.data
-		}
-		obs.RDMAOp(o)
+	o := &ie.op
+	*o = RDMAOp{Kind: op.kind, Conn: s.conn, Dir: op.dir, STag: op.stag, Offset: op.to, Length: op.length,
+		Packets: op.packets, Complete: complete, Start: op.start, End: op.end}
+	if !op.cut {
+		o.Data = op.data
 	}
+	ie.e.deliverRDMAOp(ie.cur, o)
 	ie.freeOp(op)
 }
