@@ -412,6 +412,14 @@ func TestCapturesAgainstTshark(t *testing.T) {
 						t.Errorf("frame %d: op %d has no name", m.frame, op.Code)
 					}
 				}
+				// tshark: nfs.cb_program of the CREATE_SESSION calls is 0x40000000.
+				hasCS := false
+				for _, op := range in.Ops {
+					hasCS = hasCS || op.Code == nfs.OP_CREATE_SESSION
+				}
+				if call && hasCS != in.HasCBProgram || (hasCS && call && in.CBProgram != 0x40000000) {
+					t.Errorf("frame %d: CREATE_SESSION %v, callback program %v 0x%x", m.frame, hasCS, in.HasCBProgram, in.CBProgram)
+				}
 				if in.IsCompound() {
 					nOps += len(in.Ops)
 					if !call {
@@ -439,6 +447,15 @@ func TestCapturesAgainstTshark(t *testing.T) {
 				}
 				nItems += len(in.Items)
 				checkItems(t, m, &in, body)
+				// Auto, told nothing about chunks, reaches the same verdicts
+				// on these real messages.
+				want := append([]nfs.Item(nil), in.Items...)
+				var auto nfs.Info
+				if err := auto.Decode(k.prog, k.vers, k.proc, call, body, &nfs.Reduction{Auto: true}); err != nil {
+					t.Errorf("frame %d: auto: %v", m.frame, err)
+				} else if fmt.Sprint(auto.Items) != fmt.Sprint(want) {
+					t.Errorf("frame %d: auto items %+v, with chunks %+v", m.frame, auto.Items, want)
+				}
 				for _, it := range in.Items {
 					if it.Reduced {
 						nReduced++

@@ -229,3 +229,15 @@ func (d *decoder) reduced(it *Item) bool {
 	// Auto: the bytes the length counts are not there, so they went by RDMA.
 	return r.Auto && d.left() < pad4(it.Length)
 }
+
+// cbProgram walks the callback program number of SETCLIENTID (RFC 7530
+// 16.33), CREATE_SESSION (RFC 5661 18.36) and BACKCHANNEL_CTL (18.33): the
+// program the server's backchannel Calls will carry.
+func (d *decoder) cbProgram() error {
+	v, err := d.u32()
+	if err != nil {
+		return err
+	}
+	d.info.CBProgram, d.info.HasCBProgram = v, true
+	return nil
+}

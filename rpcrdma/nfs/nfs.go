@@ -208,6 +208,12 @@ type Info struct {
 	Items        []Item
 	ItemsDropped int
 
+	// CBProgram is the callback program number a SETCLIENTID,
+	// CREATE_SESSION or BACKCHANNEL_CTL in these arguments named: the
+	// program of the backchannel Calls to decode with DecodeCallback.
+	CBProgram    uint32
+	HasCBProgram bool
+
 	// Len is the number of body bytes walked; on success, bytes after it
 	// are not part of the procedure's arguments or results.
 	Len int

@@ -2386,7 +2386,7 @@ func (d *decoder) v4_nfs_client_id4() error {
 
 // v4_cb_client4 walks struct cb_client4.
 func (d *decoder) v4_cb_client4() error {
-	if err := d.skip(4); err != nil {
+	if err := d.cbProgram(); err != nil {
 		return d.in("cb_client4", err)
 	}
 	if err := d.v4_netaddr4(); err != nil {
@@ -2581,7 +2581,7 @@ func (d *decoder) v4_callback_sec_parms4_arm(disc uint32) error {
 
 // v4_BACKCHANNEL_CTL4args walks struct BACKCHANNEL_CTL4args.
 func (d *decoder) v4_BACKCHANNEL_CTL4args() error {
-	if err := d.skip(4); err != nil {
+	if err := d.cbProgram(); err != nil {
 		return d.in("BACKCHANNEL_CTL4args", err)
 	}
 	if n, err := d.count(0xffffffff, 4); err != nil {
@@ -2869,7 +2869,7 @@ func (d *decoder) v4_CREATE_SESSION4args() error {
 	if err := d.v4_channel_attrs4(); err != nil {
 		return d.in("CREATE_SESSION4args", err)
 	}
-	if err := d.skip(4); err != nil {
+	if err := d.cbProgram(); err != nil {
 		return d.in("CREATE_SESSION4args", err)
 	}
 	if n, err := d.count(0xffffffff, 4); err != nil {

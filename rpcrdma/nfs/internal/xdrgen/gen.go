@@ -201,7 +201,7 @@ func (g *gen) size(t string) (int, bool) {
 }
 
 func (g *gen) declSize(x Decl) (int, bool) {
-	if x.DDP != "" {
+	if x.DDP != "" || x.Hook != "" {
 		return 0, false
 	}
 	switch x.Kind {
@@ -296,6 +296,10 @@ func (g *gen) fn(t string) string { return g.opt.Prefix + "_" + t }
 // decl emits code walking one declaration; ctx names the enclosing type.
 func (g *gen) decl(x Decl, ctx string) error {
 	ret := fmt.Sprintf("return d.in(%q, err)", ctx)
+	if x.Hook != "" {
+		g.p("if err := d.%s(); err != nil { %s }\n", x.Hook, ret)
+		return nil
+	}
 	if x.DDP != "" {
 		// Follow typedefs (linktext4 -> utf8str_cs -> utf8string -> opaque<>).
 		y := x

@@ -14,6 +14,9 @@
 //	%ddp KIND            the next declaration (an opaque<> or string<>) is a
 //	                     DDP-eligible data item; the walker calls
 //	                     d.ddp(KIND, max) for it instead of skipping it.
+//	%hook METHOD          the next declaration is walked by the hand-written
+//	                     method d.METHOD() (to pick a value out, e.g. the
+//	                     callback program number of CREATE_SESSION).
 //	%export ENUM GoType PREFIX
 //	                     emit enum ENUM as Go type GoType (uint32) with its
 //	                     constants and a String method that returns each
@@ -48,6 +51,7 @@ type Decl struct {
 	Name string
 	Size string // array/opaque size or maximum; "" = no maximum
 	DDP  string // %ddp kind, or ""
+	Hook string // %hook method, or ""
 	Line int
 }
 
@@ -132,7 +136,7 @@ func lex(src string) ([]token, error) {
 				j = len(src) - i
 			}
 			f := strings.Fields(src[i+1 : i+j])
-			if len(f) > 0 && (f[0] == "ddp" || f[0] == "export") {
+			if len(f) > 0 && (f[0] == "ddp" || f[0] == "export" || f[0] == "hook") {
 				toks = append(toks, token{s: "%", line: line, pragma: f})
 			}
 			i += j
@@ -178,6 +182,7 @@ type parser struct {
 	toks   []token
 	pos    int
 	ddp    string
+	hook   string
 	spec   *Spec
 	errLin int
 }
@@ -239,6 +244,11 @@ func (p *parser) pragmas() error {
 				return fmt.Errorf("line %d: %%ddp wants one kind", p.line())
 			}
 			p.ddp = f[1]
+		case "hook":
+			if len(f) != 2 {
+				return fmt.Errorf("line %d: %%hook wants one method", p.line())
+			}
+			p.hook = f[1]
 		case "export":
 			if len(f) != 4 {
 				return fmt.Errorf("line %d: %%export wants ENUM GoType PREFIX", p.line())
@@ -288,8 +298,8 @@ func (p *parser) decl() (Decl, error) {
 	if err := p.pragmas(); err != nil {
 		return Decl{}, err
 	}
-	d := Decl{Line: p.line(), DDP: p.ddp}
-	p.ddp = ""
+	d := Decl{Line: p.line(), DDP: p.ddp, Hook: p.hook}
+	p.ddp, p.hook = "", ""
 	if p.peek() == "void" {
 		p.next()
 		d.Kind = KVoid
