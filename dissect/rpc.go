@@ -327,9 +327,12 @@ type RPCRecord struct {
 	Header    rpcrdma.Message
 	HeaderErr error
 	// Length is the Send's length; Truncated is set when the capture
-	// lacks part of it.
-	Length    int
-	Truncated bool
+	// lacks part of it. Send is the Send's payload as reassembled from its
+	// SendPackets packets.
+	Length      int
+	Truncated   bool
+	Send        []byte
+	SendPackets int
 	// Duplicate marks a retransmitted Send (a PSN already consumed),
 	// decoded for display but not counted again.
 	Duplicate       bool
@@ -342,13 +345,19 @@ type RPCRecord struct {
 	ReducedRPC bool
 	// HasRPC: an RPC message is whole at this packet and RPC holds its
 	// header (RPCErr: why it did not decode). Rebuilt tells it was put
-	// together from chunks (Source names which).
+	// together from chunks (Source names which: the Read or Call chunk of
+	// a Call, the Reply chunk of a Long Reply, the Write chunks of a
+	// Reply's results).
 	HasRPC    bool
 	RPC       oncrpc.Header
 	RPCErr    error
 	Rebuilt   bool
 	Source    ChunkKind
 	RPCLength int
+	// Message is the whole RPC message: the inline part, or the message
+	// rebuilt from it and the chunks (for a Reply with Write chunks, with
+	// the results reinserted; RPC is decoded from the inline part then).
+	Message []byte
 	// XID, Backchannel and, for a Reply, the Call it answers: CallPacket
 	// is the packet where the Call's RPC message was decoded (0 when the
 	// Call is not in the capture) and Program/Version/Procedure its.

@@ -352,6 +352,7 @@ func (e *Engine) rpcMessage(p *Packet, m *Message) {
 	rec := s.record(p)
 	rec.Dir, rec.HasHeader, rec.Length, rec.Truncated = m.Dir, true, m.Length, m.Truncated
 	rec.Invalidate, rec.InvalidatedSTag = m.Invalidate, m.InvalidatedSTag
+	rec.Send, rec.SendPackets = m.Data, len(m.Packets)
 	herr := rec.Header.DecodeFromBytes(m.Data)
 	common, cerr := rpcrdma.ParseCommon(m.Data)
 	rec.PrefixOK, rec.Common = cerr == nil, common
@@ -594,6 +595,7 @@ func (e *Engine) rpcCall(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, m
 	case len(v.rpc) > 0:
 		rec.HasRPC = true
 		rec.RPCLength = len(v.rpc)
+		rec.Message = v.rpc
 		t.call.RPCBytes = len(v.rpc)
 		t.call.RPCPacket = lastPacket(m.Packets)
 		if rpcOK {
@@ -743,6 +745,7 @@ func (e *Engine) rpcReply(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, 
 	case len(v.rpc) > 0:
 		rec.HasRPC = true
 		rec.RPCLength = len(v.rpc)
+		rec.Message = v.rpc
 		t.reply.RPCBytes = len(v.rpc)
 		t.reply.RPCPacket = lastPacket(m.Packets)
 		if rpcOK {
@@ -785,6 +788,7 @@ func (e *Engine) decodeWhole(p *Packet, rec *RPCRecord, t *Transaction, msg []by
 	rec.Rebuilt = src != 0
 	rec.Source = src
 	rec.RPCLength = len(msg)
+	rec.Message = msg
 	rec.RPCErr = rec.RPC.DecodeFromBytes(msg)
 	sd := &t.call
 	if reply {
@@ -1004,6 +1008,7 @@ func (e *Engine) duplicateSend(p *Packet) {
 	if h.OpCode.HasInvalidate() {
 		rec.Invalidate, rec.InvalidatedSTag = true, h.IETH.RKey
 	}
+	rec.Send, rec.SendPackets = h.Payload, 1
 	herr := rec.Header.DecodeFromBytes(h.Payload)
 	common, cerr := rpcrdma.ParseCommon(h.Payload)
 	rec.PrefixOK, rec.Common, rec.XID = cerr == nil, common, common.XID
@@ -1016,7 +1021,7 @@ func (e *Engine) duplicateSend(p *Packet) {
 		return
 	}
 	rec.RPCErr = rec.RPC.DecodeFromBytes(v.rpc)
-	rec.HasRPC, rec.RPCLength = true, len(v.rpc)
+	rec.HasRPC, rec.RPCLength, rec.Message = true, len(v.rpc), v.rpc
 	if rec.RPCErr == nil && rec.RPC.MsgType == oncrpc.Reply {
 		rec.Reply = true
 		key := txnKey{uint8(1 - p.Dir.Index()), v.xid}

@@ -367,6 +367,7 @@ func (e *Engine) rebuildReduced(rec *RPCRecord, rs *RPCStats, t *Transaction, in
 	t.rebuilt = out
 	t.reply.Rebuilt = true
 	t.reply.RPCBytes = len(out)
+	rec.Rebuilt, rec.Source, rec.RPCLength, rec.Message = true, ChunkWrite, len(out), out
 	e.RPC.Rebuilt++
 	rs.Rebuilt++
 	if err := s.check.DecodeFromBytes(out); err != nil || s.check.XID != t.XID {

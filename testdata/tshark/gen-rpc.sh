@@ -29,5 +29,16 @@ for name in rxe-nfs3 rxe-nfs41 rxe-nfs42-small; do
 	# which tshark prints only once it has seen the whole capture.
 	tshark -n -2 -r "$pcaps/$name.pcap" -T fields -e frame.number -e rpc.repframe 2>/dev/null |
 		awk -F'\t' '$2 != ""' > "$here/$name.rpc-repframe.tsv"
+	# Two passes: the messages tshark reassembles (multi-packet Sends, and
+	# RPC messages rebuilt from Read, Write and Reply chunks), as frame,
+	# length and SHA-256 of the bytes — the bytes themselves would be
+	# megabytes.
+	tshark -n -2 -r "$pcaps/$name.pcap" -T fields -e frame.number -e rpcordma.reassembled.length \
+		-e rpcordma.reassembled.data 2>/dev/null | awk -F'\t' '$2 != ""' | python3 -c '
+import hashlib, sys
+for line in sys.stdin:
+    frame, length, data = line.rstrip("\n").split("\t")
+    b = bytes.fromhex(data.replace(":", ""))
+    print(frame, length, hashlib.sha256(b).hexdigest(), sep="\t")' > "$here/$name.rpc-reassembled.tsv"
 done
 tshark --version | head -1 > "$here/TSHARK-VERSION"
