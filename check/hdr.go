@@ -1,0 +1,219 @@
+package check
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/rdmashark/rdmashark/rpcrdma"
+)
+
+// Transport header rules (RFC 8166 sections 4.1-4.5; draft-ietf-nfsv4-
+// rpcrdma-version-two-07 for version 2) and credits (RFC 8166 section 3.3.1).
+
+// prefixOK marks the rule checked when the header's prefix decoded, and
+// records why not otherwise.
+func prefixOK(c *Conn, m *Msg) bool {
+	if !m.HasPrefix {
+		if m.Truncated {
+			c.Skip(ReasonSnapLen)
+		} else {
+			c.Skip(ReasonUndecodable)
+		}
+		return false
+	}
+	return true
+}
+
+func decodeReason(err error) rpcrdma.Reason {
+	var de *rpcrdma.DecodeError
+	if errors.As(err, &de) {
+		return de.Reason
+	}
+	return 0
+}
+
+// checkHdrVersion: HDR-VERSION (RFC 8166 sections 4.2.2 and 4.5; draft-07).
+func checkHdrVersion(c *Conn, m *Msg) {
+	if !prefixOK(c, m) {
+		return
+	}
+	c.Checked()
+	v := m.Common.Vers
+	d := m.Dir.Index()
+	if v == rpcrdma.Version1 {
+		c.v1Sent[d] = true
+	}
+	// A Call of an unsupported version must be answered by ERR_VERS.
+	if callPkt, ok := c.badVers[1-d].take(m.Common.XID); ok {
+		errVers := v == rpcrdma.Version1 && m.Proc() == rpcrdma.RDMAError && m.HdrErr == nil && m.Hdr.V1.Err == rpcrdma.ErrVers
+		if !errVers && v != rpcrdma.Version2 {
+			c.Report(Finding{XID: xidp(m.Common.XID), Packets: append([]int{callPkt}, m.Packets...), Key: "not ERR_VERS",
+				Message: fmt.Sprintf("the Call with XID 0x%08x (packet %d) had an unsupported rdma_vers; it was answered by a %s instead of RDMA_ERROR/ERR_VERS",
+					m.Common.XID, callPkt, describe(m))})
+		}
+	}
+	if v != rpcrdma.Version1 && v != rpcrdma.Version2 {
+		if len(m.Packets) > 0 {
+			c.badVers[d].add(m.Common.XID, m.Packets[len(m.Packets)-1])
+		}
+		c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: fmt.Sprintf("vers %d", v),
+			Message: fmt.Sprintf("transport header from the %s has rdma_vers %d; RPC-over-RDMA knows versions 1 and 2", sideOf(m.Dir), v)})
+		return
+	}
+	if v == rpcrdma.Version1 && m.Proc() == rpcrdma.RDMAError && m.HdrErr == nil && m.Hdr.V1.Err == rpcrdma.ErrVers {
+		lo, hi := m.Hdr.V1.VersLow, m.Hdr.V1.VersHigh
+		switch {
+		case lo > hi:
+			c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: "ERR_VERS range",
+				Message: fmt.Sprintf("ERR_VERS offers the empty range rdma_vers_low %d > rdma_vers_high %d", lo, hi)})
+		case c.v1Sent[d] && (lo > 1 || hi < 1):
+			c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: "ERR_VERS range",
+				Message: fmt.Sprintf("ERR_VERS offers versions %d..%d, but the %s speaks version 1 on this connection", lo, hi, sideOf(m.Dir))})
+		}
+	}
+}
+
+// checkHdrProc: HDR-PROC (RFC 8166 sections 4.2.4, 4.6).
+func checkHdrProc(c *Conn, m *Msg) {
+	if !prefixOK(c, m) {
+		return
+	}
+	switch m.Common.Vers {
+	case rpcrdma.Version1:
+		c.Checked()
+		switch p := m.Proc(); {
+		case p > rpcrdma.RDMAError:
+			c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: fmt.Sprintf("proc %d", uint32(p)),
+				Message: fmt.Sprintf("rdma_proc %d from the %s is not a version 1 procedure (RDMA_MSG..RDMA_ERROR are 0..4)", uint32(p), sideOf(m.Dir))})
+		case p == rpcrdma.RDMAMsgp || p == rpcrdma.RDMADone:
+			c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: p.String(), Severity: Warning,
+				Message: fmt.Sprintf("%s from the %s: RFC 8166 section 4.6 says it is no longer to be used", p, sideOf(m.Dir))})
+		}
+	case rpcrdma.Version2:
+		c.Checked()
+		if t := rpcrdma.HType(m.Common.Type); !t.Known() {
+			c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: fmt.Sprintf("htype %d", uint32(t)),
+				Message: fmt.Sprintf("rdma_htype %d from the %s is not a version 2 header type", uint32(t), sideOf(m.Dir))})
+		}
+	}
+}
+
+// checkHdrTruncated: HDR-TRUNCATED (RFC 8166 section 4.3: the chunk lists
+// are part of the header that the Send carries).
+func checkHdrTruncated(c *Conn, m *Msg) {
+	if !prefixOK(c, m) {
+		return
+	}
+	if !knownVersion(m) {
+		return
+	}
+	r := decodeReason(m.HdrErr)
+	if m.Truncated && (r == rpcrdma.ErrTruncated || r == rpcrdma.ErrCountTooLarge) {
+		c.Skip(ReasonSnapLen)
+		return
+	}
+	c.Checked()
+	if r == rpcrdma.ErrTruncated || r == rpcrdma.ErrCountTooLarge {
+		c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: r.String(),
+			Message: fmt.Sprintf("the transport header runs past the end of the %d-byte Send: %v", m.Length, m.HdrErr)})
+	}
+}
+
+func knownVersion(m *Msg) bool {
+	return m.Common.Vers == rpcrdma.Version1 || m.Common.Vers == rpcrdma.Version2
+}
+
+// checkHdrMalformed: HDR-MALFORMED (RFC 8166 section 4.3 XDR; RFC 4506
+// section 4.19: optional-data discriminators are 0 or 1).
+func checkHdrMalformed(c *Conn, m *Msg) {
+	if !prefixOK(c, m) || !knownVersion(m) {
+		return
+	}
+	c.Checked()
+	switch r := decodeReason(m.HdrErr); r {
+	case rpcrdma.ErrBadDiscriminator, rpcrdma.ErrUnknownErrCode, rpcrdma.ErrBadPropertyValue:
+		c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: r.String(),
+			Message: fmt.Sprintf("the transport header from the %s is not valid XDR: %v", sideOf(m.Dir), m.HdrErr)})
+	}
+}
+
+// checkHdrXID: HDR-XID-MISMATCH (RFC 8166 section 4.2.1: rdma_xid "MUST be
+// the same as the XID in the RPC message").
+func checkHdrXID(c *Conn, m *Msg) {
+	if !m.HasRPCXID {
+		return
+	}
+	c.Checked()
+	if m.RPCXID != m.Common.XID {
+		c.Report(Finding{XID: xidOf(m), Packets: m.Packets,
+			Message: fmt.Sprintf("rdma_xid 0x%08x differs from the XID 0x%08x of the RPC message it carries", m.Common.XID, m.RPCXID)})
+	}
+}
+
+// checkHdrError: HDR-ERROR (RFC 8166 section 4.5): a responder answered a
+// Call with RDMA_ERROR.
+func checkHdrError(c *Conn, m *Msg) {
+	if !prefixOK(c, m) {
+		return
+	}
+	c.Checked()
+	if m.Kind != KindError || m.HdrErr != nil {
+		return
+	}
+	code := "?"
+	switch m.Common.Vers {
+	case rpcrdma.Version1:
+		code = m.Hdr.V1.Err.String()
+	case rpcrdma.Version2:
+		code = m.Hdr.V2.Err.String()
+	}
+	call := "whose Call is not in the capture"
+	pk := m.Packets
+	if k := m.Call; k != nil {
+		call = fmt.Sprintf("answering the Call in packet %d", k.Packets[len(k.Packets)-1])
+		pk = append([]int{k.Packets[len(k.Packets)-1]}, pk...)
+	}
+	c.Report(Finding{XID: xidOf(m), Packets: pk, Key: code,
+		Message: fmt.Sprintf("RDMA_ERROR %s from the %s, %s", code, sideOf(m.Dir), call)})
+}
+
+// checkCreditZero: CREDIT-ZERO (RFC 8166 section 3.3.1: a credit limit of
+// zero leaves the requester unable to send).
+func checkCreditZero(c *Conn, m *Msg) {
+	if m.Kind != KindReply && m.Kind != KindError {
+		return
+	}
+	c.Checked()
+	if m.Common.Credit == 0 {
+		c.Report(Finding{XID: xidOf(m), Packets: m.Packets,
+			Message: fmt.Sprintf("%s from the %s grants 0 credits: the requester may send no further Call", describe(m), sideOf(m.Dir))})
+	}
+}
+
+// checkCreditOverrun: CREDIT-OVERRUN (RFC 8166 section 3.3.1: a requester
+// "MUST NOT send more than" the credit limit granted).
+func checkCreditOverrun(c *Conn, m *Msg) {
+	if m.Kind != KindCall {
+		return
+	}
+	t := &c.calls[m.Dir.Index()]
+	switch {
+	case t.dropped > 0:
+		c.Skip(ReasonMidTransaction)
+		return
+	case !t.hasGrant:
+		return // no limit granted yet in the capture
+	}
+	c.Checked()
+	n := t.outstanding() + 1
+	if n <= int(t.granted) {
+		t.overrunNow = false
+		return
+	}
+	if t.overrunNow {
+		return
+	}
+	t.overrunNow = true
+	c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Message: fmt.Sprintf(
+		"the %s has %d Calls outstanding with this one; the last credit limit granted was %d", sideOf(m.Dir), n, t.granted)})
+}

@@ -1,0 +1,235 @@
+package check
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rdmashark/rdmashark/dissect"
+)
+
+// Inline thresholds and remote invalidation (RFC 8797 sections 4.1, 4.2;
+// RFC 8166 section 3.3.2).
+
+// needsRPC: the rule reads RPC-over-RDMA messages of the connection.
+func needsRPC(c *Conn) string {
+	switch c.rpc {
+	case rpcYes:
+		return ""
+	case rpcNo:
+		return ReasonNotRPC.String()
+	}
+	if c.ID != 0 && rpcSetup(c) {
+		return "no RDMA Send of this connection was reassembled"
+	}
+	return ReasonNotRPC.String()
+}
+
+// setupSkip says why the negotiated values of c are unknown, ReasonNone
+// when they are known.
+func setupSkip(c *Conn) Reason {
+	switch {
+	case c.State == dissect.StateNoSetup:
+		return ReasonNoSetup
+	case !c.Negotiated:
+		return ReasonHalfSetup
+	}
+	return ReasonNone
+}
+
+func describe(m *Msg) string {
+	s := m.Kind.String()
+	if m.HasPrefix {
+		s = fmt.Sprintf("%s XID 0x%08x", s, m.Common.XID)
+	}
+	return s
+}
+
+func xidOf(m *Msg) *uint32 {
+	if m.HasPrefix {
+		return xidp(m.Common.XID)
+	}
+	return nil
+}
+
+// checkThreshold returns THRESH-C2S or THRESH-S2C.
+func checkThreshold(dir dissect.Direction) func(c *Conn, m *Msg) {
+	return func(c *Conn, m *Msg) {
+		if m.Dir != dir {
+			return
+		}
+		if why := setupSkip(c); why != ReasonNone {
+			c.Skip(why)
+			return
+		}
+		c.Checked()
+		t := &c.Thresholds
+		limit, from, to := t.ClientToServer, 0, 1
+		if dir == dissect.DirServerToClient {
+			limit, from, to = t.ServerToClient, 1, 0
+		}
+		if m.Length <= limit {
+			return
+		}
+		c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Message: fmt.Sprintf(
+			"Send of %d bytes (%s), negotiated %s inline threshold %d (%s send size %s, %s receive size %s)",
+			m.Length, describe(m), dir, limit,
+			sideName[from], sizeText(c, from, true), sideName[to], sizeText(c, to, false))})
+	}
+}
+
+// sizeText is side i's advertised send or receive size as negotiation used it.
+func sizeText(c *Conn, i int, send bool) string {
+	pd := &c.PrivateData[i]
+	if !pd.Result.Valid() {
+		return "1024 (default: no private data)"
+	}
+	if send {
+		return fmt.Sprint(pd.Result.Message.SendBytes())
+	}
+	return fmt.Sprint(pd.Result.Message.ReceiveBytes())
+}
+
+// withheld names the sides whose R bit is clear.
+func withheld(c *Conn) string {
+	var parts []string
+	for i := range c.PrivateData {
+		pd := &c.PrivateData[i]
+		switch {
+		case !pd.Result.Valid():
+			parts = append(parts, fmt.Sprintf("the %s sent no RPC-over-RDMA private data (packet %d), so R=0 for it", sideName[i], pd.Packet))
+		case !pd.Result.Message.RemoteInvalidate:
+			parts = append(parts, fmt.Sprintf("the %s's private data (packet %d) has R=0", sideName[i], pd.Packet))
+		}
+	}
+	return strings.Join(parts, " and ")
+}
+
+// checkInvNegotiated: INV-NOT-NEGOTIATED (RFC 8797 section 4.1).
+func checkInvNegotiated(c *Conn, m *Msg) {
+	if !m.Invalidate {
+		c.Checked()
+		return
+	}
+	if why := setupSkip(c); why != ReasonNone {
+		c.Skip(why)
+		return
+	}
+	c.Checked()
+	if c.Thresholds.RemoteInvalidation {
+		return
+	}
+	key := "client R=0"
+	if !c.Thresholds.ServerR {
+		key = "server R=0"
+		if !c.Thresholds.ClientR {
+			key = "both R=0"
+		}
+	}
+	c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: key, Message: fmt.Sprintf(
+		"Send With Invalidate of STag 0x%08x carrying a %s from the %s, but %s: when either peer clears R the responder must use only plain Send for Replies",
+		m.InvalidatedSTag, describe(m), sideOf(m.Dir), withheld(c))})
+}
+
+func sideOf(d dissect.Direction) string {
+	if d == dissect.DirServerToClient {
+		return "server"
+	}
+	return "client"
+}
+
+// checkInvDirection: INV-WRONG-DIRECTION (RFC 8797 section 4.1: "the
+// responder MAY use RDMA Send With Invalidate when transmitting RPC
+// Replies").
+func checkInvDirection(c *Conn, m *Msg) {
+	if m.Kind == KindUnknown {
+		c.Skip(ReasonUndecodable)
+		return
+	}
+	c.Checked()
+	if !m.Invalidate || m.Kind == KindReply {
+		return
+	}
+	c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: m.Kind.String(), Message: fmt.Sprintf(
+		"Send With Invalidate of STag 0x%08x carrying a %s from the %s: only a responder may invalidate, and only with RPC Replies",
+		m.InvalidatedSTag, describe(m), sideOf(m.Dir))})
+}
+
+// checkInvForeign: INV-FOREIGN-STAG (RFC 8797 section 4.1: "Each RDMA Send
+// With Invalidate MUST invalidate an STag associated only with the XID in
+// the rdma_xid field").
+func checkInvForeign(c *Conn, m *Msg) {
+	if !m.Invalidate || m.Kind != KindReply {
+		return
+	}
+	k := m.Call
+	switch {
+	case k == nil:
+		c.Skip(ReasonMidTransaction)
+		return
+	case !k.Known:
+		c.Skip(ReasonCallUnknown)
+		return
+	}
+	c.Checked()
+	if k.Handles(m.InvalidatedSTag) {
+		return
+	}
+	owner := ""
+	t := &c.calls[1-m.Dir.Index()]
+	for _, o := range t.open {
+		if o != k && o.Handles(m.InvalidatedSTag) {
+			owner = fmt.Sprintf("; it belongs to the Call with XID 0x%08x (packet %d)", o.XID, o.Packets[len(o.Packets)-1])
+			break
+		}
+	}
+	c.Report(Finding{XID: xidp(k.XID), Packets: append(append([]int{}, k.Packets[len(k.Packets)-1]), m.Packets...), Message: fmt.Sprintf(
+		"the Reply to XID 0x%08x invalidates STag 0x%08x, which its Call (packet %d) did not advertise (handles %s)%s",
+		k.XID, m.InvalidatedSTag, k.Packets[len(k.Packets)-1], handleList(k), owner)})
+}
+
+func handleList(k *Call) string {
+	var hs []string
+	seen := map[uint32]bool{}
+	add := func(h uint32) {
+		if !seen[h] {
+			seen[h] = true
+			hs = append(hs, fmt.Sprintf("0x%08x", h))
+		}
+	}
+	for _, s := range k.Reads {
+		add(s.Handle)
+	}
+	for _, w := range k.Writes {
+		for _, s := range w.Segments {
+			add(s.Handle)
+		}
+	}
+	for _, s := range k.Reply {
+		add(s.Handle)
+	}
+	if len(hs) == 0 {
+		return "none"
+	}
+	return strings.Join(hs, ", ")
+}
+
+// endInvUsage: INV-USAGE.
+func endInvUsage(c *Conn) {
+	if c.rpc != rpcYes {
+		return
+	}
+	c.Checked()
+	u := &c.Usage
+	if u.Replies == 0 {
+		return
+	}
+	neg := "not known (no CM exchange in the capture)"
+	if c.Negotiated {
+		neg = "no (" + withheld(c) + ")"
+		if c.Thresholds.RemoteInvalidation {
+			neg = "yes (both peers set R)"
+		}
+	}
+	c.Reportf(nil, "", "%d of %d Replies used Send With Invalidate; remote invalidation negotiated: %s",
+		u.RepliesWithInvalidate, u.Replies, neg)
+}

@@ -1,0 +1,114 @@
+package check
+
+import (
+	"fmt"
+
+	"github.com/rdmashark/rdmashark/dissect"
+)
+
+// RDMA operations against advertised memory (RFC 8166 sections 3.4.3,
+// 3.4.5, 3.4.6 and 3.6; RFC 5042 on what an exposed STag allows).
+
+func needsRPCOps(c *Conn) string {
+	if why := needsRPC(c); why != "" {
+		return why
+	}
+	if c.ops == 0 {
+		return "no RDMA Read or Write on this connection"
+	}
+	return ""
+}
+
+func opText(op *dissect.RDMAOp) string {
+	return fmt.Sprintf("%s of %d bytes at STag 0x%08x offset 0x%x", op.Kind, op.Length, op.STag, op.Offset)
+}
+
+// checkByRequester: RDMA-BY-REQUESTER (RFC 8166 section 3.4.3: the
+// requester exposes memory, the responder moves data with RDMA Read and
+// Write).
+func checkByRequester(c *Conn, op *dissect.RDMAOp) {
+	if c.rpc != rpcYes {
+		return
+	}
+	c.Checked()
+	if op.Dir != dissect.DirClientToServer {
+		return
+	}
+	c.Report(Finding{Packets: op.Packets, Key: op.Kind.String(), Message: fmt.Sprintf(
+		"the client (the requester) initiated an %s; in RPC-over-RDMA version 1 only the responder initiates RDMA operations", opText(op))})
+}
+
+// checkAdvertised returns RDMA-READ-UNADVERTISED (read) or
+// RDMA-WRITE-UNADVERTISED: an operation of the responder must fall inside
+// a segment of the right kind advertised by a Call still outstanding.
+func checkAdvertised(read bool) func(c *Conn, op *dissect.RDMAOp) {
+	kind := dissect.RDMAWrite
+	if read {
+		kind = dissect.RDMARead
+	}
+	return func(c *Conn, op *dissect.RDMAOp) {
+		if c.rpc != rpcYes || op.Kind != kind || op.Dir != dissect.DirServerToClient {
+			return
+		}
+		t := &c.calls[0] // the client's Calls: the forward channel
+		unknown := 0
+		for _, k := range t.open {
+			if !k.Known {
+				unknown++
+				continue
+			}
+			if k.contains(op, read) {
+				c.Checked()
+				return
+			}
+		}
+		for _, k := range t.done {
+			if k.touches(op, read) {
+				return // RDMA-AFTER-REPLY's case
+			}
+		}
+		switch {
+		case c.State == dissect.StateNoSetup || t.dropped > 0:
+			c.Skip(ReasonMidTransaction)
+			return
+		case unknown > 0:
+			c.Skip(ReasonCallUnknown)
+			return
+		}
+		c.Checked()
+		list := "Write or Reply chunk segment"
+		if read {
+			list = "Read segment"
+		}
+		c.Report(Finding{Packets: op.Packets, Message: fmt.Sprintf(
+			"the server's %s is not inside any %s of the %d Calls outstanding: it reaches memory the client did not advertise for it",
+			opText(op), list, len(t.open))})
+	}
+}
+
+// checkAfterReply: RDMA-AFTER-REPLY (RFC 8166 section 3.6: once the Reply
+// is sent the requester invalidates the Call's memory, RFC 8797 section
+// 3.2).
+func checkAfterReply(c *Conn, op *dissect.RDMAOp) {
+	if c.rpc != rpcYes || op.Dir != dissect.DirServerToClient {
+		return
+	}
+	t := &c.calls[0]
+	read := op.Kind == dissect.RDMARead
+	for _, k := range t.open {
+		if k.Known && k.contains(op, read) {
+			c.Checked()
+			return
+		}
+	}
+	for i := len(t.done) - 1; i >= 0; i-- {
+		k := t.done[i]
+		if !k.touches(op, read) {
+			continue
+		}
+		c.Checked()
+		c.Report(Finding{XID: xidp(k.XID), Packets: append(append([]int{}, op.Packets...), k.ReplyPacket), Message: fmt.Sprintf(
+			"the server's %s targets memory of the Call with XID 0x%08x after its Reply (packet %d) was sent", opText(op), k.XID, k.ReplyPacket)})
+		return
+	}
+}

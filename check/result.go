@@ -1,0 +1,263 @@
+package check
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/rdmashark/rdmashark/dissect"
+)
+
+// Status is what became of one rule on one connection.
+type Status uint8
+
+const (
+	// StatusPassed: the rule examined the connection and found nothing.
+	StatusPassed Status = iota + 1
+	// StatusFound: the rule found something (of any severity).
+	StatusFound
+	// StatusNotEvaluated: the capture lacks the rule's evidence for the
+	// connection; CheckResult.Reason says why.
+	StatusNotEvaluated
+)
+
+func (s Status) String() string {
+	switch s {
+	case StatusPassed:
+		return "passed"
+	case StatusFound:
+		return "found"
+	case StatusNotEvaluated:
+		return "not-evaluated"
+	}
+	return "unknown"
+}
+
+// MarshalText makes a Status appear by name in JSON.
+func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// CheckResult is one rule on one connection.
+type CheckResult struct {
+	Rule   string `json:"rule"`
+	Status Status `json:"status"`
+	// Reason says why the rule was not evaluated, or, when it was, what
+	// part of the evidence it could not judge.
+	Reason string `json:"reason,omitempty"`
+	// Checked counts the items the rule examined (packets, Sends,
+	// transactions, set-up messages).
+	Checked int `json:"checked"`
+	// Findings counts what the rule found, Omitted how many of them were
+	// not kept (past Config.MaxFindings).
+	Findings int `json:"findings"`
+	Omitted  int `json:"omitted,omitempty"`
+	// Worst is the highest severity among the findings kept.
+	Worst Severity `json:"worst,omitempty"`
+}
+
+// InvUsage is a connection's use of remote invalidation (INV-USAGE, and
+// analyze's "remote_invalidation").
+type InvUsage struct {
+	// Negotiated is nil when the connection's set-up is not in the
+	// capture, else whether both peers set R (RFC 8797 section 4.1).
+	Negotiated *bool `json:"negotiated"`
+	// Replies counts RPC Replies; RepliesWithInvalidate those sent with
+	// Send With Invalidate.
+	Replies               int `json:"replies"`
+	RepliesWithInvalidate int `json:"replies_with_invalidate"`
+}
+
+// ChunkSummary counts how a connection's RPC-over-RDMA messages used
+// chunks (analyze's "chunks").
+type ChunkSummary struct {
+	Calls   int `json:"calls"`
+	Replies int `json:"replies"`
+	// Errors counts RDMA_ERROR messages.
+	Errors int `json:"errors"`
+	// ReadChunks counts Read chunks at a non-zero position (DDP-eligible
+	// arguments); LongCalls RDMA_NOMSG Calls (a position-zero Read chunk).
+	ReadChunks int `json:"read_chunks"`
+	LongCalls  int `json:"long_calls"`
+	// WriteChunks counts the Write chunks Calls provided; ReplyChunks the
+	// Reply chunks Calls provided; LongReplies the RDMA_NOMSG Replies.
+	WriteChunks int `json:"write_chunks"`
+	ReplyChunks int `json:"reply_chunks"`
+	LongReplies int `json:"long_replies"`
+	// Segments counts the segments of every chunk list.
+	Segments int `json:"segments"`
+}
+
+// ConnResult is one connection's checks.
+type ConnResult struct {
+	// ID is the connection's ID (0: packets of no connection).
+	ID          int              `json:"id"`
+	Transport   string           `json:"transport,omitempty"`
+	Client      dissect.Endpoint `json:"-"`
+	Server      dissect.Endpoint `json:"-"`
+	ServicePort uint16           `json:"service_port,omitempty"`
+	State       string           `json:"state,omitempty"`
+	RPC         bool             `json:"rpc"`
+	Checks      []CheckResult    `json:"checks"`
+	Usage       *InvUsage        `json:"remote_invalidation,omitempty"`
+	Chunks      *ChunkSummary    `json:"chunks,omitempty"`
+	conn        *dissect.Connection
+	findings    []Finding
+}
+
+// Connection returns the engine's connection (nil for ID 0).
+func (cr *ConnResult) Connection() *dissect.Connection { return cr.conn }
+
+// Findings returns the connection's findings, in packet order.
+func (cr *ConnResult) Findings() []Finding { return cr.findings }
+
+// Name describes the connection for people: "1 roce 192.0.2.2 QP 0x11 →
+// 192.0.2.1:20049 QP 0x11", or "no connection" for ID 0.
+func (cr *ConnResult) Name() string {
+	if cr.ID == 0 {
+		return "packets outside any connection"
+	}
+	ep := func(e dissect.Endpoint, port uint16) string {
+		s := e.Address
+		if port != 0 {
+			s += fmt.Sprintf(":%d", port)
+		}
+		if e.QPN != 0 {
+			s += fmt.Sprintf(" QP 0x%06x", e.QPN)
+		}
+		return s
+	}
+	cport := uint16(0)
+	if cr.Transport == "iwarp" {
+		cport = cr.Client.Port
+	}
+	return fmt.Sprintf("connection %d (%s %s → %s, %s)", cr.ID, cr.Transport,
+		ep(cr.Client, cport), ep(cr.Server, cr.ServicePort), cr.State)
+}
+
+// Result is what the runner found in one capture.
+type Result struct {
+	// Rules are the rules that were evaluated, in table order.
+	Rules       []*Rule       `json:"-"`
+	Connections []*ConnResult `json:"connections"`
+	// Findings are every connection's findings, by connection, then by
+	// first packet.
+	Findings []Finding `json:"findings"`
+	// Omitted counts findings not kept (past the bounds).
+	Omitted int `json:"omitted,omitempty"`
+}
+
+// Count returns how many findings (kept and omitted) are at or above sev.
+func (r *Result) Count(sev Severity) int {
+	n := 0
+	for _, cr := range r.Connections {
+		for _, ch := range cr.Checks {
+			if ch.Findings == 0 {
+				continue
+			}
+			ru, _ := Lookup(ch.Rule)
+			if ch.Worst >= sev || (ch.Worst == 0 && ru != nil && ru.Severity >= sev) {
+				n += ch.Findings
+			}
+		}
+	}
+	return n
+}
+
+// result builds the connection's result after its End rules ran.
+func (c *Conn) result() *ConnResult {
+	cr := &ConnResult{ID: c.ID, conn: c.Connection}
+	if c.ID != 0 {
+		cr.Transport = c.Transport.String()
+		cr.Client, cr.Server = c.Client, c.Server
+		cr.ServicePort = c.ServicePort
+		cr.State = c.State.String()
+		cr.RPC = c.rpc == rpcYes
+		if cr.RPC {
+			u, ch := c.Usage, c.Chunks
+			if c.Negotiated {
+				n := c.Thresholds.RemoteInvalidation
+				u.Negotiated = &n
+			}
+			cr.Usage, cr.Chunks = &u, &ch
+		}
+	}
+	for _, ru := range c.r.rules {
+		if c.ID == 0 && ru.Packet == nil {
+			continue
+		}
+		s := c.state(ru)
+		ch := CheckResult{Rule: ru.ID, Checked: s.checked, Findings: s.total, Omitted: s.total - len(s.findings)}
+		for _, f := range s.findings {
+			ch.Worst = max(ch.Worst, f.Severity)
+		}
+		skipped, top := 0, ReasonNone
+		for why, n := range s.skipped {
+			skipped += n
+			if n > 0 && (top == ReasonNone || n > s.skipped[top]) {
+				top = Reason(why)
+			}
+		}
+		why := ""
+		if ru.Applies != nil && ru.Waits == "" {
+			why = ru.Applies(c)
+		}
+		switch {
+		case ru.Waits != "":
+			ch.Status, ch.Reason = StatusNotEvaluated, "waits for "+ru.Waits
+		case s.total > 0:
+			ch.Status = StatusFound
+		case why != "":
+			ch.Status, ch.Reason = StatusNotEvaluated, why
+		case s.checked > 0:
+			ch.Status = StatusPassed
+		case skipped > 0:
+			ch.Status, ch.Reason = StatusNotEvaluated, top.String()
+		default:
+			ch.Status, ch.Reason = StatusNotEvaluated, "nothing in the capture to check: needs "+ru.Evidence
+		}
+		if ch.Status != StatusNotEvaluated && skipped > 0 {
+			var parts []string
+			for why, n := range s.skipped {
+				if n > 0 {
+					parts = append(parts, fmt.Sprintf("%d not evaluated: %s", n, Reason(why)))
+				}
+			}
+			ch.Reason = strings.Join(parts, "; ")
+		}
+		cr.Checks = append(cr.Checks, ch)
+		cr.findings = append(cr.findings, s.findings...)
+	}
+	sort.SliceStable(cr.findings, func(i, j int) bool { return cr.findings[i].First() < cr.findings[j].First() })
+	return cr
+}
+
+// xidSet is a small bounded set of XIDs with the packet that added each.
+type xidSet struct {
+	xids []uint32
+	pkts []int
+}
+
+const maxXIDSet = 64
+
+func (s *xidSet) add(x uint32, pkt int) {
+	if len(s.xids) >= maxXIDSet {
+		copy(s.xids, s.xids[1:])
+		copy(s.pkts, s.pkts[1:])
+		s.xids, s.pkts = s.xids[:len(s.xids)-1], s.pkts[:len(s.pkts)-1]
+	}
+	s.xids = append(s.xids, x)
+	s.pkts = append(s.pkts, pkt)
+}
+
+// take removes x and returns the packet that added it.
+func (s *xidSet) take(x uint32) (int, bool) {
+	for i, v := range s.xids {
+		if v == x {
+			p := s.pkts[i]
+			s.xids = slices.Delete(s.xids, i, i+1)
+			s.pkts = slices.Delete(s.pkts, i, i+1)
+			return p, true
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,126 @@
+package check
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/rdmashark/rdmashark/dissect"
+)
+
+// Rule is one conformance check: what it enforces, where the spec says so,
+// and the functions that evaluate it. Rules live in one table (rules.go);
+// adding a check is a row there, the function it names, and its tests.
+type Rule struct {
+	// ID is stable: output, --enable/--disable and baselines use it.
+	ID       string
+	Severity Severity
+	// Reference is the spec section the rule enforces, e.g.
+	// "RFC 8797 section 4.1".
+	Reference string
+	// Summary is one line for the `rules` table.
+	Summary string
+	// Explanation is the paragraph `rdmashark rules ID` prints: what the
+	// rule checks, why the spec asks for it, and what a finding means.
+	Explanation string
+	// Evidence is what a capture must hold for the rule to be evaluated.
+	Evidence string
+	// Added marks rules that are not in the project's list of checks
+	// (shared/specs/conformance-rules.md) but that the specs support.
+	Added bool
+	// Waits, when set, names the engine work the rule needs and that is
+	// not there yet; such a rule reports "not evaluated" with it.
+	Waits string
+
+	// Applies returns why the rule cannot be evaluated on c ("" when it
+	// can). It runs at the end, and decides the status of a rule that
+	// examined nothing.
+	Applies func(c *Conn) string
+	// Packet runs for every packet (p.Conn may be nil: c is then the
+	// pseudo-connection 0).
+	Packet func(c *Conn, p *dissect.Packet)
+	// Message runs for every reassembled RDMA Send of a connection.
+	Message func(c *Conn, m *Msg)
+	// RDMAOp runs for every RDMA Read or Write of a connection.
+	RDMAOp func(c *Conn, op *dissect.RDMAOp)
+	// End runs once per connection after the capture.
+	End func(c *Conn)
+
+	index int // position in the table
+}
+
+// Rules returns every rule in table order. The slice is shared: do not
+// modify it.
+func Rules() []*Rule { return table }
+
+// Lookup returns the rule with that ID (case-insensitive).
+func Lookup(id string) (*Rule, bool) {
+	r, ok := byID[strings.ToUpper(id)]
+	return r, ok
+}
+
+// Select returns the rules that the --enable and --disable patterns leave:
+// all rules, or those matching an enable pattern when there is one, minus
+// those matching a disable pattern. Patterns are rule IDs or path.Match
+// globs ("CHUNK-*"), case-insensitive. A pattern that matches no rule is an
+// error, so a typo does not silently turn a gate off.
+func Select(enable, disable []string) ([]*Rule, error) {
+	match := func(pats []string) (map[*Rule]bool, error) {
+		m := map[*Rule]bool{}
+		for _, pat := range pats {
+			for _, p := range strings.Split(pat, ",") {
+				p = strings.ToUpper(strings.TrimSpace(p))
+				if p == "" {
+					continue
+				}
+				if _, err := path.Match(p, ""); err != nil {
+					return nil, fmt.Errorf("bad rule pattern %q: %w", p, err)
+				}
+				n := 0
+				for _, r := range table {
+					if ok, _ := path.Match(p, r.ID); ok {
+						m[r] = true
+						n++
+					}
+				}
+				if n == 0 {
+					return nil, fmt.Errorf("no rule matches %q (rdmashark rules lists them)", p)
+				}
+			}
+		}
+		return m, nil
+	}
+	en, err := match(enable)
+	if err != nil {
+		return nil, err
+	}
+	dis, err := match(disable)
+	if err != nil {
+		return nil, err
+	}
+	var out []*Rule
+	for _, r := range table {
+		if (len(en) == 0 || en[r]) && !dis[r] {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// table is the rule list (rules.go); byID indexes it.
+var (
+	table []*Rule
+	byID  map[string]*Rule
+)
+
+func init() {
+	table = ruleTable()
+	byID = make(map[string]*Rule, len(table))
+	for i, r := range table {
+		if _, dup := byID[r.ID]; dup {
+			panic("check: duplicate rule " + r.ID)
+		}
+		r.index = i
+		byID[r.ID] = r
+	}
+}

@@ -1,0 +1,487 @@
+package check
+
+import "github.com/rdmashark/rdmashark/dissect"
+
+// ruleTable is the list of rules: `rdmashark rules`, the reports and the
+// docs read it. Order: connection set-up, inline thresholds, remote
+// invalidation, transport header, credits, chunks, RDMA operations,
+// transport. Rules marked Added are not in shared/specs/conformance-rules.md;
+// the spec they cite supports them.
+func ruleTable() []*Rule {
+	return []*Rule{
+		// Connection set-up and private data (RFC 8797, IBA CM).
+		{
+			ID: "PD-FORMAT", Severity: Error, Reference: "RFC 8797 sections 4, 5.2",
+			Summary: "private data with the 0xf6ab0e18 identifier is version 1 and 8 octets long",
+			Explanation: `A peer that places the RPC-over-RDMA format identifier 0xf6ab0e18 in its CM
+private data (CM REQ/REP, or MPA Request/Reply on iWARP) must follow it with a
+version 1 message: the identifier, then version 1, flags, Send Size and Receive
+Size, 8 octets in all. A receiver that finds the identifier with another
+version, or with the private data ending before the 8 octets do, must act as if
+no private data was sent (RFC 8797 section 5.2), so the sender's R bit and
+sizes are silently lost: remote invalidation is off and both thresholds fall
+back to 1024 bytes.`,
+			Evidence: "the CM REQ/REP or MPA Request/Reply of the connection",
+			Applies:  needsIdentifier, End: checkPDFormat,
+		},
+		{
+			ID: "PD-RESERVED", Severity: Warning, Reference: "RFC 8797 section 4 (Reserved)",
+			Summary: "the 7 reserved bits of the private data are zero",
+			Explanation: `The 7 bits before R in the second word of the RFC 8797 message are reserved:
+"Senders MUST set these bits to zero and receivers MUST ignore their value."
+A sender that sets them breaks the rule and risks misinterpretation by a later
+version of the format that gives the bits a meaning.`,
+			Evidence: "a valid RFC 8797 message in the set-up",
+			Applies:  needsIdentifier, End: checkPDReserved,
+		},
+		{
+			ID: "PD-SIZE-RANGE", Severity: Info, Reference: "RFC 8797 sections 4, 4.2",
+			Summary: "advertised sizes are 1024..262144 bytes; note sizes that changed since the last connection",
+			Explanation: `Send Size and Receive Size are encoded as (bytes / 1024) - 1 in one octet, so
+they always decode to 1024..262144 bytes. The check reports, as information,
+when a peer advertises other sizes or R than it did on the previous connection
+between the same endpoints in the capture: RFC 8797 section 4 lets settings
+change on reconnection ("An implementation ... MUST be prepared for the settings
+to change upon a reconnection"), so this is not a violation, but it explains
+why two connections of one mount behave differently.`,
+			Evidence: "valid RFC 8797 messages in the set-up",
+			Applies:  needsIdentifier, End: checkPDSizeRange,
+		},
+		{
+			ID: "PD-ABSENT", Severity: Info, Reference: "RFC 8797 section 5.1",
+			Summary: "a side sent no recognisable private data: defaults apply (R=0, 1024/1024)",
+			Explanation: `On an RPC-over-RDMA connection whose whole set-up is in the capture, a side whose
+CM REQ/REP (MPA Request/Reply) carries no valid RFC 8797 message counts as having
+sent R=0 and Send/Receive sizes of 1024 bytes (RFC 8797 section 5.1). That is
+legal — the private data is optional — but it fixes the inline thresholds at
+1024 bytes in the direction that side receives and rules out remote
+invalidation; the check says so, so the thresholds other checks apply make
+sense.`,
+			Evidence: "both sides' set-up messages",
+			Applies:  pdAbsentApplies, End: checkPDAbsent,
+		},
+		{
+			ID: "CM-IP-HEADER", Severity: Warning, Reference: "IBA Vol 1 Annex A11 (RDMA IP CM Service)", Added: true,
+			Summary: "a CM REQ for an IP service ID starts its private data with a valid IP CM header",
+			Explanation: `A CM REQ whose service ID is in the RDMA IP CM range (as RDMA-CM builds them:
+0x0000000001 port-space port) carries the 36-octet IP CM Request header in front
+of the consumer's private data: version 0, IP version 4 or 6, source port and
+both addresses. A REQ without a valid header is rejected by RDMA-CM on the
+passive side, and the RFC 8797 message after it cannot be found where a
+receiver looks for it. (Added: not in the project's list; IBA Annex A11 defines
+the header.)`,
+			Evidence: "the CM REQ of the connection",
+			Applies:  cmaApplies, End: checkCMAHeader,
+		},
+		{
+			ID: "CM-REJ", Severity: Warning, Reference: "IBA Vol 1 12.6.7",
+			Summary: "a CM REJ ended a connection attempt: its reason code and private data",
+			Explanation: `A CM REJ refuses a connection request (or a reply). The finding shows the
+reason code (IBA Vol 1 12.6.7.2, e.g. 28 "consumer reject" when the application
+refused, 8 "invalid service ID" when nothing listens), any additional rejection
+information, and the private data, decoded when it holds an RFC 8797 message.
+An RPC-over-RDMA client that keeps being rejected never gets to send a Call.`,
+			Evidence: "the CM messages of the connection",
+			Applies:  func(c *Conn) string { return roceOnly(c) + needsSetupIfRoCE(c) },
+			Packet:   checkCMREJ,
+		},
+
+		// Inline thresholds (RFC 8797 section 4.2, RFC 8166 section 3.3.2).
+		{
+			ID: "THRESH-C2S", Severity: Error, Reference: "RFC 8166 section 3.3.2; RFC 8797 section 4.2",
+			Summary: "every client-to-server Send of RPC-over-RDMA fits the negotiated inline threshold",
+			Explanation: `The client-to-server inline threshold is the smaller of the client's Send Size
+and the server's Receive Size (1024 bytes for a side without RFC 8797 private
+data). A Send larger than that may not fit the receive buffer the server posted:
+the Receive fails and the RDMA provider typically tears the connection down
+(RFC 8797 section 3.1). Larger messages must move by RDMA: Read chunks for
+DDP-eligible arguments, or a Long Call (RDMA_NOMSG with a position-zero Read
+chunk). The size checked is the whole reassembled Send, transport header
+included.`,
+			Evidence: "the connection's set-up (negotiated values) and its reassembled Sends",
+			Applies:  needsRPC, Message: checkThreshold(dissect.DirClientToServer),
+		},
+		{
+			ID: "THRESH-S2C", Severity: Error, Reference: "RFC 8166 section 3.3.2; RFC 8797 section 4.2",
+			Summary: "every server-to-client Send of RPC-over-RDMA fits the negotiated inline threshold",
+			Explanation: `The server-to-client inline threshold is the smaller of the server's Send Size
+and the client's Receive Size (1024 bytes for a side without RFC 8797 private
+data). A Reply larger than that must use the Write chunks and Reply chunk the
+Call provided (a Long Reply is RDMA_NOMSG with the Reply chunk); sent inline it
+may overrun the client's receive buffer and take the connection down.`,
+			Evidence: "the connection's set-up (negotiated values) and its reassembled Sends",
+			Applies:  needsRPC, Message: checkThreshold(dissect.DirServerToClient),
+		},
+
+		// Remote invalidation (RFC 8797 section 4.1).
+		{
+			ID: "INV-NOT-NEGOTIATED", Severity: Error, Reference: "RFC 8797 section 4.1",
+			Summary: "Send With Invalidate used while either peer's R bit is clear (or its private data absent)",
+			Explanation: `RFC 8797 section 4.1: "When both connection peers have set this bit flag in
+their CM Private Data, the responder MAY use RDMA Send With Invalidate when
+transmitting RPC Replies ... When either peer on a connection clears this flag,
+the responder MUST use only RDMA Send when transmitting RPC Replies." A peer
+that sent no RFC 8797 message counts as R=0. A requester that cleared R may
+expose STags that must not be invalidated remotely (RFC 8797 section 3.2); a
+responder that invalidates them anyway breaks its peer's memory registration.`,
+			Evidence: "the connection's set-up and its Send With Invalidate messages",
+			Applies:  needsRPC, Message: checkInvNegotiated,
+		},
+		{
+			ID: "INV-WRONG-DIRECTION", Severity: Error, Reference: "RFC 8797 section 4.1",
+			Summary: "Send With Invalidate carries something other than an RPC Reply",
+			Explanation: `Only the responder may use RDMA Send With Invalidate, and only to transmit RPC
+Replies (RFC 8797 section 4.1). A Call, an RDMA_ERROR or any other message sent
+With Invalidate asks the receiver to invalidate an STag it never associated with
+that message.`,
+			Evidence: "the connection's reassembled Sends",
+			Applies:  needsRPC, Message: checkInvDirection,
+		},
+		{
+			ID: "INV-FOREIGN-STAG", Severity: Error, Reference: "RFC 8797 section 4.1",
+			Summary: "the invalidated STag is one the Call with the same XID advertised",
+			Explanation: `"Each RDMA Send With Invalidate MUST invalidate an STag associated only with the
+XID in the rdma_xid field of the RPC-over-RDMA Transport Header it carries"
+(RFC 8797 section 4.1). The check compares the STag in the IETH (iWARP: the
+Inval STag) with the handles of the Read list, Write list and Reply chunk of
+the Call with that XID. Invalidating another transaction's STag pulls memory
+out from under an RPC still in progress.`,
+			Evidence: "the Call and the Reply of a transaction",
+			Applies:  needsRPC, Message: checkInvForeign,
+		},
+		{
+			ID: "INV-USAGE", Severity: Info, Reference: "RFC 8797 sections 3.2, 4.1",
+			Summary: "per connection: Replies sent with and without remote invalidation",
+			Explanation: `Reports, per RPC-over-RDMA connection, how many Replies the responder sent with
+Send With Invalidate and how many with plain Send, next to whether remote
+invalidation was negotiated. A connection that negotiated R but never uses it
+pays for nothing; one that did not negotiate it but uses it is an
+INV-NOT-NEGOTIATED finding.`,
+			Evidence: "the connection's Replies",
+			Applies:  needsRPC, End: endInvUsage,
+		},
+
+		// Transport header (RFC 8166 section 4; draft-ietf-nfsv4-rpcrdma-version-two).
+		{
+			ID: "HDR-VERSION", Severity: Error, Reference: "RFC 8166 sections 4.2.2, 4.5",
+			Summary: "rdma_vers is 1 (or 2); unknown versions are answered by ERR_VERS with a sensible range",
+			Explanation: `Every transport header starts with rdma_xid, rdma_vers, rdma_credit and
+rdma_proc. Version 1 is RFC 8166; version 2 is the draft. A header with another
+version is an error, and a responder that does not support a Call's version must
+answer with RDMA_ERROR/ERR_VERS, whose rdma_vers_low..rdma_vers_high range must
+be non-empty and contain the version the responder speaks on the connection.`,
+			Evidence: "the connection's reassembled Sends",
+			Applies:  needsRPC, Message: checkHdrVersion,
+		},
+		{
+			ID: "HDR-PROC", Severity: Error, Reference: "RFC 8166 sections 4.2.4, 4.6",
+			Summary: "rdma_proc is a known procedure; RDMA_MSGP and RDMA_DONE are not to be used (warning)",
+			Explanation: `Version 1 defines RDMA_MSG (0), RDMA_NOMSG (1), RDMA_MSGP (2), RDMA_DONE (3) and
+RDMA_ERROR (4). Other values are errors. RFC 8166 section 4.6 keeps RDMA_MSGP and
+RDMA_DONE only for compatibility: senders no longer use them, so they are
+reported as warnings. For version 2, rdma_htype must be a type the draft
+defines.`,
+			Evidence: "the connection's reassembled Sends",
+			Applies:  needsRPC, Message: checkHdrProc,
+		},
+		{
+			ID: "HDR-TRUNCATED", Severity: Error, Reference: "RFC 8166 section 4.3",
+			Summary: "the header's chunk lists end within the Send",
+			Explanation: `The chunk lists are XDR linked lists inside the transport header; a header whose
+lists (or counted segment arrays) run past the end of the Send cannot be parsed
+by the receiver, which answers ERR_CHUNK or drops the connection. A Send cut by
+the capture's snap length is not evaluated.`,
+			Evidence: "the connection's reassembled Sends, whole",
+			Applies:  needsRPC, Message: checkHdrTruncated,
+		},
+		{
+			ID: "HDR-MALFORMED", Severity: Error, Reference: "RFC 8166 section 4.3; RFC 4506 section 4.19", Added: true,
+			Summary: "the transport header is valid XDR (discriminators 0/1, known error codes)",
+			Explanation: `The Read list, Write list and Reply chunk are XDR optional-data: every
+discriminator is 0 or 1 (RFC 4506 section 4.19), and RDMA_ERROR's rdma_err is
+ERR_VERS or ERR_CHUNK (the union has no default arm). Anything else cannot be
+decoded by a conforming receiver. (Added: the list has HDR-TRUNCATED for
+lists that run short; this is the other way a header fails to parse.)`,
+			Evidence: "the connection's reassembled Sends",
+			Applies:  needsRPC, Message: checkHdrMalformed,
+		},
+		{
+			ID: "HDR-XID-MISMATCH", Severity: Error, Reference: "RFC 8166 section 4.2.1",
+			Summary: "rdma_xid equals the XID of the RPC message carried inline",
+			Explanation: `rdma_xid is a copy of the XID of the RPC message the transport header conveys;
+receivers match Replies to Calls with it before parsing the RPC message, and
+remote invalidation ties STags to it. An RDMA_MSG whose rdma_xid differs from
+the inline RPC message's XID sends the receiver to the wrong transaction.`,
+			Evidence: "RDMA_MSG Sends with the start of their RPC message",
+			Applies:  needsRPC, Message: checkHdrXID,
+		},
+		{
+			ID: "HDR-ERROR", Severity: Warning, Reference: "RFC 8166 section 4.5", Added: true,
+			Summary: "a responder answered a Call with RDMA_ERROR (ERR_VERS, ERR_CHUNK)",
+			Explanation: `RDMA_ERROR reports that the responder could not process a Call's transport
+header: ERR_VERS for an unsupported version, ERR_CHUNK for chunk lists it could
+not parse or provision (too many chunks, a Reply that did not fit). The RPC never
+ran; the requester sees a transport error. (Added: the list mentions ERR_CHUNK
+under CHUNK-MISSING-REPLY; this reports every transport error.)`,
+			Evidence: "the connection's reassembled Sends",
+			Applies:  needsRPC, Message: checkHdrError,
+		},
+
+		// Credits (RFC 8166 section 3.3.1).
+		{
+			ID: "CREDIT-ZERO", Severity: Warning, Reference: "RFC 8166 section 3.3.1",
+			Summary: "a Reply grants zero credits",
+			Explanation: `In a Reply, rdma_credit is the credit limit the responder grants: the number of
+Calls the requester may have outstanding. A grant of zero leaves the requester
+unable to send anything until another Reply raises it — and with no Call
+outstanding none will come, so the connection stalls.`,
+			Evidence: "the connection's Replies",
+			Applies:  needsRPC, Message: checkCreditZero,
+		},
+		{
+			ID: "CREDIT-OVERRUN", Severity: Error, Reference: "RFC 8166 section 3.3.1",
+			Summary: "the requester has more Calls outstanding than the last credit limit granted",
+			Explanation: `A requester must not have more Calls outstanding (sent, Reply not yet received)
+than the credit limit the responder last granted; each credit stands for a
+Receive buffer the responder posted. One Call too many arrives with no buffer
+posted: an RNR NAK at best, a broken connection at worst. Evaluated from the
+first Reply in the capture on (before it no limit is known).`,
+			Evidence: "the connection's Calls and Replies",
+			Applies:  needsRPC, Message: checkCreditOverrun,
+		},
+
+		// Chunks (RFC 8166 sections 3.4, 3.5, 4.3; RFC 8267).
+		{
+			ID: "CHUNK-READ-IN-REPLY", Severity: Error, Reference: "RFC 8166 section 3.4.5; RFC 8267 appendix A",
+			Summary: "a Reply carries a non-empty Read list",
+			Explanation: `Read chunks let the responder pull a Call's data; a Reply has nothing to pull
+from, and RPC-over-RDMA version 1 removed the use of the Read list in Replies
+(RFC 8267 appendix A). A Reply with Read segments exposes requester-side
+semantics in the wrong direction.`,
+			Evidence: "the connection's Replies",
+			Applies:  needsRPC, Message: checkReadInReply,
+		},
+		{
+			ID: "CHUNK-READ-POSITION", Severity: Error, Reference: "RFC 8166 sections 3.4.5, 4.3.1",
+			Summary: "Read positions are multiples of 4, non-decreasing, within the Payload stream; a chunk's segments are adjacent",
+			Explanation: `A Read segment's position is the XDR offset in the Call's Payload stream where
+its data belongs, so it is a multiple of 4; the Read list is ordered by
+position, the segments of one chunk share one position and follow each other,
+and a position past the end of the (reduced) Payload stream sent inline points
+nowhere. The responder reassembles the Call from these positions.`,
+			Evidence: "the connection's Calls with Read lists",
+			Applies:  needsRPC, Message: checkReadPosition,
+		},
+		{
+			ID: "CHUNK-LONG-CALL", Severity: Error, Reference: "RFC 8166 sections 3.5.3, 4.2.4",
+			Summary: "an RDMA_NOMSG Call has a position-zero Read chunk and nothing inline; position zero only with RDMA_NOMSG",
+			Explanation: `A Long Call moves the whole RPC Call in a position-zero Read chunk and is sent
+as RDMA_NOMSG, with nothing after the transport header. An RDMA_NOMSG Call
+without a position-zero chunk has no RPC message anywhere, and an RDMA_MSG Call
+with a position-zero chunk conveys its Call twice.`,
+			Evidence: "the connection's Calls",
+			Applies:  needsRPC, Message: checkLongCall,
+		},
+		{
+			ID: "CHUNK-LONG-REPLY", Severity: Error, Reference: "RFC 8166 sections 3.5.4, 4.2.4",
+			Summary: "an RDMA_NOMSG Reply uses the Reply chunk its Call provided",
+			Explanation: `A Long Reply writes the whole RPC Reply into the Reply chunk the Call provided
+and is sent as RDMA_NOMSG, returning that Reply chunk with the lengths written.
+An RDMA_NOMSG Reply without a Reply chunk, or to a Call that provided none,
+has nowhere its Reply could be.`,
+			Evidence: "the connection's Calls and Replies",
+			Applies:  needsRPC, Message: checkLongReply,
+		},
+		{
+			ID: "CHUNK-REPLY-ECHO", Severity: Error, Reference: "RFC 8166 sections 3.4.6, 4.3.2, 4.3.3",
+			Summary: "a Reply returns the Call's Write chunks and Reply chunk with lengths no larger than provided",
+			Explanation: `A Reply repeats its Call's Write list — the same number of chunks, each with the
+same segments and handles — and its Reply chunk, with each segment's length set
+to the number of bytes written. A different shape leaves the requester unable
+to tell which of its buffers hold results; a length above the provided one
+claims a write past the end of the requester's buffer.`,
+			Evidence: "the Call and the Reply of a transaction",
+			Applies:  needsRPC, Message: checkReplyEcho,
+		},
+		{
+			ID: "CHUNK-DDP-ELIGIBLE", Severity: Error, Reference: "RFC 8166 section 3.4.1; RFC 8267 sections 3, 5.1",
+			Summary: "Read chunks carry only DDP-eligible arguments, Write chunks only DDP-eligible results",
+			Explanation: `The Upper-Layer Binding names the data items that may move by direct data
+placement. NFSv2/v3 (RFC 8267 section 3): the data of WRITE and the pathname of
+SYMLINK (Read chunks), the data of READ and the pathname of READLINK (Write
+chunks); nothing else, and nothing in MOUNT or NFSACL. NFSv4 COMPOUND (section
+5.1): the data of WRITE and the linkdata of CREATE (NF4LNK) as arguments, the
+data of READ and the link of READLINK as results; the callback program has
+none (section 5.5). A Read chunk whose position is not where such an argument
+sits, or more Write chunks than the procedure has such results, moves an item
+the responder does not expect there. The arguments are walked to find the
+items.`,
+			Evidence: "Calls with chunks and their RPC header",
+			Applies:  needsRPC, Message: checkDDPEligible,
+		},
+		{
+			ID: "CHUNK-NFS4-PAIRING", Severity: Error, Reference: "RFC 8267 section 5.4.1",
+			Summary: "in an NFSv4 COMPOUND, the Nth Write chunk goes to the Nth READ-like operation",
+			Explanation: `NFSv4 pairs Write chunks with the COMPOUND's operations that have a DDP-eligible
+result (READ, READLINK) in order: the first chunk to the first such operation,
+and so on; an empty Write chunk asks for that result inline, and operations
+beyond the chunks return inline. A server that writes a result into another
+chunk, or a client that provides more chunks than such operations, breaks the
+pairing.`,
+			Evidence: "NFSv4 COMPOUND Calls and Replies, with their operations decoded",
+			Applies:  needsRPC, Message: checkNFS4Pairing,
+		},
+		{
+			ID: "CHUNK-UNNEEDED", Severity: Info, Reference: "RFC 8166 section 3.5",
+			Summary: "a chunk moved data that would have fit inline (an efficiency hint)",
+			Explanation: `Chunks cost an RDMA Read or Write and a memory registration; RFC 8166 uses them
+for what does not fit the inline threshold. A Call or Reply that moved data by
+chunk although the whole message would have fit inline is correct but slower.
+Reported as information, once per connection for Calls and once for Replies,
+with the count and the first example.`,
+			Evidence: "the connection's set-up and its messages with chunks",
+			Applies:  needsRPC, Message: checkUnneeded, End: endUnneeded,
+		},
+		{
+			ID: "CHUNK-MISSING-REPLY", Severity: Error, Reference: "RFC 8166 sections 3.5.4, 4.5.2; RFC 8267 section 2",
+			Summary: "a Reply too large for the inline threshold had no Reply chunk to go to",
+			Explanation: `The requester must estimate each Reply's size and provide a Reply chunk when it
+may exceed the server-to-client inline threshold (RFC 8267 section 2, "reply
+size estimation"). Without one, the responder either sends an oversize Reply
+inline or cannot send it at all and answers RDMA_ERROR/ERR_CHUNK. The finding
+points at the Call that provided no Reply chunk.`,
+			Evidence: "the Call and the Reply (or RDMA_ERROR) of a transaction",
+			Applies:  needsRPC, Message: checkMissingReply,
+		},
+		{
+			ID: "CHUNK-ROUNDUP", Severity: Warning, Reference: "RFC 8166 sections 3.4.5.2, 3.4.6.2",
+			Summary: "XDR roundup padding is not moved in a Read chunk nor written into a Write chunk",
+			Explanation: `A DDP-eligible opaque item whose length is not a multiple of 4 has XDR roundup
+padding in its inline encoding; when the item moves by chunk, the padding stays
+behind: a Read chunk carries the data only, and a responder does not write the
+padding into a Write chunk. Evaluated where the inline part states the data
+length: NFSv3 WRITE Calls and READ Replies.`,
+			Evidence: "NFSv3 WRITE Calls with Read chunks, READ Replies with Write chunks",
+			Applies:  needsRPC, Message: checkRoundup,
+		},
+
+		// RDMA operations against advertised memory.
+		{
+			ID: "RDMA-READ-UNADVERTISED", Severity: Error, Reference: "RFC 8166 sections 3.4.3, 3.4.5",
+			Summary: "an RDMA Read targets memory inside a Read segment of an outstanding Call",
+			Explanation: `The responder pulls a Call's Read chunks with RDMA Read; every Read must fall
+inside a Read segment (handle, offset, length) that a Call still outstanding on
+the connection advertised. A Read elsewhere reaches requester memory that was
+not offered for it — at best a remote access error, at worst a data leak.`,
+			Evidence: "the connection's Calls and RDMA Reads",
+			Applies:  needsRPCOps, RDMAOp: checkAdvertised(true),
+		},
+		{
+			ID: "RDMA-WRITE-UNADVERTISED", Severity: Error, Reference: "RFC 8166 sections 3.4.3, 3.4.6",
+			Summary: "an RDMA Write targets memory inside a Write chunk or Reply chunk of an outstanding Call",
+			Explanation: `The responder pushes results with RDMA Write into the Write chunks and the Reply
+chunk of the Call they answer; every Write must fall inside one of their
+segments. A Write elsewhere overwrites requester memory that was not offered for
+it.`,
+			Evidence: "the connection's Calls and RDMA Writes",
+			Applies:  needsRPCOps, RDMAOp: checkAdvertised(false),
+		},
+		{
+			ID: "RDMA-AFTER-REPLY", Severity: Error, Reference: "RFC 8166 sections 3.4.3, 3.6",
+			Summary: "no RDMA Read or Write against a Call's segments after its Reply was sent",
+			Explanation: `The responder finishes moving a transaction's data before it sends the Reply;
+once the Reply arrives, the requester invalidates the segments and may reuse the
+memory. An RDMA operation against a Call's segments after its Reply reaches
+memory that may already belong to someone else.`,
+			Evidence: "the connection's Calls, Replies and RDMA operations",
+			Applies:  needsRPCOps, RDMAOp: checkAfterReply,
+		},
+		{
+			ID: "RDMA-BY-REQUESTER", Severity: Error, Reference: "RFC 8166 section 3.4.3",
+			Summary: "the requester initiated an RDMA Read or Write",
+			Explanation: `In RPC-over-RDMA version 1 only the requester exposes memory and only the
+responder initiates RDMA Read and Write. An RDMA operation started by the
+client on an RPC-over-RDMA connection has no chunk that could have advertised
+its target.`,
+			Evidence: "the connection's RDMA operations",
+			Applies:  needsRPCOps, RDMAOp: checkByRequester,
+		},
+
+		// Transport (IB/RoCE, iWARP).
+		{
+			ID: "ICRC-BAD", Severity: Error, Reference: "IBA Vol 1 7.8.1; Annex A17.3.3 (RoCEv2)",
+			Summary: "the invariant CRC of an InfiniBand/RoCE packet does not match",
+			Explanation: `Every IB transport packet ends with a 32-bit invariant CRC over the fields that
+do not change in flight (RoCEv2: over the IP and UDP headers with variant fields
+masked, the BTH and the payload). A receiver drops a packet whose ICRC does not
+match; the finding names the carried and the computed value. A packet cut by the
+snap length cannot be verified and is not evaluated.`,
+			Evidence: "whole IB/RoCE packets",
+			Applies:  roceOnly, Packet: checkICRC,
+		},
+		{
+			ID: "VCRC-BAD", Severity: Error, Reference: "IBA Vol 1 7.8.2", Added: true,
+			Summary: "the variant CRC of a native InfiniBand packet does not match",
+			Explanation: `Native InfiniBand packets (LRH first, as ibdump captures them) end with a 16-bit
+variant CRC over the whole packet; a link drops a packet whose VCRC does not
+match. (Added: the list names the ICRC only; the VCRC is checked the same way
+where the capture has it.)`,
+			Evidence: "whole native InfiniBand packets",
+			Applies:  vcrcApplies, Packet: checkVCRC,
+		},
+		{
+			ID: "MPA-CRC-BAD", Severity: Error, Reference: "RFC 5044 section 6",
+			Summary: "the CRC32c of an MPA FPDU does not match (when CRC was negotiated)",
+			Explanation: `When both MPA peers negotiated CRC (the C bit of the MPA Request and Reply),
+every FPDU ends with a CRC32c over the FPDU; a receiver closes the connection on
+a mismatch.`,
+			Evidence: "iWARP FPDUs of a connection that negotiated CRC",
+			Applies:  mpaCRCApplies, Packet: checkMPACRC,
+		},
+		{
+			ID: "MPA-MARKERS", Severity: Info, Reference: "RFC 5044 section 5",
+			Summary: "MPA markers negotiated and in use",
+			Explanation: `MPA markers (every 512 octets of the TCP stream) let a receiver find FPDU
+boundaries after loss; they are rarely negotiated today, and a capture reader
+must skip them. Reported as information when a connection uses them.`,
+			Evidence: "the MPA Request/Reply of an iWARP connection",
+			Applies:  mpaMarkersApplies, End: endMPAMarkers,
+		},
+		{
+			ID: "PSN-GAP", Severity: Warning, Reference: "IBA Vol 1 9.7.1, 9.7.5.1",
+			Summary: "a gap or a retransmission in the packet sequence of an RC/UC queue pair",
+			Explanation: `Requests on a queue pair carry consecutive PSNs (an RDMA Read Request takes one
+per response packet). A PSN ahead of the expected one means packets are missing
+from the capture: when the responder then NAKs with a PSN sequence error, they
+were lost on the network; when it acknowledges past them, only the capture lost
+them. A PSN behind the expected one is a retransmission by the requester.
+Either way the capture may lack evidence other checks need.`,
+			Evidence: "the connection's RC/UC packets",
+			Applies:  roceOnly, Packet: checkPSN, End: endPSN,
+		},
+		{
+			ID: "NAK", Severity: Warning, Reference: "IBA Vol 1 9.7.5.2; RFC 5040 section 7 (iWARP Terminate)",
+			Summary: "AETH NAK or RNR NAK (iWARP: Terminate): the syndrome or error code",
+			Explanation: `A responder answers a request it cannot carry out with a NAK: PSN sequence
+error (it missed packets), invalid request, remote access error (an R_Key or
+range it does not accept — for RPC-over-RDMA, a chunk that was not registered),
+remote operational error; or with an RNR NAK when no Receive was posted (the
+requester ran past its credits). On iWARP the same failures end the stream with a
+Terminate message, which names the layer (RDMAP, DDP, MPA), the error type and
+the error code.`,
+			Evidence: "the connection's acknowledgements (iWARP: its FPDUs)",
+			Packet:   checkNAK,
+		},
+	}
+}
+
+// needsSetupIfRoCE: CM-REJ needs the CM exchange of a RoCE connection.
+func needsSetupIfRoCE(c *Conn) string {
+	if c.ID == 0 || c.Transport != dissect.TransportRoCE {
+		return ""
+	}
+	if c.State == dissect.StateNoSetup {
+		return ReasonNoSetup.String()
+	}
+	return ""
+}

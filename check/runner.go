@@ -1,0 +1,408 @@
+package check
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/layers/roce"
+	"github.com/rdmashark/rdmashark/rpcrdma"
+	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
+	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
+)
+
+// Bounds on what the runner keeps (Config overrides them).
+const (
+	// DefaultMaxFindings is the number of findings kept per rule and
+	// connection; the rest are counted (CheckResult.Omitted).
+	DefaultMaxFindings = 100
+	// DefaultMaxPackets is the number of packet numbers kept per finding;
+	// the rest are counted (Finding.PacketsOmitted).
+	DefaultMaxPackets = 100
+	// DefaultMaxTotal is the number of findings kept in all.
+	DefaultMaxTotal = 100000
+)
+
+// Config configures a Runner.
+type Config struct {
+	// Rules are the rules to evaluate; nil means all (Select builds a
+	// subset from --enable/--disable patterns).
+	Rules []*Rule
+	// MaxFindings, MaxPackets and MaxTotal override the Default* bounds
+	// when positive.
+	MaxFindings, MaxPackets, MaxTotal int
+	// Next, when set, receives every message and RDMA operation after the
+	// runner: the runner sits in dissect.Options.Observer and chains to
+	// whatever else observes the engine.
+	Next dissect.Observer
+}
+
+// Runner evaluates the rules while the engine streams a capture: hand it
+// every packet (Packet, from Engine.Run's callback), make it the engine's
+// Observer (Message, RDMAOp), and call Finish with the engine's connections
+// at the end. A Runner checks one capture; it is not safe for concurrent use.
+type Runner struct {
+	cfg     Config
+	rules   []*Rule
+	enabled []bool
+	pkt     []*Rule
+	msg     []*Rule
+	op      []*Rule
+	end     []*Rule
+
+	conns map[*dissect.Connection]*Conn
+	order []*Conn
+	none  *Conn // packets of no connection
+
+	hdr rpcrdma.Message
+	rpc oncrpc.Header
+	m   Msg
+
+	// ulb caches the decoded arguments of the message being checked
+	// (ulbFor), shared by the Upper-Layer Binding rules; ulbReply is
+	// reused for results.
+	ulb      ulbCall
+	ulbFor   uint64
+	msgSeq   uint64 // counts messages, to key the cache
+	ulbReply nfs.Info
+
+	kept, omitted int
+	// lastPD remembers, per pair of endpoints, the private data of the
+	// last connection between them (PD-SIZE-RANGE compares reconnects).
+	lastPD map[pdKey][2]pdSeen
+}
+
+// NewRunner returns a runner for cfg.
+func NewRunner(cfg Config) *Runner {
+	if cfg.MaxFindings <= 0 {
+		cfg.MaxFindings = DefaultMaxFindings
+	}
+	if cfg.MaxPackets <= 0 {
+		cfg.MaxPackets = DefaultMaxPackets
+	}
+	if cfg.MaxTotal <= 0 {
+		cfg.MaxTotal = DefaultMaxTotal
+	}
+	rules := cfg.Rules
+	if rules == nil {
+		rules = table
+	}
+	r := &Runner{cfg: cfg, rules: rules, enabled: make([]bool, len(table)),
+		conns: map[*dissect.Connection]*Conn{}, lastPD: map[pdKey][2]pdSeen{}}
+	for _, ru := range rules {
+		r.enabled[ru.index] = true
+		if ru.Waits != "" {
+			continue
+		}
+		if ru.Packet != nil {
+			r.pkt = append(r.pkt, ru)
+		}
+		if ru.Message != nil {
+			r.msg = append(r.msg, ru)
+		}
+		if ru.RDMAOp != nil {
+			r.op = append(r.op, ru)
+		}
+		if ru.End != nil {
+			r.end = append(r.end, ru)
+		}
+	}
+	r.none = r.newConn(&dissect.Connection{})
+	return r
+}
+
+// Rules returns the rules the runner evaluates.
+func (r *Runner) Rules() []*Rule { return r.rules }
+
+func (r *Runner) newConn(dc *dissect.Connection) *Conn {
+	return &Conn{Connection: dc, r: r, rs: make([]*ruleState, len(table))}
+}
+
+func (r *Runner) conn(dc *dissect.Connection) *Conn {
+	if dc == nil {
+		return r.none
+	}
+	c := r.conns[dc]
+	if c == nil {
+		c = r.newConn(dc)
+		r.conns[dc] = c
+		r.order = append(r.order, c)
+	}
+	return c
+}
+
+// Packet evaluates the per-packet rules on p. Call it from Engine.Run's
+// callback, after the engine processed p.
+func (r *Runner) Packet(p *dissect.Packet) {
+	c := r.conn(p.Conn)
+	c.packets++
+	if p.CaptureLength < p.Length {
+		c.snapCut++
+	}
+	if p.Conn != nil {
+		switch p.CM.Attr {
+		case roce.LayerTypeCMREQ:
+			c.pmtu = p.CM.REQ.PathPacketPayloadMTU.Bytes()
+			// IBA Vol 1 12.6.5, 12.6.8: the REQ's Starting PSN is
+			// where the passive side's requests start, the REP's where
+			// the active side's do (the captures confirm it).
+			c.startPSN[1], c.hasStartPSN[1] = p.CM.REQ.StartingPSN&psnMask, true
+		case roce.LayerTypeCMREP:
+			c.startPSN[0], c.hasStartPSN[0] = p.CM.REP.StartingPSN&psnMask, true
+		}
+	}
+	for _, ru := range r.pkt {
+		c.cur = ru
+		ru.Packet(c, p)
+	}
+	c.cur = nil
+}
+
+// Message evaluates the per-message rules on one reassembled Send; the
+// runner implements dissect.Observer.
+func (r *Runner) Message(m *dissect.Message) {
+	if m.Conn != nil {
+		r.msgSeq++
+		c := r.conn(m.Conn)
+		g := r.decode(c, m)
+		if c.isRPC(g) {
+			if g.Kind == KindReply || g.Kind == KindError {
+				g.Call = c.matchCall(g)
+			}
+			c.account(g)
+			for _, ru := range r.msg {
+				c.cur = ru
+				ru.Message(c, g)
+			}
+			c.cur = nil
+			switch g.Kind {
+			case KindCall:
+				c.addCall(g)
+			case KindReply, KindError:
+				c.answer(g)
+			}
+		}
+	}
+	if r.cfg.Next != nil {
+		r.cfg.Next.Message(m)
+	}
+}
+
+// RDMAOp evaluates the per-operation rules; the runner implements
+// dissect.Observer.
+func (r *Runner) RDMAOp(op *dissect.RDMAOp) {
+	if op.Conn != nil {
+		c := r.conn(op.Conn)
+		c.ops++
+		for _, ru := range r.op {
+			c.cur = ru
+			ru.RDMAOp(c, op)
+		}
+		c.cur = nil
+	}
+	if r.cfg.Next != nil {
+		r.cfg.Next.RDMAOp(op)
+	}
+}
+
+// Finish runs the end-of-capture rules on every connection and returns the
+// result. conns are the engine's connections (Engine.Conns.Connections()),
+// so that connections no packet reached the runner with still get their
+// checks.
+func (r *Runner) Finish(conns []*dissect.Connection) *Result {
+	for _, dc := range conns {
+		r.conn(dc)
+	}
+	sort.SliceStable(r.order, func(i, j int) bool { return r.order[i].ID < r.order[j].ID })
+	res := &Result{Rules: r.rules}
+	for _, c := range r.order {
+		for _, ru := range r.end {
+			if ru.Applies != nil && ru.Applies(c) != "" {
+				continue
+			}
+			c.cur = ru
+			ru.End(c)
+		}
+		c.cur = nil
+		res.Connections = append(res.Connections, c.result())
+	}
+	if c := r.none; c.found() {
+		cr := c.result()
+		res.Connections = append([]*ConnResult{cr}, res.Connections...)
+	}
+	for _, cr := range res.Connections {
+		res.Findings = append(res.Findings, cr.findings...)
+	}
+	res.Omitted = r.omitted
+	return res
+}
+
+// Reason is why a rule could not judge an item, or a connection.
+type Reason uint8
+
+const (
+	ReasonNone Reason = iota
+	// ReasonNoSetup: the CM exchange (or MPA exchange) is not in the
+	// capture: nothing is known of what the peers negotiated.
+	ReasonNoSetup
+	// ReasonHalfSetup: only one side's set-up message is in the capture.
+	ReasonHalfSetup
+	// ReasonSnapLen: the capture's snap length cut the bytes.
+	ReasonSnapLen
+	// ReasonMidTransaction: the capture started after the Call of a Reply
+	// (or ended before the Reply of a Call).
+	ReasonMidTransaction
+	// ReasonNotRPC: the connection carries no RPC-over-RDMA.
+	ReasonNotRPC
+	// ReasonUndecodable: the transport header did not decode.
+	ReasonUndecodable
+	// ReasonUnknownMTU: the path MTU is not known (no CM REQ).
+	ReasonUnknownMTU
+	// ReasonNoULB: no Upper-Layer Binding is known for the RPC program.
+	ReasonNoULB
+	// ReasonNFS4: the rule needs the operations of NFSv4 COMPOUNDs.
+	ReasonNFS4
+	// ReasonCallUnknown: the Call's chunks are unknown (its header did
+	// not decode, or the capture cut it).
+	ReasonCallUnknown
+	numReasons
+)
+
+var reasonText = [numReasons]string{
+	ReasonNoSetup:        "no CM exchange in the capture",
+	ReasonHalfSetup:      "only one side of the connection set-up is in the capture",
+	ReasonSnapLen:        "payload cut by snap length",
+	ReasonMidTransaction: "capture started mid-transaction",
+	ReasonNotRPC:         "no RPC-over-RDMA traffic on this connection",
+	ReasonUndecodable:    "transport header does not decode",
+	ReasonUnknownMTU:     "path MTU unknown (no CM REQ in the capture)",
+	ReasonNoULB:          "no Upper-Layer Binding known for the RPC program",
+	ReasonNFS4:           "NFSv4 COMPOUND operations are not decoded (waits for the transaction model)",
+	ReasonCallUnknown:    "the Call's chunk lists are unknown (header cut or malformed)",
+}
+
+func (r Reason) String() string {
+	if r < numReasons {
+		return reasonText[r]
+	}
+	return "?"
+}
+
+// ruleState is what the runner keeps per rule and connection.
+type ruleState struct {
+	findings []Finding
+	total    int
+	checked  int
+	skipped  [numReasons]int
+}
+
+// Conn is a connection as the rules see it: the engine's connection (for
+// packets of no connection, a zero Connection with ID 0) and the state the
+// runner and the rules keep for it.
+type Conn struct {
+	*dissect.Connection
+	r   *Runner
+	cur *Rule
+	rs  []*ruleState
+
+	packets, snapCut, ops int
+
+	// rpc says whether the connection carries RPC-over-RDMA.
+	rpc rpcState
+	// Usage counts Replies with and without remote invalidation;
+	// Chunks counts the chunks of its RPC-over-RDMA messages.
+	Usage  InvUsage
+	Chunks ChunkSummary
+
+	// Per-area state of the rules (transport.go, hdr.go, ...).
+	pmtu int // path MTU in bytes from the CM REQ, 0 when unknown
+	// startPSN is the first PSN of each direction's requests, from the
+	// CM REP (client's) and REQ (server's).
+	startPSN    [2]uint32
+	hasStartPSN [2]bool
+	psn         [2]psnState
+	badVers     [2]xidSet    // by sender: Calls with an unsupported rdma_vers, awaiting ERR_VERS
+	v1Sent      [2]bool      // the side sent version 1 headers
+	unneeded    [2]unneeded  // CHUNK-UNNEEDED: Calls, Replies
+	calls       [2]callTable // by the Call sender's Direction.Index()
+}
+
+type rpcState uint8
+
+const (
+	rpcUnknown rpcState = iota
+	rpcYes
+	rpcNo
+)
+
+func (c *Conn) state(ru *Rule) *ruleState {
+	s := c.rs[ru.index]
+	if s == nil {
+		s = &ruleState{}
+		c.rs[ru.index] = s
+	}
+	return s
+}
+
+// Checked records that the current rule examined one item (a packet, a
+// Send, a transaction, a connection's set-up) and so was evaluated.
+func (c *Conn) Checked() { c.state(c.cur).checked++ }
+
+// Skip records that the current rule could not judge one item, and why.
+func (c *Conn) Skip(why Reason) { c.state(c.cur).skipped[why]++ }
+
+// Report records a finding of the current rule. The runner fills in the
+// rule, its reference and the connection; f.Severity may lower the rule's
+// severity for a milder case. f.Packets is copied.
+func (c *Conn) Report(f Finding) {
+	ru := c.cur
+	s := c.state(ru)
+	s.total++
+	r := c.r
+	if len(s.findings) >= r.cfg.MaxFindings || r.kept >= r.cfg.MaxTotal {
+		r.omitted++
+		return
+	}
+	f.Rule = ru.ID
+	if f.Severity == 0 || f.Severity > ru.Severity {
+		f.Severity = ru.Severity
+	}
+	f.Connection = c.ID
+	f.Reference = ru.Reference
+	if n := len(f.Packets); n > r.cfg.MaxPackets {
+		f.PacketsOmitted += n - r.cfg.MaxPackets
+		f.Packets = f.Packets[:r.cfg.MaxPackets]
+	}
+	f.Packets = slices.Clone(f.Packets)
+	if f.Packets == nil {
+		f.Packets = []int{}
+	}
+	s.findings = append(s.findings, f)
+	r.kept++
+}
+
+// Reportf is Report for the common case: packets, a key, and a message.
+func (c *Conn) Reportf(packets []int, key, format string, a ...any) {
+	c.Report(Finding{Packets: packets, Key: key, Message: fmt.Sprintf(format, a...)})
+}
+
+// ReportXID is Reportf for a finding about one RPC transaction.
+func (c *Conn) ReportXID(xid uint32, packets []int, key, format string, a ...any) {
+	c.Report(Finding{XID: xidp(xid), Packets: packets, Key: key, Message: fmt.Sprintf(format, a...)})
+}
+
+// Enabled tells whether the rule with that ID is being evaluated.
+func (c *Conn) Enabled(id string) bool {
+	ru, ok := byID[id]
+	return ok && c.r.enabled[ru.index]
+}
+
+func (c *Conn) found() bool {
+	for _, s := range c.rs {
+		if s != nil && s.total > 0 {
+			return true
+		}
+	}
+	return false
+}

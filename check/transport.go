@@ -1,0 +1,399 @@
+package check
+
+import (
+	"encoding/hex"
+	"fmt"
+
+	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/layers/iwarp"
+	"github.com/rdmashark/rdmashark/layers/roce"
+	"github.com/rdmashark/rdmashark/pvtdata"
+)
+
+// Transport-level rules: CRCs, packet sequence, NAKs, CM rejects
+// (IBA Vol 1 chapters 7, 9 and 12).
+
+func roceOnly(c *Conn) string {
+	if c.ID != 0 && c.Transport != dissect.TransportRoCE {
+		return "not an InfiniBand/RoCE connection"
+	}
+	return ""
+}
+
+// checkICRC: ICRC-BAD (IBA Vol 1 7.8.1; RoCEv2 Annex A17.3.3).
+func checkICRC(c *Conn, p *dissect.Packet) {
+	switch p.ICRC.Status {
+	case dissect.CRCGood:
+		c.Checked()
+	case dissect.CRCTruncated:
+		c.Skip(ReasonSnapLen)
+	case dissect.CRCBad:
+		c.Checked()
+		c.Reportf([]int{p.Number}, "", "%s PSN %d: invariant CRC 0x%08x carried, 0x%08x computed over the packet",
+			p.BTH.OpCode.Name(), p.BTH.PSN, p.ICRC.Carried, p.ICRC.Computed)
+	}
+}
+
+// checkVCRC: VCRC-BAD (IBA Vol 1 7.8.2), native InfiniBand only.
+func checkVCRC(c *Conn, p *dissect.Packet) {
+	switch p.VCRC.Status {
+	case dissect.CRCGood:
+		c.Checked()
+	case dissect.CRCTruncated:
+		c.Skip(ReasonSnapLen)
+	case dissect.CRCBad:
+		c.Checked()
+		c.Reportf([]int{p.Number}, "", "variant CRC 0x%04x carried, 0x%04x computed over the LRH and everything after it",
+			p.VCRC.Carried, p.VCRC.Computed)
+	}
+}
+
+// checkNAK: NAK — a responder refused a request (AETH NAK, IBA Vol 1 9.7.5.2)
+// or had no receive buffer posted (RNR NAK, 9.7.5.2.8).
+func checkNAK(c *Conn, p *dissect.Packet) {
+	if c.ID != 0 && c.Transport == dissect.TransportIWARP {
+		checkTerminate(c, p)
+		return
+	}
+	if c.ID == 0 || !p.BTH.OpCode.IsAck() && !p.BTH.OpCode.IsReadResponse() && !p.BTH.OpCode.IsAtomicAck() {
+		return
+	}
+	if p.BTH.Ext&roce.ExtAETH == 0 {
+		return
+	}
+	c.Checked()
+	s := p.BTH.AETH.Syndrome
+	switch {
+	case s.IsNAK():
+		c.Reportf([]int{p.Number}, "NAK "+s.NAKCode().String(),
+			"%s from %s for PSN %d: %s", p.BTH.OpCode.Name(), p.Dir, p.BTH.PSN, s)
+	case s.IsRNRNAK():
+		c.Reportf([]int{p.Number}, "RNR NAK",
+			"%s from %s for PSN %d: %s (the receiver had no Receive posted)", p.BTH.OpCode.Name(), p.Dir, p.BTH.PSN, s)
+	}
+}
+
+// checkCMREJ: CM-REJ — a CM REJ ended a connection attempt
+// (IBA Vol 1 12.6.7, 12.6.7.2).
+func checkCMREJ(c *Conn, p *dissect.Packet) {
+	if c.ID == 0 || p.CM.Attr == 0 {
+		return
+	}
+	c.Checked()
+	if p.CM.Attr != roce.LayerTypeCMREJ {
+		return
+	}
+	rej := &p.CM.REJ
+	msg := fmt.Sprintf("CM REJ from %s rejecting the %s: reason %d (%s)", p.Dir, rejMessage(rej.MessageRejected), uint16(rej.Reason), rej.Reason)
+	if len(rej.ARI) > 0 {
+		msg += ", ARI " + hex.EncodeToString(rej.ARI)
+	}
+	if pd := trimZeros(rej.PrivateData); len(pd) > 0 {
+		res := pvtdata.Parse(rej.PrivateData, pvtdata.PrefixNone)
+		if res.Valid() {
+			msg += ", private data carries RPC-over-RDMA " + res.Message.String()
+		} else {
+			if len(pd) > 32 {
+				pd = pd[:32]
+			}
+			msg += ", private data " + hex.EncodeToString(pd)
+		}
+	}
+	c.Reportf([]int{p.Number}, fmt.Sprintf("reason %d", uint16(rej.Reason)), "%s", msg)
+}
+
+func rejMessage(m roce.RejMessage) string {
+	switch m {
+	case roce.RejMessageREQ:
+		return "REQ"
+	case roce.RejMessageREP:
+		return "REP"
+	}
+	return "message (MsgRejected " + fmt.Sprint(uint8(m)) + ")"
+}
+
+func trimZeros(b []byte) []byte {
+	for len(b) > 0 && b[len(b)-1] == 0 {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// PSN tracking (PSN-GAP). IBA Vol 1 9.7.1: a requester's packets carry
+// consecutive PSNs (modulo 2^24); an RDMA Read Request consumes one PSN per
+// response packet it asks for (9.7.1.1); a responder answers with the PSN of
+// the request. A request with a PSN ahead of the expected one means packets
+// are missing from the capture; one behind it is a retransmission
+// (9.7.5.1.1 duplicate requests). Who lost the missing packets is told by
+// the responder: a NAK PSN sequence error (9.7.5.2.1) says it never got
+// them either (lost on the network, the requester resends), an ACK past them
+// says it did (lost by the capture only).
+
+const psnMask = 1<<24 - 1
+
+type psnGap struct {
+	from, to uint32 // missing PSNs, inclusive
+	pkt      int    // the packet after the gap
+}
+
+type psnState struct {
+	started bool
+	next    uint32 // expected PSN of the next request packet
+	// nextMax: after a Read Request of unknown packet count (no MTU), the
+	// largest PSN the next request may have without a gap.
+	nextMax uint32
+	// high is one past the highest request PSN seen; a PSN below it is a
+	// retransmission.
+	high    uint32
+	retrans bool // inside a burst of retransmitted packets
+	gaps    []psnGap
+	// Read responses: the PSN expected of the next middle/last response.
+	respNext  uint32
+	inReadRsp bool
+}
+
+const maxPendingGaps = 8
+
+func psnDiff(a, b uint32) int32 { // a - b in 24-bit serial arithmetic
+	d := (a - b) & psnMask
+	if d >= 1<<23 {
+		return int32(d) - 1<<24
+	}
+	return int32(d)
+}
+
+// checkPSN: PSN-GAP.
+func checkPSN(c *Conn, p *dissect.Packet) {
+	if c.ID == 0 || p.Dir == dissect.DirUnknown || p.CM.Attr != 0 || !p.Has(roce.LayerTypeBTH) {
+		return
+	}
+	op := p.BTH.OpCode
+	if t := op.Transport(); t != roce.TransportRC && t != roce.TransportUC {
+		return
+	}
+	d := p.Dir.Index()
+	psn := p.BTH.PSN & psnMask
+	switch {
+	case op.IsRequest():
+		c.psnRequest(&c.psn[d], p, psn, d)
+	case op.IsReadResponse():
+		// Responses of a multi-packet Read carry consecutive PSNs.
+		st := &c.psn[d]
+		switch {
+		case op.IsFirst():
+			st.respNext, st.inReadRsp = (psn+1)&psnMask, true
+		case (op.IsMiddle() || op.IsLast()) && st.inReadRsp:
+			c.Checked()
+			if psn != st.respNext {
+				c.Reportf([]int{p.Number}, "gap",
+					"%s from %s has PSN %d, %d expected: %d response packets of an RDMA Read are missing from the capture",
+					op.Name(), p.Dir, psn, st.respNext, psnDiff(psn, st.respNext))
+			}
+			st.respNext = (psn + 1) & psnMask
+			if op.IsLast() {
+				st.inReadRsp = false
+			}
+		}
+		c.psnResolve(1-d, p, psn, false)
+	case op.IsAck() || op.IsAtomicAck():
+		nak := p.BTH.Ext&roce.ExtAETH != 0 && p.BTH.AETH.Syndrome.IsNAK() &&
+			p.BTH.AETH.Syndrome.NAKCode() == roce.NAKPSNSequenceError
+		c.psnResolve(1-d, p, psn, nak)
+	}
+}
+
+func (c *Conn) psnRequest(st *psnState, p *dissect.Packet, psn uint32, d int) {
+	if !st.started {
+		st.started = true
+		if c.hasStartPSN[d] {
+			s := c.startPSN[d]
+			st.next, st.nextMax, st.high = s, s, s
+		} else {
+			st.next, st.nextMax, st.high = psn, psn, psn
+		}
+	}
+	c.Checked()
+	switch {
+	case psnDiff(psn, st.next) >= 0 && psnDiff(psn, st.nextMax) <= 0:
+		st.retrans = false
+	case psnDiff(psn, st.nextMax) > 0:
+		from := st.nextMax
+		st.retrans = false
+		if len(st.gaps) >= maxPendingGaps {
+			c.psnReportGap(st.gaps[0], "cause not told by the capture", 0)
+			st.gaps = st.gaps[1:]
+		}
+		st.gaps = append(st.gaps, psnGap{from: from, to: (psn - 1) & psnMask, pkt: p.Number})
+	default: // behind: a retransmission
+		if psnDiff(psn, st.high) < 0 {
+			// A resend of PSNs missing from the capture resolves their gap.
+			for i := 0; i < len(st.gaps); i++ {
+				g := st.gaps[i]
+				if psnDiff(psn, g.from) >= 0 && psnDiff(psn, g.to) <= 0 {
+					c.psnReportGap(g, fmt.Sprintf("the requester sent them again from packet %d: lost on the network, or by the capture before a retransmission", p.Number), p.Number)
+					st.gaps = append(st.gaps[:i], st.gaps[i+1:]...)
+					i--
+				}
+			}
+			if !st.retrans {
+				st.retrans = true
+				c.Reportf([]int{p.Number}, "retransmission",
+					"%s from %s has PSN %d, below the next expected PSN %d: the requester is retransmitting (the original packets are in the capture)",
+					p.BTH.OpCode.Name(), p.Dir, psn, st.next)
+			}
+		}
+	}
+	n := uint32(1)
+	nmax := uint32(1)
+	if p.BTH.OpCode.IsReadRequest() && p.BTH.Ext&roce.ExtRETH != 0 {
+		l := p.BTH.RETH.DMALen
+		if c.pmtu > 0 {
+			n = max(1, (l+uint32(c.pmtu)-1)/uint32(c.pmtu))
+			nmax = n
+		} else { // MTU unknown: between 4096- and 256-byte packets
+			n = max(1, (l+4095)/4096)
+			nmax = max(1, (l+255)/256)
+		}
+	}
+	st.next = (psn + n) & psnMask
+	st.nextMax = (psn + nmax) & psnMask
+	if psnDiff(st.next, st.high) > 0 {
+		st.high = st.next
+	}
+}
+
+// psnResolve looks at a response for the requests of direction d: a NAK
+// PSN sequence error at a gap's first PSN says the responder missed those
+// packets too; an ACK at or past a gap's end says it received them.
+func (c *Conn) psnResolve(d int, p *dissect.Packet, psn uint32, nakSeq bool) {
+	st := &c.psn[d]
+	for i := 0; i < len(st.gaps); i++ {
+		g := st.gaps[i]
+		var why string
+		switch {
+		case nakSeq && psnDiff(psn, g.from) >= 0 && psnDiff(psn, (g.to+1)&psnMask) <= 0:
+			why = fmt.Sprintf("the responder answered NAK PSN sequence error for PSN %d in packet %d: lost on the network", psn, p.Number)
+		case !nakSeq && psnDiff(psn, g.to) >= 0:
+			why = fmt.Sprintf("the responder acknowledged PSN %d in packet %d without a NAK: it received them, the capture lost them", psn, p.Number)
+		default:
+			continue
+		}
+		c.psnReportGap(g, why, p.Number)
+		st.gaps = append(st.gaps[:i], st.gaps[i+1:]...)
+		i--
+	}
+}
+
+func (c *Conn) psnReportGap(g psnGap, why string, resolvedBy int) {
+	saved := c.cur
+	c.cur = byID["PSN-GAP"]
+	n := psnDiff(g.to, g.from) + 1
+	pk := []int{g.pkt}
+	if resolvedBy != 0 && resolvedBy != g.pkt {
+		pk = append(pk, resolvedBy)
+	}
+	what := "packets"
+	if n == 1 {
+		what = "packet"
+	}
+	c.Reportf(pk, "gap", "PSN gap before packet %d: %d request %s missing (PSN %d..%d); %s",
+		g.pkt, n, what, g.from, g.to, why)
+	c.cur = saved
+}
+
+// endPSN reports the gaps no response explained.
+func endPSN(c *Conn) {
+	for d := range c.psn {
+		for _, g := range c.psn[d].gaps {
+			c.psnReportGap(g, "no later response in the capture tells whether the responder received them", 0)
+		}
+		c.psn[d].gaps = nil
+	}
+}
+
+func iwarpOnly(c *Conn) string {
+	if c.ID != 0 && c.Transport != dissect.TransportIWARP {
+		return "not an iWARP connection"
+	}
+	return ""
+}
+
+// checkMPACRC: MPA-CRC-BAD (RFC 5044 section 6: with CRC negotiated every
+// FPDU ends with a CRC32c over it).
+func checkMPACRC(c *Conn, p *dissect.Packet) {
+	for i := range p.IWARP.FPDUs {
+		f := &p.IWARP.FPDUs[i]
+		if !f.CRCChecked {
+			continue
+		}
+		c.Checked()
+		if f.CRCBad() {
+			c.Reportf([]int{p.Number}, "", "FPDU at TCP sequence %d (ULPDU length %d) from the %s: CRC32c 0x%08x carried, 0x%08x computed",
+				f.Seq, f.ULPDULength, sideOf(p.Dir), f.CRC, f.CRCComputed)
+		}
+	}
+}
+
+func mpaCRCApplies(c *Conn) string {
+	if why := iwarpOnly(c); why != "" {
+		return why
+	}
+	if w := c.IWARP; w != nil && w.Negotiated && !w.Framing[0].CRC && !w.Framing[1].CRC {
+		return "CRC32c not negotiated (neither MPA frame set C)"
+	}
+	return ""
+}
+
+// endMPAMarkers: MPA-MARKERS (RFC 5044 sections 5, 7.1).
+func endMPAMarkers(c *Conn) {
+	w := c.IWARP
+	if w == nil || !w.Negotiated {
+		return
+	}
+	c.Checked()
+	for d, f := range w.Framing {
+		if f.Markers {
+			c.Reportf([]int{w.MPA[1-d].Packet}, sideName[d],
+				"the %s puts MPA markers in its FPDUs (the %s's MPA %s set M)", sideName[d], sideName[1-d], [2]string{"Request", "Reply"}[1-d])
+		}
+	}
+}
+
+func mpaMarkersApplies(c *Conn) string {
+	if why := iwarpOnly(c); why != "" {
+		return why
+	}
+	if c.IWARP == nil || !c.IWARP.Negotiated {
+		return "the MPA Request/Reply exchange is not in the capture"
+	}
+	return ""
+}
+
+// checkTerminate: NAK's iWARP half (RFC 5040 section 4.8: a Terminate
+// message ends the stream with the layer, error type and code).
+func checkTerminate(c *Conn, p *dissect.Packet) {
+	for i := range p.IWARP.FPDUs {
+		f := &p.IWARP.FPDUs[i]
+		if f.Err != nil {
+			continue
+		}
+		c.Checked()
+		if f.RDMAP.Opcode != iwarp.OpTerminate {
+			continue
+		}
+		t := &f.RDMAP.Terminate
+		c.Reportf([]int{p.Number}, "Terminate "+t.ErrorCodeString(),
+			"Terminate from the %s: layer %s, error type %s, error code 0x%02x (%s)",
+			sideOf(p.Dir), t.Layer, t.ETypeString(), t.ErrorCode, t.ErrorCodeString())
+	}
+}
+
+func vcrcApplies(c *Conn) string {
+	if why := roceOnly(c); why != "" {
+		return why
+	}
+	if c.state(byID["VCRC-BAD"]).checked == 0 {
+		return "no native InfiniBand packets (the VCRC is on the IB link only)"
+	}
+	return ""
+}
