@@ -357,7 +357,8 @@ func listInterfaces(out io.Writer, o *captureOptions) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(listDocument{ifs, unbound})
 	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	var table bytes.Buffer
+	tw := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "INTERFACE\tSTATE\tMAC\tADDRESSES\tRDMA")
 	rdma := 0
 	for _, i := range ifs {
@@ -385,6 +386,11 @@ func listInterfaces(out io.Writer, o *captureOptions) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, l := range strings.Split(strings.TrimSuffix(table.String(), "\n"), "\n") {
+		if _, err := fmt.Fprintln(out, strings.TrimRight(l, " ")); err != nil {
+			return err
+		}
 	}
 	for _, d := range unbound {
 		fmt.Fprintf(out, "RDMA device %s has no interface here (another network namespace?)\n", rdmaText(d))

@@ -349,6 +349,7 @@ func TestCapturePacketLines(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
+	t.Logf("rdmashark capture -i %s -c %d (rxe-rping.pcap replayed):\n%s%s", netnstest.Capture, len(kept), r.stderr, r.stdout)
 	timeCol := regexp.MustCompile(`^(\s*\d+)\s+\d+\.\d{6}`)
 	strip := func(s string) string { return timeCol.ReplaceAllString(s, "$1 T") }
 	wantLines := strings.Split(strings.TrimSuffix(want.String(), "\n"), "\n")
@@ -470,6 +471,7 @@ func TestCaptureList(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
+	t.Logf("rdmashark capture --list:\n%s", out.String())
 	lines := map[string]string{}
 	sc := bufio.NewScanner(&out)
 	for sc.Scan() {
