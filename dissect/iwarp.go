@@ -169,22 +169,23 @@ const (
 
 // iwHalf is one direction of an iWARP connection.
 type iwHalf struct {
-	mode    iwMode
-	seq     uint32 // sequence number of the next octet TCP reassembly delivers
-	started bool
-	hdr     []byte // a Request/Reply frame TCP split
-	rr      iwarp.MPAReqRep
-	rrBuf   []byte
-	hasRR   bool
-	fpduSeq uint32 // first octet after the Request/Reply: where markers count from
-	pend    []byte
-	pendSeq uint32
-	framer  *iwarp.Framer
-	probing bool // framing just (re)started; the first FPDU confirms it
-	fresh   bool // picked up mid-stream: the next tagged message may lack its start
-	reasm   *iwarp.Reassembler
-	writes  []*iwOp // RDMA Writes in progress, sent in this direction
-	reads   []*iwOp // RDMA Read Requests sent in this direction, awaiting responses
+	mode     iwMode
+	seq      uint32 // sequence number of the next octet TCP reassembly delivers
+	started  bool
+	startSeq uint32 // where the direction's stream starts (its MPA frame, or the pick-up)
+	hdr      []byte // a Request/Reply frame TCP split
+	rr       iwarp.MPAReqRep
+	rrBuf    []byte
+	hasRR    bool
+	fpduSeq  uint32 // first octet after the Request/Reply: where markers count from
+	pend     []byte
+	pendSeq  uint32
+	framer   *iwarp.Framer
+	probing  bool // framing just (re)started; the first FPDU confirms it
+	fresh    bool // picked up mid-stream: the next tagged message may lack its start
+	reasm    *iwarp.Reassembler
+	writes   []*iwOp // RDMA Writes in progress, sent in this direction
+	reads    []*iwOp // RDMA Read Requests sent in this direction, awaiting responses
 }
 
 // iwStream is one TCP connection carrying iWARP. Its halves are indexed by
@@ -313,9 +314,11 @@ func (ie *iwarpEngine) packet(p *Packet) {
 		}
 		return
 	}
-	if s != nil && len(payload) >= 16 && string(payload[:16]) == iwarp.MPAKeyReq && s.half[h].mode != iwReqRep {
+	if s != nil && len(payload) >= 16 && string(payload[:16]) == iwarp.MPAKeyReq &&
+		s.half[h].started && t.Seq != s.half[h].startSeq {
 		// An MPA Request on a 4-tuple whose previous connection we did
-		// not see end: a new connection.
+		// not see end, at another place than the one we had (which would
+		// be a retransmission): a new connection.
 		ie.forget(s)
 		s = nil
 	}
@@ -470,17 +473,20 @@ func (s *iwStream) halfOf(d reassembly.TCPFlowDirection) int {
 	return 1 - s.asmC2S
 }
 
-// Accept implements reassembly.Stream. A direction's stream starts at the
-// first segment with payload that we give the assembler (the MPA Request or
-// Reply, or where the connection was picked up).
+// Accept implements reassembly.Stream. A direction that expects an MPA
+// Request or Reply starts at the segment that begins with its key: octets
+// that arrive before it (reordered) wait in the assembler until it comes.
+// A direction picked up mid-stream starts at its first segment with
+// payload.
 func (s *iwStream) Accept(t *layers.TCP, _ gopacket.CaptureInfo, d reassembly.TCPFlowDirection, nextSeq reassembly.Sequence, start *bool, _ reassembly.AssemblerContext) bool {
 	hf := &s.half[s.halfOf(d)]
-	if nextSeq < 0 && len(t.Payload) > 0 {
-		*start = true
-		if !hf.started {
-			hf.started = true
-			hf.seq = t.Seq
-		}
+	if nextSeq >= 0 || len(t.Payload) == 0 || hf.mode == iwReqRep && !iwarp.IsMPAKey(t.Payload) {
+		return true
+	}
+	*start = true
+	if !hf.started {
+		hf.started = true
+		hf.seq, hf.startSeq = t.Seq, t.Seq
 	}
 	return true
 }
