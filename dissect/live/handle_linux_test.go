@@ -237,3 +237,34 @@ func TestHandleInterfaceErrors(t *testing.T) {
 		t.Errorf("interface went down: %v", err)
 	}
 }
+
+// TestHandleReadAllocs: reading a frame allocates nothing.
+func TestHandleReadAllocs(t *testing.T) {
+	p := netnstest.New(t)
+	h := openIn(t, p, Config{Interface: netnstest.Capture, Filter: Filter{Terms: []Term{{Kind: TermAll}}}})
+	in, err := p.Injector(netnstest.Inject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	frames := readCapture(t, filepath.Join(pcaps, "rxe-rping.pcap"))
+	for range 3 {
+		for _, f := range frames {
+			if err := in.Send(f.data); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var err2 error
+	allocs := testing.AllocsPerRun(3*len(frames)-1, func() {
+		if _, _, err := h.ReadPacket(); err != nil {
+			err2 = err
+		}
+	})
+	if err2 != nil {
+		t.Fatal(err2)
+	}
+	if allocs != 0 {
+		t.Errorf("ReadPacket allocates %.1f times per frame", allocs)
+	}
+}
