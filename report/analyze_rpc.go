@@ -1,16 +1,185 @@
 package report
 
 import (
+	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/rdmashark/rdmashark/dissect"
 )
 
 // RPCConnection is a connection's RPC-over-RDMA summary in the Analysis
-// document. (Stub: filled in by the RPC-over-RDMA work.)
-type RPCConnection struct{}
+// document (dissect.RPCStats). Per-direction counts are by the direction
+// the messages — for RDMA bytes, the data — went.
+type RPCConnection struct {
+	// Version is the rdma_vers of the first header decoded (1 or 2; 0 if
+	// none decoded); Versions counts headers by version.
+	Version  uint32 `json:"version"`
+	Versions struct {
+		V1    uint64 `json:"v1"`
+		V2    uint64 `json:"v2"`
+		Other uint64 `json:"other"`
+	} `json:"versions"`
+	Messages   DirCount `json:"messages"`
+	BadHeaders DirCount `json:"bad_headers"`
+	// FirstBadHeader says where and why the first header did not decode.
+	FirstBadHeader string `json:"first_bad_header,omitempty"`
+	// Calls and Replies: forward Calls go client to server, backchannel
+	// Calls (NFSv4.1 callbacks) server to client.
+	Calls   RPCChannels `json:"calls"`
+	Replies RPCChannels `json:"replies"`
+	// Errors counts RDMA_ERROR (RDMA2_ERROR) messages; Control version 2
+	// GRANT and CONNPROP messages.
+	Errors  DirCount `json:"errors"`
+	Control DirCount `json:"control"`
+	// Credits: the last and the largest rdma_credit each way — requested
+	// in Calls, granted in Replies (RFC 8166 section 3.3.1).
+	Credits struct {
+		Requested    DirCount `json:"requested"`
+		MaxRequested DirCount `json:"max_requested"`
+		Granted      DirCount `json:"granted"`
+		MaxGranted   DirCount `json:"max_granted"`
+	} `json:"credits"`
+	// Short: RDMA_MSG without Read or Write chunks (a Reply chunk only
+	// provisions the Reply); Chunked: RDMA_MSG with Read or Write chunks;
+	// Long: RDMA_NOMSG, the whole message moved by RDMA. Version 2: the
+	// *_INLINE/*_MIDDLE and *_EXTERNAL types likewise.
+	Short   DirCount `json:"short"`
+	Chunked DirCount `json:"chunked"`
+	Long    DirCount `json:"long"`
+	// Bytes moved each way by Send (transport headers with the inline RPC
+	// messages), by RDMA Read and by RDMA Write attached to chunks.
+	Bytes struct {
+		Send      DirCount `json:"send"`
+		RDMARead  DirCount `json:"rdma_read"`
+		RDMAWrite DirCount `json:"rdma_write"`
+	} `json:"bytes"`
+	// Replies sent with Send With Invalidate, and without (RFC 8797
+	// section 4.1).
+	RepliesWithInvalidate    uint64 `json:"replies_with_invalidate"`
+	RepliesWithoutInvalidate uint64 `json:"replies_without_invalidate"`
+	// Outstanding: Calls awaiting a Reply when the capture ended (they
+	// also count in CallsWithoutReply).
+	Outstanding        int    `json:"outstanding"`
+	CallsWithoutReply  uint64 `json:"calls_without_reply"`
+	RepliesWithoutCall uint64 `json:"replies_without_call"`
+	// Evicted: Calls given up at the engine's MaxTransactions limit.
+	Evicted uint64 `json:"evicted"`
+	// UnattachedRDMAOps: RDMA Reads and Writes that targeted no segment of
+	// an outstanding Call.
+	UnattachedRDMAOps uint64 `json:"unattached_rdma_ops"`
+	// Rebuilt: RPC messages put together from chunks; RebuildIncomplete:
+	// those whose chunk data the capture lacks in part.
+	Rebuilt           uint64 `json:"rebuilt"`
+	RebuildIncomplete uint64 `json:"rebuild_incomplete"`
+}
 
-func rpcConnection(c *dissect.Connection) *RPCConnection { return nil }
+// RPCChannels counts per RPC direction.
+type RPCChannels struct {
+	Forward     uint64 `json:"forward"`
+	Backchannel uint64 `json:"backchannel"`
+}
+
+func rpcDirs(a [2]uint64) DirCount { return DirCount{a[0], a[1]} }
+
+func rpcDirs32(a [2]uint32) DirCount { return DirCount{uint64(a[0]), uint64(a[1])} }
+
+func rpcConnection(c *dissect.Connection) *RPCConnection {
+	s := c.RPC
+	if s == nil {
+		return nil
+	}
+	out := &RPCConnection{
+		Version:                  s.Version,
+		Messages:                 rpcDirs(s.Messages),
+		BadHeaders:               rpcDirs(s.BadHeaders),
+		FirstBadHeader:           s.FirstBadHeader,
+		Calls:                    RPCChannels{s.Calls[0], s.Calls[1]},
+		Errors:                   rpcDirs(s.Errors),
+		Control:                  rpcDirs(s.Control),
+		Short:                    rpcDirs(s.Short),
+		Chunked:                  rpcDirs(s.Chunked),
+		Long:                     rpcDirs(s.Long),
+		RepliesWithInvalidate:    s.RepliesWithInvalidate,
+		RepliesWithoutInvalidate: s.RepliesWithoutInvalidate,
+		Outstanding:              s.Outstanding,
+		CallsWithoutReply:        s.CallsWithoutReply,
+		RepliesWithoutCall:       s.RepliesWithoutCall,
+		Evicted:                  s.Evicted,
+		UnattachedRDMAOps:        s.UnattachedOps,
+		Rebuilt:                  s.Rebuilt,
+		RebuildIncomplete:        s.RebuildIncomplete,
+	}
+	// A forward Reply goes server to client.
+	out.Replies = RPCChannels{s.Replies[1], s.Replies[0]}
+	out.Versions.V1, out.Versions.V2, out.Versions.Other = s.Versions[1], s.Versions[2], s.Versions[0]
+	out.Credits.Requested = rpcDirs32(s.CreditsRequested)
+	out.Credits.MaxRequested = rpcDirs32(s.MaxCreditsRequested)
+	out.Credits.Granted = rpcDirs32(s.CreditsGranted)
+	out.Credits.MaxGranted = rpcDirs32(s.MaxCreditsGranted)
+	out.Bytes.Send = rpcDirs(s.SendBytes)
+	out.Bytes.RDMARead = rpcDirs(s.ReadBytes)
+	out.Bytes.RDMAWrite = rpcDirs(s.WriteBytes)
+	return out
+}
 
 // writeRPCTable prints the connections' RPC-over-RDMA summary, if any.
-func writeRPCTable(w io.Writer, a *Analysis) error { return nil }
+func writeRPCTable(w io.Writer, a *Analysis) error {
+	any := false
+	for _, c := range a.Connections {
+		if c.RPC != nil {
+			any = true
+		}
+	}
+	if !any {
+		return nil
+	}
+	fmt.Fprintln(w, "\nRPC-over-RDMA (C→S / S→C; calls and replies forward / backchannel):")
+	t := newTable(w)
+	t.Header("ID", "Vers", "Calls", "Replies", "Credits req / granted", "Short", "Chunked", "Long",
+		"Send bytes", "RDMA Read bytes", "RDMA Write bytes", "Replies w/ / w/o inv.", "Problems")
+	for _, c := range a.Connections {
+		r := c.RPC
+		if r == nil {
+			continue
+		}
+		_ = t.Append([]string{
+			strconv.Itoa(c.ID), strconv.FormatUint(uint64(r.Version), 10),
+			fmt.Sprintf("%d / %d", r.Calls.Forward, r.Calls.Backchannel),
+			fmt.Sprintf("%d / %d", r.Replies.Forward, r.Replies.Backchannel),
+			fmt.Sprintf("%d / %d", r.Credits.MaxRequested.ClientToServer, r.Credits.MaxGranted.ServerToClient),
+			pair(r.Short), pair(r.Chunked), pair(r.Long),
+			pair(r.Bytes.Send), pair(r.Bytes.RDMARead), pair(r.Bytes.RDMAWrite),
+			fmt.Sprintf("%d / %d", r.RepliesWithInvalidate, r.RepliesWithoutInvalidate),
+			r.Problems(),
+		})
+	}
+	return t.Render()
+}
+
+func pair(d DirCount) string { return fmt.Sprintf("%d / %d", d.ClientToServer, d.ServerToClient) }
+
+// Problems lists what went wrong on the connection, or "none".
+func (r *RPCConnection) Problems() string {
+	var s string
+	add := func(n uint64, what string) {
+		if n == 0 {
+			return
+		}
+		if s != "" {
+			s += ", "
+		}
+		s += fmt.Sprintf("%d %s", n, what)
+	}
+	add(r.BadHeaders.ClientToServer+r.BadHeaders.ServerToClient, "bad headers")
+	add(r.Errors.ClientToServer+r.Errors.ServerToClient, "RDMA_ERROR")
+	add(r.CallsWithoutReply, "calls without reply")
+	add(r.RepliesWithoutCall, "replies without call")
+	add(r.Evicted, "evicted")
+	add(r.UnattachedRDMAOps, "unattached RDMA ops")
+	add(r.RebuildIncomplete, "incomplete chunk data")
+	if s == "" {
+		return "none"
+	}
+	return s
+}

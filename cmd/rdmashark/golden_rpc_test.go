@@ -2,11 +2,17 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rdmashark/rdmashark/report"
 )
 
 // rpcKnownDifferences are the documented ways rdmashark's RPC-over-RDMA and
@@ -215,5 +221,148 @@ func checkKnownDocumented(t *testing.T, kds []knownDifference, hits map[string]i
 			t.Errorf("known difference %s is not documented in testdata/KNOWN-DIFFERENCES.md", kd.id)
 		}
 		t.Logf("%s: %d values", kd.id, hits[kd.id])
+	}
+}
+
+// tsharkCalls counts, from tshark's one-pass reference, the RPC Calls over
+// RDMA by "program/version/procedure", and the Replies (a Reply repeated
+// with its XID — an RDMA retransmission, rxe-nfs3 frames 6525, 6939 and
+// 7145 — counts once, as the transactions count it).
+func tsharkCalls(t *testing.T, base string) (calls map[string]int, replies int) {
+	t.Helper()
+	fields := listFile(t, "../../testdata/tshark/fields-rpc.txt")
+	col := map[string]int{}
+	for i, f := range fields {
+		col[f] = i
+	}
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "tshark", base+".rpc.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls = map[string]int{}
+	seen := map[string]bool{}
+	for _, l := range readLines(t, data) {
+		v := strings.Split(l, "\t")
+		if v[len(fields)+1] != "" || v[col["rpc.msgtyp"]] == "" {
+			continue // RPC over TCP, or no RPC
+		}
+		first := func(f string) string { return strings.Split(v[col[f]], ",")[0] }
+		switch first("rpc.msgtyp") {
+		case "0":
+			calls[first("rpc.program")+"/"+first("rpc.programversion")+"/"+first("rpc.procedure")]++
+		case "1":
+			xid := first("rpc.xid")
+			if !seen[xid] {
+				replies++
+			}
+			seen[xid] = true
+		}
+	}
+	return calls, replies
+}
+
+// TestTransactionsCommand runs `rdmashark transactions --format json` on the
+// RoCE NFS captures: one transaction per Call tshark decodes, with the same
+// program, version and procedure, every one answered; and the filters.
+func TestTransactionsCommand(t *testing.T) {
+	for _, base := range rpcCaptures {
+		t.Run(base, func(t *testing.T) {
+			capture := filepath.Join("..", "..", "testdata", "pcaps", base+".pcap")
+			doc := runTransactionsJSON(t, capture)
+			calls, replies := tsharkCalls(t, base)
+			got := map[string]int{}
+			for _, x := range doc.Transactions {
+				if x.Program == nil || x.Reply == nil || x.Call == nil || x.Outcome != "replied" || x.LatencyUS == nil {
+					t.Errorf("xid %s: incomplete transaction %+v", x.XID, x)
+					continue
+				}
+				got[fmt.Sprintf("%d/%d/%d", *x.Program, *x.Version, *x.Procedure)]++
+			}
+			if !reflect.DeepEqual(got, calls) {
+				t.Errorf("calls by program/version/procedure: rdmashark %v, tshark %v", got, calls)
+			}
+			if len(doc.Transactions) != replies {
+				t.Errorf("%d transactions, tshark decodes %d Replies", len(doc.Transactions), replies)
+			}
+			// Filters: one XID; one connection; one procedure.
+			x := doc.Transactions[len(doc.Transactions)/2]
+			one := runTransactionsJSON(t, capture, "--xid", x.XID.String())
+			if len(one.Transactions) < 1 || one.Transactions[0].XID != x.XID {
+				t.Errorf("--xid %s: %d transactions", x.XID, len(one.Transactions))
+			}
+			byConn := runTransactionsJSON(t, capture, "--connection", "2")
+			proc := runTransactionsJSON(t, capture, "--procedure", strconv.Itoa(int(*x.Procedure)))
+			nConn, nProc := 0, 0
+			for _, y := range doc.Transactions {
+				if y.Connection == 2 {
+					nConn++
+				}
+				if *y.Procedure == *x.Procedure {
+					nProc++
+				}
+			}
+			if len(byConn.Transactions) != nConn || nConn == 0 || len(proc.Transactions) != nProc {
+				t.Errorf("--connection 2: %d of %d; --procedure %d: %d of %d",
+					len(byConn.Transactions), nConn, *x.Procedure, len(proc.Transactions), nProc)
+			}
+		})
+	}
+}
+
+func runTransactionsJSON(t *testing.T, capture string, flags ...string) *report.TransactionList {
+	t.Helper()
+	args := append([]string{"transactions", "--format", "json"}, flags...)
+	args = append(args, capture)
+	var out, errOut bytes.Buffer
+	if code := run(args, nil, &out, &errOut); code != 0 {
+		t.Fatalf("%v: exit %d: %s", args, code, errOut.String())
+	}
+	var doc report.TransactionList
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	return &doc
+}
+
+// TestAnalyzeRPC checks the RPC-over-RDMA section of `analyze --format
+// json` against tshark's counts of Calls and Replies.
+func TestAnalyzeRPC(t *testing.T) {
+	for _, base := range rpcCaptures {
+		t.Run(base, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			if code := run([]string{"analyze", "--format", "json", filepath.Join("..", "..", "testdata", "pcaps", base+".pcap")}, nil, &out, &errOut); code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut.String())
+			}
+			var a report.Analysis
+			if err := json.Unmarshal(out.Bytes(), &a); err != nil {
+				t.Fatal(err)
+			}
+			calls, replies := tsharkCalls(t, base)
+			nCalls := 0
+			for _, n := range calls {
+				nCalls += n
+			}
+			var gotCalls, gotReplies uint64
+			for _, c := range a.Connections {
+				r := c.RPC
+				if r == nil {
+					continue
+				}
+				if r.Version != 1 || r.Problems() != "none" {
+					t.Errorf("connection %d: version %d, problems: %s", c.ID, r.Version, r.Problems())
+				}
+				gotCalls += r.Calls.Forward + r.Calls.Backchannel
+				gotReplies += r.Replies.Forward + r.Replies.Backchannel
+				if r.Short.ClientToServer+r.Chunked.ClientToServer+r.Long.ClientToServer != r.Messages.ClientToServer {
+					t.Errorf("connection %d: short+chunked+long != messages", c.ID)
+				}
+				if r.RepliesWithInvalidate+r.RepliesWithoutInvalidate != r.Replies.Forward+r.Replies.Backchannel {
+					t.Errorf("connection %d: replies with and without invalidation do not add up", c.ID)
+				}
+			}
+			if gotCalls != uint64(nCalls) || gotReplies != uint64(replies) {
+				t.Errorf("analyze: %d calls, %d replies; tshark %d, %d", gotCalls, gotReplies, nCalls, replies)
+			}
+		})
 	}
 }

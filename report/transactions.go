@@ -1,0 +1,405 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
+)
+
+// TransactionList is the document of `rdmashark transactions --format json`:
+// one entry per RPC transaction, in the order of their Calls. Its keys are a
+// contract: later versions add keys and never rename these.
+type TransactionList struct {
+	File         string        `json:"file"`
+	Transactions []Transaction `json:"transactions"`
+	// Omitted counts transactions that matched the filters but were not
+	// kept because the list was full (the --max limit).
+	Omitted uint64 `json:"omitted,omitempty"`
+	// Errors lists what stopped reading early.
+	Errors []string `json:"errors,omitempty"`
+
+	max    int
+	filter TxnFilter
+}
+
+// Transaction is one RPC Call and its Reply.
+type Transaction struct {
+	// XID, handles, offsets and STags are hexadecimal strings ("0x3cfb4714",
+	// offsets with 16 digits) as the dissector prints them: 64-bit offsets
+	// do not survive JSON readers that hold numbers as doubles.
+	XID        Hex32  `json:"xid"`
+	Connection int    `json:"connection"`
+	// Direction: "forward" (the client calls) or "backchannel" (the
+	// server calls, NFSv4.1 callbacks).
+	Direction string `json:"direction"`
+	// Program, Version and Procedure are the Call's; null when its RPC
+	// header is not in the capture.
+	Program       *uint32 `json:"program"`
+	ProgramName   string  `json:"program_name,omitempty"`
+	Version       *uint32 `json:"version"`
+	Procedure     *uint32 `json:"procedure"`
+	ProcedureName string  `json:"procedure_name,omitempty"`
+	// Operations are the NFSv4 COMPOUND operations, in order.
+	Operations []string `json:"operations"`
+	// Call is null for a Reply whose Call is not in the capture; Reply is
+	// null for a Call without a Reply in the capture.
+	Call  *TxnSide `json:"call"`
+	Reply *TxnSide `json:"reply"`
+	// RDMA: the bytes moved by the RDMA Reads and Writes attached to the
+	// Call's chunks.
+	RDMA struct {
+		ReadBytes  uint64 `json:"read_bytes"`
+		WriteBytes uint64 `json:"write_bytes"`
+	} `json:"rdma"`
+	// InvalidatedSTag is the STag the Reply's Send With Invalidate
+	// invalidated; null for a plain Send.
+	InvalidatedSTag *Hex32 `json:"invalidated_stag"`
+	// LatencyUS is the time from the Call's last packet to the Reply's, in
+	// microseconds; null without both.
+	LatencyUS *float64 `json:"latency_us"`
+	// Outcome: "replied", "no-reply" (the capture ended first), "evicted"
+	// (the engine's outstanding-Call limit), "superseded" (a new Call with
+	// the same XID), "reply-without-call".
+	Outcome string `json:"outcome"`
+}
+
+// TxnSide is a Call or a Reply as it went on the wire.
+type TxnSide struct {
+	// Packets are the packets of the Send carrying the transport header.
+	Packets []int `json:"packets"`
+	// RDMAProc is rdma_proc (RDMA_MSG, RDMA_NOMSG, ...; version 2: the
+	// header type); RDMAVers rdma_vers.
+	RDMAProc string `json:"rdma_proc"`
+	RDMAVers uint32 `json:"rdma_vers"`
+	// Credits: rdma_credit, requested by a Call, granted by a Reply.
+	Credits uint32     `json:"credits"`
+	Chunks  []TxnChunk `json:"chunks"`
+	// InlineBytes: RPC message bytes in the Send; RPCBytes the whole RPC
+	// message when known (0 otherwise); Rebuilt: put together from chunks.
+	InlineBytes int  `json:"inline_bytes"`
+	RPCBytes    int  `json:"rpc_bytes"`
+	Rebuilt     bool `json:"rebuilt"`
+	// Status is a Reply's accept_stat or reply_stat (RFC 5531), when its
+	// RPC header was decoded.
+	Status string `json:"status,omitempty"`
+}
+
+// TxnChunk is one chunk: "read" (with its position), "write", "reply", or
+// "call" (version 2).
+type TxnChunk struct {
+	Kind     string       `json:"kind"`
+	Position *uint32      `json:"position,omitempty"`
+	Segments []TxnSegment `json:"segments"`
+}
+
+// TxnSegment is one segment; in a Reply its length is what was written.
+type TxnSegment struct {
+	Handle Hex32  `json:"handle"`
+	Length uint32 `json:"length"`
+	Offset Hex64  `json:"offset"`
+	// RDMAOps are the RDMA operations that targeted the segment (Call
+	// side).
+	RDMAOps []TxnRDMAOp `json:"rdma_ops,omitempty"`
+}
+
+// TxnRDMAOp is an RDMA Read or Write attached to a segment.
+type TxnRDMAOp struct {
+	Kind        string `json:"kind"` // "read" or "write"
+	FirstPacket int    `json:"first_packet"`
+	LastPacket  int    `json:"last_packet"`
+	Offset      Hex64  `json:"offset"`
+	Length      uint32 `json:"length"`
+	Complete    bool   `json:"complete"`
+}
+
+// TxnFilter selects transactions; zero values select everything.
+type TxnFilter struct {
+	Connection int     // connection ID
+	XID        *uint32 // exact XID
+	// Procedure matches the procedure number, its name, or any of the
+	// NFSv4 operations (names compare without case).
+	Procedure string
+}
+
+// DefaultMaxTransactions bounds a TransactionList unless told otherwise.
+const DefaultMaxTransactions = 1000000
+
+// NewTransactionList returns an empty list that keeps at most max
+// transactions (DefaultMaxTransactions when max <= 0) matching f.
+func NewTransactionList(file string, max int, f TxnFilter) *TransactionList {
+	if max <= 0 {
+		max = DefaultMaxTransactions
+	}
+	return &TransactionList{File: file, Transactions: []Transaction{}, max: max, filter: f}
+}
+
+// Add converts a finished transaction (an Options.Transaction callback
+// argument) and keeps it if it matches the filter and the list has room.
+func (l *TransactionList) Add(t *dissect.Transaction) {
+	if !l.filter.matches(t) {
+		return
+	}
+	if len(l.Transactions) >= l.max {
+		l.Omitted++
+		return
+	}
+	l.Transactions = append(l.Transactions, convertTxn(t))
+}
+
+func (f *TxnFilter) matches(t *dissect.Transaction) bool {
+	if f.Connection != 0 && t.Conn.ID != f.Connection {
+		return false
+	}
+	if f.XID != nil && t.XID != *f.XID {
+		return false
+	}
+	if f.Procedure == "" {
+		return true
+	}
+	if n, err := strconv.ParseUint(f.Procedure, 10, 32); err == nil {
+		return t.HasProgram && uint64(t.Procedure) == n
+	}
+	if strings.EqualFold(f.Procedure, t.ProcedureName) {
+		return true
+	}
+	for _, op := range t.Operations {
+		if strings.EqualFold(f.Procedure, op) {
+			return true
+		}
+	}
+	return false
+}
+
+// Sort orders the list by the first packet of each Call (of the Reply for
+// a Reply without its Call).
+func (l *TransactionList) Sort() {
+	first := func(t *Transaction) int {
+		if t.Call != nil && len(t.Call.Packets) > 0 {
+			return t.Call.Packets[0]
+		}
+		if t.Reply != nil && len(t.Reply.Packets) > 0 {
+			return t.Reply.Packets[0]
+		}
+		return 0
+	}
+	sort.SliceStable(l.Transactions, func(i, j int) bool {
+		return first(&l.Transactions[i]) < first(&l.Transactions[j])
+	})
+}
+
+func convertTxn(t *dissect.Transaction) Transaction {
+	out := Transaction{
+		XID: Hex32(t.XID), Connection: t.Conn.ID, Direction: t.Direction.String(),
+		ProcedureName: t.ProcedureName, Operations: append([]string{}, t.Operations...),
+		Outcome: t.Outcome.String(),
+	}
+	if t.HasProgram {
+		p, v, pr := t.Program, t.Version, t.Procedure
+		out.Program, out.Version, out.Procedure = &p, &v, &pr
+		if name := oncrpc.Program(p).String(); name != strconv.FormatUint(uint64(p), 10) {
+			out.ProgramName = name
+		}
+	}
+	out.RDMA.ReadBytes, out.RDMA.WriteBytes = t.ReadBytes, t.WriteBytes
+	if t.Call != nil {
+		out.Call = convertSide(t.Call, false)
+	}
+	if t.Reply != nil {
+		out.Reply = convertSide(t.Reply, true)
+		if t.Reply.Invalidate {
+			s := Hex32(t.Reply.InvalidatedSTag)
+			out.InvalidatedSTag = &s
+		}
+		if t.Call != nil {
+			us := float64(t.Latency.Nanoseconds()) / 1e3
+			out.LatencyUS = &us
+		}
+	}
+	return out
+}
+
+func convertSide(s *dissect.RPCSide, reply bool) *TxnSide {
+	out := &TxnSide{Packets: append([]int{}, s.Packets...), RDMAProc: s.ProcName(), RDMAVers: s.Vers,
+		Credits: s.Credits, Chunks: []TxnChunk{}, InlineBytes: s.InlineBytes, RPCBytes: s.RPCBytes, Rebuilt: s.Rebuilt}
+	if reply && s.HasStatus {
+		if s.ReplyStat != oncrpc.MsgAccepted {
+			out.Status = s.ReplyStat.String()
+		} else {
+			out.Status = s.AcceptStat.String()
+		}
+	}
+	for _, ch := range s.Chunks {
+		c := TxnChunk{Kind: ch.Kind.String(), Segments: []TxnSegment{}}
+		if ch.Kind == dissect.ChunkRead || ch.Kind == dissect.ChunkCall {
+			p := ch.Position
+			c.Position = &p
+		}
+		for _, sg := range ch.Segments {
+			seg := TxnSegment{Handle: Hex32(sg.Handle), Length: sg.Length, Offset: Hex64(sg.Offset)}
+			for _, op := range sg.Ops {
+				kind := "write"
+				if op.Kind == dissect.RDMARead {
+					kind = "read"
+				}
+				seg.RDMAOps = append(seg.RDMAOps, TxnRDMAOp{Kind: kind, FirstPacket: op.FirstPacket, LastPacket: op.LastPacket,
+					Offset: Hex64(op.Offset), Length: op.Length, Complete: op.Complete})
+			}
+			c.Segments = append(c.Segments, seg)
+		}
+		out.Chunks = append(out.Chunks, c)
+	}
+	return out
+}
+
+// WriteJSON writes the document, indented.
+func (l *TransactionList) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(l)
+}
+
+// WriteTable writes one row per transaction.
+func (l *TransactionList) WriteTable(w io.Writer) error {
+	fmt.Fprintf(w, "%s: %d transactions\n", l.File, len(l.Transactions))
+	if len(l.Transactions) > 0 {
+		t := newTable(w)
+		t.Header("XID", "Conn", "Dir", "Program", "Procedure", "Call", "Reply", "Chunks", "RDMA Read", "RDMA Write", "Inv. STag", "Latency µs")
+		for i := range l.Transactions {
+			x := &l.Transactions[i]
+			_ = t.Append([]string{
+				x.XID.String(), strconv.Itoa(x.Connection), x.Direction,
+				programText(x), procedureText(x),
+				sideText(x.Call), sideText(x.Reply), chunksText(x),
+				strconv.FormatUint(x.RDMA.ReadBytes, 10), strconv.FormatUint(x.RDMA.WriteBytes, 10),
+				stagText(x.InvalidatedSTag), latencyText(x),
+			})
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+	if l.Omitted > 0 {
+		fmt.Fprintf(w, "%d more transactions matched but were not kept (--max)\n", l.Omitted)
+	}
+	for _, e := range l.Errors {
+		fmt.Fprintf(w, "reading stopped early: %s\n", e)
+	}
+	return nil
+}
+
+func programText(x *Transaction) string {
+	if x.Program == nil {
+		return "?"
+	}
+	name := x.ProgramName
+	if name == "" {
+		name = strconv.FormatUint(uint64(*x.Program), 10)
+	}
+	return fmt.Sprintf("%s v%d", name, *x.Version)
+}
+
+func procedureText(x *Transaction) string {
+	if x.Procedure == nil {
+		return "?"
+	}
+	s := strconv.FormatUint(uint64(*x.Procedure), 10)
+	if x.ProcedureName != "" {
+		s = x.ProcedureName
+	}
+	if len(x.Operations) > 0 {
+		s += " " + strings.Join(x.Operations, ",")
+	}
+	return s
+}
+
+func sideText(s *TxnSide) string {
+	if s == nil {
+		return "-"
+	}
+	pk := "?"
+	if n := len(s.Packets); n == 1 {
+		pk = strconv.Itoa(s.Packets[0])
+	} else if n > 1 {
+		pk = fmt.Sprintf("%d-%d", s.Packets[0], s.Packets[n-1])
+	}
+	text := fmt.Sprintf("%s %s cr=%d", pk, strings.TrimPrefix(s.RDMAProc, "RDMA_"), s.Credits)
+	if s.Status != "" && s.Status != "SUCCESS" {
+		text += " " + s.Status
+	}
+	return text
+}
+
+// chunksText summarises the Call's chunks: R (Read, with position), W
+// (Write), Rp (Reply), C (v2 Call), with their segment counts.
+func chunksText(x *Transaction) string {
+	if x.Call == nil {
+		return "?"
+	}
+	var parts []string
+	for _, c := range x.Call.Chunks {
+		switch c.Kind {
+		case "read":
+			parts = append(parts, fmt.Sprintf("R@%d×%d", *c.Position, len(c.Segments)))
+		case "write":
+			parts = append(parts, fmt.Sprintf("W×%d", len(c.Segments)))
+		case "reply":
+			parts = append(parts, fmt.Sprintf("Rp×%d", len(c.Segments)))
+		case "call":
+			parts = append(parts, fmt.Sprintf("C×%d", len(c.Segments)))
+		}
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, " ")
+}
+
+func stagText(s *Hex32) string {
+	if s == nil {
+		return "-"
+	}
+	return s.String()
+}
+
+// Hex32 is a 32-bit value shown as "0x%08x" (in JSON, a string).
+type Hex32 uint32
+
+func (h Hex32) String() string { return fmt.Sprintf("0x%08x", uint32(h)) }
+
+// MarshalText implements encoding.TextMarshaler.
+func (h Hex32) MarshalText() ([]byte, error) { return []byte(h.String()), nil }
+
+// UnmarshalText reads what MarshalText writes.
+func (h *Hex32) UnmarshalText(b []byte) error {
+	v, err := strconv.ParseUint(strings.TrimPrefix(string(b), "0x"), 16, 32)
+	*h = Hex32(v)
+	return err
+}
+
+// Hex64 is a 64-bit value shown as "0x%016x" (in JSON, a string).
+type Hex64 uint64
+
+func (h Hex64) String() string { return fmt.Sprintf("0x%016x", uint64(h)) }
+
+// MarshalText implements encoding.TextMarshaler.
+func (h Hex64) MarshalText() ([]byte, error) { return []byte(h.String()), nil }
+
+// UnmarshalText reads what MarshalText writes.
+func (h *Hex64) UnmarshalText(b []byte) error {
+	v, err := strconv.ParseUint(strings.TrimPrefix(string(b), "0x"), 16, 64)
+	*h = Hex64(v)
+	return err
+}
+
+func latencyText(x *Transaction) string {
+	if x.LatencyUS == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*x.LatencyUS, 'f', 1, 64)
+}
