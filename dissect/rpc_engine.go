@@ -98,6 +98,7 @@ type rpcConn struct {
 	probes int
 	out    map[txnKey]*Transaction
 	segs   map[uint32][]segRef
+	spare  [][]segRef // emptied segs slices, for reuse
 	recent [recentTxns]recentTxn
 	nrec   int
 }
@@ -897,7 +898,11 @@ func (rc *rpcConn) register(t *Transaction) {
 		ch := &t.call.Chunks[ci]
 		for si := range ch.Segments {
 			h := ch.Segments[si].Handle
-			rc.segs[h] = append(rc.segs[h], segRef{t, int32(ci), int32(si)})
+			refs, ok := rc.segs[h]
+			if !ok && len(rc.spare) > 0 {
+				refs, rc.spare = rc.spare[len(rc.spare)-1], rc.spare[:len(rc.spare)-1]
+			}
+			rc.segs[h] = append(refs, segRef{t, int32(ci), int32(si)})
 		}
 	}
 }
@@ -917,6 +922,9 @@ func (rc *rpcConn) unregister(t *Transaction) {
 			clear(refs[len(out):])
 			if len(out) == 0 {
 				delete(rc.segs, h)
+				if cap(out) > 0 && len(rc.spare) < 256 {
+					rc.spare = append(rc.spare, out)
+				}
 			} else {
 				rc.segs[h] = out
 			}

@@ -33,8 +33,8 @@ type Transaction struct {
 	// XID, handles, offsets and STags are hexadecimal strings ("0x3cfb4714",
 	// offsets with 16 digits) as the dissector prints them: 64-bit offsets
 	// do not survive JSON readers that hold numbers as doubles.
-	XID        Hex32  `json:"xid"`
-	Connection int    `json:"connection"`
+	XID        Hex32 `json:"xid"`
+	Connection int   `json:"connection"`
 	// Direction: "forward" (the client calls) or "backchannel" (the
 	// server calls, NFSv4.1 callbacks).
 	Direction string `json:"direction"`
