@@ -231,6 +231,9 @@ type iwarpEngine struct {
 	ddp   iwarp.DDP
 	rdmap iwarp.RDMAP
 	rr    iwarp.MPAReqRep
+	loose IWARPPacket // FPDUs no packet shows (see fpdu)
+	// fpduHook, when set (tests), sees every FPDU decoded.
+	fpduHook func(c *Connection, d Direction, f *IWARPFPDU)
 
 	freeFramers []*iwarp.Framer
 	freeReasm   []*iwarp.Reassembler
@@ -474,14 +477,23 @@ func (s *iwStream) halfOf(d reassembly.TCPFlowDirection) int {
 }
 
 // Accept implements reassembly.Stream. A direction that expects an MPA
-// Request or Reply starts at the segment that begins with its key: octets
-// that arrive before it (reordered) wait in the assembler until it comes.
-// A direction picked up mid-stream starts at its first segment with
-// payload.
+// Request or Reply starts at the segment that begins with its key (or the
+// key's first octets): octets that arrive before it (reordered) wait in the
+// assembler until it comes. If instead a segment starts with a plausible
+// FPDU, the frame is taken to be missing from the capture and the direction
+// is picked up there. A direction picked up mid-stream starts at its first
+// segment with payload.
 func (s *iwStream) Accept(t *layers.TCP, _ gopacket.CaptureInfo, d reassembly.TCPFlowDirection, nextSeq reassembly.Sequence, start *bool, _ reassembly.AssemblerContext) bool {
-	hf := &s.half[s.halfOf(d)]
-	if nextSeq >= 0 || len(t.Payload) == 0 || hf.mode == iwReqRep && !iwarp.IsMPAKey(t.Payload) {
+	h := s.halfOf(d)
+	hf := &s.half[h]
+	if nextSeq >= 0 || len(t.Payload) == 0 {
 		return true
+	}
+	if hf.mode == iwReqRep && !mpaKeyPrefix(t.Payload) {
+		if ok, _ := plausibleFPDU(t.Payload, false); !ok {
+			return true
+		}
+		s.toHunt(h)
 	}
 	*start = true
 	if !hf.started {
@@ -611,6 +623,12 @@ func (s *iwStream) process(h int, data []byte, seq uint32) {
 		case iwFPDU:
 			s.frame(h, data)
 		case iwHunt:
+			if !hf.hasRR && s.info.Dir[h].FPDUs == 0 && iwarp.IsMPAKey(data) {
+				// The frame after all (reordered behind the peer's).
+				hf.mode = iwReqRep
+				n = 0
+				break
+			}
 			if s.pickUp(h, data, seq) {
 				n = 0
 			} else {
@@ -624,12 +642,19 @@ func (s *iwStream) process(h int, data []byte, seq uint32) {
 	}
 }
 
+// mpaKeyPrefix reports whether b starts with an MPA Request or Reply key,
+// or with the first octets of one when b is shorter.
+func mpaKeyPrefix(b []byte) bool {
+	n := min(len(b), len(iwarp.MPAKeyReq))
+	return string(b[:n]) == iwarp.MPAKeyReq[:n] || string(b[:n]) == iwarp.MPAKeyRep[:n]
+}
+
 // reqRepBytes takes octets of the MPA Request or Reply at the start of
 // direction h and returns how many it used.
 func (s *iwStream) reqRepBytes(h int, data []byte, seq uint32) int {
 	hf := &s.half[h]
 	if len(hf.hdr) == 0 {
-		if len(data) >= 16 && !iwarp.IsMPAKey(data) {
+		if !mpaKeyPrefix(data) {
 			s.toHunt(h)
 			return 0
 		}
@@ -641,7 +666,7 @@ func (s *iwStream) reqRepBytes(h int, data []byte, seq uint32) int {
 	max := iwarp.MPAReqRepHeaderLen + iwarp.MPAMaxPrivateDataLen
 	k := min(len(data), max-len(hf.hdr))
 	hf.hdr = append(hf.hdr, data[:k]...)
-	if len(hf.hdr) >= 16 && !iwarp.IsMPAKey(hf.hdr) {
+	if !mpaKeyPrefix(hf.hdr) {
 		s.info.Dir[h].Discarded += uint64(len(hf.hdr))
 		hf.hdr = hf.hdr[:0]
 		s.toHunt(h)

@@ -93,15 +93,26 @@ func (s *iwStream) fpdu(h int, fp *iwarp.FPDU) {
 	if err == nil {
 		err = r.DecodeFromBytes(d.LayerPayload(), gopacket.NilDecodeFeedback)
 	}
-	if ie.cur != nil {
-		switch {
-		case err == nil:
-			ie.cur.IWARP.addFPDU(fp, d, r, nil)
-		case d.DV == iwarp.DDPVersion1:
-			ie.cur.IWARP.addFPDU(fp, d, nil, err)
-		default:
-			ie.cur.IWARP.addFPDU(fp, nil, nil, err)
-		}
+	// The FPDU is shown with the packet that completed it. FPDUs that a
+	// packet of the other direction releases (octets held until the MPA
+	// Reply fixed the framing) or that Finish flushes have no packet of
+	// their own: they are decoded and handed up all the same.
+	w := &ie.loose
+	if ie.cur != nil && s == ie.curStream && h == ie.curHalf {
+		w = &ie.cur.IWARP
+	} else {
+		w.reset()
+	}
+	switch {
+	case err == nil:
+		w.addFPDU(fp, d, r, nil)
+	case d.DV == iwarp.DDPVersion1:
+		w.addFPDU(fp, d, nil, err)
+	default:
+		w.addFPDU(fp, nil, nil, err)
+	}
+	if ie.fpduHook != nil {
+		ie.fpduHook(s.conn, dirOfHalf(h), &w.FPDUs[len(w.FPDUs)-1])
 	}
 	if err != nil {
 		ctr.Malformed++
