@@ -317,7 +317,9 @@ func (e *Engine) request(p *Packet, c *Connection, rc *roceConn, s *reqStream) {
 			if k := (h.RETH.DMALen + uint32(rc.pmtu) - 1) / uint32(rc.pmtu); k > 1 {
 				n = k
 			}
-		} else if h.RETH.DMALen > 0 {
+		} else if h.RETH.DMALen > 256 {
+			// 256 is the smallest PMTU (IBA 9.4.1): shorter Reads take one
+			// packet whatever the PMTU.
 			unknownLen = true
 		}
 	}
@@ -402,9 +404,11 @@ func (e *Engine) messagePacket(p *Packet, c *Connection, s *reqStream, r *rxStat
 		}
 		cur.data = cur.data[:need]
 	}
-	copy(cur.data[off:], payload)
-	if end := off + len(payload); end > cur.hi {
-		cur.hi = end
+	if len(payload) > 0 {
+		copy(cur.data[off:], payload)
+		if end := off + len(payload); end > cur.hi {
+			cur.hi = end
+		}
 	}
 	if h.Truncated && (cur.truncAt < 0 || off+len(payload) < cur.truncAt) {
 		cur.truncAt = off + len(payload)
