@@ -205,6 +205,16 @@ func (t *ConnTable) cm(p *Packet, src, dst Node) {
 		if c, d := t.commOf(src, dst, cm.MRA.LocalCommID, cm.MRA.RemoteCommID); c != nil {
 			t.place(p, c, d)
 		}
+	case roce.LayerTypeCMLAP, roce.LayerTypeCMAPR:
+		// Alternate path load and response (IBA 12.6.12-13): the
+		// connection's messages, which do not change its state.
+		local, remote := cm.LAP.CommIDs()
+		if cm.Attr == roce.LayerTypeCMAPR {
+			local, remote = cm.APR.CommIDs()
+		}
+		if c, d := t.commOf(src, dst, local, remote); c != nil {
+			t.place(p, c, d)
+		}
 	case roce.LayerTypeCMREP:
 		r := &cm.REP
 		c := t.byComm[commKey{dst, r.RemoteCommID}]

@@ -617,7 +617,8 @@ func TestPrivateDataOddities(t *testing.T) {
 }
 
 // TestCMLAPAPR: an alternate path load (IBA 12.6.12-13) on an established
-// connection decodes and leaves it established.
+// connection decodes, leaves it established, and its LAP and APR, which
+// carry the connection's comm IDs like an MRA, are counted on it.
 func TestCMLAPAPR(t *testing.T) {
 	conn := newConn(synth.Client(), synth.Server())
 	cl, sv := conn.Client, conn.Server
@@ -638,6 +639,11 @@ func TestCMLAPAPR(t *testing.T) {
 	}
 	if a := &pkts[4].CM.APR; pkts[4].CM.Attr != roce.LayerTypeCMAPR || a.APStatus != roce.APRejected || a.RemoteCommID != 0x1000AAAA {
 		t.Errorf("APR %v %+v", pkts[4].CM.Attr, a)
+	}
+	checkDir(t, pkts[3], cn, dissect.DirClientToServer)
+	checkDir(t, pkts[4], cn, dissect.DirServerToClient)
+	if cn.Dir[0].Packets != 3 || cn.Dir[1].Packets != 2 {
+		t.Errorf("counters %+v", cn.Dir)
 	}
 }
 
