@@ -37,6 +37,17 @@ func (s Status) String() string {
 // MarshalText makes a Status appear by name in JSON.
 func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
+// UnmarshalText reads a Status by name.
+func (s *Status) UnmarshalText(b []byte) error {
+	for v := StatusPassed; v <= StatusNotEvaluated; v++ {
+		if v.String() == string(b) {
+			*s = v
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown check status %q", b)
+}
+
 // CheckResult is one rule on one connection.
 type CheckResult struct {
 	Rule   string `json:"rule"`
@@ -51,6 +62,8 @@ type CheckResult struct {
 	// not kept (past Config.MaxFindings).
 	Findings int `json:"findings"`
 	Omitted  int `json:"omitted,omitempty"`
+	// Suppressed counts findings a baseline suppressed.
+	Suppressed int `json:"suppressed,omitempty"`
 	// Worst is the highest severity among the findings kept.
 	Worst Severity `json:"worst,omitempty"`
 }
@@ -144,6 +157,8 @@ type Result struct {
 	Findings []Finding `json:"findings"`
 	// Omitted counts findings not kept (past the bounds).
 	Omitted int `json:"omitted,omitempty"`
+	// Suppressed counts findings a baseline suppressed.
+	Suppressed int `json:"suppressed,omitempty"`
 }
 
 // Count returns how many findings (kept and omitted) are at or above sev.

@@ -460,7 +460,7 @@ Either way the capture may lack evidence other checks need.`,
 			Applies:  roceOnly, Packet: checkPSN, End: endPSN,
 		},
 		{
-			ID: "NAK", Severity: Warning, Reference: "IBA Vol 1 9.7.5.2; RFC 5040 section 7 (iWARP Terminate)",
+			ID: "NAK", Severity: Warning, Reference: "IBA Vol 1 9.7.5.2; RFC 5040 sections 4.8, 7 (iWARP Terminate)",
 			Summary: "AETH NAK or RNR NAK (iWARP: Terminate): the syndrome or error code",
 			Explanation: `A responder answers a request it cannot carry out with a NAK: PSN sequence
 error (it missed packets), invalid request, remote access error (an R_Key or

@@ -12,6 +12,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
+	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
 )
 
@@ -32,16 +33,10 @@ type Analysis struct {
 	ConnectionsDropped uint64 `json:"connections_dropped,omitempty"`
 }
 
-// Finding is a conformance finding (filled by the checks).
-type Finding struct {
-	Rule       string  `json:"rule"`
-	Severity   string  `json:"severity"`
-	Connection int     `json:"connection"`
-	XID        *uint32 `json:"xid"`
-	Packets    []int   `json:"packets"`
-	Message    string  `json:"message"`
-	Reference  string  `json:"reference"`
-}
+// Finding is a conformance finding (the checks' type; its JSON keys rule,
+// severity, connection, xid, packets, message and reference are the
+// contract). AddChecks (findings.go) fills them.
+type Finding = check.Finding
 
 // CRCCounts counts invariant-CRC verdicts.
 type CRCCounts struct {
@@ -113,6 +108,12 @@ type Connection struct {
 	IWARP *IWARPConnection `json:"iwarp,omitempty"`
 	// RPC is the connection's RPC-over-RDMA summary (analyze_rpc.go).
 	RPC *RPCConnection `json:"rpc,omitempty"`
+	// RemoteInvalidation, Chunks and Checks come from the checks
+	// (findings.go, AddChecks): Replies with and without remote
+	// invalidation, the chunks used, and which rules ran.
+	RemoteInvalidation *check.InvUsage     `json:"remote_invalidation,omitempty"`
+	Chunks             *check.ChunkSummary `json:"chunks,omitempty"`
+	Checks             []check.CheckResult `json:"checks,omitempty"`
 }
 
 // NewAnalysis builds the document from an engine that has read a capture.
@@ -237,6 +238,9 @@ func (a *Analysis) WriteTable(w io.Writer) error {
 			return err
 		}
 		if err := writeRPCTable(w, a); err != nil {
+			return err
+		}
+		if err := writeFindingsTable(w, a); err != nil {
 			return err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/dissect/source"
 	"github.com/rdmashark/rdmashark/report"
@@ -38,6 +39,12 @@ func (in *input) name(args []string) (string, error) {
 // be opened is a usage error; an error part-way is returned with the engine,
 // which holds everything read before it.
 func runEngine(cmd *cobra.Command, g *globalFlags, name string, count int, each func(*dissect.Packet) error) (*dissect.Engine, error) {
+	return runEngineOpts(cmd, g, name, dissect.Options{Count: count}, each)
+}
+
+// runEngineOpts is runEngine with engine options (an Observer, limits);
+// the RoCE port comes from the flags.
+func runEngineOpts(cmd *cobra.Command, g *globalFlags, name string, opts dissect.Options, each func(*dissect.Packet) error) (*dissect.Engine, error) {
 	var (
 		r   *source.Reader
 		err error
@@ -54,7 +61,8 @@ func runEngine(cmd *cobra.Command, g *globalFlags, name string, count int, each 
 	if err := supported(r); err != nil {
 		return nil, &exitError{exitUsage, err}
 	}
-	eng := dissect.NewEngine(dissect.Options{RoCEPort: g.rocePort, Count: count})
+	opts.RoCEPort = g.rocePort
+	eng := dissect.NewEngine(opts)
 	if err := eng.Run(r, each); err != nil {
 		return eng, &exitError{exitUsage, err}
 	}
@@ -80,11 +88,14 @@ packets and bytes each way; then the protocol counts.`,
 			if format != "table" && format != "json" {
 				return usageErr("--format must be table or json, not %q", format)
 			}
-			eng, runErr := runEngine(cmd, g, name, 0, nil)
+			var opts dissect.Options
+			checks, each := withChecks(check.Config{}, &opts, nil)
+			eng, runErr := runEngineOpts(cmd, g, name, opts, each)
 			if eng == nil {
 				return runErr
 			}
 			a := report.NewAnalysis(name, eng)
+			a.AddChecks(checks.Finish(eng.Conns.Connections()))
 			if runErr != nil {
 				a.Errors = append(a.Errors, runErr.Error())
 			}

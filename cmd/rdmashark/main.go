@@ -76,7 +76,7 @@ private data, inline thresholds, remote invalidation) and what every packet is.`
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().Uint16Var(&g.rocePort, "roce-port", 4791, "UDP destination port that carries RoCEv2")
-	root.AddCommand(newDissectCmd(g), newAnalyzeCmd(g), newCaptureCmd(g), newTransactionsCmd(g), newVersionCmd())
+	root.AddCommand(newDissectCmd(g), newAnalyzeCmd(g), newCaptureCmd(g), newTransactionsCmd(g), newCheckCmd(g), newRulesCmd(), newVersionCmd())
 	return root
 }
 

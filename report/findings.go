@@ -1,0 +1,459 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/rdmashark/rdmashark/check"
+	"github.com/rdmashark/rdmashark/dissect"
+)
+
+// CheckReport is the document `rdmashark check` writes: every file
+// checked, its connections with the status of each rule, and the findings.
+// Its JSON keys are a contract: later versions add keys, never rename these.
+type CheckReport struct {
+	// FailOn is the severity at or above which findings fail the gate;
+	// Failed tells whether they did (or an input could not be read).
+	FailOn  check.Severity `json:"fail_on"`
+	Failed  bool           `json:"failed"`
+	Files   []CheckFile    `json:"files"`
+	Summary CheckSummary   `json:"summary"`
+	// Rules are the rules that ran (for SARIF's rule list).
+	Rules []*check.Rule `json:"-"`
+	// Version is rdmashark's version (SARIF tool.driver.version).
+	Version string `json:"-"`
+}
+
+// CheckFile is one capture's checks.
+type CheckFile struct {
+	File    string `json:"file"`
+	Packets uint64 `json:"packets"`
+	// Error says why the capture could not be read (whole or in part).
+	Error       string            `json:"error,omitempty"`
+	Connections []CheckConnection `json:"connections"`
+	Findings    []check.Finding   `json:"findings"`
+	// Omitted counts findings not kept (past the per-rule bound);
+	// Suppressed those a baseline suppressed.
+	Omitted    int `json:"omitted,omitempty"`
+	Suppressed int `json:"suppressed,omitempty"`
+}
+
+// CheckConnection is one connection and its rules' statuses.
+type CheckConnection struct {
+	ID          int      `json:"id"`
+	Transport   string   `json:"transport,omitempty"`
+	Client      Endpoint `json:"client"`
+	Server      Endpoint `json:"server"`
+	ServicePort *uint16  `json:"service_port"`
+	State       string   `json:"state,omitempty"`
+	// RPC tells whether the connection carries RPC-over-RDMA.
+	RPC                bool                `json:"rpc"`
+	Checks             []check.CheckResult `json:"checks"`
+	RemoteInvalidation *check.InvUsage     `json:"remote_invalidation,omitempty"`
+	Chunks             *check.ChunkSummary `json:"chunks,omitempty"`
+	name               string
+}
+
+// CheckSummary adds up every file.
+type CheckSummary struct {
+	Files       int `json:"files"`
+	Unreadable  int `json:"unreadable"`
+	Connections int `json:"connections"`
+	// Findings counts findings by severity name (omitted ones included).
+	Findings     map[string]int `json:"findings"`
+	Suppressed   int            `json:"suppressed"`
+	NotEvaluated int            `json:"not_evaluated"`
+	// AtOrAboveFailOn counts the findings that fail the gate.
+	AtOrAboveFailOn int `json:"at_or_above_fail_on"`
+}
+
+// NewCheckFile builds one file's part of the report from the engine that
+// read it and the runner's result; readErr is what stopped reading, if
+// anything (eng may then be nil).
+func NewCheckFile(name string, eng *dissect.Engine, res *check.Result, readErr error) CheckFile {
+	f := CheckFile{File: name, Connections: []CheckConnection{}, Findings: []check.Finding{}}
+	if readErr != nil {
+		f.Error = readErr.Error()
+	}
+	if eng != nil {
+		f.Packets = eng.Stats.Packets
+	}
+	if res == nil {
+		return f
+	}
+	f.Omitted, f.Suppressed = res.Omitted, res.Suppressed
+	f.Findings = append(f.Findings, res.Findings...)
+	for _, cr := range res.Connections {
+		c := CheckConnection{ID: cr.ID, Transport: cr.Transport, State: cr.State, RPC: cr.RPC,
+			Checks: cr.Checks, RemoteInvalidation: cr.Usage, Chunks: cr.Chunks, name: cr.Name()}
+		if c.Checks == nil {
+			c.Checks = []check.CheckResult{}
+		}
+		if dc := cr.Connection(); dc != nil {
+			c.Client, c.Server = endpoint(dc.Transport, dc.Client), endpoint(dc.Transport, dc.Server)
+		}
+		if cr.ServicePort != 0 {
+			p := cr.ServicePort
+			c.ServicePort = &p
+		}
+		f.Connections = append(f.Connections, c)
+	}
+	return f
+}
+
+// Add appends a file and updates the summary.
+func (r *CheckReport) Add(f CheckFile) {
+	r.Files = append(r.Files, f)
+	s := &r.Summary
+	if s.Findings == nil {
+		s.Findings = map[string]int{}
+	}
+	s.Files++
+	if f.Error != "" {
+		s.Unreadable++
+		r.Failed = true
+	}
+	s.Suppressed += f.Suppressed
+	for _, c := range f.Connections {
+		if c.ID != 0 {
+			s.Connections++
+		}
+		for _, ch := range c.Checks {
+			if ch.Status == check.StatusNotEvaluated {
+				s.NotEvaluated++
+			}
+		}
+	}
+	for _, c := range f.Connections {
+		for _, ch := range c.Checks {
+			if ch.Findings == 0 {
+				continue
+			}
+			// Findings kept carry their own severity; omitted ones count
+			// at the worst severity kept.
+			kept := 0
+			for _, fd := range f.Findings {
+				if fd.Connection == c.ID && fd.Rule == ch.Rule {
+					kept++
+					s.Findings[fd.Severity.String()]++
+					if fd.Severity >= r.FailOn {
+						s.AtOrAboveFailOn++
+					}
+				}
+			}
+			if extra := ch.Findings - kept; extra > 0 && ch.Worst != 0 {
+				s.Findings[ch.Worst.String()] += extra
+				if ch.Worst >= r.FailOn {
+					s.AtOrAboveFailOn += extra
+				}
+			}
+		}
+	}
+	if s.AtOrAboveFailOn > 0 {
+		r.Failed = true
+	}
+}
+
+// WriteJSON writes the report, indented.
+func (r *CheckReport) WriteJSON(w io.Writer) error {
+	if r.Files == nil {
+		r.Files = []CheckFile{}
+	}
+	if r.Summary.Findings == nil {
+		r.Summary.Findings = map[string]int{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// TextOptions tune WriteText.
+type TextOptions struct {
+	// Verbose lists every finding kept and every rule's status; otherwise
+	// each rule shows its first MaxPerRule findings and the checks are
+	// counted.
+	Verbose    bool
+	MaxPerRule int
+}
+
+// WriteText prints the findings grouped by file and connection, then the
+// summary.
+func (r *CheckReport) WriteText(w io.Writer, o TextOptions) error {
+	if o.MaxPerRule <= 0 {
+		o.MaxPerRule = 3
+	}
+	ew := &errWriter{w: w}
+	for _, f := range r.Files {
+		conns := 0
+		for _, c := range f.Connections {
+			if c.ID != 0 {
+				conns++
+			}
+		}
+		ew.printf("%s: %d packets, %d connections\n", f.File, f.Packets, conns)
+		if f.Error != "" {
+			ew.printf("  could not be read: %s\n", f.Error)
+		}
+		for _, c := range f.Connections {
+			writeConnText(ew, &f, &c, o)
+		}
+		if f.Suppressed > 0 {
+			ew.printf("  %d findings suppressed by the baseline\n", f.Suppressed)
+		}
+	}
+	s := &r.Summary
+	verdict := "passed"
+	if r.Failed {
+		verdict = "FAILED"
+	}
+	ew.printf("\n%d files (%d unreadable), %d connections: %d errors, %d warnings, %d info",
+		s.Files, s.Unreadable, s.Connections, s.Findings["error"], s.Findings["warning"], s.Findings["info"])
+	if s.Suppressed > 0 {
+		ew.printf(", %d suppressed by the baseline", s.Suppressed)
+	}
+	ew.printf("; %d checks not evaluated\n", s.NotEvaluated)
+	ew.printf("fail-on %s: %s\n", r.FailOn, verdict)
+	return ew.err
+}
+
+func writeConnText(ew *errWriter, f *CheckFile, c *CheckConnection, o TextOptions) {
+	ew.printf("  %s\n", c.name)
+	var passed, found, notEval int
+	for _, ch := range c.Checks {
+		switch ch.Status {
+		case check.StatusPassed:
+			passed++
+		case check.StatusFound:
+			found++
+		case check.StatusNotEvaluated:
+			notEval++
+		}
+	}
+	for _, ch := range c.Checks {
+		if ch.Findings == 0 {
+			continue
+		}
+		ru, _ := check.Lookup(ch.Rule)
+		plural := "s"
+		if ch.Findings == 1 {
+			plural = ""
+		}
+		ew.printf("    %-7s %-23s %d finding%s  %s\n", ch.Worst, ch.Rule, ch.Findings, plural, ru.Reference)
+		shown := 0
+		for _, fd := range f.Findings {
+			if fd.Connection != c.ID || fd.Rule != ch.Rule {
+				continue
+			}
+			if !o.Verbose && shown == o.MaxPerRule {
+				break
+			}
+			shown++
+			ew.printf("      %s%s\n", where(&fd), fd.Message)
+		}
+		if rest := ch.Findings - shown; rest > 0 {
+			more := ""
+			if !o.Verbose && shown < ch.Findings-ch.Omitted {
+				more = " (--verbose lists them)"
+			}
+			ew.printf("      … and %d more%s\n", rest, more)
+		}
+	}
+	if c.ID == 0 {
+		return
+	}
+	if o.Verbose {
+		for _, ch := range c.Checks {
+			switch {
+			case ch.Status == check.StatusNotEvaluated:
+				ew.printf("    %-7s %-23s not evaluated: %s\n", "-", ch.Rule, ch.Reason)
+			case ch.Status == check.StatusPassed:
+				note := ""
+				if ch.Reason != "" {
+					note = " (" + ch.Reason + ")"
+				}
+				if ch.Suppressed > 0 {
+					note += fmt.Sprintf(" (%d suppressed by the baseline)", ch.Suppressed)
+				}
+				ew.printf("    %-7s %-23s passed, %d checked%s\n", "ok", ch.Rule, ch.Checked, note)
+			}
+		}
+	}
+	ew.printf("    checks: %d passed, %d with findings, %d not evaluated\n", passed, found, notEval)
+	if u := c.RemoteInvalidation; u != nil {
+		neg := "unknown"
+		if u.Negotiated != nil {
+			neg = fmt.Sprint(*u.Negotiated)
+		}
+		ew.printf("    remote invalidation: negotiated %s, %d of %d Replies With Invalidate\n", neg, u.RepliesWithInvalidate, u.Replies)
+	}
+}
+
+// where prefixes a finding's message with its packets and XID.
+func where(f *check.Finding) string {
+	var parts []string
+	switch n := len(f.Packets); {
+	case n == 1:
+		parts = append(parts, fmt.Sprintf("packet %d", f.Packets[0]))
+	case n > 1 && n <= 4:
+		ps := make([]string, n)
+		for i, p := range f.Packets {
+			ps[i] = fmt.Sprint(p)
+		}
+		parts = append(parts, "packets "+strings.Join(ps, ", "))
+	case n > 4:
+		parts = append(parts, fmt.Sprintf("packets %d, %d, … (%d)", f.Packets[0], f.Packets[1], n+f.PacketsOmitted))
+	}
+	if f.XID != nil {
+		parts = append(parts, fmt.Sprintf("XID 0x%08x", *f.XID))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, ", ") + ": "
+}
+
+// WriteRules prints the rule table: ID, severity, reference, summary.
+func WriteRules(w io.Writer, rules []*check.Rule) error {
+	ew := &errWriter{w: w}
+	idw, refw := 0, 0
+	for _, r := range rules {
+		idw = max(idw, len(r.ID))
+		refw = max(refw, len(r.Reference))
+	}
+	ew.printf("%-*s  %-8s %-*s  %s\n", idw, "ID", "SEVERITY", refw, "REFERENCE", "SUMMARY")
+	for _, r := range rules {
+		mark := ""
+		if r.Added {
+			mark = " [added]"
+		}
+		ew.printf("%-*s  %-8s %-*s  %s%s\n", idw, r.ID, r.Severity, refw, r.Reference, r.Summary, mark)
+	}
+	return ew.err
+}
+
+// WriteRule prints one rule's explanation, for `rdmashark rules ID`.
+func WriteRule(w io.Writer, r *check.Rule) error {
+	ew := &errWriter{w: w}
+	ew.printf("%s (%s) — %s\n\n", r.ID, r.Severity, r.Summary)
+	ew.printf("%s\n\n", r.Explanation)
+	ew.printf("Reference: %s\n", r.Reference)
+	ew.printf("Evidence:  %s\n", r.Evidence)
+	if r.Added {
+		ew.printf("Added:     not in the project's list of checks; the spec above supports it.\n")
+	}
+	if r.Waits != "" {
+		ew.printf("Not evaluated yet: waits for %s.\n", r.Waits)
+	}
+	return ew.err
+}
+
+// artifactName is the capture's name as reports print it.
+func artifactName(file string) string {
+	if file == "-" {
+		return "<stdin>"
+	}
+	return filepath.ToSlash(file)
+}
+
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, a ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, a...)
+	}
+}
+
+// AddChecks puts the checks' result into the analyze document: the
+// findings, and per connection the use of remote invalidation, the chunks,
+// and the status of every rule.
+func (a *Analysis) AddChecks(res *check.Result) {
+	a.Findings = append(a.Findings[:0], res.Findings...)
+	byID := map[int]*check.ConnResult{}
+	for _, cr := range res.Connections {
+		byID[cr.ID] = cr
+	}
+	for i := range a.Connections {
+		c := &a.Connections[i]
+		if cr := byID[c.ID]; cr != nil {
+			c.RemoteInvalidation, c.Chunks, c.Checks = cr.Usage, cr.Chunks, cr.Checks
+		}
+	}
+}
+
+// writeFindingsTable prints analyze's findings: per connection, each rule
+// that found something, its count and its first finding; then which checks
+// ran.
+func writeFindingsTable(w io.Writer, a *Analysis) error {
+	if len(a.Findings) == 0 && !hasChecks(a) {
+		return nil
+	}
+	fmt.Fprintln(w, "\nConformance (rdmashark rules ID explains a rule):")
+	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
+	t.Header("Conn", "Severity", "Rule", "Count", "First finding")
+	for _, c := range a.Connections {
+		for _, ch := range c.Checks {
+			if ch.Findings == 0 {
+				continue
+			}
+			first := ""
+			for _, f := range a.Findings {
+				if f.Connection == c.ID && f.Rule == ch.Rule {
+					first = where(&f) + f.Message
+					break
+				}
+			}
+			if len(first) > 120 {
+				first = first[:117] + "..."
+			}
+			_ = t.Append([]string{strconv.Itoa(c.ID), ch.Worst.String(), ch.Rule, strconv.Itoa(ch.Findings), first})
+		}
+	}
+	for _, f := range a.Findings {
+		if f.Connection == 0 {
+			_ = t.Append([]string{"-", f.Severity.String(), f.Rule, "1", where(&f) + f.Message})
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	for _, c := range a.Connections {
+		var passed, found, notEval int
+		for _, ch := range c.Checks {
+			switch ch.Status {
+			case check.StatusPassed:
+				passed++
+			case check.StatusFound:
+				found++
+			default:
+				notEval++
+			}
+		}
+		if len(c.Checks) > 0 {
+			fmt.Fprintf(w, "connection %d: %d checks passed, %d found something, %d not evaluated", c.ID, passed, found, notEval)
+			if u := c.RemoteInvalidation; u != nil {
+				fmt.Fprintf(w, "; %d of %d Replies With Invalidate", u.RepliesWithInvalidate, u.Replies)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	return nil
+}
+
+func hasChecks(a *Analysis) bool {
+	for _, c := range a.Connections {
+		if len(c.Checks) > 0 {
+			return true
+		}
+	}
+	return false
+}
