@@ -1,6 +1,8 @@
 package dissect
 
 import (
+	"fmt"
+
 	"github.com/rdmashark/rdmashark/layers/iwarp"
 )
 
@@ -166,20 +168,18 @@ func init() {
 		fpduField("iwarp_mpa.pad", "Padding", FTBytes, BaseNone, "iwarp_mpa", func(f *IWARPFPDU) (Value, bool) {
 			return Value{B: f.Pad}, len(f.Pad) > 0
 		}),
+		// As tshark 4.0 does: the CRC field is iwarp_mpa.crc when CRC32c
+		// was not negotiated (its value means nothing, RFC 5044 section
+		// 4), and iwarp_mpa.crc_check, verified, when it was.
 		fpduField("iwarp_mpa.crc", "CRC", FTUint32, BaseHex, "iwarp_mpa", func(f *IWARPFPDU) (Value, bool) {
-			v := u(uint64(f.CRC))
-			switch {
-			case f.CRCBad():
-				v.Text = "bad"
-			case f.CRCChecked:
-				v.Text = "good"
-			default:
-				v.Text = "not negotiated: not checked"
-			}
-			return v, true
+			return Value{U: uint64(f.CRC), Text: "CRC32c not negotiated: not checked"}, !f.CRCChecked
 		}),
 		fpduField("iwarp_mpa.crc_check", "CRC check", FTUint32, BaseHex, "iwarp_mpa", func(f *IWARPFPDU) (Value, bool) {
-			return u(uint64(f.CRCComputed)), f.CRCChecked
+			v := Value{U: uint64(f.CRC), Text: "good"}
+			if f.CRCBad() {
+				v.Text = fmt.Sprintf("bad CRC32c, should be 0x%08x", f.CRCComputed)
+			}
+			return v, f.CRCChecked
 		}),
 		&Field{Name: "iwarp_mpa.marker_res", Label: "Marker Reserved", Type: FTUint16, Base: BaseHex, Parent: "iwarp_mpa",
 			Get: func(p *Packet, emit func(Value)) {

@@ -169,23 +169,28 @@ const (
 
 // iwHalf is one direction of an iWARP connection.
 type iwHalf struct {
-	mode     iwMode
-	seq      uint32 // sequence number of the next octet TCP reassembly delivers
-	started  bool
-	startSeq uint32 // where the direction's stream starts (its MPA frame, or the pick-up)
-	hdr      []byte // a Request/Reply frame TCP split
-	rr       iwarp.MPAReqRep
-	rrBuf    []byte
-	hasRR    bool
-	fpduSeq  uint32 // first octet after the Request/Reply: where markers count from
-	pend     []byte
-	pendSeq  uint32
-	framer   *iwarp.Framer
-	probing  bool // framing just (re)started; the first FPDU confirms it
-	fresh    bool // picked up mid-stream: the next tagged message may lack its start
-	reasm    *iwarp.Reassembler
-	writes   []*iwOp // RDMA Writes in progress, sent in this direction
-	reads    []*iwOp // RDMA Read Requests sent in this direction, awaiting responses
+	mode    iwMode
+	seq     uint32 // sequence number of the next octet TCP reassembly delivers
+	started bool
+	// peerAck is the highest acknowledgement the other direction sent for
+	// this one; ahead the segments given to the assembler beyond seq.
+	peerAck    uint32
+	hasPeerAck bool
+	ahead      []iwRange
+	startSeq   uint32 // where the direction's stream starts (its MPA frame, or the pick-up)
+	hdr        []byte // a Request/Reply frame TCP split
+	rr         iwarp.MPAReqRep
+	rrBuf      []byte
+	hasRR      bool
+	fpduSeq    uint32 // first octet after the Request/Reply: where markers count from
+	pend       []byte
+	pendSeq    uint32
+	framer     *iwarp.Framer
+	probing    bool // framing just (re)started; the first FPDU confirms it
+	fresh      bool // picked up mid-stream: the next tagged message may lack its start
+	reasm      *iwarp.Reassembler
+	writes     []*iwOp // RDMA Writes in progress, sent in this direction
+	reads      []*iwOp // RDMA Read Requests sent in this direction, awaiting responses
 }
 
 // iwStream is one TCP connection carrying iWARP. Its halves are indexed by
@@ -220,13 +225,22 @@ type iwarpEngine struct {
 	ctx      iwarpContext
 	nextID   uint32
 
-	// The packet being processed: its FPDUs are recorded in it. nil while
-	// Finish flushes.
+	// The packet being processed: the FPDUs of its stream and direction
+	// (pktStream, pktHalf) are recorded in it. nil while Finish flushes.
 	cur       *Packet
-	curStream *iwStream
-	curHalf   int
+	pktStream *iwStream
+	pktHalf   int
 	curNum    int
 	now       time.Time
+	// The stream and direction given to the assembler (for New).
+	curStream *iwStream
+	curHalf   int
+	// A filler being assembled (see fill).
+	fillTCP    layers.TCP
+	fillBuf    []byte
+	filler     int
+	fillHalf   int
+	fillStream *iwStream
 
 	ddp   iwarp.DDP
 	rdmap iwarp.RDMAP
@@ -337,14 +351,130 @@ func (ie *iwarpEngine) packet(p *Packet) {
 	if len(payload) == 0 && !t.FIN && !t.RST {
 		return
 	}
-	ie.cur, ie.curStream, ie.curHalf, ie.curNum, ie.now = p, s, h, p.Number, p.Timestamp
+	ie.cur, ie.curNum, ie.now = p, p.Number, p.Timestamp
+	ie.pktStream, ie.pktHalf = s, h
 	s.lastNum = p.Number
 	ie.ctx.ci = gopacket.CaptureInfo{Timestamp: p.Timestamp, CaptureLength: p.CaptureLength, Length: p.Length}
+	hf, r := &s.half[h], &s.half[1-h]
+	if t.ACK && (!r.hasPeerAck || int32(t.Ack-r.peerAck) > 0) {
+		r.peerAck, r.hasPeerAck = t.Ack, true
+	}
+	if len(payload) > 0 && hf.started {
+		// Octets the peer acknowledged before this segment, which starts
+		// beyond them, were received but not captured: skip them now, so
+		// that this segment is framed as it arrives.
+		for i := 0; i < 4 && int32(t.Seq-hf.seq) > 0 && hf.hasPeerAck && int32(hf.peerAck-t.Seq) >= 0; i++ {
+			hf.pruneAhead()
+			end := t.Seq
+			if len(hf.ahead) > 0 && int32(hf.ahead[0].start-end) < 0 {
+				end = hf.ahead[0].start
+			}
+			if !ie.fill(s, h, int(int32(end-hf.seq))) {
+				break
+			}
+		}
+		if int32(t.Seq-hf.seq) > 0 {
+			hf.noteAhead(t.Seq, t.Seq+uint32(len(payload)))
+		}
+	}
+	ie.curStream, ie.curHalf = s, h
 	ie.assembler().AssembleWithContext(s.flow(h), t, &ie.ctx)
-	ie.cur, ie.curStream = nil, nil
+	hf.pruneAhead()
+	// The acknowledgement this segment carries may say the same of a hole
+	// in the other direction: what waited behind it goes on now (shown
+	// with no packet: theirs were shown already).
+	if t.ACK && r.started && len(r.ahead) > 0 && int32(r.ahead[0].start-r.seq) > 0 && int32(t.Ack-r.ahead[0].start) >= 0 {
+		ie.fill(s, 1-h, int(int32(r.ahead[0].start-r.seq)))
+		r.pruneAhead()
+	}
+	ie.cur, ie.curStream, ie.pktStream = nil, nil, nil
 	if (t.FIN || t.RST) && s.conn.State == StateEstablished {
 		s.conn.State = StateClosed
 	}
+}
+
+// iwRange is a range of sequence numbers, end excluded.
+type iwRange struct{ start, end uint32 }
+
+// iwarpMaxAhead bounds the out-of-order ranges a direction remembers (to
+// find the holes its peer's acknowledgements close); iwarpMaxFill the hole
+// filled at once.
+const (
+	iwarpMaxAhead = 256
+	iwarpMaxFill  = 1 << 20
+)
+
+// noteAhead remembers a segment given to the assembler beyond the octets
+// delivered so far.
+func (hf *iwHalf) noteAhead(start, end uint32) {
+	if len(hf.ahead) >= iwarpMaxAhead {
+		return
+	}
+	i := len(hf.ahead)
+	for i > 0 && int32(hf.ahead[i-1].start-start) > 0 {
+		i--
+	}
+	hf.ahead = append(hf.ahead, iwRange{})
+	copy(hf.ahead[i+1:], hf.ahead[i:])
+	hf.ahead[i] = iwRange{start, end}
+}
+
+// pruneAhead forgets the ranges delivered since.
+func (hf *iwHalf) pruneAhead() {
+	k := 0
+	for k < len(hf.ahead) && int32(hf.ahead[k].start-hf.seq) <= 0 {
+		k++
+	}
+	if k > 0 {
+		hf.ahead = append(hf.ahead[:0], hf.ahead[k:]...)
+	}
+}
+
+// fill hands the assembler n octets of filler at direction h's next
+// sequence number: a hole the peer acknowledged, which no retransmission
+// will fill. ReassembledSG skips them (they count as GapOctets) and frames
+// what waited behind the hole.
+func (ie *iwarpEngine) fill(s *iwStream, h, n int) bool {
+	hf := &s.half[h]
+	if n <= 0 || n > iwarpMaxFill || !hf.started || ie.asm == nil {
+		return false
+	}
+	k := s.key
+	if h == 1 {
+		k = k.reverse()
+	}
+	const hdr = 20
+	b := ie.fillBuf[:0]
+	b = append(b, byte(k.sport>>8), byte(k.sport), byte(k.dport>>8), byte(k.dport))
+	b = binary.BigEndian.AppendUint32(b, hf.seq)
+	b = append(b, 0, 0, 0, 0, 5<<4, 0, 0, 0, 0, 0, 0, 0)
+	for len(b) < hdr+n {
+		b = append(b, make([]byte, min(hdr+n-len(b), 4096))...)
+	}
+	ie.fillBuf = b
+	for i := hdr; i < len(b); i++ {
+		b[i] = 0
+	}
+	if err := ie.fillTCP.DecodeFromBytes(b, gopacket.NilDecodeFeedback); err != nil {
+		return false
+	}
+	before := hf.seq
+	cs, ch := ie.curStream, ie.curHalf
+	ie.curStream, ie.curHalf = s, h
+	ie.filler, ie.fillHalf, ie.fillStream = n, h, s
+	ie.asm.AssembleWithContext(s.flow(h), &ie.fillTCP, &ie.ctx)
+	ie.filler, ie.fillStream = 0, nil
+	ie.curStream, ie.curHalf = cs, ch
+	return hf.seq != before
+}
+
+// pkt returns the packet being processed when it is of stream s and
+// direction h: the one that shows what h's octets completed.
+func (s *iwStream) pkt(h int) *Packet {
+	if ie := s.ie; ie.cur != nil && ie.pktStream == s && ie.pktHalf == h {
+		return ie.cur
+	}
+	return nil
 }
 
 func dirOfHalf(h int) Direction {
@@ -426,7 +556,7 @@ func (ie *iwarpEngine) forget(s *iwStream) {
 }
 
 func (ie *iwarpEngine) finish() {
-	ie.cur, ie.curStream = nil, nil
+	ie.cur, ie.curStream, ie.pktStream = nil, nil, nil
 	if ie.asm != nil {
 		ie.asm.FlushAll()
 	}
@@ -516,6 +646,12 @@ func (s *iwStream) ReassembledSG(sg reassembly.ScatterGather, _ reassembly.Assem
 	data := sg.Fetch(n)
 	hf := &s.half[h]
 	seq := hf.seq
+	if ie := s.ie; ie.filler > 0 && ie.fillStream == s && ie.fillHalf == h {
+		n := min(ie.filler, len(data))
+		data = data[n:]
+		skip += n
+		ie.filler = 0
+	}
 	if skip > 0 {
 		s.info.Dir[h].GapOctets += uint64(skip)
 		s.gap(h, skip)
@@ -713,8 +849,8 @@ func (s *iwStream) gotReqRep(h int, frame []byte, end uint32) {
 	m := &ie.rr
 	if err := m.DecodeFromBytes(frame, gopacket.NilDecodeFeedback); err != nil {
 		s.info.Dir[h].Malformed++
-		if ie.cur != nil {
-			ie.cur.fail("MPA", err)
+		if p := s.pkt(h); p != nil {
+			p.fail("MPA", err)
 		}
 		s.toHunt(h)
 		return
@@ -725,8 +861,8 @@ func (s *iwStream) gotReqRep(h int, frame []byte, end uint32) {
 	hf.rr.PrivateData = hf.rrBuf
 	hf.hasRR = true
 	hf.fpduSeq = end
-	if ie.cur != nil {
-		ie.cur.IWARP.addReqRep(m)
+	if p := s.pkt(h); p != nil {
+		p.IWARP.addReqRep(m)
 	}
 	side := &s.info.MPA[h]
 	*side = MPAInfo{Seen: true, Packet: ie.curNum, Revision: m.Rev, Markers: m.M, CRC: m.C, Rejected: m.R,
@@ -740,7 +876,7 @@ func (s *iwStream) gotReqRep(h int, frame []byte, end uint32) {
 	if m.Rev == iwarp.MPARevision2 && m.Enhanced {
 		prefix = pvtdata.PrefixMPAv2
 	}
-	pkt := ie.cur
+	pkt := s.pkt(h)
 	if pkt == nil {
 		pkt = &Packet{Number: s.lastNum}
 	}
@@ -900,8 +1036,8 @@ func (s *iwStream) frame(h int, data []byte) {
 		if hf.probing {
 			hf.probing = false
 			ctr.Resyncs++
-			if s.ie.cur != nil {
-				s.ie.cur.IWARP.Resync = true
+			if p := s.pkt(h); p != nil {
+				p.IWARP.Resync = true
 			}
 		}
 		s.fpdu(h, fp)
@@ -916,8 +1052,8 @@ func (s *iwStream) lost(h int, err error) {
 	hf := &s.half[h]
 	if !hf.probing {
 		s.info.Dir[h].LostSync++
-		if s.ie.cur != nil && !errors.Is(err, iwarp.ErrUnconsumed) {
-			s.ie.cur.fail("MPA", err)
+		if p := s.pkt(h); p != nil && !errors.Is(err, iwarp.ErrUnconsumed) {
+			p.fail("MPA", err)
 		}
 	}
 	hf.probing = false

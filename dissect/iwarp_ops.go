@@ -98,8 +98,8 @@ func (s *iwStream) fpdu(h int, fp *iwarp.FPDU) {
 	// Reply fixed the framing) or that Finish flushes have no packet of
 	// their own: they are decoded and handed up all the same.
 	w := &ie.loose
-	if ie.cur != nil && s == ie.curStream && h == ie.curHalf {
-		w = &ie.cur.IWARP
+	if p := s.pkt(h); p != nil {
+		w = &p.IWARP
 	} else {
 		w.reset()
 	}
@@ -157,7 +157,7 @@ func (s *iwStream) message(h int, m *iwarp.Message, r *iwarp.RDMAP) {
 	ie.pkts = pk
 	ie.msg = Message{Conn: s.conn, Dir: dirOfHalf(h), Packets: pk, Data: m.Data, Length: len(m.Data),
 		Invalidate: r.Opcode.HasInvalidateSTag(), InvalidatedSTag: r.InvalidateSTag, Time: ie.now}
-	ie.e.deliverMessage(ie.cur, &ie.msg)
+	ie.e.deliverMessage(s.pkt(h), &ie.msg)
 }
 
 // writeSegment follows an RDMA Write: tagged segments of one message share
@@ -280,6 +280,15 @@ func (s *iwStream) emit(op *iwOp, complete bool) {
 	if !op.cut {
 		o.Data = op.data
 	}
-	ie.e.deliverRDMAOp(ie.cur, o)
+	ie.e.deliverRDMAOp(s.pkt(s.opHalf(op)), o)
 	ie.freeOp(op)
+}
+
+// opHalf is the direction whose segment completes an operation: a Write's
+// own, a Read's responses' (the other way from its request).
+func (s *iwStream) opHalf(op *iwOp) int {
+	if op.kind == RDMARead {
+		return 1 - op.dir.Index()
+	}
+	return op.dir.Index()
 }

@@ -24,4 +24,15 @@ for cap in "$pcaps"/siw-*.pcap; do
 	tshark -n -r "$cap" -T fields -E occurrence=a -E separator=/t -E aggregator=, "${args[@]}" 2>/dev/null > "$out"
 	echo "$(basename "$out"): $(wc -l < "$out") packets"
 done
+# The synthetic captures of dissect/iwarp_golden_test.go (markers, CRC32c,
+# Terminate, MPA revision 2 peer-to-peer and rejection), written by the test
+# itself so that the frames it compares are built by the same code.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+(cd "$here/../.." && go test ./dissect -run '^TestIWARPWriteSynthetic$' -count=1 -iwarp-synthetic "$tmp" >/dev/null)
+for cap in "$tmp"/iwarp-*.pcap; do
+	out=$here/$(basename "$cap" .pcap).iwarp.tsv
+	tshark -n -r "$cap" -T fields -E occurrence=a -E separator=/t -E aggregator=, "${args[@]}" 2>/dev/null > "$out"
+	echo "$(basename "$out"): $(wc -l < "$out") packets"
+done
 tshark --version | head -1 > "$here/TSHARK-VERSION"
