@@ -374,7 +374,10 @@ func (e *Engine) messagePacket(p *Packet, c *Connection, s *reqStream, r *rxStat
 		e.Reassembly.Orphans++
 		return
 	}
-	if cur.got.set(idx) {
+	if idx*cur.unit >= r.maxMsg+cur.unit {
+		// Far past MaxMessageBytes: only counted.
+		cur.cut = true
+	} else if cur.got.set(idx) {
 		e.Reassembly.Duplicates++
 		return
 	}
@@ -636,7 +639,10 @@ func (e *Engine) readResponse(p *Packet, c *Connection, rc *roceConn, s *reqStre
 		ro.gap = true
 	}
 	ro.started = true
-	if ro.got.set(int(d)) {
+	if int(d) > e.rx().maxMsg/256 {
+		// Past MaxMessageBytes whatever the PMTU (256 at least): only
+		// counted.
+	} else if ro.got.set(int(d)) {
 		st.Duplicates++
 		return
 	}
