@@ -727,9 +727,7 @@ func (s *iwStream) gap(h, n int) {
 		op.broken = true
 	}
 	for _, op := range s.half[1-h].reads {
-		if op.got > 0 {
-			op.broken = true
-		}
+		op.broken = true
 	}
 	hf.fresh = true
 }

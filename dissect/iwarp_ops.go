@@ -35,8 +35,9 @@ type iwOp struct {
 	// the TO its next segment continues at; a Read's Data Sink STag, where
 	// its responses land.
 	sinkSTag uint32
+	sinkTO   uint64 // a Read's first Data Sink TO
 	next     uint64
-	got      uint32
+	got      uint32 // octets placed (a Read's, counting missing ones)
 	packets  []int
 	data     []byte
 	cut      bool // more than Options.MaxMessageBytes octets: data dropped
@@ -64,6 +65,22 @@ func (ie *iwarpEngine) freeOp(op *iwOp) {
 func (op *iwOp) addPacket(n int) {
 	if k := len(op.packets); k == 0 || op.packets[k-1] != n {
 		op.packets = append(op.packets, n)
+	}
+}
+
+// continues reports whether a tagged segment at to can belong to an
+// operation that lost octets: further on, within its bounds.
+func (op *iwOp) continues(to uint64) bool {
+	const maxJump = 1 << 24
+	return to > op.next && to-op.next < maxJump
+}
+
+// skipTo moves past octets the capture lacks: the operation keeps no data.
+func (op *iwOp) skipTo(to uint64) {
+	if to > op.next {
+		op.broken, op.cut = true, true
+		op.data = op.data[:0]
+		op.next = to
 	}
 }
 
@@ -168,7 +185,7 @@ func (s *iwStream) writeSegment(h int, d *iwarp.DDP, num int) {
 	hf := &s.half[h]
 	var op *iwOp
 	for _, w := range hf.writes {
-		if w.sinkSTag == d.STag && w.next == d.TO {
+		if w.sinkSTag == d.STag && (w.next == d.TO || w.broken && w.continues(d.TO)) {
 			op = w
 			break
 		}
@@ -187,10 +204,11 @@ func (s *iwStream) writeSegment(h int, d *iwarp.DDP, num int) {
 		s.info.Dir[h].Writes++
 	}
 	op.addPacket(num)
+	op.skipTo(d.TO)
 	op.addData(d.Data, s.ie.maxMsg)
-	op.length += uint32(len(d.Data))
-	op.got = op.length
 	op.next += uint64(len(d.Data))
+	op.length = uint32(op.next - op.to)
+	op.got = op.length
 	op.end = ie.now
 	if d.L {
 		for i, w := range hf.writes {
@@ -216,7 +234,7 @@ func (s *iwStream) readRequest(h int, q *iwarp.ReadRequest, num int) {
 	op := ie.newOp()
 	op.kind, op.dir = RDMARead, dirOfHalf(h)
 	op.stag, op.to, op.length = q.SourceSTag, q.SourceTaggedOffset, q.RDMAReadMessageSize
-	op.sinkSTag, op.next = q.SinkSTag, q.SinkTaggedOffset
+	op.sinkSTag, op.next, op.sinkTO = q.SinkSTag, q.SinkTaggedOffset, q.SinkTaggedOffset
 	op.start, op.end = ie.now, ie.now
 	op.addPacket(num)
 	hf.reads = append(hf.reads, op)
@@ -229,7 +247,7 @@ func (s *iwStream) readResponse(h int, d *iwarp.DDP, num int) {
 	rq := &s.half[1-h]
 	i := -1
 	for k, op := range rq.reads {
-		if op.sinkSTag == d.STag && op.next == d.TO {
+		if op.sinkSTag == d.STag && (op.next == d.TO || op.broken && op.continues(d.TO)) {
 			i = k
 			break
 		}
@@ -248,9 +266,10 @@ func (s *iwStream) readResponse(h int, d *iwarp.DDP, num int) {
 	op := rq.reads[i]
 	rq.reads = append(rq.reads[:0], rq.reads[i+1:]...)
 	op.addPacket(num)
+	op.skipTo(d.TO)
 	op.addData(d.Data, s.ie.maxMsg)
-	op.got += uint32(len(d.Data))
 	op.next += uint64(len(d.Data))
+	op.got = uint32(op.next - op.sinkTO)
 	op.end = s.ie.now
 	if op.got > op.length {
 		op.broken = true
