@@ -23,14 +23,14 @@ var rpcKnownDifferences = []knownDifference{
 		applies: func(ts, ours string, row map[string]string) bool {
 			// MOUNT and portmap run over TCP before the RDMA mount:
 			// rdmashark decodes RPC only inside RPC-over-RDMA.
-			return ours == "" && ts != "" && row["tcp.srcport"] != ""
+			return ours == "" && ts != "" && overTCP(row)
 		}},
 	{id: "KD-RPC-PROGVERSION-TWICE", field: "rpc.programversion",
 		applies: func(ts, ours string, row map[string]string) bool {
 			// The NFS, NFSACL (and portmap, MOUNT) dissectors add the
 			// program version a second time; on the malformed READ replies
 			// (KD-RPC-READ-REPLY-TWICE) that makes four.
-			if ours == "" || row["tcp.srcport"] != "" {
+			if ours == "" || overTCP(row) {
 				return false
 			}
 			n := strings.Count(ts, ",") + 1
@@ -45,15 +45,23 @@ var rpcKnownDifferences = []knownDifference{
 		}},
 }
 
-// rpcCaptures are the captures gen-rpc.sh ran tshark on.
-var rpcCaptures = []string{"rxe-nfs3", "rxe-nfs41", "rxe-nfs42-small"}
+// overTCP tells a frame of RPC over plain TCP (no RPC-over-RDMA in it) by
+// tshark's frame.protocols.
+func overTCP(row map[string]string) bool {
+	p := row["frame.protocols"]
+	return strings.Contains(p, ":rpc") && !strings.Contains(p, "rpcordma")
+}
+
+// rpcCaptures are the captures gen-rpc.sh ran tshark on: RoCE (rxe) and
+// iWARP (siw).
+var rpcCaptures = []string{"rxe-nfs3", "rxe-nfs41", "rxe-nfs42-small", "siw-nfs3", "siw-nfs41", "siw-nfs42-small"}
 
 // TestTsharkFieldsRPC runs `rdmashark dissect -T fields` with every field
 // of testdata/tshark/fields-rpc.txt on the RoCE NFS captures and requires
 // tshark's value on every packet, but for the documented known differences.
 func TestTsharkFieldsRPC(t *testing.T) {
 	fields := listFile(t, "../../testdata/tshark/fields-rpc.txt")
-	const context = 3 // _ws.malformed, tcp.srcport, _ws.expert.message
+	const context = 3 // _ws.malformed, frame.protocols, _ws.expert.message
 	hits := map[string]int{}
 	compared := map[string]int{}
 	for _, base := range rpcCaptures {
@@ -74,7 +82,7 @@ func TestTsharkFieldsRPC(t *testing.T) {
 				if len(wv) != len(fields)+context || len(gv) != len(fields) {
 					t.Fatalf("packet %d: %d tshark columns, %d ours, %d fields", i+1, len(wv), len(gv), len(fields))
 				}
-				row := map[string]string{"_ws.malformed": wv[len(fields)], "tcp.srcport": wv[len(fields)+1]}
+				row := map[string]string{"_ws.malformed": wv[len(fields)], "frame.protocols": wv[len(fields)+1]}
 				for k, f := range fields {
 					row[f] = wv[k]
 				}
@@ -122,12 +130,12 @@ func TestTsharkRPCCallFrames(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			overTCP := map[string]bool{}
+			tcpRPC := map[string]bool{}
 			fields := listFile(t, "../../testdata/tshark/fields-rpc.txt")
 			for _, l := range readLines(t, onePass) {
 				v := strings.Split(l, "\t")
-				if len(v) > len(fields)+1 && v[len(fields)+1] != "" {
-					overTCP[v[0]] = true
+				if len(v) > len(fields)+1 && overTCP(map[string]string{"frame.protocols": v[len(fields)+1]}) {
+					tcpRPC[v[0]] = true
 				}
 			}
 			got := dissectFields(t, []string{"frame.number", "rpc.repframe"}, filepath.Join("..", "..", "testdata", "pcaps", base+".pcap"))
@@ -141,7 +149,7 @@ func TestTsharkRPCCallFrames(t *testing.T) {
 			n := 0
 			for _, l := range readLines(t, want) {
 				v := strings.Split(l, "\t")
-				if overTCP[v[0]] {
+				if tcpRPC[v[0]] {
 					continue
 				}
 				n++
@@ -243,7 +251,7 @@ func tsharkCalls(t *testing.T, base string) (calls map[string]int, replies int) 
 	seen := map[string]bool{}
 	for _, l := range readLines(t, data) {
 		v := strings.Split(l, "\t")
-		if v[len(fields)+1] != "" || v[col["rpc.msgtyp"]] == "" {
+		if overTCP(map[string]string{"frame.protocols": v[len(fields)+1]}) || v[col["rpc.msgtyp"]] == "" {
 			continue // RPC over TCP, or no RPC
 		}
 		first := func(f string) string { return strings.Split(v[col[f]], ",")[0] }

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Regenerates the tshark reference outputs the RPC-over-RDMA golden test
-# (cmd/rdmashark/golden_rpc_test.go) compares with: for the RoCE NFS
+# (cmd/rdmashark/golden_rpc_test.go) compares with: for the rxe and siw NFS
 # captures in testdata/pcaps, `tshark -T fields` with the fields of
 # fields-rpc.txt, all occurrences, tab-separated — exactly what
 # `rdmashark dissect -T fields` prints for the same -e list — plus context
 # columns that are not compared: whether tshark marked the frame malformed,
-# the frame's TCP source port (RPC over TCP, which rdmashark does not
-# decode), and tshark's expert messages.
+# the frame's protocols (RPC over plain TCP, which rdmashark does not
+# decode, has no rpcordma), and tshark's expert messages.
 #
 # One pass, as tshark runs by default and as rdmashark streams: tshark shows
 # an RPC message on the frame where it has the whole of it (the Send that
@@ -20,8 +20,8 @@ pcaps=$here/../pcaps
 mapfile -t fields < <(grep -v '^#' "$here/fields-rpc.txt" | grep -v '^$')
 args=()
 for f in "${fields[@]}"; do args+=(-e "$f"); done
-args+=(-e _ws.malformed -e tcp.srcport -e _ws.expert.message)
-for name in rxe-nfs3 rxe-nfs41 rxe-nfs42-small; do
+args+=(-e _ws.malformed -e frame.protocols -e _ws.expert.message)
+for name in rxe-nfs3 rxe-nfs41 rxe-nfs42-small siw-nfs3 siw-nfs41 siw-nfs42-small; do
 	out=$here/$name.rpc.tsv
 	tshark -n -r "$pcaps/$name.pcap" -T fields -E occurrence=a -E separator=/t -E aggregator=, "${args[@]}" 2>/dev/null > "$out"
 	echo "$(basename "$out"): $(wc -l < "$out") packets"
