@@ -140,8 +140,8 @@ func (e *Engine) rpc() *rpcState {
 			s.maxMsg = DefaultMaxMessageBytes
 		}
 		s.ulp = e.opts.ULP
-		if s.ulp == nil {
-			s.ulp = DefaultULP
+		if s.ulp == nil && DefaultULP != nil {
+			s.ulp = DefaultULP()
 		}
 	}
 	return s
@@ -593,6 +593,11 @@ func (e *Engine) rpcCall(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, m
 			t.callRPC = append(s.bufFor(t.callRPC, len(v.rpc)), v.rpc...)
 		}
 		rec.ReducedRPC = rpcOK
+		if rpcOK {
+			// Name what the inline part shows; the whole Call is decoded
+			// again once rebuilt.
+			e.ulpDecode(rec, t, rec.RPC.Payload(), false)
+		}
 	case len(v.rpc) > 0:
 		rec.HasRPC = true
 		rec.RPCLength = len(v.rpc)
@@ -657,7 +662,18 @@ func (e *Engine) ulpDecode(rec *RPCRecord, t *Transaction, body []byte, reply bo
 	}
 	q := &s.query
 	*q = ULPQuery{Reply: reply, Program: t.Program, Version: t.Version, Procedure: t.Procedure, Known: true,
-		Body: body, WriteChunks: q.WriteChunks[:0]}
+		Body: body, WriteChunks: q.WriteChunks[:0], ReadPositions: q.ReadPositions[:0]}
+	if !reply && !t.callDone {
+		for i := range t.call.Chunks {
+			if ch := &t.call.Chunks[i]; ch.Kind == ChunkRead && ch.Position > 0 {
+				q.Reduced = true
+				q.ReadPositions = append(q.ReadPositions, ch.Position)
+			}
+		}
+		if q.Reduced {
+			q.HeaderLen = len(t.callRPC) - len(body)
+		}
+	}
 	if reply && t.Reply != nil {
 		for i := range t.reply.Chunks {
 			if ch := &t.reply.Chunks[i]; ch.Kind == ChunkWrite {

@@ -75,23 +75,35 @@ func (r *RPCRecord) info(b *strings.Builder) {
 		return
 	}
 	h := &r.RPC
-	if h.MsgType == oncrpc.Call {
+	u := &r.ULP
+	kind := "Call"
+	if h.MsgType != oncrpc.Call {
+		kind = "Reply"
+	}
+	switch {
+	case u.Procedure != "":
+		// Named by the upper layer: "NFS V4 Reply COMPOUND EXCHANGE_ID".
+		vers := h.Vers
+		if h.MsgType != oncrpc.Call {
+			vers = r.Version
+		}
+		fmt.Fprintf(b, "%s V%d %s %s", u.Protocol, vers, kind, u.Procedure)
+		if len(u.Operations) > 0 {
+			fmt.Fprintf(b, " %s", strings.Join(u.Operations, ","))
+		}
+	case h.MsgType == oncrpc.Call:
 		fmt.Fprintf(b, "RPC Call %s v%d proc %d", h.Prog, h.Vers, h.Proc)
-	} else {
+	default:
 		b.WriteString("RPC Reply")
 		if r.HasProgram {
 			fmt.Fprintf(b, " %s v%d proc %d", oncrpc.Program(r.Program), r.Version, r.Procedure)
 		}
+	}
+	if h.MsgType != oncrpc.Call {
 		if h.ReplyStat != oncrpc.MsgAccepted {
 			fmt.Fprintf(b, " %s", h.ReplyStat)
 		} else if h.AcceptStat != oncrpc.Success {
 			fmt.Fprintf(b, " %s", h.AcceptStat)
-		}
-	}
-	if u := &r.ULP; u.Procedure != "" {
-		fmt.Fprintf(b, " %s %s", u.Protocol, u.Procedure)
-		if len(u.Operations) > 0 {
-			fmt.Fprintf(b, " %s", strings.Join(u.Operations, ","))
 		}
 	}
 	switch {

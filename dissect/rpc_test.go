@@ -122,7 +122,7 @@ func TestRPCLongCallAndError(t *testing.T) {
 	if !rec.HasRPC || !rec.Rebuilt || rec.Source != ChunkRead || rec.RPCErr != nil || rec.RPC.Proc != 7 || !bytes.Equal(rec.Message, call) {
 		t.Errorf("rebuilt Call: %+v", rec)
 	}
-	if !strings.Contains(p.Info(), "RPC Call NFS v3 proc 7 (rebuilt from the read chunk") {
+	if !strings.Contains(p.Info(), "NFS V3 Call WRITE (rebuilt from the read chunk") {
 		t.Errorf("summary %q", p.Info())
 	}
 	// The server cannot process it: RDMA_ERROR ERR_CHUNK (section 4.5).
@@ -332,7 +332,7 @@ func TestRPCULPSeam(t *testing.T) {
 	if tx.ProcedureName != "COMPOUND" || strings.Join(tx.Operations, ",") != "SEQUENCE,PUTFH,READ" || !tx.Reply.Rebuilt {
 		t.Errorf("transaction %+v", tx)
 	}
-	if !strings.Contains(p.Info(), "NFS COMPOUND SEQUENCE,PUTFH,READ") {
+	if !strings.Contains(p.Info(), "NFS V4 Reply COMPOUND SEQUENCE,PUTFH,READ") {
 		t.Errorf("summary %q", p.Info())
 	}
 }

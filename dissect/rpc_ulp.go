@@ -22,13 +22,18 @@ type ULPQuery struct {
 	Program, Version, Procedure uint32
 	Known                       bool
 	// Body is the procedure's arguments or results: the bytes after the RPC
-	// header. When Reduced, the DDP-eligible data items moved by Write
-	// chunks are missing from it (their length words stay, RFC 8166
-	// section 3.4.3), and WriteChunks holds the bytes each Write chunk
-	// actually carried, in Write list order.
+	// header. When Reduced, the DDP-eligible data items moved by chunks are
+	// missing from it (their length words stay, RFC 8166 section 3.4.3):
+	// for a Reply WriteChunks holds the bytes each Write chunk actually
+	// carried, in Write list order.
 	Body        []byte
 	Reduced     bool
 	WriteChunks []uint32
+	// ReadPositions, for a Reduced Call (its Read chunks not pulled yet),
+	// are the XDR positions of its Read chunks from the start of the RPC
+	// message, and HeaderLen the length of the RPC header before Body.
+	ReadPositions []uint32
+	HeaderLen     int
 }
 
 // ULPInfo is what a ULPDecoder reports. The RPC-over-RDMA layer resets it
@@ -56,7 +61,8 @@ func (u *ULPInfo) reset() {
 // ULPDecoder decodes the arguments or results of one RPC message into out.
 type ULPDecoder func(q *ULPQuery, out *ULPInfo)
 
-// DefaultULP is the decoder an engine uses when Options.ULP is nil. The NFS
-// package sets it (from a file of package dissect that imports it), so that
-// every command decodes NFS without wiring anything; nil decodes nothing.
-var DefaultULP ULPDecoder
+// DefaultULP, when set, makes the decoder an engine uses when Options.ULP
+// is nil — one per engine, so that a decoder may keep state (reused
+// buffers, the callback programs it learned). rpc_nfs.go sets it to the NFS
+// decoder of package rpcrdma/nfs; nil decodes nothing.
+var DefaultULP func() ULPDecoder
