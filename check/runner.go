@@ -181,6 +181,14 @@ func (r *Runner) Message(m *dissect.Message) {
 				c.addCall(g)
 			case KindReply, KindError:
 				c.answer(g)
+			case KindUnknown:
+				// A message from the client that did not decode may be a
+				// Call: remember it with unknown chunks, so that the RDMA
+				// operations and the Reply it draws are not judged
+				// against a table that lacks it.
+				if g.HasPrefix && g.Dir == dissect.DirClientToServer {
+					c.addCall(g)
+				}
 			}
 		}
 	}
