@@ -1,6 +1,9 @@
 package dissect
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/rdmashark/rdmashark/rpcrdma"
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
 )
@@ -221,6 +224,9 @@ func init() {
 				emit(Value{U: uint64(pr.Which), Text: pr.Which.String()})
 			}
 		}),
+		rpcordma("rdmashark.rpcordma.chunk", "Chunk", FTString, BaseNone, false, func(r *RPCRecord, emit func(Value)) {
+			eachChunkText(r, func(s string) { emit(Value{S: s}) })
+		}),
 		rpcordma("rdmashark.rpcordma.header_error", "Header error", FTString, BaseNone, true, func(r *RPCRecord, emit func(Value)) {
 			if r.HeaderErr != nil {
 				emit(Value{S: r.HeaderErr.Error()})
@@ -328,6 +334,16 @@ func init() {
 				}
 			}
 		}),
+		rpcField("rdmashark.rpc.procedure_name", "Procedure (upper layer)", FTString, BaseNone, func(r *RPCRecord, _ *oncrpc.Header, emit func(Value)) {
+			if r.ULP.Procedure != "" {
+				emit(Value{S: r.ULP.Protocol + " " + r.ULP.Procedure})
+			}
+		}),
+		rpcField("rdmashark.rpc.operation", "Operation", FTString, BaseNone, func(r *RPCRecord, _ *oncrpc.Header, emit func(Value)) {
+			for _, op := range r.ULP.Operations {
+				emit(Value{S: op})
+			}
+		}),
 		rpcField("rdmashark.rpc.rebuilt", "Rebuilt from chunks", FTBoolean, BaseNone, func(r *RPCRecord, _ *oncrpc.Header, emit func(Value)) {
 			emit(boolValue(r.Rebuilt))
 		}),
@@ -346,4 +362,51 @@ func init() {
 				}
 			}},
 	)
+}
+
+// eachChunkText describes each chunk of the header on one line, e.g.
+// "Read chunk at position 128: 0x00000ca8 131072 bytes at 0xb5ad315dcc414000, ...".
+func eachChunkText(r *RPCRecord, f func(string)) {
+	if !hasLists(r) {
+		return
+	}
+	segs := func(b *strings.Builder, ss []rpcrdma.Segment) {
+		for i, sg := range ss {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(b, "0x%08x %d bytes at 0x%016x", sg.Handle, sg.Length, sg.Offset)
+		}
+	}
+	h := &r.Header
+	if h.Vers == rpcrdma.Version2 && len(h.V2.CallList) > 0 {
+		var b strings.Builder
+		b.WriteString("Call chunk: ")
+		for i, rs := range h.V2.CallList {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "0x%08x %d bytes at 0x%016x", rs.Handle, rs.Length, rs.Offset)
+		}
+		f(b.String())
+	}
+	c := h.Chunks()
+	for _, rc := range c.ReadChunks {
+		var b strings.Builder
+		fmt.Fprintf(&b, "Read chunk at position %d: ", rc.Position)
+		segs(&b, rc.Segments)
+		f(b.String())
+	}
+	for i, wc := range c.WriteList {
+		var b strings.Builder
+		fmt.Fprintf(&b, "Write chunk %d: ", i+1)
+		segs(&b, wc.Segments)
+		f(b.String())
+	}
+	if c.HasReplyChunk {
+		var b strings.Builder
+		b.WriteString("Reply chunk: ")
+		segs(&b, c.ReplyChunk.Segments)
+		f(b.String())
+	}
 }

@@ -29,6 +29,7 @@ import (
 // deliverMessage runs a reassembled Send through RPC-over-RDMA, then hands
 // it to the Observer.
 func (e *Engine) deliverMessage(p *Packet, m *Message) {
+	e.RPC.Sends++
 	e.rpcMessage(p, m)
 	if o := e.opts.Observer; o != nil {
 		o.Message(m)
@@ -38,6 +39,14 @@ func (e *Engine) deliverMessage(p *Packet, m *Message) {
 // deliverRDMAOp attaches an RDMA operation to the chunk it serves, then
 // hands it to the Observer.
 func (e *Engine) deliverRDMAOp(p *Packet, op *RDMAOp) {
+	if op.Kind == RDMARead {
+		e.RPC.RDMAReads++
+	} else {
+		e.RPC.RDMAWrites++
+	}
+	if !op.Complete {
+		e.RPC.RDMAOpsIncomplete++
+	}
 	e.rpcRDMAOp(p, op)
 	if o := e.opts.Observer; o != nil {
 		o.RDMAOp(op)

@@ -21,6 +21,9 @@ type TransactionList struct {
 	// Omitted counts transactions that matched the filters but were not
 	// kept because the list was full (the --max limit).
 	Omitted uint64 `json:"omitted,omitempty"`
+	// Counters are the engine's: what reassembly and the RPC layer saw
+	// and what their limits cut.
+	Counters TxnCounters `json:"counters"`
 	// Errors lists what stopped reading early.
 	Errors []string `json:"errors,omitempty"`
 
@@ -116,6 +119,47 @@ type TxnRDMAOp struct {
 	Offset      Hex64  `json:"offset"`
 	Length      uint32 `json:"length"`
 	Complete    bool   `json:"complete"`
+}
+
+// TxnCounters sum up a capture's RPC-over-RDMA processing
+// (dissect.RPCCounters; the roce_* ones dissect.ReassemblyStats, whose
+// iWARP counterparts are in analyze's iwarp section).
+type TxnCounters struct {
+	Sends                uint64 `json:"sends"`
+	RDMAReads            uint64 `json:"rdma_reads"`
+	RDMAWrites           uint64 `json:"rdma_writes"`
+	RDMAOpsIncomplete    uint64 `json:"rdma_ops_incomplete"`
+	RoCESendsTruncated   uint64 `json:"roce_sends_truncated"`
+	RoCESendsTooLong     uint64 `json:"roce_sends_too_long"`
+	RoCEOrphanPackets    uint64 `json:"roce_orphan_packets"`
+	RoCEDuplicates       uint64 `json:"roce_duplicate_packets"`
+	RoCEPSNGaps          uint64 `json:"roce_psn_gaps"`
+	RoCEOpDataCut        uint64 `json:"roce_rdma_op_data_cut"`
+	RoCEReadsEvicted     uint64 `json:"roce_reads_evicted"`
+	RoCEUnmatchedReplies uint64 `json:"roce_unmatched_read_responses"`
+	RPCMessages          uint64 `json:"rpc_messages"`
+	BadHeaders           uint64 `json:"bad_headers"`
+	Retransmissions      uint64 `json:"retransmitted_sends"`
+	TransactionsEvicted  uint64 `json:"transactions_evicted"`
+	UnattachedRDMAOps    uint64 `json:"unattached_rdma_ops"`
+	Rebuilt              uint64 `json:"rebuilt"`
+	RebuiltBad           uint64 `json:"rebuilt_bad"`
+	RebuildSkipped       uint64 `json:"rebuild_skipped"`
+	MaxRebuildBytesHeld  int    `json:"max_rebuild_bytes_held"`
+}
+
+// SetCounters copies the engine's counters into the document.
+func (l *TransactionList) SetCounters(e *dissect.Engine) {
+	r, c := &e.Reassembly, &e.RPC
+	l.Counters = TxnCounters{
+		Sends: c.Sends, RDMAReads: c.RDMAReads, RDMAWrites: c.RDMAWrites, RDMAOpsIncomplete: c.RDMAOpsIncomplete,
+		RoCESendsTruncated: r.Truncated, RoCESendsTooLong: r.TooLong, RoCEOrphanPackets: r.Orphans,
+		RoCEDuplicates: r.Duplicates, RoCEPSNGaps: r.Gaps, RoCEOpDataCut: r.OpDataCut, RoCEReadsEvicted: r.ReadsEvicted,
+		RoCEUnmatchedReplies: r.UnmatchedResponses,
+		RPCMessages:          c.Messages, BadHeaders: c.BadHeaders, Retransmissions: c.Duplicates,
+		TransactionsEvicted: c.Evicted, UnattachedRDMAOps: c.Unattached, Rebuilt: c.Rebuilt,
+		RebuiltBad: c.RebuiltBad, RebuildSkipped: c.RebuildSkipped, MaxRebuildBytesHeld: c.MaxRebuildBytesHeld,
+	}
 }
 
 // TxnFilter selects transactions; zero values select everything.
@@ -286,6 +330,17 @@ func (l *TransactionList) WriteTable(w io.Writer) error {
 	}
 	if l.Omitted > 0 {
 		fmt.Fprintf(w, "%d more transactions matched but were not kept (--max)\n", l.Omitted)
+	}
+	c := &l.Counters
+	fmt.Fprintf(w, "%d Sends, %d RDMA Reads, %d RDMA Writes (%d incomplete, %d unattached), %d RPC messages rebuilt from chunks",
+		c.Sends, c.RDMAReads, c.RDMAWrites, c.RDMAOpsIncomplete, c.UnattachedRDMAOps, c.Rebuilt)
+	if c.RoCEDuplicates+c.RoCEPSNGaps+c.RoCESendsTruncated > 0 {
+		fmt.Fprintf(w, "; RoCE: %d duplicate packets, %d PSN gaps, %d Sends truncated", c.RoCEDuplicates, c.RoCEPSNGaps, c.RoCESendsTruncated)
+	}
+	fmt.Fprintln(w)
+	if cut := c.RoCESendsTooLong + c.RoCEOpDataCut + c.RoCEReadsEvicted + c.TransactionsEvicted + c.RebuildSkipped; cut > 0 {
+		fmt.Fprintf(w, "limits cut: %d Sends too long, %d RDMA operations' data, %d Read Requests, %d transactions, %d chunks not kept for rebuilding\n",
+			c.RoCESendsTooLong, c.RoCEOpDataCut, c.RoCEReadsEvicted, c.TransactionsEvicted, c.RebuildSkipped)
 	}
 	for _, e := range l.Errors {
 		fmt.Fprintf(w, "reading stopped early: %s\n", e)

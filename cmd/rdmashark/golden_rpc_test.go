@@ -292,6 +292,9 @@ func TestTransactionsCommand(t *testing.T) {
 			if len(doc.Transactions) != replies {
 				t.Errorf("%d transactions, tshark decodes %d Replies", len(doc.Transactions), replies)
 			}
+			if c := doc.Counters; c.UnattachedRDMAOps+c.RoCESendsTruncated+c.BadHeaders+c.RebuiltBad+c.RDMAOpsIncomplete != 0 || c.Rebuilt == 0 || c.RDMAWrites == 0 {
+				t.Errorf("counters %+v", c)
+			}
 			// Filters: one XID; one connection; one procedure.
 			x := doc.Transactions[len(doc.Transactions)/2]
 			one := runTransactionsJSON(t, capture, "--xid", x.XID.String())
