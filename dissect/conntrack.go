@@ -185,9 +185,10 @@ func (t *ConnTable) cm(p *Packet, src, dst Node) {
 				return
 			}
 			t.byComm[key] = c
-			c.Client = Endpoint{Address: src.String(), QPN: r.LocalQPN, CommID: r.LocalCommID,
-				StartPSN: r.StartingPSN, HasStartPSN: true}
-			c.Server.Address = dst.String()
+			c.Client = Endpoint{Address: src.String(), QPN: r.LocalQPN, CommID: r.LocalCommID}
+			// The REQ's Starting PSN is where the server will send from
+			// (see Endpoint.StartPSN).
+			c.Server = Endpoint{Address: dst.String(), StartPSN: r.StartingPSN, HasStartPSN: true}
 			c.ServiceID = r.ServiceID
 			sid := pvtdata.ServiceID(r.ServiceID)
 			if sid.IsIP() {
@@ -224,7 +225,7 @@ func (t *ConnTable) cm(p *Packet, src, dst Node) {
 		if c.Server.CommID == 0 {
 			c.Server.CommID = r.LocalCommID
 			c.Server.QPN = r.LocalQPN
-			c.Server.StartPSN, c.Server.HasStartPSN = r.StartingPSN, true
+			c.Client.StartPSN, c.Client.HasStartPSN = r.StartingPSN, true
 			t.byComm[commKey{src, r.LocalCommID}] = c
 			t.byQP[qpKey{src, r.LocalQPN}] = qpRef{c, DirClientToServer}
 			c.setPrivateData(DirServerToClient, p, r.PrivateData, pvtdata.PrefixNone)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/dissect/source"
 	"github.com/rdmashark/rdmashark/internal/synth"
 	"github.com/rdmashark/rdmashark/layers/roce"
 	"github.com/rdmashark/rdmashark/pvtdata"
@@ -132,7 +133,11 @@ func TestCMEstablished(t *testing.T) {
 			if cn.Client.QPN != 0x101 || cn.Server.QPN != 0x202 || cn.Client.CommID != 0x1000AAAA || cn.Server.CommID != 0x2000BBBB {
 				t.Errorf("QPNs %#x/%#x comm IDs %#x/%#x", cn.Client.QPN, cn.Server.QPN, cn.Client.CommID, cn.Server.CommID)
 			}
-			if !cn.Client.HasStartPSN || cn.Client.StartPSN != 0x111111 || !cn.Server.HasStartPSN || cn.Server.StartPSN != 0x222222 {
+			// The REQ (Starting PSN 0x111111) names where the server
+			// sends from, the REP (0x222222) where the client does: a CM
+			// message's Starting PSN is its sender's receive PSN, as in
+			// rxe-rping.pcap (TestStartPSNsOfRealCapture).
+			if !cn.Client.HasStartPSN || cn.Client.StartPSN != 0x222222 || !cn.Server.HasStartPSN || cn.Server.StartPSN != 0x111111 {
 				t.Errorf("start PSNs %#x/%#x", cn.Client.StartPSN, cn.Server.StartPSN)
 			}
 			// Service ID 0x0000000001064e51: TCP port space 0x0106, port
@@ -761,5 +766,36 @@ func TestSnapLengthCutAfterLoss(t *testing.T) {
 				t.Errorf("packets %d, ICRC %v", e.Stats.Packets, pkts[1].ICRC.Status)
 			}
 		})
+	}
+}
+
+// TestStartPSNsOfRealCapture: in rxe-rping.pcap the REQ (frame 13) carries
+// Starting PSN 16174010 and the REP (frame 14) 4152345; the client's first
+// SEND (frame 16) has PSN 4152345 and the server's first request, an RDMA
+// Read Request (frame 18), PSN 16174010.
+func TestStartPSNsOfRealCapture(t *testing.T) {
+	r, err := source.Open("../testdata/pcaps/rxe-rping.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	e := dissect.NewEngine(dissect.Options{})
+	first := map[dissect.Direction]uint32{}
+	if err := e.Run(r, func(p *dissect.Packet) error {
+		if p.Conn != nil && p.CM.Attr == 0 && p.BTH.OpCode.IsRequest() {
+			if _, seen := first[p.Dir]; !seen {
+				first[p.Dir] = p.BTH.PSN
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	c := e.Conns.Connections()[0]
+	if c.Client.StartPSN != 4152345 || c.Server.StartPSN != 16174010 {
+		t.Errorf("start PSNs: client %d, server %d; want 4152345, 16174010", c.Client.StartPSN, c.Server.StartPSN)
+	}
+	if first[dissect.DirClientToServer] != c.Client.StartPSN || first[dissect.DirServerToClient] != c.Server.StartPSN {
+		t.Errorf("first request PSNs %v do not start where the CM said", first)
 	}
 }

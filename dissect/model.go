@@ -105,7 +105,13 @@ type Endpoint struct {
 	Port uint16
 	// CommID is the side's CM communication ID (RoCE with CM), 0 otherwise.
 	CommID uint32
-	// StartPSN is the first PSN the side sends, from the CM REQ/REP.
+	// StartPSN is the first PSN the side sends. A CM message's Starting
+	// PSN is the PSN its sender's receive queue expects first (IBA 12.6.5,
+	// 12.6.8; Linux ib_cm sets the active side's rq_psn from its REQ and
+	// its sq_psn from the REP), so the client sends from the REP's Starting
+	// PSN and the server from the REQ's — as every capture here shows
+	// (rxe-rping.pcap: REQ 16174010, REP 4152345; the client's first SEND
+	// carries PSN 4152345, the server's first request 16174010).
 	StartPSN uint32
 	// HasStartPSN tells whether StartPSN is known.
 	HasStartPSN bool
