@@ -12,10 +12,12 @@ import (
 
 // needsRPC: the rule reads RPC-over-RDMA messages of the connection.
 func needsRPC(c *Conn) string {
-	switch c.rpc {
-	case rpcYes:
+	switch {
+	case c.rpc == rpcYes:
 		return ""
-	case rpcNo:
+	case c.snapCut > 0:
+		return ReasonSnapLen.String() + " (RPC-over-RDMA cannot be recognised)"
+	case c.rpc == rpcNo:
 		return ReasonNotRPC.String()
 	}
 	if c.ID != 0 && rpcSetup(c) {
