@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/dissect/live"
 	"github.com/rdmashark/rdmashark/report"
@@ -37,6 +38,7 @@ type captureOptions struct {
 	list       bool
 	dumpFilter bool
 	sysfs      string
+	failOn     string
 }
 
 func newCaptureCmd(g *globalFlags) *cobra.Command {
@@ -78,6 +80,7 @@ Opening a packet socket needs CAP_NET_RAW (root). Exit status: 0 when done,
 	f.BoolVar(&o.summary, "summary", false, "instead of a line per packet, show the connections so far, refreshed every second")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no line per packet, only the report at the end")
 	f.StringVar(&o.format, "format", "table", "report at the end: table or json (json prints nothing else on standard output)")
+	f.StringVar(&o.failOn, "fail-on", "error", "exit 1 when a finding is at or above this severity: info, warning or error")
 	f.BoolVarP(&o.noPromisc, "no-promiscuous-mode", "p", false, "do not put the interface into promiscuous mode")
 	f.IntVarP(&o.bufferKiB, "buffer-size", "B", live.DefaultBufferSize/1024, "kernel receive queue in KiB; frames beyond it are dropped and counted")
 	f.BoolVar(&o.list, "list", false, "list the interfaces and the RDMA devices on each, then exit")
@@ -87,13 +90,21 @@ Opening a packet socket needs CAP_NET_RAW (root). Exit status: 0 when done,
 	return cmd
 }
 
-// captureVerdict is the seam for the conformance check (issue 5): when the
-// check exists, it runs on the engine at the end of a capture, writes its
-// verdict after the report, and returns check's exit status (1 for
-// findings). drops is the kernel's drop count: a finding whose evidence may
-// be among the dropped frames must say so. Until then: no verdict, exit 0.
-var captureVerdict = func(out io.Writer, eng *dissect.Engine, a *report.Analysis, drops uint64) int {
-	return exitOK
+// captureVerdict is check's verdict on a capture: the exit status 1 when
+// a finding is at or above failOn, with a line saying so; drops is the
+// kernel's drop count — when frames were dropped, a finding's evidence may be
+// among them, and the line says that too.
+func captureVerdict(out io.Writer, res *check.Result, failOn check.Severity, drops uint64) int {
+	n := res.Count(failOn)
+	if n == 0 {
+		return exitOK
+	}
+	fmt.Fprintf(out, "check: %d findings at or above %s", n, failOn)
+	if drops > 0 {
+		fmt.Fprintf(out, " (%d packets were dropped by the kernel: evidence may be missing)", drops)
+	}
+	fmt.Fprintln(out)
+	return exitFindings
 }
 
 // captureDocument is capture's JSON: the analyze document with the
@@ -195,7 +206,14 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 	defer stop()
 
 	name := "live:" + o.iface
-	eng := dissect.NewEngine(dissect.Options{RoCEPort: g.rocePort})
+	failOn, err := check.ParseSeverity(o.failOn)
+	if err != nil {
+		return usageErr("--fail-on: %v", err)
+	}
+	// The checks see every packet as it arrives, as analyze's do.
+	opts := dissect.Options{RoCEPort: g.rocePort}
+	checks, _ := withChecks(check.Config{}, &opts, nil)
+	eng := dissect.NewEngine(opts)
 	cfg := live.RunConfig{Count: o.count, Duration: o.duration, Save: save}
 	var lines report.PacketWriter
 	switch {
@@ -214,6 +232,7 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 		cfg.Each = lines.WritePacket
 		cfg.Tick = func(time.Time) error { return lines.Flush() }
 	}
+	cfg.Each = feedChecks(checks, cfg.Each)
 	fmt.Fprintf(errOut, "rdmashark: listening on %s (Ethernet), filter %q, snapshot length %d bytes\n", o.iface, filter.String(), o.snaplen)
 
 	res, runErr := live.Run(ctx, h, eng, cfg)
@@ -249,6 +268,8 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 	if runErr != nil {
 		a.Errors = append(a.Errors, runErr.Error())
 	}
+	verdict := checks.Finish(eng.Conns.Connections())
+	a.AddChecks(verdict)
 	info := captureInfo{
 		Interface:     o.iface,
 		Filter:        filter.String(),
@@ -276,7 +297,11 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 			fmt.Fprintf(out, "written to %s\n", o.write)
 		}
 	}
-	code := captureVerdict(out, eng, a, stats.Drops)
+	verdictOut := out
+	if o.format == "json" {
+		verdictOut = errOut
+	}
+	code := captureVerdict(verdictOut, verdict, failOn, stats.Drops)
 	switch {
 	case runErr != nil:
 		return &exitError{exitUsage, runErr}

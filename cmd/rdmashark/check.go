@@ -169,7 +169,13 @@ func withChecks(cfg check.Config, opts *dissect.Options, each func(*dissect.Pack
 	cfg.Next = opts.Observer
 	r := check.NewRunner(cfg)
 	opts.Observer = r
-	return r, func(p *dissect.Packet) error {
+	return r, feedChecks(r, each)
+}
+
+// feedChecks returns a per-packet callback that hands every packet to the
+// runner, then to each.
+func feedChecks(r *check.Runner, each func(*dissect.Packet) error) func(*dissect.Packet) error {
+	return func(p *dissect.Packet) error {
 		r.Packet(p)
 		if each != nil {
 			return each(p)
