@@ -105,9 +105,10 @@ func (s *iwStream) fpdu(h int, fp *iwarp.FPDU) {
 		ctr.CRCErrors++
 	}
 	d, r := &ie.ddp, &ie.rdmap
-	*r = iwarp.RDMAP{}
+	*d, *r = iwarp.DDP{}, iwarp.RDMAP{}
 	err := d.DecodeFromBytes(fp.ULPDU, gopacket.NilDecodeFeedback)
-	if err == nil {
+	ddpOK := err == nil
+	if ddpOK {
 		err = r.DecodeFromBytes(d.LayerPayload(), gopacket.NilDecodeFeedback)
 	}
 	// The FPDU is shown with the packet that completed it. FPDUs that a
@@ -123,7 +124,7 @@ func (s *iwStream) fpdu(h int, fp *iwarp.FPDU) {
 	switch {
 	case err == nil:
 		w.addFPDU(fp, d, r, nil)
-	case d.DV == iwarp.DDPVersion1:
+	case ddpOK:
 		w.addFPDU(fp, d, nil, err)
 	default:
 		w.addFPDU(fp, nil, nil, err)
