@@ -36,8 +36,23 @@ import (
 //     framing loses sync (a gap, a malformed FPDU) the direction hunts for a
 //     segment that starts with a plausible FPDU and starts again there.
 //  4. DDP and RDMAP decoding: untagged Sends are reassembled by QN/MSN/MO
-//     (iwarp.Reassembler) and handed to the Observer as Messages; RDMA
-//     Writes and Reads become RDMAOps (iwarp_ops.go).
+//     (iwarp.Reassembler) and handed up as Messages; RDMA Writes and Reads
+//     become RDMAOps (iwarp_ops.go). A Read is reported by the memory it
+//     reads — the Read Request's Data Source STag and TO, and its RDMA Read
+//     Message Size — because that is what the requester's peer advertised
+//     (an RPC-over-RDMA Read chunk); its responses are matched by the Data
+//     Sink STag and TO, in request order (RFC 5040 section 5.5, ordering).
+//
+// What the capture lacks. Octets the peer acknowledged but the capture
+// never had are skipped as soon as the acknowledgement is seen (fill);
+// without acknowledgements (a one-way capture) out-of-order octets wait for
+// the reassembly limits or Finish. FPDUs that such a skip or Finish
+// releases, or that a packet of the other direction releases (octets held
+// until the MPA Reply fixed the framing), are decoded and handed up but
+// shown with no packet. Detection needs the 16-octet key in one segment,
+// as Wireshark's heuristic does. After a loss of sync with markers in use,
+// framing starts again only at a segment that starts an FPDU on the marker
+// grid (the markers' FPDUPTR is checked but not used to jump ahead).
 
 // Bounds of the iWARP engine's state. Each has a counter of what it cut.
 const (

@@ -224,7 +224,7 @@ func (s *iwStream) writeSegment(h int, d *iwarp.DDP, num int) {
 
 // readRequest queues an RDMA Read Request sent in direction h: the
 // responses come back in the other direction, tagged with the Data Sink
-// STag, in the order of the requests (RFC 5040 section 5.2.1).
+// STag, in the order of the requests (RFC 5040 section 5.5, ordering).
 func (s *iwStream) readRequest(h int, q *iwarp.ReadRequest, num int) {
 	ie := s.ie
 	hf := &s.half[h]
