@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/dissect/source"
 	"github.com/rdmashark/rdmashark/report"
 )
 
@@ -89,25 +88,5 @@ many (the count of those left out is reported).`,
 // runTransactions reads the capture with an engine that hands each finished
 // transaction to list.
 func runTransactions(cmd *cobra.Command, g *globalFlags, name string, list *report.TransactionList) (*dissect.Engine, error) {
-	var (
-		r   *source.Reader
-		err error
-	)
-	if name == "-" {
-		r, err = source.NewReader(cmd.InOrStdin(), "<stdin>")
-	} else {
-		r, err = source.Open(name)
-	}
-	if err != nil {
-		return nil, &exitError{exitUsage, err}
-	}
-	defer r.Close()
-	if err := supported(r); err != nil {
-		return nil, &exitError{exitUsage, err}
-	}
-	eng := dissect.NewEngine(dissect.Options{RoCEPort: g.rocePort, Transaction: list.Add})
-	if err := eng.Run(r, nil); err != nil {
-		return eng, &exitError{exitUsage, err}
-	}
-	return eng, nil
+	return runEngineOpts(cmd, g, name, dissect.Options{Transaction: list.Add}, nil)
 }
