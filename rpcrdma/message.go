@@ -25,6 +25,28 @@ func ParseCommon(data []byte) (Common, error) {
 	}, nil
 }
 
+// startDecode reads the rpcrdma_common prefix both versions share (RFC 8166
+// section 4.2; draft-07 rpcrdma_common) and readies a decoder after it. It
+// fails when data is shorter than the prefix or rdma_vers is not want; the
+// prefix is returned as far as it was read either way.
+func startDecode(data []byte, maxSegments int, want uint32) (Common, decoder, error) {
+	d := decoder{b: data, max: maxSegments}
+	if d.max <= 0 {
+		d.max = DefaultMaxSegments
+	}
+	c, err := ParseCommon(data)
+	if err != nil {
+		return c, d, d.fail(PartPrefix, -1, -1, ErrTruncated, 0, PrefixLen)
+	}
+	d.vers, d.typ = c.Vers, c.Type
+	if c.Vers != want {
+		d.off = 4
+		return c, d, d.fail(PartPrefix, -1, -1, ErrBadVersion, c.Vers, 0)
+	}
+	d.off = PrefixLen
+	return c, d, nil
+}
+
 // Message decodes an RPC-over-RDMA transport header of either version: it
 // reads rdma_vers and decodes into V1 or V2. Reuse one Message across packets.
 type Message struct {

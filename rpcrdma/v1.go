@@ -1,7 +1,6 @@
 package rpcrdma
 
 import (
-	"encoding/binary"
 	"errors"
 	"strconv"
 )
@@ -111,24 +110,11 @@ func (h *Header) resetBody() {
 // version 1 header; the fields decoded before the error stay set.
 func (h *Header) DecodeFromBytes(data []byte) error {
 	h.resetBody()
-	d := decoder{b: data, max: h.MaxSegments}
-	if d.max <= 0 {
-		d.max = DefaultMaxSegments
+	c, d, err := startDecode(data, h.MaxSegments, Version1)
+	h.XID, h.Vers, h.Credit, h.Proc = c.XID, c.Vers, c.Credit, MsgType(c.Type)
+	if err != nil {
+		return err
 	}
-	if len(data) < PrefixLen {
-		h.XID, h.Vers, h.Credit, h.Proc = 0, 0, 0, 0
-		return d.fail(PartPrefix, -1, -1, ErrTruncated, 0, PrefixLen)
-	}
-	h.XID = binary.BigEndian.Uint32(data)
-	h.Vers = binary.BigEndian.Uint32(data[4:])
-	h.Credit = binary.BigEndian.Uint32(data[8:])
-	h.Proc = MsgType(binary.BigEndian.Uint32(data[12:]))
-	d.vers, d.typ = h.Vers, uint32(h.Proc)
-	if h.Vers != Version1 {
-		d.off = 4
-		return d.fail(PartPrefix, -1, -1, ErrBadVersion, h.Vers, 0)
-	}
-	d.off = PrefixLen
 	if err := h.decodeBody(&d); err != nil {
 		return err
 	}

@@ -335,24 +335,11 @@ func (h *Header2) resetBody() {
 // an rdma_htype draft-07 does not define: the prefix fields are set then).
 func (h *Header2) DecodeFromBytes(data []byte) error {
 	h.resetBody()
-	d := decoder{b: data, max: h.MaxSegments}
-	if d.max <= 0 {
-		d.max = DefaultMaxSegments
+	c, d, err := startDecode(data, h.MaxSegments, Version2)
+	h.XID, h.Vers, h.Credit, h.HType = c.XID, c.Vers, c.Credit, HType(c.Type)
+	if err != nil {
+		return err
 	}
-	if len(data) < PrefixLen {
-		h.XID, h.Vers, h.Credit, h.HType = 0, 0, 0, 0
-		return d.fail(PartPrefix, -1, -1, ErrTruncated, 0, PrefixLen)
-	}
-	h.XID = binary.BigEndian.Uint32(data)
-	h.Vers = binary.BigEndian.Uint32(data[4:])
-	h.Credit = binary.BigEndian.Uint32(data[8:])
-	h.HType = HType(binary.BigEndian.Uint32(data[12:]))
-	d.vers, d.typ = h.Vers, uint32(h.HType)
-	if h.Vers != Version2 {
-		d.off = 4
-		return d.fail(PartPrefix, -1, -1, ErrBadVersion, h.Vers, 0)
-	}
-	d.off = PrefixLen
 	if err := h.decodeBody(&d); err != nil {
 		return err
 	}
