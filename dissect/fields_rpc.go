@@ -280,6 +280,18 @@ func init() {
 				emit(u(uint64(r.CallPacket)))
 			}
 		}),
+		// The time from the Call to this Reply: from the packet where the
+		// Call's RPC message was whole to the packet where the Reply's is.
+		&Field{Name: "rpc.time", Label: "Time from request", Type: FTRelTime, Parent: "rpc",
+			Get: func(p *Packet, emit func(Value)) {
+				eachRPC(p, func(r *RPCRecord, h *oncrpc.Header) {
+					if h.MsgType == oncrpc.Reply && r.CallPacket > 0 && !r.CallTime.IsZero() {
+						if d := p.Timestamp.Sub(r.CallTime); d >= 0 {
+							emit(u(uint64(d)))
+						}
+					}
+				})
+			}},
 		rpcField("rpc.replystat", "Reply State", FTUint32, BaseDec, func(_ *RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			if h.MsgType == oncrpc.Reply {
 				emit(Value{U: uint64(h.ReplyStat), Text: h.ReplyStat.String()})

@@ -132,8 +132,10 @@ type RPCSide struct {
 	// and chunk data (RFC 8166 section 3.4).
 	Rebuilt bool
 	// RPCPacket is the packet on which the RPC message was decoded: the
-	// Send's last packet, or the packet that completed its chunk data.
+	// Send's last packet, or the packet that completed its chunk data;
+	// RPCTime is that packet's time.
 	RPCPacket int
+	RPCTime   time.Time
 	// Invalidate is set for a Send With Invalidate; InvalidatedSTag is the
 	// STag it invalidated.
 	Invalidate      bool
@@ -160,7 +162,7 @@ type TxnOutcome uint8
 
 const (
 	TxnReplied     TxnOutcome = iota + 1 // its Reply was processed
-	TxnNoReply                           // the capture ended before a Reply
+	TxnNoReply                           // the capture (or the connection) ended before a Reply
 	TxnEvicted                           // given up at Options.MaxTransactions
 	TxnSuperseded                        // a new Call with the same XID came before a Reply
 	TxnReplyNoCall                       // a Reply whose Call is not in the capture
@@ -364,11 +366,13 @@ type RPCRecord struct {
 	Message []byte
 	// XID, Backchannel and, for a Reply, the Call it answers: CallPacket
 	// is the packet where the Call's RPC message was decoded (0 when the
-	// Call is not in the capture) and Program/Version/Procedure its.
+	// Call is not in the capture), CallTime that packet's time, and
+	// Program/Version/Procedure the Call's.
 	XID                         uint32
 	Reply                       bool
 	Backchannel                 bool
 	CallPacket                  int
+	CallTime                    time.Time
 	HasProgram                  bool
 	Program, Version, Procedure uint32
 	// ULP is what the upper-layer decoder said of the RPC body.

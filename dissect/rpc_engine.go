@@ -2,6 +2,7 @@ package dissect
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/rdmashark/rdmashark/rpcrdma"
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
@@ -98,6 +99,7 @@ type recentTxn struct {
 	hasProgram                  bool
 	program, version, procedure uint32
 	callPacket                  int
+	callTime                    time.Time
 	segs                        [4]struct{ handle, lo, hi uint64 }
 	nsegs                       int
 }
@@ -613,6 +615,7 @@ func (e *Engine) rpcCall(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, m
 		rec.Message = v.rpc
 		t.call.RPCBytes = len(v.rpc)
 		t.call.RPCPacket = lastPacket(m.Packets)
+		t.call.RPCTime = m.Time
 		if rpcOK {
 			e.ulpDecode(rec, t, rec.RPC.Payload(), false)
 		}
@@ -722,16 +725,13 @@ func (e *Engine) rpcReply(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, 
 			t.Direction = RPCBackchannel
 		}
 		if r := rc.findRecent(key); r != nil {
-			rec.CallPacket = r.callPacket
+			rec.CallPacket, rec.CallTime = r.callPacket, r.callTime
 			if r.hasProgram {
 				t.HasProgram, t.Program, t.Version, t.Procedure = true, r.program, r.version, r.procedure
 			}
 		}
 	} else {
-		rec.CallPacket = t.call.RPCPacket
-		if rec.CallPacket == 0 {
-			rec.CallPacket = lastPacket(t.call.Packets)
-		}
+		rec.CallPacket, rec.CallTime = t.call.callFrame()
 	}
 	rec.HasProgram, rec.Program, rec.Version, rec.Procedure = t.HasProgram, t.Program, t.Version, t.Procedure
 	t.Reply = &t.reply
@@ -788,7 +788,7 @@ func (e *Engine) rpcReply(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, 
 // continueReply appends the next part of a version 2 Reply.
 func (e *Engine) continueReply(p *Packet, rec *RPCRecord, rs *RPCStats, t *Transaction, m *Message, v *hdrView) {
 	s := e.rpc()
-	rec.CallPacket = t.call.RPCPacket
+	rec.CallPacket, rec.CallTime = t.call.callFrame()
 	rec.HasProgram, rec.Program, rec.Version, rec.Procedure = t.HasProgram, t.Program, t.Version, t.Procedure
 	t.reply.Packets = append(t.reply.Packets, m.Packets...)
 	t.reply.Proc, t.reply.Time = v.proc, m.Time
@@ -823,7 +823,7 @@ func (e *Engine) decodeWhole(p *Packet, rec *RPCRecord, t *Transaction, msg []by
 	sd.RPCBytes = len(msg)
 	sd.Rebuilt = src != 0
 	if p != nil {
-		sd.RPCPacket = p.Number
+		sd.RPCPacket, sd.RPCTime = p.Number, p.Timestamp
 	}
 	if src != 0 {
 		e.RPC.Rebuilt++
@@ -962,10 +962,8 @@ func (rc *rpcConn) remember(t *Transaction, key txnKey) {
 	r := &rc.recent[rc.nrec%recentTxns]
 	rc.nrec++
 	*r = recentTxn{key: key, hasProgram: t.HasProgram, program: t.Program, version: t.Version,
-		procedure: t.Procedure, callPacket: t.call.RPCPacket}
-	if r.callPacket == 0 {
-		r.callPacket = lastPacket(t.call.Packets)
-	}
+		procedure: t.Procedure}
+	r.callPacket, r.callTime = t.call.callFrame()
 	for ci := range t.call.Chunks {
 		for _, sg := range t.call.Chunks[ci].Segments {
 			if r.nsegs < len(r.segs) {
@@ -1015,6 +1013,25 @@ func (e *Engine) finishRPC() {
 	}
 }
 
+// releaseRPC ends c's open transactions, in the order their Calls came,
+// and drops c's RPC state: the connection closed (release.go).
+func (e *Engine) releaseRPC(c *Connection) {
+	s := e.rpc()
+	rc := s.conns[c]
+	if rc == nil {
+		return
+	}
+	open := make([]*Transaction, 0, len(rc.out))
+	for _, t := range rc.out {
+		open = append(open, t)
+	}
+	sortTxns(open)
+	for _, t := range open {
+		e.finishTxn(t, TxnNoReply)
+	}
+	delete(s.conns, c)
+}
+
 func sortTxns(ts []*Transaction) {
 	for i := 1; i < len(ts); i++ {
 		for j := i; j > 0 && ts[j].seq < ts[j-1].seq; j-- {
@@ -1059,11 +1076,35 @@ func (e *Engine) duplicateSend(p *Packet) {
 		rec.Reply = true
 		key := txnKey{uint8(1 - p.Dir.Index()), v.xid}
 		if t := rc.out[key]; t != nil {
-			rec.CallPacket = t.call.RPCPacket
+			rec.CallPacket, rec.CallTime = t.call.callFrame()
 			rec.HasProgram, rec.Program, rec.Version, rec.Procedure = t.HasProgram, t.Program, t.Version, t.Procedure
 		} else if r := rc.findRecent(key); r != nil {
-			rec.CallPacket = r.callPacket
+			rec.CallPacket, rec.CallTime = r.callPacket, r.callTime
 			rec.HasProgram, rec.Program, rec.Version, rec.Procedure = r.hasProgram, r.program, r.version, r.procedure
 		}
+		if rec.HasProgram && rec.RPC.HasBody() && s.ulp != nil {
+			// A retransmitted Reply shows its results too, as tshark does.
+			q := &s.query
+			*q = ULPQuery{Reply: true, Program: rec.Program, Version: rec.Version, Procedure: rec.Procedure,
+				Known: true, Body: rec.RPC.Payload(), WriteChunks: q.WriteChunks[:0], ReadPositions: q.ReadPositions[:0]}
+			for _, wc := range v.chunks.WriteList {
+				q.Reduced = true
+				var n uint32
+				for _, sg := range wc.Segments {
+					n += sg.Length
+				}
+				q.WriteChunks = append(q.WriteChunks, n)
+			}
+			s.ulp(q, &rec.ULP)
+		}
 	}
+}
+
+// callFrame is the packet where the Call's RPC message was decoded and its
+// time, or the Send's last packet when it was not decoded.
+func (sd *RPCSide) callFrame() (int, time.Time) {
+	if sd.RPCPacket == 0 {
+		return lastPacket(sd.Packets), sd.Time
+	}
+	return sd.RPCPacket, sd.RPCTime
 }

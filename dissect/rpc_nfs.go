@@ -59,8 +59,18 @@ func (d *nfsDecoder) decode(q *ULPQuery, out *ULPInfo) {
 		out.Protocol = "NFS_CB"
 	}
 	out.Procedure = in.ProcName
+	out.Callback = cb
+	out.Status, out.HasStatus = in.Status, in.HasStatus
 	for _, op := range in.Ops {
 		out.Operations = append(out.Operations, op.Name())
+		code := uint32(op.Code)
+		if op.CBCode != 0 {
+			code = uint32(op.CBCode)
+		}
+		out.OpCodes = append(out.OpCodes, code)
+		if q.Reply {
+			out.OpStatus = append(out.OpStatus, uint32(op.Status))
+		}
 	}
 	if in.HasCBProgram && !d.callback(in.CBProgram) && len(d.cbProgs) < 16 {
 		d.cbProgs = append(d.cbProgs, in.CBProgram)

@@ -43,8 +43,20 @@ type ULPInfo struct {
 	// "COMPOUND"; empty when the decoder does not know the program.
 	Protocol  string
 	Procedure string
-	// Operations lists the operations of an NFSv4 COMPOUND, in order.
+	// Operations lists the operations of an NFSv4 COMPOUND (or callback
+	// CB_COMPOUND), in order; OpCodes holds their numbers (nfs_opnum4, or
+	// nfs_cb_opnum4 when Callback) and, for results, OpStatus each one's
+	// status (nfsstat4), index for index.
 	Operations []string
+	OpCodes    []uint32
+	OpStatus   []uint32
+	// Callback: the message belongs to the NFSv4 callback program.
+	Callback bool
+	// Status is the first word of results that start with a status
+	// (nfsstat3 of NFSv3 and NFSACL, a COMPOUND's nfsstat4), when
+	// HasStatus.
+	Status    uint32
+	HasStatus bool
 	// WriteChunkOffsets gives, for a Reduced reply, the offset in Body at
 	// which the data of each Write chunk belongs (just after its length
 	// word), in Write list order; nil when the decoder cannot tell.
@@ -55,7 +67,8 @@ type ULPInfo struct {
 
 func (u *ULPInfo) reset() {
 	ops, offs := u.Operations[:0], u.WriteChunkOffsets[:0]
-	*u = ULPInfo{Operations: ops, WriteChunkOffsets: offs}
+	codes, stats := u.OpCodes[:0], u.OpStatus[:0]
+	*u = ULPInfo{Operations: ops, WriteChunkOffsets: offs, OpCodes: codes, OpStatus: stats}
 }
 
 // ULPDecoder decodes the arguments or results of one RPC message into out.
