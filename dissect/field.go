@@ -107,6 +107,14 @@ type Field struct {
 	Parent string // the protocol or header the field belongs to, e.g. "infiniband.bth"
 	// Get calls emit once per occurrence of the field in p.
 	Get func(p *Packet, emit func(Value))
+	// Per, when set, names the kind of instance the field repeats with
+	// in a packet (FieldSet.Instances: "fpdu" for each iWARP FPDU, "rpc"
+	// for each RPC-over-RDMA message) and At calls emit for the field's
+	// occurrences in instance i. Register then derives Get: every
+	// instance in order, so -T fields joins them as tshark does while -V
+	// and -T json can show each instance apart.
+	Per string
+	At  func(p *Packet, i int, emit func(Value))
 }
 
 // Format prints v the way tshark -T fields prints a value of this field.
@@ -170,14 +178,29 @@ func formatSeconds(ns uint64) string {
 
 // FieldSet is the table of every field rdmashark knows, in display order.
 type FieldSet struct {
-	fields []*Field
-	byName map[string]*Field
-	titles map[string]string
+	fields    []*Field
+	byName    map[string]*Field
+	titles    map[string]string
+	instances map[string]func(p *Packet) int
 }
 
 // Fields is the registry used by dissect's output. The protocol files add to
 // it in their init functions.
-var Fields = &FieldSet{byName: map[string]*Field{}, titles: map[string]string{}}
+var Fields = &FieldSet{byName: map[string]*Field{}, titles: map[string]string{},
+	instances: map[string]func(p *Packet) int{}}
+
+// Instances names a kind of instance that fields repeat with (Field.Per)
+// and how many a packet holds.
+func (s *FieldSet) Instances(kind string, count func(p *Packet) int) { s.instances[kind] = count }
+
+// Count returns how many instances of kind p holds (0 for a kind not
+// registered).
+func (s *FieldSet) Count(kind string, p *Packet) int {
+	if c := s.instances[kind]; c != nil {
+		return c(p)
+	}
+	return 0
+}
 
 // Group names a protocol or header that fields belong to (Field.Parent),
 // with the title -V shows for it.
@@ -230,8 +253,21 @@ func (s *FieldSet) Register(fs ...*Field) {
 		if _, dup := s.byName[f.Name]; dup {
 			panic("dissect: field registered twice: " + f.Name)
 		}
+		if f.At != nil && f.Get == nil {
+			f.Get = s.allInstances(f)
+		}
 		s.byName[f.Name] = f
 		s.fields = append(s.fields, f)
+	}
+}
+
+// allInstances is the Get of a per-instance field: its occurrences in
+// every instance, in order.
+func (s *FieldSet) allInstances(f *Field) func(p *Packet, emit func(Value)) {
+	return func(p *Packet, emit func(Value)) {
+		for i, n := 0, s.Count(f.Per, p); i < n; i++ {
+			f.At(p, i, emit)
+		}
 	}
 }
 

@@ -28,12 +28,10 @@ func reqRepField(name, label string, t FieldType, b Base, get func(m *iwarp.MPAR
 
 // fpduField is a field of every FPDU a packet completed.
 func fpduField(name, label string, t FieldType, b Base, parent string, get func(f *IWARPFPDU) (Value, bool)) *Field {
-	return &Field{Name: name, Label: label, Type: t, Base: b, Parent: parent,
-		Get: func(p *Packet, emit func(Value)) {
-			for i := range p.IWARP.FPDUs {
-				if v, ok := get(&p.IWARP.FPDUs[i]); ok {
-					emit(v)
-				}
+	return &Field{Name: name, Label: label, Type: t, Base: b, Parent: parent, Per: "fpdu",
+		At: func(p *Packet, i int, emit func(Value)) {
+			if v, ok := get(&p.IWARP.FPDUs[i]); ok {
+				emit(v)
 			}
 		}}
 }
@@ -100,6 +98,8 @@ func init() {
 	F.Group("iwarp_mpa", "iWARP Marker Protocol data unit Aligned framing")
 	F.Group("iwarp_ddp", "iWARP Direct Data Placement")
 	F.Group("iwarp_rdma", "iWARP Remote Direct Memory Access Protocol")
+	// A segment can complete several FPDUs: their fields repeat per FPDU.
+	F.Instances("fpdu", func(p *Packet) int { return len(p.IWARP.FPDUs) })
 	req := func(m *iwarp.MPAReqRep) bool { return m.IsRequest() }
 	flag := func(name, label string, get func(m *iwarp.MPAReqRep) bool) *Field {
 		return reqRepField(name, label, FTBoolean, BaseNone, func(m *iwarp.MPAReqRep) (Value, bool) {
@@ -182,19 +182,15 @@ func init() {
 			return v, f.CRCChecked
 		}),
 		&Field{Name: "iwarp_mpa.marker_res", Label: "Marker Reserved", Type: FTUint16, Base: BaseHex, Parent: "iwarp_mpa",
-			Get: func(p *Packet, emit func(Value)) {
-				for i := range p.IWARP.FPDUs {
-					for _, m := range p.IWARP.FPDUs[i].Markers {
-						emit(u(uint64(m.Reserved)))
-					}
+			Per: "fpdu", At: func(p *Packet, i int, emit func(Value)) {
+				for _, m := range p.IWARP.FPDUs[i].Markers {
+					emit(u(uint64(m.Reserved)))
 				}
 			}},
 		&Field{Name: "iwarp_mpa.marker_fpduptr", Label: "FPDU back pointer", Type: FTUint16, Base: BaseDec, Parent: "iwarp_mpa",
-			Get: func(p *Packet, emit func(Value)) {
-				for i := range p.IWARP.FPDUs {
-					for _, m := range p.IWARP.FPDUs[i].Markers {
-						emit(u(uint64(m.FPDUPTR)))
-					}
+			Per: "fpdu", At: func(p *Packet, i int, emit func(Value)) {
+				for _, m := range p.IWARP.FPDUs[i].Markers {
+					emit(u(uint64(m.FPDUPTR)))
 				}
 			}},
 

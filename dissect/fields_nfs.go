@@ -32,25 +32,27 @@ func rpcProgram(r *RPCRecord, h *oncrpc.Header) (prog, vers, proc uint32, ok boo
 // nfs.procedure_v3: the procedure number with its name.
 func procedureField(name, parent string, prog nfs.Program, vers uint32) *Field {
 	return &Field{Name: name, Label: "V" + string(rune('0'+vers)) + " Procedure", Type: FTUint32, Base: BaseDec, Parent: parent,
-		Get: func(p *Packet, emit func(Value)) {
-			eachRPC(p, func(r *RPCRecord, h *oncrpc.Header) {
-				pg, v, pc, ok := rpcProgram(r, h)
-				if ok && pg == uint32(prog) && v == vers && !r.ULP.Callback {
-					emit(Value{U: uint64(pc), Text: nfs.ProcName(pg, v, pc)})
-				}
-			})
+		Per: "rpc", At: func(p *Packet, i int, emit func(Value)) {
+			r := rpcAt(p, i)
+			if r == nil {
+				return
+			}
+			pg, v, pc, ok := rpcProgram(r, &r.RPC)
+			if ok && pg == uint32(prog) && v == vers && !r.ULP.Callback {
+				emit(Value{U: uint64(pc), Text: nfs.ProcName(pg, v, pc)})
+			}
 		}}
 }
 
 // nfsField is a field of the results or arguments the NFS decoder walked.
 func nfsField(name, label string, get func(r *RPCRecord, prog, vers, proc uint32, emit func(Value))) *Field {
 	return &Field{Name: name, Label: label, Type: FTUint32, Base: BaseDec, Parent: "nfs",
-		Get: func(p *Packet, emit func(Value)) {
-			eachRPC(p, func(r *RPCRecord, h *oncrpc.Header) {
-				if pg, v, pc, ok := rpcProgram(r, h); ok {
+		Per: "rpc", At: func(p *Packet, i int, emit func(Value)) {
+			if r := rpcAt(p, i); r != nil {
+				if pg, v, pc, ok := rpcProgram(r, &r.RPC); ok {
 					get(r, pg, v, pc, emit)
 				}
-			})
+			}
 		}}
 }
 

@@ -40,3 +40,33 @@ func TestMainOps(t *testing.T) {
 		}
 	}
 }
+
+// TestPerInstanceGroups: every field of the protocols that repeat per FPDU
+// or per RPC-over-RDMA message says so (Field.Per), so that -V and -T json
+// can show each FPDU or message apart; and a per-instance field's Get is
+// its instances' values in order.
+func TestPerInstanceGroups(t *testing.T) {
+	kinds := map[string]string{"iwarp_ddp": "fpdu", "iwarp_rdma": "fpdu", "rpcordma": "rpc", "rpc": "rpc",
+		"nfs": "rpc", "mount": "rpc", "nfsacl": "rpc"}
+	n := 0
+	for _, f := range Fields.All() {
+		k, ok := kinds[f.Parent]
+		if !ok {
+			continue
+		}
+		n++
+		if f.Per != k || f.At == nil {
+			t.Errorf("%s (%s): Per %q, At set %v; want %q", f.Name, f.Parent, f.Per, f.At != nil, k)
+		}
+	}
+	if n < 80 {
+		t.Errorf("only %d fields in the per-instance protocols", n)
+	}
+	p := &Packet{}
+	p.RPC = []RPCRecord{{HasRPC: true}, {HasRPC: true}}
+	p.RPC[0].RPC.XID, p.RPC[1].RPC.XID = 1, 2
+	f, _ := Fields.Lookup("rpc.xid")
+	if got := f.Values(p, nil); len(got) != 2 || got[0] != "0x00000001" || got[1] != "0x00000002" {
+		t.Errorf("rpc.xid of two messages: %v", got)
+	}
+}

@@ -15,41 +15,42 @@ import (
 // Handles, lengths and offsets list the (version 2) Call chunk, the Read
 // list, the Write list, then the Reply chunk, as tshark does for version 1.
 
-// eachHeader calls f for every decoded transport header of p.
-func eachHeader(p *Packet, prefixOnly bool, f func(r *RPCRecord)) {
-	for i := range p.RPC {
-		r := &p.RPC[i]
-		if !r.HasHeader || !r.PrefixOK {
-			continue
-		}
-		if !prefixOnly && r.HeaderErr != nil {
-			continue
-		}
-		f(r)
+// headerAt returns record i of p when its transport header decoded (at
+// least its four common words when prefixOnly), else nil.
+func headerAt(p *Packet, i int, prefixOnly bool) *RPCRecord {
+	r := &p.RPC[i]
+	if !r.HasHeader || !r.PrefixOK || (!prefixOnly && r.HeaderErr != nil) {
+		return nil
 	}
+	return r
 }
 
-// eachRPC calls f for every whole RPC message of p whose header decoded.
-func eachRPC(p *Packet, f func(r *RPCRecord, h *oncrpc.Header)) {
-	for i := range p.RPC {
-		r := &p.RPC[i]
-		if r.HasRPC && r.RPCErr == nil {
-			f(r, &r.RPC)
-		}
+// rpcAt returns record i of p when it holds a whole RPC message whose
+// header decoded, else nil.
+func rpcAt(p *Packet, i int) *RPCRecord {
+	if r := &p.RPC[i]; r.HasRPC && r.RPCErr == nil {
+		return r
 	}
+	return nil
 }
 
+// The RPC-over-RDMA, RPC and NFS fields repeat per record of Packet.RPC
+// (an iWARP segment can complete several Sends).
 func rpcordma(name, label string, t FieldType, b Base, prefixOnly bool, get func(r *RPCRecord, emit func(Value))) *Field {
-	return &Field{Name: name, Label: label, Type: t, Base: b, Parent: "rpcordma",
-		Get: func(p *Packet, emit func(Value)) {
-			eachHeader(p, prefixOnly, func(r *RPCRecord) { get(r, emit) })
+	return &Field{Name: name, Label: label, Type: t, Base: b, Parent: "rpcordma", Per: "rpc",
+		At: func(p *Packet, i int, emit func(Value)) {
+			if r := headerAt(p, i, prefixOnly); r != nil {
+				get(r, emit)
+			}
 		}}
 }
 
 func rpcField(name, label string, t FieldType, b Base, get func(r *RPCRecord, h *oncrpc.Header, emit func(Value))) *Field {
-	return &Field{Name: name, Label: label, Type: t, Base: b, Parent: "rpc",
-		Get: func(p *Packet, emit func(Value)) {
-			eachRPC(p, func(r *RPCRecord, h *oncrpc.Header) { get(r, h, emit) })
+	return &Field{Name: name, Label: label, Type: t, Base: b, Parent: "rpc", Per: "rpc",
+		At: func(p *Packet, i int, emit func(Value)) {
+			if r := rpcAt(p, i); r != nil {
+				get(r, &r.RPC, emit)
+			}
 		}}
 }
 
@@ -103,6 +104,7 @@ func init() {
 	F := Fields
 	F.Group("rpcordma", "RPC over RDMA")
 	F.Group("rpc", "Remote Procedure Call")
+	F.Instances("rpc", func(p *Packet) int { return len(p.RPC) })
 	F.Register(
 		rpcordma("rpcordma.xid", "XID", FTUint32, BaseHex, true, func(r *RPCRecord, emit func(Value)) {
 			emit(u(uint64(r.Common.XID)))
@@ -282,15 +284,14 @@ func init() {
 		}),
 		// The time from the Call to this Reply: from the packet where the
 		// Call's RPC message was whole to the packet where the Reply's is.
-		&Field{Name: "rpc.time", Label: "Time from request", Type: FTRelTime, Parent: "rpc",
-			Get: func(p *Packet, emit func(Value)) {
-				eachRPC(p, func(r *RPCRecord, h *oncrpc.Header) {
-					if h.MsgType == oncrpc.Reply && r.CallPacket > 0 && !r.CallTime.IsZero() {
-						if d := p.Timestamp.Sub(r.CallTime); d >= 0 {
-							emit(u(uint64(d)))
-						}
+		&Field{Name: "rpc.time", Label: "Time from request", Type: FTRelTime, Parent: "rpc", Per: "rpc",
+			At: func(p *Packet, i int, emit func(Value)) {
+				r := rpcAt(p, i)
+				if r != nil && r.RPC.MsgType == oncrpc.Reply && r.CallPacket > 0 && !r.CallTime.IsZero() {
+					if d := p.Timestamp.Sub(r.CallTime); d >= 0 {
+						emit(u(uint64(d)))
 					}
-				})
+				}
 			}},
 		rpcField("rpc.replystat", "Reply State", FTUint32, BaseDec, func(_ *RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			if h.MsgType == oncrpc.Reply {
@@ -365,12 +366,10 @@ func init() {
 		rpcField("rdmashark.rpc.backchannel", "Backchannel", FTBoolean, BaseNone, func(r *RPCRecord, _ *oncrpc.Header, emit func(Value)) {
 			emit(boolValue(r.Backchannel))
 		}),
-		&Field{Name: "rdmashark.rpc.header_error", Label: "RPC header error", Type: FTString, Parent: "rpc",
-			Get: func(p *Packet, emit func(Value)) {
-				for i := range p.RPC {
-					if r := &p.RPC[i]; r.HasRPC && r.RPCErr != nil {
-						emit(Value{S: r.RPCErr.Error()})
-					}
+		&Field{Name: "rdmashark.rpc.header_error", Label: "RPC header error", Type: FTString, Parent: "rpc", Per: "rpc",
+			At: func(p *Packet, i int, emit func(Value)) {
+				if r := &p.RPC[i]; r.HasRPC && r.RPCErr != nil {
+					emit(Value{S: r.RPCErr.Error()})
 				}
 			}},
 	)

@@ -75,10 +75,26 @@ func (fw *fieldsWriter) WritePacket(p *dissect.Packet) error {
 
 func (fw *fieldsWriter) Flush() error { return fw.w.Flush() }
 
-// group is one protocol's fields present in a packet, in table order.
+// group is one protocol's fields present in a packet, in table order:
+// those that occur once per packet (fields), and those that repeat per
+// instance (dissect.Field.Per: an iWARP FPDU, an RPC-over-RDMA message),
+// one entry per instance that has any.
 type group struct {
-	name   string
-	title  string
+	name      string
+	title     string
+	fields    []fieldValues
+	instances []instance
+	byIndex   map[int]int // instance number -> index in instances
+	// kind is the instances' kind (dissect.Field.Per) and count how many
+	// the packet holds (even those where this protocol has no field).
+	kind  string
+	count int
+}
+
+// instance is one FPDU's or RPC message's fields of a protocol; n is its
+// number in the packet, from 1.
+type instance struct {
+	n      int
 	fields []fieldValues
 }
 
@@ -87,27 +103,73 @@ type fieldValues struct {
 	vals []dissect.Value
 }
 
-// collect walks the field table once and groups the occurrences in p.
+// collect walks the field table once and groups the occurrences in p by
+// protocol and, within a protocol, by instance.
 func collect(p *dissect.Packet) []group {
 	var out []group
+	index := map[string]int{}
+	groupOf := func(f *dissect.Field) *group {
+		i, ok := index[f.Parent]
+		if !ok {
+			i = len(out)
+			index[f.Parent] = i
+			out = append(out, group{name: f.Parent, title: dissect.Fields.Title(f.Parent)})
+		}
+		return &out[i]
+	}
 	for _, f := range dissect.Fields.All() {
 		if f.Get == nil {
 			continue
 		}
-		var vals []dissect.Value
-		f.Get(p, func(v dissect.Value) { vals = append(vals, v) })
-		if len(vals) == 0 {
+		if f.At == nil {
+			var vals []dissect.Value
+			f.Get(p, func(v dissect.Value) { vals = append(vals, v) })
+			if len(vals) > 0 {
+				g := groupOf(f)
+				g.fields = append(g.fields, fieldValues{f, vals})
+			}
 			continue
 		}
-		if len(out) == 0 || out[len(out)-1].name != f.Parent {
-			out = append(out, group{name: f.Parent, title: dissect.Fields.Title(f.Parent)})
+		n := dissect.Fields.Count(f.Per, p)
+		for i := 0; i < n; i++ {
+			var vals []dissect.Value
+			f.At(p, i, func(v dissect.Value) { vals = append(vals, v) })
+			if len(vals) == 0 {
+				continue
+			}
+			g := groupOf(f)
+			g.kind, g.count = f.Per, max(g.count, n)
+			if g.byIndex == nil {
+				g.byIndex = map[int]int{}
+			}
+			k, ok := g.byIndex[i]
+			if !ok {
+				k = len(g.instances)
+				g.byIndex[i] = k
+				g.instances = append(g.instances, instance{n: i + 1})
+			}
+			g.instances[k].fields = append(g.instances[k].fields, fieldValues{f, vals})
 		}
-		g := &out[len(out)-1]
-		g.fields = append(g.fields, fieldValues{f, vals})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		return dissect.Fields.Rank(out[i].name) < dissect.Fields.Rank(out[j].name)
 	})
+	return out
+}
+
+// repeated tells whether the group shows its instances apart: the packet
+// holds more than one instance of their kind. The instances are then
+// numbered as they are in the packet (FPDU #2 is the packet's second
+// FPDU), also in a protocol that only some of them have.
+func (g *group) repeated() bool { return g.count > 1 }
+
+// flat is the group's fields with every instance's values joined, in
+// table order (a group that does not repeat).
+func (g *group) flat() []fieldValues {
+	out := append([]fieldValues(nil), g.fields...)
+	for _, inst := range g.instances {
+		out = append(out, inst.fields...)
+	}
 	return out
 }
 
@@ -122,16 +184,44 @@ func (v *verboseWriter) WritePacket(p *dissect.Packet) error {
 	fmt.Fprintf(v.w, "Packet %d: %d bytes on wire, %d captured, %s\n", p.Number, p.Length, p.CaptureLength,
 		p.Timestamp.UTC().Format("2006-01-02 15:04:05.000000000 UTC"))
 	fmt.Fprintf(v.w, "    %s → %s %s %s\n", p.Source(), p.Destination(), p.Protocol(), p.Info())
-	for _, g := range collect(p) {
+	gs := collect(p)
+	for i := 0; i < len(gs); {
+		g := &gs[i]
 		if g.name == "frame" {
+			i++
 			continue
 		}
-		fmt.Fprintf(v.w, "  %s\n", g.title)
-		for _, fv := range g.fields {
-			for _, val := range fv.vals {
-				fmt.Fprintf(v.w, "      %s: %s\n", fv.f.Label, fv.f.Display(val))
+		if !g.repeated() {
+			fmt.Fprintf(v.w, "  %s\n", g.title)
+			v.fields(g.flat())
+			i++
+			continue
+		}
+		// Several FPDUs or RPC messages in the packet: the protocols
+		// that repeat with them (MPA, DDP, RDMAP; RPC-over-RDMA, RPC,
+		// NFS) are shown instance by instance, as tshark does — each
+		// protocol's per-packet fields first, then for each FPDU or
+		// message its protocols under numbered headings.
+		j := i + 1
+		for j < len(gs) && gs[j].repeated() && gs[j].kind == g.kind {
+			j++
+		}
+		run := gs[i:j]
+		for k := range run {
+			if len(run[k].fields) > 0 {
+				fmt.Fprintf(v.w, "  %s\n", run[k].title)
+				v.fields(run[k].fields)
 			}
 		}
+		for n := 1; n <= g.count; n++ {
+			for k := range run {
+				if x, ok := run[k].byIndex[n-1]; ok {
+					fmt.Fprintf(v.w, "  %s #%d\n", run[k].title, n)
+					v.fields(run[k].instances[x].fields)
+				}
+			}
+		}
+		i = j
 	}
 	if p.Err != nil {
 		fmt.Fprintf(v.w, "  [Malformed: %v]\n", p.Err)
@@ -140,10 +230,24 @@ func (v *verboseWriter) WritePacket(p *dissect.Packet) error {
 	return err
 }
 
+func (v *verboseWriter) fields(fvs []fieldValues) {
+	for _, fv := range fvs {
+		for _, val := range fv.vals {
+			fmt.Fprintf(v.w, "      %s: %s\n", fv.f.Label, fv.f.Display(val))
+		}
+	}
+}
+
 func (v *verboseWriter) Flush() error { return v.w.Flush() }
 
 // NewJSONWriter prints one JSON object per packet, one per line:
 // {"number", "time", "length", "summary", "layers": {"<protocol>": {"<field>": value or [values]}}}.
+// When the packet holds several FPDUs or RPC-over-RDMA messages, a
+// protocol that repeats with them is {"<field>": ... (its per-packet
+// fields, if any), "instances": [{...} or null, ...]}: element k holds the
+// protocol's fields in the packet's (k+1)th FPDU or message, null when that
+// one does not have the protocol. Field names always hold a dot, so
+// "instances" is never a field.
 func NewJSONWriter(w io.Writer) PacketWriter {
 	return &jsonWriter{w: bufio.NewWriter(w)}
 }
@@ -159,27 +263,28 @@ func (j *jsonWriter) WritePacket(p *dissect.Packet) error {
 		if i > 0 {
 			w.WriteByte(',')
 		}
-		fmt.Fprintf(w, "%s:{", jsonString(g.name))
-		for k, fv := range g.fields {
-			if k > 0 {
+		fmt.Fprintf(w, "%s:", jsonString(g.name))
+		if !g.repeated() {
+			writeJSONFields(w, g.flat())
+			continue
+		}
+		w.WriteByte('{')
+		writeJSONMembers(w, g.fields)
+		if len(g.fields) > 0 {
+			w.WriteByte(',')
+		}
+		w.WriteString(`"instances":[`)
+		for n := 1; n <= g.count; n++ {
+			if n > 1 {
 				w.WriteByte(',')
 			}
-			w.WriteString(jsonString(fv.f.Name))
-			w.WriteByte(':')
-			if len(fv.vals) == 1 {
-				w.WriteString(jsonString(fv.f.Format(fv.vals[0])))
-				continue
+			if x, ok := g.byIndex[n-1]; ok {
+				writeJSONFields(w, g.instances[x].fields)
+			} else {
+				w.WriteString("null")
 			}
-			w.WriteByte('[')
-			for n, val := range fv.vals {
-				if n > 0 {
-					w.WriteByte(',')
-				}
-				w.WriteString(jsonString(fv.f.Format(val)))
-			}
-			w.WriteByte(']')
 		}
-		w.WriteByte('}')
+		w.WriteString("]}")
 	}
 	w.WriteString("}")
 	if p.Err != nil {
@@ -187,6 +292,37 @@ func (j *jsonWriter) WritePacket(p *dissect.Packet) error {
 	}
 	_, err := w.WriteString("}\n")
 	return err
+}
+
+// writeJSONFields writes one object: each field's value, or its values
+// as an array when it occurs more than once.
+func writeJSONFields(w *bufio.Writer, fvs []fieldValues) {
+	w.WriteByte('{')
+	writeJSONMembers(w, fvs)
+	w.WriteByte('}')
+}
+
+// writeJSONMembers writes the members of writeJSONFields' object.
+func writeJSONMembers(w *bufio.Writer, fvs []fieldValues) {
+	for k, fv := range fvs {
+		if k > 0 {
+			w.WriteByte(',')
+		}
+		w.WriteString(jsonString(fv.f.Name))
+		w.WriteByte(':')
+		if len(fv.vals) == 1 {
+			w.WriteString(jsonString(fv.f.Format(fv.vals[0])))
+			continue
+		}
+		w.WriteByte('[')
+		for n, val := range fv.vals {
+			if n > 0 {
+				w.WriteByte(',')
+			}
+			w.WriteString(jsonString(fv.f.Format(val)))
+		}
+		w.WriteByte(']')
+	}
 }
 
 func (j *jsonWriter) Flush() error { return j.w.Flush() }
