@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -129,4 +130,65 @@ func TestTsharkFieldsNFS(t *testing.T) {
 		}
 	}
 	checkKnownDocumented(t, nfsKnownDifferences, hits)
+}
+
+// TestTransactionsNames runs `rdmashark transactions --format json` on the
+// six NFS captures and requires, for every RPC Call tshark decodes over
+// RDMA (testdata/tshark/*.nfs-calls.tsv, from tshark's -V tree), a
+// transaction with its XID whose program, procedure and COMPOUND
+// operations have tshark's names; and, every Call of these captures being
+// answered, no transaction with "reply": null.
+func TestTransactionsNames(t *testing.T) {
+	for _, base := range rpcCaptures {
+		t.Run(base, func(t *testing.T) {
+			capture := filepath.Join("..", "..", "testdata", "pcaps", base+".pcap")
+			var out, errOut bytes.Buffer
+			if code := run([]string{"transactions", "--format", "json", capture}, nil, &out, &errOut); code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut.String())
+			}
+			if bytes.Contains(out.Bytes(), []byte(`"reply": null`)) || !bytes.Contains(out.Bytes(), []byte(`"reply": {`)) {
+				t.Errorf(`a Call without its Reply ("reply": null), or no Reply at all`)
+			}
+			doc := runTransactionsJSON(t, capture)
+			byXID := map[string][]int{}
+			for i, x := range doc.Transactions {
+				byXID[x.XID.String()] = append(byXID[x.XID.String()], i)
+				if x.Reply == nil {
+					t.Errorf("xid %s: no reply", x.XID)
+				}
+			}
+			want, err := os.ReadFile(filepath.Join("..", "..", "testdata", "tshark", base+".nfs-calls.tsv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			calls := readLines(t, want)
+			ops := 0
+			for _, l := range calls {
+				v := strings.Split(l, "\t")
+				frame, xid, prog, proc, opList := v[0], v[1], v[2], v[3], v[4]
+				ok := false
+				var seen []string
+				for _, i := range byXID[xid] {
+					x := &doc.Transactions[i]
+					got := strings.Join(x.Operations, ",")
+					seen = append(seen, x.ProgramName+" "+x.ProcedureName+" "+got)
+					if x.ProgramName == prog && x.ProcedureName == proc && got == opList {
+						ok = true
+					}
+				}
+				if !ok {
+					t.Errorf("frame %s xid %s: tshark %s %s %s; rdmashark %q", frame, xid, prog, proc, opList, seen)
+				}
+				if opList != "" {
+					ops++
+				}
+			}
+			if len(calls) != len(doc.Transactions) {
+				t.Errorf("tshark decodes %d Calls, rdmashark has %d transactions", len(calls), len(doc.Transactions))
+			}
+			if len(calls) < 100 || strings.Contains(base, "nfs4") && ops < 100 {
+				t.Errorf("only %d Calls, %d COMPOUNDs compared", len(calls), ops)
+			}
+		})
+	}
 }
