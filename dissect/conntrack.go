@@ -2,6 +2,7 @@ package dissect
 
 import (
 	"net/netip"
+	"slices"
 
 	"github.com/gopacket/gopacket/layers"
 
@@ -50,16 +51,30 @@ type pairKey struct{ a, b Node }
 // ConnTable tracks connections through the CM exchange and maps every data
 // packet to its connection and direction.
 type ConnTable struct {
-	// Max is the number of connections tracked at once; past it new
-	// connections are not tracked and Dropped counts them.
-	Max     int
-	Dropped uint64
+	// Max bounds the connections in the table: live ones and the summaries
+	// of released ones (release.go). When the table is full the oldest
+	// released summary is forgotten to make room (Forgotten counts them);
+	// when every connection in it is live, a new connection is not tracked
+	// (Dropped counts them).
+	Max       int
+	Dropped   uint64
+	Forgotten uint64
 
 	conns   []*Connection
 	byQP    map[qpKey]qpRef
 	byComm  map[commKey]*Connection
 	pending map[pairKey]*Connection // no-setup connections awaiting their reverse QPN
 	nextID  int
+	// closing lists the connections the packet being processed closed,
+	// for the engine to release; grace the last graceConns released,
+	// oldest first, whose Comm IDs and 4-tuples still lead to them; done
+	// the retired ones, whose summaries may be forgotten, oldest first.
+	// retired and forgotten tell the engine (release.go).
+	closing   []*Connection
+	grace     []*Connection
+	done      []*Connection
+	retired   func(*Connection)
+	forgotten func(*Connection)
 }
 
 // DefaultMaxConnections bounds the connection table.
@@ -79,7 +94,7 @@ func NewConnTable() *ConnTable {
 func (t *ConnTable) Connections() []*Connection { return t.conns }
 
 func (t *ConnTable) newConn(tr Transport, p *Packet) *Connection {
-	if t.Max > 0 && len(t.conns) >= t.Max {
+	if t.Max > 0 && len(t.conns) >= t.Max && !t.forgetOldest() {
 		t.Dropped++
 		return nil
 	}
@@ -139,8 +154,9 @@ func (t *ConnTable) Track(p *Packet) {
 	// a connection we already know by one QPN completes it.
 	if c, ok := t.pending[pairKey{dst, src}]; ok {
 		delete(t.pending, pairKey{dst, src})
+		c.rel.hasPending = false
 		c.Client.QPN = p.BTH.DestQP
-		t.byQP[qpKey{dst, p.BTH.DestQP}] = qpRef{c, DirServerToClient}
+		t.mapQP(qpKey{dst, p.BTH.DestQP}, c, DirServerToClient)
 		t.place(p, c, DirServerToClient)
 		return
 	}
@@ -152,9 +168,10 @@ func (t *ConnTable) Track(p *Packet) {
 	c.Client.Address = src.String()
 	c.Server.Address = dst.String()
 	c.Server.QPN = p.BTH.DestQP
-	t.byQP[qpKey{dst, p.BTH.DestQP}] = qpRef{c, DirClientToServer}
+	t.mapQP(qpKey{dst, p.BTH.DestQP}, c, DirClientToServer)
 	if _, taken := t.pending[pairKey{src, dst}]; !taken {
 		t.pending[pairKey{src, dst}] = c
+		c.rel.pending, c.rel.hasPending = pairKey{src, dst}, true
 	}
 	t.place(p, c, DirClientToServer)
 }
@@ -180,11 +197,17 @@ func (t *ConnTable) cm(p *Packet, src, dst Node) {
 		r := &cm.REQ
 		key := commKey{src, r.LocalCommID}
 		c := t.byComm[key]
+		if c != nil && c.rel.state != relLive {
+			// The Comm ID of a connection closed a moment ago: a new
+			// connection (release.go).
+			delete(t.byComm, key)
+			c = nil
+		}
 		if c == nil { // a retransmitted REQ keeps its Comm ID
 			if c = t.newConn(TransportRoCE, p); c == nil {
 				return
 			}
-			t.byComm[key] = c
+			t.mapComm(key, c)
 			c.Client = Endpoint{Address: src.String(), QPN: r.LocalQPN, CommID: r.LocalCommID}
 			// The REQ's Starting PSN is where the server will send from
 			// (see Endpoint.StartPSN).
@@ -199,7 +222,7 @@ func (t *ConnTable) cm(p *Packet, src, dst Node) {
 				prefix = pvtdata.PrefixCMA
 			}
 			c.setPrivateData(DirClientToServer, p, r.PrivateData, prefix)
-			t.byQP[qpKey{src, r.LocalQPN}] = qpRef{c, DirServerToClient}
+			t.mapQP(qpKey{src, r.LocalQPN}, c, DirServerToClient)
 		}
 		t.place(p, c, DirClientToServer)
 	case roce.LayerTypeCMMRA:
@@ -222,12 +245,12 @@ func (t *ConnTable) cm(p *Packet, src, dst Node) {
 		if c == nil {
 			return // a REP whose REQ is not in the capture
 		}
-		if c.Server.CommID == 0 {
+		if c.Server.CommID == 0 && c.rel.state == relLive {
 			c.Server.CommID = r.LocalCommID
 			c.Server.QPN = r.LocalQPN
 			c.Client.StartPSN, c.Client.HasStartPSN = r.StartingPSN, true
-			t.byComm[commKey{src, r.LocalCommID}] = c
-			t.byQP[qpKey{src, r.LocalQPN}] = qpRef{c, DirClientToServer}
+			t.mapComm(commKey{src, r.LocalCommID}, c)
+			t.mapQP(qpKey{src, r.LocalQPN}, c, DirClientToServer)
 			c.setPrivateData(DirServerToClient, p, r.PrivateData, pvtdata.PrefixNone)
 		}
 		t.place(p, c, DirServerToClient)
@@ -243,6 +266,7 @@ func (t *ConnTable) cm(p *Packet, src, dst Node) {
 			c.State = StateRejected
 			c.RejectReason = cm.REJ.Reason.String()
 			t.place(p, c, d)
+			t.close(c) // nothing follows a REJ (IBA 12.6.7)
 		}
 	case roce.LayerTypeCMDREQ:
 		if c, d := t.commOf(src, dst, cm.DREQ.LocalCommID, cm.DREQ.RemoteCommID); c != nil {
@@ -253,9 +277,109 @@ func (t *ConnTable) cm(p *Packet, src, dst Node) {
 		if c, d := t.commOf(src, dst, cm.DREP.LocalCommID, cm.DREP.RemoteCommID); c != nil {
 			c.State = StateClosed
 			t.place(p, c, d)
+			// The DREP answers a DREQ sent after the QP stopped sending
+			// (IBA 12.9.2-12.9.3): the connection is over. (A crossing
+			// DREQ's DREP still counts on it, see release.go.)
+			t.close(c)
 		}
 	}
 }
+
+// mapQP and mapComm index c by a QP or a Comm ID, remembering the key so
+// that releasing c can remove it.
+func (t *ConnTable) mapQP(k qpKey, c *Connection, d Direction) {
+	t.byQP[k] = qpRef{c, d}
+	if c.rel.nqp < uint8(len(c.rel.qp)) {
+		c.rel.qp[c.rel.nqp] = k
+		c.rel.nqp++
+	}
+}
+
+func (t *ConnTable) mapComm(k commKey, c *Connection) {
+	t.byComm[k] = c
+	if c.rel.ncm < uint8(len(c.rel.cm)) {
+		c.rel.cm[c.rel.ncm] = k
+		c.rel.ncm++
+	}
+}
+
+// close marks c closed by the packet being processed: its QP numbers stop
+// leading to it at once (a new connection may reuse them); the engine
+// releases the rest of its state after the packet (release.go).
+func (t *ConnTable) close(c *Connection) {
+	if c.rel.state != relLive {
+		return
+	}
+	c.rel.state = relClosing
+	for _, k := range c.rel.qp[:c.rel.nqp] {
+		if t.byQP[k].conn == c {
+			delete(t.byQP, k)
+		}
+	}
+	if c.rel.hasPending && t.pending[c.rel.pending] == c {
+		delete(t.pending, c.rel.pending)
+	}
+	c.rel.hasPending = false
+	t.closing = append(t.closing, c)
+}
+
+// released puts a connection whose state the engine released in the grace
+// window, retiring the oldest one there when it is full.
+func (t *ConnTable) released(c *Connection) {
+	if len(t.grace) >= graceConns {
+		t.retireOldest()
+	}
+	t.grace = append(t.grace, c)
+}
+
+// retireOldest ends the grace of the oldest connection in the window: its
+// last keys go, no packet reaches it any more, and its summary may be
+// forgotten when the table is full.
+func (t *ConnTable) retireOldest() bool {
+	if len(t.grace) == 0 {
+		return false
+	}
+	c := t.grace[0]
+	copy(t.grace, t.grace[1:])
+	t.grace[len(t.grace)-1] = nil
+	t.grace = t.grace[:len(t.grace)-1]
+	for _, k := range c.rel.cm[:c.rel.ncm] {
+		if t.byComm[k] == c {
+			delete(t.byComm, k)
+		}
+	}
+	c.rel.state = relDone
+	t.done = append(t.done, c)
+	if t.retired != nil {
+		t.retired(c)
+	}
+	return true
+}
+
+// forgetOldest drops the oldest summary of a released connection from the
+// table (retiring one from the grace window if need be), to make room for
+// a new connection; false when every connection in the table is live.
+func (t *ConnTable) forgetOldest() bool {
+	if len(t.done) == 0 && !t.retireOldest() {
+		return false
+	}
+	c := t.done[0]
+	t.done[0] = nil
+	t.done = t.done[1:]
+	if i := slices.Index(t.conns, c); i >= 0 {
+		t.conns = slices.Delete(t.conns, i, i+1)
+	}
+	t.Forgotten++
+	if t.forgotten != nil {
+		t.forgotten(c)
+	}
+	return true
+}
+
+// Live counts the connections whose state the engine still holds: not yet
+// released, or released a moment ago and still reachable by their CM
+// Comm IDs or TCP 4-tuple (release.go).
+func (t *ConnTable) Live() int { return len(t.conns) - len(t.done) }
 
 // commOf finds the connection of a CM message sent from src with its own
 // and its peer's communication IDs, and the message's direction.

@@ -15,13 +15,14 @@ import (
 type Options struct {
 	// RoCEPort is the UDP destination port of RoCEv2 (default 4791).
 	RoCEPort uint16
-	// MaxConnections bounds the connection table (default
-	// DefaultMaxConnections).
+	// MaxConnections bounds the connection table: live connections and the
+	// summaries of released ones (default DefaultMaxConnections; see
+	// release.go).
 	MaxConnections int
 	// Count stops after that many packets when positive.
 	Count int
 	// Observer, when set, receives every reassembled message and RDMA
-	// operation.
+	// operation (and, if it is a ConnObserver, the connections released).
 	Observer Observer
 
 	// MaxMessageBytes bounds a reassembled Send and the data kept of an RDMA
@@ -177,6 +178,7 @@ func NewEngine(opts Options) *Engine {
 	if opts.MaxConnections > 0 {
 		e.Conns.Max = opts.MaxConnections
 	}
+	e.Conns.retired, e.Conns.forgotten = e.retired, e.forgotten
 	e.dec.RoCEPort = opts.RoCEPort
 	return e
 }
@@ -243,6 +245,10 @@ func (e *Engine) Process(p *Packet, data []byte) {
 	e.trackIWARP(p)
 	// IB/RoCE: Send reassembly and RDMA operations (reassembly.go).
 	e.reassembleRoCE(p)
+	if len(e.Conns.closing) > 0 {
+		// The packet closed a connection: release its state (release.go).
+		e.releaseClosed()
+	}
 	s := &e.Stats
 	s.Packets++
 	s.Bytes += uint64(p.Length)

@@ -206,6 +206,8 @@ type iwHalf struct {
 	reasm      *iwarp.Reassembler
 	writes     []*iwOp // RDMA Writes in progress, sent in this direction
 	reads      []*iwOp // RDMA Read Requests sent in this direction, awaiting responses
+	// asmEnd: TCP reassembly ended the direction (a FIN or RST in order).
+	asmEnd bool
 }
 
 // iwStream is one TCP connection carrying iWARP. Its halves are indexed by
@@ -221,6 +223,10 @@ type iwStream struct {
 	hint    bool // TCP port 20049
 	ended   bool
 	lastNum int
+	// complete: TCP reassembly ended both directions and let go of the
+	// stream; closed: the connection is over and released (release.go).
+	complete bool
+	closed   bool
 }
 
 // iwarpContext is the AssemblerContext of the packet being assembled.
@@ -256,6 +262,8 @@ type iwarpEngine struct {
 	filler     int
 	fillHalf   int
 	fillStream *iwStream
+	// aborting: a RST of our own is being assembled (abort).
+	aborting bool
 
 	ddp   iwarp.DDP
 	rdmap iwarp.RDMAP
@@ -338,6 +346,17 @@ func (ie *iwarpEngine) packet(p *Packet) {
 	t := &p.TCP
 	payload := t.Payload
 	s, h := ie.lookup(k)
+	if s != nil && s.closed {
+		// A connection closed a moment ago (release.go): the segments that
+		// trail its close (the last ACK, a RST answering a RST) count on
+		// it; anything else is not its any more.
+		if len(payload) == 0 && !t.SYN {
+			ie.e.Conns.place(p, s.conn, dirOfHalf(h))
+			return
+		}
+		ie.drop(s)
+		s = nil
+	}
 	if t.SYN {
 		// A new TCP connection on the 4-tuple: what we followed there is
 		// over. SYNs never start a stream; the MPA Request does.
@@ -405,6 +424,11 @@ func (ie *iwarpEngine) packet(p *Packet) {
 	ie.cur, ie.curStream, ie.pktStream = nil, nil, nil
 	if (t.FIN || t.RST) && s.conn.State == StateEstablished {
 		s.conn.State = StateClosed
+	}
+	if s.complete || t.RST && hf.asmEnd {
+		// Both directions ended in order, or a RST the reassembly took
+		// (RFC 793 3.4: it aborts both): the connection is over.
+		ie.close(s)
 	}
 }
 
@@ -552,14 +576,29 @@ func (ie *iwarpEngine) newStream(p *Packet, k tcpKey, hint bool) *iwStream {
 	return s
 }
 
-// forget ends a stream and removes it from the table (its assembler
-// connection, keyed by the stream's id, is flushed at the end).
+// forget ends a stream whose 4-tuple a new connection takes (a SYN, or an
+// MPA Request elsewhere in the sequence space): it is closed and its
+// 4-tuple forgotten at once.
 func (ie *iwarpEngine) forget(s *iwStream) {
-	s.end()
-	if ie.streams[s.key] == s {
-		delete(ie.streams, s.key)
-		delete(ie.streams, s.key.reverse())
+	ie.close(s)
+	ie.drop(s)
+}
+
+// close ends a stream whose connection is over and has the engine release
+// the connection (release.go): what is in progress is given up, the
+// framers and reassemblers go back to the pools, and TCP reassembly lets go
+// of it — a direction still open (a RST ended the other, or a new
+// connection took the 4-tuple) is ended with a RST of our own. Its 4-tuple
+// still leads to it until drop.
+func (ie *iwarpEngine) close(s *iwStream) {
+	if s.closed {
+		return
 	}
+	s.closed = true
+	if !s.complete && ie.asm != nil {
+		ie.abort(s)
+	}
+	s.end()
 	for i, o := range ie.order {
 		if o == s {
 			copy(ie.order[i:], ie.order[i+1:])
@@ -568,6 +607,46 @@ func (ie *iwarpEngine) forget(s *iwStream) {
 			break
 		}
 	}
+	s.conn.rel.stream = s
+	ie.e.Conns.close(s.conn)
+}
+
+// drop removes a closed stream's 4-tuple from the table.
+func (ie *iwarpEngine) drop(s *iwStream) {
+	if ie.streams[s.key] == s {
+		delete(ie.streams, s.key)
+		delete(ie.streams, s.key.reverse())
+	}
+}
+
+// abort ends both directions of s in the assembler with a RST at each
+// direction's next sequence number (a direction never started is started
+// there), so that it forgets the connection (ReassemblyComplete).
+func (ie *iwarpEngine) abort(s *iwStream) {
+	cs, ch := ie.curStream, ie.curHalf
+	for h := range s.half {
+		if s.half[h].asmEnd || s.complete {
+			continue
+		}
+		k := s.key
+		if h == 1 {
+			k = k.reverse()
+		}
+		b := ie.fillBuf[:0]
+		b = append(b, byte(k.sport>>8), byte(k.sport), byte(k.dport>>8), byte(k.dport))
+		b = binary.BigEndian.AppendUint32(b, s.half[h].seq)
+		// Acknowledgement 0, data offset 5 words, flags RST (RFC 793 3.1).
+		b = append(b, 0, 0, 0, 0, 5<<4, 0x04, 0, 0, 0, 0, 0, 0)
+		ie.fillBuf = b
+		if err := ie.fillTCP.DecodeFromBytes(b, gopacket.NilDecodeFeedback); err != nil {
+			continue
+		}
+		ie.curStream, ie.curHalf = s, h
+		ie.aborting = true
+		ie.asm.AssembleWithContext(s.flow(h), &ie.fillTCP, &ie.ctx)
+		ie.aborting = false
+	}
+	ie.curStream, ie.curHalf = cs, ch
 }
 
 func (ie *iwarpEngine) finish() {
@@ -631,6 +710,10 @@ func (s *iwStream) halfOf(d reassembly.TCPFlowDirection) int {
 func (s *iwStream) Accept(t *layers.TCP, _ gopacket.CaptureInfo, d reassembly.TCPFlowDirection, nextSeq reassembly.Sequence, start *bool, _ reassembly.AssemblerContext) bool {
 	h := s.halfOf(d)
 	hf := &s.half[h]
+	if s.ie.aborting {
+		*start = true // our own RST ends the direction wherever it is
+		return true
+	}
 	if nextSeq >= 0 || len(t.Payload) == 0 {
 		return true
 	}
@@ -650,8 +733,11 @@ func (s *iwStream) Accept(t *layers.TCP, _ gopacket.CaptureInfo, d reassembly.TC
 
 // ReassembledSG implements reassembly.Stream: stream octets in order.
 func (s *iwStream) ReassembledSG(sg reassembly.ScatterGather, _ reassembly.AssemblerContext) {
-	d, _, _, skip := sg.Info()
+	d, _, end, skip := sg.Info()
 	h := s.halfOf(d)
+	if end {
+		s.half[h].asmEnd = true
+	}
 	n, _ := sg.Lengths()
 	if skip < 0 {
 		skip = 0
@@ -678,6 +764,7 @@ func (s *iwStream) ReassembledSG(sg reassembly.ScatterGather, _ reassembly.Assem
 
 // ReassemblyComplete implements reassembly.Stream: both directions ended.
 func (s *iwStream) ReassemblyComplete(reassembly.AssemblerContext) bool {
+	s.complete = true
 	s.end()
 	return true
 }

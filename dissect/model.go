@@ -171,6 +171,10 @@ type Connection struct {
 	// RPC holds the connection's RPC-over-RDMA statistics, once a message
 	// of it was seen.
 	RPC *RPCStats
+
+	// rel is what the engine must drop when it is done with the
+	// connection (release.go).
+	rel connRelease
 }
 
 // PDSummary is one side's private data as reports show it.
@@ -301,6 +305,21 @@ type RDMAOp struct {
 	Complete bool
 	Start    time.Time
 	End      time.Time
+}
+
+// ConnObserver is an Observer that also wants to know when the engine is
+// done with a connection (release.go). A closed connection (CM DREP or REJ;
+// TCP FIN both ways, or RST) loses its reassembly and RPC state at once, and
+// its open transactions end; its CM communication IDs and TCP 4-tuple stay
+// known for the next few closes so that the messages trailing a close still
+// count on it. After that no packet, message or operation reaches it again,
+// and ConnectionDone is called: what remains of it is the Connection itself,
+// the summary reports show. Connections still open at the end of the input
+// get no call (their state ends with Finish).
+type ConnObserver interface {
+	Observer
+	// ConnectionDone is called once per released connection.
+	ConnectionDone(c *Connection)
 }
 
 // Observer receives what the engine reassembles. The protocol layers above

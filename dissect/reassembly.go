@@ -208,7 +208,9 @@ func psnDiff(a, b uint32) uint32 { return (a - b) & psnMask }
 // RPC-over-RDMA layer and the Observer.
 func (e *Engine) reassembleRoCE(p *Packet) {
 	c := p.Conn
-	if c == nil || c.Transport != TransportRoCE {
+	if c == nil || c.Transport != TransportRoCE || c.rel.state != relLive {
+		// (A closed connection's trailing CM messages start nothing:
+		// release.go.)
 		return
 	}
 	r := e.rx()
@@ -726,6 +728,24 @@ func (e *Engine) finishRead(p *Packet, c *Connection, s *reqStream, i int) {
 	}
 	e.deliverRDMAOp(p, op)
 	s.spare = append(s.spare, ro)
+}
+
+// releaseRoCE hands up what c's reassembly still holds, as flushRoCE does,
+// and drops c's reassembly state (release.go).
+func (e *Engine) releaseRoCE(c *Connection) {
+	r := e.rx()
+	rc := r.conns[c]
+	if rc == nil {
+		return
+	}
+	for d := range rc.dir {
+		s := &rc.dir[d]
+		e.flushPartial(nil, c, s)
+		for len(s.reads) > 0 {
+			e.finishRead(nil, c, s, 0)
+		}
+	}
+	delete(r.conns, c)
 }
 
 // flushRoCE hands up everything still in progress (end of capture), in

@@ -1,0 +1,156 @@
+package dissect
+
+// Releasing finished connections: however long the input runs, the engine
+// holds state only for live connections, plus a compact summary (the
+// Connection) of each finished one, and the number of summaries is bounded.
+//
+// A connection is closed by
+//   - RoCE: the CM DREP answering a DREQ (IBA 12.9.2-12.9.3: the QP stopped
+//     sending before the DREQ went), or a REJ (12.6.7);
+//   - iWARP: TCP ending both directions as the reassembly sees them in order
+//     (a FIN each way), or a RST it accepts (the other direction is then
+//     ended too), or a SYN or an MPA Request that starts a new connection on
+//     the same 4-tuple.
+//
+// After the packet that closed it has been processed, the engine
+//  1. hands up what the connection's reassembly still holds (a Send without
+//     its LAST, RDMA Reads short of responses), as Finish does at the end of
+//     the input — shown with no packet — and drops that state;
+//  2. ends the connection's open RPC transactions (TxnNoReply: no Reply
+//     before the connection ended) and drops its RPC state;
+//  3. has already dropped its QP-number entries (ConnTable.close), so a new
+//     connection reusing the QPNs is a new connection; an iWARP stream has
+//     returned its framers and reassemblers and left gopacket's assembler.
+//
+// Its CM communication IDs and TCP 4-tuple stay known for the next
+// graceConns closes: the messages that trail a close (the second DREQ and
+// DREP of a crossing disconnect, as perftest's captures show; a
+// retransmitted DREP; the last ACK of a TCP close, a RST answering a RST)
+// still count on it, but start nothing. When it leaves that window its keys
+// go, no packet reaches it any more, and a ConnObserver hears ConnectionDone.
+//
+// What stays is the Connection: endpoints, private data, thresholds, the
+// counters, IWARPInfo and RPCStats. Options.MaxConnections bounds those
+// summaries together with the live connections: a full table forgets its
+// oldest released summary (ConnTable.Forgotten, a ConnObserver's
+// ConnectionForgotten) before it refuses a new connection
+// (ConnTable.Dropped).
+
+// graceConns is how many closed connections stay reachable by their CM
+// Comm IDs and TCP 4-tuples.
+const graceConns = 16
+
+type relState uint8
+
+const (
+	relLive    relState = iota
+	relClosing          // closed; its keys lead to it for the next graceConns closes
+	relDone             // released: only the summary is left
+)
+
+// connRelease is what the tables hold of a connection, to remove it.
+type connRelease struct {
+	state      relState
+	qp         [2]qpKey
+	cm         [2]commKey
+	nqp, ncm   uint8
+	pending    pairKey
+	hasPending bool
+	stream     *iwStream // iWARP
+}
+
+// Released reports whether the engine is done with c: it was closed and no
+// packet reaches it any more (ConnObserver.ConnectionDone was called).
+func (c *Connection) Released() bool { return c.rel.state == relDone }
+
+// ConnForgetter is a ConnObserver that also wants to know when a released
+// connection's summary leaves the table (ConnTable.Forgotten): it must
+// let go of what it keeps of the connection.
+type ConnForgetter interface {
+	ConnObserver
+	ConnectionForgotten(c *Connection)
+}
+
+// releaseClosed releases the connections the last packet closed.
+func (e *Engine) releaseClosed() {
+	t := e.Conns
+	for i := 0; i < len(t.closing); i++ {
+		c := t.closing[i]
+		t.closing[i] = nil
+		e.releaseRoCE(c)
+		e.releaseRPC(c)
+		t.released(c)
+	}
+	t.closing = t.closing[:0]
+}
+
+// retired is told by the ConnTable that c left the grace window.
+func (e *Engine) retired(c *Connection) {
+	if s := c.rel.stream; s != nil {
+		e.iw.drop(s)
+		c.rel.stream = nil
+	}
+	if o, ok := e.opts.Observer.(ConnObserver); ok {
+		o.ConnectionDone(c)
+	}
+}
+
+// forgotten tells the Observer that a summary left the table.
+func (e *Engine) forgotten(c *Connection) {
+	if o, ok := e.opts.Observer.(ConnForgetter); ok {
+		o.ConnectionForgotten(c)
+	}
+}
+
+// Retained is what the engine holds at one moment: the sizes of its tables
+// and buffers. Each is bounded (by a limit with a counter of what it cut,
+// or by the number of live connections); tests and benchmarks use it to
+// show that they stay flat however long the input runs.
+type Retained struct {
+	// Connections in the table: live, in the grace window, and the
+	// summaries of released ones (Summaries).
+	Connections, Summaries int
+	// Entries of the lookup tables: by destination QP, by CM Comm ID, and
+	// no-setup connections awaiting their reverse direction.
+	QPEntries, CommEntries, PendingEntries int
+	// RoCEConns have IB/RoCE reassembly state; RoCEBuffered is the
+	// capacity of its message and RDMA Read buffers, in bytes.
+	RoCEConns, RoCEBuffered int
+	// RPCConns have RPC-over-RDMA state; OpenTransactions are awaiting
+	// their Reply; RebuildBytes is the chunk data held to rebuild them.
+	RPCConns, OpenTransactions, RebuildBytes int
+	// IWARPStreams are the iWARP connections followed; IWARPKeys the TCP
+	// 4-tuples (two per stream) that lead to a stream, closed ones in the
+	// grace window included.
+	IWARPStreams, IWARPKeys int
+}
+
+// Retained measures what the engine holds now.
+func (e *Engine) Retained() Retained {
+	t := e.Conns
+	r := Retained{Connections: len(t.conns), Summaries: len(t.done), QPEntries: len(t.byQP),
+		CommEntries: len(t.byComm), PendingEntries: len(t.pending)}
+	for _, rc := range e.rxs.conns {
+		r.RoCEConns++
+		for d := range rc.dir {
+			s := &rc.dir[d]
+			r.RoCEBuffered += cap(s.cur.data)
+			for _, ro := range s.reads {
+				r.RoCEBuffered += cap(ro.data)
+			}
+			for _, ro := range s.spare {
+				r.RoCEBuffered += cap(ro.data)
+			}
+		}
+	}
+	for _, rc := range e.rpcs.conns {
+		r.RPCConns++
+		r.OpenTransactions += len(rc.out)
+	}
+	r.RebuildBytes = e.RPC.RebuildBytes
+	if e.iw != nil {
+		r.IWARPStreams = len(e.iw.order)
+		r.IWARPKeys = len(e.iw.streams)
+	}
+	return r
+}
