@@ -156,8 +156,22 @@ func checkPDSizeRange(c *Conn) {
 			prev[i] = now[i]
 		}
 	}
+	if _, known := c.r.lastPD[key]; !known && len(c.r.lastPD) >= maxPDPairs {
+		// Bounded: forget one pair of endpoints (any) to remember this
+		// one; a reconnect between the forgotten pair is then compared
+		// with nothing (Runner.pdForgotten counts them).
+		for k := range c.r.lastPD {
+			delete(c.r.lastPD, k)
+			c.r.pdForgotten++
+			break
+		}
+	}
 	c.r.lastPD[key] = prev
 }
+
+// maxPDPairs bounds the pairs of endpoints whose last private data the
+// runner remembers for PD-SIZE-RANGE.
+const maxPDPairs = 4096
 
 // checkPDAbsent: PD-ABSENT (RFC 8797 section 5.1).
 func checkPDAbsent(c *Conn) {

@@ -159,13 +159,19 @@ type Result struct {
 	Omitted int `json:"omitted,omitempty"`
 	// Suppressed counts findings a baseline suppressed.
 	Suppressed int `json:"suppressed,omitempty"`
+	// ForgottenConnections counts connections whose results were dropped
+	// with their summaries (the engine's connection table was full, see
+	// dissect.ConnTable.Forgotten); ForgottenChecks adds up their checks
+	// per rule, their findings counted as omitted.
+	ForgottenConnections int           `json:"forgotten_connections,omitempty"`
+	ForgottenChecks      []CheckResult `json:"forgotten_checks,omitempty"`
 }
 
 // Count returns how many findings (kept and omitted) are at or above sev.
 func (r *Result) Count(sev Severity) int {
 	n := 0
-	for _, cr := range r.Connections {
-		for _, ch := range cr.Checks {
+	count := func(checks []CheckResult) {
+		for _, ch := range checks {
 			if ch.Findings == 0 {
 				continue
 			}
@@ -175,6 +181,10 @@ func (r *Result) Count(sev Severity) int {
 			}
 		}
 	}
+	for _, cr := range r.Connections {
+		count(cr.Checks)
+	}
+	count(r.ForgottenChecks)
 	return n
 }
 

@@ -40,8 +40,10 @@ type Config struct {
 
 // Runner evaluates the rules while the engine streams a capture: hand it
 // every packet (Packet, from Engine.Run's callback), make it the engine's
-// Observer (Message, RDMAOp), and call Finish with the engine's connections
-// at the end. A Runner checks one capture; it is not safe for concurrent use.
+// Observer (Message, RDMAOp, and ConnectionDone: a connection the engine
+// released gets its end-of-connection checks then, and the runner keeps
+// only its result), and call Finish with the engine's connections at the
+// end. A Runner checks one capture; it is not safe for concurrent use.
 type Runner struct {
 	cfg     Config
 	rules   []*Rule
@@ -54,6 +56,11 @@ type Runner struct {
 	conns map[*dissect.Connection]*Conn
 	order []*Conn
 	none  *Conn // packets of no connection
+	// done holds the results of the connections the engine released
+	// (ConnectionDone), in the order they came; forgotten folds the
+	// results of those whose summaries the engine forgot.
+	done      []*ConnResult
+	forgotten forgottenConns
 
 	hdr rpcrdma.Message
 	rpc oncrpc.Header
@@ -70,7 +77,8 @@ type Runner struct {
 	kept, omitted int
 	// lastPD remembers, per pair of endpoints, the private data of the
 	// last connection between them (PD-SIZE-RANGE compares reconnects).
-	lastPD map[pdKey][2]pdSeen
+	lastPD      map[pdKey][2]pdSeen
+	pdForgotten int // pairs dropped from lastPD at maxPDPairs
 }
 
 // NewRunner returns a runner for cfg.
@@ -217,24 +225,20 @@ func (r *Runner) RDMAOp(op *dissect.RDMAOp) {
 // Finish runs the end-of-capture rules on every connection and returns the
 // result. conns are the engine's connections (Engine.Conns.Connections()),
 // so that connections no packet reached the runner with still get their
-// checks.
+// checks; those the engine released were checked when it did.
 func (r *Runner) Finish(conns []*dissect.Connection) *Result {
 	for _, dc := range conns {
-		r.conn(dc)
+		if !dc.Released() {
+			r.conn(dc)
+		}
 	}
 	sort.SliceStable(r.order, func(i, j int) bool { return r.order[i].ID < r.order[j].ID })
 	res := &Result{Rules: r.rules}
 	for _, c := range r.order {
-		for _, ru := range r.end {
-			if ru.Applies != nil && ru.Applies(c) != "" {
-				continue
-			}
-			c.cur = ru
-			ru.End(c)
-		}
-		c.cur = nil
-		res.Connections = append(res.Connections, c.result())
+		res.Connections = append(res.Connections, c.end())
 	}
+	res.Connections = append(res.Connections, r.done...)
+	sort.SliceStable(res.Connections, func(i, j int) bool { return res.Connections[i].ID < res.Connections[j].ID })
 	if c := r.none; c.found() {
 		cr := c.result()
 		res.Connections = append([]*ConnResult{cr}, res.Connections...)
@@ -243,7 +247,92 @@ func (r *Runner) Finish(conns []*dissect.Connection) *Result {
 		res.Findings = append(res.Findings, cr.findings...)
 	}
 	res.Omitted = r.omitted
+	res.ForgottenConnections = r.forgotten.n
+	for _, ch := range r.forgotten.checks {
+		res.ForgottenChecks = append(res.ForgottenChecks, *ch)
+	}
 	return res
+}
+
+// end runs the end-of-connection rules on c and returns its result.
+func (c *Conn) end() *ConnResult {
+	for _, ru := range c.r.end {
+		if ru.Applies != nil && ru.Applies(c) != "" {
+			continue
+		}
+		c.cur = ru
+		ru.End(c)
+	}
+	c.cur = nil
+	return c.result()
+}
+
+// ConnectionDone implements dissect.ConnObserver: the engine released dc,
+// no packet of it will come any more. Its end-of-connection rules run now;
+// the runner keeps its result and lets go of the rest.
+func (r *Runner) ConnectionDone(dc *dissect.Connection) {
+	c := r.conn(dc)
+	r.done = append(r.done, c.end())
+	delete(r.conns, dc)
+	if i := slices.Index(r.order, c); i >= 0 {
+		r.order = slices.Delete(r.order, i, i+1)
+	}
+	if o, ok := r.cfg.Next.(dissect.ConnObserver); ok {
+		o.ConnectionDone(dc)
+	}
+}
+
+// ConnectionForgotten implements dissect.ConnForgetter: the engine's
+// connection table was full and dropped dc's summary. Its result goes too;
+// its checks are added up in Result.ForgottenChecks so that the verdict
+// still counts its findings, which are no longer listed.
+func (r *Runner) ConnectionForgotten(dc *dissect.Connection) {
+	for i, cr := range r.done {
+		if cr.conn == dc {
+			r.forgotten.add(cr)
+			r.kept -= len(cr.findings)
+			r.done = slices.Delete(r.done, i, i+1)
+			break
+		}
+	}
+	if o, ok := r.cfg.Next.(dissect.ConnForgetter); ok {
+		o.ConnectionForgotten(dc)
+	}
+}
+
+// forgottenConns adds up the checks of the connections whose results went
+// with their summaries.
+type forgottenConns struct {
+	n      int
+	checks []*CheckResult // by rule, in table order
+}
+
+func (f *forgottenConns) add(cr *ConnResult) {
+	f.n++
+	for _, ch := range cr.Checks {
+		var sum *CheckResult
+		for _, s := range f.checks {
+			if s.Rule == ch.Rule {
+				sum = s
+				break
+			}
+		}
+		if sum == nil {
+			sum = &CheckResult{Rule: ch.Rule, Status: ch.Status, Reason: ch.Reason}
+			f.checks = append(f.checks, sum)
+		}
+		// Found beats passed beats not evaluated.
+		switch {
+		case ch.Status == StatusFound, sum.Status == StatusNotEvaluated && ch.Status == StatusPassed:
+			sum.Status, sum.Reason = ch.Status, ""
+		}
+		sum.Checked += ch.Checked
+		// The findings are no longer listed: all count as omitted.
+		sum.Findings += ch.Findings
+		sum.Omitted += ch.Findings
+		sum.Suppressed += ch.Suppressed
+		sum.Worst = max(sum.Worst, ch.Worst)
+	}
 }
 
 // Reason is why a rule could not judge an item, or a connection.
