@@ -31,6 +31,10 @@ type Analysis struct {
 	// ConnectionsDropped counts connections not tracked because the
 	// connection table was full.
 	ConnectionsDropped uint64 `json:"connections_dropped,omitempty"`
+	// ConnectionsForgotten counts closed connections whose summaries were
+	// dropped from the full connection table to make room for new ones
+	// (they are not in "connections"; dissect/release.go).
+	ConnectionsForgotten uint64 `json:"connections_forgotten,omitempty"`
 	// Engine holds the engine-wide reassembly and RPC-over-RDMA counters
 	// (analyze_engine.go).
 	Engine *EngineCounters `json:"engine"`
@@ -122,13 +126,14 @@ type Connection struct {
 // NewAnalysis builds the document from an engine that has read a capture.
 func NewAnalysis(file string, eng *dissect.Engine) *Analysis {
 	a := &Analysis{
-		File:               file,
-		Packets:            eng.Stats.Packets,
-		Findings:           []Finding{},
-		Connections:        []Connection{},
-		Protocols:          eng.Stats.Protocols(),
-		ConnectionsDropped: eng.Conns.Dropped,
-		Engine:             engineCounters(eng),
+		File:                 file,
+		Packets:              eng.Stats.Packets,
+		Findings:             []Finding{},
+		Connections:          []Connection{},
+		Protocols:            eng.Stats.Protocols(),
+		ConnectionsDropped:   eng.Conns.Dropped,
+		ConnectionsForgotten: eng.Conns.Forgotten,
+		Engine:               engineCounters(eng),
 	}
 	a.ICRC = CRCCounts{
 		Good:      eng.Stats.ICRC[dissect.CRCGood],
@@ -262,6 +267,9 @@ func (a *Analysis) WriteTable(w io.Writer) error {
 	}
 	if a.ConnectionsDropped > 0 {
 		fmt.Fprintf(w, "%d connections not tracked: connection table full\n", a.ConnectionsDropped)
+	}
+	if a.ConnectionsForgotten > 0 {
+		fmt.Fprintf(w, "%d closed connections not listed: connection table full\n", a.ConnectionsForgotten)
 	}
 	writeEngineLines(w, a.Engine)
 	for _, e := range a.Errors {

@@ -43,6 +43,11 @@ type CheckFile struct {
 	// Suppressed those a baseline suppressed.
 	Omitted    int `json:"omitted,omitempty"`
 	Suppressed int `json:"suppressed,omitempty"`
+	// ForgottenConnections counts closed connections left out because the
+	// connection table was full; ForgottenChecks adds up their checks, whose
+	// findings count in the summary but are not listed (check.Result).
+	ForgottenConnections int                 `json:"forgotten_connections,omitempty"`
+	ForgottenChecks      []check.CheckResult `json:"forgotten_checks,omitempty"`
 }
 
 // CheckConnection is one connection and its rules' statuses.
@@ -89,6 +94,7 @@ func NewCheckFile(name string, eng *dissect.Engine, res *check.Result, readErr e
 		return f
 	}
 	f.Omitted, f.Suppressed = res.Omitted, res.Suppressed
+	f.ForgottenConnections, f.ForgottenChecks = res.ForgottenConnections, res.ForgottenChecks
 	f.Findings = append(f.Findings, res.Findings...)
 	for _, cr := range res.Connections {
 		c := CheckConnection{ID: cr.ID, Transport: cr.Transport, State: cr.State, RPC: cr.RPC,
@@ -153,6 +159,17 @@ func (r *CheckReport) Add(f CheckFile) {
 				if ch.Worst >= r.FailOn {
 					s.AtOrAboveFailOn += extra
 				}
+			}
+		}
+	}
+	// The forgotten connections' findings are not listed: they count at
+	// the worst severity their rule found.
+	s.Connections += f.ForgottenConnections
+	for _, ch := range f.ForgottenChecks {
+		if ch.Findings > 0 && ch.Worst != 0 {
+			s.Findings[ch.Worst.String()] += ch.Findings
+			if ch.Worst >= r.FailOn {
+				s.AtOrAboveFailOn += ch.Findings
 			}
 		}
 	}
