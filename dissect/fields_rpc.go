@@ -1,7 +1,9 @@
 package dissect
 
 import (
+	"encoding/hex"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/rdmashark/rdmashark/rpcrdma"
@@ -205,6 +207,18 @@ func init() {
 			}
 		}),
 		// Version 2 and rdmashark's own: Wireshark 4.0 knows neither.
+		v2ErrField("rdmashark.rpcordma.max_chunks", "Maximum chunks (v2 error)", func(h *rpcrdma.Header2) (uint32, bool) {
+			return h.MaxChunks, h.Err == rpcrdma.Err2ReadChunks || h.Err == rpcrdma.Err2WriteChunks
+		}),
+		v2ErrField("rdmashark.rpcordma.max_segments", "Maximum segments (v2 error)", func(h *rpcrdma.Header2) (uint32, bool) {
+			return h.MaxSegs, h.Err == rpcrdma.Err2Segments
+		}),
+		v2ErrField("rdmashark.rpcordma.chunk_index", "Chunk index (v2 error)", func(h *rpcrdma.Header2) (uint32, bool) {
+			return h.ChunkIndex, h.Err == rpcrdma.Err2WriteResource
+		}),
+		v2ErrField("rdmashark.rpcordma.length_needed", "Length needed (v2 error)", func(h *rpcrdma.Header2) (uint32, bool) {
+			return h.LengthNeeded, h.Err == rpcrdma.Err2WriteResource || h.Err == rpcrdma.Err2ReplyResource
+		}),
 		rpcordma("rdmashark.rpcordma.inv_handle", "Invalidation handle (v2)", FTUint32, BaseHex, false, func(r *RPCRecord, emit func(Value)) {
 			h := &r.Header
 			if h.Vers == rpcrdma.Version2 && (h.V2.HType == rpcrdma.HTypeCallExternal || h.V2.HType == rpcrdma.HTypeCallInline) {
@@ -224,6 +238,15 @@ func init() {
 			}
 			for _, pr := range h.V2.Props {
 				emit(Value{U: uint64(pr.Which), Text: pr.Which.String()})
+			}
+		}),
+		rpcordma("rdmashark.rpcordma.property_value", "Transport property value (v2)", FTString, BaseNone, false, func(r *RPCRecord, emit func(Value)) {
+			h := &r.Header
+			if h.Vers != rpcrdma.Version2 {
+				return
+			}
+			for _, pr := range h.V2.Props {
+				emit(Value{S: propertyValue(pr)})
 			}
 		}),
 		rpcordma("rdmashark.rpcordma.chunk", "Chunk", FTString, BaseNone, false, func(r *RPCRecord, emit func(Value)) {
@@ -373,6 +396,50 @@ func init() {
 				}
 			}},
 	)
+}
+
+// v2ErrField is a field of a version 2 RDMA2_ERROR's error arm
+// (draft-07 "RDMA2_ERROR"), present for the codes that carry it.
+func v2ErrField(name, label string, get func(h *rpcrdma.Header2) (uint32, bool)) *Field {
+	return rpcordma(name, label, FTUint32, BaseDec, false, func(r *RPCRecord, emit func(Value)) {
+		h := &r.Header
+		if h.Vers != rpcrdma.Version2 || h.V2.HType != rpcrdma.HTypeError {
+			return
+		}
+		if v, ok := get(&h.V2); ok {
+			emit(u(uint64(v)))
+		}
+	})
+}
+
+// propertyValue shows a version 2 transport property's value (draft-07
+// "Transport Properties"): a size or count in decimal, the reverse-direction
+// support by name, the host authentication message in hex, "(default)" after
+// the default value an empty rdma_data stands for, and why a value does not
+// decode (no commas: -T fields joins values with them).
+func propertyValue(pr rpcrdma.Property) string {
+	switch pr.Which {
+	case rpcrdma.PropMaxSendSize, rpcrdma.PropRecvBufSize, rpcrdma.PropMaxSegmentSize, rpcrdma.PropMaxSegments, rpcrdma.PropReverseDir:
+		v, err := pr.Uint32()
+		if err != nil {
+			return fmt.Sprintf("bad value: %d bytes (not one XDR uint32)", len(pr.Data))
+		}
+		s := strconv.FormatUint(uint64(v), 10)
+		if pr.Which == rpcrdma.PropReverseDir {
+			s = rpcrdma.ReverseDirection(v).String()
+		}
+		if len(pr.Data) == 0 {
+			s += " (default)"
+		}
+		return s
+	case rpcrdma.PropHostAuth:
+		b, err := pr.HostAuth()
+		if err != nil {
+			return fmt.Sprintf("bad value: %d bytes (not an XDR opaque)", len(pr.Data))
+		}
+		return hex.EncodeToString(b)
+	}
+	return "unknown property: " + hex.EncodeToString(pr.Data)
 }
 
 // eachChunkText describes each chunk of the header on one line, e.g.
