@@ -115,6 +115,10 @@ type Field struct {
 	// and -T json can show each instance apart.
 	Per string
 	At  func(p *Packet, i int, emit func(Value))
+	// Hidden fields are printed by -T fields only, not in the -V tree or
+	// -T json: tshark's hidden fields (nfs.status repeats nfs.status3 and
+	// nfs.nfsstat4 for filtering).
+	Hidden bool
 }
 
 // Format prints v the way tshark -T fields prints a value of this field.

@@ -119,6 +119,11 @@ func mainOps(codes []uint32, f func(op uint32)) {
 	}
 }
 
+func hidden(f *Field) *Field {
+	f.Hidden = true
+	return f
+}
+
 func opValue(u *ULPInfo, i int) Value {
 	v := Value{U: uint64(u.OpCodes[i])}
 	if i < len(u.Operations) {
@@ -163,7 +168,7 @@ func init() {
 				emit(opValue(&r.ULP, i))
 			}
 		}),
-		nfsField("nfs.status", "Status", func(r *RPCRecord, prog, vers, _ uint32, emit func(Value)) {
+		hidden(nfsField("nfs.status", "Status", func(r *RPCRecord, prog, vers, _ uint32, emit func(Value)) {
 			eachStatus(r, prog, vers, func(st uint32, v4 bool) {
 				if v4 {
 					emit(Value{U: uint64(st), Text: nfs.Nfsstat4(st).String()})
@@ -171,7 +176,7 @@ func init() {
 					emit(Value{U: uint64(st), Text: nfs.Nfsstat3(st).String()})
 				}
 			})
-		}),
+		})),
 		nfsField("nfs.status3", "Status", func(r *RPCRecord, prog, vers, _ uint32, emit func(Value)) {
 			if prog == uint32(nfs.ProgNFS) && vers == 3 {
 				eachStatus(r, prog, vers, func(st uint32, _ bool) { emit(Value{U: uint64(st), Text: nfs.Nfsstat3(st).String()}) })

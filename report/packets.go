@@ -104,7 +104,8 @@ type fieldValues struct {
 }
 
 // collect walks the field table once and groups the occurrences in p by
-// protocol and, within a protocol, by instance.
+// protocol and, within a protocol, by instance. Hidden fields are left out,
+// as tshark leaves them out of its tree.
 func collect(p *dissect.Packet) []group {
 	var out []group
 	index := map[string]int{}
@@ -118,7 +119,7 @@ func collect(p *dissect.Packet) []group {
 		return &out[i]
 	}
 	for _, f := range dissect.Fields.All() {
-		if f.Get == nil {
+		if f.Get == nil || f.Hidden {
 			continue
 		}
 		if f.At == nil {

@@ -110,3 +110,24 @@ func TestInstances(t *testing.T) {
 		t.Errorf("-T json of one message: %s (%v)", doc.Layers["rpc"], err)
 	}
 }
+
+// TestHiddenField: nfs.status, hidden in tshark's tree, is printed by
+// -T fields but not by -V, where nfs.status3 shows the same status.
+func TestHiddenField(t *testing.T) {
+	p := &dissect.Packet{Number: 9}
+	p.RPC = []dissect.RPCRecord{{HasRPC: true, Reply: true, XID: 0x33, HasProgram: true, Program: 100003, Version: 3, Procedure: 1,
+		RPC: oncrpc.Header{XID: 0x33, MsgType: oncrpc.Reply, ReplyStat: oncrpc.MsgAccepted, AcceptStat: oncrpc.Success},
+		ULP: dissect.ULPInfo{Protocol: "NFS", Procedure: "GETATTR", HasStatus: true, Status: 70}}}
+	var buf bytes.Buffer
+	v := writePacket(t, NewVerboseWriter(&buf), &buf, p)
+	if n := strings.Count(v, "Status: 70 (NFS3ERR_STALE)"); n != 1 {
+		t.Errorf("-V shows the status %d times:\n%s", n, v)
+	}
+	fw, err := NewFieldsWriter(&buf, []string{"nfs.status", "nfs.status3", "nfs.nfsstat4"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := writePacket(t, fw, &buf, p); got != "70\t70\t\n" {
+		t.Errorf("-T fields: %q", got)
+	}
+}
