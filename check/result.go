@@ -190,7 +190,8 @@ func (r *Result) Count(sev Severity) int {
 
 // result builds the connection's result after its End rules ran.
 func (c *Conn) result() *ConnResult {
-	cr := &ConnResult{ID: c.ID, conn: c.Connection}
+	// Sized exactly: a released connection's result is kept to the end.
+	cr := &ConnResult{ID: c.ID, conn: c.Connection, Checks: make([]CheckResult, 0, len(c.r.rules))}
 	if c.ID != 0 {
 		cr.Transport = c.Transport.String()
 		cr.Client, cr.Server = c.Client, c.Server
