@@ -23,7 +23,7 @@ var nfsKnownDifferences = []knownDifference{
 			// READDIR results: tshark also lists each entry's
 			// rdattr_error attribute as a status; rdmashark lists the
 			// COMPOUND's status and each operation's.
-			if row["nfs.field"] != "nfs.status" && row["nfs.field"] != "nfs.nfsstat4" {
+			if row["_field"] != "nfs.status" && row["_field"] != "nfs.nfsstat4" {
 				return false
 			}
 			if !containsOp(row["nfs.opcode"], "26") || ours == "" || !strings.HasPrefix(ts, ours+",") {
@@ -54,73 +54,18 @@ func containsOp(list, op string) bool {
 	return false
 }
 
-func matchNFSKnown(field, tshark, ours string, row map[string]string) string {
-	row["nfs.field"] = field
-	for _, kd := range nfsKnownDifferences {
-		ok := kd.field == field || kd.field == "*"
-		if p, wild := strings.CutPrefix(kd.field, "*"); wild && p != "" {
-			ok = strings.HasPrefix(field, p)
-		}
-		if ok && kd.applies(tshark, ours, row) {
-			return kd.id
-		}
-	}
-	return ""
-}
-
 // TestTsharkFieldsNFS runs `rdmashark dissect -T fields` with every field
 // of testdata/tshark/fields-nfs.txt on the RoCE and iWARP NFS captures and
 // requires tshark's (two-pass) value on every packet, but for the
 // documented known differences.
 func TestTsharkFieldsNFS(t *testing.T) {
-	fields := listFile(t, "../../testdata/tshark/fields-nfs.txt")
-	const context = 2 // _ws.malformed, frame.protocols
-	hits := map[string]int{}
-	compared := map[string]int{}
-	for _, base := range rpcCaptures {
-		t.Run(base, func(t *testing.T) {
-			want, err := os.ReadFile(filepath.Join("..", "..", "testdata", "tshark", base+".nfs.tsv"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := dissectFields(t, fields, filepath.Join("..", "..", "testdata", "pcaps", base+".pcap"))
-			wl, gl := readLines(t, want), readLines(t, got)
-			if len(wl) != len(gl) {
-				t.Fatalf("tshark printed %d packets, rdmashark %d", len(wl), len(gl))
-			}
-			failures := 0
-			for i := range wl {
-				wv := strings.Split(wl[i], "\t")
-				gv := strings.Split(gl[i], "\t")
-				if len(wv) != len(fields)+context || len(gv) != len(fields) {
-					t.Fatalf("packet %d: %d tshark columns, %d ours, %d fields", i+1, len(wv), len(gv), len(fields))
-				}
-				row := map[string]string{"_ws.malformed": wv[len(fields)], "frame.protocols": wv[len(fields)+1]}
-				for k, f := range fields {
-					row[f] = wv[k]
-				}
-				for k, f := range fields {
-					if wv[k] != "" {
-						compared[f]++
-					}
-					if wv[k] == gv[k] {
-						continue
-					}
-					if id := matchNFSKnown(f, wv[k], gv[k], row); id != "" {
-						hits[id]++
-						continue
-					}
-					failures++
-					if failures <= 25 {
-						t.Errorf("packet %d %s: tshark %q, rdmashark %q", i+1, f, wv[k], gv[k])
-					}
-				}
-			}
-			if failures > 25 {
-				t.Errorf("... %d differences in all", failures)
-			}
-		})
-	}
+	compared := goldenSuite{
+		fields:   "fields-nfs.txt",
+		suffix:   "nfs.tsv",
+		captures: rpcCapturePaths(),
+		context:  []string{"_ws.malformed", "frame.protocols"},
+		known:    nfsKnownDifferences,
+	}.run(t)
 	// The comparison must have had something to compare: NFSv3 and v4,
 	// NFSACL, statuses and times.
 	for _, f := range []string{"nfs.procedure_v3", "nfs.procedure_v4", "nfs.main_opcode", "nfs.opcode", "nfs.status",
@@ -129,7 +74,6 @@ func TestTsharkFieldsNFS(t *testing.T) {
 			t.Errorf("%s: tshark has only %d values to compare", f, compared[f])
 		}
 	}
-	checkKnownDocumented(t, nfsKnownDifferences, hits)
 }
 
 // TestTransactionsNames runs `rdmashark transactions --format json` on the

@@ -1,29 +1,12 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 )
-
-// knownDifference is one documented way rdmashark's value of a field differs
-// from tshark 4.0's. Each has an entry with the same ID in
-// testdata/KNOWN-DIFFERENCES.md saying who is right and why, and each must
-// still occur: a difference that no longer happens is a stale exception and
-// fails the test.
-type knownDifference struct {
-	id    string
-	field string
-	// applies reports whether the pair of values is this difference; row
-	// is tshark's whole row, by field name, for context.
-	applies func(tshark, ours string, row map[string]string) bool
-}
 
 var knownDifferences = []knownDifference{
 	{id: "KD-CM-FLOWLABEL", field: "infiniband.cm.req.prim_flowlabel",
@@ -68,111 +51,15 @@ func goldenCaptures(t *testing.T) []string {
 	return out
 }
 
-func goldenFields(t *testing.T) []string {
-	data, err := os.ReadFile("../../testdata/tshark/fields.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fields []string
-	for _, l := range strings.Split(string(data), "\n") {
-		l = strings.TrimSpace(l)
-		if l != "" && !strings.HasPrefix(l, "#") {
-			fields = append(fields, l)
-		}
-	}
-	return fields
-}
-
-func readLines(t *testing.T, b []byte) []string {
-	var lines []string
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return lines
-}
-
 // TestTsharkFields runs `rdmashark dissect -T fields` with every field of
 // testdata/tshark/fields.txt on every RoCE/IB capture and requires tshark's
 // value on every packet, but for the documented known differences.
 func TestTsharkFields(t *testing.T) {
-	fields := goldenFields(t)
-	hits := map[string]int{}
-	for _, capture := range goldenCaptures(t) {
-		base := strings.TrimSuffix(filepath.Base(capture), ".pcap")
-		t.Run(base, func(t *testing.T) {
-			want, err := os.ReadFile(filepath.Join("..", "..", "testdata", "tshark", base+".fields.tsv"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			args := []string{"dissect", "-T", "fields"}
-			for _, f := range fields {
-				args = append(args, "-e", f)
-			}
-			args = append(args, capture)
-			var out, errOut bytes.Buffer
-			if code := run(args, nil, &out, &errOut); code != 0 {
-				t.Fatalf("exit %d: %s", code, errOut.String())
-			}
-			wl, gl := readLines(t, want), readLines(t, out.Bytes())
-			if len(wl) != len(gl) {
-				t.Fatalf("tshark printed %d packets, rdmashark %d", len(wl), len(gl))
-			}
-			failures := 0
-			for i := range wl {
-				wv := strings.Split(wl[i], "\t")
-				gv := strings.Split(gl[i], "\t")
-				// tshark's last column is _ws.malformed, context only.
-				if len(wv) != len(fields)+1 || len(gv) != len(fields) {
-					t.Fatalf("packet %d: %d tshark columns, %d ours, %d fields", i+1, len(wv), len(gv), len(fields))
-				}
-				row := map[string]string{"_ws.malformed": wv[len(fields)]}
-				for k, f := range fields {
-					row[f] = wv[k]
-				}
-				for k, f := range fields {
-					if wv[k] == gv[k] {
-						continue
-					}
-					if id := matchKnown(f, wv[k], gv[k], row); id != "" {
-						hits[id]++
-						continue
-					}
-					failures++
-					if failures <= 25 {
-						t.Errorf("packet %d %s: tshark %q, rdmashark %q", i+1, f, wv[k], gv[k])
-					}
-				}
-			}
-			if failures > 25 {
-				t.Errorf("... %d differences in all", failures)
-			}
-		})
-	}
-	doc, err := os.ReadFile("../../testdata/KNOWN-DIFFERENCES.md")
-	if err != nil && len(knownDifferences) > 0 {
-		t.Fatal(err)
-	}
-	for _, kd := range knownDifferences {
-		if hits[kd.id] == 0 {
-			t.Errorf("known difference %s (%s) never occurred: remove it", kd.id, kd.field)
-		}
-		if !regexp.MustCompile(`(?m)^#+ .*\b` + regexp.QuoteMeta(kd.id) + `\b`).Match(doc) {
-			t.Errorf("known difference %s is not documented in testdata/KNOWN-DIFFERENCES.md", kd.id)
-		}
-		t.Logf("%s: %d values", kd.id, hits[kd.id])
-	}
-}
-
-func matchKnown(field, tshark, ours string, row map[string]string) string {
-	for _, kd := range knownDifferences {
-		if kd.field == field && kd.applies(tshark, ours, row) {
-			return kd.id
-		}
-	}
-	return ""
+	goldenSuite{
+		fields:   "fields.txt",
+		suffix:   "fields.tsv",
+		captures: goldenCaptures(t),
+		context:  []string{"_ws.malformed"},
+		known:    knownDifferences,
+	}.run(t)
 }
