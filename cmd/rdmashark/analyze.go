@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -45,12 +46,28 @@ func runEngine(cmd *cobra.Command, g *globalFlags, name string, count int, each 
 // runEngineOpts is runEngine with engine options (an Observer, limits);
 // the RoCE port comes from the flags.
 func runEngineOpts(cmd *cobra.Command, g *globalFlags, name string, opts dissect.Options, each func(*dissect.Packet) error) (*dissect.Engine, error) {
+	return runEngineFlush(cmd, g, name, opts, each, nil)
+}
+
+// runEngineFlush is runEngineOpts for a command that prints as packets come
+// (dissect). Reading standard input — a pipe from tcpdump -w -, a live
+// stream — flush is called each time the engine is about to wait for more
+// input, so that what it printed of the packets so far goes out at once,
+// not when a buffer fills or the input ends. (That is each time the capture
+// reader's buffer runs dry: at most once per read of the input, never once
+// per packet when packets arrive faster than they are printed.) Reading a
+// file, output goes out as its buffer fills.
+func runEngineFlush(cmd *cobra.Command, g *globalFlags, name string, opts dissect.Options, each func(*dissect.Packet) error, flush func() error) (*dissect.Engine, error) {
 	var (
 		r   *source.Reader
 		err error
 	)
 	if name == "-" {
-		r, err = source.NewReader(cmd.InOrStdin(), "<stdin>")
+		var in io.Reader = cmd.InOrStdin()
+		if flush != nil {
+			in = flushingReader{in, flush}
+		}
+		r, err = source.NewReader(in, "<stdin>")
 	} else {
 		r, err = source.Open(name)
 	}
@@ -116,6 +133,21 @@ packets and bytes each way; then the protocol counts.`,
 	in.bind(cmd)
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
 	return cmd
+}
+
+// flushingReader calls flush before each read of r. The capture reader
+// reads only when its buffers hold no more of the input: the engine has
+// processed every packet it was given and is about to wait for the next.
+// A failed flush is not a read error: the writer keeps its error and
+// reports it with the next packet or at the end.
+type flushingReader struct {
+	r     io.Reader
+	flush func() error
+}
+
+func (f flushingReader) Read(p []byte) (int, error) {
+	_ = f.flush()
+	return f.r.Read(p)
 }
 
 // supported fails when none of the capture's link types is one rdmashark

@@ -24,7 +24,11 @@ func newDissectCmd(g *globalFlags) *cobra.Command {
 packet by default; -V for the full field tree; -T json for one JSON object per
 packet; -T fields -e NAME ... for tab-separated values of fields named as
 Wireshark's display filters name them (rdmashark dissect -G fields lists them),
-printed as tshark prints them.`,
+printed as tshark prints them.
+
+-r - reads standard input (tcpdump -w - | rdmashark dissect -r -) and prints
+each packet as soon as it has been read: the output is flushed whenever
+rdmashark waits for more input.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
@@ -59,7 +63,8 @@ printed as tshark prints them.`,
 			if len(fields) > 0 && format != "fields" {
 				return usageErr("-e needs -T fields")
 			}
-			eng, runErr := runEngine(cmd, g, name, count, func(p *dissect.Packet) error { return pw.WritePacket(p) })
+			eng, runErr := runEngineFlush(cmd, g, name, dissect.Options{Count: count},
+				func(p *dissect.Packet) error { return pw.WritePacket(p) }, pw.Flush)
 			if eng != nil {
 				warn(cmd, eng)
 			}
