@@ -77,8 +77,12 @@ type ConnTable struct {
 	forgotten func(*Connection)
 }
 
-// DefaultMaxConnections bounds the connection table.
-const DefaultMaxConnections = 1 << 16
+// DefaultMaxConnections bounds the connection table: live connections plus
+// the summaries of closed ones, about 11 KB each with their check results
+// (docs/streaming.md), so some 45 MB at most. A full table forgets the
+// oldest closed summary first (ConnTable.Forgotten) and turns new
+// connections away only when all are live (Dropped).
+const DefaultMaxConnections = 4096
 
 // NewConnTable returns an empty table.
 func NewConnTable() *ConnTable {

@@ -79,6 +79,7 @@ func runEngineFlush(cmd *cobra.Command, g *globalFlags, name string, opts dissec
 		return nil, &exitError{exitUsage, err}
 	}
 	opts.RoCEPort = g.rocePort
+	opts.MaxConnections = g.maxConnections
 	eng := dissect.NewEngine(opts)
 	if err := eng.Run(r, each); err != nil {
 		return eng, &exitError{exitUsage, err}

@@ -10,6 +10,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/rdmashark/rdmashark/dissect"
 )
 
 // Exit statuses (DESIGN.md "Output contracts").
@@ -61,7 +63,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // globalFlags are the flags every subcommand shares.
 type globalFlags struct {
-	rocePort uint16
+	rocePort       uint16
+	maxConnections int
 }
 
 func newRoot() *cobra.Command {
@@ -76,6 +79,8 @@ private data, inline thresholds, remote invalidation) and what every packet is.`
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().Uint16Var(&g.rocePort, "roce-port", 4791, "UDP destination port that carries RoCEv2")
+	root.PersistentFlags().IntVar(&g.maxConnections, "max-connections", dissect.DefaultMaxConnections,
+		"connections tracked at once, live ones and the summaries of closed ones (a full table forgets the oldest closed summary)")
 	root.AddCommand(newDissectCmd(g), newAnalyzeCmd(g), newCaptureCmd(g), newTransactionsCmd(g), newCheckCmd(g), newRulesCmd(), newVersionCmd())
 	return root
 }
