@@ -125,6 +125,20 @@ func (w *IWARPPacket) addFPDU(fp *iwarp.FPDU, d *iwarp.DDP, r *iwarp.RDMAP, err 
 // iwarpInfo writes the summary line's description of an iWARP packet: the
 // MPA Request/Reply, then one item per FPDU, comma-separated.
 func (p *Packet) iwarpInfo(b *strings.Builder) {
+	n := p.iwarpHeadInfo(b)
+	for i := range p.IWARP.FPDUs {
+		if n > 0 {
+			b.WriteString(", ")
+		}
+		n++
+		p.IWARP.FPDUs[i].info(b)
+	}
+}
+
+// iwarpHeadInfo writes what comes before a packet's FPDUs — the MPA
+// Request/Reply, the note that framing was picked up here — and returns how
+// many items it wrote.
+func (p *Packet) iwarpHeadInfo(b *strings.Builder) int {
 	w := &p.IWARP
 	n := 0
 	sep := func() {
@@ -161,10 +175,7 @@ func (p *Packet) iwarpInfo(b *strings.Builder) {
 		sep()
 		b.WriteString("[MPA framing picked up here]")
 	}
-	for i := range w.FPDUs {
-		sep()
-		w.FPDUs[i].info(b)
-	}
+	return n
 }
 
 func (f *IWARPFPDU) info(b *strings.Builder) {

@@ -91,6 +91,52 @@ func (p *Packet) Info() string {
 	return strings.TrimSpace(b.String())
 }
 
+// InfoLines is Info for the one-line-per-item summary: an iWARP packet that
+// carries several FPDUs (or an MPA Request/Reply and FPDUs) gets one line per
+// FPDU, each RPC-over-RDMA message on the line of the Send that completed it
+// (the untagged Sends with the Last bit, in order); anything else one line.
+func (p *Packet) InfoLines() []string {
+	w := &p.IWARP
+	items := len(w.FPDUs)
+	if w.HasReqRep {
+		items++
+	}
+	if w.Resync {
+		items++
+	}
+	if items <= 1 || p.Has(roce.LayerTypeBTH) {
+		return []string{p.Info()}
+	}
+	var lines []string
+	var head strings.Builder
+	if p.iwarpHeadInfo(&head) > 0 {
+		lines = append(lines, head.String())
+	}
+	rpc := 0
+	for i := range w.FPDUs {
+		f := &w.FPDUs[i]
+		var b strings.Builder
+		f.info(&b)
+		if !f.DDP.T && f.DDP.L && f.RDMAP.Opcode.IsSend() && rpc < len(p.RPC) {
+			b.WriteString(" | ")
+			p.RPC[rpc].info(&b)
+			rpc++
+		}
+		lines = append(lines, b.String())
+	}
+	last := &strings.Builder{}
+	last.WriteString(lines[len(lines)-1])
+	for ; rpc < len(p.RPC); rpc++ {
+		last.WriteString(" | ")
+		p.RPC[rpc].info(last)
+	}
+	if p.Err != nil {
+		fmt.Fprintf(last, " [malformed: %v]", p.Err)
+	}
+	lines[len(lines)-1] = last.String()
+	return lines
+}
+
 func (p *Packet) bthInfo(b *strings.Builder) {
 	h := &p.BTH
 	fmt.Fprintf(b, "%s QP=0x%06x PSN=%d", h.OpCode, h.DestQP, h.PSN)

@@ -25,10 +25,16 @@ func NewSummaryWriter(w io.Writer) PacketWriter {
 
 type summaryWriter struct{ w *bufio.Writer }
 
+// WritePacket prints the packet's line, or one line per FPDU when an iWARP
+// segment carries several (Packet.InfoLines), each with the packet's columns.
 func (s *summaryWriter) WritePacket(p *dissect.Packet) error {
-	_, err := fmt.Fprintf(s.w, "%5d %11.6f %15s → %-15s %-7s %5d %s\n",
-		p.Number, p.RelTime.Seconds(), p.Source(), p.Destination(), p.Protocol(), p.Length, p.Info())
-	return err
+	for _, info := range p.InfoLines() {
+		if _, err := fmt.Fprintf(s.w, "%5d %11.6f %15s → %-15s %-7s %5d %s\n",
+			p.Number, p.RelTime.Seconds(), p.Source(), p.Destination(), p.Protocol(), p.Length, info); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (s *summaryWriter) Flush() error { return s.w.Flush() }
