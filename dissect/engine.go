@@ -37,6 +37,9 @@ type Options struct {
 	// DefaultMaxRebuildBytes). See rpc.go.
 	MaxTransactions int
 	MaxRebuildBytes int
+	// MaxBufferedBytes bounds the payload bytes all reassembly buffers hold
+	// together (default DefaultMaxBufferedBytes; see budget.go).
+	MaxBufferedBytes int
 	// Transaction, when set, receives every RPC transaction once it is over
 	// (Reply processed, evicted, or the capture ended without a Reply). The
 	// engine forgets it afterwards: copy what must be kept.
@@ -167,6 +170,7 @@ type Engine struct {
 	RPC        RPCCounters
 	rxs        rxState
 	rpcs       rpcState
+	buf        bufBudget
 }
 
 // NewEngine returns an engine with opts, defaults filled in.

@@ -1,6 +1,7 @@
 package dissect
 
 import (
+	"slices"
 	"time"
 
 	"github.com/gopacket/gopacket"
@@ -59,7 +60,24 @@ func (ie *iwarpEngine) newOp() *iwOp {
 func (ie *iwarpEngine) freeOp(op *iwOp) {
 	if len(ie.freeOps) < iwarpMaxFreeOps {
 		ie.freeOps = append(ie.freeOps, op)
+	} else {
+		ie.e.buf.grew(cap(op.data), 0)
 	}
+}
+
+// cutOp hands up an operation in progress unfinished, for the buffer
+// budget (budget.go).
+func (s *iwStream) cutOp(op *iwOp) {
+	for h := range s.half {
+		hf := &s.half[h]
+		if i := slices.Index(hf.writes, op); i >= 0 {
+			hf.writes = slices.Delete(hf.writes, i, i+1)
+		}
+		if i := slices.Index(hf.reads, op); i >= 0 {
+			hf.reads = slices.Delete(hf.reads, i, i+1)
+		}
+	}
+	s.giveUp(op)
 }
 
 func (op *iwOp) addPacket(n int) {
@@ -84,7 +102,7 @@ func (op *iwOp) skipTo(to uint64) {
 	}
 }
 
-func (op *iwOp) addData(b []byte, max int) {
+func (op *iwOp) addData(b []byte, max int, budget *bufBudget) {
 	if op.cut {
 		return
 	}
@@ -93,7 +111,9 @@ func (op *iwOp) addData(b []byte, max int) {
 		op.data = op.data[:0]
 		return
 	}
+	old := cap(op.data)
 	op.data = append(op.data, b...)
+	budget.grew(old, cap(op.data))
 }
 
 // fpdu decodes one FPDU of direction h and hands what it carries on.
@@ -182,6 +202,7 @@ func (s *iwStream) message(h int, m *iwarp.Message, r *iwarp.RDMAP) {
 // the STag and continue each other's TO; the last has L (RFC 5041 section
 // 4.3, RFC 5040 section 4.3).
 func (s *iwStream) writeSegment(h int, d *iwarp.DDP, num int) {
+	defer s.ie.e.checkBudget() // after the operation is settled (budget.go)
 	ie := s.ie
 	hf := &s.half[h]
 	var op *iwOp
@@ -206,7 +227,7 @@ func (s *iwStream) writeSegment(h int, d *iwarp.DDP, num int) {
 	}
 	op.addPacket(num)
 	op.skipTo(d.TO)
-	op.addData(d.Data, s.ie.maxMsg)
+	op.addData(d.Data, s.ie.maxMsg, &s.ie.e.buf)
 	op.next += uint64(len(d.Data))
 	op.length = uint32(op.next - op.to)
 	op.got = op.length
@@ -245,6 +266,7 @@ func (s *iwStream) readRequest(h int, q *iwarp.ReadRequest, num int) {
 // readResponse places a Read Response segment of direction h on the
 // oldest outstanding Read Request of the other direction it continues.
 func (s *iwStream) readResponse(h int, d *iwarp.DDP, num int) {
+	defer s.ie.e.checkBudget() // after the operation is settled (budget.go)
 	rq := &s.half[1-h]
 	i := -1
 	for k, op := range rq.reads {
@@ -268,7 +290,7 @@ func (s *iwStream) readResponse(h int, d *iwarp.DDP, num int) {
 	rq.reads = append(rq.reads[:0], rq.reads[i+1:]...)
 	op.addPacket(num)
 	op.skipTo(d.TO)
-	op.addData(d.Data, s.ie.maxMsg)
+	op.addData(d.Data, s.ie.maxMsg, &s.ie.e.buf)
 	op.next += uint64(len(d.Data))
 	op.got = uint32(op.next - op.sinkTO)
 	op.end = s.ie.now

@@ -71,6 +71,13 @@ type ReassemblyStats struct {
 	// holds the first MaxMessageBytes only.
 	OpDataCut    uint64
 	ReadsEvicted uint64 // Read Requests given up at MaxOutstandingReads
+	// BudgetCuts counts the messages and RDMA operations in progress (IB,
+	// RoCE and iWARP) handed up unfinished because the engine's buffers
+	// together exceeded MaxBufferedBytes (budget.go); MaxBufferedHeld is
+	// the most those buffers held between packets, in bytes (a packet may
+	// take them past the budget by one buffer until the cut).
+	BudgetCuts      uint64
+	MaxBufferedHeld int
 	// UnmatchedResponses counts Read Response packets that belong to no
 	// Read Request in the capture.
 	UnmatchedResponses uint64
@@ -405,6 +412,7 @@ func (e *Engine) messagePacket(p *Packet, c *Connection, s *reqStream, r *rxStat
 			}
 			grown := make([]byte, need, size)
 			copy(grown, cur.data)
+			e.buf.grew(cap(cur.data), cap(grown))
 			cur.data = grown
 		}
 		cur.data = cur.data[:need]
@@ -431,6 +439,7 @@ func (e *Engine) messagePacket(p *Packet, c *Connection, s *reqStream, r *rxStat
 	if cur.lastSeen && cur.npkts == int(psnDiff(cur.lastPSN, cur.first))+1 {
 		e.flushPartial(p, c, s)
 	}
+	e.checkBudget()
 }
 
 func wireLen(h *roce.BTH) int {
@@ -682,6 +691,7 @@ func (e *Engine) readResponse(p *Packet, c *Connection, rc *roceConn, s *reqStre
 				}
 				grown := make([]byte, need, size)
 				copy(grown, ro.data)
+				e.buf.grew(cap(ro.data), cap(grown))
 				ro.data = grown
 			}
 			ro.data = ro.data[:need]
@@ -691,6 +701,7 @@ func (e *Engine) readResponse(p *Packet, c *Connection, rc *roceConn, s *reqStre
 	if op.IsLast() || op.IsOnly() {
 		e.finishRead(p, c, s, 0)
 	}
+	e.checkBudget()
 }
 
 // finishRead hands up s.reads[i] and recycles it.
@@ -743,6 +754,10 @@ func (e *Engine) releaseRoCE(c *Connection) {
 		e.flushPartial(nil, c, s)
 		for len(s.reads) > 0 {
 			e.finishRead(nil, c, s, 0)
+		}
+		e.buf.grew(cap(s.cur.data), 0)
+		for _, ro := range s.spare {
+			e.buf.grew(cap(ro.data), 0)
 		}
 	}
 	delete(r.conns, c)

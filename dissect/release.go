@@ -123,6 +123,10 @@ type Retained struct {
 	// 4-tuples (two per stream) that lead to a stream, closed ones in the
 	// grace window included.
 	IWARPStreams, IWARPKeys int
+	// BufferedBytes is what Options.MaxBufferedBytes bounds: the capacity
+	// of the IB/RoCE and iWARP message and RDMA operation buffers
+	// (budget.go).
+	BufferedBytes int
 }
 
 // Retained measures what the engine holds now.
@@ -148,6 +152,7 @@ func (e *Engine) Retained() Retained {
 		r.OpenTransactions += len(rc.out)
 	}
 	r.RebuildBytes = e.RPC.RebuildBytes
+	r.BufferedBytes = e.buf.held
 	if e.iw != nil {
 		r.IWARPStreams = len(e.iw.order)
 		r.IWARPKeys = len(e.iw.streams)

@@ -46,6 +46,12 @@ type ReassemblyCounters struct {
 	RDMAOpDataCut          uint64 `json:"rdma_op_data_cut"`
 	ReadsEvicted           uint64 `json:"reads_evicted"`
 	UnmatchedReadResponses uint64 `json:"unmatched_read_responses"`
+	// BufferBudgetCuts: messages and RDMA operations in progress (IB,
+	// RoCE and iWARP) handed up unfinished because all reassembly buffers
+	// together reached the buffer budget (--max-buffered);
+	// MaxBufferedBytesHeld: the most those buffers held at once.
+	BufferBudgetCuts     uint64 `json:"buffer_budget_cuts"`
+	MaxBufferedBytesHeld int    `json:"max_buffered_bytes_held"`
 }
 
 // RPCCounters is dissect.RPCCounters.
@@ -109,6 +115,7 @@ func engineCounters(e *dissect.Engine) *EngineCounters {
 			DuplicatePackets: r.Duplicates, PSNGaps: r.Gaps, MissingPSNs: r.MissingPSNs, RDMAWrites: r.Writes,
 			RDMAReads: r.Reads, RDMAOpsIncomplete: r.OpsIncomplete, RDMAOpDataCut: r.OpDataCut,
 			ReadsEvicted: r.ReadsEvicted, UnmatchedReadResponses: r.UnmatchedResponses,
+			BufferBudgetCuts: r.BudgetCuts, MaxBufferedBytesHeld: r.MaxBufferedHeld,
 		},
 		RPC: RPCCounters{
 			Sends: c.Sends, RDMAReads: c.RDMAReads, RDMAWrites: c.RDMAWrites, RDMAOpsIncomplete: c.RDMAOpsIncomplete,
@@ -153,6 +160,7 @@ func writeEngineLines(w io.Writer, e *EngineCounters) {
 	add(r.RDMAOpDataCut, "RDMA operations' data cut")
 	add(r.ReadsEvicted, "Read Requests evicted")
 	add(r.UnmatchedReadResponses, "unmatched Read Responses")
+	add(r.BufferBudgetCuts, "messages or RDMA operations cut by the buffer budget")
 	if len(parts) > 0 {
 		fmt.Fprintf(w, "Reassembly (IB/RoCE): %s\n", strings.Join(parts, ", "))
 	}

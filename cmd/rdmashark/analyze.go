@@ -78,8 +78,7 @@ func runEngineFlush(cmd *cobra.Command, g *globalFlags, name string, opts dissec
 	if err := supported(r); err != nil {
 		return nil, &exitError{exitUsage, err}
 	}
-	opts.RoCEPort = g.rocePort
-	opts.MaxConnections = g.maxConnections
+	g.engineOptions(&opts)
 	eng := dissect.NewEngine(opts)
 	if err := eng.Run(r, each); err != nil {
 		return eng, &exitError{exitUsage, err}

@@ -211,7 +211,8 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 		return usageErr("--fail-on: %v", err)
 	}
 	// The checks see every packet as it arrives, as analyze's do.
-	opts := dissect.Options{RoCEPort: g.rocePort, MaxConnections: g.maxConnections}
+	var opts dissect.Options
+	g.engineOptions(&opts)
 	checks, _ := withChecks(check.Config{}, &opts, nil)
 	eng := dissect.NewEngine(opts)
 	cfg := live.RunConfig{Count: o.count, Duration: o.duration, Save: save}

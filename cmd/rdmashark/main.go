@@ -65,6 +65,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 type globalFlags struct {
 	rocePort       uint16
 	maxConnections int
+	maxBuffered    int
+}
+
+// engineOptions sets the options the global flags choose.
+func (g *globalFlags) engineOptions(opts *dissect.Options) {
+	opts.RoCEPort = g.rocePort
+	opts.MaxConnections = g.maxConnections
+	opts.MaxBufferedBytes = g.maxBuffered
 }
 
 func newRoot() *cobra.Command {
@@ -81,6 +89,8 @@ private data, inline thresholds, remote invalidation) and what every packet is.`
 	root.PersistentFlags().Uint16Var(&g.rocePort, "roce-port", 4791, "UDP destination port that carries RoCEv2")
 	root.PersistentFlags().IntVar(&g.maxConnections, "max-connections", dissect.DefaultMaxConnections,
 		"connections tracked at once, live ones and the summaries of closed ones (a full table forgets the oldest closed summary)")
+	root.PersistentFlags().IntVar(&g.maxBuffered, "max-buffered", dissect.DefaultMaxBufferedBytes,
+		"bytes all reassembly buffers may hold together; past it the largest message or RDMA operation in progress is handed up truncated")
 	root.AddCommand(newDissectCmd(g), newAnalyzeCmd(g), newCaptureCmd(g), newTransactionsCmd(g), newCheckCmd(g), newRulesCmd(), newVersionCmd())
 	return root
 }

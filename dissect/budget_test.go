@@ -1,0 +1,168 @@
+package dissect
+
+import (
+	"testing"
+	"time"
+
+	"github.com/rdmashark/rdmashark/dissect/source"
+	"github.com/rdmashark/rdmashark/internal/synth"
+	"github.com/rdmashark/rdmashark/layers/roce"
+)
+
+// heldNow adds up the capacity of every buffer the budget counts, to check
+// the engine's running total against.
+func heldNow(e *Engine) int {
+	n := 0
+	for _, rc := range e.rxs.conns {
+		for d := range rc.dir {
+			s := &rc.dir[d]
+			n += cap(s.cur.data)
+			for _, ro := range s.reads {
+				n += cap(ro.data)
+			}
+			for _, ro := range s.spare {
+				n += cap(ro.data)
+			}
+		}
+	}
+	if e.iw != nil {
+		for _, st := range e.iw.order {
+			for h := range st.half {
+				for _, op := range st.half[h].writes {
+					n += cap(op.data)
+				}
+				for _, op := range st.half[h].reads {
+					n += cap(op.data)
+				}
+			}
+		}
+		for _, op := range e.iw.freeOps {
+			n += cap(op.data)
+		}
+	}
+	return n
+}
+
+type msgCounter struct {
+	msgs, truncated int
+	bytes           int
+}
+
+func (o *msgCounter) Message(m *Message) {
+	o.msgs++
+	o.bytes += len(m.Data)
+	if m.Truncated {
+		o.truncated++
+	}
+}
+func (o *msgCounter) RDMAOp(*RDMAOp) {}
+
+// TestBufferBudget: 64 connections (no CM, each its own server QPN) each
+// start a Send of 4 KiB packets that never ends — SEND_FIRST and two
+// SEND_MIDDLEs, ~24 KiB of buffer each (the buffer doubles as it grows),
+// 1.5 MiB in all — under a 128 KiB budget. After every packet the buffers
+// hold at most the budget (and exactly what the engine's total says);
+// the Sends cut for it are handed up truncated and counted.
+func TestBufferBudget(t *testing.T) {
+	const conns, unit, budget = 64, 4096, 128 << 10
+	s := &synth.Sequence{Start: time.Unix(1700000000, 0), Step: time.Millisecond}
+	cl, sv := synth.Client(), synth.Server()
+	payload := make([]byte, unit)
+	for i := range payload {
+		payload[i] = byte(i)
+	}
+	for k := 0; k < 3; k++ {
+		op := roce.OpRCSendMiddle
+		if k == 0 {
+			op = roce.OpRCSendFirst
+		}
+		for c := uint32(0); c < conns; c++ {
+			s.Packet(cl, sv, synth.Send(op, 0x100+c, 0x1000+uint32(k)), payload)
+		}
+	}
+	frames := synthFrames(t, s)
+	obs := &msgCounter{}
+	e := NewEngine(Options{MaxBufferedBytes: budget, Observer: obs})
+	most := 0
+	relRun(e, frames, func(p *Packet) {
+		held := e.Retained().BufferedBytes
+		if got := heldNow(e); got != held {
+			t.Fatalf("packet %d: buffers hold %d bytes, the engine counts %d", p.Number, got, held)
+		}
+		if held > budget {
+			t.Fatalf("packet %d: %d bytes buffered, budget %d", p.Number, held, budget)
+		}
+		most = max(most, held)
+	})
+	if e.Conns.Live() != conns {
+		t.Fatalf("%d connections, want %d", e.Conns.Live(), conns)
+	}
+	st := e.Reassembly
+	if st.BudgetCuts == 0 {
+		t.Fatal("no Send was cut for the budget")
+	}
+	if st.MaxBufferedHeld > budget || st.MaxBufferedHeld != most {
+		t.Errorf("MaxBufferedHeld %d, most seen %d, budget %d", st.MaxBufferedHeld, most, budget)
+	}
+	// Every Send is handed up once, truncated: the cut ones when cut, the
+	// rest at the end; a cut Send's later MIDDLEs are orphans.
+	if obs.msgs != conns || obs.truncated != conns {
+		t.Errorf("%d Sends handed up (%d truncated), want %d, all truncated", obs.msgs, obs.truncated, conns)
+	}
+	if st.Orphans == 0 {
+		t.Error("no MIDDLE packet of a cut Send counted as an orphan")
+	}
+	t.Logf("cuts %d, orphans %d, most held %d", st.BudgetCuts, st.Orphans, most)
+
+	// The same stream without the budget's pressure: nothing cut, every
+	// Send whole up to its third packet.
+	obs = &msgCounter{}
+	e = NewEngine(Options{Observer: obs})
+	relRun(e, frames, nil)
+	if e.Reassembly.BudgetCuts != 0 || e.Reassembly.Orphans != 0 || obs.bytes != conns*3*unit {
+		t.Errorf("default budget: %d cuts, %d orphans, %d bytes handed up (want %d)",
+			e.Reassembly.BudgetCuts, e.Reassembly.Orphans, obs.bytes, conns*3*unit)
+	}
+	if e.Reassembly.MaxBufferedHeld <= budget {
+		t.Errorf("default budget: at most %d bytes held: the test does not press the small budget", e.Reassembly.MaxBufferedHeld)
+	}
+}
+
+// TestBufferBudgetCaptures runs the real captures — RoCE Sends, Writes and
+// Reads (perftest, NFS), iWARP Writes and Reads (siw) — under a budget of
+// 64 KiB: the engine's total always equals what its buffers hold and stays
+// within the budget; under the default budget nothing is cut.
+func TestBufferBudgetCaptures(t *testing.T) {
+	for _, name := range []string{"rxe-ib_write_bw.pcap", "rxe-nfs3.pcap", "siw-ib_read_bw.pcap", "siw-nfs3.pcap", "rxe-nfs42-small.pcap"} {
+		t.Run(name, func(t *testing.T) {
+			for _, budget := range []int{64 << 10, 0} {
+				r, err := source.Open(capturePath(name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				e := NewEngine(Options{MaxBufferedBytes: budget})
+				err = e.Run(r, func(p *Packet) error {
+					held := e.Retained().BufferedBytes
+					if got := heldNow(e); got != held {
+						t.Fatalf("packet %d: buffers hold %d bytes, the engine counts %d", p.Number, got, held)
+					}
+					if budget > 0 && held > budget {
+						t.Fatalf("packet %d: %d bytes buffered, budget %d", p.Number, held, budget)
+					}
+					return nil
+				})
+				r.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := heldNow(e); got != e.Retained().BufferedBytes {
+					t.Fatalf("after Finish: buffers hold %d bytes, the engine counts %d", got, e.Retained().BufferedBytes)
+				}
+				t.Logf("budget %d: cuts %d, most held %d", budget, e.Reassembly.BudgetCuts, e.Reassembly.MaxBufferedHeld)
+				if budget == 0 && e.Reassembly.BudgetCuts != 0 {
+					t.Errorf("default budget cut %d items", e.Reassembly.BudgetCuts)
+				}
+			}
+		})
+	}
+}
