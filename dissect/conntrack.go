@@ -104,6 +104,7 @@ func (t *ConnTable) newConn(tr Transport, p *Packet) *Connection {
 	}
 	t.nextID++
 	c := &Connection{ID: t.nextID, Transport: tr, FirstPacket: p.Number}
+	c.rel.last = p.Timestamp
 	t.conns = append(t.conns, c)
 	return c
 }
@@ -183,6 +184,7 @@ func (t *ConnTable) Track(p *Packet) {
 func (t *ConnTable) place(p *Packet, c *Connection, d Direction) {
 	p.Conn, p.Dir = c, d
 	c.LastPacket = p.Number
+	c.rel.last = p.Timestamp
 	if c.FirstPacket == 0 {
 		c.FirstPacket = p.Number
 	}

@@ -37,6 +37,10 @@ type Options struct {
 	// DefaultMaxRebuildBytes). See rpc.go.
 	MaxTransactions int
 	MaxRebuildBytes int
+	// IdleTimeout, when positive, releases a connection that saw no
+	// packet for that long in capture time (the packets' timestamps), as if
+	// it had closed: Connection.Idle tells (release.go). 0: never.
+	IdleTimeout time.Duration
 	// MaxBufferedBytes bounds the payload bytes all reassembly buffers hold
 	// together (default DefaultMaxBufferedBytes; see budget.go).
 	MaxBufferedBytes int
@@ -171,6 +175,7 @@ type Engine struct {
 	rxs        rxState
 	rpcs       rpcState
 	buf        bufBudget
+	idle       idleClock
 }
 
 // NewEngine returns an engine with opts, defaults filled in.
@@ -237,6 +242,10 @@ func (e *Engine) Run(r *source.Reader, each func(*Packet) error) error {
 // Process decodes one frame into p and tracks it. p's number, times,
 // lengths and link type must be set.
 func (e *Engine) Process(p *Packet, data []byte) {
+	if e.opts.IdleTimeout > 0 {
+		// Connections quiet for IdleTimeout before this packet go first.
+		e.expireIdle(p.Timestamp)
+	}
 	e.dec.Decode(p, data)
 	e.Conns.Track(p)
 	if c := p.Conn; c != nil && c.IPoIBCM() && p.BTH.OpCode.IsSend() && (p.BTH.OpCode.IsOnly() || p.BTH.OpCode.IsFirst()) {

@@ -154,6 +154,10 @@ type Connection struct {
 
 	FirstPacket int
 	LastPacket  int
+	// Idle is set when the engine released the connection because no
+	// packet of it came for Options.IdleTimeout (release.go); State still
+	// tells how far its set-up got.
+	Idle bool
 
 	// PrivateData is indexed by Direction.Index(): [0] the client's (REQ),
 	// [1] the server's (REP).

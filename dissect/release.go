@@ -1,5 +1,7 @@
 package dissect
 
+import "time"
+
 // Releasing finished connections: however long the input runs, the engine
 // holds state only for live connections, plus a compact summary (the
 // Connection) of each finished one, and the number of summaries is bounded.
@@ -57,6 +59,7 @@ type connRelease struct {
 	pending    pairKey
 	hasPending bool
 	stream     *iwStream // iWARP
+	last       time.Time // timestamp of its last packet (IdleTimeout)
 }
 
 // Released reports whether the engine is done with c: it was closed and no
@@ -82,6 +85,69 @@ func (e *Engine) releaseClosed() {
 		t.released(c)
 	}
 	t.closing = t.closing[:0]
+}
+
+// Idle connections. A connection whose close is never captured (the
+// capture missed it, a client crashed, an NFS mount that is never
+// unmounted goes quiet) would keep its state to the end of an endless
+// stream. With Options.IdleTimeout, a live connection that saw no packet
+// for that long in capture time — measured by the latest timestamp seen,
+// so that packets slightly out of order do not move the clock back — is
+// closed as a DREP or FIN would close it and released the same way (its
+// reassembly handed up, its open transactions ended, the checks told
+// ConnectionDone), with Connection.Idle set. A packet that comes for it
+// later starts a new connection (RoCE: a no-setup one on its QPs). The
+// connections are looked at every eighth of the timeout, so one goes
+// between IdleTimeout and 9/8 of it after its last packet.
+
+// idleClock is the bookkeeping of the idle scan.
+type idleClock struct {
+	now, next time.Time
+	scans     int
+}
+
+// expireIdle releases the connections idle at ts.
+func (e *Engine) expireIdle(ts time.Time) {
+	k := &e.idle
+	if ts.After(k.now) {
+		k.now = ts
+	}
+	if k.now.Before(k.next) {
+		return
+	}
+	timeout := e.opts.IdleTimeout
+	step := timeout / 8
+	if step <= 0 {
+		step = timeout
+	}
+	if k.next.IsZero() {
+		// The first packet starts the clock.
+		k.next = k.now.Add(step)
+		return
+	}
+	k.next = k.now.Add(step)
+	k.scans++
+	cutoff := k.now.Add(-timeout)
+	t := e.Conns
+	if e.iw != nil {
+		for i := 0; i < len(e.iw.order); i++ {
+			s := e.iw.order[i]
+			if c := s.conn; c != nil && c.rel.state == relLive && c.rel.last.Before(cutoff) {
+				c.Idle = true
+				e.iw.close(s) // takes s out of order
+				i--
+			}
+		}
+	}
+	for _, c := range t.conns {
+		if c.rel.state == relLive && c.rel.last.Before(cutoff) && c.rel.stream == nil && c.Transport != TransportIWARP {
+			c.Idle = true
+			t.close(c)
+		}
+	}
+	if len(t.closing) > 0 {
+		e.releaseClosed()
+	}
 }
 
 // retired is told by the ConnTable that c left the grace window.

@@ -99,6 +99,9 @@ type Connection struct {
 	Reject      string   `json:"reject_reason,omitempty"`
 	FirstPacket int      `json:"first_packet"`
 	LastPacket  int      `json:"last_packet"`
+	// Idle: released after --idle-timeout without a packet (its close,
+	// if any, came later or was not captured).
+	Idle        bool `json:"idle,omitempty"`
 	PrivateData struct {
 		Client PrivateData `json:"client"`
 		Server PrivateData `json:"server"`
@@ -156,6 +159,7 @@ func connection(c *dissect.Connection) Connection {
 		Reject:      c.RejectReason,
 		FirstPacket: c.FirstPacket,
 		LastPacket:  c.LastPacket,
+		Idle:        c.Idle,
 	}
 	if c.ServicePort != 0 {
 		p := c.ServicePort
@@ -289,10 +293,14 @@ func endpointText(e Endpoint) string {
 }
 
 func stateText(c Connection) string {
+	s := c.State
 	if c.Reject != "" {
-		return c.State + " (" + c.Reject + ")"
+		s += " (" + c.Reject + ")"
 	}
-	return c.State
+	if c.Idle {
+		s += " (idle)"
+	}
+	return s
 }
 
 // newTable is the house table style: headers as written, no wrapping.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -61,11 +62,20 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitUsage
 }
 
+// DefaultIdleTimeout is --idle-timeout's default, the same for files,
+// standard input and live capture so that their analyses agree: longer
+// than a connection stays quiet while it is in use (NFSv4 renews its lease
+// within its 90 s default; Linux's RPC client itself disconnects a
+// transport idle for 5 minutes), short enough that an endless stream lets
+// go of connections whose close was never captured (docs/streaming.md).
+const DefaultIdleTimeout = 10 * time.Minute
+
 // globalFlags are the flags every subcommand shares.
 type globalFlags struct {
 	rocePort       uint16
 	maxConnections int
 	maxBuffered    int
+	idleTimeout    time.Duration
 }
 
 // engineOptions sets the options the global flags choose.
@@ -73,6 +83,7 @@ func (g *globalFlags) engineOptions(opts *dissect.Options) {
 	opts.RoCEPort = g.rocePort
 	opts.MaxConnections = g.maxConnections
 	opts.MaxBufferedBytes = g.maxBuffered
+	opts.IdleTimeout = g.idleTimeout
 }
 
 func newRoot() *cobra.Command {
@@ -91,6 +102,8 @@ private data, inline thresholds, remote invalidation) and what every packet is.`
 		"connections tracked at once, live ones and the summaries of closed ones (a full table forgets the oldest closed summary)")
 	root.PersistentFlags().IntVar(&g.maxBuffered, "max-buffered", dissect.DefaultMaxBufferedBytes,
 		"bytes all reassembly buffers may hold together; past it the largest message or RDMA operation in progress is handed up truncated")
+	root.PersistentFlags().DurationVar(&g.idleTimeout, "idle-timeout", DefaultIdleTimeout,
+		"release a connection that saw no packet for this long in capture time, as if it had closed (0: never)")
 	root.AddCommand(newDissectCmd(g), newAnalyzeCmd(g), newCaptureCmd(g), newTransactionsCmd(g), newCheckCmd(g), newRulesCmd(), newVersionCmd())
 	return root
 }
