@@ -113,8 +113,13 @@ type ConnResult struct {
 	Checks      []CheckResult    `json:"checks"`
 	Usage       *InvUsage        `json:"remote_invalidation,omitempty"`
 	Chunks      *ChunkSummary    `json:"chunks,omitempty"`
-	conn        *dissect.Connection
-	findings    []Finding
+	// Caveats say why the connection's results may rest on incomplete
+	// evidence: packets of it the capture lacks (gaps in its PSNs or TCP
+	// stream), or packets the capture as a whole lost (Result.Caveats,
+	// repeated here). Its findings may then be missing or partial.
+	Caveats  []string `json:"caveats,omitempty"`
+	conn     *dissect.Connection
+	findings []Finding
 }
 
 // Connection returns the engine's connection (nil for ID 0).
@@ -165,6 +170,47 @@ type Result struct {
 	// per rule, their findings counted as omitted.
 	ForgottenConnections int           `json:"forgotten_connections,omitempty"`
 	ForgottenChecks      []CheckResult `json:"forgotten_checks,omitempty"`
+	// Caveats are the notes that apply to every connection (NoteLoss):
+	// evidence was lost where it cannot be told whose it was.
+	Caveats []string `json:"caveats,omitempty"`
+}
+
+// AddCaveat notes that every connection's results may lack evidence.
+func (r *Result) AddCaveat(note string) {
+	r.Caveats = append(r.Caveats, note)
+	for _, cr := range r.Connections {
+		cr.Caveats = append(cr.Caveats, note)
+	}
+}
+
+// NoteLoss adds the caveats of packets lost to the whole capture: kernel
+// drops (live capture) and damaged records the reader skipped. Neither can
+// be attributed to a connection, so every result carries them.
+func (r *Result) NoteLoss(kernelDrops, skipped uint64) {
+	if kernelDrops > 0 {
+		r.AddCaveat(fmt.Sprintf("%d packets were dropped by the kernel during this capture: findings may be missing or partial", kernelDrops))
+	}
+	if skipped > 0 {
+		r.AddCaveat(fmt.Sprintf("%d damaged records were skipped while reading the capture: findings may be missing or partial", skipped))
+	}
+}
+
+// connCaveats notes what the capture lacks of one connection.
+func connCaveats(dc *dissect.Connection) []string {
+	var out []string
+	if dc.MissingPSNs > 0 {
+		what := "PSNs of this connection are"
+		if dc.MissingPSNs == 1 {
+			what = "PSN of this connection is"
+		}
+		out = append(out, fmt.Sprintf("%d %s missing from the capture: findings may be missing or partial", dc.MissingPSNs, what))
+	}
+	if dc.IWARP != nil {
+		if n := dc.IWARP.Dir[0].GapOctets + dc.IWARP.Dir[1].GapOctets; n > 0 {
+			out = append(out, fmt.Sprintf("%d octets of this connection's TCP stream are missing from the capture: findings may be missing or partial", n))
+		}
+	}
+	return out
 }
 
 // Count returns how many findings (kept and omitted) are at or above sev.
@@ -198,6 +244,7 @@ func (c *Conn) result() *ConnResult {
 		cr.ServicePort = c.ServicePort
 		cr.State = c.State.String()
 		cr.RPC = c.rpc == rpcYes
+		cr.Caveats = connCaveats(c.Connection)
 		if cr.RPC {
 			u, ch := c.Usage, c.Chunks
 			if c.Negotiated {

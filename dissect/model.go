@@ -158,6 +158,9 @@ type Connection struct {
 	// packet of it came for Options.IdleTimeout (release.go); State still
 	// tells how far its set-up got.
 	Idle bool
+	// MissingPSNs counts the PSNs skipped by forward jumps on its request
+	// streams (IB/RoCE: packets the capture lacks; reassembly.go).
+	MissingPSNs uint64
 
 	// PrivateData is indexed by Direction.Index(): [0] the client's (REQ),
 	// [1] the server's (REP).

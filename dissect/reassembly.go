@@ -332,7 +332,10 @@ func (e *Engine) request(p *Packet, c *Connection, rc *roceConn, s *reqStream) {
 			unknownLen = true
 		}
 	}
-	if s.accept(st, psn, n) {
+	missing := st.MissingPSNs
+	dup := s.accept(st, psn, n)
+	c.MissingPSNs += st.MissingPSNs - missing
+	if dup {
 		st.Duplicates++
 		if op.IsSend() && op.IsOnly() {
 			e.duplicateSend(p)

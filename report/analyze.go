@@ -28,6 +28,9 @@ type Analysis struct {
 	// Errors lists what stopped reading early; what was read before it is
 	// reported all the same.
 	Errors []string `json:"errors,omitempty"`
+	// CheckCaveats are the caveats on every connection's checks (packets
+	// the capture lost: check.Result.Caveats).
+	CheckCaveats []string `json:"check_caveats,omitempty"`
 	// ConnectionsDropped counts connections not tracked because the
 	// connection table was full.
 	ConnectionsDropped uint64 `json:"connections_dropped,omitempty"`
@@ -124,6 +127,9 @@ type Connection struct {
 	RemoteInvalidation *check.InvUsage     `json:"remote_invalidation,omitempty"`
 	Chunks             *check.ChunkSummary `json:"chunks,omitempty"`
 	Checks             []check.CheckResult `json:"checks,omitempty"`
+	// CheckCaveats say why its checks may rest on incomplete evidence
+	// (check.ConnResult.Caveats).
+	CheckCaveats []string `json:"check_caveats,omitempty"`
 }
 
 // NewAnalysis builds the document from an engine that has read a capture.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -48,6 +49,8 @@ type CheckFile struct {
 	// findings count in the summary but are not listed (check.Result).
 	ForgottenConnections int                 `json:"forgotten_connections,omitempty"`
 	ForgottenChecks      []check.CheckResult `json:"forgotten_checks,omitempty"`
+	// Caveats apply to every connection's results (check.Result.Caveats).
+	Caveats []string `json:"caveats,omitempty"`
 }
 
 // CheckConnection is one connection and its rules' statuses.
@@ -63,7 +66,10 @@ type CheckConnection struct {
 	Checks             []check.CheckResult `json:"checks"`
 	RemoteInvalidation *check.InvUsage     `json:"remote_invalidation,omitempty"`
 	Chunks             *check.ChunkSummary `json:"chunks,omitempty"`
-	name               string
+	// Caveats say why its results may rest on incomplete evidence
+	// (check.ConnResult.Caveats, the file's included).
+	Caveats []string `json:"caveats,omitempty"`
+	name    string
 }
 
 // CheckSummary adds up every file.
@@ -95,10 +101,11 @@ func NewCheckFile(name string, eng *dissect.Engine, res *check.Result, readErr e
 	}
 	f.Omitted, f.Suppressed = res.Omitted, res.Suppressed
 	f.ForgottenConnections, f.ForgottenChecks = res.ForgottenConnections, res.ForgottenChecks
+	f.Caveats = res.Caveats
 	f.Findings = append(f.Findings, res.Findings...)
 	for _, cr := range res.Connections {
 		c := CheckConnection{ID: cr.ID, Transport: cr.Transport, State: cr.State, RPC: cr.RPC,
-			Checks: cr.Checks, RemoteInvalidation: cr.Usage, Chunks: cr.Chunks, name: cr.Name()}
+			Checks: cr.Checks, RemoteInvalidation: cr.Usage, Chunks: cr.Chunks, Caveats: cr.Caveats, name: cr.Name()}
 		if c.Checks == nil {
 			c.Checks = []check.CheckResult{}
 		}
@@ -218,6 +225,9 @@ func (r *CheckReport) WriteText(w io.Writer, o TextOptions) error {
 		if f.Error != "" {
 			ew.printf("  could not be read: %s\n", f.Error)
 		}
+		for _, note := range f.Caveats {
+			ew.printf("  caveat: %s\n", note)
+		}
 		for _, c := range f.Connections {
 			writeConnText(ew, &f, &c, o)
 		}
@@ -303,6 +313,9 @@ func writeConnText(ew *errWriter, f *CheckFile, c *CheckConnection, o TextOption
 		}
 	}
 	ew.printf("    checks: %d passed, %d with findings, %d not evaluated\n", passed, found, notEval)
+	for _, note := range ownCaveats(f, c) {
+		ew.printf("    caveat: %s\n", note)
+	}
 	if u := c.RemoteInvalidation; u != nil {
 		neg := "unknown"
 		if u.Negotiated != nil {
@@ -310,6 +323,17 @@ func writeConnText(ew *errWriter, f *CheckFile, c *CheckConnection, o TextOption
 		}
 		ew.printf("    remote invalidation: negotiated %s, %d of %d Replies With Invalidate\n", neg, u.RepliesWithInvalidate, u.Replies)
 	}
+}
+
+// ownCaveats are c's caveats less the file's (printed once for the file).
+func ownCaveats(f *CheckFile, c *CheckConnection) []string {
+	var out []string
+	for _, note := range c.Caveats {
+		if !slices.Contains(f.Caveats, note) {
+			out = append(out, note)
+		}
+	}
+	return out
 }
 
 // where prefixes a finding's message with its packets and XID.
@@ -395,6 +419,7 @@ func (e *errWriter) printf(format string, a ...any) {
 // and the status of every rule.
 func (a *Analysis) AddChecks(res *check.Result) {
 	a.Findings = append(a.Findings[:0], res.Findings...)
+	a.CheckCaveats = res.Caveats
 	byID := map[int]*check.ConnResult{}
 	for _, cr := range res.Connections {
 		byID[cr.ID] = cr
@@ -403,6 +428,7 @@ func (a *Analysis) AddChecks(res *check.Result) {
 		c := &a.Connections[i]
 		if cr := byID[c.ID]; cr != nil {
 			c.RemoteInvalidation, c.Chunks, c.Checks = cr.Usage, cr.Chunks, cr.Checks
+			c.CheckCaveats = cr.Caveats
 		}
 	}
 }
@@ -461,7 +487,15 @@ func writeFindingsTable(w io.Writer, a *Analysis) error {
 				fmt.Fprintf(w, "; %d of %d Replies With Invalidate", u.RepliesWithInvalidate, u.Replies)
 			}
 			fmt.Fprintln(w)
+			for _, note := range c.CheckCaveats {
+				if !slices.Contains(a.CheckCaveats, note) {
+					fmt.Fprintf(w, "  caveat: %s\n", note)
+				}
+			}
 		}
+	}
+	for _, note := range a.CheckCaveats {
+		fmt.Fprintf(w, "caveat on every connection's checks: %s\n", note)
 	}
 	return nil
 }

@@ -90,6 +90,15 @@ func (r *CheckReport) WriteJUnit(w io.Writer) error {
 				case ch.Findings > 0:
 					tc.SystemOut = strings.Join(lines, "\n")
 				}
+				if len(c.Caveats) > 0 {
+					// A passing or failing verdict that may rest on
+					// incomplete evidence says so.
+					notes := "caveat: " + strings.Join(c.Caveats, "\ncaveat: ")
+					if tc.SystemOut != "" {
+						notes = tc.SystemOut + "\n" + notes
+					}
+					tc.SystemOut = notes
+				}
 				s.Cases = append(s.Cases, tc)
 			}
 		}

@@ -163,6 +163,16 @@ func (r *CheckReport) WriteSARIF(w io.Writer) error {
 			inv.Notifications = append(inv.Notifications, sarifNotification{Level: "error", Message: sarifText{f.Error},
 				Locations: []sarifLocation{{PhysicalLocation: &sarifPhysical{ArtifactLocation: art}}}})
 		}
+		for _, note := range f.Caveats {
+			inv.Notifications = append(inv.Notifications, sarifNotification{Level: "warning", Message: sarifText{note},
+				Locations: []sarifLocation{{PhysicalLocation: &sarifPhysical{ArtifactLocation: art}}}})
+		}
+		for _, c := range f.Connections {
+			for _, note := range ownCaveats(&f, &c) {
+				inv.Notifications = append(inv.Notifications, sarifNotification{Level: "warning", Message: sarifText{c.name + ": " + note},
+					Locations: []sarifLocation{{PhysicalLocation: &sarifPhysical{ArtifactLocation: art}}}})
+			}
+		}
 		conns := map[int]*CheckConnection{}
 		for ci := range f.Connections {
 			conns[f.Connections[ci].ID] = &f.Connections[ci]
@@ -186,6 +196,9 @@ func (r *CheckReport) WriteSARIF(w io.Writer) error {
 			}
 			if fd.PacketsOmitted > 0 {
 				props["packetsOmitted"] = fd.PacketsOmitted
+			}
+			if c != nil && len(c.Caveats) > 0 {
+				props["caveats"] = c.Caveats
 			}
 			res := sarifResult{RuleID: fd.Rule, RuleIndex: index[fd.Rule], Level: sarifLevel(fd.Severity),
 				Message:             sarifText{where(&fd) + fd.Message},

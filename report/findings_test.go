@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,6 +23,13 @@ import (
 // checkFile runs every rule on a capture, as `rdmashark check` does.
 func checkFile(t *testing.T, name string) CheckFile {
 	t.Helper()
+	return checkFileWith(t, name, nil)
+}
+
+// checkFileWith is checkFile with the result changed by edit before the
+// file is built.
+func checkFileWith(t *testing.T, name string, edit func(*check.Result)) CheckFile {
+	t.Helper()
 	r, err := source.Open(name)
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +40,11 @@ func checkFile(t *testing.T, name string) CheckFile {
 	if err := eng.Run(r, func(p *dissect.Packet) error { run.Packet(p); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	return NewCheckFile(name, eng, run.Finish(eng.Conns.Connections()), nil)
+	res := run.Finish(eng.Conns.Connections())
+	if edit != nil {
+		edit(res)
+	}
+	return NewCheckFile(name, eng, res, nil)
 }
 
 // sampleReport checks real and mutated captures chosen to give every kind
@@ -50,6 +62,11 @@ func sampleReport(t *testing.T) *CheckReport {
 	} {
 		rep.Add(checkFile(t, f))
 	}
+	// Caveats: a connection missing a PSN (drop-call lost a request packet),
+	// and a capture whose kernel dropped packets and whose reader skipped
+	// records (every connection's results).
+	rep.Add(checkFile(t, "../testdata/pcaps/mutated/rxe-nfs3-conn2--drop-call.pcap"))
+	rep.Add(checkFileWith(t, "../testdata/pcaps/rxe-nfs42-small.pcap", func(r *check.Result) { r.NoteLoss(7, 2) }))
 	rep.Add(NewCheckFile("missing & <odd>.pcap", nil, nil, fmt.Errorf("open missing & <odd>.pcap: no such file or directory")))
 	return rep
 }
@@ -59,6 +76,36 @@ func TestSARIFValidates(t *testing.T) {
 	var buf bytes.Buffer
 	if err := rep.WriteSARIF(&buf); err != nil {
 		t.Fatal(err)
+	}
+	// The caveats: the loss of a whole capture and a connection's missing
+	// PSN as notifications of the run, and on each result of the
+	// connection concerned.
+	var sl struct {
+		Runs []struct {
+			Invocations []struct {
+				Notifications []struct{ Message struct{ Text string } } `json:"toolExecutionNotifications"`
+			}
+			Results []struct {
+				Properties struct{ Caveats []string }
+			}
+		}
+	}
+	if err := json.Unmarshal(buf.Bytes(), &sl); err != nil {
+		t.Fatal(err)
+	}
+	var notes []string
+	for _, n := range sl.Runs[0].Invocations[0].Notifications {
+		notes = append(notes, n.Message.Text)
+	}
+	withPSN := 0
+	for _, r := range sl.Runs[0].Results {
+		if slices.Equal(r.Properties.Caveats, []string{psnCaveat}) {
+			withPSN++
+		}
+	}
+	if !slices.Contains(notes, dropCaveat) || !slices.Contains(notes, skipCaveat) || withPSN == 0 ||
+		!slices.ContainsFunc(notes, func(s string) bool { return strings.HasSuffix(s, ": "+psnCaveat) }) {
+		t.Errorf("SARIF: notifications %q, %d results with the PSN caveat", notes, withPSN)
 	}
 	c := jsonschema.NewCompiler()
 	f, err := os.Open("testdata/sarif-schema-2.1.0.json")
@@ -168,6 +215,11 @@ func TestJUnitValidates(t *testing.T) {
 	var buf bytes.Buffer
 	if err := rep.WriteJUnit(&buf); err != nil {
 		t.Fatal(err)
+	}
+	for _, want := range []string{"caveat: " + psnCaveat, "caveat: " + dropCaveat, "caveat: " + skipCaveat} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("JUnit lacks %q", want)
+		}
 	}
 	xsd := loadXSD(t, "testdata/junit-10.xsd")
 	root := parseXML(t, buf.Bytes())
@@ -454,5 +506,59 @@ func TestCheckReportJSONAndText(t *testing.T) {
 	}
 	if filepath.Base(rep.Files[0].File) != "rxe-nfs3.pcap" {
 		t.Fatal("sample order changed")
+	}
+	checkCaveats(t, js.Bytes(), out)
+}
+
+const (
+	psnCaveat  = "1 PSN of this connection is missing from the capture: findings may be missing or partial"
+	dropCaveat = "7 packets were dropped by the kernel during this capture: findings may be missing or partial"
+	skipCaveat = "2 damaged records were skipped while reading the capture: findings may be missing or partial"
+)
+
+// checkCaveats: the JSON carries drop-call's PSN caveat on its connection
+// only, and the loss caveats on the nfs42 file and each of its connections;
+// none on the captures without loss; the text shows each once.
+func checkCaveats(t *testing.T, js []byte, text string) {
+	t.Helper()
+	var doc struct {
+		Files []struct {
+			File        string
+			Caveats     []string
+			Connections []struct {
+				ID      int
+				Caveats []string
+			}
+		}
+	}
+	if err := json.Unmarshal(js, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range doc.Files {
+		base := filepath.Base(f.File)
+		for _, c := range f.Connections {
+			var want []string
+			switch {
+			case base == "rxe-nfs3-conn2--drop-call.pcap" && c.ID != 0:
+				want = []string{psnCaveat}
+			case base == "rxe-nfs42-small.pcap":
+				want = []string{dropCaveat, skipCaveat}
+			}
+			if !slices.Equal(c.Caveats, want) {
+				t.Errorf("%s connection %d: caveats %q, want %q", base, c.ID, c.Caveats, want)
+			}
+		}
+		if want := []string(nil); base == "rxe-nfs42-small.pcap" {
+			if want = []string{dropCaveat, skipCaveat}; !slices.Equal(f.Caveats, want) || len(f.Connections) == 0 {
+				t.Errorf("%s: caveats %q, want %q", base, f.Caveats, want)
+			}
+		} else if len(f.Caveats) != 0 {
+			t.Errorf("%s: caveats %q", base, f.Caveats)
+		}
+	}
+	for _, want := range []string{psnCaveat, dropCaveat, skipCaveat} {
+		if n := strings.Count(text, "caveat: "+want); n != 1 {
+			t.Errorf("text shows %q %d times, want once", want, n)
+		}
 	}
 }

@@ -112,7 +112,9 @@ packets and bytes each way; then the protocol counts.`,
 				return runErr
 			}
 			a := report.NewAnalysis(name, eng)
-			a.AddChecks(checks.Finish(eng.Conns.Connections()))
+			res := checks.Finish(eng.Conns.Connections())
+			res.NoteLoss(0, eng.Stats.Skipped)
+			a.AddChecks(res)
 			if runErr != nil {
 				a.Errors = append(a.Errors, runErr.Error())
 			}

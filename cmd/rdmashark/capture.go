@@ -270,6 +270,7 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 		a.Errors = append(a.Errors, runErr.Error())
 	}
 	verdict := checks.Finish(eng.Conns.Connections())
+	verdict.NoteLoss(stats.Drops, eng.Stats.Skipped)
 	a.AddChecks(verdict)
 	info := captureInfo{
 		Interface:     o.iface,

@@ -80,6 +80,7 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 				var res *check.Result
 				if eng != nil {
 					res = runner.Finish(eng.Conns.Connections())
+					res.NoteLoss(0, eng.Stats.Skipped)
 					if writeBaseline != "" {
 						seen.Add(res)
 					}
