@@ -1,5 +1,7 @@
 package dissect
 
+import "github.com/rdmashark/rdmashark/layers/iwarp"
+
 // The buffer budget: one bound on the payload bytes every reassembly
 // buffer of the engine holds across packets, all connections together
 // (Options.MaxBufferedBytes). Per-item limits (MaxMessageBytes,
@@ -9,8 +11,9 @@ package dissect
 // message in progress cannot grow the heap without bound.
 //
 // Counted: the capacity of the IB/RoCE Send and RDMA Write buffers and of
-// the RDMA Read response buffers (reassembly.go), and of the iWARP RDMA
-// Write and Read buffers (iwarp_ops.go), in use or kept for reuse. (The
+// the RDMA Read response buffers (reassembly.go), of the iWARP RDMA Write
+// and Read buffers (iwarp_ops.go) and of the iWARP Send reassemblers
+// (layers/iwarp.Reassembler), in use or kept for reuse. (The
 // chunk data held to rebuild RPC messages has its own bound,
 // MaxRebuildBytes, and iWARP's out-of-order TCP data gopacket's page
 // limits; both are reported with it in Retained.)
@@ -19,7 +22,8 @@ package dissect
 // let go first; then the largest message or operation in progress, of any
 // connection, is handed up as it is — truncated, as at the end of a
 // capture — and its buffer let go, until the total is within the budget
-// again. ReassemblyStats.BudgetCuts counts the items cut.
+// again (an iWARP Send is dropped instead, as its reassembler's own limits
+// drop one). ReassemblyStats.BudgetCuts counts the items cut.
 
 // DefaultMaxBufferedBytes is the default buffer budget.
 const DefaultMaxBufferedBytes = 256 << 20
@@ -78,6 +82,21 @@ func (e *Engine) freeSpareBuffers() {
 			b.grew(cap(op.data), 0)
 			op.data = nil
 		}
+		free := func(ra *iwarp.Reassembler) {
+			held := ra.Buffered()
+			ra.FreeSpare()
+			b.grew(held, ra.Buffered())
+		}
+		for _, st := range e.iw.order {
+			for h := range st.half {
+				if ra := st.half[h].reasm; ra != nil {
+					free(ra)
+				}
+			}
+		}
+		for _, ra := range e.iw.freeReasm {
+			free(ra)
+		}
 	}
 }
 
@@ -91,6 +110,7 @@ func (e *Engine) cutLargest() bool {
 		bi  = -1 // index of a Read in bs.reads; -1: bs.cur
 		bst *iwStream
 		bop *iwOp
+		bra *iwarp.Reassembler
 	)
 	for _, c := range e.Conns.Connections() {
 		if rc := e.rxs.conns[c]; rc != nil {
@@ -113,12 +133,17 @@ func (e *Engine) cutLargest() bool {
 				hf := &st.half[h]
 				for _, op := range hf.writes {
 					if n := cap(op.data); n > best {
-						best, bst, bop, bs = n, st, op, nil
+						best, bst, bop, bra, bs = n, st, op, nil, nil
 					}
 				}
 				for _, op := range hf.reads {
 					if n := cap(op.data); n > best {
-						best, bst, bop, bs = n, st, op, nil
+						best, bst, bop, bra, bs = n, st, op, nil, nil
+					}
+				}
+				if hf.reasm != nil {
+					if n := hf.reasm.Largest(); n > best {
+						best, bst, bop, bra, bs = n, st, nil, hf.reasm, nil
 					}
 				}
 			}
@@ -127,6 +152,11 @@ func (e *Engine) cutLargest() bool {
 	switch {
 	case best == 0:
 		return false
+	case bra != nil:
+		// An iWARP Send: dropped, as its reassembler's limits do.
+		held := bra.Buffered()
+		bra.DropLargest()
+		e.buf.grew(held, bra.Buffered())
 	case bst != nil:
 		bst.cutOp(bop)
 		e.freeSpareBuffers()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/dissect/source"
 	"github.com/rdmashark/rdmashark/internal/synth"
+	"github.com/rdmashark/rdmashark/layers/iwarp"
 	"github.com/rdmashark/rdmashark/layers/roce"
 )
 
@@ -38,6 +39,16 @@ func heldNow(e *Engine) int {
 		}
 		for _, op := range e.iw.freeOps {
 			n += cap(op.data)
+		}
+		for _, st := range e.iw.order {
+			for h := range st.half {
+				if ra := st.half[h].reasm; ra != nil {
+					n += ra.Buffered()
+				}
+			}
+		}
+		for _, ra := range e.iw.freeReasm {
+			n += ra.Buffered()
 		}
 	}
 	return n
@@ -164,5 +175,81 @@ func TestBufferBudgetCaptures(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBufferBudgetIWARP: 32 iWARP connections each leave a Send (three
+// 1000-octet untagged segments of MSN 1, no L) and an RDMA Write (two
+// 1000-octet tagged segments, no L) in progress, some 8 KB of buffers
+// each, under a 16 KiB budget: the total stays within it and equal to what
+// the buffers hold, Sends are dropped (the reassemblers' Cut) and Writes
+// handed up incomplete for it; the default budget cuts nothing.
+func TestBufferBudgetIWARP(t *testing.T) {
+	const conns, budget = 32, 16 << 10
+	var each [][]iwFrame
+	chunk := make([]byte, 1000)
+	for i := range conns {
+		c := newIWConn(t, uint16(41000+i), 20049)
+		c.send(0, mpaFrame(true, false, false, false, 1, nil))
+		c.send(1, mpaFrame(false, false, false, false, 1, nil))
+		for k := range 3 {
+			c.send(0, fpdus(false, false, c.seq[0], c.seq[0], untaggedULPDU(iwarp.OpSend, false, 0, 0, 1, uint32(k*1000), chunk)))
+		}
+		for k := range 2 {
+			c.send(0, fpdus(false, false, c.seq[0], c.seq[0], taggedULPDU(iwarp.OpRDMAWrite, false, 0x1234, uint64(k*1000), chunk)))
+		}
+		each = append(each, c.out)
+	}
+	// Interleaved: every connection's n-th segment before anyone's n+1-th.
+	var frames []iwFrame
+	t0 := time.Unix(1700000000, 0)
+	for k := range each[0] {
+		for _, fs := range each {
+			f := fs[k]
+			f.num = len(frames) + 1
+			f.ci.Timestamp = t0.Add(time.Duration(f.num) * time.Millisecond)
+			frames = append(frames, f)
+		}
+	}
+	for _, max := range []int{budget, 0} {
+		e := NewEngine(Options{MaxBufferedBytes: max})
+		ops := &opCounter{}
+		e.opts.Observer = ops
+		relRun(e, frames, func(p *Packet) {
+			held := e.Retained().BufferedBytes
+			if got := heldNow(e); got != held {
+				t.Fatalf("packet %d: buffers hold %d bytes, the engine counts %d", p.Number, got, held)
+			}
+			if max > 0 && held > max {
+				t.Fatalf("packet %d: %d bytes buffered, budget %d", p.Number, held, max)
+			}
+		})
+		cut := uint64(0)
+		for _, c := range e.Conns.Connections() {
+			cut += c.IWARP.Dir[0].Reassembly.Cut
+		}
+		t.Logf("budget %d: cuts %d (Sends dropped %d), Writes handed up incomplete %d, most held %d",
+			max, e.Reassembly.BudgetCuts, cut, ops.incomplete, e.Reassembly.MaxBufferedHeld)
+		if max == 0 {
+			if e.Reassembly.BudgetCuts != 0 || cut != 0 || e.Reassembly.MaxBufferedHeld <= budget {
+				t.Errorf("default budget: %d cuts, %d Sends dropped, %d held at most", e.Reassembly.BudgetCuts, cut, e.Reassembly.MaxBufferedHeld)
+			}
+			continue
+		}
+		// The cuts that were not Sends were Writes, handed up incomplete
+		// when cut (all 32 are at the end anyway).
+		if cut == 0 || e.Reassembly.BudgetCuts <= cut || ops.incomplete <= conns {
+			t.Errorf("%d cuts: %d Sends dropped, %d Writes handed up incomplete", e.Reassembly.BudgetCuts, cut, ops.incomplete)
+		}
+	}
+}
+
+// opCounter counts the RDMA operations handed up incomplete.
+type opCounter struct{ incomplete int }
+
+func (o *opCounter) Message(*Message) {}
+func (o *opCounter) RDMAOp(op *RDMAOp) {
+	if !op.Complete {
+		o.incomplete++
 	}
 }

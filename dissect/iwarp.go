@@ -794,8 +794,15 @@ func (s *iwStream) end() {
 		}
 		if hf.reasm != nil {
 			s.info.Dir[h].Reassembly = hf.reasm.Stats
+			// Its Sends in progress end with the stream (a reused
+			// reassembler must not carry them into another).
+			held := hf.reasm.Buffered()
+			hf.reasm.Reset()
 			if len(ie.freeReasm) < iwarpMaxFreeFramers {
 				ie.freeReasm = append(ie.freeReasm, hf.reasm)
+				ie.e.buf.grew(held, hf.reasm.Buffered())
+			} else {
+				ie.e.buf.grew(held, 0)
 			}
 			hf.reasm = nil
 		}

@@ -171,11 +171,14 @@ func (s *iwStream) fpdu(h int, fp *iwarp.FPDU) {
 		ctr.Terminates++
 	case iwarp.OpSend, iwarp.OpSendWithInvalidate, iwarp.OpSendWithSE, iwarp.OpSendWithSEAndInvalidate:
 		hf := &s.half[h]
+		held := hf.reasm.Buffered()
 		m, _ := hf.reasm.Add(d, uint64(num))
+		ie.e.buf.grew(held, hf.reasm.Buffered())
 		ctr.Reassembly = hf.reasm.Stats
 		if m != nil {
 			s.message(h, m, r)
 		}
+		ie.e.checkBudget()
 	}
 	if d.L {
 		s.half[h].fresh = false

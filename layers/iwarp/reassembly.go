@@ -25,6 +25,7 @@ type ReassemblyStats struct {
 	Gaps       uint64 // messages dropped because a segment before MO was missing
 	Duplicates uint64 // segments ignored because their octets were already received
 	Tagged     uint64 // tagged segments refused
+	Cut        uint64 // messages in progress dropped by DropLargest
 }
 
 // Message is a complete untagged DDP message: the DDP payloads of its
@@ -203,6 +204,77 @@ func (r *Reassembler) remove(i int) {
 	r.parts[i] = r.parts[last]
 	r.parts[last] = nil
 	r.parts = r.parts[:last]
+}
+
+// Reset drops the messages in progress and zeroes Stats, to reuse the
+// Reassembler for another stream; its buffers are kept.
+func (r *Reassembler) Reset() {
+	if r.outPart != nil {
+		r.release(r.outPart)
+		r.outPart = nil
+	}
+	for _, p := range r.parts {
+		r.release(p)
+	}
+	clear(r.parts)
+	r.parts = r.parts[:0]
+	r.Stats = ReassemblyStats{}
+}
+
+// Buffered returns the capacity of the buffers the Reassembler holds, in
+// octets: those of the messages in progress, of the last message returned,
+// and those kept for reuse.
+func (r *Reassembler) Buffered() int {
+	n := 0
+	for _, p := range r.parts {
+		n += cap(p.data)
+	}
+	for _, p := range r.free {
+		n += cap(p.data)
+	}
+	if r.outPart != nil {
+		n += cap(r.outPart.data)
+	}
+	return n
+}
+
+// Largest returns the buffer capacity of its largest message in progress
+// (0 when none holds a buffer).
+func (r *Reassembler) Largest() int {
+	n := 0
+	for _, p := range r.parts {
+		n = max(n, cap(p.data))
+	}
+	return n
+}
+
+// DropLargest drops the largest message in progress, as a limit does: its
+// buffer is let go and its remaining segments are ignored up to its last
+// (Stats.Cut counts it). For a bound on memory shared by many Reassemblers.
+func (r *Reassembler) DropLargest() {
+	best := -1
+	for i, p := range r.parts {
+		if cap(p.data) > 0 && (best < 0 || cap(p.data) > cap(r.parts[best].data)) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return
+	}
+	p := r.parts[best]
+	p.dropped, p.data, p.refs = true, nil, nil
+	r.Stats.Cut++
+}
+
+// FreeSpare lets go of the buffers kept for reuse (and of the last
+// message returned: call it after that message has been used).
+func (r *Reassembler) FreeSpare() {
+	for _, p := range r.free {
+		p.data = nil
+	}
+	if r.outPart != nil {
+		r.outPart.data = nil
+	}
 }
 
 func (r *Reassembler) release(p *partialMessage) {

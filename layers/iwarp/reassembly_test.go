@@ -169,3 +169,43 @@ func TestReassemblerZeroAlloc(t *testing.T) {
 		t.Fatalf("%v allocations per message", a)
 	}
 }
+
+// TestReassemblerBudgetHooks: Buffered follows the buffers' capacity,
+// DropLargest drops the message holding the most (its later segments are
+// swallowed up to L without counting a gap), FreeSpare and Reset let go of
+// buffers and messages.
+func TestReassemblerBudgetHooks(t *testing.T) {
+	ra := NewReassembler(ReassemblerConfig{MaxMessageBytes: 1 << 16, MaxInProgress: 4})
+	if ra.Buffered() != 0 || ra.Largest() != 0 {
+		t.Fatal("new reassembler holds buffers")
+	}
+	ra.Add(seg(0, 1, 0, false, "ab"), 1)
+	ra.Add(seg(0, 2, 0, false, "0123456789"), 2)
+	ra.Add(seg(0, 2, 10, false, "0123456789"), 3)
+	big := ra.Largest()
+	if big < 20 || ra.Buffered() < big+2 {
+		t.Fatalf("largest %d, buffered %d", big, ra.Buffered())
+	}
+	ra.DropLargest()
+	if ra.Stats.Cut != 1 || ra.Largest() >= big || ra.InProgress() != 2 {
+		t.Fatalf("after DropLargest: %+v, largest %d, %d in progress", ra.Stats, ra.Largest(), ra.InProgress())
+	}
+	if m, _ := ra.Add(seg(0, 2, 20, true, "z"), 4); m != nil || ra.Stats.Gaps != 0 || ra.InProgress() != 1 {
+		t.Fatalf("dropped message's last segment: %+v, %+v", m, ra.Stats)
+	}
+	if m, _ := ra.Add(seg(0, 1, 2, true, "c"), 5); m == nil || string(m.Data) != "abc" {
+		t.Fatalf("other message: %+v", m)
+	}
+	ra.FreeSpare()
+	if ra.Buffered() != 0 {
+		t.Fatalf("after FreeSpare %d octets buffered", ra.Buffered())
+	}
+	ra.Add(seg(0, 3, 0, false, "abc"), 6)
+	ra.Reset()
+	if ra.InProgress() != 0 || ra.Stats != (ReassemblyStats{}) {
+		t.Fatalf("after Reset: %d in progress, %+v", ra.InProgress(), ra.Stats)
+	}
+	if m, _ := ra.Add(seg(0, 3, 3, true, "d"), 7); m != nil {
+		t.Fatal("a message in progress survived Reset")
+	}
+}
