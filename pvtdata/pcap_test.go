@@ -2,12 +2,12 @@ package pvtdata
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/gopacket/gopacket/layers"
+	"github.com/rdmashark/rdmashark/internal/pcaptest"
 )
 
 // This file reads the real captures of testdata/pcaps with the standard
@@ -40,39 +40,18 @@ type setupPD struct {
 
 func readSetupPD(t testing.TB, name string) []setupPD {
 	t.Helper()
-	f, err := os.Open(filepath.Join(pcapDir, name))
-	if err != nil {
-		t.Fatalf("open capture: %v", err)
-	}
-	defer f.Close()
-	var gh [24]byte
-	if _, err := io.ReadFull(f, gh[:]); err != nil {
-		t.Fatalf("%s: pcap header: %v", name, err)
-	}
-	if binary.LittleEndian.Uint32(gh[0:4]) != 0xa1b2c3d4 {
-		t.Fatalf("%s: not a little-endian classic pcap", name)
-	}
-	if lt := binary.LittleEndian.Uint32(gh[20:24]); lt != 1 {
+	lt, frames := pcaptest.Read(t, filepath.Join(pcapDir, name))
+	if lt != layers.LinkTypeEthernet {
 		t.Fatalf("%s: link type %d, want Ethernet (1)", name, lt)
 	}
 	var out []setupPD
-	for frame := 1; ; frame++ {
-		var rh [16]byte
-		if _, err := io.ReadFull(f, rh[:]); err != nil {
-			if errors.Is(err, io.EOF) {
-				return out
-			}
-			t.Fatalf("%s: frame %d record header: %v", name, frame, err)
-		}
-		data := make([]byte, binary.LittleEndian.Uint32(rh[8:12]))
-		if _, err := io.ReadFull(f, data); err != nil {
-			t.Fatalf("%s: frame %d: %v", name, frame, err)
-		}
-		if p, ok := setupFromFrame(data); ok {
-			p.Frame = frame
+	for _, f := range frames {
+		if p, ok := setupFromFrame(f.Data); ok {
+			p.Frame = f.Num
 			out = append(out, p)
 		}
 	}
+	return out
 }
 
 func setupFromFrame(b []byte) (setupPD, bool) {

@@ -15,32 +15,13 @@ import (
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+
+	"github.com/rdmashark/rdmashark/internal/pcaptest"
 )
 
 // The public ERF capture: 43 InfiniBand records (ERF type 21) in a pcap
 // of link type 197, as ibdump writes them.
 const erfCapture = "../../testdata/pcaps/public/srinivaskoritala-rdma-softroce-demo-infiniband.pcap"
-
-// pcapRecords returns the records of a pcap file (either byte order,
-// microseconds), read with the standard library only.
-func pcapRecords(t testing.TB, name string) [][]byte {
-	t.Helper()
-	b, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var o binary.ByteOrder = binary.LittleEndian
-	if binary.BigEndian.Uint32(b) == 0xa1b2c3d4 {
-		o = binary.BigEndian
-	}
-	var recs [][]byte
-	for off := 24; off+16 <= len(b); {
-		n := int(o.Uint32(b[off+8:]))
-		recs = append(recs, b[off+16:off+16+n])
-		off += 16 + n
-	}
-	return recs
-}
 
 // writePcap writes records as a little-endian pcap of the given link type.
 func writePcap(t testing.TB, linkType uint32, recs [][]byte) string {
@@ -103,7 +84,7 @@ func tsharkFields(t *testing.T, path string, fields ...string) [][]string {
 //
 // tshark -V shows the same, and the time 2008-05-14 19:47:59.499693535.
 func TestFirstRecord(t *testing.T) {
-	rec := pcapRecords(t, erfCapture)[0]
+	rec := pcaptest.Records(t, erfCapture)[0]
 	var e ERF
 	if err := e.DecodeFromBytes(rec, gopacket.NilDecodeFeedback); err != nil {
 		t.Fatal(err)
@@ -127,7 +108,7 @@ func TestFirstRecord(t *testing.T) {
 // fields, its time with frame.time_epoch (Wireshark takes it from the ERF
 // header), and the payload with the bytes tshark -x shows after the header.
 func TestRealCapture(t *testing.T) {
-	recs := pcapRecords(t, erfCapture)
+	recs := pcaptest.Records(t, erfCapture)
 	rows := tsharkFields(t, erfCapture, "erf.ts", "erf.types.type", "erf.types.ext_header", "erf.flags",
 		"erf.flags.cap", "erf.rlen", "erf.lctr", "erf.wlen", "frame.time_epoch")
 	if len(rows) != len(recs) || len(recs) != 43 {
@@ -330,7 +311,7 @@ func TestManyExtensions(t *testing.T) {
 
 func TestSerializeRoundTrip(t *testing.T) {
 	// The real first record's header serialises back to its own bytes.
-	rec := pcapRecords(t, erfCapture)[0]
+	rec := pcaptest.Records(t, erfCapture)[0]
 	var e ERF
 	e.DecodeFromBytes(rec, gopacket.NilDecodeFeedback)
 	buf := gopacket.NewSerializeBuffer()
@@ -376,7 +357,7 @@ func TestNames(t *testing.T) {
 }
 
 func FuzzERF(f *testing.F) {
-	for _, r := range pcapRecords(f, erfCapture) {
+	for _, r := range pcaptest.Records(f, erfCapture) {
 		f.Add(r)
 	}
 	for _, r := range handRecords() {
@@ -403,7 +384,7 @@ func FuzzERF(f *testing.F) {
 }
 
 func BenchmarkDecode(b *testing.B) {
-	rec := pcapRecords(b, erfCapture)[0]
+	rec := pcaptest.Records(b, erfCapture)[0]
 	var e ERF
 	b.ReportAllocs()
 	for b.Loop() {

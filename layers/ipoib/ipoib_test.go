@@ -2,42 +2,21 @@ package ipoib
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+
+	"github.com/rdmashark/rdmashark/internal/pcaptest"
 )
 
 // tcpdump's IPoIB test capture (link type 242): ICMP, TCP and ARP.
 const ipoibCapture = "../../testdata/pcaps/public/tcpdump-tests-ipoib.pcap"
-
-// pcapRecords returns the records of a pcap file (either byte order),
-// read with the standard library only.
-func pcapRecords(t testing.TB, name string) [][]byte {
-	t.Helper()
-	b, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var o binary.ByteOrder = binary.LittleEndian
-	if binary.BigEndian.Uint32(b) == 0xa1b2c3d4 {
-		o = binary.BigEndian
-	}
-	var recs [][]byte
-	for off := 24; off+16 <= len(b); {
-		n := int(o.Uint32(b[off+8:]))
-		recs = append(recs, b[off+16:off+16+n])
-		off += 16 + n
-	}
-	return recs
-}
 
 // TestFirstPacket decodes frame 1 (an ICMP echo request), whose first 48
 // bytes are (tshark -x):
@@ -49,7 +28,7 @@ func pcapRecords(t testing.TB, name string) [][]byte {
 //	08 00 00 00                 type 0x0800 (IPv4), reserved 0
 //	45 00 00 54                 the IPv4 header
 func TestFirstPacket(t *testing.T) {
-	pkt := pcapRecords(t, ipoibCapture)[0]
+	pkt := pcaptest.Records(t, ipoibCapture)[0]
 	var i IPoIB
 	if err := i.DecodeFromBytes(pkt, gopacket.NilDecodeFeedback); err != nil {
 		t.Fatal(err)
@@ -76,7 +55,7 @@ func TestRealCapture(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	pkts := pcapRecords(t, ipoibCapture)
+	pkts := pcaptest.Records(t, ipoibCapture)
 	if len(rows) != len(pkts) || len(pkts) != 30 {
 		t.Fatalf("%d packets, tshark %d", len(pkts), len(rows))
 	}
@@ -111,7 +90,7 @@ func TestRealCapture(t *testing.T) {
 }
 
 func TestNewPacket(t *testing.T) {
-	pkts := pcapRecords(t, ipoibCapture)
+	pkts := pcaptest.Records(t, ipoibCapture)
 	p := gopacket.NewPacket(pkts[0], LayerTypeIPoIB, gopacket.Default)
 	icmp, _ := p.Layer(layers.LayerTypeICMPv4).(*layers.ICMPv4)
 	ip, _ := p.Layer(layers.LayerTypeIPv4).(*layers.IPv4)
@@ -128,7 +107,7 @@ func TestNewPacket(t *testing.T) {
 }
 
 func TestTruncated(t *testing.T) {
-	pkt := pcapRecords(t, ipoibCapture)[0]
+	pkt := pcaptest.Records(t, ipoibCapture)[0]
 	var i IPoIB
 	df := &feedback{}
 	err := i.DecodeFromBytes(pkt[:43], df)
@@ -145,7 +124,7 @@ type feedback struct{ truncated bool }
 func (f *feedback) SetTruncated() { f.truncated = true }
 
 func TestSerializeRoundTrip(t *testing.T) {
-	pkts := pcapRecords(t, ipoibCapture)
+	pkts := pcaptest.Records(t, ipoibCapture)
 	for _, n := range []int{0, 6} { // unicast address form, GRH form
 		var in IPoIB
 		if err := in.DecodeFromBytes(pkts[n], gopacket.NilDecodeFeedback); err != nil {
@@ -184,7 +163,7 @@ func TestSerializeRoundTrip(t *testing.T) {
 }
 
 func FuzzIPoIB(f *testing.F) {
-	for _, p := range pcapRecords(f, ipoibCapture) {
+	for _, p := range pcaptest.Records(f, ipoibCapture) {
 		f.Add(p)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -208,7 +187,7 @@ func FuzzIPoIB(f *testing.F) {
 }
 
 func BenchmarkDecode(b *testing.B) {
-	pkt := pcapRecords(b, ipoibCapture)[0]
+	pkt := pcaptest.Records(b, ipoibCapture)[0]
 	var i IPoIB
 	b.ReportAllocs()
 	for b.Loop() {

@@ -3,7 +3,6 @@ package iwarp
 import (
 	"bufio"
 	"compress/gzip"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -16,6 +15,8 @@ import (
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+
+	"github.com/rdmashark/rdmashark/internal/pcaptest"
 )
 
 // This file reads the real siw captures and the tshark 4.0 reference fields
@@ -47,13 +48,10 @@ func readSegments(t testing.TB, name string) []segment {
 	if s, ok := segmentCache[name]; ok {
 		return s
 	}
-	link, frames, err := readPcap(filepath.Join(pcapDir, name+".pcap"))
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
+	link, frames := pcaptest.Read(t, filepath.Join(pcapDir, name+".pcap"))
 	var out []segment
-	for i, data := range frames {
-		p := gopacket.NewPacket(data, link, gopacket.Default)
+	for i, f := range frames {
+		p := gopacket.NewPacket(f.Data, link, gopacket.Default)
 		ip, _ := p.Layer(layers.LayerTypeIPv4).(*layers.IPv4)
 		tcp, _ := p.Layer(layers.LayerTypeTCP).(*layers.TCP)
 		if ip == nil || tcp == nil {
@@ -210,42 +208,6 @@ func joinFields(per []map[string]string) map[string]string {
 		out[name] = strings.Join(vals, ",")
 	}
 	return out
-}
-
-// readPcap reads a classic pcap file. gopacket's pcapgo needs
-// golang.org/x/net, which the module does not list, and the format is short.
-func readPcap(path string) (layers.LinkType, [][]byte, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return 0, nil, err
-	}
-	if len(data) < 24 {
-		return 0, nil, fmt.Errorf("%s: short pcap header", path)
-	}
-	var bo binary.ByteOrder
-	switch binary.LittleEndian.Uint32(data) {
-	case 0xa1b2c3d4, 0xa1b23c4d:
-		bo = binary.LittleEndian
-	case 0xd4c3b2a1, 0x4d3cb2a1:
-		bo = binary.BigEndian
-	default:
-		return 0, nil, fmt.Errorf("%s: not a classic pcap file", path)
-	}
-	link := layers.LinkType(bo.Uint32(data[20:24]) & 0xffff)
-	var frames [][]byte
-	for off := 24; off < len(data); {
-		if off+16 > len(data) {
-			return 0, nil, fmt.Errorf("%s: truncated record header at %d", path, off)
-		}
-		n := int(bo.Uint32(data[off+8:]))
-		off += 16
-		if off+n > len(data) {
-			return 0, nil, fmt.Errorf("%s: truncated record at %d", path, off)
-		}
-		frames = append(frames, data[off:off+n])
-		off += n
-	}
-	return link, frames, nil
 }
 
 // streamPiece is the part of a TCP segment that extends a byte stream.

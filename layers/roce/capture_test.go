@@ -3,12 +3,12 @@ package roce
 import (
 	"bufio"
 	"encoding/binary"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rdmashark/rdmashark/internal/pcaptest"
 
 	"github.com/gopacket/gopacket/layers"
 )
@@ -24,47 +24,13 @@ type capFrame struct {
 	orig int // length on the wire
 }
 
-// capRead reads a classic pcap file. (gopacket's pcapgo would need
-// golang.org/x/net, which go.sum does not list; the format is simple.)
+// capRead reads a pcap file's frames (internal/pcaptest).
 func capRead(t testing.TB, path string) ([]capFrame, layers.LinkType) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r := bufio.NewReader(f)
-	var gh [24]byte
-	if _, err := io.ReadFull(r, gh[:]); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	var bo binary.ByteOrder
-	switch binary.LittleEndian.Uint32(gh[:]) {
-	case 0xa1b2c3d4, 0xa1b23c4d:
-		bo = binary.LittleEndian
-	case 0xd4c3b2a1, 0x4d3cb2a1:
-		bo = binary.BigEndian
-	default:
-		t.Fatalf("%s: not a pcap file", path)
-	}
-	lt := layers.LinkType(bo.Uint32(gh[20:]) & 0xFFFF)
-	var out []capFrame
-	for n := 1; ; n++ {
-		var rh [16]byte
-		if _, err := io.ReadFull(r, rh[:]); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			t.Fatalf("%s: packet %d: %v", path, n, err)
-		}
-		incl, orig := bo.Uint32(rh[8:]), bo.Uint32(rh[12:])
-		if incl > 1<<20 {
-			t.Fatalf("%s: packet %d: caplen %d", path, n, incl)
-		}
-		data := make([]byte, incl)
-		if _, err := io.ReadFull(r, data); err != nil {
-			t.Fatalf("%s: packet %d: %v", path, n, err)
-		}
-		out = append(out, capFrame{num: n, data: data, orig: int(orig)})
+	lt, frames := pcaptest.Read(t, path)
+	out := make([]capFrame, len(frames))
+	for i, f := range frames {
+		out[i] = capFrame{num: f.Num, data: f.Data, orig: f.Orig}
 	}
 	return out, lt
 }

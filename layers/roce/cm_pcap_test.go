@@ -2,10 +2,10 @@ package roce
 
 import (
 	"encoding/binary"
-	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/rdmashark/rdmashark/internal/pcaptest"
 )
 
 // Test helpers: pull the MADs out of the real captures by stripping the
@@ -35,13 +35,11 @@ const (
 // to QP0 or QP1 in the capture.
 func cmMADsInCapture(t testing.TB, name string) []cmCapturedMAD {
 	t.Helper()
-	link, frames, err := cmReadPcap(filepath.Join(cmPcapDir, name))
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
+	lt, frames := pcaptest.Read(t, filepath.Join(cmPcapDir, name))
+	link := int(lt)
 	var out []cmCapturedMAD
-	for i, data := range frames {
-		frame := i + 1
+	for _, f := range frames {
+		frame, data := f.Num, f.Data
 		bth := cmBTHOffset(link, data)
 		if bth < 0 || len(data) < bth+20+MADLength {
 			continue
@@ -56,43 +54,6 @@ func cmMADsInCapture(t testing.TB, name string) []cmCapturedMAD {
 		out = append(out, cmCapturedMAD{file: name, frame: frame, mad: mad})
 	}
 	return out
-}
-
-// cmReadPcap reads a classic pcap file (either byte order, micro- or
-// nanosecond) and returns its link type and frames. The gopacket pcapgo
-// package needs golang.org/x/net, which the module does not list.
-func cmReadPcap(path string) (int, [][]byte, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, nil, err
-	}
-	if len(b) < 24 {
-		return 0, nil, fmt.Errorf("%d bytes, no pcap header", len(b))
-	}
-	var bo binary.ByteOrder
-	switch binary.LittleEndian.Uint32(b) {
-	case 0xa1b2c3d4, 0xa1b23c4d:
-		bo = binary.LittleEndian
-	case 0xd4c3b2a1, 0x4d3cb2a1:
-		bo = binary.BigEndian
-	default:
-		return 0, nil, fmt.Errorf("not a pcap file (magic % x)", b[:4])
-	}
-	link := int(bo.Uint32(b[20:24]) & 0x0fffffff)
-	var frames [][]byte
-	for off := 24; off < len(b); {
-		if off+16 > len(b) {
-			return 0, nil, fmt.Errorf("record %d: header cut at byte %d", len(frames)+1, off)
-		}
-		n := int(bo.Uint32(b[off+8 : off+12]))
-		off += 16
-		if n > len(b)-off {
-			return 0, nil, fmt.Errorf("record %d: %d bytes promised, %d left", len(frames)+1, n, len(b)-off)
-		}
-		frames = append(frames, b[off:off+n:off+n])
-		off += n
-	}
-	return link, frames, nil
 }
 
 // cmBTHOffset returns where the BTH starts in a frame, or -1.
