@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmashark/rdmashark/internal/pcaptest"
+
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
@@ -46,26 +48,12 @@ type pcapFrame struct {
 
 func readPcap(t *testing.T, name string) []pcapFrame {
 	t.Helper()
-	f, err := os.Open(name)
-	if err != nil {
-		t.Fatal(err)
+	_, frames := pcaptest.Read(t, name)
+	out := make([]pcapFrame, len(frames))
+	for i, f := range frames {
+		out[i] = pcapFrame{f.Data, f.CI}
 	}
-	defer f.Close()
-	r, err := pcapgo.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []pcapFrame
-	for {
-		data, ci, err := r.ReadPacketData()
-		if err == io.EOF {
-			return out
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, pcapFrame{data, ci})
-	}
+	return out
 }
 
 // keptBy returns the frames the filter keeps, run in x/net/bpf's VM (the

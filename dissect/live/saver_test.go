@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/rdmashark/rdmashark/internal/pcaptest"
 
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
@@ -22,26 +23,12 @@ type frame struct {
 
 func readCapture(t testing.TB, name string) []frame {
 	t.Helper()
-	f, err := os.Open(name)
-	if err != nil {
-		t.Fatal(err)
+	_, frames := pcaptest.Read(t, name)
+	out := make([]frame, len(frames))
+	for i, f := range frames {
+		out[i] = frame{f.Data, Info{Timestamp: f.CI.Timestamp, CaptureLength: f.CI.CaptureLength, Length: f.CI.Length}}
 	}
-	defer f.Close()
-	r, err := pcapgo.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []frame
-	for {
-		data, ci, err := r.ReadPacketData()
-		if err == io.EOF {
-			return out
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, frame{data, Info{Timestamp: ci.Timestamp, CaptureLength: ci.CaptureLength, Length: ci.Length}})
-	}
+	return out
 }
 
 // readBack reads a pcapng image with the project's reader.

@@ -1,7 +1,8 @@
 // Package pcaptest reads a whole classic pcap file for tests, with gopacket's
 // pcapgo reader. It is for the leaf packages' tests (layers/*, pvtdata),
-// which may not use the engine's dissect/source; production code streams
-// through dissect/source instead.
+// which may not use the engine's dissect/source, and for tests that need
+// whole frames with their capture info; production code streams through
+// dissect/source instead.
 package pcaptest
 
 import (
@@ -10,16 +11,17 @@ import (
 	"os"
 	"testing"
 
+	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 )
 
 // Frame is one record: its 1-based number (as tshark counts), its captured
-// bytes and its length on the wire.
+// bytes, and its timestamp and lengths (CI.Length is the length on the wire).
 type Frame struct {
 	Num  int
 	Data []byte
-	Orig int
+	CI   gopacket.CaptureInfo
 }
 
 // Read returns the link type and every record of the pcap file at path
@@ -44,7 +46,7 @@ func Read(t testing.TB, path string) (layers.LinkType, []Frame) {
 		if err != nil {
 			t.Fatalf("%s: packet %d: %v", path, n, err)
 		}
-		out = append(out, Frame{Num: n, Data: data, Orig: ci.Length})
+		out = append(out, Frame{Num: n, Data: data, CI: ci})
 	}
 }
 

@@ -30,7 +30,7 @@ func capRead(t testing.TB, path string) ([]capFrame, layers.LinkType) {
 	lt, frames := pcaptest.Read(t, path)
 	out := make([]capFrame, len(frames))
 	for i, f := range frames {
-		out[i] = capFrame{num: f.Num, data: f.Data, orig: f.Orig}
+		out[i] = capFrame{num: f.Num, data: f.Data, orig: f.CI.Length}
 	}
 	return out, lt
 }
