@@ -131,13 +131,8 @@ func checkReplyEcho(c *Conn, m *Msg) {
 	if ch == nil {
 		return
 	}
-	k := m.Call
-	switch {
-	case k == nil:
-		c.Skip(ReasonMidTransaction)
-		return
-	case !k.Known:
-		c.Skip(ReasonCallUnknown)
+	k := c.replyCall(m)
+	if k == nil {
 		return
 	}
 	c.Checked()
@@ -279,13 +274,8 @@ func checkMissingReply(c *Conn, m *Msg) {
 	if m.Kind != KindReply && m.Kind != KindError {
 		return
 	}
-	k := m.Call
-	switch {
-	case k == nil:
-		c.Skip(ReasonMidTransaction)
-		return
-	case !k.Known:
-		c.Skip(ReasonCallUnknown)
+	k := c.replyCall(m)
+	if k == nil {
 		return
 	}
 	c.Checked()

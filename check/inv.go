@@ -163,13 +163,8 @@ func checkInvForeign(c *Conn, m *Msg) {
 	if !m.Invalidate || m.Kind != KindReply {
 		return
 	}
-	k := m.Call
-	switch {
-	case k == nil:
-		c.Skip(ReasonMidTransaction)
-		return
-	case !k.Known:
-		c.Skip(ReasonCallUnknown)
+	k := c.replyCall(m)
+	if k == nil {
 		return
 	}
 	c.Checked()

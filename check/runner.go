@@ -449,6 +449,21 @@ func (c *Conn) Checked() { c.state(c.cur).checked++ }
 // Skip records that the current rule could not judge one item, and why.
 func (c *Conn) Skip(why Reason) { c.state(c.cur).skipped[why]++ }
 
+// replyCall returns the Call a Reply (or RDMA_ERROR) m answers, or nil after
+// marking the current rule not evaluated: the capture does not hold the Call
+// (it started mid-transaction) or could not decode it.
+func (c *Conn) replyCall(m *Msg) *Call {
+	switch k := m.Call; {
+	case k == nil:
+		c.Skip(ReasonMidTransaction)
+	case !k.Known:
+		c.Skip(ReasonCallUnknown)
+	default:
+		return k
+	}
+	return nil
+}
+
 // Report records a finding of the current rule. The runner fills in the
 // rule, its reference and the connection; f.Severity may lower the rule's
 // severity for a milder case. f.Packets is copied.
