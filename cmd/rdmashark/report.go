@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rdmashark/rdmashark/check"
+	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/report"
+	htmlreport "github.com/rdmashark/rdmashark/report/html"
+)
+
+func newReportCmd(g *globalFlags) *cobra.Command {
+	var (
+		in      input
+		output  string
+		opts    htmlreport.Options
+		maxConn int
+	)
+	cmd := &cobra.Command{
+		Use:   "report [FILE] -o report.html",
+		Short: "Write a self-contained HTML report: overview, a ladder diagram per connection, charts, findings",
+		Long: `report reads a capture once and writes one HTML file that opens offline in any
+browser (its CSS, SVG and script are inline; it fetches nothing):
+
+  - an overview: the capture, its connections, what each negotiated (RFC 8797
+    private data, inline thresholds, remote invalidation, CM and MPA
+    parameters) and the checks' verdict;
+  - per connection a ladder (sequence) diagram: the CM or MPA exchange, each
+    RPC Call and Reply with its chunk lists, the RDMA Reads and Writes that
+    moved each chunk, Send With Invalidate marked, findings pinned to their
+    packets; packet numbers are Wireshark's. Repeated exchanges fold
+    ("205 × NFS v3 READDIR by Reply chunk") and expand on click;
+  - charts: throughput over time per direction, RPC latency per procedure
+    (distribution, p50, p99), chunk usage per procedure;
+  - the findings, linked to their arrows, and the rules' explanations.
+
+It is built from the same documents as analyze --format json, transactions
+--format json and check. Memory stays bounded: each connection draws at most
+--max-detail transactions (or RDMA messages), the rest are counted by kind and
+in the charts, and the page says so.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := in.name(args)
+			if err != nil {
+				return err
+			}
+			opts.MaxConnections = maxConn
+			col := htmlreport.NewCollector(opts)
+			eopts := dissect.Options{Transaction: col.Transaction}
+			checks, each := withChecks(check.Config{}, &eopts, func(p *dissect.Packet) error {
+				col.Packet(p)
+				return nil
+			})
+			eng, runErr := runEngineOpts(cmd, g, name, eopts, each)
+			if eng == nil {
+				return runErr
+			}
+			a := report.NewAnalysis(name, eng)
+			res := checks.Finish(eng.Conns.Connections())
+			res.NoteLoss(0, eng.Stats.Skipped)
+			a.AddChecks(res)
+			if runErr != nil {
+				a.Errors = append(a.Errors, runErr.Error())
+			}
+			warn(cmd, eng)
+			page := htmlreport.Build(a, col)
+			write := func(w io.Writer) error { return page.Write(w) }
+			if output == "" || output == "-" {
+				err = write(cmd.OutOrStdout())
+			} else {
+				err = writeFile(output, write)
+			}
+			if err != nil {
+				return &exitError{exitUsage, fmt.Errorf("-o %s: %w", output, err)}
+			}
+			return runErr
+		},
+	}
+	in.bind(cmd)
+	f := cmd.Flags()
+	f.StringVarP(&output, "output", "o", "", "write the HTML report to this file (default: standard output)")
+	f.IntVar(&opts.MaxDetail, "max-detail", htmlreport.DefaultMaxDetail,
+		"transactions (RDMA messages on connections without RPC) drawn per connection; the rest are counted")
+	f.IntVar(&maxConn, "max-diagrams", htmlreport.DefaultMaxConnections, "connections that get a diagram")
+	f.IntVar(&opts.LatencySample, "latency-sample", htmlreport.DefaultLatencySample,
+		"latencies kept per procedure for the distribution and percentiles (past it, a uniform sample)")
+	return cmd
+}

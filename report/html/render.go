@@ -1,0 +1,40 @@
+package html
+
+import (
+	"bufio"
+	_ "embed"
+	"html/template"
+	"io"
+)
+
+//go:embed page.tmpl
+var pageTemplate string
+
+type blockArg struct {
+	L Ladder
+	B Block
+}
+
+// page is parsed once; html/template escapes every value by its context
+// (text, attribute, URL), so capture data never becomes markup.
+var page = template.Must(template.New("page").Funcs(template.FuncMap{
+	"add": func(a, b int) int { return a + b },
+	"sub": func(a, b int) int { return b - a },
+	"invX": func(leftToRight bool, x2 int) int {
+		if leftToRight {
+			return x2 - 40
+		}
+		return x2 + 14
+	},
+	"blockArgs": func(l Ladder, b Block) blockArg { return blockArg{l, b} },
+}).Parse(pageTemplate))
+
+// Write writes the page: one self-contained HTML document (its CSS, SVG
+// and script inline; it loads nothing).
+func (p *Page) Write(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	if err := page.Execute(bw, p); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
