@@ -95,7 +95,7 @@ func ladder(ac *report.Connection, cd *connData, fs []report.Finding, mine []int
 	if l.RPC {
 		for i := range cd.txns {
 			x := &cd.txns[i]
-			it := item{rows: txnRows(ac.ID, x, cli, srv)}
+			it := item{rows: txnRows(ac.ID, x, cli, srv), sig: Signature(x, nil)}
 			it.first = it.rows[0].First
 			items = append(items, it)
 		}

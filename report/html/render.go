@@ -20,11 +20,12 @@ type blockArg struct {
 var page = template.Must(template.New("page").Funcs(template.FuncMap{
 	"add": func(a, b int) int { return a + b },
 	"sub": func(a, b int) int { return b - a },
+	// invX places the INV mark outside the lifeline the arrow ends at.
 	"invX": func(leftToRight bool, x2 int) int {
 		if leftToRight {
-			return x2 - 40
+			return x2 + 8
 		}
-		return x2 + 14
+		return x2 - 34
 	},
 	"blockArgs": func(l Ladder, b Block) blockArg { return blockArg{l, b} },
 }).Parse(pageTemplate))

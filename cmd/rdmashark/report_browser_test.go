@@ -1,0 +1,461 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/rdmashark/rdmashark/report"
+	htmlreport "github.com/rdmashark/rdmashark/report/html"
+)
+
+const chromiumPath = "/usr/bin/chromium"
+
+// browser starts headless Debian chromium for the test, or skips the test
+// when it is not installed — except in CI (CI=true), where .ci/run
+// installs it and the test must run.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	if _, err := os.Stat(chromiumPath); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true but %s is missing (.ci/run installs Debian's chromium): %v", chromiumPath, err)
+		}
+		t.Skipf("no %s: the HTML report's browser test needs Debian's chromium (apt-get install chromium)", chromiumPath)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancelBrowser(); cancelAlloc() })
+	if err := chromedp.Run(bctx); err != nil {
+		t.Fatalf("starting %s: %v", chromiumPath, err)
+	}
+	return bctx
+}
+
+// artifacts is where screenshots go: $RDMASHARK_ARTIFACTS, or a temporary
+// directory.
+func artifacts(t *testing.T) string {
+	if d := os.Getenv("RDMASHARK_ARTIFACTS"); d != "" {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	return t.TempDir()
+}
+
+// pageData is what the test reads out of a loaded report.
+type pageData struct {
+	Arrows []struct {
+		Conn  string `json:"conn"`
+		Kind  string `json:"kind"`
+		First int    `json:"first"`
+		Last  int    `json:"last"`
+		Src   string `json:"src"`
+		XID   string `json:"xid"`
+	} `json:"arrows"`
+	Throughput []struct {
+		Conn   string `json:"conn"`
+		Series []struct {
+			Key     string `json:"key"`
+			Total   string `json:"total"`
+			Packets string `json:"packets"`
+			Bins    string `json:"bins"`
+		} `json:"series"`
+	} `json:"throughput"`
+	Latency []map[string]string `json:"latency"`
+	Chunks  []map[string]string `json:"chunks"`
+	// BadLinks are in-page links whose target does not exist.
+	BadLinks []string `json:"badLinks"`
+	Title    string   `json:"title"`
+}
+
+const extractJS = `(() => {
+  const d = (el) => Object.assign({}, el.dataset);
+  const out = {title: document.title, arrows: [], throughput: [], latency: [], chunks: [], badLinks: []};
+  document.querySelectorAll('g.row').forEach(g => {
+    if (g.dataset.kind === 'missing') return;
+    out.arrows.push({conn: g.closest('section').id, kind: g.dataset.kind, first: +g.dataset.first,
+      last: +g.dataset.last, src: g.dataset.src, xid: g.dataset.xid});
+  });
+  document.querySelectorAll('section.conn').forEach(s => {
+    const series = [];
+    s.querySelectorAll('g.tput-series').forEach(g => series.push({key: g.dataset.series,
+      total: g.dataset.totalBytes, packets: g.dataset.packets, bins: g.dataset.bins}));
+    out.throughput.push({conn: s.id, series});
+  });
+  document.querySelectorAll('g.lat-row').forEach(g => out.latency.push(d(g)));
+  document.querySelectorAll('g.chunk-row').forEach(g => out.chunks.push(d(g)));
+  document.querySelectorAll('a[href^="#"]').forEach(a => {
+    const id = decodeURIComponent(a.getAttribute('href').slice(1));
+    if (!document.getElementById(id)) out.badLinks.push(a.getAttribute('href'));
+  });
+  return out;
+})()`
+
+// loadReport writes the report of capture, opens it from file:// and
+// returns what the page shows; it fails the test on a console error, an
+// uncaught exception, or any request but the page's own.
+func loadReport(t *testing.T, bctx context.Context, capture, shots string) pageData {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(capture), ".pcap")+".html")
+	if code, _, stderr := runCmd(t, "report", capture, "-o", out); code != 0 {
+		t.Fatalf("report %s: exit %d: %s", capture, code, stderr)
+	}
+	abs, err := filepath.Abs(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "file://" + abs
+	ctx, cancel := chromedp.NewContext(bctx)
+	defer cancel()
+	ctx, cancelT := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancelT()
+	var (
+		mu       sync.Mutex
+		problems []string
+		requests []string
+	)
+	chromedp.ListenTarget(ctx, func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch ev := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			if ev.Type == runtime.APITypeError || ev.Type == runtime.APITypeWarning || ev.Type == runtime.APITypeAssert {
+				var args []string
+				for _, a := range ev.Args {
+					args = append(args, string(a.Value))
+				}
+				problems = append(problems, fmt.Sprintf("console.%s: %s", ev.Type, strings.Join(args, " ")))
+			}
+		case *runtime.EventExceptionThrown:
+			problems = append(problems, "exception: "+ev.ExceptionDetails.Error())
+		case *network.EventRequestWillBeSent:
+			requests = append(requests, ev.Request.URL)
+		case *network.EventLoadingFailed:
+			problems = append(problems, "loading failed: "+ev.ErrorText)
+		}
+	})
+	var data pageData
+	var shot []byte
+	err = chromedp.Run(ctx,
+		network.Enable(),
+		runtime.Enable(),
+		chromedp.Navigate(url),
+		chromedp.WaitReady("body"),
+		chromedp.Evaluate(extractJS, &data),
+		chromedp.CaptureScreenshot(&shot),
+	)
+	if err != nil {
+		t.Fatalf("%s: %v", url, err)
+	}
+	base := strings.TrimSuffix(filepath.Base(out), ".html")
+	if err := os.WriteFile(filepath.Join(shots, base+".png"), shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The first connection's ladder and the charts, as a reader sees them.
+	for _, el := range []struct{ sel, name string }{{"section.conn .ladder", "ladder"}, {"#charts", "charts"}} {
+		var png []byte
+		if err := chromedp.Run(ctx, chromedp.Screenshot(el.sel, &png, chromedp.ByQuery, chromedp.NodeVisible)); err != nil {
+			t.Errorf("%s: screenshot of %s: %v", base, el.sel, err)
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(shots, base+"-"+el.name+".png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range problems {
+		t.Errorf("%s: %s", base, p)
+	}
+	for _, r := range requests {
+		if r != url {
+			t.Errorf("%s: the page requested %s (it must fetch nothing)", base, r)
+		}
+	}
+	if len(data.BadLinks) > 0 {
+		t.Errorf("%s: %d links lead nowhere, e.g. %v", base, len(data.BadLinks), data.BadLinks[:min(5, len(data.BadLinks))])
+	}
+	return data
+}
+
+func runJSON(t *testing.T, v any, args ...string) {
+	t.Helper()
+	code, out, stderr := runCmd(t, args...)
+	if code != 0 && code != exitFindings {
+		t.Fatalf("%v: exit %d: %s", args, code, stderr)
+	}
+	if err := json.Unmarshal([]byte(out), v); err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+}
+
+// TestReportInBrowser opens the HTML reports of the real captures in
+// headless chromium and compares what they draw with independent sources:
+// tshark's fields for rping's arrows, the transactions JSON for the NFS
+// ladders and the latency and chunk charts, analyze's JSON for the
+// throughput charts.
+func TestReportInBrowser(t *testing.T) {
+	bctx := browser(t)
+	shots := artifacts(t)
+	t.Logf("screenshots in %s", shots)
+
+	t.Run("rxe-rping", func(t *testing.T) {
+		data := loadReport(t, bctx, rpingPcap, shots)
+		want := rpingArrowsFromTshark(t)
+		var got []string
+		for _, a := range data.Arrows {
+			got = append(got, fmt.Sprintf("%d %s", a.First, a.Src))
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("rping ladder: %d arrows %v\ntshark's packets imply %d: %v", len(got), got, len(want), want)
+		}
+		t.Logf("rping: %d arrows drawn, %d implied by tshark's fields", len(got), len(want))
+		if len(want) < 20 {
+			t.Errorf("tshark's golden implies only %d arrows", len(want))
+		}
+		checkThroughput(t, data, rpingPcap)
+	})
+
+	nfs, _ := filepath.Glob("../../testdata/pcaps/*-nfs*.pcap")
+	if len(nfs) < 6 {
+		t.Fatalf("NFS captures: %v", nfs)
+	}
+	for _, capture := range nfs {
+		t.Run(strings.TrimSuffix(filepath.Base(capture), ".pcap"), func(t *testing.T) {
+			data := loadReport(t, bctx, capture, shots)
+			var txns report.TransactionList
+			runJSON(t, &txns, "transactions", "--format", "json", capture)
+			checkLadderTransactions(t, data, &txns)
+			checkLatency(t, data, &txns)
+			checkChunks(t, data, &txns)
+			checkThroughput(t, data, capture)
+		})
+	}
+}
+
+// rpingArrowsFromTshark lists "packet source" for every arrow the packets
+// of rxe-rping.pcap imply, from tshark's fields (testdata/tshark): each CM
+// MAD (management class 0x07), and the first (or only) packet of each RC
+// Send, RDMA Write and RDMA Read Response, and each RDMA Read Request (IBA
+// 9.2 opcodes); acknowledgements and middle/last packets draw none.
+func rpingArrowsFromTshark(t *testing.T) []string {
+	names := listFile(t, "../../testdata/tshark/fields.txt")
+	col := func(name string) int {
+		i := slices.Index(names, name)
+		if i < 0 {
+			t.Fatalf("fields.txt has no %s", name)
+		}
+		return i
+	}
+	num, src, op, class, attr := col("frame.number"), col("ip.src"), col("infiniband.bth.opcode"),
+		col("infiniband.mad.mgmtclass"), col("infiniband.mad.attributeid")
+	starts := map[string]bool{
+		"0": true, "4": true, "5": true, "23": true, // SEND_FIRST, SEND_ONLY, _WITH_IMMEDIATE, _WITH_INVALIDATE
+		"6": true, "10": true, "11": true, // RDMA_WRITE_FIRST, _ONLY, _ONLY_WITH_IMMEDIATE
+		"12": true,             // RDMA_READ_REQUEST
+		"13": true, "16": true, // RDMA_READ_RESPONSE_FIRST, _ONLY
+	}
+	b, err := os.ReadFile("../../testdata/tshark/rxe-rping.fields.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range readLines(t, b) {
+		f := strings.Split(line, "\t")
+		if len(f) <= attr {
+			continue
+		}
+		cm := f[class] == "0x07" && f[attr] != ""
+		if cm || starts[f[op]] {
+			out = append(out, f[num]+" "+f[src])
+		}
+	}
+	return out
+}
+
+// checkLadderTransactions: every transaction of the transactions JSON has
+// its Call and its Reply drawn, at their first packets, on their
+// connection's ladder, and nothing else is drawn as a Call or a Reply.
+func checkLadderTransactions(t *testing.T, data pageData, txns *report.TransactionList) {
+	drawn := map[string]int{}
+	for _, a := range data.Arrows {
+		if a.Kind == "call" || a.Kind == "reply" {
+			drawn[fmt.Sprintf("%s %s %s %d", a.Conn, a.Kind, a.XID, a.First)]++
+		}
+	}
+	want := map[string]int{}
+	for _, x := range txns.Transactions {
+		if x.Call != nil {
+			want[fmt.Sprintf("conn-%d call %s %d", x.Connection, x.XID, x.Call.Packets[0])]++
+		}
+		if x.Reply != nil {
+			want[fmt.Sprintf("conn-%d reply %s %d", x.Connection, x.XID, x.Reply.Packets[0])]++
+		}
+	}
+	if len(want) < 100 {
+		t.Errorf("only %d Calls and Replies in the transactions JSON", len(want))
+	}
+	t.Logf("%d transactions: %d Calls and Replies in the JSON, %d drawn", len(txns.Transactions), len(want), len(drawn))
+	for k, n := range want {
+		if drawn[k] != n {
+			t.Errorf("%s: drawn %d times, transactions JSON has it %d times", k, drawn[k], n)
+		}
+	}
+	for k := range drawn {
+		if want[k] == 0 {
+			t.Errorf("%s drawn but not in the transactions JSON", k)
+		}
+	}
+}
+
+// nearestRank is the p-th percentile by the nearest-rank method.
+func nearestRank(v []float64, p float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	r := int(math.Ceil(p / 100 * float64(len(s))))
+	return s[max(r, 1)-1]
+}
+
+// checkLatency: each procedure's count, p50 and p99 are those of the
+// transactions JSON's latency_us.
+func checkLatency(t *testing.T, data pageData, txns *report.TransactionList) {
+	lat := map[string][]float64{}
+	for i := range txns.Transactions {
+		x := &txns.Transactions[i]
+		if x.LatencyUS != nil {
+			k := htmlreport.ProcedureKey(x)
+			lat[k] = append(lat[k], *x.LatencyUS)
+		}
+	}
+	if len(data.Latency) != len(lat) {
+		t.Errorf("latency chart has %d procedures, transactions JSON %d", len(data.Latency), len(lat))
+	}
+	t.Logf("latency chart: %d procedures", len(data.Latency))
+	for _, row := range data.Latency {
+		v := lat[row["proc"]]
+		if len(v) == 0 {
+			t.Errorf("latency chart: %q has no latency in the transactions JSON", row["proc"])
+			continue
+		}
+		if row["count"] != strconv.Itoa(len(v)) {
+			t.Errorf("%s: count %s, transactions JSON %d", row["proc"], row["count"], len(v))
+		}
+		for _, p := range []struct {
+			key string
+			pct float64
+		}{{"p50", 50}, {"p99", 99}} {
+			got, err := strconv.ParseFloat(row[p.key], 64)
+			if want := nearestRank(v, p.pct); err != nil || got != want {
+				t.Errorf("%s: %s %s, transactions JSON %v", row["proc"], p.key, row[p.key], want)
+			}
+		}
+	}
+}
+
+// checkChunks: each procedure's Calls by chunk class are those counted from
+// the transactions JSON's Call chunk lists.
+func checkChunks(t *testing.T, data pageData, txns *report.TransactionList) {
+	want := map[string]map[string]int{}
+	for i := range txns.Transactions {
+		x := &txns.Transactions[i]
+		if x.Call == nil {
+			continue
+		}
+		k := htmlreport.ProcedureKey(x)
+		if want[k] == nil {
+			want[k] = map[string]int{}
+		}
+		want[k]["calls"]++
+		kinds := map[string]bool{}
+		for _, c := range x.Call.Chunks {
+			kinds[c.Kind] = true
+		}
+		if len(kinds) == 0 {
+			want[k]["inline"]++
+		}
+		for kind := range kinds {
+			want[k][kind]++
+		}
+	}
+	if len(data.Chunks) != len(want) {
+		t.Errorf("chunk chart has %d procedures, transactions JSON %d", len(data.Chunks), len(want))
+	}
+	for _, row := range data.Chunks {
+		w := want[row["proc"]]
+		for _, key := range []string{"calls", "inline", "read", "write", "reply", "call"} {
+			if row[key] != strconv.Itoa(w[key]) {
+				t.Errorf("%s: %s %s, transactions JSON %d", row["proc"], key, row[key], w[key])
+			}
+		}
+	}
+}
+
+// checkThroughput: each connection's bins add up, per direction, to the
+// packets and bytes of analyze's JSON.
+func checkThroughput(t *testing.T, data pageData, capture string) {
+	var a report.Analysis
+	runJSON(t, &a, "analyze", "--format", "json", capture)
+	if len(data.Throughput) != len(a.Connections) {
+		t.Errorf("%d throughput charts, analyze has %d connections", len(data.Throughput), len(a.Connections))
+	}
+	for _, c := range a.Connections {
+		want := map[string]report.Direction{"c2s": c.Traffic.ClientToServer, "s2c": c.Traffic.ServerToClient}
+		found := false
+		for _, tp := range data.Throughput {
+			if tp.Conn != fmt.Sprintf("conn-%d", c.ID) {
+				continue
+			}
+			found = true
+			if len(tp.Series) != 2 {
+				t.Errorf("conn %d: %d series", c.ID, len(tp.Series))
+			}
+			for _, s := range tp.Series {
+				var sum uint64
+				for _, f := range strings.Fields(s.Bins) {
+					n, err := strconv.ParseUint(f, 10, 64)
+					if err != nil {
+						t.Fatal(err)
+					}
+					sum += n
+				}
+				w := want[s.Key]
+				if sum != w.Bytes || s.Total != strconv.FormatUint(w.Bytes, 10) || s.Packets != strconv.FormatUint(w.Packets, 10) {
+					t.Errorf("conn %d %s: bins add up to %d bytes (total %s, %s packets); analyze: %d bytes, %d packets",
+						c.ID, s.Key, sum, s.Total, s.Packets, w.Bytes, w.Packets)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("conn %d has no throughput chart", c.ID)
+		}
+	}
+}

@@ -1,0 +1,160 @@
+package html
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rdmashark/rdmashark/check"
+	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/dissect/source"
+	"github.com/rdmashark/rdmashark/report"
+)
+
+const nfs3 = "../../testdata/pcaps/rxe-nfs3.pcap"
+
+// build reads a capture as `rdmashark report` does and returns the page,
+// the collector, and every transaction the engine handed out.
+func build(t *testing.T, name string, opts Options) (*Page, *Collector, []report.Transaction) {
+	t.Helper()
+	r, err := source.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	col := NewCollector(opts)
+	var all []report.Transaction
+	run := check.NewRunner(check.Config{})
+	eng := dissect.NewEngine(dissect.Options{Observer: run, Transaction: func(x *dissect.Transaction) {
+		all = append(all, report.ConvertTransaction(x))
+		col.Transaction(x)
+	}})
+	if err := eng.Run(r, func(p *dissect.Packet) error { run.Packet(p); col.Packet(p); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	a := report.NewAnalysis(name, eng)
+	a.AddChecks(run.Finish(eng.Conns.Connections()))
+	return Build(a, col), col, all
+}
+
+// TestDetailLimit: past MaxDetail a connection's transactions are not
+// drawn but counted by signature, the page says so, and the charts still
+// count every transaction.
+func TestDetailLimit(t *testing.T) {
+	const limit = 25
+	p, col, all := build(t, nfs3, Options{MaxDetail: limit})
+	perConn := map[int]int{}
+	for _, x := range all {
+		perConn[x.Connection]++
+	}
+	for _, cv := range p.Connections {
+		cd := col.conns[cv.ID]
+		total := perConn[cv.ID]
+		if total <= limit {
+			continue
+		}
+		if len(cd.txns) != limit || cd.txnsOmitted != uint64(total-limit) {
+			t.Errorf("conn %d: %d drawn, %d omitted of %d (limit %d)", cv.ID, len(cd.txns), cd.txnsOmitted, total, limit)
+		}
+		var sum uint64
+		for _, kv := range cv.Ladder.Omitted {
+			var n uint64
+			fmt.Sscan(kv.K, &n)
+			sum += n
+		}
+		if sum != cd.txnsOmitted || cv.Ladder.OmittedTotal != cd.txnsOmitted {
+			t.Errorf("conn %d: folded counts add up to %d, %d omitted", cv.ID, sum, cd.txnsOmitted)
+		}
+	}
+	var calls uint64
+	for _, r := range p.Chunks.Rows {
+		calls += r.Calls
+	}
+	var want uint64
+	for _, x := range all {
+		if x.Call != nil {
+			want++
+		}
+	}
+	if calls != want || want < 100 {
+		t.Errorf("chunk chart counts %d Calls, the engine handed out %d", calls, want)
+	}
+	var out bytes.Buffer
+	if err := p.Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "are not drawn (report --max-detail)") {
+		t.Error("the page does not say what the detail limit left out")
+	}
+}
+
+// TestEscaping: capture data (file names, finding messages) is escaped,
+// never written as markup.
+func TestEscaping(t *testing.T) {
+	p, _, _ := build(t, nfs3, Options{})
+	var clean bytes.Buffer
+	if err := p.Write(&clean); err != nil {
+		t.Fatal(err)
+	}
+	// The page's own script is the only one, and it loads nothing.
+	if n := strings.Count(clean.String(), "<script"); n != 1 {
+		t.Errorf("%d script elements", n)
+	}
+	for _, ext := range []string{"http://", "https://", " src=", "@import", "url(http", "<link"} {
+		if strings.Contains(clean.String(), ext) {
+			t.Errorf("page contains %q: it must load nothing", ext)
+		}
+	}
+	evil := `<script>alert(1)</script>"><img src=x onerror=alert(2)>`
+	p.File = evil
+	if len(p.Findings) == 0 {
+		t.Fatal("no findings on rxe-nfs3")
+	}
+	p.Findings[0].Message = evil
+	p.Connections[0].Ladder.ClientLabel = evil
+	var out bytes.Buffer
+	if err := p.Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	for _, bad := range []string{"<script>alert", "<img src=x"} {
+		if strings.Contains(s, bad) {
+			t.Errorf("page contains %q unescaped", bad)
+		}
+	}
+	if !strings.Contains(s, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Error("escaped file name not found")
+	}
+}
+
+// TestThroughputBins: the bins keep every byte when they widen.
+func TestThroughputBins(t *testing.T) {
+	var tp throughput
+	var want [2]uint64
+	for i := 0; i < 5000; i++ {
+		at := (time.Duration(i) * 37 * time.Millisecond)
+		tp.add(at, i%2, uint64(i))
+		want[i%2] += uint64(i)
+	}
+	for d := range want {
+		if got := sum(tp.bytes[d][:tp.n]); got != want[d] {
+			t.Errorf("dir %d: bins hold %d bytes, %d added", d, got, want[d])
+		}
+	}
+	if tp.n > throughputBins || tp.width*time.Duration(tp.n) < 4999*37*time.Millisecond {
+		t.Errorf("%d bins of %v do not cover the span", tp.n, tp.width)
+	}
+}
+
+// TestPercentile: nearest rank (the smallest value with at least p percent
+// at or below it).
+func TestPercentile(t *testing.T) {
+	v := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	for _, c := range []struct{ p, want float64 }{{50, 5}, {99, 10}, {10, 1}, {11, 2}, {100, 10}} {
+		if got := Percentile(v, c.p); got != c.want {
+			t.Errorf("p%v = %v, want %v", c.p, got, c.want)
+		}
+	}
+}
