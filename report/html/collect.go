@@ -35,7 +35,7 @@ type Options struct {
 const (
 	DefaultMaxDetail      = 1000
 	DefaultMaxConnections = 64
-	DefaultLatencySample  = 100000
+	DefaultLatencySample  = 20000
 	maxCMEvents           = 64  // CM MADs and MPA frames kept per connection
 	maxProcedures         = 256 // procedure keys; the rest count as "other"
 	maxSignatures         = 256 // folded signatures of undrawn transactions
@@ -157,7 +157,12 @@ func (c *Collector) Packet(p *dissect.Packet) {
 	}
 	d := p.Dir.Index()
 	cd.tput.add(p.RelTime, d, uint64(p.Length))
-	src := p.Source()
+	// The sender is one of the connection's endpoints (no per-packet
+	// formatting of addresses).
+	src := p.Conn.Client.Address
+	if p.Dir == dissect.DirServerToClient {
+		src = p.Conn.Server.Address
+	}
 	switch {
 	case p.CM.Attr != 0:
 		if len(cd.cm) < maxCMEvents {

@@ -14,23 +14,32 @@ import (
 // last packets extend it; an RDMA Read Request is an arrow of its own.
 func (cd *connData) bth(p *dissect.Packet, src string, max int) {
 	op := p.BTH.OpCode
+	// Labels are formatted only for arrows that will be drawn: past the
+	// detail limit a packet costs no allocation.
+	full := len(cd.events) >= max
 	e := Event{Dir: p.Dir, Src: src, First: p.Number, Last: p.Number, Packets: 1, Bytes: uint64(p.Length), Time: p.RelTime}
 	start, end := op.IsFirst() || op.IsOnly(), op.IsLast() || op.IsOnly()
 	switch {
 	case op.IsSend():
 		e.Kind, e.Label = "send", "Send"
 		if op.HasInvalidate() {
-			e.Kind, e.Label = "send-inv", fmt.Sprintf("Send With Invalidate (R_Key 0x%08x)", p.BTH.IETH.RKey)
+			e.Kind, e.Label = "send-inv", "Send With Invalidate"
+			if start && !full {
+				e.Label = fmt.Sprintf("Send With Invalidate (R_Key 0x%08x)", p.BTH.IETH.RKey)
+			}
 		}
 		cd.message(p, clsSend, start, end, e, max)
 	case op.IsWrite():
 		e.Kind, e.Label = "write", "RDMA Write"
-		if start {
+		if start && !full {
 			e.Label = fmt.Sprintf("RDMA Write %d B R_Key 0x%08x", p.BTH.RETH.DMALen, p.BTH.RETH.RKey)
 		}
 		cd.message(p, clsWrite, start, end, e, max)
 	case op.IsReadRequest():
-		e.Kind, e.Label = "read-req", fmt.Sprintf("RDMA Read Request %d B R_Key 0x%08x", p.BTH.RETH.DMALen, p.BTH.RETH.RKey)
+		e.Kind, e.Label = "read-req", "RDMA Read Request"
+		if !full {
+			e.Label = fmt.Sprintf("RDMA Read Request %d B R_Key 0x%08x", p.BTH.RETH.DMALen, p.BTH.RETH.RKey)
+		}
 		cd.event(e, max)
 	case op.IsReadResponse():
 		e.Kind, e.Label = "read-resp", "RDMA Read Response"
@@ -38,7 +47,10 @@ func (cd *connData) bth(p *dissect.Packet, src string, max int) {
 	case op.IsCNP():
 		// congestion notifications are not part of the exchange
 	default:
-		e.Kind, e.Label = "other", op.String()
+		e.Kind = "other"
+		if !full {
+			e.Label = op.String()
+		}
 		cd.event(e, max)
 	}
 }
@@ -50,6 +62,7 @@ func (cd *connData) fpdu(p *dissect.Packet, f *dissect.IWARPFPDU, src string, ma
 		return
 	}
 	op := f.RDMAP.Opcode
+	full := len(cd.events) >= max
 	e := Event{Dir: p.Dir, Src: src, First: p.Number, Last: p.Number, Packets: 1, Bytes: uint64(p.Length), Time: p.RelTime,
 		Label: op.String()}
 	cls := -1
@@ -58,7 +71,9 @@ func (cd *connData) fpdu(p *dissect.Packet, f *dissect.IWARPFPDU, src string, ma
 		e.Kind, cls = "send", clsSend
 		if op.HasInvalidateSTag() {
 			e.Kind = "send-inv"
-			e.Label = fmt.Sprintf("%s (STag 0x%08x)", op, f.RDMAP.InvalidateSTag)
+			if !full {
+				e.Label = fmt.Sprintf("%s (STag 0x%08x)", op, f.RDMAP.InvalidateSTag)
+			}
 		}
 	case op == iwarp.OpRDMAWrite:
 		e.Kind, cls = "write", clsWrite

@@ -158,3 +158,42 @@ func TestPercentile(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCollect reads rxe-nfs3.pcap through the engine alone and with
+// the report's collector (per packet and per transaction), so that what the
+// report adds per packet shows in ns/op and allocs/op.
+func BenchmarkCollect(b *testing.B) {
+	for _, c := range []struct {
+		name       string
+		withReport bool
+		detail     int
+	}{{"engine", false, 0}, {"engine+report", true, 0}, {"engine+report/detail=1", true, 1}, {"engine+report-per-packet-only/detail=1", false, 1}} {
+		withReport := c.withReport
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var packets uint64
+			for i := 0; i < b.N; i++ {
+				r, err := source.Open(nfs3)
+				if err != nil {
+					b.Fatal(err)
+				}
+				col := NewCollector(Options{MaxDetail: c.detail})
+				opts := dissect.Options{}
+				each := func(*dissect.Packet) error { return nil }
+				if withReport {
+					opts.Transaction = col.Transaction
+				}
+				if c.detail > 0 || withReport {
+					each = func(p *dissect.Packet) error { col.Packet(p); return nil }
+				}
+				eng := dissect.NewEngine(opts)
+				if err := eng.Run(r, each); err != nil {
+					b.Fatal(err)
+				}
+				packets = eng.Stats.Packets
+				r.Close()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(uint64(b.N)*packets), "ns/packet")
+		})
+	}
+}
