@@ -93,7 +93,20 @@ type pageData struct {
 	// BadLinks are in-page links whose target does not exist.
 	BadLinks []string `json:"badLinks"`
 	Title    string   `json:"title"`
+	// FoldLink is what following a link to a finding inside a folded
+	// group did to the group: "open", "closed", or "none" (no such
+	// finding).
+	FoldLink string
 }
+
+// followFoldedFinding goes to the first finding pinned inside a closed
+// <details> and tells whether the group opened.
+const followFoldedFinding = `(() => {
+  const pin = document.querySelector('details:not([open]) text.pin');
+  if (!pin) return Promise.resolve('none');
+  location.hash = pin.id;
+  return new Promise(r => setTimeout(() => r(pin.closest('details').open ? 'open' : 'closed'), 100));
+})()`
 
 const extractJS = `(() => {
   const d = (el) => Object.assign({}, el.dataset);
@@ -170,6 +183,9 @@ func loadReport(t *testing.T, bctx context.Context, capture, shots string) pageD
 		chromedp.WaitReady("body"),
 		chromedp.Evaluate(extractJS, &data),
 		chromedp.CaptureScreenshot(&shot),
+		chromedp.Evaluate(followFoldedFinding, &data.FoldLink, func(p *runtime.EvaluateParams) *runtime.EvaluateParams {
+			return p.WithAwaitPromise(true)
+		}),
 	)
 	if err != nil {
 		t.Fatalf("%s: %v", url, err)
@@ -245,6 +261,7 @@ func TestReportInBrowser(t *testing.T) {
 		checkThroughput(t, data, rpingPcap)
 	})
 
+	foldLinks := 0
 	nfs, _ := filepath.Glob("../../testdata/pcaps/*-nfs*.pcap")
 	if len(nfs) < 6 {
 		t.Fatalf("NFS captures: %v", nfs)
@@ -258,7 +275,16 @@ func TestReportInBrowser(t *testing.T) {
 			checkLatency(t, data, &txns)
 			checkChunks(t, data, &txns)
 			checkThroughput(t, data, capture)
+			if data.FoldLink == "closed" {
+				t.Error("a link to a finding inside a folded group left the group closed")
+			}
+			if data.FoldLink == "open" {
+				foldLinks++
+			}
 		})
+	}
+	if foldLinks == 0 {
+		t.Error("no NFS report has a finding inside a folded group to follow")
 	}
 }
 
