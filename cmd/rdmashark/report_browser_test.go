@@ -194,7 +194,17 @@ func loadReport(t *testing.T, bctx context.Context, capture, shots string) pageD
 	if err := os.WriteFile(filepath.Join(shots, base+".png"), shot, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// The first connection's ladder and the charts, as a reader sees them.
+	// The top of the first ladder as a reader scrolls to it (the README's
+	// picture), then the whole first ladder and the charts.
+	var view []byte
+	if err := chromedp.Run(ctx, chromedp.EmulateViewport(1200, 720),
+		chromedp.Evaluate(`window.location.hash = ''; window.scrollTo(0, document.querySelector('section.conn .ladder').getBoundingClientRect().top + window.scrollY - 44)`, nil),
+		chromedp.Sleep(100*time.Millisecond),
+		chromedp.CaptureScreenshot(&view)); err != nil {
+		t.Errorf("%s: screenshot of the ladder: %v", base, err)
+	} else if err := os.WriteFile(filepath.Join(shots, base+"-view.png"), view, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, el := range []struct{ sel, name string }{{"section.conn .ladder", "ladder"}, {"#charts", "charts"}} {
 		var png []byte
 		if err := chromedp.Run(ctx, chromedp.Screenshot(el.sel, &png, chromedp.ByQuery, chromedp.NodeVisible)); err != nil {

@@ -423,13 +423,13 @@ func txnRows(conn int, x *report.Transaction, cli, srv string) []Row {
 		if rp.Status != "" {
 			label += " " + rp.Status
 		}
-		if x.InvalidatedSTag != nil {
-			r.Inv = true
-			label += " · Send With Invalidate " + x.InvalidatedSTag.String()
-		}
 		sub := chunkText(rp.Chunks)
 		if sub == "" {
 			sub = fmt.Sprintf("inline %d B", rp.InlineBytes)
+		}
+		if x.InvalidatedSTag != nil {
+			r.Inv = true
+			sub = "Send With Invalidate of STag " + x.InvalidatedSTag.String() + " · " + sub
 		}
 		r.Label, r.Sub, r.Title = clip(label), clip(sub), label+"\n"+sub
 		if x.LatencyUS != nil {
