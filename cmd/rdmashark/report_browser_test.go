@@ -252,24 +252,27 @@ func TestReportInBrowser(t *testing.T) {
 	shots := artifacts(t)
 	t.Logf("screenshots in %s", shots)
 
-	t.Run("rxe-rping", func(t *testing.T) {
-		data := loadReport(t, bctx, rpingPcap, shots)
-		want := rpingArrowsFromTshark(t)
-		var got []string
-		for _, a := range data.Arrows {
-			got = append(got, fmt.Sprintf("%d %s", a.First, a.Src))
-		}
-		slices.Sort(got)
-		slices.Sort(want)
-		if !slices.Equal(got, want) {
-			t.Errorf("rping ladder: %d arrows %v\ntshark's packets imply %d: %v", len(got), got, len(want), want)
-		}
-		t.Logf("rping: %d arrows drawn, %d implied by tshark's fields", len(got), len(want))
-		if len(want) < 20 {
-			t.Errorf("tshark's golden implies only %d arrows", len(want))
-		}
-		checkThroughput(t, data, rpingPcap)
-	})
+	for _, name := range []string{"rxe-rping", "rxe-rping-any-sll2", "rxe-ib_send_bw", "rxe-ib_write_bw"} {
+		t.Run(name, func(t *testing.T) {
+			capture := "../../testdata/pcaps/" + name + ".pcap"
+			data := loadReport(t, bctx, capture, shots)
+			want := arrowsFromTshark(t, name)
+			var got []string
+			for _, a := range data.Arrows {
+				got = append(got, fmt.Sprintf("%d %s", a.First, a.Src))
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("rping ladder: %d arrows %v\ntshark's packets imply %d: %v", len(got), got, len(want), want)
+			}
+			t.Logf("%s: %d arrows drawn, %d implied by tshark's fields", name, len(got), len(want))
+			if len(want) < 20 {
+				t.Errorf("tshark's golden implies only %d arrows", len(want))
+			}
+			checkThroughput(t, data, capture)
+		})
+	}
 
 	foldLinks := 0
 	nfs, _ := filepath.Glob("../../testdata/pcaps/*-nfs*.pcap")
@@ -298,12 +301,12 @@ func TestReportInBrowser(t *testing.T) {
 	}
 }
 
-// rpingArrowsFromTshark lists "packet source" for every arrow the packets
-// of rxe-rping.pcap imply, from tshark's fields (testdata/tshark): each CM
+// arrowsFromTshark lists "packet source" for every arrow the packets of a
+// RoCE capture without RPC imply, from tshark's fields (testdata/tshark): each CM
 // MAD (management class 0x07), and the first (or only) packet of each RC
 // Send, RDMA Write and RDMA Read Response, and each RDMA Read Request (IBA
 // 9.2 opcodes); acknowledgements and middle/last packets draw none.
-func rpingArrowsFromTshark(t *testing.T) []string {
+func arrowsFromTshark(t *testing.T, name string) []string {
 	names := listFile(t, "../../testdata/tshark/fields.txt")
 	col := func(name string) int {
 		i := slices.Index(names, name)
@@ -320,7 +323,7 @@ func rpingArrowsFromTshark(t *testing.T) []string {
 		"12": true,             // RDMA_READ_REQUEST
 		"13": true, "16": true, // RDMA_READ_RESPONSE_FIRST, _ONLY
 	}
-	b, err := os.ReadFile("../../testdata/tshark/rxe-rping.fields.tsv")
+	b, err := os.ReadFile("../../testdata/tshark/" + name + ".fields.tsv")
 	if err != nil {
 		t.Fatal(err)
 	}
