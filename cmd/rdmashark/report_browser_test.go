@@ -35,6 +35,12 @@ func browser(t *testing.T) context.Context {
 		}
 		t.Skipf("no %s: the HTML report's browser test needs Debian's chromium (apt-get install chromium)", chromiumPath)
 	}
+	// A fresh profile; not t.TempDir, whose removal fails when a helper
+	// process of chromium still writes to it as the test ends.
+	profile, err := os.MkdirTemp("", "rdmashark-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromiumPath),
 		chromedp.Flag("headless", true),
@@ -45,12 +51,18 @@ func browser(t *testing.T) context.Context {
 		chromedp.Flag("disable-sync", true),
 		chromedp.NoFirstRun,
 		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 		chromedp.WindowSize(1280, 900),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	bctx, cancelBrowser := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancelBrowser(); cancelAlloc() })
+	t.Cleanup(func() {
+		cancelBrowser()
+		cancelAlloc()
+		for i := 0; i < 10 && os.RemoveAll(profile) != nil; i++ {
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
 	if err := chromedp.Run(bctx); err != nil {
 		t.Fatalf("starting %s: %v", chromiumPath, err)
 	}
@@ -205,7 +217,7 @@ func loadReport(t *testing.T, bctx context.Context, capture, shots string) pageD
 	} else if err := os.WriteFile(filepath.Join(shots, base+"-view.png"), view, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, el := range []struct{ sel, name string }{{"section.conn .ladder", "ladder"}, {"#charts", "charts"}} {
+	for _, el := range []struct{ sel, name string }{{"section.conn .ladder", "ladder"}, {"section.conn svg.throughput", "throughput"}, {"#charts", "charts"}, {"#findings", "findings"}} {
 		var png []byte
 		if err := chromedp.Run(ctx, chromedp.Screenshot(el.sel, &png, chromedp.ByQuery, chromedp.NodeVisible)); err != nil {
 			t.Errorf("%s: screenshot of %s: %v", base, el.sel, err)

@@ -41,13 +41,14 @@ type ThroughputChart struct {
 	Left, Right   int
 	Top, Bottom   int
 	// BinUS is the bin width in microseconds.
-	BinUS  int64
-	Bins   int
-	Series []Series
-	XTicks []Tick
-	YTicks []Tick
-	Cols   []Col
-	Empty  bool
+	BinUS   int64
+	BinText string
+	Bins    int
+	Series  []Series
+	XTicks  []Tick
+	YTicks  []Tick
+	Cols    []Col
+	Empty   bool
 }
 
 // Series is one line of a chart. Bins holds its values, DataBins the same
@@ -69,7 +70,7 @@ type Col struct {
 
 func throughputChart(ac *report.Connection, t *throughput) ThroughputChart {
 	ch := ThroughputChart{Width: chartWidth, Height: tputHeight, Left: chartLeft, Right: chartRight, Top: tputTop, Bottom: tputBottom,
-		BinUS: t.width.Microseconds(), Bins: t.n}
+		BinUS: t.width.Microseconds(), BinText: t.width.String(), Bins: t.n}
 	if t.n == 0 {
 		ch.Empty = true
 		return ch
@@ -83,7 +84,7 @@ func throughputChart(ac *report.Connection, t *throughput) ThroughputChart {
 	for i := range ch.Series {
 		s := &ch.Series[i]
 		s.Total = sum(s.Bins)
-		s.LegendY = tputTop + 10 + 14*i
+		s.LegendY = tputTop + 8 + 14*i
 		var b strings.Builder
 		for j, v := range s.Bins {
 			if j > 0 {
@@ -116,14 +117,14 @@ func throughputChart(ac *report.Connection, t *throughput) ThroughputChart {
 		for _, s := range ch.Series {
 			parts = append(parts, fmt.Sprintf("%s %s (%s)", s.Name, bytesText(s.Bins[j]), rateText(float64(s.Bins[j])/sec)))
 		}
-		start := time.Duration(j) * t.width
+		start := t.start + time.Duration(j)*t.width
 		ch.Cols = append(ch.Cols, Col{X: int(chartLeft + w*float64(j)), W: int(math.Ceil(w)),
 			Title: fmt.Sprintf("%.6f–%.6f s: %s", start.Seconds(), (start + t.width).Seconds(), strings.Join(parts, ", "))})
 	}
 	for k := 0; k <= 4; k++ {
 		j := t.n * k / 4
 		ch.XTicks = append(ch.XTicks, Tick{X: int(chartLeft + w*float64(j)), Y: tputBottom + 16,
-			Label: fmt.Sprintf("%.3g s", (time.Duration(j) * t.width).Seconds())})
+			Label: fmt.Sprintf("%.3f s", (t.start + time.Duration(j)*t.width).Seconds())})
 	}
 	for k := 0; k <= 2; k++ {
 		v := max * uint64(k) / 2

@@ -141,10 +141,13 @@ func b01(b bool) int {
 	return 0
 }
 
-// throughput adds frame bytes into time bins from the start of the
-// capture. The bins double in width (and pairs merge) when the capture
+// throughput adds frame bytes into time bins from the connection's first
+// packet. The bins double in width (and pairs merge) when the capture
 // outlasts them, so memory stays fixed whatever its length.
 type throughput struct {
+	// start is the connection's first packet's time since the capture's
+	// start: bin 0 begins there.
+	start time.Duration
 	width time.Duration
 	bytes [2][throughputBins]uint64
 	pkts  [2][throughputBins]uint64
@@ -154,7 +157,9 @@ type throughput struct {
 func (t *throughput) add(at time.Duration, dir int, n uint64) {
 	if t.width == 0 {
 		t.width = time.Millisecond
+		t.start = at
 	}
+	at -= t.start
 	if at < 0 {
 		at = 0
 	}
