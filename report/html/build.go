@@ -75,18 +75,21 @@ type ConnView struct {
 
 // FindingView is a finding in the table and on its diagram.
 type FindingView struct {
-	Index     int
-	Anchor    string // the pin's id on the diagram
-	Link      string // where the table links: the pin, or the connection
-	Pinned    bool
-	Rule      string
-	RuleLink  string
-	Severity  string
-	Conn      int
-	XID       string
-	Packets   string
-	Message   string
-	Reference string
+	Index    int
+	Anchor   string // the pin's id on the diagram
+	Link     string // where the table links: the pin, or the connection
+	Pinned   bool
+	Rule     string
+	RuleLink string
+	Severity string
+	Conn     int
+	XID      string
+	Packets  string
+	// AllPackets lists every packet the finding names (Packets the first
+	// six).
+	AllPackets string
+	Message    string
+	Reference  string
 }
 
 // RuleView explains a rule that found something.
@@ -187,9 +190,15 @@ func findingView(i int, f *report.Finding) FindingView {
 	for _, n := range f.Packets {
 		ps = append(ps, strconv.Itoa(n))
 	}
+	fv.AllPackets = strings.Join(ps, ", ")
+	more := f.PacketsOmitted
+	if len(ps) > 6 {
+		more += len(ps) - 6
+		ps = ps[:6]
+	}
 	fv.Packets = strings.Join(ps, ", ")
-	if f.PacketsOmitted > 0 {
-		fv.Packets += fmt.Sprintf(" (+%d)", f.PacketsOmitted)
+	if more > 0 {
+		fv.Packets += fmt.Sprintf(" (+%d more)", more)
 	}
 	return fv
 }
