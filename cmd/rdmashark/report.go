@@ -40,7 +40,12 @@ browser (its CSS, SVG and script are inline; it fetches nothing):
 It is built from the same documents as analyze --format json, transactions
 --format json and check. Memory stays bounded: each connection draws at most
 --max-detail transactions (or RDMA messages), the rest are counted by kind and
-in the charts, and the page says so.`,
+in the charts, and the page says so.
+
+Exit status: 0 when the page was written (the checks' verdict is on the page;
+check is the CI gate), 2 when the capture could not be read or the file not
+written; a capture damaged part-way is reported as far as it was read and
+exits 2.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, err := in.name(args)

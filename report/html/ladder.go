@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/report"
 )
@@ -182,8 +183,12 @@ func pinFindings(items []item, fs []report.Finding, mine []int, views []FindingV
 							// The table still links to the arrow.
 							v.Link = "#" + r.Anchor
 						} else {
+							title := f.Rule + ": " + f.Message + " (" + f.Reference + ")"
+							if rule, ok := check.Lookup(f.Rule); ok {
+								title += "\n\n" + rule.Summary + "\n" + rule.Explanation
+							}
 							r.Pins = append(r.Pins, Pin{Anchor: v.Anchor, Rule: f.Rule, Link: v.RuleLink, Severity: v.Severity,
-								Message: f.Message, Title: f.Rule + ": " + f.Message + " (" + f.Reference + ")"})
+								Message: f.Message, Title: title})
 						}
 						break search
 					}
