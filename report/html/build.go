@@ -83,6 +83,8 @@ type FindingView struct {
 	RuleLink string
 	Severity string
 	Conn     int
+	// ConnLink is the connection's section, "" when it has no diagram.
+	ConnLink string
 	XID      string
 	Packets  string
 	// AllPackets lists every packet the finding names (Packets the first
@@ -130,8 +132,21 @@ func Build(a *report.Analysis, c *Collector) *Page {
 		cv.Ladder, cv.Notes = ladder(ac, cd, a.Findings, byConn[ac.ID], p.Findings, c.opts.MaxDetail)
 		cv.Throughput = throughputChart(ac, &cd.tput)
 	}
-	if c.connsNotDrawn > 0 || len(p.Connections) < len(a.Connections) {
-		p.Notes = append(p.Notes, fmt.Sprintf("%d of %d connections have no diagram: the report draws at most %d (--max-connections of report).",
+	drawn := map[int]bool{}
+	for _, cv := range p.Connections {
+		drawn[cv.ID] = true
+	}
+	for i := range p.Findings {
+		f := &p.Findings[i]
+		if drawn[f.Conn] {
+			f.ConnLink = "#conn-" + strconv.Itoa(f.Conn)
+		} else if !f.Pinned {
+			// No diagram to link to: the link stays on the table's row.
+			f.Link = "#row-" + f.Anchor
+		}
+	}
+	if c.notDrawn || len(p.Connections) < len(a.Connections) {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d of %d connections have no diagram: the report draws at most %d (report --max-diagrams); they are in the overview, the charts and the findings.",
 			len(a.Connections)-len(p.Connections), len(a.Connections), c.opts.MaxConnections))
 	}
 	p.Latency = latencyChart(c)

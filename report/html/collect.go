@@ -77,12 +77,11 @@ type Collector struct {
 	opts  Options
 	conns map[int]*connData
 	order []int
-	// ConnectionsNotDrawn counts connections past MaxConnections.
-	connsNotDrawn int
-	procs         map[string]*procStats
-	procOrder     []string
-	rng           *rand.Rand
-	lastTime      time.Duration
+	// notDrawn is set when a connection came past MaxConnections.
+	notDrawn  bool
+	procs     map[string]*procStats
+	procOrder []string
+	rng       *rand.Rand
 }
 
 // NewCollector returns an empty Collector.
@@ -128,7 +127,7 @@ func (c *Collector) conn(d *dissect.Connection) *connData {
 		return cd
 	}
 	if len(c.order) >= c.opts.MaxConnections {
-		c.connsNotDrawn++
+		c.notDrawn = true
 		return nil
 	}
 	cd = &connData{id: d.ID, omittedKinds: map[string]uint64{}, omittedSigs: map[string]uint64{}}
@@ -145,9 +144,6 @@ func (c *Collector) conn(d *dissect.Connection) *connData {
 // Packet records a packet: its bytes in its connection's throughput, and
 // the arrow it starts or continues.
 func (c *Collector) Packet(p *dissect.Packet) {
-	if p.RelTime > c.lastTime {
-		c.lastTime = p.RelTime
-	}
 	if p.Conn == nil {
 		return
 	}

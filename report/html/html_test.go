@@ -3,6 +3,7 @@ package html
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -87,6 +88,32 @@ func TestDetailLimit(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "are not drawn (report --max-detail)") {
 		t.Error("the page does not say what the detail limit left out")
+	}
+}
+
+// TestLinksWithLimits: with diagrams and details cut by the limits, every
+// in-page link still leads to an element of the page.
+func TestLinksWithLimits(t *testing.T) {
+	for _, o := range []Options{{}, {MaxConnections: 1, MaxDetail: 10}, {MaxDetail: 1}} {
+		p, _, _ := build(t, nfs3, o)
+		var out bytes.Buffer
+		if err := p.Write(&out); err != nil {
+			t.Fatal(err)
+		}
+		s := out.String()
+		ids := map[string]bool{}
+		for _, m := range regexp.MustCompile(`id="([^"]+)"`).FindAllStringSubmatch(s, -1) {
+			ids[m[1]] = true
+		}
+		links := regexp.MustCompile(`href="#([^"]+)"`).FindAllStringSubmatch(s, -1)
+		if len(links) < 20 {
+			t.Errorf("%+v: only %d links", o, len(links))
+		}
+		for _, m := range links {
+			if !ids[m[1]] {
+				t.Errorf("%+v: link #%s leads nowhere", o, m[1])
+			}
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package html
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -104,7 +105,9 @@ func ladder(ac *report.Connection, cd *connData, fs []report.Finding, mine []int
 			l.OmittedTotal = cd.txnsOmitted
 			notes = append(notes, fmt.Sprintf("Connection %d: %d transactions after the first %d are not drawn (report --max-detail); they are counted by kind under its diagram and in the charts.",
 				ac.ID, cd.txnsOmitted, maxDetail))
-			for _, s := range cd.sigOrder {
+			sigs := slices.Clone(cd.sigOrder)
+			sort.SliceStable(sigs, func(i, j int) bool { return cd.omittedSigs[sigs[i]] > cd.omittedSigs[sigs[j]] })
+			for _, s := range sigs {
 				l.Omitted = append(l.Omitted, KV{strconv.FormatUint(cd.omittedSigs[s], 10), s})
 			}
 		}
