@@ -304,7 +304,8 @@ func TestReportInBrowser(t *testing.T) {
 			checkLadderTransactions(t, data, &txns)
 			checkLatency(t, data, &txns)
 			checkChunks(t, data, &txns)
-			checkThroughput(t, data, capture)
+			a := checkThroughput(t, data, capture)
+			checkChunksAnalyze(t, data, a)
 			if data.FoldLink == "closed" {
 				t.Error("a link to a finding inside a folded group left the group closed")
 			}
@@ -530,7 +531,7 @@ func checkChunks(t *testing.T, data pageData, txns *report.TransactionList) {
 
 // checkThroughput: each connection's bins add up, per direction, to the
 // packets and bytes of analyze's JSON.
-func checkThroughput(t *testing.T, data pageData, capture string) {
+func checkThroughput(t *testing.T, data pageData, capture string) *report.Analysis {
 	var a report.Analysis
 	runJSON(t, &a, "analyze", "--format", "json", capture)
 	if len(data.Throughput) != len(a.Connections) {
@@ -566,5 +567,34 @@ func checkThroughput(t *testing.T, data pageData, capture string) {
 		if !found {
 			t.Errorf("conn %d has no throughput chart", c.ID)
 		}
+	}
+	return &a
+}
+
+// checkChunksAnalyze: the chunk chart's Calls by chunk kind add up to the
+// chunks analyze's JSON counts ("chunks" of each connection, from the
+// checks). A Call with two chunks of one kind would count once in the chart
+// and twice in analyze; no Call of these captures has one.
+func checkChunksAnalyze(t *testing.T, data pageData, a *report.Analysis) {
+	var want, got [4]int // calls, read, write, reply
+	for _, c := range a.Connections {
+		if ch := c.Chunks; ch != nil {
+			want[0] += ch.Calls
+			want[1] += ch.ReadChunks + ch.LongCalls
+			want[2] += ch.WriteChunks
+			want[3] += ch.ReplyChunks
+		}
+	}
+	for _, row := range data.Chunks {
+		for i, k := range []string{"calls", "read", "write", "reply"} {
+			n, err := strconv.Atoi(row[k])
+			if err != nil {
+				t.Fatalf("%s: data-%s %q", row["proc"], k, row[k])
+			}
+			got[i] += n
+		}
+	}
+	if got != want || want[0] == 0 {
+		t.Errorf("chunk chart: Calls, Read, Write, Reply %v; analyze's chunks %v", got, want)
 	}
 }
