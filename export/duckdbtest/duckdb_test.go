@@ -180,8 +180,8 @@ func TestDuckDBReproducesAnalyze(t *testing.T) {
 		count(*)
 		FROM (SELECT capture, label, connection_id, count(*) FILTER (WHERE has_call) calls,
 			count(*) FILTER (WHERE has_reply) replies, count(*) FILTER (WHERE reply_with_invalidate) inv
-			FROM ` + tbl("transactions") + ` GROUP BY ALL) t
-		LEFT JOIN ` + tbl("connections") + ` c USING (capture, label, connection_id)`).Scan(&mismatched, &orphans, &conns)
+			FROM `+tbl("transactions")+` GROUP BY ALL) t
+		LEFT JOIN `+tbl("connections")+` c USING (capture, label, connection_id)`).Scan(&mismatched, &orphans, &conns)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,8 +223,8 @@ func TestDuckDBReproducesAnalyze(t *testing.T) {
 
 	// Every rdma_ops row with an XID joins its transaction.
 	var ops, attached, joined int64
-	err = db.QueryRow(`SELECT count(*), count(o.xid), count(t.xid) FROM ` + tbl("rdma_ops") + ` o
-		LEFT JOIN (SELECT DISTINCT capture, label, connection_id, xid FROM ` + tbl("transactions") + `) t
+	err = db.QueryRow(`SELECT count(*), count(o.xid), count(t.xid) FROM `+tbl("rdma_ops")+` o
+		LEFT JOIN (SELECT DISTINCT capture, label, connection_id, xid FROM `+tbl("transactions")+`) t
 		USING (capture, label, connection_id, xid)`).Scan(&ops, &attached, &joined)
 	if err != nil {
 		t.Fatal(err)
