@@ -161,9 +161,7 @@ func (c *Capture) Transaction(t *dissect.Transaction) {
 	if t.ProcedureName != "" {
 		row.ProcedureName = str(t.ProcedureName)
 	}
-	if len(t.Operations) > 0 {
-		row.Operations = append([]string(nil), t.Operations...)
-	}
+	row.Operations = append(make([]string, 0, len(t.Operations)), t.Operations...)
 	if s := t.Call; s != nil {
 		row.HasCall = true
 		row.CallPacket = lastPacket(s.Packets)
