@@ -28,7 +28,7 @@ func (in *inputs) bind(cmd *cobra.Command) {
 	f.StringArrayVarP(&in.read, "read", "r", nil,
 		`capture file, directory or glob to read ("-" for standard input; repeatable, and arguments add more)`)
 	f.IntVarP(&in.jobs, "jobs", "j", runtime.GOMAXPROCS(0),
-		"captures read at once, each by its own engine within its own memory bounds (default: the CPUs Go may use)")
+		"captures read at once, each by its own engine within its own memory bounds; the default is the CPUs Go may use (GOMAXPROCS)")
 }
 
 // captureExts are the file name endings a directory is searched for.
