@@ -243,5 +243,44 @@ func TestDuckDBReproducesAnalyze(t *testing.T) {
 	if files != int64(4*len(caps)) || versioned != files {
 		t.Errorf("%d files, %d with %s=%d (want %d)", files, versioned, export.MetadataKey, export.SchemaVersion, 4*len(caps))
 	}
+	// DuckDB sees the columns typed: timestamps as timestamps, counts and
+	// keys as integers, addresses and enumerations as strings, lists as
+	// lists.
+	types := map[string]string{}
+	for _, tb := range []string{"transactions", "connections", "rdma_ops", "findings"} {
+		rows, err := db.Query("DESCRIBE SELECT * FROM " + tbl(tb))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var name, typ string
+			var null, key, def, extra sql.NullString
+			if err := rows.Scan(&name, &typ, &null, &key, &def, &extra); err != nil {
+				t.Fatal(err)
+			}
+			types[tb+"."+name] = typ
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for col, want := range map[string]string{
+		"transactions.call_time":             "TIMESTAMP WITH TIME ZONE",
+		"transactions.xid":                   "BIGINT",
+		"transactions.latency_us":            "DOUBLE",
+		"transactions.operations":            "VARCHAR[]",
+		"transactions.reply_with_invalidate": "BOOLEAN",
+		"connections.server_address":         "VARCHAR",
+		"connections.packets_c2s":            "BIGINT",
+		"connections.state":                  "VARCHAR",
+		"rdma_ops.start_time":                "TIMESTAMP WITH TIME ZONE",
+		"findings.packets":                   "BIGINT[]",
+		"findings.label":                     "VARCHAR",
+	} {
+		if types[col] != want {
+			t.Errorf("%s: DuckDB type %q, want %q", col, types[col], want)
+		}
+	}
+
 	t.Logf("%d captures, %d RPC connections, %d finding groups, %d RDMA operations (%d attached)", len(caps), len(want), len(wantFindings), ops, attached)
 }
