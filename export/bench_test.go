@@ -93,6 +93,7 @@ func BenchmarkExport(b *testing.B) {
 					}
 				}
 				b.SetBytes(int64(bytes))
+				b.ReportAllocs()
 				sec := b.Elapsed().Seconds() / float64(b.N)
 				b.ReportMetric(float64(pkts)/sec, "packets/s")
 				b.ReportMetric(float64(rows)/sec, "rows/s")

@@ -46,6 +46,7 @@ func BenchmarkAnalyzeJobs(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(size)
+			b.ReportAllocs()
 			for b.Loop() {
 				if code := run(args, nil, io.Discard, io.Discard); code != 0 {
 					b.Fatalf("%v: exit %d", args, code)
