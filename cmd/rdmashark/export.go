@@ -80,10 +80,10 @@ part files, it never overwrites.`,
 				var parts []string
 				for _, t := range export.Tables {
 					if n, ok := rows[t]; ok {
-						parts = append(parts, fmt.Sprintf("%d %s", n, t))
+						parts = append(parts, fmt.Sprintf("%s %d", t, n))
 					}
 				}
-				line := fmt.Sprintf("%s: %d packets: %s (part-%d)\n", names[i], eng.Stats.Packets, strings.Join(parts, ", "), first+i)
+				line := fmt.Sprintf("%s: %d packets → %s (part-%d)\n", names[i], eng.Stats.Packets, strings.Join(parts, ", "), first+i)
 				return result{line, warnText(eng), runErr}
 			}
 			var errs []error
