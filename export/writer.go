@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/compress/zstd"
+	"github.com/parquet-go/parquet-go/compress/snappy"
 )
 
 // Format is the files' format.
@@ -159,7 +159,7 @@ func newTable[T any](cfg *Config, name string, part int, capture string) (*table
 		t.max = 1024
 	} else {
 		t.pw = parquet.NewGenericWriter[T](t.bw,
-			parquet.Compression(&zstd.Codec{Level: zstd.SpeedFastest}),
+			parquet.Compression(&snappy.Codec{}),
 			parquet.MaxRowsPerRowGroup(int64(cfg.RowGroupRows)),
 			parquet.CreatedBy("rdmashark", cfg.Version, ""),
 			parquet.KeyValueMetadata(MetadataKey, strconv.Itoa(SchemaVersion)),
