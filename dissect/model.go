@@ -312,6 +312,13 @@ type RDMAOp struct {
 	Complete bool
 	Start    time.Time
 	End      time.Time
+	// Txn is the RPC transaction whose Call advertised the chunk segment
+	// the operation served, and Chunk that chunk's index in its Call, set
+	// by the RPC layer before the Observer sees the operation (nil when it
+	// served none: no RPC-over-RDMA on the connection, or no outstanding
+	// Call's segment). Valid only during the call.
+	Txn   *Transaction
+	Chunk int
 }
 
 // ConnObserver is an Observer that also wants to know when the engine is

@@ -17,6 +17,7 @@ func readKind(k ChunkKind) bool { return k == ChunkRead || k == ChunkCall }
 
 // rpcRDMAOp attaches op to the segment it targets.
 func (e *Engine) rpcRDMAOp(p *Packet, op *RDMAOp) {
+	op.Txn, op.Chunk = nil, 0
 	c := op.Conn
 	if c == nil {
 		return
@@ -54,6 +55,7 @@ func (e *Engine) rpcRDMAOp(p *Packet, op *RDMAOp) {
 		e.unattached(rc, rs, op, callDir)
 		return
 	}
+	op.Txn, op.Chunk = t, ci
 	ch := &t.call.Chunks[ci]
 	sg := &ch.Segments[si]
 	sg.Ops = append(sg.Ops, AttachedOp{Kind: op.Kind, FirstPacket: firstPacket(op.Packets), LastPacket: lastPacket(op.Packets),

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -87,49 +88,94 @@ func runEngineFlush(cmd *cobra.Command, g *globalFlags, name string, opts dissec
 }
 
 func newAnalyzeCmd(g *globalFlags) *cobra.Command {
-	var in input
+	var in inputs
 	var format string
 	cmd := &cobra.Command{
-		Use:   "analyze [FILE]",
+		Use:   "analyze [FILE|DIR|GLOB]...",
 		Short: "Report the connections of a capture: set-up, private data, negotiated inline thresholds",
 		Long: `analyze reads a capture and reports every RDMA connection in it: endpoints and
 queue pairs, service port, state, each side's RFC 8797 private data and R bit,
 the negotiated client-to-server and server-to-client inline thresholds, and
-packets and bytes each way; then the protocol counts.`,
-		Args: cobra.MaximumNArgs(1),
+packets and bytes each way; then the protocol counts.
+
+Several captures (files, directories searched recursively, globs, -r) are
+read --jobs at a time, each by its own engine, and reported one after the
+other in the order given. With --format json and more than one capture the
+output is a JSON array of the one-capture documents, in that order.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := in.name(args)
+			names, err := in.names(args)
 			if err != nil {
 				return err
 			}
 			if format != "table" && format != "json" {
 				return usageErr("--format must be table or json, not %q", format)
 			}
-			var opts dissect.Options
-			checks, each := withChecks(check.Config{}, &opts, nil)
-			eng, runErr := runEngineOpts(cmd, g, name, opts, each)
-			if eng == nil {
-				return runErr
+			type result struct {
+				a      *report.Analysis
+				warn   string
+				runErr error
 			}
-			a := report.NewAnalysis(name, eng)
-			res := checks.Finish(eng.Conns.Connections())
-			res.NoteLoss(0, eng.Stats.Skipped)
-			a.AddChecks(res)
-			if runErr != nil {
-				a.Errors = append(a.Errors, runErr.Error())
+			work := func(i int) result {
+				var opts dissect.Options
+				checks, each := withChecks(check.Config{}, &opts, nil)
+				eng, runErr := runEngineOpts(cmd, g, names[i], opts, each)
+				if eng == nil {
+					return result{runErr: runErr}
+				}
+				a := report.NewAnalysis(names[i], eng)
+				res := checks.Finish(eng.Conns.Connections())
+				res.NoteLoss(0, eng.Stats.Skipped)
+				a.AddChecks(res)
+				if runErr != nil {
+					a.Errors = append(a.Errors, runErr.Error())
+				}
+				return result{a, warnText(eng), runErr}
 			}
-			warn(cmd, eng)
 			out := cmd.OutOrStdout()
-			var werr error
-			if format == "json" {
-				werr = a.WriteJSON(out)
-			} else {
-				werr = a.WriteTable(out)
+			many := len(names) > 1
+			var errs []error
+			if many && format == "json" {
+				fmt.Fprint(out, "[\n")
 			}
-			if runErr != nil {
-				return runErr
+			werr := forEachOrdered(len(names), in.jobs, work, func(i int, r result) error {
+				fmt.Fprint(cmd.ErrOrStderr(), r.warn)
+				errs = append(errs, r.runErr)
+				if r.a == nil {
+					if !many {
+						return nil
+					}
+					// Unreadable: said on standard error; the JSON array
+					// keeps its place with the file and the error.
+					fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", unwrapExit(r.runErr))
+					r.a = &report.Analysis{File: names[i], Connections: []report.Connection{}, Findings: []report.Finding{},
+						Errors: []string{unwrapExit(r.runErr).Error()}}
+				} else if many && r.runErr != nil {
+					fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", unwrapExit(r.runErr))
+				}
+				if format == "json" {
+					if many && i > 0 {
+						fmt.Fprint(out, ",\n")
+					}
+					return r.a.WriteJSON(out)
+				}
+				if many && i > 0 {
+					fmt.Fprintln(out)
+				}
+				return r.a.WriteTable(out)
+			})
+			if werr == nil && many && format == "json" {
+				_, werr = fmt.Fprint(out, "]\n")
 			}
-			return werr
+			if werr != nil {
+				return werr
+			}
+			if many {
+				if bad := countErrs(errs); bad > 0 {
+					return multiNote(exitUsage, bad, len(names))
+				}
+				return nil
+			}
+			return errs[0]
 		},
 	}
 	in.bind(cmd)
@@ -171,10 +217,18 @@ func supported(r *source.Reader) error {
 
 // warn prints the records skipped without stopping the read.
 func warn(cmd *cobra.Command, eng *dissect.Engine) {
+	fmt.Fprint(cmd.ErrOrStderr(), warnText(eng))
+}
+
+// warnText is what warn prints, for a command that prints it later (after
+// the captures read before it in parallel).
+func warnText(eng *dissect.Engine) string {
+	var b strings.Builder
 	for _, w := range eng.Warnings {
-		fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark: warning:", w)
+		fmt.Fprintln(&b, "rdmashark: warning:", w)
 	}
 	if n := eng.Stats.Skipped; n > uint64(len(eng.Warnings)) {
-		fmt.Fprintf(cmd.ErrOrStderr(), "rdmashark: warning: %d damaged records skipped in all\n", n)
+		fmt.Fprintf(&b, "rdmashark: warning: %d damaged records skipped in all\n", n)
 	}
+	return b.String()
 }

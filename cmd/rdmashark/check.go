@@ -18,9 +18,10 @@ func newCheckCmd(g *globalFlags) *cobra.Command {
 		failOn, format, baseline, writeBaseline, output string
 		enable, disable                                 []string
 		verbose                                         bool
+		in                                              inputs
 	)
 	cmd := &cobra.Command{
-		Use:   "check FILE...",
+		Use:   "check FILE|DIR|GLOB...",
 		Short: "Check captures against the RDMA and RPC-over-RDMA specs; exit 1 on findings (a CI gate)",
 		Long: `check runs every conformance rule (rdmashark rules lists them) on each capture
 and prints the findings grouped by connection: the rule, severity, packets,
@@ -30,7 +31,9 @@ with the reason.
 
 Exit status: 0 when nothing at or above --fail-on (default error) was found,
 1 when something was, 2 when an input could not be read or a flag is wrong.
-Several files are checked one by one and their results summed.
+Several captures (files, directories searched recursively, globs, -r) are
+checked --jobs at a time, each by its own engine, reported in the order given
+and their results summed.
 
 --enable/--disable take rule IDs or globs (CHUNK-*), repeated or
 comma-separated. --baseline FILE suppresses the findings a previous
@@ -41,8 +44,11 @@ imperfect implementation and be tightened later.
 --format text|json|junit|sarif: JUnit XML has one test case per rule per
 connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 2.1.0 lists the rules with their explanations and one result per finding.`,
-		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			names, err := in.names(args)
+			if err != nil {
+				return err
+			}
 			sev, err := check.ParseSeverity(failOn)
 			if err != nil {
 				return usageErr("--fail-on: %v", err)
@@ -70,29 +76,40 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 			}
 			rep := &report.CheckReport{FailOn: sev, Rules: rules, Version: version}
 			var seen check.Baseline
-			for _, name := range args {
+			type result struct {
+				eng    *dissect.Engine
+				res    *check.Result
+				warn   string
+				runErr error
+			}
+			work := func(i int) result {
 				var opts dissect.Options
 				runner, each := withChecks(check.Config{Rules: rules}, &opts, nil)
-				eng, runErr := runEngineOpts(cmd, g, name, opts, each)
+				eng, runErr := runEngineOpts(cmd, g, names[i], opts, each)
+				r := result{eng: eng, runErr: runErr}
 				if eng != nil {
-					warn(cmd, eng)
+					r.warn = warnText(eng)
+					r.res = runner.Finish(eng.Conns.Connections())
+					r.res.NoteLoss(0, eng.Stats.Skipped)
 				}
-				var res *check.Result
-				if eng != nil {
-					res = runner.Finish(eng.Conns.Connections())
-					res.NoteLoss(0, eng.Stats.Skipped)
+				return r
+			}
+			_ = forEachOrdered(len(names), in.jobs, work, func(i int, r result) error {
+				fmt.Fprint(cmd.ErrOrStderr(), r.warn)
+				if r.res != nil {
 					if writeBaseline != "" {
-						seen.Add(res)
+						seen.Add(r.res)
 					}
 					if known != nil {
-						known.Apply(res)
+						known.Apply(r.res)
 					}
 				}
-				if runErr != nil {
-					fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", runErr)
+				if r.runErr != nil {
+					fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", r.runErr)
 				}
-				rep.Add(report.NewCheckFile(name, eng, res, unwrapExit(runErr)))
-			}
+				rep.Add(report.NewCheckFile(names[i], r.eng, r.res, unwrapExit(r.runErr)))
+				return nil
+			})
 			if writeBaseline != "" {
 				if err := writeFile(writeBaseline, seen.Write); err != nil {
 					return &exitError{exitUsage, fmt.Errorf("--write-baseline: %w", err)}
@@ -126,6 +143,7 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 			return nil
 		},
 	}
+	in.bind(cmd)
 	f := cmd.Flags()
 	f.StringVar(&failOn, "fail-on", "error", "exit 1 when a finding is at or above this severity: info, warning or error")
 	f.StringArrayVar(&enable, "enable", nil, "run only these rules (IDs or globs such as 'CHUNK-*'; repeatable, comma-separated)")

@@ -41,7 +41,7 @@ func TestCheckExitStatus(t *testing.T) {
 		{"unknown rule", []string{"check", "--enable", "NO-SUCH", rpingPcap}, 2, "no rule matches"},
 		{"bad severity", []string{"check", "--fail-on", "fatal", rpingPcap}, 2, "unknown severity"},
 		{"bad format", []string{"check", "--format", "html", rpingPcap}, 2, "--format"},
-		{"no file", []string{"check"}, 2, "requires at least 1 arg"},
+		{"no file", []string{"check"}, 2, "no capture file"},
 		{"planted fault", []string{"check", "--disable", "INV-NOT-*", mutated + "rxe-nfs3-conn2--foreign-stag.pcap"}, 1, "INV-FOREIGN-STAG"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -104,7 +104,7 @@ private data, inline thresholds, remote invalidation) and what every packet is.`
 		"bytes all reassembly buffers may hold together; past it the largest message or RDMA operation in progress is handed up truncated")
 	root.PersistentFlags().DurationVar(&g.idleTimeout, "idle-timeout", DefaultIdleTimeout,
 		"release a connection that saw no packet for this long in capture time, as if it had closed (0: never)")
-	root.AddCommand(newDissectCmd(g), newAnalyzeCmd(g), newCaptureCmd(g), newTransactionsCmd(g), newCheckCmd(g), newRulesCmd(), newVersionCmd(), newReportCmd(g))
+	root.AddCommand(newDissectCmd(g), newAnalyzeCmd(g), newCaptureCmd(g), newTransactionsCmd(g), newCheckCmd(g), newRulesCmd(), newVersionCmd(), newReportCmd(g), newExportCmd(g))
 	return root
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -12,7 +13,7 @@ import (
 
 func newTransactionsCmd(g *globalFlags) *cobra.Command {
 	var (
-		in     input
+		in     inputs
 		format string
 		conn   int
 		xid    string
@@ -20,7 +21,7 @@ func newTransactionsCmd(g *globalFlags) *cobra.Command {
 		max    int
 	)
 	cmd := &cobra.Command{
-		Use:   "transactions [FILE]",
+		Use:   "transactions [FILE|DIR|GLOB]...",
 		Short: "List the RPC transactions of the RPC-over-RDMA connections: Call, Reply, chunks, RDMA Reads and Writes",
 		Long: `transactions reads a capture and prints one row per RPC transaction of its
 RPC-over-RDMA connections: XID, connection, direction (forward or
@@ -31,10 +32,14 @@ With Invalidate invalidated, and the time from Call to Reply. A Call whose
 Reply is not in the capture has no Reply ("reply": null in JSON).
 
 Transactions are kept as they finish, in a compact form; --max bounds how
-many (the count of those left out is reported).`,
-		Args: cobra.MaximumNArgs(1),
+many (the count of those left out is reported).
+
+Several captures (files, directories searched recursively, globs, -r) are
+read --jobs at a time and listed one after the other in the order given;
+--max bounds each capture's list. With --format json and more than one
+capture the output is a JSON array of the one-capture documents.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := in.name(args)
+			names, err := in.names(args)
 			if err != nil {
 				return err
 			}
@@ -52,28 +57,67 @@ many (the count of those left out is reported).`,
 				x := uint32(v)
 				f.XID = &x
 			}
-			list := report.NewTransactionList(name, max, f)
-			eng, runErr := runTransactions(cmd, g, name, list)
-			if eng == nil {
-				return runErr
+			type result struct {
+				list   *report.TransactionList
+				warn   string
+				runErr error
 			}
-			if runErr != nil {
-				list.Errors = append(list.Errors, runErr.Error())
+			work := func(i int) result {
+				list := report.NewTransactionList(names[i], max, f)
+				eng, runErr := runTransactions(cmd, g, names[i], list)
+				if eng == nil {
+					return result{runErr: runErr}
+				}
+				if runErr != nil {
+					list.Errors = append(list.Errors, runErr.Error())
+				}
+				list.SetCounters(eng)
+				list.Sort()
+				return result{list, warnText(eng), runErr}
 			}
-			warn(cmd, eng)
-			list.SetCounters(eng)
-			list.Sort()
 			out := cmd.OutOrStdout()
-			var werr error
-			if format == "json" {
-				werr = list.WriteJSON(out)
-			} else {
-				werr = list.WriteTable(out)
+			many := len(names) > 1
+			var errs []error
+			if many && format == "json" {
+				fmt.Fprint(out, "[\n")
 			}
-			if runErr != nil {
-				return runErr
+			werr := forEachOrdered(len(names), in.jobs, work, func(i int, r result) error {
+				fmt.Fprint(cmd.ErrOrStderr(), r.warn)
+				errs = append(errs, r.runErr)
+				if r.list == nil {
+					if !many {
+						return nil
+					}
+					fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", unwrapExit(r.runErr))
+					r.list = report.NewTransactionList(names[i], max, f)
+					r.list.Errors = []string{unwrapExit(r.runErr).Error()}
+				} else if many && r.runErr != nil {
+					fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", unwrapExit(r.runErr))
+				}
+				if format == "json" {
+					if many && i > 0 {
+						fmt.Fprint(out, ",\n")
+					}
+					return r.list.WriteJSON(out)
+				}
+				if many && i > 0 {
+					fmt.Fprintln(out)
+				}
+				return r.list.WriteTable(out)
+			})
+			if werr == nil && many && format == "json" {
+				_, werr = fmt.Fprint(out, "]\n")
 			}
-			return werr
+			if werr != nil {
+				return werr
+			}
+			if many {
+				if bad := countErrs(errs); bad > 0 {
+					return multiNote(exitUsage, bad, len(names))
+				}
+				return nil
+			}
+			return errs[0]
 		},
 	}
 	in.bind(cmd)

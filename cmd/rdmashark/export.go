@@ -1,0 +1,113 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rdmashark/rdmashark/check"
+	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/export"
+)
+
+func newExportCmd(g *globalFlags) *cobra.Command {
+	var (
+		in                 inputs
+		dir, format, label string
+		packets            bool
+		rowGroup           int
+	)
+	cmd := &cobra.Command{
+		Use:   "export FILE|DIR|GLOB... -o DIR",
+		Short: "Write connections, transactions, RDMA operations and findings as Parquet or NDJSON tables for DuckDB, Spark, ClickHouse",
+		Long: `export reads captures and writes what analyze, transactions and check find in
+them as tables, one directory per table, partitioned by --label:
+
+  DIR/connections/label=LABEL/part-N.parquet
+  DIR/transactions/…  DIR/rdma_ops/…  DIR/findings/…  DIR/packets/… (--packets)
+
+Every row carries the capture's name, the label and the keys the tables join
+on (connection_id, xid). Columns are typed (timestamps, integers, strings);
+the schema's version is in every Parquet file's metadata
+(rdmashark.schema_version) and in DIR/_rdmashark_export.json; docs/export.md
+lists every column. Rows are written as the engine produces them, in row
+groups, so memory does not grow with the capture. Captures are read --jobs at
+a time, each into its own part files; exporting again into the same DIR adds
+part files, it never overwrites.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			names, err := in.names(args)
+			if err != nil {
+				return err
+			}
+			f, err := export.ParseFormat(format)
+			if err != nil {
+				return usageErr("--format: %v", err)
+			}
+			if dir == "" {
+				return usageErr("export needs -o DIR, the directory to write the tables into")
+			}
+			cfg := export.Config{Dir: dir, Format: f, Label: label, Packets: packets, RowGroupRows: rowGroup, Version: version}
+			first, err := export.Reserve(cfg, len(names))
+			if err != nil {
+				return &exitError{exitUsage, fmt.Errorf("-o %s: %w", dir, err)}
+			}
+			type result struct {
+				line   string
+				warn   string
+				runErr error
+			}
+			work := func(i int) result {
+				xc, err := export.NewCapture(cfg, names[i], first+i)
+				if err != nil {
+					return result{runErr: &exitError{exitUsage, err}}
+				}
+				var opts dissect.Options
+				opts.Transaction = xc.Transaction
+				opts.Observer = xc.Observer(nil)
+				runner, each := withChecks(check.Config{}, &opts, xc.Packet)
+				eng, runErr := runEngineOpts(cmd, g, names[i], opts, each)
+				if eng == nil {
+					_ = xc.Remove()
+					return result{runErr: runErr}
+				}
+				res := runner.Finish(eng.Conns.Connections())
+				res.NoteLoss(0, eng.Stats.Skipped)
+				if err := xc.Finish(eng, res); err != nil && runErr == nil {
+					runErr = &exitError{exitUsage, err}
+				}
+				rows := xc.Rows()
+				var parts []string
+				for _, t := range export.Tables {
+					if n, ok := rows[t]; ok {
+						parts = append(parts, fmt.Sprintf("%s %d", t, n))
+					}
+				}
+				line := fmt.Sprintf("%s: %d packets → %s (part-%d)\n", names[i], eng.Stats.Packets, strings.Join(parts, ", "), first+i)
+				return result{line, warnText(eng), runErr}
+			}
+			var errs []error
+			_ = forEachOrdered(len(names), in.jobs, work, func(i int, r result) error {
+				fmt.Fprint(cmd.ErrOrStderr(), r.warn)
+				fmt.Fprint(cmd.OutOrStdout(), r.line)
+				if r.runErr != nil {
+					fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", unwrapExit(r.runErr))
+				}
+				errs = append(errs, r.runErr)
+				return nil
+			})
+			if bad := countErrs(errs); bad > 0 {
+				return multiNote(exitUsage, bad, len(names))
+			}
+			return nil
+		},
+	}
+	in.bind(cmd)
+	fl := cmd.Flags()
+	fl.StringVarP(&dir, "output", "o", "", "directory to write the tables into (created if need be)")
+	fl.StringVar(&format, "format", "parquet", "file format: parquet or ndjson")
+	fl.StringVar(&label, "label", export.DefaultLabel, "label of every row and name of the partition: the host, the run (label=VALUE directories)")
+	fl.BoolVar(&packets, "packets", false, "also write the packets table: one row per packet with its summary line")
+	fl.IntVar(&rowGroup, "row-group-rows", export.DefaultRowGroupRows, "rows per Parquet row group (what is buffered per table)")
+	return cmd
+}

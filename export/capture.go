@@ -1,0 +1,404 @@
+package export
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rdmashark/rdmashark/check"
+	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
+)
+
+// Capture writes the tables of one capture. Hook it to the engine: Observer
+// as (or before) the engine's Observer, Transaction as
+// Options.Transaction, Packet from the per-packet callback; then Finish
+// with the engine and the check result once the capture is read. Its
+// methods are for one goroutine (one engine); several Captures run in
+// parallel, each its own part files.
+type Capture struct {
+	cfg    Config
+	common Common
+	conns  *table[Connection]
+	txns   *table[Transaction]
+	ops    *table[RDMAOp]
+	finds  *table[Finding]
+	pkts   *table[Packet] // nil unless Config.Packets
+	all    []closer
+	err    error // the first write error
+	next   dissect.Observer
+}
+
+// NewCapture creates the part files of capture name (as given on the
+// command line) with part number part (see Reserve).
+func NewCapture(cfg Config, name string, part int) (*Capture, error) {
+	cfg.fill()
+	c := &Capture{cfg: cfg, common: Common{Capture: name, Label: cfg.Label}}
+	var err error
+	add := func(t closer, e error) {
+		if e != nil && err == nil {
+			err = e
+		}
+		if e == nil {
+			c.all = append(c.all, t)
+		}
+	}
+	c.conns, err = newTable[Connection](&c.cfg, TableConnections, part, name)
+	add(c.conns, err)
+	var e error
+	c.txns, e = newTable[Transaction](&c.cfg, TableTransactions, part, name)
+	add(c.txns, e)
+	c.ops, e = newTable[RDMAOp](&c.cfg, TableRDMAOps, part, name)
+	add(c.ops, e)
+	c.finds, e = newTable[Finding](&c.cfg, TableFindings, part, name)
+	add(c.finds, e)
+	if cfg.Packets {
+		c.pkts, e = newTable[Packet](&c.cfg, TablePackets, part, name)
+		add(c.pkts, e)
+	}
+	if err != nil {
+		c.Remove()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Err is the first error writing a row, if any.
+func (c *Capture) Err() error { return c.err }
+
+func (c *Capture) note(err error) {
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+}
+
+// Observer returns an Observer that writes every RDMA operation to
+// rdma_ops and hands messages and operations on to next (may be nil).
+func (c *Capture) Observer(next dissect.Observer) dissect.Observer {
+	c.next = next
+	return (*observer)(c)
+}
+
+type observer Capture
+
+func (o *observer) Message(m *dissect.Message) {
+	if o.next != nil {
+		o.next.Message(m)
+	}
+}
+
+func (o *observer) RDMAOp(op *dissect.RDMAOp) {
+	c := (*Capture)(o)
+	c.rdmaOp(op)
+	if o.next != nil {
+		o.next.RDMAOp(op)
+	}
+}
+
+func (o *observer) ConnectionDone(dc *dissect.Connection) {
+	if n, ok := o.next.(dissect.ConnObserver); ok {
+		n.ConnectionDone(dc)
+	}
+}
+
+func (o *observer) ConnectionForgotten(dc *dissect.Connection) {
+	if n, ok := o.next.(dissect.ConnForgetter); ok {
+		n.ConnectionForgotten(dc)
+	}
+}
+
+func (c *Capture) rdmaOp(op *dissect.RDMAOp) {
+	if op.Conn == nil || c.err != nil {
+		return
+	}
+	row := RDMAOp{
+		Common:       c.common,
+		ConnectionID: int64(op.Conn.ID),
+		Kind:         "write",
+		Direction:    op.Dir.String(),
+		STag:         int64(op.STag),
+		Offset:       fmt.Sprintf("0x%016x", op.Offset),
+		Length:       int64(op.Length),
+		Complete:     op.Complete,
+		Packets:      int64(len(op.Packets)),
+		StartTime:    op.Start,
+		EndTime:      op.End,
+	}
+	if op.Kind == dissect.RDMARead {
+		row.Kind = "read"
+	}
+	if n := len(op.Packets); n > 0 {
+		row.FirstPacket, row.LastPacket = int64(op.Packets[0]), int64(op.Packets[n-1])
+	}
+	if t := op.Txn; t != nil {
+		row.XID = i64(uint64(t.XID))
+		if t.Call != nil && op.Chunk < len(t.Call.Chunks) {
+			row.ChunkKind = str(t.Call.Chunks[op.Chunk].Kind.String())
+		}
+	}
+	c.note(c.ops.add(row))
+}
+
+// Transaction writes one finished RPC transaction (Options.Transaction).
+func (c *Capture) Transaction(t *dissect.Transaction) {
+	if t.Conn == nil || c.err != nil {
+		return
+	}
+	row := Transaction{
+		Common:         c.common,
+		ConnectionID:   int64(t.Conn.ID),
+		XID:            int64(t.XID),
+		XIDHex:         fmt.Sprintf("0x%08x", t.XID),
+		Direction:      t.Direction.String(),
+		Outcome:        t.Outcome.String(),
+		RDMAReadBytes:  int64(t.ReadBytes),
+		RDMAWriteBytes: int64(t.WriteBytes),
+	}
+	if t.HasProgram {
+		row.Program, row.Version, row.Procedure = i64(uint64(t.Program)), i64(uint64(t.Version)), i64(uint64(t.Procedure))
+	}
+	if t.ProcedureName != "" {
+		row.ProcedureName = str(t.ProcedureName)
+	}
+	row.Operations = append(make([]string, 0, len(t.Operations)), t.Operations...)
+	if s := t.Call; s != nil {
+		row.HasCall = true
+		row.CallPacket = lastPacket(s.Packets)
+		row.CallTime = tp(s.Time)
+		row.CallRDMAProc = str(s.ProcName())
+		row.CallCredits = i64(uint64(s.Credits))
+		for _, ch := range s.Chunks {
+			switch ch.Kind {
+			case dissect.ChunkRead, dissect.ChunkCall:
+				row.CallReadChunks++
+			case dissect.ChunkWrite:
+				row.CallWriteChunks++
+			case dissect.ChunkReply:
+				row.CallReplyChunk = true
+			}
+		}
+		if s.RPCBytes > 0 {
+			row.CallRPCBytes = i64(uint64(s.RPCBytes))
+		}
+	}
+	if s := t.Reply; s != nil {
+		row.HasReply = true
+		row.ReplyPacket = lastPacket(s.Packets)
+		row.ReplyTime = tp(s.Time)
+		row.ReplyRDMAProc = str(s.ProcName())
+		row.ReplyCredits = i64(uint64(s.Credits))
+		row.ReplyWithInvalidate = s.Invalidate
+		if s.Invalidate {
+			row.InvalidatedSTag = i64(uint64(s.InvalidatedSTag))
+		}
+		if s.HasStatus {
+			if s.ReplyStat != oncrpc.MsgAccepted {
+				row.ReplyStatus = str(s.ReplyStat.String())
+			} else {
+				row.ReplyStatus = str(s.AcceptStat.String())
+			}
+		}
+		if s.RPCBytes > 0 {
+			row.ReplyRPCBytes = i64(uint64(s.RPCBytes))
+		}
+		if t.Call != nil {
+			us := float64(t.Latency.Nanoseconds()) / 1e3
+			row.LatencyMicroseconds = &us
+		}
+	}
+	c.note(c.txns.add(row))
+}
+
+// Packet writes the packet's summary row (when Config.Packets) and returns
+// the first write error, which stops the engine.
+func (c *Capture) Packet(p *dissect.Packet) error {
+	if c.err != nil {
+		return c.err
+	}
+	if c.pkts == nil {
+		return nil
+	}
+	row := Packet{
+		Common:      c.common,
+		Number:      int64(p.Number),
+		Time:        p.Timestamp,
+		RelTime:     p.RelTime.Seconds(),
+		Length:      int64(p.Length),
+		CapLength:   int64(p.CaptureLength),
+		Source:      p.Source(),
+		Destination: p.Destination(),
+		Protocol:    p.Protocol(),
+		Info:        strings.Join(p.InfoLines(), "\n"),
+	}
+	if p.Conn != nil {
+		row.ConnectionID = i64(uint64(p.Conn.ID))
+		row.Direction = str(p.Dir.String())
+	}
+	for i := range p.RPC {
+		if r := &p.RPC[i]; r.PrefixOK {
+			row.XID = i64(uint64(r.Common.XID))
+			break
+		}
+	}
+	c.note(c.pkts.add(row))
+	return c.err
+}
+
+// Finish writes the connections the engine holds and the check result's
+// findings, and closes the files. res may be nil (no checks).
+func (c *Capture) Finish(eng *dissect.Engine, res *check.Result) error {
+	findings := map[int]int64{}
+	if res != nil {
+		for i := range res.Findings {
+			f := &res.Findings[i]
+			findings[f.Connection]++
+			if c.err != nil {
+				break
+			}
+			row := Finding{
+				Common:       c.common,
+				ConnectionID: int64(f.Connection),
+				Rule:         f.Rule,
+				Severity:     f.Severity.String(),
+				Message:      f.Message,
+				Reference:    f.Reference,
+				Packets:      make([]int64, len(f.Packets)),
+			}
+			if f.XID != nil {
+				row.XID = i64(uint64(*f.XID))
+			}
+			if n := f.First(); n > 0 {
+				row.FirstPacket = i64(uint64(n))
+			}
+			for j, n := range f.Packets {
+				row.Packets[j] = int64(n)
+			}
+			c.note(c.finds.add(row))
+		}
+	}
+	if eng != nil {
+		for _, dc := range eng.Conns.Connections() {
+			if c.err != nil {
+				break
+			}
+			row := connectionRow(c.common, dc)
+			row.Findings = findings[dc.ID]
+			c.note(c.conns.add(row))
+		}
+	}
+	err := closeAll(c.all)
+	if c.err != nil {
+		return c.err
+	}
+	return err
+}
+
+// Remove closes and deletes the capture's files: nothing could be read.
+func (c *Capture) Remove() error {
+	var errs []error
+	for _, t := range c.all {
+		errs = append(errs, t.remove())
+	}
+	return errors.Join(errs...)
+}
+
+func connectionRow(common Common, dc *dissect.Connection) Connection {
+	row := Connection{
+		Common:        common,
+		ConnectionID:  int64(dc.ID),
+		Transport:     dc.Transport.String(),
+		State:         dc.State.String(),
+		Idle:          dc.Idle,
+		ClientAddress: dc.Client.Address,
+		ServerAddress: dc.Server.Address,
+		FirstPacket:   int64(dc.FirstPacket),
+		LastPacket:    int64(dc.LastPacket),
+		PacketsC2S:    int64(dc.Dir[0].Packets),
+		PacketsS2C:    int64(dc.Dir[1].Packets),
+		BytesC2S:      int64(dc.Dir[0].Bytes),
+		BytesS2C:      int64(dc.Dir[1].Bytes),
+	}
+	if dc.RejectReason != "" {
+		row.RejectReason = str(dc.RejectReason)
+	}
+	if dc.Transport == dissect.TransportIWARP {
+		cp, sp := int32(dc.Client.Port), int32(dc.Server.Port)
+		row.ClientPort, row.ServerPort = &cp, &sp
+	} else {
+		if dc.Client.QPN != 0 {
+			row.ClientQPN = i64(uint64(dc.Client.QPN))
+		}
+		if dc.Server.QPN != 0 {
+			row.ServerQPN = i64(uint64(dc.Server.QPN))
+		}
+	}
+	if dc.ServicePort != 0 {
+		p := int32(dc.ServicePort)
+		row.ServicePort = &p
+	}
+	if dc.ServiceID != 0 {
+		row.ServiceID = str(fmt.Sprintf("0x%016x", dc.ServiceID))
+	}
+	pd := func(s dissect.PDSummary, present *bool, ri **bool, send, recv **int64) {
+		*present = s.Present
+		if s.Present {
+			r := s.RemoteInvalidate
+			*ri = &r
+			*send, *recv = i64(uint64(s.SendSize)), i64(uint64(s.ReceiveSize))
+		}
+	}
+	pd(dc.PrivateData[0].Summary(), &row.ClientPDPresent, &row.ClientRemoteInvalidate, &row.ClientSendSize, &row.ClientReceiveSize)
+	pd(dc.PrivateData[1].Summary(), &row.ServerPDPresent, &row.ServerRemoteInvalidate, &row.ServerSendSize, &row.ServerReceiveSize)
+	if dc.Negotiated {
+		row.InlineThresholdC2S = i64(uint64(dc.Thresholds.ClientToServer))
+		row.InlineThresholdS2C = i64(uint64(dc.Thresholds.ServerToClient))
+		r := dc.Thresholds.RemoteInvalidation
+		row.RemoteInvalidationNegotd = &r
+	}
+	if s := dc.RPC; s != nil {
+		row.RPCVersion = i64(uint64(s.Version))
+		row.CallsForward, row.CallsBackchannel = i64(s.Calls[0]), i64(s.Calls[1])
+		// A forward Reply goes server to client (report.rpcConnection).
+		row.RepliesForward, row.RepliesBackchannel = i64(s.Replies[1]), i64(s.Replies[0])
+		row.RepliesWithInvalidate = i64(s.RepliesWithInvalidate)
+		row.RepliesWithoutInvalidate = i64(s.RepliesWithoutInvalidate)
+		row.CallsWithoutReply = i64(s.CallsWithoutReply)
+		row.RepliesWithoutCall = i64(s.RepliesWithoutCall)
+		row.RDMAReadBytes = i64(s.ReadBytes[0] + s.ReadBytes[1])
+		row.RDMAWriteBytes = i64(s.WriteBytes[0] + s.WriteBytes[1])
+	}
+	return row
+}
+
+func i64(v uint64) *int64 { x := int64(v); return &x }
+
+func str(s string) *string { return &s }
+
+func tp(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+func lastPacket(pk []int) *int64 {
+	if len(pk) == 0 {
+		return nil
+	}
+	return i64(uint64(pk[len(pk)-1]))
+}
+
+// Rows returns the rows written so far to each table.
+func (c *Capture) Rows() map[string]int64 {
+	m := map[string]int64{
+		TableConnections:  c.conns.rows,
+		TableTransactions: c.txns.rows,
+		TableRDMAOps:      c.ops.rows,
+		TableFindings:     c.finds.rows,
+	}
+	if c.pkts != nil {
+		m[TablePackets] = c.pkts.rows
+	}
+	return m
+}

@@ -1,0 +1,286 @@
+package duckdbtest
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	_ "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/rdmashark/rdmashark/export"
+)
+
+const root = "../.."
+
+// nfsCaptures are the real NFS-over-RDMA captures of testdata/pcaps (the
+// kernel's rxe and siw, clean and under loss).
+func nfsCaptures(t *testing.T) []string {
+	var out []string
+	for _, g := range []string{"testdata/pcaps/*nfs*.pcap", "testdata/pcaps/lossy/*nfs*.pcap"} {
+		m, err := filepath.Glob(filepath.Join(root, g))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m...)
+	}
+	if len(out) < 8 {
+		t.Fatalf("only %d NFS captures found", len(out))
+	}
+	return out
+}
+
+// rdmashark builds the binary once per test run.
+func rdmashark(t *testing.T) string {
+	bin := filepath.Join(t.TempDir(), "rdmashark")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/rdmashark")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func run(t *testing.T, bin string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 1 {
+		err = nil // findings
+	}
+	if err != nil {
+		t.Fatalf("%s %v: %v\n%s", bin, args, err, stderr.String())
+	}
+	return out
+}
+
+// analyzed is what analyze --format json says of one capture.
+type analyzed struct {
+	File        string `json:"file"`
+	Connections []struct {
+		ID  int `json:"id"`
+		RPC *struct {
+			Calls struct {
+				Forward, Backchannel int64
+			} `json:"calls"`
+			Replies struct {
+				Forward, Backchannel int64
+			} `json:"replies"`
+			RepliesWithInvalidate int64 `json:"replies_with_invalidate"`
+		} `json:"rpc"`
+	} `json:"connections"`
+	Findings []struct {
+		Rule       string `json:"rule"`
+		Connection int    `json:"connection"`
+	} `json:"findings"`
+}
+
+type connKey struct {
+	capture string
+	conn    int64
+}
+
+type counts struct{ calls, replies, inv int64 }
+
+// The export read by DuckDB reproduces analyze's per-connection counts —
+// Calls, Replies, Replies With Invalidate, findings by rule — on every real
+// NFS capture, by SQL over the transactions and findings tables (not by
+// reading back the connections table's copies of the counts, which the
+// test checks as well), and the tables join on their keys.
+func TestDuckDBReproducesAnalyze(t *testing.T) {
+	bin := rdmashark(t)
+	caps := nfsCaptures(t)
+	dir := t.TempDir()
+	run(t, bin, append([]string{"export", "-o", dir, "--label", "ci-host", "--jobs", "2"}, caps...)...)
+
+	var docs []analyzed
+	if err := json.Unmarshal(run(t, bin, append([]string{"analyze", "--format", "json"}, caps...)...), &docs); err != nil {
+		t.Fatal(err)
+	}
+	want := map[connKey]counts{}
+	wantFindings := map[string]int64{} // capture|conn|rule
+	for _, d := range docs {
+		for _, c := range d.Connections {
+			if c.RPC == nil {
+				continue
+			}
+			want[connKey{d.File, int64(c.ID)}] = counts{
+				c.RPC.Calls.Forward + c.RPC.Calls.Backchannel,
+				c.RPC.Replies.Forward + c.RPC.Replies.Backchannel,
+				c.RPC.RepliesWithInvalidate,
+			}
+		}
+		for _, f := range d.Findings {
+			wantFindings[fmt.Sprintf("%s|%d|%s", d.File, f.Connection, f.Rule)]++
+		}
+	}
+
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tbl := func(name string) string {
+		return fmt.Sprintf("read_parquet('%s/%s/*/*.parquet', hive_partitioning = true)", dir, name)
+	}
+
+	// Calls, Replies and Replies With Invalidate per connection, counted
+	// from the transactions table.
+	rows, err := db.Query(`SELECT capture, connection_id,
+		count(*) FILTER (WHERE has_call),
+		count(*) FILTER (WHERE has_reply),
+		count(*) FILTER (WHERE reply_with_invalidate)
+		FROM ` + tbl("transactions") + ` WHERE label = 'ci-host' GROUP BY ALL`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[connKey]counts{}
+	for rows.Next() {
+		var k connKey
+		var c counts
+		if err := rows.Scan(&k.capture, &k.conn, &c.calls, &c.replies, &c.inv); err != nil {
+			t.Fatal(err)
+		}
+		got[k] = c
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(want) < 2*len(caps)-2 {
+		t.Fatalf("analyze reports only %d RPC connections on %d captures", len(want), len(caps))
+	}
+	for k, w := range want {
+		if g := got[k]; g != w {
+			t.Errorf("%s connection %d: SQL calls/replies/invalidate %d/%d/%d, analyze %d/%d/%d",
+				k.capture, k.conn, g.calls, g.replies, g.inv, w.calls, w.replies, w.inv)
+		}
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			t.Errorf("%s connection %d: transactions in the export, none in analyze", k.capture, k.conn)
+		}
+	}
+
+	// The connections table's copies of the counts agree too, and every
+	// transaction joins a connection.
+	var mismatched, orphans, conns int64
+	err = db.QueryRow(`SELECT
+		count(*) FILTER (WHERE c.calls_forward + c.calls_backchannel <> t.calls
+			OR c.replies_forward + c.replies_backchannel <> t.replies
+			OR c.replies_with_invalidate <> t.inv),
+		count(*) FILTER (WHERE c.connection_id IS NULL),
+		count(*)
+		FROM (SELECT capture, label, connection_id, count(*) FILTER (WHERE has_call) calls,
+			count(*) FILTER (WHERE has_reply) replies, count(*) FILTER (WHERE reply_with_invalidate) inv
+			FROM `+tbl("transactions")+` GROUP BY ALL) t
+		LEFT JOIN `+tbl("connections")+` c USING (capture, label, connection_id)`).Scan(&mismatched, &orphans, &conns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mismatched != 0 || orphans != 0 || conns != int64(len(want)) {
+		t.Errorf("connections join: %d mismatched, %d transactions' connections missing, %d connections (want %d)", mismatched, orphans, conns, len(want))
+	}
+
+	// Findings by rule per connection.
+	rows, err = db.Query(`SELECT capture, connection_id, rule, count(*) FROM ` + tbl("findings") + ` GROUP BY ALL`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotFindings := map[string]int64{}
+	for rows.Next() {
+		var capture, rule string
+		var conn, n int64
+		if err := rows.Scan(&capture, &conn, &rule, &n); err != nil {
+			t.Fatal(err)
+		}
+		gotFindings[fmt.Sprintf("%s|%d|%s", capture, conn, rule)] = n
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	keys := func(m map[string]int64) []string {
+		var ks []string
+		for k, v := range m {
+			ks = append(ks, fmt.Sprintf("%s=%d", k, v))
+		}
+		sort.Strings(ks)
+		return ks
+	}
+	if g, w := keys(gotFindings), keys(wantFindings); strings.Join(g, "\n") != strings.Join(w, "\n") {
+		t.Errorf("findings by rule:\n SQL     %v\n analyze %v", g, w)
+	}
+	if len(wantFindings) == 0 {
+		t.Error("no findings on the NFS captures: the Linux server's Send With Invalidate under R=0 should be there")
+	}
+
+	// Every rdma_ops row with an XID joins its transaction.
+	var ops, attached, joined int64
+	err = db.QueryRow(`SELECT count(*), count(o.xid), count(t.xid) FROM `+tbl("rdma_ops")+` o
+		LEFT JOIN (SELECT DISTINCT capture, label, connection_id, xid FROM `+tbl("transactions")+`) t
+		USING (capture, label, connection_id, xid)`).Scan(&ops, &attached, &joined)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ops == 0 || attached == 0 || joined != attached {
+		t.Errorf("rdma_ops: %d rows, %d with an XID, %d of them join a transaction", ops, attached, joined)
+	}
+
+	// The schema version is in every file's metadata.
+	var files, versioned int64
+	err = db.QueryRow(fmt.Sprintf(`SELECT count(DISTINCT file_name), count(DISTINCT file_name) FILTER (WHERE decode(key) = '%s' AND decode(value) = '%d')
+		FROM parquet_kv_metadata('%s/*/*/*.parquet')`, export.MetadataKey, export.SchemaVersion, dir)).Scan(&files, &versioned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files != int64(4*len(caps)) || versioned != files {
+		t.Errorf("%d files, %d with %s=%d (want %d)", files, versioned, export.MetadataKey, export.SchemaVersion, 4*len(caps))
+	}
+	// DuckDB sees the columns typed: timestamps as timestamps, counts and
+	// keys as integers, addresses and enumerations as strings, lists as
+	// lists.
+	types := map[string]string{}
+	for _, tb := range []string{"transactions", "connections", "rdma_ops", "findings"} {
+		rows, err := db.Query("DESCRIBE SELECT * FROM " + tbl(tb))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var name, typ string
+			var null, key, def, extra sql.NullString
+			if err := rows.Scan(&name, &typ, &null, &key, &def, &extra); err != nil {
+				t.Fatal(err)
+			}
+			types[tb+"."+name] = typ
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for col, want := range map[string]string{
+		"transactions.call_time":             "TIMESTAMP WITH TIME ZONE",
+		"transactions.xid":                   "BIGINT",
+		"transactions.latency_us":            "DOUBLE",
+		"transactions.operations":            "VARCHAR[]",
+		"transactions.reply_with_invalidate": "BOOLEAN",
+		"connections.server_address":         "VARCHAR",
+		"connections.packets_c2s":            "BIGINT",
+		"connections.state":                  "VARCHAR",
+		"rdma_ops.start_time":                "TIMESTAMP WITH TIME ZONE",
+		"findings.packets":                   "BIGINT[]",
+		"findings.label":                     "VARCHAR",
+	} {
+		if types[col] != want {
+			t.Errorf("%s: DuckDB type %q, want %q", col, types[col], want)
+		}
+	}
+
+	t.Logf("%d captures, %d RPC connections, %d finding groups, %d RDMA operations (%d attached)", len(caps), len(want), len(wantFindings), ops, attached)
+}

@@ -1,0 +1,243 @@
+package export
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/snappy"
+)
+
+// Format is the files' format.
+type Format string
+
+const (
+	Parquet Format = "parquet"
+	NDJSON  Format = "ndjson"
+)
+
+// ParseFormat checks a --format value.
+func ParseFormat(s string) (Format, error) {
+	switch Format(s) {
+	case Parquet, NDJSON:
+		return Format(s), nil
+	}
+	return "", fmt.Errorf("format must be parquet or ndjson, not %q", s)
+}
+
+// DefaultRowGroupRows is the rows a Parquet row group (and the buffer of an
+// NDJSON file) holds before it is written out.
+const DefaultRowGroupRows = 64 * 1024
+
+// DefaultLabel is the label of an export without --label.
+const DefaultLabel = "unlabelled"
+
+// Config is where and how an export is written.
+type Config struct {
+	// Dir is the export's root: DIR/TABLE/label=LABEL/part-N.EXT.
+	Dir    string
+	Format Format
+	// Label marks every row and names the partition (a host, a run).
+	Label string
+	// Packets adds the packets table (one row per packet).
+	Packets bool
+	// RowGroupRows bounds the rows buffered per table (default
+	// DefaultRowGroupRows).
+	RowGroupRows int
+	// Version is rdmashark's version, written into the metadata.
+	Version string
+}
+
+func (c *Config) fill() {
+	if c.Label == "" {
+		c.Label = DefaultLabel
+	}
+	if c.RowGroupRows <= 0 {
+		c.RowGroupRows = DefaultRowGroupRows
+	}
+	if c.Format == "" {
+		c.Format = Parquet
+	}
+}
+
+// PartitionDir is the directory of a table's files for a label:
+// DIR/TABLE/label=VALUE, VALUE escaped as Hive escapes partition values
+// (%XX for every octet but letters, digits and . _ -).
+func PartitionDir(dir, table, label string) string {
+	return filepath.Join(dir, table, "label="+escapeLabel(label))
+}
+
+func escapeLabel(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.' && i > 0, c == '_', c == '-':
+			b.WriteByte(c)
+		default:
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
+}
+
+var partRE = regexp.MustCompile(`^part-([0-9]+)\.`)
+
+// Reserve prepares an export of n captures into cfg.Dir: it creates the
+// partition directories of every table and returns the first part number
+// free in all of them, so that capture i of this export writes part
+// first+i and an export into a directory that already holds one adds files
+// instead of overwriting them. It writes DIR/_rdmashark_export.json, which
+// names the schema version.
+func Reserve(cfg Config, n int) (first int, err error) {
+	cfg.fill()
+	for _, t := range Tables {
+		if t == TablePackets && !cfg.Packets {
+			continue
+		}
+		d := PartitionDir(cfg.Dir, t, cfg.Label)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return 0, err
+		}
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			return 0, err
+		}
+		for _, e := range ents {
+			if m := partRE.FindStringSubmatch(e.Name()); m != nil {
+				if k, err := strconv.Atoi(m[1]); err == nil && k+1 > first {
+					first = k + 1
+				}
+			}
+		}
+	}
+	man := struct {
+		SchemaVersion int      `json:"schema_version"`
+		Tables        []string `json:"tables"`
+		Format        Format   `json:"format"`
+		Writer        string   `json:"writer"`
+	}{SchemaVersion, Tables, cfg.Format, "rdmashark " + cfg.Version}
+	b, _ := json.MarshalIndent(man, "", "  ")
+	return first, os.WriteFile(filepath.Join(cfg.Dir, "_rdmashark_export.json"), append(b, '\n'), 0o644)
+}
+
+// table writes one table's rows for one capture, buffering up to a row
+// group.
+type table[T any] struct {
+	path string
+	f    *os.File
+	bw   *bufio.Writer
+	pw   *parquet.GenericWriter[T] // Parquet
+	enc  *json.Encoder             // NDJSON
+	buf  []T
+	max  int
+	rows int64
+}
+
+func newTable[T any](cfg *Config, name string, part int, capture string) (*table[T], error) {
+	ext := ".parquet"
+	if cfg.Format == NDJSON {
+		ext = ".ndjson"
+	}
+	path := filepath.Join(PartitionDir(cfg.Dir, name, cfg.Label), "part-"+strconv.Itoa(part)+ext)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	t := &table[T]{path: path, f: f, bw: bufio.NewWriterSize(f, 256<<10), max: cfg.RowGroupRows}
+	if cfg.Format == NDJSON {
+		t.enc = json.NewEncoder(t.bw)
+		t.buf = make([]T, 0, 1024)
+		t.max = 1024
+	} else {
+		t.pw = parquet.NewGenericWriter[T](t.bw,
+			parquet.Compression(&snappy.Codec{}),
+			parquet.MaxRowsPerRowGroup(int64(cfg.RowGroupRows)),
+			parquet.CreatedBy("rdmashark", cfg.Version, ""),
+			parquet.KeyValueMetadata(MetadataKey, strconv.Itoa(SchemaVersion)),
+			parquet.KeyValueMetadata("rdmashark.table", name),
+			parquet.KeyValueMetadata("rdmashark.capture", capture),
+			parquet.KeyValueMetadata("rdmashark.label", cfg.Label),
+			parquet.KeyValueMetadata("rdmashark.written", time.Now().UTC().Format(time.RFC3339)),
+		)
+		// Rows go to the writer in batches; it cuts row groups at
+		// RowGroupRows.
+		t.buf = make([]T, 0, 512)
+		t.max = 512
+	}
+	return t, nil
+}
+
+func (t *table[T]) add(row T) error {
+	t.buf = append(t.buf, row)
+	t.rows++
+	if len(t.buf) >= t.max {
+		return t.flush()
+	}
+	return nil
+}
+
+func (t *table[T]) flush() error {
+	if len(t.buf) == 0 {
+		return nil
+	}
+	var err error
+	if t.enc != nil {
+		for i := range t.buf {
+			if err = t.enc.Encode(&t.buf[i]); err != nil {
+				break
+			}
+		}
+	} else {
+		_, err = t.pw.Write(t.buf)
+	}
+	clear(t.buf)
+	t.buf = t.buf[:0]
+	if err != nil {
+		return fmt.Errorf("%s: %w", t.path, err)
+	}
+	return nil
+}
+
+func (t *table[T]) close() error {
+	err := t.flush()
+	if t.pw != nil {
+		if cerr := t.pw.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("%s: %w", t.path, cerr)
+		}
+	}
+	if ferr := t.bw.Flush(); err == nil && ferr != nil {
+		err = fmt.Errorf("%s: %w", t.path, ferr)
+	}
+	if cerr := t.f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("%s: %w", t.path, cerr)
+	}
+	return err
+}
+
+// remove closes and deletes the file (a capture that could not be read).
+func (t *table[T]) remove() error {
+	t.f.Close()
+	return os.Remove(t.path)
+}
+
+type closer interface {
+	close() error
+	remove() error
+}
+
+func closeAll(ts []closer) error {
+	var errs []error
+	for _, t := range ts {
+		errs = append(errs, t.close())
+	}
+	return errors.Join(errs...)
+}
