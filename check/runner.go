@@ -313,6 +313,7 @@ func (f *forgottenConns) add(cr *ConnResult) {
 			sum.Status, sum.Reason = ch.Status, ""
 		}
 		sum.Checked += ch.Checked
+		sum.NotEvaluated += ch.NotEvaluated
 		// The findings are no longer listed: all count as omitted.
 		sum.Findings += ch.Findings
 		sum.Omitted += ch.Findings

@@ -310,6 +310,7 @@ const MaxUnattachedRecorded = 100
 type UnattachedOp struct {
 	Conn        int
 	Kind        RDMAOpKind
+	Dir         Direction // of the request (the Read Request's, the Write's)
 	FirstPacket int
 	LastPacket  int
 	STag        uint32

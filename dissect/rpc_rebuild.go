@@ -110,7 +110,7 @@ func (e *Engine) unattached(rc *rpcConn, rs *RPCStats, op *RDMAOp, callDir Direc
 	rs.UnattachedOps++
 	e.RPC.Unattached++
 	if len(e.RPC.UnattachedOps) < MaxUnattachedRecorded {
-		e.RPC.UnattachedOps = append(e.RPC.UnattachedOps, UnattachedOp{Conn: op.Conn.ID, Kind: op.Kind,
+		e.RPC.UnattachedOps = append(e.RPC.UnattachedOps, UnattachedOp{Conn: op.Conn.ID, Kind: op.Kind, Dir: op.Dir,
 			FirstPacket: firstPacket(op.Packets), LastPacket: lastPacket(op.Packets),
 			STag: op.STag, Offset: op.Offset, Length: op.Length, Reason: reason})
 	}
