@@ -1,6 +1,7 @@
 package check
 
 import (
+	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"path/filepath"
 	"testing"
 
@@ -58,7 +59,7 @@ func TestTransactionsAgree(t *testing.T) {
 				}
 			}
 			run := NewRunner(Config{MaxFindings: 1 << 20, MaxTotal: 1 << 20})
-			eng := dissect.NewEngine(dissect.Options{Observer: run, Transaction: txn})
+			eng := dissect.NewEngine(dissect.Options{Observer: run, Transaction: txn, ULP: nfs.NewBinding()})
 			if err := eng.Run(r, func(p *dissect.Packet) error { run.Packet(p); return nil }); err != nil {
 				t.Fatal(err)
 			}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/layers/roce"
-	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 )
 
 // Bounds on what the runner keeps (Config overrides them).
@@ -63,13 +62,9 @@ type Runner struct {
 	m    Msg
 	call callView
 
-	// ulb caches the decoded arguments of the message being checked
-	// (ulbFor), shared by the Upper-Layer Binding rules; ulbReply is
-	// reused for results.
-	ulb      ulbCall
-	ulbFor   uint64
-	msgSeq   uint64 // counts messages, to key the cache
-	ulbReply nfs.Info
+	// ulb is what the Upper-Layer Binding rules read of the Call being
+	// checked (ulb.go).
+	ulb ulbCall
 
 	kept, omitted int
 	// lastPD remembers, per pair of endpoints, the private data of the
@@ -174,7 +169,6 @@ func (r *Runner) Message(m *dissect.Message) {
 			// The engine took the connection for RPC-over-RDMA and made
 			// its record of the message: the rules read it.
 			c.rpc = rpcYes
-			r.msgSeq++
 			g := r.view(m)
 			c.account(g)
 			for _, ru := range r.msg {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/dissect/source"
 	"github.com/rdmashark/rdmashark/layers/roce"
+	"github.com/rdmashark/rdmashark/rpcrdma"
 )
 
 // Options configure an Engine.
@@ -48,9 +49,10 @@ type Options struct {
 	// (Reply processed, evicted, or the capture ended without a Reply). The
 	// engine forgets it afterwards: copy what must be kept.
 	Transaction func(*Transaction)
-	// ULP decodes RPC procedure arguments and results (NFS); nil uses
-	// DefaultULP.
-	ULP ULPDecoder
+	// ULP is the Upper-Layer Binding that decodes RPC procedure arguments
+	// and results (rpcrdma/nfs.NewBinding() for NFS, RFC 8267), one per
+	// engine; nil decodes no RPC body (rpc_ulp.go).
+	ULP rpcrdma.UpperLayerBinding
 }
 
 // Proto is the top-level protocol a packet was counted under.

@@ -414,7 +414,7 @@ func (p *Packet) newRecord() *RPCRecord {
 	hdr, ulp := r.Header, r.ULP
 	rpc := r.RPC
 	*r = RPCRecord{Header: hdr, RPC: rpc, ULP: ulp}
-	r.ULP.reset()
+	r.ULP.Reset()
 	return r
 }
 

@@ -152,7 +152,7 @@ type rpcState struct {
 	maxTxn     int
 	maxRebuild int
 	maxMsg     int
-	ulp        ULPDecoder
+	ulp        rpcrdma.UpperLayerBinding
 	free       []*Transaction
 	bufs       [][]byte
 	pendTxn    []*Transaction
@@ -184,9 +184,6 @@ func (e *Engine) rpc() *rpcState {
 			s.maxMsg = DefaultMaxMessageBytes
 		}
 		s.ulp = e.opts.ULP
-		if s.ulp == nil && DefaultULP != nil {
-			s.ulp = DefaultULP()
-		}
 	}
 	return s
 }
@@ -241,7 +238,7 @@ func (s *rpcState) record(p *Packet) *RPCRecord {
 		r := &s.scratch
 		hdr, rpc, ulp := r.Header, r.RPC, r.ULP
 		*r = RPCRecord{Header: hdr, RPC: rpc, ULP: ulp}
-		r.ULP.reset()
+		r.ULP.Reset()
 		return r
 	}
 	return p.newRecord()
@@ -766,7 +763,7 @@ func (e *Engine) ulpDecode(rec *RPCRecord, t *Transaction, body []byte, reply bo
 			}
 		}
 	}
-	s.ulp(q, &rec.ULP)
+	s.ulp.Decode(q, &rec.ULP)
 	if !reply {
 		t.ProcedureName = rec.ULP.Procedure
 		t.Operations = append(t.Operations[:0], rec.ULP.Operations...)
@@ -1189,7 +1186,7 @@ func (e *Engine) duplicateSend(p *Packet) {
 				}
 				q.WriteChunks = append(q.WriteChunks, n)
 			}
-			s.ulp(q, &rec.ULP)
+			s.ulp.Decode(q, &rec.ULP)
 		}
 	}
 }

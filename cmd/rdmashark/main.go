@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 )
 
 // Exit statuses (DESIGN.md "Output contracts").
@@ -84,6 +85,8 @@ func (g *globalFlags) engineOptions(opts *dissect.Options) {
 	opts.MaxConnections = g.maxConnections
 	opts.MaxBufferedBytes = g.maxBuffered
 	opts.IdleTimeout = g.idleTimeout
+	// The Upper-Layer Binding: NFS (RFC 8267), one per engine.
+	opts.ULP = nfs.NewBinding()
 }
 
 func newRoot() *cobra.Command {
