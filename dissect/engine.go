@@ -198,7 +198,9 @@ func NewEngine(opts Options) *Engine {
 // nil). The Packet is reused: each must not keep it. Run stops at the first
 // error of r or of each; r's errors name the file and the packet. Everything
 // processed before an error stays in the engine's connections and stats.
-func (e *Engine) Run(r *source.Reader, each func(*Packet) error) error {
+// Run is the engine's only loop: a file (*source.Reader) and a live capture
+// (dissect/live) both come through it, and both end with Finish.
+func (e *Engine) Run(r source.Source, each func(*Packet) error) error {
 	defer e.Finish()
 	var first int64
 	for {
