@@ -3,6 +3,7 @@ package dissect
 import (
 	"encoding/binary"
 	"errors"
+	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"net/netip"
 	"time"
 
@@ -72,7 +73,7 @@ const (
 // IWARPHintPort is TCP port 20049 (nfsrdma, RFC 8267 section 4.2): on it a
 // single plausible FPDU header is enough to pick up a connection whose MPA
 // exchange is not in the capture.
-const IWARPHintPort = 20049
+const IWARPHintPort = nfs.RDMAPort
 
 // iwarpMaxSendsInProgress bounds the untagged messages (Sends, RFC 5041
 // section 5) one direction builds at once; a message longer than

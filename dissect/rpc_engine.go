@@ -3,6 +3,7 @@ package dissect
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"time"
 
 	"github.com/rdmashark/rdmashark/rpcrdma"
@@ -66,7 +67,7 @@ const (
 	DefaultMaxRebuildBytes = 64 << 20
 	// NFSRDMAPort is the nfsrdma port (RFC 8267 section 8): a connection to
 	// it carries RPC-over-RDMA.
-	NFSRDMAPort = 20049
+	NFSRDMAPort = nfs.RDMAPort
 	// rpcProbes is how many messages of a connection with neither the
 	// nfsrdma port nor RFC 8797 private data are tried as RPC-over-RDMA
 	// before the connection is taken to carry something else (perftest,
@@ -196,9 +197,7 @@ func (s *rpcState) recycle(p *Packet) {
 		return
 	}
 	s.lastPacket = p.Number
-	for _, t := range s.pendTxn {
-		s.free = append(s.free, t)
-	}
+	s.free = append(s.free, s.pendTxn...)
 	clear(s.pendTxn)
 	s.pendTxn = s.pendTxn[:0]
 	for _, b := range s.pendBuf {

@@ -36,13 +36,6 @@ func (in *input) name(args []string) (string, error) {
 	return "", usageErr("no capture file: give one as an argument or with -r (\"-\" reads standard input)")
 }
 
-// runEngine reads the capture through a new engine. A capture that cannot
-// be opened is a usage error; an error part-way is returned with the engine,
-// which holds everything read before it.
-func runEngine(cmd *cobra.Command, g *globalFlags, name string, count int, each func(*dissect.Packet) error) (*dissect.Engine, error) {
-	return runEngineOpts(cmd, g, name, dissect.Options{Count: count}, each)
-}
-
 // runEngineOpts is runEngine with engine options (an Observer, limits);
 // the RoCE port comes from the flags.
 func runEngineOpts(cmd *cobra.Command, g *globalFlags, name string, opts dissect.Options, each func(*dissect.Packet) error) (*dissect.Engine, error) {

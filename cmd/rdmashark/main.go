@@ -100,7 +100,7 @@ private data, inline thresholds, remote invalidation) and what every packet is.`
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.PersistentFlags().Uint16Var(&g.rocePort, "roce-port", 4791, "UDP destination port that carries RoCEv2")
+	root.PersistentFlags().Uint16Var(&g.rocePort, "roce-port", dissect.DefaultRoCEPort, "UDP destination port that carries RoCEv2")
 	root.PersistentFlags().IntVar(&g.maxConnections, "max-connections", dissect.DefaultMaxConnections,
 		"connections tracked at once, live ones and the summaries of closed ones (a full table forgets the oldest closed summary)")
 	root.PersistentFlags().IntVar(&g.maxBuffered, "max-buffered", dissect.DefaultMaxBufferedBytes,
