@@ -106,7 +106,7 @@ func FuzzCheck(f *testing.F) {
 			}
 		}
 		rep := &report.CheckReport{FailOn: check.Error, Rules: check.Rules()}
-		rep.Add(report.NewCheckFile("fuzz.pcap", eng, res, nil))
+		rep.Add(report.NewCheckFile("fuzz.pcap", eng.Snapshot(), res, nil))
 		var b bytes.Buffer
 		for _, w := range []func(io.Writer) error{rep.WriteJSON, rep.WriteJUnit, rep.WriteSARIF,
 			func(w io.Writer) error { return rep.WriteText(w, report.TextOptions{Verbose: true}) }} {

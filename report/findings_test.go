@@ -45,7 +45,7 @@ func checkFileWith(t *testing.T, name string, edit func(*check.Result)) CheckFil
 	if edit != nil {
 		edit(res)
 	}
-	return NewCheckFile(name, eng, res, nil)
+	return NewCheckFile(name, eng.Snapshot(), res, nil)
 }
 
 // sampleReport checks real and mutated captures chosen to give every kind

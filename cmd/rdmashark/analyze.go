@@ -104,7 +104,7 @@ packets and bytes each way; then the protocol counts.`,
 			if eng == nil {
 				return runErr
 			}
-			a := report.NewAnalysis(name, eng)
+			a := report.NewAnalysis(name, snapshot(eng))
 			res := checks.Finish(eng.Conns.Connections())
 			res.NoteLoss(0, eng.Stats.Skipped)
 			a.AddChecks(res)
@@ -170,4 +170,13 @@ func warn(cmd *cobra.Command, eng *dissect.Engine) {
 	if n := eng.Stats.Skipped; n > uint64(len(eng.Warnings)) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "rdmashark: warning: %d damaged records skipped in all\n", n)
 	}
+}
+
+// snapshot is what the reports take of an engine: its Snapshot, nil when
+// there is no engine (the capture did not open).
+func snapshot(eng *dissect.Engine) *dissect.Snapshot {
+	if eng == nil {
+		return nil
+	}
+	return eng.Snapshot()
 }

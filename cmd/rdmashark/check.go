@@ -91,7 +91,7 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 				if runErr != nil {
 					fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", runErr)
 				}
-				rep.Add(report.NewCheckFile(name, eng, res, unwrapExit(runErr)))
+				rep.Add(report.NewCheckFile(name, snapshot(eng), res, unwrapExit(runErr)))
 			}
 			if writeBaseline != "" {
 				if err := writeFile(writeBaseline, seen.Write); err != nil {

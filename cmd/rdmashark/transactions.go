@@ -61,7 +61,7 @@ many (the count of those left out is reported).`,
 				list.Errors = append(list.Errors, runErr.Error())
 			}
 			warn(cmd, eng)
-			list.SetCounters(eng)
+			list.SetCounters(snapshot(eng))
 			list.Sort()
 			out := cmd.OutOrStdout()
 			var werr error
