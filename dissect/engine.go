@@ -55,6 +55,25 @@ type Options struct {
 	ULP rpcrdma.UpperLayerBinding
 }
 
+// fillDefaults replaces every unset (zero or negative) limit by its
+// default.
+func (o *Options) fillDefaults() {
+	if o.RoCEPort == 0 {
+		o.RoCEPort = DefaultRoCEPort
+	}
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&o.MaxConnections, DefaultMaxConnections)
+	def(&o.MaxMessageBytes, DefaultMaxMessageBytes)
+	def(&o.MaxOutstandingReads, DefaultMaxOutstandingReads)
+	def(&o.MaxTransactions, DefaultMaxTransactions)
+	def(&o.MaxRebuildBytes, DefaultMaxRebuildBytes)
+	def(&o.MaxBufferedBytes, DefaultMaxBufferedBytes)
+}
+
 // Proto is the top-level protocol a packet was counted under.
 type Proto uint8
 
@@ -178,17 +197,15 @@ type Engine struct {
 	rpcs       rpcState
 	buf        bufBudget
 	idle       idleClock
+	holderBuf  [2]bufferHolder // budget.go
 }
 
-// NewEngine returns an engine with opts, defaults filled in.
+// NewEngine returns an engine with opts, defaults filled in (here, once:
+// the sub-trackers read the limits as given).
 func NewEngine(opts Options) *Engine {
-	if opts.RoCEPort == 0 {
-		opts.RoCEPort = DefaultRoCEPort
-	}
+	opts.fillDefaults()
 	e := &Engine{opts: opts, Conns: NewConnTable()}
-	if opts.MaxConnections > 0 {
-		e.Conns.Max = opts.MaxConnections
-	}
+	e.Conns.Max = opts.MaxConnections
 	e.Conns.retired, e.Conns.forgotten = e.retired, e.forgotten
 	e.dec.RoCEPort = opts.RoCEPort
 	return e

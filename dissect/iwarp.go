@@ -282,15 +282,9 @@ type iwarpEngine struct {
 }
 
 func newIWARPEngine(e *Engine) *iwarpEngine {
-	ie := &iwarpEngine{e: e, streams: map[tcpKey]*iwStream{},
+	// NewEngine filled the defaults.
+	return &iwarpEngine{e: e, streams: map[tcpKey]*iwStream{},
 		maxMsg: e.opts.MaxMessageBytes, maxReads: e.opts.MaxOutstandingReads}
-	if ie.maxMsg <= 0 {
-		ie.maxMsg = DefaultMaxMessageBytes
-	}
-	if ie.maxReads <= 0 {
-		ie.maxReads = DefaultMaxOutstandingReads
-	}
-	return ie
 }
 
 // trackIWARP follows iWARP over TCP: stream reassembly, MPA Request/Reply

@@ -172,18 +172,8 @@ func (e *Engine) rpc() *rpcState {
 	if s.conns == nil {
 		s.conns = map[*Connection]*rpcConn{}
 		s.ctr = &e.RPC
-		s.maxTxn = e.opts.MaxTransactions
-		if s.maxTxn <= 0 {
-			s.maxTxn = DefaultMaxTransactions
-		}
-		s.maxRebuild = e.opts.MaxRebuildBytes
-		if s.maxRebuild <= 0 {
-			s.maxRebuild = DefaultMaxRebuildBytes
-		}
-		s.maxMsg = e.opts.MaxMessageBytes
-		if s.maxMsg <= 0 {
-			s.maxMsg = DefaultMaxMessageBytes
-		}
+		// NewEngine filled the defaults.
+		s.maxTxn, s.maxRebuild, s.maxMsg = e.opts.MaxTransactions, e.opts.MaxRebuildBytes, e.opts.MaxMessageBytes
 		s.ulp = e.opts.ULP
 	}
 	return s
