@@ -953,6 +953,9 @@ func (e *Engine) finishTxn(t *Transaction, o TxnOutcome) {
 	if cb := e.opts.Transaction; cb != nil {
 		cb(t)
 	}
+	if o, ok := e.opts.Observer.(TxnObserver); ok {
+		o.Transaction(t)
+	}
 	for i, b := range t.chunkData {
 		s.held(-cap(b))
 		s.release(b)

@@ -11,6 +11,17 @@ package dissect
 // Call or a Reply, which Call a Reply answers, which segment an operation
 // targets. Nobody else decodes or classifies.
 
+// TxnObserver is an Observer that also hears every transaction when it is
+// over (Reply processed, evicted, superseded, or the input or its
+// connection ended without a Reply), after Options.Transaction: its Call
+// and Reply sides with their chunks, and the RDMA operations attached to
+// each segment. The engine reuses the Transaction afterwards: copy what
+// must be kept (Transaction.Clone).
+type TxnObserver interface {
+	Observer
+	Transaction(t *Transaction)
+}
+
 // RPCKind is what an RPC-over-RDMA message conveys.
 type RPCKind uint8
 

@@ -139,3 +139,27 @@ func TestRPCModelView(t *testing.T) {
 		t.Errorf("unattached operations recorded: %+v", u)
 	}
 }
+
+type txnCounter struct {
+	Observer
+	n []uint32
+}
+
+func (o *txnCounter) Transaction(t *Transaction) { o.n = append(o.n, t.XID) }
+
+// TestTxnObserver: an Observer that is a TxnObserver hears each
+// transaction once, as Options.Transaction does.
+func TestTxnObserver(t *testing.T) {
+	r := newTxnRig(t, Options{})
+	o := &txnCounter{Observer: r.rig}
+	r.e.opts.Observer = o
+	for _, xid := range []uint32{1, 2} {
+		h := rpcrdma.Header{XID: xid, Credit: 8, Proc: rpcrdma.RDMAMsg}
+		r.send(c2s, v1msg(t, h, rpcCall(t, xid, oncrpc.ProgNFS, 3, 0, nil)), 0)
+	}
+	r.send(s2c, v1msg(t, rpcrdma.Header{XID: 2, Credit: 8, Proc: rpcrdma.RDMAMsg}, rpcReply(t, 2, nil)), 0)
+	r.e.Finish()
+	if len(o.n) != 2 || o.n[0] != 2 || o.n[1] != 1 || len(r.txns) != 2 {
+		t.Errorf("observer heard %v, Options.Transaction %d", o.n, len(r.txns))
+	}
+}
