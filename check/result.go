@@ -64,7 +64,7 @@ type CheckResult struct {
 	Omitted  int `json:"omitted,omitempty"`
 	// NotEvaluated counts the items the rule could not judge (Reason says
 	// why).
-	NotEvaluated int `json:"not_evaluated,omitempty"`
+	NotEvaluated int `json:"items_not_evaluated,omitempty"`
 	// Suppressed counts findings a baseline suppressed.
 	Suppressed int `json:"suppressed,omitempty"`
 	// Worst is the highest severity among the findings kept.
