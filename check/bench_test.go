@@ -2,6 +2,7 @@ package check
 
 import (
 	"bytes"
+	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"os"
 	"testing"
 
@@ -39,6 +40,7 @@ func BenchmarkChecks(b *testing.B) {
 					opts.Observer = run
 					each = func(p *dissect.Packet) error { run.Packet(p); return nil }
 				}
+				opts.ULP = nfs.NewBinding()
 				eng := dissect.NewEngine(opts)
 				if err := eng.Run(r, each); err != nil {
 					b.Fatal(err)

@@ -1,49 +1,79 @@
 package check
 
 import (
-	"slices"
-
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma"
 )
 
-// The runner's own record of a connection's RPC transactions: the chunks
-// each Call advertised, kept from the Call until its Reply (and a while
-// after, for RDMA-AFTER-REPLY). It holds what the transaction rules need and
-// no more, bounded per connection (maxOpenCalls, maxDoneCalls).
-//
-// Calls are matched to Replies by XID within a channel: the forward channel
-// (the client's Calls, the server's Replies) and the NFSv4.1 backchannel
-// (the server's Calls, the client's Replies).
-
-const (
-	maxOpenCalls = 4096
-	maxDoneCalls = 256
-)
-
-// Call is one RPC Call as the transaction rules see it.
+// Call is the Call of a transaction as the transaction rules see it: a view
+// of the engine's dissect.Transaction (its Call side's chunk lists, in the
+// rpcrdma types the rules compare Replies with). The engine keeps the
+// transactions and pairs Calls with Replies; the runner only reshapes the
+// one a Reply answers, into a reused Call.
 type Call struct {
 	XID uint32
 	// Packets are the Call's packets (the last completes the Send).
 	Packets []int
 	// Known: the transport header decoded, so the chunk lists below are
-	// complete.
+	// complete (always, for a Call the engine holds).
 	Known bool
 	Vers  uint32 // rdma_vers
 	Proc  rpcrdma.MsgType
-	// Reads, Writes and Reply are copies of the Call's chunk lists.
+	// Reads, Writes and Reply are the Call's chunk lists.
 	Reads    []rpcrdma.ReadSegment
 	Writes   []rpcrdma.WriteChunk
 	HasReply bool
 	Reply    []rpcrdma.Segment
-	// InlineLen is the length of the RPC message carried inline.
-	InlineLen int
-	// Prog, ProgVers and ProcNum identify the procedure when the inline
+	// Prog, ProgVers and ProcNum identify the procedure when the Call's
 	// RPC header decoded (HasProc).
 	Prog, ProgVers, ProcNum uint32
 	HasProc                 bool
-	// ReplyPacket is the last packet of the Reply, 0 while outstanding.
-	ReplyPacket int
+}
+
+// callView reshapes transactions into a reused Call.
+type callView struct {
+	k      Call
+	writes [][]rpcrdma.Segment
+}
+
+// of returns t's Call side as a Call, valid until the next call.
+func (v *callView) of(t *dissect.Transaction) *Call {
+	k := &v.k
+	sd := t.Call
+	*k = Call{XID: t.XID, Packets: sd.Packets, Known: true, Vers: sd.Vers, Proc: rpcrdma.MsgType(sd.Proc),
+		Reads: k.Reads[:0], Writes: k.Writes[:0], Reply: k.Reply[:0],
+		Prog: t.Program, ProgVers: t.Version, ProcNum: t.Procedure, HasProc: t.HasProgram}
+	nw := 0
+	for i := range sd.Chunks {
+		ch := &sd.Chunks[i]
+		switch ch.Kind {
+		case dissect.ChunkRead:
+			for _, sg := range ch.Segments {
+				k.Reads = append(k.Reads, rpcrdma.ReadSegment{Position: sg.Position, Segment: seg(sg)})
+			}
+		case dissect.ChunkWrite:
+			if nw == len(v.writes) {
+				v.writes = append(v.writes, nil)
+			}
+			w := v.writes[nw][:0]
+			for _, sg := range ch.Segments {
+				w = append(w, seg(sg))
+			}
+			v.writes[nw] = w
+			nw++
+			k.Writes = append(k.Writes, rpcrdma.WriteChunk{Segments: w})
+		case dissect.ChunkReply:
+			k.HasReply = true
+			for _, sg := range ch.Segments {
+				k.Reply = append(k.Reply, seg(sg))
+			}
+		}
+	}
+	return k
+}
+
+func seg(sg dissect.Segment) rpcrdma.Segment {
+	return rpcrdma.Segment{Handle: sg.Handle, Length: sg.Length, Offset: sg.Offset}
 }
 
 // Handles tells whether the Call advertised handle h in any chunk list.
@@ -66,138 +96,4 @@ func (c *Call) Handles(h uint32) bool {
 		}
 	}
 	return false
-}
-
-// segKind says which list a matched segment came from.
-type segKind uint8
-
-const (
-	segRead segKind = iota + 1
-	segWrite
-	segReply
-)
-
-// contains tells whether the RDMA operation's memory lies inside one of the
-// Call's segments of the kinds asked for.
-func (c *Call) contains(op *dissect.RDMAOp, read bool) bool {
-	in := func(s rpcrdma.Segment) bool {
-		return s.Handle == op.STag && op.Offset >= s.Offset &&
-			op.Offset+uint64(op.Length) <= s.Offset+uint64(s.Length)
-	}
-	if read {
-		for _, s := range c.Reads {
-			if in(s.Segment) {
-				return true
-			}
-		}
-		return false
-	}
-	for _, w := range c.Writes {
-		for _, s := range w.Segments {
-			if in(s) {
-				return true
-			}
-		}
-	}
-	for _, s := range c.Reply {
-		if in(s) {
-			return true
-		}
-	}
-	return false
-}
-
-// touches tells whether the operation's STag is one of the Call's handles
-// of the kind asked for (for RDMA-AFTER-REPLY, where the exact range
-// matters less than the memory being the Call's).
-func (c *Call) touches(op *dissect.RDMAOp, read bool) bool {
-	if read {
-		for _, s := range c.Reads {
-			if s.Handle == op.STag {
-				return true
-			}
-		}
-		return false
-	}
-	for _, w := range c.Writes {
-		for _, s := range w.Segments {
-			if s.Handle == op.STag {
-				return true
-			}
-		}
-	}
-	for _, s := range c.Reply {
-		if s.Handle == op.STag {
-			return true
-		}
-	}
-	return false
-}
-
-type callTable struct {
-	open    map[uint32]*Call
-	done    []*Call // answered, oldest first
-	dropped int     // Calls not kept: table full
-	// granted is the last credit limit the responder granted.
-	granted    uint32
-	hasGrant   bool
-	overrunNow bool
-}
-
-func (t *callTable) outstanding() int { return len(t.open) }
-
-// addCall records a Call (after the message rules ran on it).
-func (c *Conn) addCall(g *Msg) {
-	t := &c.calls[g.Dir.Index()]
-	if t.open == nil {
-		t.open = map[uint32]*Call{}
-	}
-	if len(t.open) >= maxOpenCalls {
-		t.dropped++
-		return
-	}
-	k := &Call{XID: g.Common.XID, Packets: slices.Clone(g.Packets), Vers: g.Common.Vers, Proc: g.Proc()}
-	if len(k.Packets) > 4 { // first and last few are enough to name it
-		k.Packets = append(k.Packets[:2:2], k.Packets[len(k.Packets)-2:]...)
-	}
-	if ch := g.Chunks(); ch != nil && !g.Truncated {
-		k.Known = true
-		k.Reads = slices.Clone(ch.ReadList)
-		for _, w := range ch.WriteList {
-			k.Writes = append(k.Writes, rpcrdma.WriteChunk{Segments: slices.Clone(w.Segments)})
-		}
-		k.HasReply = ch.HasReplyChunk
-		if ch.HasReplyChunk {
-			k.Reply = slices.Clone(ch.ReplyChunk.Segments)
-		}
-		k.InlineLen = len(g.Inline())
-	}
-	if g.HasRPC {
-		k.Prog, k.ProgVers, k.ProcNum, k.HasProc = uint32(g.RPC.Prog), g.RPC.Vers, g.RPC.Proc, true
-	}
-	t.open[k.XID] = k
-}
-
-// matchCall finds the Call a Reply or RDMA_ERROR answers.
-func (c *Conn) matchCall(g *Msg) *Call {
-	t := &c.calls[1-g.Dir.Index()]
-	return t.open[g.Common.XID]
-}
-
-// answer moves the Call to the answered ones and notes the credit grant.
-func (c *Conn) answer(g *Msg) {
-	t := &c.calls[1-g.Dir.Index()]
-	t.granted, t.hasGrant = g.Common.Credit, true
-	k := t.open[g.Common.XID]
-	if k == nil {
-		return
-	}
-	delete(t.open, g.Common.XID)
-	if n := len(g.Packets); n > 0 {
-		k.ReplyPacket = g.Packets[n-1]
-	}
-	if len(t.done) >= maxDoneCalls {
-		t.done = t.done[1:]
-	}
-	t.done = append(t.done, k)
 }

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -18,7 +19,7 @@ func runFile(t testing.TB, name string, cfg Config) *Result {
 	}
 	defer r.Close()
 	run := NewRunner(cfg)
-	eng := dissect.NewEngine(dissect.Options{Observer: run})
+	eng := dissect.NewEngine(dissect.Options{Observer: run, ULP: nfs.NewBinding()})
 	if err := eng.Run(r, func(p *dissect.Packet) error { run.Packet(p); return nil }); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -108,7 +109,7 @@ func TestAgreesWithEngine(t *testing.T) {
 			t.Fatal(err)
 		}
 		run := NewRunner(Config{})
-		eng := dissect.NewEngine(dissect.Options{Observer: run})
+		eng := dissect.NewEngine(dissect.Options{Observer: run, ULP: nfs.NewBinding()})
 		if err := eng.Run(r, func(p *dissect.Packet) error { run.Packet(p); return nil }); err != nil {
 			t.Fatal(err)
 		}

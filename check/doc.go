@@ -12,12 +12,19 @@
 //
 //   - Packet: every decoded packet (Engine.Run's callback): CRCs, PSNs,
 //     NAKs, CM messages;
-//   - Message: every reassembled RDMA Send (dissect.Observer), with its
-//     RPC-over-RDMA transport header and ONC RPC header decoded once by the
-//     runner (Msg);
-//   - RDMAOp: every RDMA Read or Write (dissect.Observer);
+//   - Message: every reassembled RDMA Send of an RPC-over-RDMA connection
+//     (dissect.Observer), as the engine's record of it (Msg, a view of
+//     dissect.RPCRecord: transport header, inline RPC header, kind,
+//     transaction, the Upper-Layer Binding's findings);
+//   - RDMAOp: every RDMA Read or Write (dissect.Observer), with the Call
+//     segment the engine attached it to, or why none (RDMAOp.Attach);
 //   - End: once per connection after the capture, for what the connection
 //     as a whole shows (private data, usage counts).
+//
+// The rules decode, classify and match nothing themselves: whether a
+// connection carries RPC-over-RDMA, what a message is, which Call a Reply
+// answers and which segment an operation served are the engine's answers
+// (dissect/rpc_view.go), the same `transactions` shows.
 //
 // The runner keeps state per connection only, and bounds what it keeps:
 // per rule and connection the first MaxFindings findings, a count of the rest,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"io"
 	"path/filepath"
 	"testing"
@@ -71,7 +72,7 @@ func FuzzCheck(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		runner := check.NewRunner(check.Config{})
-		eng := dissect.NewEngine(dissect.Options{Observer: runner, MaxConnections: 16})
+		eng := dissect.NewEngine(dissect.Options{Observer: runner, MaxConnections: 16, ULP: nfs.NewBinding()})
 		n := 0
 		for len(in) >= 3 {
 			lt := fuzzLinkTypes[int(in[0])%len(fuzzLinkTypes)]
@@ -105,7 +106,7 @@ func FuzzCheck(f *testing.F) {
 			}
 		}
 		rep := &report.CheckReport{FailOn: check.Error, Rules: check.Rules()}
-		rep.Add(report.NewCheckFile("fuzz.pcap", eng, res, nil))
+		rep.Add(report.NewCheckFile("fuzz.pcap", eng.Snapshot(), res, nil))
 		var b bytes.Buffer
 		for _, w := range []func(io.Writer) error{rep.WriteJSON, rep.WriteJUnit, rep.WriteSARIF,
 			func(w io.Writer) error { return rep.WriteText(w, report.TextOptions{Verbose: true}) }} {

@@ -196,24 +196,28 @@ func checkCreditOverrun(c *Conn, m *Msg) {
 	if m.Kind != KindCall {
 		return
 	}
-	t := &c.calls[m.Dir.Index()]
+	// The engine counts the Calls outstanding and the grants (RPCStats).
+	d := m.Dir.Index()
+	rs := c.RPC
 	switch {
-	case t.dropped > 0:
+	case rs == nil:
+		return
+	case rs.Evicted > 0:
 		c.Skip(ReasonMidTransaction)
 		return
-	case !t.hasGrant:
+	case rs.Replies[1-d]+rs.Errors[1-d] == 0:
 		return // no limit granted yet in the capture
 	}
 	c.Checked()
-	n := t.outstanding() + 1
-	if n <= int(t.granted) {
-		t.overrunNow = false
+	n, granted := m.Rec.Outstanding, rs.CreditsGranted[1-d]
+	if n <= int(granted) {
+		c.overrunNow[d] = false
 		return
 	}
-	if t.overrunNow {
+	if c.overrunNow[d] {
 		return
 	}
-	t.overrunNow = true
+	c.overrunNow[d] = true
 	c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Message: fmt.Sprintf(
-		"the %s has %d Calls outstanding with this one; the last credit limit granted was %d", sideOf(m.Dir), n, t.granted)})
+		"the %s has %d Calls outstanding with this one; the last credit limit granted was %d", sideOf(m.Dir), n, granted)})
 }

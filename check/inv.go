@@ -172,12 +172,8 @@ func checkInvForeign(c *Conn, m *Msg) {
 		return
 	}
 	owner := ""
-	t := &c.calls[1-m.Dir.Index()]
-	for _, o := range t.open {
-		if o != k && o.Handles(m.InvalidatedSTag) {
-			owner = fmt.Sprintf("; it belongs to the Call with XID 0x%08x (packet %d)", o.XID, o.Packets[len(o.Packets)-1])
-			break
-		}
+	if o := m.Rec.InvalidatedOwner; o != nil && o.Call != nil && len(o.Call.Packets) > 0 {
+		owner = fmt.Sprintf("; it belongs to the Call with XID 0x%08x (packet %d)", o.XID, o.Call.Packets[len(o.Call.Packets)-1])
 	}
 	c.Report(Finding{XID: xidp(k.XID), Packets: append(append([]int{}, k.Packets[len(k.Packets)-1]), m.Packets...), Message: fmt.Sprintf(
 		"the Reply to XID 0x%08x invalidates STag 0x%08x, which its Call (packet %d) did not advertise (handles %s)%s",

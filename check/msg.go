@@ -1,47 +1,35 @@
 package check
 
 import (
-	"encoding/binary"
-
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma"
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
 )
 
-// NFSRDMAPort is the well-known port of NFS over RDMA (RFC 8267 section 8,
-// "nfsrdma"): RDMA-CM service IDs and iWARP server ports carry it.
-const NFSRDMAPort = 20049
+// NFSRDMAPort is the well-known port of NFS over RDMA (RFC 8267 section 8).
+const NFSRDMAPort = dissect.NFSRDMAPort
 
-// MsgKind is what an RPC-over-RDMA message conveys.
-type MsgKind uint8
+// MsgKind is what an RPC-over-RDMA message conveys: the engine's decision
+// (dissect.RPCKind), which the rules only read.
+type MsgKind = dissect.RPCKind
 
 const (
-	KindUnknown MsgKind = iota
-	KindCall            // an RPC Call (inline, or a Long Call)
-	KindReply           // an RPC Reply (inline, or a Long Reply)
-	KindError           // RDMA_ERROR: a transport error in answer to a Call
-	KindOther           // RDMA_DONE, v2 control messages
+	KindUnknown = dissect.RPCKindUnknown
+	KindCall    = dissect.RPCKindCall
+	KindReply   = dissect.RPCKindReply
+	KindError   = dissect.RPCKindError
+	KindOther   = dissect.RPCKindControl
 )
 
-func (k MsgKind) String() string {
-	switch k {
-	case KindCall:
-		return "Call"
-	case KindReply:
-		return "Reply"
-	case KindError:
-		return "RDMA_ERROR"
-	case KindOther:
-		return "control message"
-	}
-	return "message"
-}
-
-// Msg is one reassembled Send as the message rules see it: the engine's
-// Message and its RPC-over-RDMA transport header and ONC RPC header, decoded
-// once by the runner. Everything in it is valid only during the call.
+// Msg is one reassembled Send as the message rules see it: a view of the
+// engine's Message and the RPCRecord the engine made of it (its transport
+// header, its inline RPC header, its kind, its transaction). Nothing is
+// decoded or classified here. Everything in it is valid only during the
+// call.
 type Msg struct {
 	*dissect.Message
+	// Rec is the engine's record of the message.
+	Rec *dissect.RPCRecord
 	// HasPrefix: the 16-octet prefix decoded; Common holds rdma_xid,
 	// rdma_vers, rdma_credit and rdma_proc/htype.
 	HasPrefix bool
@@ -99,102 +87,21 @@ func (m *Msg) Inline() []byte {
 	return m.Hdr.RPCMessage()
 }
 
-// decode decodes m's headers into the runner's reused Msg.
-func (r *Runner) decode(c *Conn, m *dissect.Message) *Msg {
+// view fills the runner's reused Msg from the engine's record of m.
+func (r *Runner) view(m *dissect.Message) *Msg {
+	rec := m.RPC
 	g := &r.m
-	*g = Msg{Message: m, Hdr: &r.hdr, RPC: &r.rpc}
-	var err error
-	if g.Common, err = rpcrdma.ParseCommon(m.Data); err != nil {
-		g.HdrErr = err
-		return g
+	*g = Msg{Message: m, Rec: rec, Hdr: &rec.Header, RPC: &rec.RPC,
+		HasPrefix: rec.PrefixOK, Common: rec.Common, HdrErr: rec.HeaderErr, Kind: rec.Kind}
+	if rec.HeaderErr == nil && len(rec.Header.RPCMessage()) > 0 {
+		g.RPCErr = rec.RPCErr
+		g.HasRPC = rec.InlineRPCOK()
 	}
-	g.HasPrefix = true
-	g.HdrErr = r.hdr.DecodeFromBytes(m.Data)
-	if g.HdrErr == nil {
-		if in := r.hdr.RPCMessage(); len(in) > 0 {
-			if len(in) >= 4 {
-				g.RPCXID, g.HasRPCXID = binary.BigEndian.Uint32(in), true
-			}
-			g.RPCErr = r.rpc.DecodeFromBytes(in)
-			g.HasRPC = g.RPCErr == nil
-		}
+	g.RPCXID, g.HasRPCXID = rec.InlineXID()
+	if (g.Kind == KindReply || g.Kind == KindError) && rec.Txn != nil && rec.Txn.Call != nil {
+		g.Call = r.call.of(rec.Txn)
 	}
-	g.Kind = classify(g, m.Dir)
 	return g
-}
-
-// classify tells Calls from Replies. The inline RPC message says so when
-// there is one; an RDMA_NOMSG carries none, and is a Long Call when the
-// client sends it and a Long Reply when the server does (NFSv4.1
-// backchannel Calls from the server are always Short messages, RFC 8267
-// section 5.5.2 / RFC 8167).
-func classify(g *Msg, dir dissect.Direction) MsgKind {
-	switch g.Common.Vers {
-	case rpcrdma.Version1:
-		switch g.Proc() {
-		case rpcrdma.RDMAError:
-			return KindError
-		case rpcrdma.RDMADone:
-			return KindOther
-		case rpcrdma.RDMANoMsg:
-			if dir == dissect.DirClientToServer {
-				return KindCall
-			}
-			return KindReply
-		}
-	case rpcrdma.Version2:
-		t := rpcrdma.HType(g.Common.Type)
-		switch {
-		case t == rpcrdma.HTypeError:
-			return KindError
-		case t.IsCall():
-			return KindCall
-		case t.IsReply():
-			return KindReply
-		case t.Known():
-			return KindOther
-		}
-		return KindUnknown
-	default:
-		return KindUnknown
-	}
-	// RDMA_MSG, RDMA_MSGP: the inline RPC message's msg_type.
-	in := g.Inline()
-	if len(in) < 8 {
-		return KindUnknown
-	}
-	switch oncrpc.MsgType(binary.BigEndian.Uint32(in[4:])) {
-	case oncrpc.Call:
-		return KindCall
-	case oncrpc.Reply:
-		return KindReply
-	}
-	return KindUnknown
-}
-
-// isRPC decides whether the connection carries RPC-over-RDMA: either side's
-// private data holds the RFC 8797 identifier, the service port is
-// nfsrdma's, or a Send holds a transport header whose inline RPC message
-// repeats its XID.
-func (c *Conn) isRPC(g *Msg) bool {
-	switch c.rpc {
-	case rpcYes:
-		return true
-	case rpcUnknown:
-		if c.PrivateData[0].Result.Offset >= 0 && c.PrivateData[0].Seen ||
-			c.PrivateData[1].Result.Offset >= 0 && c.PrivateData[1].Seen ||
-			c.ServicePort == NFSRDMAPort {
-			c.rpc = rpcYes
-			return true
-		}
-	}
-	if g.HasPrefix && g.HdrErr == nil && g.HasRPC && g.RPC.XID == g.Common.XID &&
-		(g.Common.Vers == rpcrdma.Version1 || g.Common.Vers == rpcrdma.Version2) {
-		c.rpc = rpcYes
-		return true
-	}
-	c.rpc = rpcNo
-	return false
 }
 
 // account adds the message to the connection's summaries.

@@ -7,7 +7,9 @@ import (
 )
 
 // RDMA operations against advertised memory (RFC 8166 sections 3.4.3,
-// 3.4.5, 3.4.6 and 3.6; RFC 5042 on what an exposed STag allows).
+// 3.4.5, 3.4.6 and 3.6; RFC 5042 on what an exposed STag allows). The
+// engine attaches every operation to the Call segment it served, or says
+// why none explains it (dissect.RDMAOp.Attach); these rules read that.
 
 func needsRPCOps(c *Conn) string {
 	if why := needsRPC(c); why != "" {
@@ -50,29 +52,18 @@ func checkAdvertised(read bool) func(c *Conn, op *dissect.RDMAOp) {
 		if c.rpc != rpcYes || op.Kind != kind || op.Dir != dissect.DirServerToClient {
 			return
 		}
-		t := &c.calls[0] // the client's Calls: the forward channel
-		unknown := 0
-		for _, k := range t.open {
-			if !k.Known {
-				unknown++
-				continue
-			}
-			if k.contains(op, read) {
-				c.Checked()
-				return
-			}
-		}
-		for _, k := range t.done {
-			if k.touches(op, read) {
-				return // RDMA-AFTER-REPLY's case
-			}
-		}
-		switch {
-		case c.State == dissect.StateNoSetup || t.dropped > 0:
-			c.Skip(ReasonMidTransaction)
+		switch op.Attach.Reason {
+		case dissect.Attached:
+			c.Checked()
 			return
-		case unknown > 0:
+		case dissect.UnattachedAfterReply, dissect.UnattachedNotRPC:
+			return // RDMA-AFTER-REPLY's case
+		case dissect.UnattachedCallUnknown:
 			c.Skip(ReasonCallUnknown)
+			return
+		}
+		if c.State == dissect.StateNoSetup || c.RPC != nil && c.RPC.Evicted > 0 {
+			c.Skip(ReasonMidTransaction)
 			return
 		}
 		c.Checked()
@@ -80,9 +71,13 @@ func checkAdvertised(read bool) func(c *Conn, op *dissect.RDMAOp) {
 		if read {
 			list = "Read segment"
 		}
+		open := 0
+		if c.RPC != nil {
+			open = c.RPC.OutstandingCalls[dissect.DirClientToServer.Index()]
+		}
 		c.Report(Finding{Packets: op.Packets, Message: fmt.Sprintf(
 			"the server's %s is not inside any %s of the %d Calls outstanding: it reaches memory the client did not advertise for it",
-			opText(op), list, len(t.open))})
+			opText(op), list, open)})
 	}
 }
 
@@ -93,22 +88,12 @@ func checkAfterReply(c *Conn, op *dissect.RDMAOp) {
 	if c.rpc != rpcYes || op.Dir != dissect.DirServerToClient {
 		return
 	}
-	t := &c.calls[0]
-	read := op.Kind == dissect.RDMARead
-	for _, k := range t.open {
-		if k.Known && k.contains(op, read) {
-			c.Checked()
-			return
-		}
-	}
-	for i := len(t.done) - 1; i >= 0; i-- {
-		k := t.done[i]
-		if !k.touches(op, read) {
-			continue
-		}
+	switch a := &op.Attach; a.Reason {
+	case dissect.Attached:
 		c.Checked()
-		c.Report(Finding{XID: xidp(k.XID), Packets: append(append([]int{}, op.Packets...), k.ReplyPacket), Message: fmt.Sprintf(
-			"the server's %s targets memory of the Call with XID 0x%08x after its Reply (packet %d) was sent", opText(op), k.XID, k.ReplyPacket)})
-		return
+	case dissect.UnattachedAfterReply:
+		c.Checked()
+		c.Report(Finding{XID: xidp(a.XID), Packets: append(append([]int{}, op.Packets...), a.ReplyPacket), Message: fmt.Sprintf(
+			"the server's %s targets memory of the Call with XID 0x%08x after its Reply (packet %d) was sent", opText(op), a.XID, a.ReplyPacket)})
 	}
 }

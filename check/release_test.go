@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"path/filepath"
 	"testing"
 
@@ -29,6 +30,7 @@ func runStream(t *testing.T, name string, n int, opts dissect.Options, each func
 	}
 	run := NewRunner(Config{})
 	opts.Observer = run
+	opts.ULP = nfs.NewBinding()
 	eng := dissect.NewEngine(opts)
 	if err := eng.Run(r, func(p *dissect.Packet) error {
 		run.Packet(p)

@@ -62,6 +62,9 @@ type CheckResult struct {
 	// not kept (past Config.MaxFindings).
 	Findings int `json:"findings"`
 	Omitted  int `json:"omitted,omitempty"`
+	// NotEvaluated counts the items the rule could not judge (Reason says
+	// why).
+	NotEvaluated int `json:"items_not_evaluated,omitempty"`
 	// Suppressed counts findings a baseline suppressed.
 	Suppressed int `json:"suppressed,omitempty"`
 	// Worst is the highest severity among the findings kept.
@@ -270,6 +273,7 @@ func (c *Conn) result() *ConnResult {
 				top = Reason(why)
 			}
 		}
+		ch.NotEvaluated = skipped
 		why := ""
 		if ru.Applies != nil && ru.Waits == "" {
 			why = ru.Applies(c)

@@ -7,9 +7,6 @@ import (
 
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/layers/roce"
-	"github.com/rdmashark/rdmashark/rpcrdma"
-	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
-	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
 )
 
 // Bounds on what the runner keeps (Config overrides them).
@@ -62,17 +59,12 @@ type Runner struct {
 	done      []*ConnResult
 	forgotten forgottenConns
 
-	hdr rpcrdma.Message
-	rpc oncrpc.Header
-	m   Msg
+	m    Msg
+	call callView
 
-	// ulb caches the decoded arguments of the message being checked
-	// (ulbFor), shared by the Upper-Layer Binding rules; ulbReply is
-	// reused for results.
-	ulb      ulbCall
-	ulbFor   uint64
-	msgSeq   uint64 // counts messages, to key the cache
-	ulbReply nfs.Info
+	// ulb is what the Upper-Layer Binding rules read of the Call being
+	// checked (ulb.go).
+	ulb ulbCall
 
 	kept, omitted int
 	// lastPD remembers, per pair of endpoints, the private data of the
@@ -171,33 +163,21 @@ func (r *Runner) Packet(p *dissect.Packet) {
 // runner implements dissect.Observer.
 func (r *Runner) Message(m *dissect.Message) {
 	if m.Conn != nil {
-		r.msgSeq++
 		c := r.conn(m.Conn)
-		g := r.decode(c, m)
-		if c.isRPC(g) {
-			if g.Kind == KindReply || g.Kind == KindError {
-				g.Call = c.matchCall(g)
-			}
+		switch {
+		case m.RPC != nil:
+			// The engine took the connection for RPC-over-RDMA and made
+			// its record of the message: the rules read it.
+			c.rpc = rpcYes
+			g := r.view(m)
 			c.account(g)
 			for _, ru := range r.msg {
 				c.cur = ru
 				ru.Message(c, g)
 			}
 			c.cur = nil
-			switch g.Kind {
-			case KindCall:
-				c.addCall(g)
-			case KindReply, KindError:
-				c.answer(g)
-			case KindUnknown:
-				// A message from the client that did not decode may be a
-				// Call: remember it with unknown chunks, so that the RDMA
-				// operations and the Reply it draws are not judged
-				// against a table that lacks it.
-				if g.HasPrefix && g.Dir == dissect.DirClientToServer {
-					c.addCall(g)
-				}
-			}
+		case c.rpc != rpcYes:
+			c.rpc = rpcNo
 		}
 	}
 	if r.cfg.Next != nil {
@@ -327,6 +307,7 @@ func (f *forgottenConns) add(cr *ConnResult) {
 			sum.Status, sum.Reason = ch.Status, ""
 		}
 		sum.Checked += ch.Checked
+		sum.NotEvaluated += ch.NotEvaluated
 		// The findings are no longer listed: all count as omitted.
 		sum.Findings += ch.Findings
 		sum.Omitted += ch.Findings
@@ -419,10 +400,12 @@ type Conn struct {
 	startPSN    [2]uint32
 	hasStartPSN [2]bool
 	psn         [2]psnState
-	badVers     [2]xidSet    // by sender: Calls with an unsupported rdma_vers, awaiting ERR_VERS
-	v1Sent      [2]bool      // the side sent version 1 headers
-	unneeded    [2]unneeded  // CHUNK-UNNEEDED: Calls, Replies
-	calls       [2]callTable // by the Call sender's Direction.Index()
+	badVers     [2]xidSet   // by sender: Calls with an unsupported rdma_vers, awaiting ERR_VERS
+	v1Sent      [2]bool     // the side sent version 1 headers
+	unneeded    [2]unneeded // CHUNK-UNNEEDED: Calls, Replies
+	// overrunNow is set while the Calls sent each way exceed the credits
+	// granted (CREDIT-OVERRUN reports once per overrun).
+	overrunNow [2]bool
 }
 
 type rpcState uint8
@@ -454,12 +437,12 @@ func (c *Conn) Skip(why Reason) { c.state(c.cur).skipped[why]++ }
 // (it started mid-transaction) or could not decode it.
 func (c *Conn) replyCall(m *Msg) *Call {
 	switch k := m.Call; {
-	case k == nil:
-		c.Skip(ReasonMidTransaction)
-	case !k.Known:
+	case k != nil:
+		return k
+	case m.Rec.CallUndecoded:
 		c.Skip(ReasonCallUnknown)
 	default:
-		return k
+		c.Skip(ReasonMidTransaction)
 	}
 	return nil
 }

@@ -4,35 +4,31 @@ import (
 	"fmt"
 
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
+	"github.com/rdmashark/rdmashark/rpcrdma"
 )
 
 // Rules of the Upper-Layer Binding (RFC 8267): which data items may move by
 // chunk, how NFSv4 pairs Write chunks with results, and XDR roundup. The
-// NFS arguments and results are walked with rpcrdma/nfs, which locates the
-// DDP-eligible items.
+// engine's Upper-Layer Binding (rpcrdma.UpperLayerBinding; NFS's is
+// rpcrdma/nfs) walked the arguments and results and located the
+// DDP-eligible items (RPCRecord.ULP); these rules read what it found.
 
 // ulbCall is what the ULB rules learn from a Call's inline arguments.
 type ulbCall struct {
-	info     nfs.Info
-	body     []byte
+	info     *rpcrdma.ULBInfo
 	skip     Reason // why the Call could not be judged
-	name     string // "NFSv3 WRITE", "NFSv4 COMPOUND (SEQUENCE PUTFH READ)"
+	name     string // "NFS v3 WRITE", "NFS v4 COMPOUND (SEQUENCE PUTFH READ)"
 	readLike int    // operations with a DDP-eligible result
 	nfs4     bool
 }
 
-// decodeCall walks the Call's arguments, once per message for all rules.
-func (c *Conn) decodeCall(m *Msg) *ulbCall {
+// callULB reads what the binding said of the Call's arguments.
+func (c *Conn) callULB(m *Msg) *ulbCall {
 	u := &c.r.ulb
-	if c.r.ulbFor == c.r.msgSeq {
-		return u
-	}
-	c.r.ulbFor = c.r.msgSeq
-	*u = ulbCall{info: u.info}
-	ch := m.Chunks()
+	*u = ulbCall{info: &m.Rec.ULP}
+	in := u.info
 	switch {
-	case ch == nil || !m.HasRPC:
+	case m.Chunks() == nil || !m.HasRPC:
 		u.skip = ReasonCallUnknown
 		return u
 	case m.Dir == dissect.DirServerToClient && c.ServicePort == NFSRDMAPort:
@@ -40,66 +36,45 @@ func (c *Conn) decodeCall(m *Msg) *ulbCall {
 		// callback program no DDP-eligible item.
 		u.name = fmt.Sprintf("callback program %d", m.RPC.Prog)
 		return u
-	case !nfs.Known(uint32(m.RPC.Prog)):
+	case in.Protocol == "":
 		u.skip = ReasonNoULB
 		return u
-	}
-	var pos []uint32
-	for _, rc := range ch.ReadChunks {
-		if rc.Position != 0 {
-			pos = append(pos, rc.Position)
-		}
-	}
-	u.body = m.RPC.Payload()
-	err := u.info.Decode(uint32(m.RPC.Prog), m.RPC.Vers, m.RPC.Proc, true, u.body,
-		&nfs.Reduction{HeaderLen: m.RPC.HeaderLen, ReadPositions: pos})
-	if err != nil {
+	case in.Err != nil:
 		u.skip = ReasonCallUnknown
 		if m.Truncated {
 			u.skip = ReasonSnapLen
 		}
 		return u
 	}
-	u.name = procName(&u.info)
-	for _, op := range u.info.Ops {
-		if op.Code == nfs.OP_READ || op.Code == nfs.OP_READLINK {
+	u.name = ulbName(in, m.RPC.Vers, m.RPC.Proc)
+	for _, op := range in.Operations {
+		if op == "READ" || op == "READLINK" {
 			u.readLike++
 		}
 	}
-	switch u.info.ProcName {
-	case "READ", "READLINK":
-		if !u.info.IsCompound() && u.info.Prog == nfs.ProgNFS {
-			u.readLike = 1
-		}
+	if !in.Compound && in.Protocol == "NFS" && (in.Procedure == "READ" || in.Procedure == "READLINK") {
+		u.readLike = 1
 	}
-	u.nfs4 = u.info.IsCompound()
+	u.nfs4 = in.Compound
 	return u
 }
 
-func procName(in *nfs.Info) string {
-	name := fmt.Sprintf("%s v%d %s", progName(in.Prog), in.Vers, in.ProcName)
-	if in.ProcName == "" {
-		name = fmt.Sprintf("%s v%d procedure %d", progName(in.Prog), in.Vers, in.Proc)
+func ulbName(in *rpcrdma.ULBInfo, vers, proc uint32) string {
+	name := fmt.Sprintf("%s v%d %s", in.Protocol, vers, in.Procedure)
+	if in.Procedure == "" {
+		name = fmt.Sprintf("%s v%d procedure %d", in.Protocol, vers, proc)
 	}
-	if in.IsCompound() && len(in.Ops) > 0 {
+	if in.Compound && len(in.Operations) > 0 {
 		name += " ("
-		for i, op := range in.Ops {
+		for i, op := range in.Operations {
 			if i > 0 {
 				name += " "
 			}
-			name += op.Name()
+			name += op
 		}
 		name += ")"
 	}
 	return name
-}
-
-func progName(p nfs.Program) string {
-	switch p {
-	case nfs.ProgNFS:
-		return "NFS"
-	}
-	return p.String()
 }
 
 // checkDDPEligible: CHUNK-DDP-ELIGIBLE (RFC 8166 section 3.4.1; RFC 8267
@@ -127,7 +102,7 @@ func checkDDPEligible(c *Conn, m *Msg) {
 	if len(reads) == 0 && writes == 0 {
 		return // nothing moved by direct data placement
 	}
-	u := c.decodeCall(m)
+	u := c.callULB(m)
 	if u.skip != ReasonNone {
 		c.Skip(u.skip)
 		return
@@ -136,20 +111,23 @@ func checkDDPEligible(c *Conn, m *Msg) {
 	for _, p := range reads {
 		ok := false
 		for _, it := range u.info.Items {
-			if !it.Kind.IsResult() && it.Reduced && uint32(m.RPC.HeaderLen+it.Offset) == p {
+			if !it.Result && it.Reduced && uint32(m.RPC.HeaderLen+it.Offset) == p {
 				ok = true
 			}
 		}
 		if !ok {
-			c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: u.info.ProcName + " read chunk", Message: fmt.Sprintf(
+			c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: u.info.Procedure + " read chunk", Message: fmt.Sprintf(
 				"%s Call XID 0x%08x has a Read chunk at position %d, where the arguments hold no DDP-eligible item", u.name, m.Common.XID, p)})
 		}
 	}
 	if writes > u.readLike && !u.nfs4 {
-		c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: u.info.ProcName + " write chunks", Message: fmt.Sprintf(
+		c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: u.info.Procedure + " write chunks", Message: fmt.Sprintf(
 			"%s Call XID 0x%08x provides %d Write chunks; the procedure has %d DDP-eligible results", u.name, m.Common.XID, writes, u.readLike)})
 	}
 }
+
+// progNFS is the NFS program number (RFC 1813, RFC 7530).
+const progNFS = 100003
 
 // checkNFS4Pairing: CHUNK-NFS4-PAIRING (RFC 8267 section 5.4.1).
 func checkNFS4Pairing(c *Conn, m *Msg) {
@@ -159,7 +137,7 @@ func checkNFS4Pairing(c *Conn, m *Msg) {
 	}
 	switch m.Kind {
 	case KindCall:
-		if m.HasRPC && (uint32(m.RPC.Prog) != uint32(nfs.ProgNFS) || m.RPC.Vers != 4) {
+		if m.HasRPC && (uint32(m.RPC.Prog) != progNFS || m.RPC.Vers != 4) {
 			return
 		}
 		writes := 0
@@ -171,7 +149,7 @@ func checkNFS4Pairing(c *Conn, m *Msg) {
 		if writes == 0 {
 			return
 		}
-		u := c.decodeCall(m)
+		u := c.callULB(m)
 		if u.skip != ReasonNone {
 			c.Skip(u.skip)
 			return
@@ -187,25 +165,25 @@ func checkNFS4Pairing(c *Conn, m *Msg) {
 		}
 	case KindReply:
 		k := m.Call
-		if k == nil || !k.HasProc || k.Prog != uint32(nfs.ProgNFS) || k.ProgVers != 4 || len(ch.WriteList) == 0 {
+		if k == nil || !k.HasProc || k.Prog != progNFS || k.ProgVers != 4 || len(ch.WriteList) == 0 {
 			return
 		}
-		in, ok := c.decodeReply(m, k)
+		in, ok := c.replyULB(m)
 		if !ok {
 			return
 		}
 		c.Checked()
 		n := 0
 		for _, it := range in.Items {
-			if !it.Kind.IsResult() {
+			if !it.Result {
 				continue
 			}
 			if n < len(ch.WriteList) && len(ch.WriteList[n].Segments) > 0 {
 				w := ch.WriteList[n].Length()
 				if w != uint64(it.Length) && w != uint64(it.Length+3)&^3 {
 					op := "?"
-					if it.Op >= 0 && it.Op < len(in.Ops) {
-						op = fmt.Sprintf("#%d %s", it.Op+1, in.Ops[it.Op].Name())
+					if it.Op >= 0 && it.Op < len(in.Operations) {
+						op = fmt.Sprintf("#%d %s", it.Op+1, in.Operations[it.Op])
 					}
 					c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: "chunk and result differ", Message: fmt.Sprintf(
 						"Reply to XID 0x%08x: Write chunk %d reports %d bytes written, but the READ-like result it pairs with (operation %s) holds %d bytes",
@@ -217,19 +195,18 @@ func checkNFS4Pairing(c *Conn, m *Msg) {
 	}
 }
 
-// decodeReply walks an accepted Reply's results with its Write list as the
-// reduction.
-func (c *Conn) decodeReply(m *Msg, k *Call) (*nfs.Info, bool) {
+// replyULB reads what the binding said of an accepted Reply's results,
+// reduced by its Write list.
+func (c *Conn) replyULB(m *Msg) (*rpcrdma.ULBInfo, bool) {
 	if !m.HasRPC || !m.RPC.HasBody() {
 		return nil, false
 	}
-	ch := m.Chunks()
-	red := &nfs.Reduction{}
-	for _, w := range ch.WriteList {
-		red.WriteChunks = append(red.WriteChunks, uint32(len(w.Segments)))
-	}
-	in := &c.r.ulbReply
-	if err := in.Decode(k.Prog, k.ProgVers, k.ProcNum, false, m.RPC.Payload(), red); err != nil {
+	in := &m.Rec.ULP
+	switch {
+	case in.Protocol == "":
+		c.Skip(ReasonNoULB)
+		return nil, false
+	case in.Err != nil:
 		if m.Truncated {
 			c.Skip(ReasonSnapLen)
 		} else {
@@ -257,13 +234,13 @@ func checkRoundup(c *Conn, m *Msg) {
 		if !hasReads {
 			return
 		}
-		u := c.decodeCall(m)
+		u := c.callULB(m)
 		if u.skip != ReasonNone {
 			c.Skip(u.skip)
 			return
 		}
 		for _, it := range u.info.Items {
-			if it.Kind.IsResult() || !it.Reduced {
+			if it.Result || !it.Reduced {
 				continue
 			}
 			for _, rc := range ch.ReadChunks {
@@ -272,33 +249,36 @@ func checkRoundup(c *Conn, m *Msg) {
 				}
 				c.Checked()
 				if l := rc.Length(); l > uint64(it.Length) {
-					c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: it.Kind.String(), Message: fmt.Sprintf(
+					c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: it.Name, Message: fmt.Sprintf(
 						"%s Call XID 0x%08x: the Read chunk at position %d moves %d bytes for a %d-byte %s: XDR roundup padding moved inside the chunk",
-						u.name, m.Common.XID, rc.Position, l, it.Length, it.Kind)})
+						u.name, m.Common.XID, rc.Position, l, it.Length, it.Name)})
 				}
 			}
 		}
 	case KindReply:
 		k := m.Call
-		if k == nil || !k.HasProc || len(ch.WriteList) == 0 || !nfs.Known(k.Prog) {
+		if k == nil || !k.HasProc || len(ch.WriteList) == 0 {
 			return
 		}
-		in, ok := c.decodeReply(m, k)
+		if !m.HasRPC || !m.RPC.HasBody() || m.Rec.ULP.Protocol == "" {
+			return // no binding knows the program
+		}
+		in, ok := c.replyULB(m)
 		if !ok {
 			return
 		}
 		n := 0
 		for _, it := range in.Items {
-			if !it.Kind.IsResult() {
+			if !it.Result {
 				continue
 			}
 			if n < len(ch.WriteList) && len(ch.WriteList[n].Segments) > 0 {
 				c.Checked()
 				w := ch.WriteList[n].Length()
 				if it.Length%4 != 0 && w == uint64(it.Length+3)&^3 {
-					c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: it.Kind.String(), Message: fmt.Sprintf(
+					c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: it.Name, Message: fmt.Sprintf(
 						"Reply to XID 0x%08x: Write chunk %d reports %d bytes written for a %d-byte %s: XDR roundup padding written into the chunk",
-						m.Common.XID, n, w, it.Length, it.Kind)})
+						m.Common.XID, n, w, it.Length, it.Name)})
 				}
 			}
 			n++

@@ -1,7 +1,5 @@
 package dissect
 
-import "github.com/rdmashark/rdmashark/layers/iwarp"
-
 // The buffer budget: one bound on the payload bytes every reassembly
 // buffer of the engine holds across packets, all connections together
 // (Options.MaxBufferedBytes). Per-item limits (MaxMessageBytes,
@@ -39,12 +37,32 @@ func (b *bufBudget) grew(old, now int) { b.held += now - old }
 func (e *Engine) budget() *bufBudget {
 	b := &e.buf
 	if b.max == 0 {
-		b.max = e.opts.MaxBufferedBytes
-		if b.max <= 0 {
-			b.max = DefaultMaxBufferedBytes
-		}
+		b.max = e.opts.MaxBufferedBytes // NewEngine filled the default
 	}
 	return b
+}
+
+// A bufferHolder is a sub-tracker whose buffers count against the budget:
+// the IB/RoCE reassembly (roceBuffers, below) and the iWARP engine
+// (iwarp_budget.go). The budget talks to them only through this.
+type bufferHolder interface {
+	// freeSpare lets go of the buffers kept for reuse, telling b.
+	freeSpare(b *bufBudget)
+	// largest returns the capacity of the largest buffer of an item in
+	// progress, and how to cut that item: hand it up truncated (or drop
+	// it) and let go of its buffer, telling b. 0 and nil when it holds
+	// none.
+	largest() (int, func(b *bufBudget))
+}
+
+// holders are the engine's buffer holders.
+func (e *Engine) holders() []bufferHolder {
+	hs := e.holderBuf[:0]
+	hs = append(hs, roceBuffers{e})
+	if e.iw != nil {
+		hs = append(hs, e.iw)
+	}
+	return hs
 }
 
 // checkBudget cuts what must be cut when the buffers exceed the budget.
@@ -63,8 +81,35 @@ func (e *Engine) checkBudget() {
 
 // freeSpareBuffers lets go of the buffers kept for reuse.
 func (e *Engine) freeSpareBuffers() {
-	b := &e.buf
-	for _, rc := range e.rxs.conns {
+	for _, h := range e.holders() {
+		h.freeSpare(&e.buf)
+	}
+}
+
+// cutLargest hands up the largest item in progress of any holder,
+// truncated, and lets go of its buffer; false when nothing holds a buffer.
+func (e *Engine) cutLargest() bool {
+	best := 0
+	var cut func(*bufBudget)
+	for _, h := range e.holders() {
+		if n, c := h.largest(); n > best {
+			best, cut = n, c
+		}
+	}
+	if cut == nil {
+		return false
+	}
+	cut(&e.buf)
+	return true
+}
+
+// roceBuffers is the IB/RoCE reassembly (reassembly.go) as a bufferHolder:
+// the Send and RDMA Write buffer of each request stream and its RDMA Read
+// response buffers.
+type roceBuffers struct{ e *Engine }
+
+func (r roceBuffers) freeSpare(b *bufBudget) {
+	for _, rc := range r.e.rxs.conns {
 		for d := range rc.dir {
 			s := &rc.dir[d]
 			if !s.cur.active {
@@ -77,98 +122,44 @@ func (e *Engine) freeSpareBuffers() {
 			}
 		}
 	}
-	if e.iw != nil {
-		for _, op := range e.iw.freeOps {
-			b.grew(cap(op.data), 0)
-			op.data = nil
-		}
-		free := func(ra *iwarp.Reassembler) {
-			held := ra.Buffered()
-			ra.FreeSpare()
-			b.grew(held, ra.Buffered())
-		}
-		for _, st := range e.iw.order {
-			for h := range st.half {
-				if ra := st.half[h].reasm; ra != nil {
-					free(ra)
-				}
-			}
-		}
-		for _, ra := range e.iw.freeReasm {
-			free(ra)
-		}
-	}
 }
 
-// cutLargest hands up the largest item in progress, truncated, and lets go
-// of its buffer; false when nothing holds a buffer.
-func (e *Engine) cutLargest() bool {
+func (r roceBuffers) largest() (int, func(*bufBudget)) {
+	e := r.e
 	best := 0
 	var (
-		bc  *Connection
-		bs  *reqStream
-		bi  = -1 // index of a Read in bs.reads; -1: bs.cur
-		bst *iwStream
-		bop *iwOp
-		bra *iwarp.Reassembler
+		bc *Connection
+		bs *reqStream
+		bi = -1 // index of a Read in bs.reads; -1: bs.cur
 	)
 	for _, c := range e.Conns.Connections() {
 		if rc := e.rxs.conns[c]; rc != nil {
 			for d := range rc.dir {
 				s := &rc.dir[d]
 				if n := cap(s.cur.data); s.cur.active && n > best {
-					best, bc, bs, bi, bst = n, c, s, -1, nil
+					best, bc, bs, bi = n, c, s, -1
 				}
 				for i, ro := range s.reads {
 					if n := cap(ro.data); n > best {
-						best, bc, bs, bi, bst = n, c, s, i, nil
+						best, bc, bs, bi = n, c, s, i
 					}
 				}
 			}
 		}
 	}
-	if e.iw != nil {
-		for _, st := range e.iw.order {
-			for h := range st.half {
-				hf := &st.half[h]
-				for _, op := range hf.writes {
-					if n := cap(op.data); n > best {
-						best, bst, bop, bra, bs = n, st, op, nil, nil
-					}
-				}
-				for _, op := range hf.reads {
-					if n := cap(op.data); n > best {
-						best, bst, bop, bra, bs = n, st, op, nil, nil
-					}
-				}
-				if hf.reasm != nil {
-					if n := hf.reasm.Largest(); n > best {
-						best, bst, bop, bra, bs = n, st, nil, hf.reasm, nil
-					}
-				}
-			}
-		}
+	if best == 0 {
+		return 0, nil
 	}
-	switch {
-	case best == 0:
-		return false
-	case bra != nil:
-		// An iWARP Send: dropped, as its reassembler's limits do.
-		held := bra.Buffered()
-		bra.DropLargest()
-		e.buf.grew(held, bra.Buffered())
-	case bst != nil:
-		bst.cutOp(bop)
-		e.freeSpareBuffers()
-	case bi < 0:
-		e.flushPartial(nil, bc, bs)
-		e.buf.grew(cap(bs.cur.data), 0)
-		bs.cur.data = nil
-	default:
+	return best, func(b *bufBudget) {
+		if bi < 0 {
+			e.flushPartial(nil, bc, bs)
+			b.grew(cap(bs.cur.data), 0)
+			bs.cur.data = nil
+			return
+		}
 		e.finishRead(nil, bc, bs, bi)
 		ro := bs.spare[len(bs.spare)-1]
-		e.buf.grew(cap(ro.data), 0)
+		b.grew(cap(ro.data), 0)
 		ro.data = nil
 	}
-	return true
 }

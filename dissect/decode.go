@@ -11,11 +11,13 @@ import (
 	"github.com/rdmashark/rdmashark/layers/roce"
 )
 
-// DefaultRoCEPort is the IANA-assigned UDP port of RoCEv2.
-const DefaultRoCEPort = 4791
+// DefaultRoCEPort is the IANA-assigned UDP port of RoCEv2 (layers/roce
+// defines it).
+const DefaultRoCEPort = uint16(roce.UDPPortRoCEv2)
 
-// EtherTypeRoCEv1 is the EtherType of RoCE version 1 (IBA Annex A16).
-const EtherTypeRoCEv1 layers.EthernetType = 0x8915
+// EtherTypeRoCEv1 is the EtherType of RoCE version 1 (IBA Annex A16;
+// layers/roce defines it).
+const EtherTypeRoCEv1 = roce.EthernetTypeRoCEv1
 
 // Decoder turns a captured frame into a Packet. It dispatches on link type,
 // EtherType, IP protocol and port itself, decoding into the Packet's reused

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/dissect/source"
 	"github.com/rdmashark/rdmashark/layers/roce"
+	"github.com/rdmashark/rdmashark/rpcrdma"
 )
 
 // Options configure an Engine.
@@ -48,9 +49,29 @@ type Options struct {
 	// (Reply processed, evicted, or the capture ended without a Reply). The
 	// engine forgets it afterwards: copy what must be kept.
 	Transaction func(*Transaction)
-	// ULP decodes RPC procedure arguments and results (NFS); nil uses
-	// DefaultULP.
-	ULP ULPDecoder
+	// ULP is the Upper-Layer Binding that decodes RPC procedure arguments
+	// and results (rpcrdma/nfs.NewBinding() for NFS, RFC 8267), one per
+	// engine; nil decodes no RPC body (rpc_ulp.go).
+	ULP rpcrdma.UpperLayerBinding
+}
+
+// fillDefaults replaces every unset (zero or negative) limit by its
+// default.
+func (o *Options) fillDefaults() {
+	if o.RoCEPort == 0 {
+		o.RoCEPort = DefaultRoCEPort
+	}
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&o.MaxConnections, DefaultMaxConnections)
+	def(&o.MaxMessageBytes, DefaultMaxMessageBytes)
+	def(&o.MaxOutstandingReads, DefaultMaxOutstandingReads)
+	def(&o.MaxTransactions, DefaultMaxTransactions)
+	def(&o.MaxRebuildBytes, DefaultMaxRebuildBytes)
+	def(&o.MaxBufferedBytes, DefaultMaxBufferedBytes)
 }
 
 // Proto is the top-level protocol a packet was counted under.
@@ -176,17 +197,15 @@ type Engine struct {
 	rpcs       rpcState
 	buf        bufBudget
 	idle       idleClock
+	holderBuf  [2]bufferHolder // budget.go
 }
 
-// NewEngine returns an engine with opts, defaults filled in.
+// NewEngine returns an engine with opts, defaults filled in (here, once:
+// the sub-trackers read the limits as given).
 func NewEngine(opts Options) *Engine {
-	if opts.RoCEPort == 0 {
-		opts.RoCEPort = DefaultRoCEPort
-	}
+	opts.fillDefaults()
 	e := &Engine{opts: opts, Conns: NewConnTable()}
-	if opts.MaxConnections > 0 {
-		e.Conns.Max = opts.MaxConnections
-	}
+	e.Conns.Max = opts.MaxConnections
 	e.Conns.retired, e.Conns.forgotten = e.retired, e.forgotten
 	e.dec.RoCEPort = opts.RoCEPort
 	return e
@@ -196,7 +215,9 @@ func NewEngine(opts Options) *Engine {
 // nil). The Packet is reused: each must not keep it. Run stops at the first
 // error of r or of each; r's errors name the file and the packet. Everything
 // processed before an error stays in the engine's connections and stats.
-func (e *Engine) Run(r *source.Reader, each func(*Packet) error) error {
+// Run is the engine's only loop: a file (*source.Reader) and a live capture
+// (dissect/live) both come through it, and both end with Finish.
+func (e *Engine) Run(r source.Source, each func(*Packet) error) error {
 	defer e.Finish()
 	var first int64
 	for {

@@ -3,6 +3,7 @@ package dissect_test
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"path/filepath"
 	"testing"
 
@@ -145,7 +146,7 @@ func FuzzEngine(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		e := dissect.NewEngine(dissect.Options{MaxConnections: fuzzMaxConnections})
+		e := dissect.NewEngine(dissect.Options{MaxConnections: fuzzMaxConnections, ULP: nfs.NewBinding()})
 		n := 0
 		for len(in) >= 3 {
 			lt := fuzzLinkTypes[int(in[0])%len(fuzzLinkTypes)]

@@ -3,6 +3,7 @@ package dissect
 import (
 	"encoding/binary"
 	"errors"
+	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"net/netip"
 	"time"
 
@@ -72,7 +73,7 @@ const (
 // IWARPHintPort is TCP port 20049 (nfsrdma, RFC 8267 section 4.2): on it a
 // single plausible FPDU header is enough to pick up a connection whose MPA
 // exchange is not in the capture.
-const IWARPHintPort = 20049
+const IWARPHintPort = nfs.RDMAPort
 
 // iwarpMaxSendsInProgress bounds the untagged messages (Sends, RFC 5041
 // section 5) one direction builds at once; a message longer than
@@ -281,15 +282,9 @@ type iwarpEngine struct {
 }
 
 func newIWARPEngine(e *Engine) *iwarpEngine {
-	ie := &iwarpEngine{e: e, streams: map[tcpKey]*iwStream{},
+	// NewEngine filled the defaults.
+	return &iwarpEngine{e: e, streams: map[tcpKey]*iwStream{},
 		maxMsg: e.opts.MaxMessageBytes, maxReads: e.opts.MaxOutstandingReads}
-	if ie.maxMsg <= 0 {
-		ie.maxMsg = DefaultMaxMessageBytes
-	}
-	if ie.maxReads <= 0 {
-		ie.maxReads = DefaultMaxOutstandingReads
-	}
-	return ie
 }
 
 // trackIWARP follows iWARP over TCP: stream reassembly, MPA Request/Reply

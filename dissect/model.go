@@ -270,6 +270,11 @@ type Message struct {
 	HasImmediate bool
 	Immediate    uint32
 	Time         time.Time
+	// RPC is what the RPC-over-RDMA layer made of the message, when its
+	// connection carries RPC-over-RDMA (nil otherwise): the transport
+	// header, the message's kind and its transaction (rpc_view.go). Valid
+	// only during the Observer call.
+	RPC *RPCRecord
 }
 
 // RDMAOpKind is what an RDMA operation does.
@@ -312,13 +317,10 @@ type RDMAOp struct {
 	Complete bool
 	Start    time.Time
 	End      time.Time
-	// Txn is the RPC transaction whose Call advertised the chunk segment
-	// the operation served, and Chunk that chunk's index in its Call, set
-	// by the RPC layer before the Observer sees the operation (nil when it
-	// served none: no RPC-over-RDMA on the connection, or no outstanding
-	// Call's segment). Valid only during the call.
-	Txn   *Transaction
-	Chunk int
+	// Attach is the Call segment the operation served, or why none
+	// (rpc_view.go); Reason is UnattachedNotRPC on connections that do not
+	// carry RPC-over-RDMA.
+	Attach OpAttachment
 }
 
 // ConnObserver is an Observer that also wants to know when the engine is

@@ -129,15 +129,8 @@ func (e *Engine) expireIdle(ts time.Time) {
 	k.scans++
 	cutoff := k.now.Add(-timeout)
 	t := e.Conns
-	if e.iw != nil {
-		for i := 0; i < len(e.iw.order); i++ {
-			s := e.iw.order[i]
-			if c := s.conn; c != nil && c.rel.state == relLive && c.rel.last.Before(cutoff) {
-				c.Idle = true
-				e.iw.close(s) // takes s out of order
-				i--
-			}
-		}
+	if r := e.releaser(); r != nil {
+		r.closeIdle(cutoff)
 	}
 	for _, c := range t.conns {
 		if c.rel.state == relLive && c.rel.last.Before(cutoff) && c.rel.stream == nil && c.Transport != TransportIWARP {
@@ -150,11 +143,32 @@ func (e *Engine) expireIdle(ts time.Time) {
 	}
 }
 
+// A connReleaser is a sub-tracker that keeps its own per-connection state
+// apart from the connection table — the iWARP engine's TCP streams
+// (iwarp_budget.go) — and lets the release logic reach it only through
+// this.
+type connReleaser interface {
+	// closeIdle closes the connections it follows that saw no packet
+	// since cutoff, marking them Idle.
+	closeIdle(cutoff time.Time)
+	// release drops what it keeps of c, which left the grace window.
+	release(c *Connection)
+	// retained adds what it holds to r.
+	retained(r *Retained)
+}
+
+// releaser is the engine's connReleaser, nil before any TCP packet.
+func (e *Engine) releaser() connReleaser {
+	if e.iw == nil {
+		return nil
+	}
+	return e.iw
+}
+
 // retired is told by the ConnTable that c left the grace window.
 func (e *Engine) retired(c *Connection) {
-	if s := c.rel.stream; s != nil {
-		e.iw.drop(s)
-		c.rel.stream = nil
+	if r := e.releaser(); r != nil {
+		r.release(c)
 	}
 	if o, ok := e.opts.Observer.(ConnObserver); ok {
 		o.ConnectionDone(c)
@@ -219,9 +233,8 @@ func (e *Engine) Retained() Retained {
 	}
 	r.RebuildBytes = e.RPC.RebuildBytes
 	r.BufferedBytes = e.buf.held
-	if e.iw != nil {
-		r.IWARPStreams = len(e.iw.order)
-		r.IWARPKeys = len(e.iw.streams)
+	if rl := e.releaser(); rl != nil {
+		rl.retained(&r)
 	}
 	return r
 }

@@ -255,8 +255,10 @@ type RPCStats struct {
 	SendBytes, ReadBytes, WriteBytes [2]uint64
 	// Replies sent With Invalidate, and without.
 	RepliesWithInvalidate, RepliesWithoutInvalidate uint64
-	// Outstanding is the number of Calls awaiting their Reply now.
-	Outstanding int
+	// Outstanding is the number of Calls awaiting their Reply now;
+	// OutstandingCalls counts them by the direction the Calls went.
+	Outstanding      int
+	OutstandingCalls [2]int
 	// CallsWithoutReply counts Calls the capture ended on, or that were
 	// evicted or superseded; RepliesWithoutCall Replies with no Call.
 	CallsWithoutReply, RepliesWithoutCall uint64
@@ -308,6 +310,7 @@ const MaxUnattachedRecorded = 100
 type UnattachedOp struct {
 	Conn        int
 	Kind        RDMAOpKind
+	Dir         Direction // of the request (the Read Request's, the Write's)
 	FirstPacket int
 	LastPacket  int
 	STag        uint32
@@ -377,6 +380,26 @@ type RPCRecord struct {
 	Program, Version, Procedure uint32
 	// ULP is what the upper-layer decoder said of the RPC body.
 	ULP ULPInfo
+
+	// Kind is what the message conveys, decided once here for everyone
+	// (rpc_view.go). Txn is the transaction the message opened, continued
+	// or ended (nil for control messages and headers that did not
+	// decode); for a Reply whose Call is not in the capture Txn.Call is
+	// nil. Valid only during the Observer call.
+	Kind RPCKind
+	Txn  *Transaction
+	// Outstanding, for a Call, is the number of Calls awaiting a Reply in
+	// its channel with it (RFC 8166 section 3.3.1 credits).
+	Outstanding int
+	// CallUndecoded, for a Reply or RDMA_ERROR without its Call: a
+	// message with its XID went the other way, but its transport header
+	// did not decode.
+	CallUndecoded bool
+	// InvalidatedOwner, for a Send With Invalidate Reply: another Call
+	// outstanding in the channel that advertised the invalidated STag.
+	InvalidatedOwner *Transaction
+	// inlineRPC: RPC was decoded from the message carried inline.
+	inlineRPC bool
 }
 
 // newRecord appends a cleared record to p.RPC, reusing a slot.
@@ -391,7 +414,7 @@ func (p *Packet) newRecord() *RPCRecord {
 	hdr, ulp := r.Header, r.ULP
 	rpc := r.RPC
 	*r = RPCRecord{Header: hdr, RPC: rpc, ULP: ulp}
-	r.ULP.reset()
+	r.ULP.Reset()
 	return r
 }
 

@@ -2,6 +2,7 @@ package dissect
 
 import (
 	"errors"
+	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"io"
 	"runtime"
 	"slices"
@@ -63,7 +64,7 @@ func BenchmarkEngineRxeNFS3(b *testing.B) {
 	b.ReportAllocs()
 	var steady float64
 	for i := 0; i < b.N; i++ {
-		e := NewEngine(Options{Transaction: func(*Transaction) {}})
+		e := NewEngine(Options{Transaction: func(*Transaction) {}, ULP: nfs.NewBinding()})
 		processRecords(e, &p, recs[:half])
 		var m0, m1 runtime.MemStats
 		if i == 0 {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"io"
 	"os"
 	"path/filepath"
@@ -32,6 +33,9 @@ func runCapture(t testing.TB, name string, opts Options, each func(*Packet)) (*E
 	var txns []*Transaction
 	if opts.Transaction == nil {
 		opts.Transaction = func(tx *Transaction) { txns = append(txns, tx.Clone()) }
+	}
+	if opts.ULP == nil {
+		opts.ULP = nfs.NewBinding()
 	}
 	e := NewEngine(opts)
 	err = e.Run(r, func(p *Packet) error {

@@ -1,7 +1,9 @@
 package dissect
 
 import (
+	"encoding/binary"
 	"fmt"
+	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"time"
 
 	"github.com/rdmashark/rdmashark/rpcrdma"
@@ -65,7 +67,7 @@ const (
 	DefaultMaxRebuildBytes = 64 << 20
 	// NFSRDMAPort is the nfsrdma port (RFC 8267 section 8): a connection to
 	// it carries RPC-over-RDMA.
-	NFSRDMAPort = 20049
+	NFSRDMAPort = nfs.RDMAPort
 	// rpcProbes is how many messages of a connection with neither the
 	// nfsrdma port nor RFC 8797 private data are tried as RPC-over-RDMA
 	// before the connection is taken to carry something else (perftest,
@@ -100,6 +102,7 @@ type recentTxn struct {
 	program, version, procedure uint32
 	callPacket                  int
 	callTime                    time.Time
+	replyPacket                 int
 	segs                        [4]struct{ handle, lo, hi uint64 }
 	nsegs                       int
 }
@@ -112,6 +115,37 @@ type rpcConn struct {
 	spare  [][]segRef // emptied segs slices, for reuse
 	recent [recentTxns]recentTxn
 	nrec   int
+	// undecoded remembers, per direction, the XIDs of
+	// the last messages whose transport header did not decode and that
+	// answer no outstanding Call: Calls whose chunk lists are unknown, until
+	// a Reply with their XID comes the other way.
+	undecoded [2]xidRing
+}
+
+// xidRing is a small set of XIDs, the oldest overwritten when full.
+type xidRing struct {
+	xids [16]uint32
+	n    int
+}
+
+func (r *xidRing) add(x uint32) {
+	r.xids[r.n%len(r.xids)] = x
+	r.n++
+}
+
+func (r *xidRing) size() int { return min(r.n, len(r.xids)) }
+
+func (r *xidRing) remove(x uint32) bool {
+	k := r.size()
+	for i := 0; i < k; i++ {
+		if r.xids[i] == x {
+			// Swap the last kept in; the ring becomes a plain slice.
+			r.xids[i] = r.xids[k-1]
+			r.n = k - 1
+			return true
+		}
+	}
+	return false
 }
 
 type rpcState struct {
@@ -119,7 +153,7 @@ type rpcState struct {
 	maxTxn     int
 	maxRebuild int
 	maxMsg     int
-	ulp        ULPDecoder
+	ulp        rpcrdma.UpperLayerBinding
 	free       []*Transaction
 	bufs       [][]byte
 	pendTxn    []*Transaction
@@ -138,22 +172,9 @@ func (e *Engine) rpc() *rpcState {
 	if s.conns == nil {
 		s.conns = map[*Connection]*rpcConn{}
 		s.ctr = &e.RPC
-		s.maxTxn = e.opts.MaxTransactions
-		if s.maxTxn <= 0 {
-			s.maxTxn = DefaultMaxTransactions
-		}
-		s.maxRebuild = e.opts.MaxRebuildBytes
-		if s.maxRebuild <= 0 {
-			s.maxRebuild = DefaultMaxRebuildBytes
-		}
-		s.maxMsg = e.opts.MaxMessageBytes
-		if s.maxMsg <= 0 {
-			s.maxMsg = DefaultMaxMessageBytes
-		}
+		// NewEngine filled the defaults.
+		s.maxTxn, s.maxRebuild, s.maxMsg = e.opts.MaxTransactions, e.opts.MaxRebuildBytes, e.opts.MaxMessageBytes
 		s.ulp = e.opts.ULP
-		if s.ulp == nil && DefaultULP != nil {
-			s.ulp = DefaultULP()
-		}
 	}
 	return s
 }
@@ -166,9 +187,7 @@ func (s *rpcState) recycle(p *Packet) {
 		return
 	}
 	s.lastPacket = p.Number
-	for _, t := range s.pendTxn {
-		s.free = append(s.free, t)
-	}
+	s.free = append(s.free, s.pendTxn...)
 	clear(s.pendTxn)
 	s.pendTxn = s.pendTxn[:0]
 	for _, b := range s.pendBuf {
@@ -208,7 +227,7 @@ func (s *rpcState) record(p *Packet) *RPCRecord {
 		r := &s.scratch
 		hdr, rpc, ulp := r.Header, r.RPC, r.ULP
 		*r = RPCRecord{Header: hdr, RPC: rpc, ULP: ulp}
-		r.ULP.reset()
+		r.ULP.Reset()
 		return r
 	}
 	return p.newRecord()
@@ -259,6 +278,20 @@ const (
 	kindError   // RDMA_ERROR / RDMA2_ERROR: answers the Call with its XID
 	kindControl // RDMA_DONE, RDMA2_GRANT, RDMA2_CONNPROP_*
 )
+
+func (k msgKind) public() RPCKind {
+	switch k {
+	case kindCall:
+		return RPCKindCall
+	case kindReply:
+		return RPCKindReply
+	case kindError:
+		return RPCKindError
+	case kindControl:
+		return RPCKindControl
+	}
+	return RPCKindUnknown
+}
 
 // hdrView is a transport header of either version, reduced to what the
 // transaction logic needs.
@@ -351,6 +384,7 @@ func (c *Connection) rpcStats() *RPCStats {
 // the connection's transactions on.
 func (e *Engine) rpcMessage(p *Packet, m *Message) {
 	c := m.Conn
+	m.RPC = nil
 	if c == nil {
 		return
 	}
@@ -378,6 +412,7 @@ func (e *Engine) rpcMessage(p *Packet, m *Message) {
 			rpcOK = rec.RPCErr == nil
 		}
 	}
+	rec.inlineRPC = herr == nil && len(v.rpc) > 0
 	if rc.mode == rpcUnknown {
 		if herr != nil || !plausible(&v, rpcOK, &rec.RPC) {
 			rc.probes++
@@ -390,6 +425,7 @@ func (e *Engine) rpcMessage(p *Packet, m *Message) {
 		}
 		rc.mode = rpcYes
 	}
+	m.RPC = rec
 	d := m.Dir.Index()
 	rs := c.rpcStats()
 	rs.Messages[d]++
@@ -412,17 +448,35 @@ func (e *Engine) rpcMessage(p *Packet, m *Message) {
 		if rs.FirstBadHeader == "" {
 			rs.FirstBadHeader = fmt.Sprintf("packet %d: %v", lastPacket(m.Packets), herr)
 		}
+		if rec.PrefixOK && rc.out[txnKey{uint8(1 - d), common.XID}] == nil {
+			// Not the answer to a Call we hold: a Call whose chunk lists
+			// are unknown, as far as its RDMA operations can tell.
+			rc.undecoded[d].add(common.XID)
+		}
 		return
 	}
+	if v.long && v.vers == rpcrdma.Version1 && v.kind == kindReply && m.Dir == DirClientToServer {
+		// An RDMA_NOMSG without a position-zero Read chunk, from the
+		// client: a Long Call that lacks its chunk (CHUNK-LONG-CALL says
+		// so), not a Reply — backchannel messages, the client's Replies,
+		// are always Short (RFC 8167 section 4; RFC 8267 section 5.5.2).
+		v.kind = kindCall
+	}
 	if v.kind == kindUnknown {
-		// An RDMA_MSG whose RPC header did not decode: a Reply if a Call
+		// An RDMA_MSG whose RPC header did not decode: its msg_type word
+		// when there is one (RFC 5531 section 9), else a Reply if a Call
 		// with its XID waits on the other side, else a Call.
 		v.kind = kindCall
 		if rc.out[txnKey{uint8(1 - d), v.xid}] != nil {
 			v.kind = kindReply
 		}
-		if rpcOK && rec.RPC.MsgType == oncrpc.Reply {
-			v.kind = kindReply
+		if len(v.rpc) >= 8 {
+			switch oncrpc.MsgType(binary.BigEndian.Uint32(v.rpc[4:])) {
+			case oncrpc.Call:
+				v.kind = kindCall
+			case oncrpc.Reply:
+				v.kind = kindReply
+			}
 		}
 	}
 	if rpcOK && !v.long {
@@ -433,6 +487,7 @@ func (e *Engine) rpcMessage(p *Packet, m *Message) {
 		}
 	}
 	rec.XID = v.xid
+	rec.Kind = v.kind.public()
 	switch {
 	case v.kind == kindControl:
 		rs.Control[d]++
@@ -552,6 +607,7 @@ func (e *Engine) rpcCall(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, m
 	if old := rc.out[key]; old != nil {
 		if old.callContinues() && v.vers == rpcrdma.Version2 {
 			// The next part of a version 2 Call split over several Sends.
+			rec.Txn, rec.Outstanding = old, rs.OutstandingCalls[d]
 			e.continueCall(p, rec, old, m, v)
 			return
 		}
@@ -575,6 +631,8 @@ func (e *Engine) rpcCall(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, m
 	t.Call = &t.call
 	t.call.fill(m, v, rec.Header.HeaderLen())
 	rc.out[key] = t
+	rs.OutstandingCalls[d]++
+	rec.Txn, rec.Outstanding = t, rs.OutstandingCalls[d]
 	rc.register(t)
 	rs.Outstanding++
 	rs.Calls[d]++
@@ -694,7 +752,7 @@ func (e *Engine) ulpDecode(rec *RPCRecord, t *Transaction, body []byte, reply bo
 			}
 		}
 	}
-	s.ulp(q, &rec.ULP)
+	s.ulp.Decode(q, &rec.ULP)
 	if !reply {
 		t.ProcedureName = rec.ULP.Procedure
 		t.Operations = append(t.Operations[:0], rec.ULP.Operations...)
@@ -711,9 +769,11 @@ func (e *Engine) rpcReply(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, 
 	rec.Reply = true
 	rec.Backchannel = m.Dir == DirClientToServer
 	key := txnKey{uint8(1 - d), v.xid}
+	rec.CallUndecoded = rc.undecoded[1-d].remove(v.xid)
 	t := rc.out[key]
 	if t != nil && v.vers == rpcrdma.Version2 && t.Reply != nil {
 		// The next part of a version 2 Reply split over several Sends.
+		rec.Txn = t
 		e.continueReply(p, rec, rs, t, m, v)
 		return
 	}
@@ -734,6 +794,10 @@ func (e *Engine) rpcReply(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, 
 		rec.CallPacket, rec.CallTime = t.call.callFrame()
 	}
 	rec.HasProgram, rec.Program, rec.Version, rec.Procedure = t.HasProgram, t.Program, t.Version, t.Procedure
+	rec.Txn = t
+	if m.Invalidate {
+		rec.InvalidatedOwner = rc.owner(m.InvalidatedSTag, t, t.callDir)
+	}
 	t.Reply = &t.reply
 	t.reply.fill(m, v, rec.Header.HeaderLen())
 	if v.kind == kindError {
@@ -860,6 +924,7 @@ func (e *Engine) finishTxn(t *Transaction, o TxnOutcome) {
 	key := txnKey{uint8(t.callDir.Index()), t.XID}
 	if t.Call != nil && rc != nil && rc.out[key] == t {
 		delete(rc.out, key)
+		rs.OutstandingCalls[key.dir]--
 		rc.unregister(t)
 		rc.remember(t, key)
 		rs.Outstanding--
@@ -887,6 +952,9 @@ func (e *Engine) finishTxn(t *Transaction, o TxnOutcome) {
 	e.RPC.Finished++
 	if cb := e.opts.Transaction; cb != nil {
 		cb(t)
+	}
+	if o, ok := e.opts.Observer.(TxnObserver); ok {
+		o.Transaction(t)
 	}
 	for i, b := range t.chunkData {
 		s.held(-cap(b))
@@ -957,6 +1025,18 @@ func (rc *rpcConn) unregister(t *Transaction) {
 	}
 }
 
+// owner returns the latest outstanding Call sent in direction callDir,
+// other than not, that advertised handle h.
+func (rc *rpcConn) owner(h uint32, not *Transaction, callDir Direction) *Transaction {
+	refs := rc.segs[h]
+	for i := len(refs) - 1; i >= 0; i-- {
+		if t := refs[i].t; t != not && t.callDir == callDir {
+			return t
+		}
+	}
+	return nil
+}
+
 // remember keeps a finished transaction's names and first segments.
 func (rc *rpcConn) remember(t *Transaction, key txnKey) {
 	r := &rc.recent[rc.nrec%recentTxns]
@@ -964,6 +1044,9 @@ func (rc *rpcConn) remember(t *Transaction, key txnKey) {
 	*r = recentTxn{key: key, hasProgram: t.HasProgram, program: t.Program, version: t.Version,
 		procedure: t.Procedure}
 	r.callPacket, r.callTime = t.call.callFrame()
+	if t.Reply != nil {
+		r.replyPacket = lastPacket(t.reply.Packets)
+	}
 	for ci := range t.call.Chunks {
 		for _, sg := range t.call.Chunks[ci].Segments {
 			if r.nsegs < len(r.segs) {
@@ -1095,7 +1178,7 @@ func (e *Engine) duplicateSend(p *Packet) {
 				}
 				q.WriteChunks = append(q.WriteChunks, n)
 			}
-			s.ulp(q, &rec.ULP)
+			s.ulp.Decode(q, &rec.ULP)
 		}
 	}
 }

@@ -17,8 +17,8 @@ func readKind(k ChunkKind) bool { return k == ChunkRead || k == ChunkCall }
 
 // rpcRDMAOp attaches op to the segment it targets.
 func (e *Engine) rpcRDMAOp(p *Packet, op *RDMAOp) {
-	op.Txn, op.Chunk = nil, 0
 	c := op.Conn
+	op.Attach = OpAttachment{Reason: UnattachedNotRPC}
 	if c == nil {
 		return
 	}
@@ -55,7 +55,7 @@ func (e *Engine) rpcRDMAOp(p *Packet, op *RDMAOp) {
 		e.unattached(rc, rs, op, callDir)
 		return
 	}
-	op.Txn, op.Chunk = t, ci
+	op.Attach = OpAttachment{Txn: t, Chunk: ci, Segment: si}
 	ch := &t.call.Chunks[ci]
 	sg := &ch.Segments[si]
 	sg.Ops = append(sg.Ops, AttachedOp{Kind: op.Kind, FirstPacket: firstPacket(op.Packets), LastPacket: lastPacket(op.Packets),
@@ -85,27 +85,32 @@ func firstPacket(pk []int) int {
 
 // unattached records an operation that no outstanding Call explains.
 func (e *Engine) unattached(rc *rpcConn, rs *RPCStats, op *RDMAOp, callDir Direction) {
-	reason := "no segment"
+	a := OpAttachment{Reason: UnattachedNoSegment}
 	n := rc.nrec
 	if n > recentTxns {
 		n = recentTxns
 	}
 	end := op.Offset + uint64(op.Length)
-	for i := 0; i < n && reason == "no segment"; i++ {
-		r := &rc.recent[i]
+	for i := 0; i < n && a.Reason == UnattachedNoSegment; i++ {
+		r := &rc.recent[(rc.nrec-1-i)%recentTxns] // the latest first
 		if int(r.key.dir) != callDir.Index() {
 			continue
 		}
 		for _, sg := range r.segs[:r.nsegs] {
 			if sg.handle == uint64(op.STag) && op.Offset >= sg.lo && end <= sg.hi {
-				reason = "after reply"
+				a = OpAttachment{Reason: UnattachedAfterReply, XID: r.key.xid, ReplyPacket: r.replyPacket}
 			}
 		}
 	}
+	if a.Reason == UnattachedNoSegment && rc.undecoded[callDir.Index()].size() > 0 {
+		a.Reason = UnattachedCallUnknown
+	}
+	op.Attach = a
+	reason := a.Reason.String()
 	rs.UnattachedOps++
 	e.RPC.Unattached++
 	if len(e.RPC.UnattachedOps) < MaxUnattachedRecorded {
-		e.RPC.UnattachedOps = append(e.RPC.UnattachedOps, UnattachedOp{Conn: op.Conn.ID, Kind: op.Kind,
+		e.RPC.UnattachedOps = append(e.RPC.UnattachedOps, UnattachedOp{Conn: op.Conn.ID, Kind: op.Kind, Dir: op.Dir,
 			FirstPacket: firstPacket(op.Packets), LastPacket: lastPacket(op.Packets),
 			STag: op.STag, Offset: op.Offset, Length: op.Length, Reason: reason})
 	}

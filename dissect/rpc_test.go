@@ -7,6 +7,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/layers/roce"
 	"github.com/rdmashark/rdmashark/rpcrdma"
+	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
 )
 
@@ -22,6 +23,9 @@ type txnRig struct {
 
 func newTxnRig(t *testing.T, opts Options) *txnRig {
 	r := &txnRig{}
+	if opts.ULP == nil {
+		opts.ULP = nfs.NewBinding() // the command wires the NFS binding too
+	}
 	opts.Transaction = func(tx *Transaction) { r.txns = append(r.txns, tx.Clone()) }
 	r.rig = newRig(opts)
 	r.c.ServicePort = NFSRDMAPort
@@ -310,7 +314,7 @@ func TestRPCULPSeam(t *testing.T) {
 			out.WriteChunkOffsets = append(out.WriteChunkOffsets, 8) // after the first two words
 		}
 	}
-	r := newTxnRig(t, Options{ULP: ulp})
+	r := newTxnRig(t, Options{ULP: ULPFunc(ulp)})
 	h := rpcrdma.Header{XID: 0x77, Proc: rpcrdma.RDMAMsg, ChunkLists: rpcrdma.ChunkLists{
 		WriteList: []rpcrdma.WriteChunk{{Segments: []rpcrdma.Segment{seg(0x91, 4096, 0x6000)}}}}}
 	r.send(c2s, v1msg(t, h, rpcCall(t, 0x77, oncrpc.ProgNFS, 4, 1, nil)), 0)

@@ -2,6 +2,7 @@ package dissect_test
 
 import (
 	"fmt"
+	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -48,7 +49,7 @@ func runStream(tb testing.TB, c *longstream.Capture, n, maxConns int) streamRun 
 		tb.Fatal(err)
 	}
 	runner := check.NewRunner(check.Config{})
-	e := dissect.NewEngine(dissect.Options{Observer: runner, MaxConnections: maxConns})
+	e := dissect.NewEngine(dissect.Options{Observer: runner, MaxConnections: maxConns, ULP: nfs.NewBinding()})
 	per := c.Records()
 	count := 0
 	err = e.Run(r, func(p *dissect.Packet) error {

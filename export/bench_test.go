@@ -13,6 +13,7 @@ import (
 	"github.com/rdmashark/rdmashark/dissect/source"
 	"github.com/rdmashark/rdmashark/export"
 	"github.com/rdmashark/rdmashark/internal/longstream"
+	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 )
 
 // countingReader counts the capture's bytes.
@@ -62,7 +63,7 @@ func BenchmarkExport(b *testing.B) {
 						b.Fatal(err)
 					}
 					runner := check.NewRunner(check.Config{Next: xc.Observer(nil)})
-					eng := dissect.NewEngine(dissect.Options{Observer: runner, Transaction: xc.Transaction})
+					eng := dissect.NewEngine(dissect.Options{ULP: nfs.NewBinding(), Observer: runner, Transaction: xc.Transaction})
 					var ms runtime.MemStats
 					runtime.GC()
 					per, count := c.Records(), 0

@@ -131,10 +131,10 @@ func (c *Capture) rdmaOp(op *dissect.RDMAOp) {
 	if n := len(op.Packets); n > 0 {
 		row.FirstPacket, row.LastPacket = int64(op.Packets[0]), int64(op.Packets[n-1])
 	}
-	if t := op.Txn; t != nil {
+	if t := op.Attach.Txn; t != nil {
 		row.XID = i64(uint64(t.XID))
-		if t.Call != nil && op.Chunk < len(t.Call.Chunks) {
-			row.ChunkKind = str(t.Call.Chunks[op.Chunk].Kind.String())
+		if t.Call != nil && op.Attach.Chunk < len(t.Call.Chunks) {
+			row.ChunkKind = str(t.Call.Chunks[op.Attach.Chunk].Kind.String())
 		}
 	}
 	c.note(c.ops.add(row))

@@ -18,6 +18,7 @@ import (
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/dissect/source"
 	"github.com/rdmashark/rdmashark/export"
+	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 )
 
 const pcaps = "../testdata/pcaps/"
@@ -30,7 +31,7 @@ func exportCapture(t testing.TB, cfg export.Config, name string, r *source.Reade
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := dissect.Options{Transaction: xc.Transaction}
+	opts := dissect.Options{ULP: nfs.NewBinding(), Transaction: xc.Transaction}
 	runner := check.NewRunner(check.Config{Next: xc.Observer(nil)})
 	opts.Observer = runner
 	eng := dissect.NewEngine(opts)
@@ -99,7 +100,7 @@ func TestRoundTrip(t *testing.T) {
 	var cm counter
 	cm.ops = &ops
 	runner := check.NewRunner(check.Config{Next: &cm})
-	eng := dissect.NewEngine(dissect.Options{Observer: runner, Transaction: func(*dissect.Transaction) { txns++ }})
+	eng := dissect.NewEngine(dissect.Options{ULP: nfs.NewBinding(), Observer: runner, Transaction: func(*dissect.Transaction) { txns++ }})
 	if err := eng.Run(open(t, name), func(p *dissect.Packet) error { runner.Packet(p); return nil }); err != nil {
 		t.Fatal(err)
 	}

@@ -132,16 +132,17 @@ type Connection struct {
 	CheckCaveats []string `json:"check_caveats,omitempty"`
 }
 
-// NewAnalysis builds the document from an engine that has read a capture.
-func NewAnalysis(file string, eng *dissect.Engine) *Analysis {
+// NewAnalysis builds the document from the snapshot of an engine that has
+// read a capture (Engine.Snapshot).
+func NewAnalysis(file string, eng *dissect.Snapshot) *Analysis {
 	a := &Analysis{
 		File:                 file,
 		Packets:              eng.Stats.Packets,
 		Findings:             []Finding{},
 		Connections:          []Connection{},
 		Protocols:            eng.Stats.Protocols(),
-		ConnectionsDropped:   eng.Conns.Dropped,
-		ConnectionsForgotten: eng.Conns.Forgotten,
+		ConnectionsDropped:   eng.ConnectionsDropped,
+		ConnectionsForgotten: eng.ConnectionsForgotten,
 		Engine:               engineCounters(eng),
 	}
 	a.ICRC = CRCCounts{
@@ -149,7 +150,7 @@ func NewAnalysis(file string, eng *dissect.Engine) *Analysis {
 		Bad:       eng.Stats.ICRC[dissect.CRCBad],
 		Truncated: eng.Stats.ICRC[dissect.CRCTruncated],
 	}
-	for _, c := range eng.Conns.Connections() {
+	for _, c := range eng.Connections {
 		a.Connections = append(a.Connections, connection(c))
 	}
 	return a

@@ -107,7 +107,7 @@ type UnattachedOp struct {
 }
 
 // engineCounters copies the engine's counters.
-func engineCounters(e *dissect.Engine) *EngineCounters {
+func engineCounters(e *dissect.Snapshot) *EngineCounters {
 	r, c := &e.Reassembly, &e.RPC
 	out := &EngineCounters{
 		Reassembly: ReassemblyCounters{

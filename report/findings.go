@@ -85,10 +85,10 @@ type CheckSummary struct {
 	AtOrAboveFailOn int `json:"at_or_above_fail_on"`
 }
 
-// NewCheckFile builds one file's part of the report from the engine that
-// read it and the runner's result; readErr is what stopped reading, if
-// anything (eng may then be nil).
-func NewCheckFile(name string, eng *dissect.Engine, res *check.Result, readErr error) CheckFile {
+// NewCheckFile builds one file's part of the report from the snapshot of
+// the engine that read it and the runner's result; readErr is what stopped
+// reading, if anything (eng may then be nil).
+func NewCheckFile(name string, eng *dissect.Snapshot, res *check.Result, readErr error) CheckFile {
 	f := CheckFile{File: name, Connections: []CheckConnection{}, Findings: []check.Finding{}}
 	if readErr != nil {
 		f.Error = readErr.Error()

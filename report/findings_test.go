@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"io"
 	"os"
 	"path/filepath"
@@ -36,7 +37,7 @@ func checkFileWith(t *testing.T, name string, edit func(*check.Result)) CheckFil
 	}
 	defer r.Close()
 	run := check.NewRunner(check.Config{})
-	eng := dissect.NewEngine(dissect.Options{Observer: run})
+	eng := dissect.NewEngine(dissect.Options{Observer: run, ULP: nfs.NewBinding()})
 	if err := eng.Run(r, func(p *dissect.Packet) error { run.Packet(p); return nil }); err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func checkFileWith(t *testing.T, name string, edit func(*check.Result)) CheckFil
 	if edit != nil {
 		edit(res)
 	}
-	return NewCheckFile(name, eng, res, nil)
+	return NewCheckFile(name, eng.Snapshot(), res, nil)
 }
 
 // sampleReport checks real and mutated captures chosen to give every kind

@@ -148,8 +148,9 @@ type TxnCounters struct {
 	MaxRebuildBytesHeld  int    `json:"max_rebuild_bytes_held"`
 }
 
-// SetCounters copies the engine's counters into the document.
-func (l *TransactionList) SetCounters(e *dissect.Engine) {
+// SetCounters copies the counters of the engine's snapshot into the
+// document.
+func (l *TransactionList) SetCounters(e *dissect.Snapshot) {
 	r, c := &e.Reassembly, &e.RPC
 	l.Counters = TxnCounters{
 		Sends: c.Sends, RDMAReads: c.RDMAReads, RDMAWrites: c.RDMAWrites, RDMAOpsIncomplete: c.RDMAOpsIncomplete,

@@ -37,13 +37,6 @@ func (in *input) name(args []string) (string, error) {
 	return "", usageErr("no capture file: give one as an argument or with -r (\"-\" reads standard input)")
 }
 
-// runEngine reads the capture through a new engine. A capture that cannot
-// be opened is a usage error; an error part-way is returned with the engine,
-// which holds everything read before it.
-func runEngine(cmd *cobra.Command, g *globalFlags, name string, count int, each func(*dissect.Packet) error) (*dissect.Engine, error) {
-	return runEngineOpts(cmd, g, name, dissect.Options{Count: count}, each)
-}
-
 // runEngineOpts is runEngine with engine options (an Observer, limits);
 // the RoCE port comes from the flags.
 func runEngineOpts(cmd *cobra.Command, g *globalFlags, name string, opts dissect.Options, each func(*dissect.Packet) error) (*dissect.Engine, error) {
@@ -122,7 +115,7 @@ output is a JSON array of the one-capture documents, in that order.`,
 				if eng == nil {
 					return result{runErr: runErr}
 				}
-				a := report.NewAnalysis(names[i], eng)
+				a := report.NewAnalysis(names[i], snapshot(eng))
 				res := checks.Finish(eng.Conns.Connections())
 				res.NoteLoss(0, eng.Stats.Skipped)
 				a.AddChecks(res)
@@ -231,4 +224,13 @@ func warnText(eng *dissect.Engine) string {
 		fmt.Fprintf(&b, "rdmashark: warning: %d damaged records skipped in all\n", n)
 	}
 	return b.String()
+}
+
+// snapshot is what the reports take of an engine: its Snapshot, nil when
+// there is no engine (the capture did not open).
+func snapshot(eng *dissect.Engine) *dissect.Snapshot {
+	if eng == nil {
+		return nil
+	}
+	return eng.Snapshot()
 }

@@ -265,7 +265,7 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 		fmt.Fprintf(errOut, "rdmashark: warning: %d packets dropped by the kernel: the analysis misses them (a larger -B or a narrower -f helps)\n", stats.Drops)
 	}
 
-	a := report.NewAnalysis(name, eng)
+	a := report.NewAnalysis(name, eng.Snapshot())
 	if runErr != nil {
 		a.Errors = append(a.Errors, runErr.Error())
 	}
@@ -349,7 +349,7 @@ func (s *summaryView) tick(now time.Time) error {
 	}
 	fmt.Fprintf(&s.buf, "--- %s: %d packets, %d dropped by the kernel so far, at %s ---\n",
 		strings.TrimPrefix(s.name, "live:"), n, s.drops, now.Format("15:04:05"))
-	if err := report.NewAnalysis(s.name, s.eng).WriteTable(&s.buf); err != nil {
+	if err := report.NewAnalysis(s.name, s.eng.Snapshot()).WriteTable(&s.buf); err != nil {
 		return err
 	}
 	_, err := s.w.Write(s.buf.Bytes())

@@ -107,7 +107,7 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 				if r.runErr != nil {
 					fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", r.runErr)
 				}
-				rep.Add(report.NewCheckFile(names[i], r.eng, r.res, unwrapExit(r.runErr)))
+				rep.Add(report.NewCheckFile(names[i], snapshot(r.eng), r.res, unwrapExit(r.runErr)))
 				return nil
 			})
 			if writeBaseline != "" {

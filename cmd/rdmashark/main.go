@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 )
 
 // Exit statuses (DESIGN.md "Output contracts").
@@ -84,6 +85,8 @@ func (g *globalFlags) engineOptions(opts *dissect.Options) {
 	opts.MaxConnections = g.maxConnections
 	opts.MaxBufferedBytes = g.maxBuffered
 	opts.IdleTimeout = g.idleTimeout
+	// The Upper-Layer Binding: NFS (RFC 8267), one per engine.
+	opts.ULP = nfs.NewBinding()
 }
 
 func newRoot() *cobra.Command {
@@ -97,7 +100,7 @@ private data, inline thresholds, remote invalidation) and what every packet is.`
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.PersistentFlags().Uint16Var(&g.rocePort, "roce-port", 4791, "UDP destination port that carries RoCEv2")
+	root.PersistentFlags().Uint16Var(&g.rocePort, "roce-port", dissect.DefaultRoCEPort, "UDP destination port that carries RoCEv2")
 	root.PersistentFlags().IntVar(&g.maxConnections, "max-connections", dissect.DefaultMaxConnections,
 		"connections tracked at once, live ones and the summaries of closed ones (a full table forgets the oldest closed summary)")
 	root.PersistentFlags().IntVar(&g.maxBuffered, "max-buffered", dissect.DefaultMaxBufferedBytes,

@@ -63,7 +63,7 @@ exits 2.`,
 			if eng == nil {
 				return runErr
 			}
-			a := report.NewAnalysis(name, eng)
+			a := report.NewAnalysis(name, snapshot(eng))
 			res := checks.Finish(eng.Conns.Connections())
 			res.NoteLoss(0, eng.Stats.Skipped)
 			a.AddChecks(res)

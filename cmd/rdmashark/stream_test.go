@@ -41,7 +41,8 @@ type watchWriter struct {
 	mu      sync.Mutex
 	buf     bytes.Buffer
 	n       int
-	reached chan struct{}
+	reached chan struct{} // never changes: readers may select on it any time
+	closed  bool
 }
 
 func newWatchWriter(n int) *watchWriter { return &watchWriter{n: n, reached: make(chan struct{})} }
@@ -50,9 +51,9 @@ func (w *watchWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	n, err := w.buf.Write(p)
-	if w.buf.Len() >= w.n && w.reached != nil {
+	if w.buf.Len() >= w.n && !w.closed {
 		close(w.reached)
-		w.reached = nil
+		w.closed = true
 	}
 	return n, err
 }

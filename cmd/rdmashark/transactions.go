@@ -71,7 +71,7 @@ capture the output is a JSON array of the one-capture documents.`,
 				if runErr != nil {
 					list.Errors = append(list.Errors, runErr.Error())
 				}
-				list.SetCounters(eng)
+				list.SetCounters(snapshot(eng))
 				list.Sort()
 				return result{list, warnText(eng), runErr}
 			}

@@ -2,6 +2,8 @@ package live
 
 import (
 	"fmt"
+	"github.com/rdmashark/rdmashark/layers/roce"
+	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"strconv"
 	"strings"
 
@@ -71,9 +73,9 @@ func (t Term) String() string {
 
 // Well-known values of the default filter.
 const (
-	EtherTypeRoCEv1 = 0x8915 // RoCEv1: GRH directly on Ethernet (IBTA Annex A16)
-	PortRoCEv2      = 4791   // RoCEv2 UDP destination port (IBTA Annex A17)
-	PortNFSRDMA     = 20049  // NFS over RDMA (RFC 8267 section 6.1, IANA "nfsrdma")
+	EtherTypeRoCEv1 = uint16(roce.EthernetTypeRoCEv1) // RoCEv1: GRH directly on Ethernet (IBTA Annex A16)
+	PortRoCEv2      = uint16(roce.UDPPortRoCEv2)      // RoCEv2 UDP destination port (IBTA Annex A17)
+	PortNFSRDMA     = nfs.RDMAPort                    // NFS over RDMA (RFC 8267 section 6.1, IANA "nfsrdma")
 )
 
 // DefaultFilter keeps RoCEv2 (UDP to or from rocePort), RoCEv1 (EtherType

@@ -3,12 +3,15 @@ package live
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"time"
 
+	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/dissect/source"
 )
 
 // Source is what Run reads frames from; *Handle is one.
@@ -73,117 +76,152 @@ type Result struct {
 	Stop    StopReason
 }
 
-// Run reads frames from src and processes each in eng, numbering them from
-// 1 and timing them from the first, as the engine does for a file, until
-// ctx ends, cfg.Count frames were read or cfg.Duration passed: those stops
-// return a nil error. A failing source (the interface went down), Each,
-// Tick or Save stop it with their error. Everything read before the stop
-// stays in eng, and Run ends the engine's input (Finish) before it
-// returns. One Packet is reused for every frame.
-func Run(ctx context.Context, src Source, eng *dissect.Engine, cfg RunConfig) (Result, error) {
-	res := Result{Start: time.Now()}
-	every := cfg.TickEvery
-	if every <= 0 {
-		every = DefaultTick
-	}
-	var stopAt time.Time
-	if cfg.Duration > 0 {
-		stopAt = res.Start.Add(cfg.Duration)
-	}
-	// Ending ctx wakes a blocked read at once.
-	stopWake := context.AfterFunc(ctx, func() { _ = src.SetDeadline(time.Unix(1, 0)) })
-	defer stopWake()
-	defer func() { _ = src.SetDeadline(time.Time{}) }()
+// Records is a live capture as a source.Source: it reads frames from a
+// Source (a Handle), numbers them from 1, saves them (RunConfig.Save), calls
+// RunConfig.Tick between them, and ends — io.EOF — when the context ends,
+// RunConfig.Count frames were read or RunConfig.Duration passed. The engine
+// reads it with Engine.Run like a file, so a live capture ends with the
+// engine's Finish as a file does. Close it when done.
+type Records struct {
+	ctx      context.Context
+	src      Source
+	cfg      RunConfig
+	res      Result
+	every    time.Duration
+	stopAt   time.Time
+	nextTick time.Time
+	deadline time.Time
+	linkType layers.LinkType
+	stopWake func() bool
+	done     bool
+	err      error
+}
 
-	var (
-		p        dissect.Packet
-		first    time.Time
-		nextTick = res.Start.Add(every)
-		deadline time.Time
-		linkType = src.LinkType()
-		finish   = func(r StopReason, err error) (Result, error) {
-			res.End = time.Now()
-			res.Stop = r
-			return res, err
+// NewRecords starts reading src as cfg says (cfg.Each is Engine.Run's, not
+// the Records').
+func NewRecords(ctx context.Context, src Source, cfg RunConfig) *Records {
+	r := &Records{ctx: ctx, src: src, cfg: cfg, res: Result{Start: time.Now()}, every: cfg.TickEvery, linkType: src.LinkType()}
+	if r.every <= 0 {
+		r.every = DefaultTick
+	}
+	if cfg.Duration > 0 {
+		r.stopAt = r.res.Start.Add(cfg.Duration)
+	}
+	r.nextTick = r.res.Start.Add(r.every)
+	// Ending ctx wakes a blocked read at once.
+	r.stopWake = context.AfterFunc(ctx, func() { _ = src.SetDeadline(time.Unix(1, 0)) })
+	return r
+}
+
+// Close stops waking the source and clears its deadline.
+func (r *Records) Close() {
+	r.stopWake()
+	_ = r.src.SetDeadline(time.Time{})
+}
+
+// Result tells how the capture went so far: why it stopped, once it did.
+func (r *Records) Result() Result {
+	res := r.res
+	if res.End.IsZero() {
+		res.End = time.Now()
+	}
+	return res
+}
+
+func (r *Records) stop(why StopReason, err error) (source.Record, error) {
+	r.done, r.err = true, err
+	r.res.End = time.Now()
+	r.res.Stop = why
+	if err == nil {
+		err = io.EOF
+	}
+	return source.Record{}, err
+}
+
+func (r *Records) tick(now time.Time) error {
+	if r.cfg.Save != nil {
+		if err := r.cfg.Save.Flush(); err != nil {
+			return err
 		}
-	)
-	tick := func(now time.Time) error {
-		if cfg.Save != nil {
-			if err := cfg.Save.Flush(); err != nil {
-				return err
-			}
+	}
+	if r.cfg.Tick != nil {
+		return r.cfg.Tick(now)
+	}
+	return nil
+}
+
+// Next implements source.Source.
+func (r *Records) Next() (source.Record, error) {
+	if r.done {
+		if r.err != nil {
+			return source.Record{}, r.err
 		}
-		if cfg.Tick != nil {
-			return cfg.Tick(now)
-		}
-		return nil
+		return source.Record{}, io.EOF
 	}
 	for {
-		if ctx.Err() != nil {
-			return finish(StopInterrupted, nil)
+		if r.ctx.Err() != nil {
+			return r.stop(StopInterrupted, nil)
 		}
-		if cfg.Count > 0 && res.Packets >= uint64(cfg.Count) {
-			return finish(StopCount, nil)
+		if r.cfg.Count > 0 && r.res.Packets >= uint64(r.cfg.Count) {
+			return r.stop(StopCount, nil)
 		}
 		now := time.Now()
-		if !stopAt.IsZero() && !now.Before(stopAt) {
-			return finish(StopDuration, nil)
+		if !r.stopAt.IsZero() && !now.Before(r.stopAt) {
+			return r.stop(StopDuration, nil)
 		}
-		if !now.Before(nextTick) {
-			if err := tick(now); err != nil {
-				return finish(StopError, err)
+		if !now.Before(r.nextTick) {
+			if err := r.tick(now); err != nil {
+				return r.stop(StopError, err)
 			}
-			for !now.Before(nextTick) {
-				nextTick = nextTick.Add(every)
+			for !now.Before(r.nextTick) {
+				r.nextTick = r.nextTick.Add(r.every)
 			}
 		}
-		want := nextTick
-		if !stopAt.IsZero() && stopAt.Before(want) {
-			want = stopAt
+		want := r.nextTick
+		if !r.stopAt.IsZero() && r.stopAt.Before(want) {
+			want = r.stopAt
 		}
-		if !want.Equal(deadline) && ctx.Err() == nil {
-			if err := src.SetDeadline(want); err != nil {
-				return finish(StopError, err)
+		if !want.Equal(r.deadline) && r.ctx.Err() == nil {
+			if err := r.src.SetDeadline(want); err != nil {
+				return r.stop(StopError, err)
 			}
-			deadline = want
+			r.deadline = want
 		}
-		data, info, err := src.ReadPacket()
+		data, info, err := r.src.ReadPacket()
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			deadline = time.Time{} // a past deadline stays: set it again
+			r.deadline = time.Time{} // a past deadline stays: set it again
 			continue
 		}
 		if err != nil {
-			return finish(StopError, err)
+			return r.stop(StopError, err)
 		}
-		if cfg.Save != nil {
-			if err := cfg.Save.WritePacket(info, data); err != nil {
-				return finish(StopError, err)
+		if r.cfg.Save != nil {
+			if err := r.cfg.Save.WritePacket(info, data); err != nil {
+				return r.stop(StopError, err)
 			}
 		}
-		res.Packets++
-		if res.Packets == 1 {
-			first = info.Timestamp
-		}
-		p.Number = int(res.Packets)
-		p.Timestamp = info.Timestamp
-		p.RelTime = info.Timestamp.Sub(first)
-		p.CaptureLength = info.CaptureLength
-		p.Length = info.Length
-		p.LinkType = linkType
-		eng.Process(&p, data)
-		if cfg.Each != nil {
-			if err := cfg.Each(&p); err != nil {
-				return finish(StopError, err)
-			}
-		}
+		r.res.Packets++
+		return source.Record{Number: int(r.res.Packets), Data: data, LinkType: r.linkType,
+			CI: gopacket.CaptureInfo{Timestamp: info.Timestamp, CaptureLength: info.CaptureLength, Length: info.Length}}, nil
 	}
 }
 
-// finishEngine tells the engine the input ended, so that it hands on what
-// it still holds (TCP data before a gap, open messages), when the engine
-// has that step (dissect.Engine.Finish).
-func finishEngine(eng *dissect.Engine) {
-	if f, ok := any(eng).(interface{ Finish() }); ok {
-		f.Finish()
+// Run reads frames from src and processes each in eng through the engine's
+// own loop (Engine.Run over Records), numbering them from 1 and timing them
+// from the first, as for a file, until ctx ends, cfg.Count frames were read
+// or cfg.Duration passed: those stops return a nil error. A failing source
+// (the interface went down), Each, Tick or Save stop it with their error.
+// Everything read before the stop stays in eng, and the engine's input ends
+// (Engine.Finish: the messages, RDMA operations and transactions still
+// open are handed on) before Run returns, whatever stopped it. One Packet
+// is reused for every frame.
+func Run(ctx context.Context, src Source, eng *dissect.Engine, cfg RunConfig) (Result, error) {
+	rs := NewRecords(ctx, src, cfg)
+	defer rs.Close()
+	err := eng.Run(rs, cfg.Each)
+	res := rs.Result()
+	if err != nil {
+		res.Stop = StopError // Each failed, or the source
 	}
+	return res, err
 }

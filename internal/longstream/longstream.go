@@ -36,6 +36,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"io"
 	"time"
 
@@ -54,7 +55,7 @@ const (
 	PortStep   = 1
 	SeqStep    = 0x01000000
 	// NFSRDMAPort is not moved: it is the server's port (RFC 8267).
-	NFSRDMAPort = 20049
+	NFSRDMAPort = nfs.RDMAPort
 )
 
 // Capture is a real capture held in memory and prepared for repetition.

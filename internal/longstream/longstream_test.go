@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"io"
 	"os"
 	"os/exec"
@@ -193,6 +194,7 @@ func run(t *testing.T, c *longstream.Capture, n int) (*dissect.Engine, []connFac
 	if err != nil {
 		t.Fatal(err)
 	}
+	opts.ULP = nfs.NewBinding()
 	e := dissect.NewEngine(opts)
 	if err := e.Run(r, func(p *dissect.Packet) error { runner.Packet(p); return nil }); err != nil {
 		t.Fatal(err)

@@ -70,7 +70,7 @@ func (p *preparer) record(i int) {
 	end := ip + total
 	switch b[ip+9] {
 	case 17:
-		if end-l4 >= 8 && binary.BigEndian.Uint16(b[l4+2:]) == 4791 {
+		if end-l4 >= 8 && binary.BigEndian.Uint16(b[l4+2:]) == uint16(roce.UDPPortRoCEv2) {
 			p.roce(r, ip, l4+8, end)
 		}
 	case 6:

@@ -136,7 +136,6 @@ func tsBool(b bool) string {
 	return "0"
 }
 func tsHex8(v uint8) string   { return fmt.Sprintf("0x%02x", v) }
-func tsHex16(v uint16) string { return fmt.Sprintf("0x%04x", v) }
 func tsHex32(v uint32) string { return fmt.Sprintf("0x%08x", v) }
 func tsHex64(v uint64) string { return fmt.Sprintf("0x%016x", v) }
 func tsDec(v uint64) string   { return strconv.FormatUint(v, 10) }

@@ -29,8 +29,5 @@ func CRC32c(parts ...[]byte) uint32 {
 // crcUpdate continues a standard CRC32c over p.
 func crcUpdate(c uint32, p []byte) uint32 { return crc32.Update(c, castagnoli, p) }
 
-// crcWire turns a standard CRC32c value into the CRC field as read big-endian.
-func crcWire(c uint32) uint32 { return bits.ReverseBytes32(c) }
-
 // putCRC writes a standard CRC32c value in MPA wire order.
 func putCRC(b []byte, c uint32) { binary.LittleEndian.PutUint32(b, c) }

@@ -12,6 +12,7 @@ import (
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/dissect/source"
 	"github.com/rdmashark/rdmashark/report"
+	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 )
 
 const nfs3 = "../../testdata/pcaps/rxe-nfs3.pcap"
@@ -28,14 +29,14 @@ func build(t *testing.T, name string, opts Options) (*Page, *Collector, []report
 	col := NewCollector(opts)
 	var all []report.Transaction
 	run := check.NewRunner(check.Config{})
-	eng := dissect.NewEngine(dissect.Options{Observer: run, Transaction: func(x *dissect.Transaction) {
+	eng := dissect.NewEngine(dissect.Options{ULP: nfs.NewBinding(), Observer: run, Transaction: func(x *dissect.Transaction) {
 		all = append(all, report.ConvertTransaction(x))
 		col.Transaction(x)
 	}})
 	if err := eng.Run(r, func(p *dissect.Packet) error { run.Packet(p); col.Packet(p); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	a := report.NewAnalysis(name, eng)
+	a := report.NewAnalysis(name, eng.Snapshot())
 	a.AddChecks(run.Finish(eng.Conns.Connections()))
 	return Build(a, col), col, all
 }
@@ -205,7 +206,7 @@ func BenchmarkCollect(b *testing.B) {
 					b.Fatal(err)
 				}
 				col := NewCollector(Options{MaxDetail: c.detail})
-				opts := dissect.Options{}
+				opts := dissect.Options{ULP: nfs.NewBinding()}
 				each := func(*dissect.Packet) error { return nil }
 				if withReport {
 					opts.Transaction = col.Transaction

@@ -170,10 +170,6 @@ func min64(a, b uint64) uint64 {
 	return b
 }
 
-func skipper(n int) func(*decoder) error {
-	return func(d *decoder) error { return d.skip(n) }
-}
-
 // ddp walks a DDP-eligible opaque or string and records it as an Item.
 // Whether its bytes are present (inline) or were moved to a chunk
 // (reduced: RFC 8166 section 3.4.5, only the length word stays and the

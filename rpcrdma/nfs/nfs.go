@@ -533,3 +533,9 @@ func (in *Info) compound(cb bool) error {
 	in.Len = d.off
 	return nil
 }
+
+// RDMAPort is the port of NFS over RDMA ("nfsrdma", RFC 8267 section 6.1;
+// RFC 5666 section 12): the TCP port an iWARP NFS server listens on, and
+// the port in the RDMA-CM service ID of RoCE and InfiniBand ones. The other
+// packages refer to it; it is defined only here.
+const RDMAPort = 20049

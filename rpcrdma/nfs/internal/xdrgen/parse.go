@@ -179,12 +179,11 @@ func lex(src string) ([]token, error) {
 }
 
 type parser struct {
-	toks   []token
-	pos    int
-	ddp    string
-	hook   string
-	spec   *Spec
-	errLin int
+	toks []token
+	pos  int
+	ddp  string
+	hook string
+	spec *Spec
 }
 
 func (p *parser) peek() string {

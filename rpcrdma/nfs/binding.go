@@ -1,32 +1,31 @@
-package dissect
+package nfs
 
 import (
-	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
+	"github.com/rdmashark/rdmashark/rpcrdma"
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
 )
 
-// The NFS upper layer (package rpcrdma/nfs) behind the ULP seam: NFSv3,
-// NFSv4.x COMPOUND, MOUNT, NFSACL, and the NFSv4 callback program on the
-// backchannel once a SETCLIENTID, CREATE_SESSION or BACKCHANNEL_CTL named
-// its number.
+// NFS's Upper-Layer Binding (RFC 8267) behind rpcrdma.UpperLayerBinding:
+// NFSv3, NFSv4.x COMPOUND, MOUNT, NFSACL, and the NFSv4 callback program on
+// the backchannel once a SETCLIENTID, CREATE_SESSION or BACKCHANNEL_CTL
+// named its number.
 
-func init() { DefaultULP = newNFSDecoder }
-
-// nfsDecoder is one engine's NFS decoder.
-type nfsDecoder struct {
-	info nfs.Info
-	red  nfs.Reduction
+// Binding is the NFS Upper-Layer Binding of one stream of RPC messages
+// (one engine): it remembers the callback programs the clients named.
+type Binding struct {
+	info Info
+	red  Reduction
 	// cbProgs are the callback program numbers seen (a client names one,
 	// rarely more).
 	cbProgs []uint32
 }
 
-func newNFSDecoder() ULPDecoder {
-	d := &nfsDecoder{}
-	return d.decode
-}
+// NewBinding returns an NFS binding for one stream of messages.
+func NewBinding() *Binding { return &Binding{} }
 
-func (d *nfsDecoder) callback(prog uint32) bool {
+var _ rpcrdma.UpperLayerBinding = (*Binding)(nil)
+
+func (d *Binding) callback(prog uint32) bool {
 	for _, p := range d.cbProgs {
 		if p == prog {
 			return true
@@ -35,14 +34,15 @@ func (d *nfsDecoder) callback(prog uint32) bool {
 	return prog == uint32(oncrpc.ProgNFSCallback)
 }
 
-func (d *nfsDecoder) decode(q *ULPQuery, out *ULPInfo) {
-	cb := !nfs.Known(q.Program) && d.callback(q.Program)
-	if !nfs.Known(q.Program) && !cb {
+// Decode implements rpcrdma.UpperLayerBinding.
+func (d *Binding) Decode(q *rpcrdma.ULBQuery, out *rpcrdma.ULBInfo) {
+	cb := !Known(q.Program) && d.callback(q.Program)
+	if !Known(q.Program) && !cb {
 		return
 	}
-	var red *nfs.Reduction
+	var red *Reduction
 	if q.Reduced {
-		d.red = nfs.Reduction{HeaderLen: q.HeaderLen, ReadPositions: append(d.red.ReadPositions[:0], q.ReadPositions...),
+		d.red = Reduction{HeaderLen: q.HeaderLen, ReadPositions: append(d.red.ReadPositions[:0], q.ReadPositions...),
 			WriteChunks: append(d.red.WriteChunks[:0], q.WriteChunks...)}
 		red = &d.red
 	}
@@ -60,6 +60,7 @@ func (d *nfsDecoder) decode(q *ULPQuery, out *ULPInfo) {
 	}
 	out.Procedure = in.ProcName
 	out.Callback = cb
+	out.Compound = in.IsCompound()
 	out.Status, out.HasStatus = in.Status, in.HasStatus
 	for _, op := range in.Ops {
 		out.Operations = append(out.Operations, op.Name())
@@ -71,6 +72,10 @@ func (d *nfsDecoder) decode(q *ULPQuery, out *ULPInfo) {
 		if q.Reply {
 			out.OpStatus = append(out.OpStatus, uint32(op.Status))
 		}
+	}
+	for _, it := range in.Items {
+		out.Items = append(out.Items, rpcrdma.DataItem{Name: it.Kind.String(), Result: it.Kind.IsResult(), Op: it.Op,
+			Offset: it.Offset, Length: it.Length, Reduced: it.Reduced})
 	}
 	if in.HasCBProgram && !d.callback(in.CBProgram) && len(d.cbProgs) < 16 {
 		d.cbProgs = append(d.cbProgs, in.CBProgram)

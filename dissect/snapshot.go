@@ -1,0 +1,30 @@
+package dissect
+
+import "slices"
+
+// Snapshot is what the engine knows at one moment, for the reports: its
+// counters and its connections. Reports take a Snapshot, not the Engine:
+// what they show is this model, whatever engine (file, live) built it.
+type Snapshot struct {
+	Stats      Stats
+	Reassembly ReassemblyStats
+	RPC        RPCCounters
+	// Connections are the connections in the table, live and released,
+	// in ID order (ConnTable.Connections).
+	Connections []*Connection
+	// ConnectionsDropped counts connections the full table could not
+	// track; ConnectionsForgotten released summaries it let go.
+	ConnectionsDropped, ConnectionsForgotten uint64
+	// Warnings are the first MaxWarnings damaged records skipped.
+	Warnings []error
+}
+
+// Snapshot returns what the engine knows now. The Connections are the
+// engine's own (they go on changing while it runs); the counters are
+// copies.
+func (e *Engine) Snapshot() *Snapshot {
+	s := &Snapshot{Stats: e.Stats, Reassembly: e.Reassembly, RPC: e.RPC, Connections: e.Conns.Connections(),
+		ConnectionsDropped: e.Conns.Dropped, ConnectionsForgotten: e.Conns.Forgotten, Warnings: slices.Clone(e.Warnings)}
+	s.RPC.UnattachedOps = slices.Clone(e.RPC.UnattachedOps)
+	return s
+}

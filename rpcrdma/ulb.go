@@ -1,0 +1,107 @@
+package rpcrdma
+
+// The Upper-Layer Binding seam (RFC 8166 section 6): RPC-over-RDMA moves
+// RPC messages without knowing the programs they carry, but which data
+// items may move by chunk (DDP-eligibility), and where a Reply's Write
+// chunk data belongs, the binding of each program says (RFC 8267 for NFS,
+// in package rpcrdma/nfs). A consumer of RPC-over-RDMA messages — the
+// engine in package dissect — hands each RPC body it holds to an
+// UpperLayerBinding and keeps what the binding reports: names for the
+// summaries and transactions, and the DDP-eligible items.
+//
+// A binding is called on the per-packet path: it must not keep q.Body, and
+// should fill out without allocating (reuse out's slices' backing arrays,
+// use constant strings). One binding serves one stream of messages: it may
+// keep state (the callback programs an NFSv4 client named).
+
+// UpperLayerBinding decodes the arguments or results of RPC messages.
+type UpperLayerBinding interface {
+	// Decode decodes one RPC message body into out, which the caller has
+	// Reset. A binding that does not know the program leaves
+	// out.Protocol empty.
+	Decode(q *ULBQuery, out *ULBInfo)
+}
+
+// ULBQuery is one RPC message body handed to an UpperLayerBinding.
+type ULBQuery struct {
+	// Reply tells results from arguments.
+	Reply bool
+	// Program, Version and Procedure are the Call's (for a Reply, those of
+	// the Call it answers; Known is false when that Call is not in the
+	// capture).
+	Program, Version, Procedure uint32
+	Known                       bool
+	// Body is the procedure's arguments or results: the bytes after the RPC
+	// header. When Reduced, the DDP-eligible data items moved by chunks are
+	// missing from it (their length words stay, RFC 8166 section 3.4.3):
+	// for a Reply WriteChunks holds the bytes each Write chunk actually
+	// carried, in Write list order.
+	Body        []byte
+	Reduced     bool
+	WriteChunks []uint32
+	// ReadPositions, for a Reduced Call (its Read chunks not pulled yet),
+	// are the XDR positions of its Read chunks from the start of the RPC
+	// message, and HeaderLen the length of the RPC header before Body.
+	ReadPositions []uint32
+	HeaderLen     int
+}
+
+// ULBInfo is what an UpperLayerBinding reports of one RPC message body.
+type ULBInfo struct {
+	// Protocol and Procedure name the message, e.g. "NFS", "READ" or
+	// "COMPOUND"; Protocol is empty when the binding does not know the
+	// program.
+	Protocol  string
+	Procedure string
+	// Operations lists the operations of a compound procedure (NFSv4
+	// COMPOUND, CB_COMPOUND), in order; OpCodes holds their numbers
+	// (nfs_opnum4, or nfs_cb_opnum4 when Callback) and, for results,
+	// OpStatus each one's status (nfsstat4), index for index.
+	Operations []string
+	OpCodes    []uint32
+	OpStatus   []uint32
+	// Compound: the procedure is a compound one (Operations says which
+	// operations).
+	Compound bool
+	// Callback: the message belongs to the NFSv4 callback program.
+	Callback bool
+	// Status is the first word of results that start with a status
+	// (nfsstat3 of NFSv3 and NFSACL, a COMPOUND's nfsstat4), when
+	// HasStatus.
+	Status    uint32
+	HasStatus bool
+	// Items are the DDP-eligible data items met in the body, in order
+	// (RFC 8166 section 3.4.1; RFC 8267 sections 3, 4.2 and 5.1 for NFS).
+	Items []DataItem
+	// WriteChunkOffsets gives, for a Reduced reply, the offset in Body at
+	// which the data of each Write chunk belongs (just after its length
+	// word), in Write list order; nil when the binding cannot tell.
+	WriteChunkOffsets []int
+	// Err is why the body did not decode, when it did not.
+	Err error
+}
+
+// DataItem is one DDP-eligible data item of an RPC message body.
+type DataItem struct {
+	// Name names the item as its binding's XDR does ("WRITE3args.data").
+	Name string
+	// Result: the item is in results (moved by a Write chunk), not in
+	// arguments (moved by a Read chunk).
+	Result bool
+	// Op is the index in Operations of the compound operation holding it;
+	// -1 outside a compound.
+	Op int
+	// Offset is the item's bytes' offset in the body: its XDR position
+	// (RFC 8166 section 3.5.3) less the RPC header; Length its length word.
+	Offset int
+	Length uint32
+	// Reduced: the bytes are not in the body; they moved by chunk.
+	Reduced bool
+}
+
+// Reset clears u for the next message, keeping its slices' capacity.
+func (u *ULBInfo) Reset() {
+	ops, offs, items := u.Operations[:0], u.WriteChunkOffsets[:0], u.Items[:0]
+	codes, stats := u.OpCodes[:0], u.OpStatus[:0]
+	*u = ULBInfo{Operations: ops, WriteChunkOffsets: offs, OpCodes: codes, OpStatus: stats, Items: items}
+}
