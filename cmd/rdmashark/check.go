@@ -18,6 +18,7 @@ func newCheckCmd(g *globalFlags) *cobra.Command {
 		failOn, format, baseline, writeBaseline, output string
 		enable, disable                                 []string
 		verbose                                         bool
+		gate                                            gateFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "check FILE...",
@@ -29,8 +30,15 @@ section. A rule that lacks its evidence on a connection is "not evaluated",
 with the reason.
 
 Exit status: 0 when nothing at or above --fail-on (default error) was found,
-1 when something was, 2 when an input could not be read or a flag is wrong.
-Several files are checked one by one and their results summed.
+1 when something was (or a --expect-remote-invalidation/--min-inline-threshold
+expectation failed), 2 when an input could not be read or a flag is wrong,
+3 when the captures gave nothing to judge: no RDMA connection, no
+RPC-over-RDMA traffic, every rule not evaluated, no connection set-up in the
+capture, or fewer connections or transactions than --min-connections or
+--min-transactions demand. --allow-empty accepts captures that give nothing
+to judge. --write-baseline FILE records the findings: they do not fail that
+run. Several files are checked one by one and their results summed; the gate
+(GATE-* in every output format) judges them together.
 
 --enable/--disable take rule IDs or globs (CHUNK-*), repeated or
 comma-separated. --baseline FILE suppresses the findings a previous
@@ -52,6 +60,10 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 			default:
 				return usageErr("--format must be text, json, junit or sarif, not %q", format)
 			}
+			gateOpts, err := gate.options()
+			if err != nil {
+				return err
+			}
 			rules, err := check.Select(enable, disable)
 			if err != nil {
 				return usageErr("%v", err)
@@ -68,7 +80,7 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 					return usageErr("--baseline %s: %v", baseline, err)
 				}
 			}
-			rep := &report.CheckReport{FailOn: sev, Rules: rules, Version: version}
+			rep := &report.CheckReport{FailOn: sev, Rules: rules, Version: version, FindingsDoNotFail: writeBaseline != ""}
 			var seen check.Baseline
 			for _, name := range args {
 				var opts dissect.Options
@@ -91,8 +103,13 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 				if runErr != nil {
 					fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", runErr)
 				}
-				rep.Add(report.NewCheckFile(name, eng, res, unwrapExit(runErr)))
+				cf := report.NewCheckFile(name, eng, res, unwrapExit(runErr))
+				if format == "sarif" {
+					cf.Records = locateRecords(name, cf.Findings)
+				}
+				rep.Add(cf)
 			}
+			rep.Judge(gateOpts)
 			if writeBaseline != "" {
 				if err := writeFile(writeBaseline, seen.Write); err != nil {
 					return &exitError{exitUsage, fmt.Errorf("--write-baseline: %w", err)}
@@ -117,13 +134,7 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
-			switch {
-			case rep.Summary.Unreadable > 0:
-				return &exitError{exitUsage, errors.New("")}
-			case rep.Summary.AtOrAboveFailOn > 0:
-				return &exitError{exitFindings, errors.New("")}
-			}
-			return nil
+			return gateExit(rep)
 		},
 	}
 	f := cmd.Flags()
@@ -135,6 +146,7 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 	f.StringVar(&format, "format", "text", "output: text, json, junit or sarif")
 	f.StringVarP(&output, "output", "o", "", "write the report to this file instead of standard output")
 	f.BoolVarP(&verbose, "verbose", "v", false, "text: list every finding and every rule's status")
+	gate.register(f)
 	return cmd
 }
 
