@@ -17,8 +17,8 @@ func TestResolveInterface(t *testing.T) {
 	// A RoCE device whose GID 0 is empty and GID 3 names a VLAN netdev,
 	// and one bound to a netdev that is not here.
 	for rel, content := range map[string]string{
-		"class/infiniband/mlx5_1/node_type":                "1: CA\n",
-		"class/infiniband/mlx5_1/ports/1/link_layer":       "Ethernet\n",
+		"class/infiniband/mlx5_1/node_type":                 "1: CA\n",
+		"class/infiniband/mlx5_1/ports/1/link_layer":        "Ethernet\n",
 		"class/infiniband/mlx5_1/ports/1/gid_attrs/ndevs/3": "ens2.100\n",
 		"class/infiniband/rxe9/parent":                      "veth-elsewhere\n",
 	} {
