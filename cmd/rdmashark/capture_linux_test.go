@@ -396,7 +396,8 @@ func TestCaptureInterfaceErrors(t *testing.T) {
 	check("no such interface", runIn("capture", "-i", "eth9"), `no interface named "eth9"`, "interfaces: lo", netnstest.Capture, netnstest.Inject)
 	check("interface down", runIn("capture", "-i", "lo"), "interface lo is down", "ip link set lo up")
 	check("no -i", runIn("capture"), "give one with -i")
-	check("bad filter", runIn("capture", "-i", netnstest.Capture, "-f", "udp"), "-f", "exactly one value")
+	// ("-f udp" is a pcap-filter expression now: every UDP frame.)
+	check("bad filter", runIn("capture", "-i", netnstest.Capture, "-f", "udp 4791 4792"), "-f", "exactly one value")
 	check("bad snap length", runIn("capture", "-i", netnstest.Capture, "-s", "0"), "-s must be")
 
 	// Without CAP_NET_RAW, on one thread that keeps its lowered
