@@ -277,6 +277,9 @@ func (r *CheckReport) verdict() string {
 		}
 	}
 	if len(why) == 0 {
+		if r.FindingsDoNotFail && r.Summary.AtOrAboveFailOn > 0 {
+			return fmt.Sprintf("passed (writing a baseline: %d findings at or above %s recorded, not failed)", r.Summary.AtOrAboveFailOn, r.FailOn)
+		}
 		return "passed"
 	}
 	return "FAILED (" + strings.Join(why, "; ") + ")"
