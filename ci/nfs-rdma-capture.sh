@@ -54,14 +54,16 @@ modprobe rpcrdma 2>/dev/null || { modprobe xprtrdma && modprobe svcrdma; } 2>/de
 	die "this kernel ($(uname -r)) has no NFS/RDMA modules (rpcrdma, or xprtrdma and svcrdma)"
 modprobe rdma_ucm 2>/dev/null || true
 ip addr show | grep -q " $net\." && die "$net.0/24 is already used on this host: set CI_NET to a free /24"
+ip link show vsrv >/dev/null 2>&1 && die "a veth vsrv exists already (an earlier run that did not clean up?): ip link delete vsrv"
 
 old_rpf=$(sysctl -n net.ipv4.conf.all.rp_filter)
-dump= mounted=
+dump= mounted= added_port= fresh=0
 cleanup() {
 	set +e
 	[ -n "$dump" ] && kill -INT "$dump" 2>/dev/null && wait "$dump"
 	[ -n "$mounted" ] && umount "$mnt" 2>/dev/null
-	echo "-rdma 20049" > /proc/fs/nfsd/portlist 2>/dev/null
+	[ -n "$added_port" ] && echo "-rdma 20049" > /proc/fs/nfsd/portlist 2>/dev/null
+	[ "$fresh" = 1 ] && rpc.nfsd 0 2>/dev/null # the knfsd this script started
 	exportfs -u "$net.0/24:$export_dir" 2>/dev/null
 	rdma link delete "${type}_cli" 2>/dev/null
 	rdma link delete "${type}_srv" 2>/dev/null
@@ -117,9 +119,11 @@ exportfs -o rw,no_root_squash,insecure,no_subtree_check,fsid=1 "$net.0/24:$expor
 pgrep -x rpc.mountd >/dev/null || rpc.mountd
 pgrep -x rpcbind >/dev/null || rpcbind -w 2>/dev/null || true
 [ $fresh = 1 ] && rpc.nfsd 8
-grep -q '^rdma 20049' /proc/fs/nfsd/portlist ||
+if ! grep -q '^rdma 20049' /proc/fs/nfsd/portlist; then
 	echo "rdma 20049" > /proc/fs/nfsd/portlist ||
-	die "knfsd cannot listen for NFS/RDMA on port 20049 (svcrdma)"
+		die "knfsd cannot listen for NFS/RDMA on port 20049 (svcrdma)"
+	added_port=1
+fi
 
 # Capture on the client's end of the pair: every frame between the two.
 tcpdump -i vcli -n -s 0 -U -w "$out" "$filter" &
