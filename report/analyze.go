@@ -113,7 +113,12 @@ type Connection struct {
 	// the capture (nothing was negotiated that we saw).
 	InlineThreshold  *Thresholds `json:"inline_threshold"`
 	RemoteInvalidate *bool       `json:"remote_invalidation_negotiated"`
-	Traffic          struct {
+	// RPCOverRDMA is false for connections that carried no RPC-over-RDMA
+	// message and no RFC 8797 private data (perftest, rping): the
+	// threshold and invalidation above are then only RFC 8797's defaults,
+	// never in force, and the table says "not RPC-over-RDMA".
+	RPCOverRDMA bool `json:"rpc_over_rdma"`
+	Traffic     struct {
 		ClientToServer Direction `json:"client_to_server"`
 		ServerToClient Direction `json:"server_to_client"`
 	} `json:"traffic"`
@@ -186,6 +191,7 @@ func connection(c *dissect.Connection) Connection {
 	out.Traffic.ServerToClient = Direction{c.Dir[1].Packets, c.Dir[1].Bytes}
 	out.IWARP = iwarpConnection(c)
 	out.RPC = rpcConnection(c)
+	out.RPCOverRDMA = !notRPCOverRDMA(out)
 	return out
 }
 
@@ -244,6 +250,12 @@ func (a *Analysis) WriteTable(w io.Writer) error {
 		t = newTable(w)
 		t.Header("ID", "Client private data", "Server private data", "C→S inline", "S→C inline", "Remote invalidation")
 		for _, c := range a.Connections {
+			if notRPCOverRDMA(c) {
+				// perftest, rping, NCCL: no RFC 8797 negotiation to show.
+				const no = "not RPC-over-RDMA"
+				_ = t.Append([]string{strconv.Itoa(c.ID), no, no, "-", "-", "-"})
+				continue
+			}
 			_ = t.Append([]string{
 				strconv.Itoa(c.ID),
 				pdText(c.PrivateData.Client), pdText(c.PrivateData.Server),
@@ -331,6 +343,14 @@ func pdText(p PrivateData) string {
 		r = "R=1"
 	}
 	return fmt.Sprintf("v%d %s send %d recv %d", *p.Version, r, *p.SendSize, *p.ReceiveSize)
+}
+
+// notRPCOverRDMA: the connection carried no RPC-over-RDMA message and
+// neither side's set-up carried an RFC 8797 message, so the RFC 8797
+// defaults its columns would show were never in force.
+func notRPCOverRDMA(c Connection) bool {
+	return c.RPC == nil && !c.PrivateData.Client.Present && !c.PrivateData.Server.Present &&
+		(c.PrivateData.Client.Offset == nil && c.PrivateData.Server.Offset == nil)
 }
 
 func thresholdText(t *Thresholds, c2s bool) string {

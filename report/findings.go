@@ -30,6 +30,13 @@ type CheckReport struct {
 	Rules []*check.Rule `json:"-"`
 	// Version is rdmashark's version (SARIF tool.driver.version).
 	Version string `json:"-"`
+	// Gate holds the gate's assertions (report/gate.go), set by Judge;
+	// Verdict says "passed" or why the gate failed.
+	Gate    []GateResult `json:"gate,omitempty"`
+	Verdict string       `json:"verdict,omitempty"`
+	// FindingsDoNotFail: findings do not fail the gate (check
+	// --write-baseline records them instead).
+	FindingsDoNotFail bool `json:"-"`
 }
 
 // CheckFile is one capture's checks.
@@ -51,6 +58,9 @@ type CheckFile struct {
 	ForgottenChecks      []check.CheckResult `json:"forgotten_checks,omitempty"`
 	// Caveats apply to every connection's results (check.Result.Caveats).
 	Caveats []string `json:"caveats,omitempty"`
+	// Records locate the findings' packets in the file (SARIF regions);
+	// set by the caller, which can read the file again.
+	Records map[int]RecordSpan `json:"-"`
 }
 
 // CheckConnection is one connection and its rules' statuses.
@@ -69,7 +79,13 @@ type CheckConnection struct {
 	// Caveats say why its results may rest on incomplete evidence
 	// (check.ConnResult.Caveats, the file's included).
 	Caveats []string `json:"caveats,omitempty"`
-	name    string
+	// Negotiated is what the connection's set-up negotiated (RFC 8797),
+	// nil when the set-up is not in the capture or it carries no
+	// RPC-over-RDMA; Transactions counts its RPC Calls answered by their
+	// Reply.
+	Negotiated   *Negotiated `json:"negotiated,omitempty"`
+	Transactions uint64      `json:"transactions,omitempty"`
+	name         string
 }
 
 // CheckSummary adds up every file.
@@ -83,6 +99,11 @@ type CheckSummary struct {
 	NotEvaluated int            `json:"not_evaluated"`
 	// AtOrAboveFailOn counts the findings that fail the gate.
 	AtOrAboveFailOn int `json:"at_or_above_fail_on"`
+	// GateFailures counts the gate's failed assertions; NothingToJudge
+	// is set when one of them says the captures gave too little to judge
+	// (exit status 3).
+	GateFailures   int  `json:"gate_failures"`
+	NothingToJudge bool `json:"nothing_to_judge"`
 }
 
 // NewCheckFile builds one file's part of the report from the snapshot of
@@ -111,6 +132,7 @@ func NewCheckFile(name string, eng *dissect.Snapshot, res *check.Result, readErr
 		}
 		if dc := cr.Connection(); dc != nil {
 			c.Client, c.Server = endpoint(dc.Transport, dc.Client), endpoint(dc.Transport, dc.Server)
+			c.Negotiated, c.Transactions = gateFacts(dc, cr.RPC)
 		}
 		if cr.ServicePort != 0 {
 			p := cr.ServicePort
@@ -240,12 +262,16 @@ func (r *CheckReport) WriteText(w io.Writer, o TextOptions) error {
 	if r.Failed {
 		verdict = "FAILED"
 	}
+	if r.Verdict != "" {
+		verdict = r.Verdict
+	}
 	ew.printf("\n%d files (%d unreadable), %d connections: %d errors, %d warnings, %d info",
 		s.Files, s.Unreadable, s.Connections, s.Findings["error"], s.Findings["warning"], s.Findings["info"])
 	if s.Suppressed > 0 {
 		ew.printf(", %d suppressed by the baseline", s.Suppressed)
 	}
 	ew.printf("; %d checks not evaluated\n", s.NotEvaluated)
+	writeGateText(ew, r.Gate)
 	ew.printf("fail-on %s: %s\n", r.FailOn, verdict)
 	return ew.err
 }

@@ -108,6 +108,11 @@ func (r *CheckReport) WriteJUnit(w io.Writer) error {
 		doc.Errors += s.Errors
 		doc.Suites = append(doc.Suites, s)
 	}
+	if gs, ok := r.junitGate(); ok {
+		doc.Tests += gs.Tests
+		doc.Failures += gs.Failures
+		doc.Suites = append(doc.Suites, gs)
+	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}

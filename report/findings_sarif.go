@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"strings"
 
 	"github.com/rdmashark/rdmashark/check"
 )
@@ -40,10 +41,11 @@ type sarifTool struct {
 }
 
 type sarifDriver struct {
-	Name           string      `json:"name"`
-	Version        string      `json:"version,omitempty"`
-	InformationURI string      `json:"informationUri"`
-	Rules          []sarifRule `json:"rules"`
+	Name            string      `json:"name"`
+	Version         string      `json:"version,omitempty"`
+	SemanticVersion string      `json:"semanticVersion,omitempty"`
+	InformationURI  string      `json:"informationUri"`
+	Rules           []sarifRule `json:"rules"`
 }
 
 type sarifText struct {
@@ -70,9 +72,14 @@ type sarifInvocation struct {
 }
 
 type sarifNotification struct {
-	Level     string          `json:"level"`
-	Message   sarifText       `json:"message"`
-	Locations []sarifLocation `json:"locations,omitempty"`
+	Descriptor *sarifDescriptorRef `json:"descriptor,omitempty"`
+	Level      string              `json:"level"`
+	Message    sarifText           `json:"message"`
+	Locations  []sarifLocation     `json:"locations,omitempty"`
+}
+
+type sarifDescriptorRef struct {
+	ID string `json:"id"`
 }
 
 type sarifArtifact struct {
@@ -91,11 +98,13 @@ type sarifResult struct {
 	Level               string            `json:"level"`
 	Message             sarifText         `json:"message"`
 	Locations           []sarifLocation   `json:"locations"`
+	RelatedLocations    []sarifLocation   `json:"relatedLocations,omitempty"`
 	PartialFingerprints map[string]string `json:"partialFingerprints"`
 	Properties          map[string]any    `json:"properties"`
 }
 
 type sarifLocation struct {
+	ID               *int           `json:"id,omitempty"`
 	PhysicalLocation *sarifPhysical `json:"physicalLocation,omitempty"`
 	LogicalLocations []sarifLogical `json:"logicalLocations,omitempty"`
 	Message          *sarifText     `json:"message,omitempty"`
@@ -104,6 +113,14 @@ type sarifLocation struct {
 
 type sarifPhysical struct {
 	ArtifactLocation sarifArtifactLocation `json:"artifactLocation"`
+	Region           *sarifRegion          `json:"region,omitempty"`
+}
+
+// sarifRegion is a packet's record in the capture file, in bytes (SARIF
+// 3.30.13: a binary region has byteOffset and byteLength).
+type sarifRegion struct {
+	ByteOffset int64 `json:"byteOffset"`
+	ByteLength int   `json:"byteLength"`
 }
 
 type sarifLogical struct {
@@ -134,8 +151,9 @@ func (r *CheckReport) WriteSARIF(w io.Writer) error {
 		rules = check.Rules()
 	}
 	index := map[string]int{}
+	ver, semver := sarifVersion(r.Version)
 	run := sarifRun{
-		Tool: sarifTool{Driver: sarifDriver{Name: "rdmashark", Version: r.Version,
+		Tool: sarifTool{Driver: sarifDriver{Name: "rdmashark", Version: ver, SemanticVersion: semver,
 			InformationURI: "https://github.com/rdmashark/rdmashark", Rules: []sarifRule{}}},
 		Artifacts: []sarifArtifact{},
 		Results:   []sarifResult{},
@@ -144,7 +162,9 @@ func (r *CheckReport) WriteSARIF(w io.Writer) error {
 		index[ru.ID] = i
 		help := fmt.Sprintf("%s\n\nReference: %s\nEvidence: %s", ru.Explanation, ru.Reference, ru.Evidence)
 		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRule{
-			ID: ru.ID, Name: ruleName(ru.ID),
+			// The name is the rule's ID, as `rdmashark rules` and every
+			// other output name it.
+			ID: ru.ID, Name: ru.ID,
 			ShortDescription:     sarifText{ru.Summary},
 			FullDescription:      sarifText{ru.Explanation},
 			Help:                 sarifText{help},
@@ -183,11 +203,15 @@ func (r *CheckReport) WriteSARIF(w io.Writer) error {
 			if c != nil {
 				connName = c.name
 			}
-			logical := []sarifLogical{{Name: fmt.Sprintf("connection %d", fd.Connection),
-				FullyQualifiedName: fmt.Sprintf("%s/connection-%d", uri, fd.Connection), Kind: "object"}}
+			connFQN := fmt.Sprintf("%s/connection-%d", uri, fd.Connection)
+			logical := []sarifLogical{{Name: fmt.Sprintf("connection %d", fd.Connection), FullyQualifiedName: connFQN, Kind: "object"}}
+			if fd.XID != nil {
+				logical = append(logical, sarifLogical{Name: fmt.Sprintf("XID 0x%08x", *fd.XID),
+					FullyQualifiedName: fmt.Sprintf("%s/xid-0x%08x", connFQN, *fd.XID), Kind: "value"})
+			}
 			if p := fd.First(); p > 0 {
 				logical = append(logical, sarifLogical{Name: fmt.Sprintf("packet %d", p),
-					FullyQualifiedName: fmt.Sprintf("%s/connection-%d/packet-%d", uri, fd.Connection, p), Kind: "element"})
+					FullyQualifiedName: fmt.Sprintf("%s/packet-%d", connFQN, p), Kind: "element"})
 			}
 			props := map[string]any{"connection": fd.Connection, "connectionName": connName, "packets": fd.Packets,
 				"reference": fd.Reference, "severity": fd.Severity.String()}
@@ -200,21 +224,75 @@ func (r *CheckReport) WriteSARIF(w io.Writer) error {
 			if c != nil && len(c.Caveats) > 0 {
 				props["caveats"] = c.Caveats
 			}
+			loc := sarifLocation{PhysicalLocation: &sarifPhysical{ArtifactLocation: art, Region: f.region(fd.First())}, LogicalLocations: logical}
 			res := sarifResult{RuleID: fd.Rule, RuleIndex: index[fd.Rule], Level: sarifLevel(fd.Severity),
 				Message:             sarifText{where(&fd) + fd.Message},
-				Locations:           []sarifLocation{{PhysicalLocation: &sarifPhysical{ArtifactLocation: art}, LogicalLocations: logical}},
+				Locations:           []sarifLocation{loc},
 				PartialFingerprints: map[string]string{"rdmasharkBaselineKey/v1": fingerprint(c, &fd)},
 				Properties:          props}
+			// The finding's other packets, where the capture has them.
+			for n, p := range fd.Packets {
+				if n == 0 || len(res.RelatedLocations) == maxRelated {
+					continue
+				}
+				if reg := f.region(p); reg != nil {
+					id := len(res.RelatedLocations) + 1
+					res.RelatedLocations = append(res.RelatedLocations, sarifLocation{ID: &id,
+						PhysicalLocation: &sarifPhysical{ArtifactLocation: art, Region: reg},
+						Message:          &sarifText{fmt.Sprintf("packet %d", p)}})
+				}
+			}
 			if _, ok := index[fd.Rule]; !ok {
 				res.RuleIndex = -1
 			}
 			run.Results = append(run.Results, res)
 		}
 	}
+	r.sarifGate(&run, &inv)
 	run.Invocations = []sarifInvocation{inv}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(sarifLog{Schema: SARIFSchema, Version: "2.1.0", Runs: []sarifRun{run}})
+}
+
+// maxRelated bounds a result's related locations (its other packets).
+const maxRelated = 16
+
+// RecordSpan locates a packet's record in its capture file: the byte
+// offset and length of the pcap record (header and data) or pcapng block.
+type RecordSpan struct {
+	Offset int64
+	Length int
+}
+
+// region is packet p's record as a SARIF region, nil when unknown.
+func (f *CheckFile) region(p int) *sarifRegion {
+	sp, ok := f.Records[p]
+	if !ok || p <= 0 {
+		return nil
+	}
+	return &sarifRegion{ByteOffset: sp.Offset, ByteLength: sp.Length}
+}
+
+// sarifVersion gives SARIF a numeric tool version (toolComponent.version)
+// and, when rdmashark's version is a semantic version, semanticVersion:
+// "v1.2.3" gives "1.2.3"; a development build ("dev", "(devel)") gives
+// "0.0.0" and "0.0.0-dev".
+func sarifVersion(v string) (string, string) {
+	v = strings.TrimPrefix(v, "v")
+	if v != "" && v[0] >= '0' && v[0] <= '9' {
+		return v, v
+	}
+	tag := strings.Map(func(c rune) rune {
+		if c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-' || c == '.' {
+			return c
+		}
+		return -1
+	}, v)
+	if tag == "" {
+		tag = "unknown"
+	}
+	return "0.0.0", "0.0.0-" + tag
 }
 
 // fingerprint hashes what a baseline matches on.
@@ -229,26 +307,4 @@ func fingerprint(c *CheckConnection, f *check.Finding) string {
 		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%d", c.Transport, c.Client.Address, c.Server.Address, port)
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])
-}
-
-// ruleName turns "INV-NOT-NEGOTIATED" into "InvNotNegotiated" (SARIF
-// reportingDescriptor.name is an identifier-like name).
-func ruleName(id string) string {
-	out := make([]byte, 0, len(id))
-	up := true
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		switch {
-		case c == '-':
-			up = true
-			continue
-		case up && c >= 'a' && c <= 'z':
-			c -= 'a' - 'A'
-		case !up && c >= 'A' && c <= 'Z':
-			c += 'a' - 'A'
-		}
-		up = false
-		out = append(out, c)
-	}
-	return string(out)
 }

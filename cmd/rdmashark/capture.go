@@ -71,8 +71,8 @@ Opening a packet socket needs CAP_NET_RAW (root). Exit status: 0 when done,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runCapture(cmd, g, o) },
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.iface, "interface", "i", "", "network interface to capture on (see --list)")
-	f.StringVarP(&o.filter, "filter", "f", "", `frames to keep: "udp PORT,tcp PORT,ether TYPE" terms, or "all" (default: RoCEv2, RoCEv1, NFS/RDMA)`)
+	f.StringVarP(&o.iface, "interface", "i", "", "network interface, or RDMA device (rxe0: its netdev), to capture on (see --list)")
+	f.StringVarP(&o.filter, "filter", "f", "", `frames to keep: a pcap-filter expression as tcpdump takes it ('udp port 4791 or tcp port 20049'), "udp PORT,tcp PORT,ether TYPE" terms, or "all" (default: RoCEv2, RoCEv1, NFS/RDMA)`)
 	f.IntVarP(&o.snaplen, "snapshot-length", "s", live.DefaultSnapLen, "keep at most this many bytes of each frame")
 	f.IntVarP(&o.count, "count", "c", 0, "stop after this many packets")
 	f.DurationVar(&o.duration, "duration", 0, "stop after this long (e.g. 30s, 5m)")
@@ -169,6 +169,15 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 	}
 	if o.iface == "" {
 		return usageErr("no interface: give one with -i (rdmashark capture --list shows them)")
+	}
+	// -i rxe0: an RDMA device name captures on its netdev (rdmadev.go).
+	resolved, err := live.ResolveInterface(o.iface, o.sysfs)
+	if err != nil {
+		return usageErr("-i: %v", err)
+	}
+	if note := resolved.Note(); note != "" {
+		fmt.Fprintln(errOut, "rdmashark:", note)
+		o.iface = resolved.Netdev
 	}
 
 	h, err := live.Open(live.Config{

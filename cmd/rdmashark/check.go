@@ -19,6 +19,7 @@ func newCheckCmd(g *globalFlags) *cobra.Command {
 		enable, disable                                 []string
 		verbose                                         bool
 		in                                              inputs
+		gate                                            gateFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "check FILE|DIR|GLOB...",
@@ -30,10 +31,17 @@ section. A rule that lacks its evidence on a connection is "not evaluated",
 with the reason.
 
 Exit status: 0 when nothing at or above --fail-on (default error) was found,
-1 when something was, 2 when an input could not be read or a flag is wrong.
-Several captures (files, directories searched recursively, globs, -r) are
+1 when something was (or a --expect-remote-invalidation/--min-inline-threshold
+expectation failed), 2 when an input could not be read or a flag is wrong,
+3 when the captures gave nothing to judge: no RDMA connection, no
+RPC-over-RDMA traffic, every rule not evaluated, no connection set-up in the
+capture, or fewer connections or transactions than --min-connections or
+--min-transactions demand. --allow-empty accepts captures that give nothing
+to judge. --write-baseline FILE records the findings: they do not fail that
+run. Several captures (files, directories searched recursively, globs, -r) are
 checked --jobs at a time, each by its own engine, reported in the order given
-and their results summed.
+and their results summed; the gate (GATE-* in every output format) judges
+them together.
 
 --enable/--disable take rule IDs or globs (CHUNK-*), repeated or
 comma-separated. --baseline FILE suppresses the findings a previous
@@ -58,6 +66,10 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 			default:
 				return usageErr("--format must be text, json, junit or sarif, not %q", format)
 			}
+			gateOpts, err := gate.options()
+			if err != nil {
+				return err
+			}
 			rules, err := check.Select(enable, disable)
 			if err != nil {
 				return usageErr("%v", err)
@@ -74,7 +86,7 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 					return usageErr("--baseline %s: %v", baseline, err)
 				}
 			}
-			rep := &report.CheckReport{FailOn: sev, Rules: rules, Version: version}
+			rep := &report.CheckReport{FailOn: sev, Rules: rules, Version: version, FindingsDoNotFail: writeBaseline != ""}
 			var seen check.Baseline
 			type result struct {
 				eng    *dissect.Engine
@@ -107,9 +119,14 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 				if r.runErr != nil {
 					fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", r.runErr)
 				}
-				rep.Add(report.NewCheckFile(names[i], snapshot(r.eng), r.res, unwrapExit(r.runErr)))
+				cf := report.NewCheckFile(names[i], snapshot(r.eng), r.res, unwrapExit(r.runErr))
+				if format == "sarif" {
+					cf.Records = locateRecords(names[i], cf.Findings)
+				}
+				rep.Add(cf)
 				return nil
 			})
+			rep.Judge(gateOpts)
 			if writeBaseline != "" {
 				if err := writeFile(writeBaseline, seen.Write); err != nil {
 					return &exitError{exitUsage, fmt.Errorf("--write-baseline: %w", err)}
@@ -134,13 +151,7 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
-			switch {
-			case rep.Summary.Unreadable > 0:
-				return &exitError{exitUsage, errors.New("")}
-			case rep.Summary.AtOrAboveFailOn > 0:
-				return &exitError{exitFindings, errors.New("")}
-			}
-			return nil
+			return gateExit(rep)
 		},
 	}
 	in.bind(cmd)
@@ -153,6 +164,7 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 	f.StringVar(&format, "format", "text", "output: text, json, junit or sarif")
 	f.StringVarP(&output, "output", "o", "", "write the report to this file instead of standard output")
 	f.BoolVarP(&verbose, "verbose", "v", false, "text: list every finding and every rule's status")
+	gate.register(f)
 	return cmd
 }
 

@@ -108,6 +108,7 @@ private data, inline thresholds, remote invalidation) and what every packet is.`
 	root.PersistentFlags().DurationVar(&g.idleTimeout, "idle-timeout", DefaultIdleTimeout,
 		"release a connection that saw no packet for this long in capture time, as if it had closed (0: never)")
 	root.AddCommand(newDissectCmd(g), newAnalyzeCmd(g), newCaptureCmd(g), newTransactionsCmd(g), newCheckCmd(g), newRulesCmd(), newVersionCmd(), newReportCmd(g), newExportCmd(g))
+	registerCompletions(root)
 	return root
 }
 

@@ -30,7 +30,7 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if len(c.Filter.Terms) == 0 {
+	if c.Filter.IsZero() {
 		c.Filter = DefaultFilter(PortRoCEv2)
 	}
 	if c.SnapLen <= 0 || c.SnapLen > DefaultSnapLen {

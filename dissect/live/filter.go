@@ -24,11 +24,20 @@ import (
 // IPv4 fragments after the first (which carry no ports) and IPv6 packets
 // whose UDP or TCP header follows extension headers are not kept.
 //
-// It is deliberately not a pcap-filter compiler: the one job is to pick
-// the RDMA traffic out of a busy interface in the kernel.
+// ParseFilter also reads pcap-filter expressions as tcpdump users type
+// them ("udp port 4791 or tcp port 20049", pcapfilter.go); such a Filter
+// has no Terms and compiles its expression.
 type Filter struct {
 	Terms []Term
+	expr  *pcapExpr
 }
+
+// IsZero reports whether the filter is unset (Config then uses
+// DefaultFilter).
+func (f Filter) IsZero() bool { return len(f.Terms) == 0 && f.expr == nil }
+
+// PcapFilter reports whether the filter is a pcap-filter expression.
+func (f Filter) PcapFilter() bool { return f.expr != nil }
 
 // TermKind is what a Term matches on.
 type TermKind uint8
@@ -93,6 +102,9 @@ func DefaultFilter(rocePort uint16) Filter {
 
 // String writes the filter in the syntax ParseFilter reads.
 func (f Filter) String() string {
+	if f.expr != nil {
+		return f.expr.src
+	}
 	s := make([]string, len(f.Terms))
 	for i, t := range f.Terms {
 		s[i] = t.String()
@@ -102,12 +114,44 @@ func (f Filter) String() string {
 
 // All reports whether the filter keeps every frame.
 func (f Filter) All() bool {
-	return len(f.Terms) == 1 && f.Terms[0].Kind == TermAll
+	return f.expr == nil && len(f.Terms) == 1 && f.Terms[0].Kind == TermAll
 }
 
-// ParseFilter reads a filter in the syntax of Filter. Keywords are
-// case-insensitive; spaces around commas do not matter.
+// ParseFilter reads a filter in the syntax of Filter, or else as a
+// pcap-filter expression. Keywords are case-insensitive; spaces around
+// commas do not matter.
 func ParseFilter(s string) (Filter, error) {
+	f, err := parseTerms(s)
+	if err == nil {
+		return f, nil
+	}
+	if strings.Contains(s, ",") && !strings.ContainsAny(s, "()") {
+		return Filter{}, err // the term list syntax
+	}
+	e, perr := parsePcapFilter(s)
+	if perr != nil {
+		if !pcapLike(s) {
+			return Filter{}, err
+		}
+		return Filter{}, perr
+	}
+	return Filter{expr: e}, nil
+}
+
+// pcapLike: the filter uses a word only pcap-filter has, so its error is
+// the one to report.
+func pcapLike(s string) bool {
+	for _, t := range tokenize(s) {
+		switch strings.ToLower(t) {
+		case "port", "portrange", "host", "net", "proto", "and", "or", "not", "src", "dst",
+			"vlan", "less", "greater", "!", "&&", "||", "(", ")":
+			return true
+		}
+	}
+	return false
+}
+
+func parseTerms(s string) (Filter, error) {
 	var f Filter
 	if strings.TrimSpace(s) == "" {
 		return f, fmt.Errorf("empty filter: give terms like \"udp 4791,tcp 20049,ether 0x8915\" or \"all\"")
@@ -197,11 +241,14 @@ const (
 // (0, 4 or 8), later the offset of the UDP/TCP header minus 14; scratch
 // M[0] holds the IP protocol while X is recomputed.
 func (f Filter) Instructions(snaplen uint32) ([]bpf.Instruction, error) {
-	if len(f.Terms) == 0 {
-		return nil, fmt.Errorf("empty filter")
-	}
 	if snaplen == 0 {
 		return nil, fmt.Errorf("snap length 0")
+	}
+	if f.expr != nil {
+		return f.expr.compile(snaplen)
+	}
+	if len(f.Terms) == 0 {
+		return nil, fmt.Errorf("empty filter")
 	}
 	if f.All() {
 		return []bpf.Instruction{bpf.RetConstant{Val: snaplen}}, nil

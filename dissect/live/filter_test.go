@@ -42,10 +42,12 @@ func TestParseFilter(t *testing.T) {
 	}
 	bad := []struct{ in, says string }{
 		{"", "empty filter"},
-		{"udp", "exactly one value"},
 		{"udp 4791 4792", "exactly one value"},
 		{"udp 70000", "not a number"},
-		{"udp port 4791", "exactly one value"},
+		// pcap-filter expressions that are wrong (pcapfilter.go).
+		{"udp port 70000", "not a number from 0 to 65535"},
+		{"host example.com", "host names are not resolved"},
+		{"udp port 4791 and (tcp", "missing )"},
 		{"udp x", "not a number"},
 		{"icmp 1", "unknown term"},
 		{"udp 4791,,tcp 1", "empty term"},
@@ -59,6 +61,13 @@ func TestParseFilter(t *testing.T) {
 		_, err := ParseFilter(b.in)
 		if err == nil || !strings.Contains(err.Error(), b.says) {
 			t.Errorf("ParseFilter(%q) = %v, want an error saying %q", b.in, err, b.says)
+		}
+	}
+	// "udp" and "udp port 4791", wrong as terms, are pcap-filter
+	// expressions, kept as written.
+	for _, in := range []string{"udp", "udp port 4791", "udp port 4791 or tcp port 20049"} {
+		if f, err := ParseFilter(in); err != nil || !f.PcapFilter() || f.String() != in || f.IsZero() {
+			t.Errorf("ParseFilter(%q) = %q %v, want the pcap-filter expression", in, f.String(), err)
 		}
 	}
 	if got := DefaultFilter(0).String(); got != "udp 4791,ether 0x8915,tcp 20049" {

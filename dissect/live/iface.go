@@ -138,6 +138,15 @@ func RDMADevices(sysfs string) ([]RDMADevice, error) {
 			pdir := filepath.Join(dir, "ports", p.Name())
 			if n, ok := readAttr(filepath.Join(pdir, "gid_attrs", "ndevs", "0")); ok {
 				addNetdev(n)
+			} else {
+				// GID 0 may be empty (IPv6 off, the address not yet
+				// set): the first GID entry that names a netdev.
+				for _, g := range gidEntries(filepath.Join(pdir, "gid_attrs", "ndevs")) {
+					if n, ok := readAttr(g); ok {
+						addNetdev(n)
+						break
+					}
+				}
 			}
 			if ll, ok := readAttr(filepath.Join(pdir, "link_layer")); ok && linkLayer == "" {
 				linkLayer = ll
@@ -177,6 +186,29 @@ func RDMADevices(sysfs string) ([]RDMADevice, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
+}
+
+// gidEntries lists the GID entries of a gid_attrs/ndevs directory in
+// index order.
+func gidEntries(dir string) []string {
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	out := make([]string, 0, len(es))
+	for _, e := range es {
+		out = append(out, e.Name())
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if len(out[i]) != len(out[j]) {
+			return len(out[i]) < len(out[j])
+		}
+		return out[i] < out[j]
+	})
+	for i, n := range out {
+		out[i] = filepath.Join(dir, n)
+	}
+	return out
 }
 
 // readAttr reads a one-line sysfs attribute; ok is false when it is

@@ -234,6 +234,9 @@ func (g *ngState) block() (Record, bool, error) {
 	if err != nil {
 		return Record{}, false, err
 	}
+	if isPacket {
+		rec.Offset, rec.Length = off, int(length)
+	}
 	// Data, if any, points into the read buffer: discarding only moves the
 	// read position, and the next Peek may overwrite it.
 	br.Discard(int(length))

@@ -72,6 +72,10 @@ type Record struct {
 	CI gopacket.CaptureInfo
 	// LinkType is the link type of the interface the record came from.
 	LinkType layers.LinkType
+	// Offset and Length locate the record in the (uncompressed) file: the
+	// pcap record header and data, or the whole pcapng block.
+	Offset int64
+	Length int
 }
 
 // Interface describes a capture interface: the single one of a pcap file, or
@@ -318,7 +322,7 @@ func (r *Reader) nextPcap() (Record, error) {
 	// Data points into the read buffer, which the next Peek may overwrite.
 	data := rec[16:need:need]
 	r.br.Discard(need)
-	return Record{Number: num, Data: data, CI: ci, LinkType: r.linkType}, nil
+	return Record{Number: num, Data: data, CI: ci, LinkType: r.linkType, Offset: off, Length: need}, nil
 }
 
 func (r *Reader) nextPcapNG() (Record, error) {
