@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/internal/outfile"
 	"github.com/rdmashark/rdmashark/report"
 )
 
@@ -56,6 +58,22 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 			if err != nil {
 				return usageErr("%v", err)
 			}
+			// An output may be none of the inputs (issue 13): say so
+			// before reading anything, not after a long run.
+			inputs := append([]string{baseline}, args...)
+			for _, o := range []struct{ flag, name string }{{"-o", output}, {"--write-baseline", writeBaseline}} {
+				if o.name == "" {
+					continue
+				}
+				if err := outfile.CheckNotInput(o.name, inputs...); err != nil {
+					return usageErr("%s: %v", o.flag, err)
+				}
+			}
+			if output != "" && writeBaseline != "" {
+				if err := outfile.CheckNotInput(output, writeBaseline); err != nil || filepath.Clean(output) == filepath.Clean(writeBaseline) {
+					return usageErr("-o and --write-baseline name the same file %s", output)
+				}
+			}
 			var known *check.Baseline
 			if baseline != "" {
 				f, err := os.Open(baseline)
@@ -94,7 +112,7 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 				rep.Add(report.NewCheckFile(name, eng, res, unwrapExit(runErr)))
 			}
 			if writeBaseline != "" {
-				if err := writeFile(writeBaseline, seen.Write); err != nil {
+				if err := outfile.Write(writeBaseline, inputs, seen.Write); err != nil {
 					return &exitError{exitUsage, fmt.Errorf("--write-baseline: %w", err)}
 				}
 			}
@@ -110,7 +128,7 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 				return rep.WriteText(w, report.TextOptions{Verbose: verbose})
 			}
 			if output != "" {
-				err = writeFile(output, write)
+				err = outfile.Write(output, inputs, write)
 			} else {
 				err = write(cmd.OutOrStdout())
 			}
@@ -145,19 +163,6 @@ func unwrapExit(err error) error {
 		return ee.err
 	}
 	return err
-}
-
-// writeFile writes a file through fn, reporting a failure to close it.
-func writeFile(name string, fn func(io.Writer) error) error {
-	f, err := os.Create(name)
-	if err != nil {
-		return err
-	}
-	if err := fn(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // withChecks attaches a check runner to engine options and to a per-packet
