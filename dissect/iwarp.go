@@ -561,6 +561,7 @@ func (ie *iwarpEngine) detect(p *Packet, k tcpKey, payload []byte) (*iwStream, i
 func (ie *iwarpEngine) newStream(p *Packet, k tcpKey, hint bool) *iwStream {
 	c := ie.e.Conns.newConn(TransportIWARP, p)
 	if c == nil {
+		ie.e.Conns.dropTCPConn(k)
 		return nil
 	}
 	c.Client = Endpoint{Address: k.src.Unmap().String(), Port: k.sport}

@@ -32,8 +32,12 @@ type Analysis struct {
 	// the capture lost: check.Result.Caveats).
 	CheckCaveats []string `json:"check_caveats,omitempty"`
 	// ConnectionsDropped counts connections not tracked because the
-	// connection table was full.
-	ConnectionsDropped uint64 `json:"connections_dropped,omitempty"`
+	// connection table was full, each once (dissect/dropped.go);
+	// ConnectionsDroppedAtLeast says the count is a lower bound, and
+	// PacketsNotTracked counts those connections' packets.
+	ConnectionsDropped        uint64 `json:"connections_dropped,omitempty"`
+	ConnectionsDroppedAtLeast bool   `json:"connections_dropped_at_least,omitempty"`
+	PacketsNotTracked         uint64 `json:"packets_not_tracked,omitempty"`
 	// ConnectionsForgotten counts closed connections whose summaries were
 	// dropped from the full connection table to make room for new ones
 	// (they are not in "connections"; dissect/release.go).
@@ -135,14 +139,16 @@ type Connection struct {
 // NewAnalysis builds the document from an engine that has read a capture.
 func NewAnalysis(file string, eng *dissect.Engine) *Analysis {
 	a := &Analysis{
-		File:                 file,
-		Packets:              eng.Stats.Packets,
-		Findings:             []Finding{},
-		Connections:          []Connection{},
-		Protocols:            eng.Stats.Protocols(),
-		ConnectionsDropped:   eng.Conns.Dropped,
-		ConnectionsForgotten: eng.Conns.Forgotten,
-		Engine:               engineCounters(eng),
+		File:                      file,
+		Packets:                   eng.Stats.Packets,
+		Findings:                  []Finding{},
+		Connections:               []Connection{},
+		Protocols:                 eng.Stats.Protocols(),
+		ConnectionsDropped:        eng.Conns.Dropped,
+		PacketsNotTracked:         eng.Conns.DroppedPackets,
+		ConnectionsDroppedAtLeast: eng.Conns.DroppedSaturated,
+		ConnectionsForgotten:      eng.Conns.Forgotten,
+		Engine:                    engineCounters(eng),
 	}
 	a.ICRC = CRCCounts{
 		Good:      eng.Stats.ICRC[dissect.CRCGood],
@@ -276,7 +282,11 @@ func (a *Analysis) WriteTable(w io.Writer) error {
 		fmt.Fprintf(w, "ICRC: %d good, %d bad, %d not verifiable (truncated)\n", a.ICRC.Good, a.ICRC.Bad, a.ICRC.Truncated)
 	}
 	if a.ConnectionsDropped > 0 {
-		fmt.Fprintf(w, "%d connections not tracked: connection table full\n", a.ConnectionsDropped)
+		atLeast := ""
+		if a.ConnectionsDroppedAtLeast {
+			atLeast = "at least "
+		}
+		fmt.Fprintf(w, "%s%d connections not tracked (%d packets): connection table full\n", atLeast, a.ConnectionsDropped, a.PacketsNotTracked)
 	}
 	if a.ConnectionsForgotten > 0 {
 		fmt.Fprintf(w, "%d closed connections not listed: connection table full\n", a.ConnectionsForgotten)
