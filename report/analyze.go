@@ -224,6 +224,7 @@ func privateData(s dissect.PDSummary) PrivateData {
 func (a *Analysis) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // "<stdin>", "a < b" as they are: this is no HTML
 	return enc.Encode(a)
 }
 

@@ -195,6 +195,7 @@ func (r *CheckReport) WriteJSON(w io.Writer) error {
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // "<stdin>", "a < b" as they are: this is no HTML
 	return enc.Encode(r)
 }
 

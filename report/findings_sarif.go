@@ -214,6 +214,7 @@ func (r *CheckReport) WriteSARIF(w io.Writer) error {
 	run.Invocations = []sarifInvocation{inv}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // "<stdin>", "a < b" as they are: this is no HTML
 	return enc.Encode(sarifLog{Schema: SARIFSchema, Version: "2.1.0", Runs: []sarifRun{run}})
 }
 

@@ -305,6 +305,7 @@ func convertSide(s *dissect.RPCSide, reply bool) *TxnSide {
 func (l *TransactionList) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // "<stdin>", "a < b" as they are: this is no HTML
 	return enc.Encode(l)
 }
 

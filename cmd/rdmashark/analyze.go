@@ -67,7 +67,7 @@ func runEngineFlush(cmd *cobra.Command, g *globalFlags, name string, opts dissec
 		if flush != nil {
 			in = flushingReader{in, flush}
 		}
-		r, err = source.NewReader(in, "<stdin>")
+		r, err = source.NewReader(in, source.StdinName)
 	} else {
 		r, err = source.Open(name)
 	}
@@ -80,10 +80,23 @@ func runEngineFlush(cmd *cobra.Command, g *globalFlags, name string, opts dissec
 	}
 	g.engineOptions(&opts)
 	eng := dissect.NewEngine(opts)
-	if err := eng.Run(r, each); err != nil {
+	err = eng.Run(r, each)
+	if n, first := r.OverSnapLen(); n > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "rdmashark: warning: %s: %d records longer than the capture's snap length, the first packet %d; read as they are\n", r.Name(), n, first)
+	}
+	if err != nil {
 		return eng, &exitError{exitUsage, err}
 	}
 	return eng, nil
+}
+
+// displayName is the name a report gives the capture: standard input
+// ("-") is source.StdinName there as in errors.
+func displayName(name string) string {
+	if name == "-" {
+		return source.StdinName
+	}
+	return name
 }
 
 func newAnalyzeCmd(g *globalFlags) *cobra.Command {
@@ -111,7 +124,7 @@ packets and bytes each way; then the protocol counts.`,
 			if eng == nil {
 				return runErr
 			}
-			a := report.NewAnalysis(name, eng)
+			a := report.NewAnalysis(displayName(name), eng)
 			res := checks.Finish(eng.Conns.Connections())
 			res.NoteLoss(0, eng.Stats.Skipped)
 			a.AddChecks(res)

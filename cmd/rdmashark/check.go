@@ -109,7 +109,7 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 				if runErr != nil {
 					fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", runErr)
 				}
-				rep.Add(report.NewCheckFile(name, eng, res, unwrapExit(runErr)))
+				rep.Add(report.NewCheckFile(displayName(name), eng, res, unwrapExit(runErr)))
 			}
 			if writeBaseline != "" {
 				if err := outfile.Write(writeBaseline, inputs, seen.Write); err != nil {

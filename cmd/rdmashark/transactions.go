@@ -52,7 +52,7 @@ many (the count of those left out is reported).`,
 				x := uint32(v)
 				f.XID = &x
 			}
-			list := report.NewTransactionList(name, max, f)
+			list := report.NewTransactionList(displayName(name), max, f)
 			eng, runErr := runTransactions(cmd, g, name, list)
 			if eng == nil {
 				return runErr
