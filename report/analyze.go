@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -28,6 +29,12 @@ type Analysis struct {
 	// Errors lists what stopped reading early; what was read before it is
 	// reported all the same.
 	Errors []string `json:"errors,omitempty"`
+	// Interrupted: a signal (Ctrl-C, SIGTERM) stopped reading before the
+	// end of the input; the report covers the packets read. SkippedRecords
+	// counts damaged records skipped without stopping the read. Either
+	// makes the analysis incomplete (issue 13).
+	Interrupted    bool   `json:"interrupted,omitempty"`
+	SkippedRecords uint64 `json:"skipped_records,omitempty"`
 	// CheckCaveats are the caveats on every connection's checks (packets
 	// the capture lost: check.Result.Caveats).
 	CheckCaveats []string `json:"check_caveats,omitempty"`
@@ -148,6 +155,7 @@ func NewAnalysis(file string, eng *dissect.Engine) *Analysis {
 		PacketsNotTracked:         eng.Conns.DroppedPackets,
 		ConnectionsDroppedAtLeast: eng.Conns.DroppedSaturated,
 		ConnectionsForgotten:      eng.Conns.Forgotten,
+		SkippedRecords:            eng.Stats.Skipped,
 		Engine:                    engineCounters(eng),
 	}
 	a.ICRC = CRCCounts{
@@ -296,7 +304,22 @@ func (a *Analysis) WriteTable(w io.Writer) error {
 	for _, e := range a.Errors {
 		fmt.Fprintf(w, "reading stopped early: %s\n", e)
 	}
+	if line := incompleteText(a.Interrupted, a.SkippedRecords, a.Packets); line != "" {
+		fmt.Fprintf(w, "INCOMPLETE: %s\n", line)
+	}
 	return nil
+}
+
+// incompleteText says why a report covers less than the whole input, or "".
+func incompleteText(interrupted bool, skipped, packets uint64) string {
+	var parts []string
+	if interrupted {
+		parts = append(parts, fmt.Sprintf("reading was interrupted by a signal after %d packets; the input was not read to its end", packets))
+	}
+	if skipped > 0 {
+		parts = append(parts, fmt.Sprintf("%d damaged records were skipped", skipped))
+	}
+	return strings.Join(parts, "; ")
 }
 
 func endpointText(e Endpoint) string {

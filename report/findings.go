@@ -22,10 +22,13 @@ import (
 type CheckReport struct {
 	// FailOn is the severity at or above which findings fail the gate;
 	// Failed tells whether they did (or an input could not be read).
-	FailOn  check.Severity `json:"fail_on"`
-	Failed  bool           `json:"failed"`
-	Files   []CheckFile    `json:"files"`
-	Summary CheckSummary   `json:"summary"`
+	FailOn check.Severity `json:"fail_on"`
+	Failed bool           `json:"failed"`
+	// FailOnDamage: an incomplete file (interrupted, or damaged records
+	// skipped) fails the gate (check --fail-on-damage, the default).
+	FailOnDamage bool         `json:"fail_on_damage"`
+	Files        []CheckFile  `json:"files"`
+	Summary      CheckSummary `json:"summary"`
 	// Rules are the rules that ran (for SARIF's rule list).
 	Rules []*check.Rule `json:"-"`
 	// Version is rdmashark's version (SARIF tool.driver.version).
@@ -51,6 +54,21 @@ type CheckFile struct {
 	ForgottenChecks      []check.CheckResult `json:"forgotten_checks,omitempty"`
 	// Caveats apply to every connection's results (check.Result.Caveats).
 	Caveats []string `json:"caveats,omitempty"`
+	// Interrupted: a signal stopped reading before the end of the file
+	// (or before the file was opened); SkippedRecords counts damaged
+	// records skipped. Either makes the file incomplete (Incomplete).
+	Interrupted    bool   `json:"interrupted,omitempty"`
+	SkippedRecords uint64 `json:"skipped_records,omitempty"`
+}
+
+// Incomplete reports whether the file was not read whole: interrupted,
+// or damaged records skipped. (A file that could not be read at all, or
+// whose reading stopped at an error, is Error instead.)
+func (f *CheckFile) Incomplete() bool { return f.Interrupted || f.SkippedRecords > 0 }
+
+// incompleteNote says why f is incomplete, or "".
+func (f *CheckFile) incompleteNote() string {
+	return incompleteText(f.Interrupted, f.SkippedRecords, f.Packets)
 }
 
 // CheckConnection is one connection and its rules' statuses.
@@ -74,8 +92,10 @@ type CheckConnection struct {
 
 // CheckSummary adds up every file.
 type CheckSummary struct {
-	Files       int `json:"files"`
-	Unreadable  int `json:"unreadable"`
+	Files      int `json:"files"`
+	Unreadable int `json:"unreadable"`
+	// Incomplete counts the files read in part (CheckFile.Incomplete).
+	Incomplete  int `json:"incomplete"`
 	Connections int `json:"connections"`
 	// Findings counts findings by severity name (omitted ones included).
 	Findings     map[string]int `json:"findings"`
@@ -95,6 +115,7 @@ func NewCheckFile(name string, eng *dissect.Engine, res *check.Result, readErr e
 	}
 	if eng != nil {
 		f.Packets = eng.Stats.Packets
+		f.SkippedRecords = eng.Stats.Skipped
 	}
 	if res == nil {
 		return f
@@ -132,6 +153,12 @@ func (r *CheckReport) Add(f CheckFile) {
 	if f.Error != "" {
 		s.Unreadable++
 		r.Failed = true
+	}
+	if f.Incomplete() {
+		s.Incomplete++
+		if r.FailOnDamage {
+			r.Failed = true
+		}
 	}
 	s.Suppressed += f.Suppressed
 	for _, c := range f.Connections {
@@ -226,6 +253,9 @@ func (r *CheckReport) WriteText(w io.Writer, o TextOptions) error {
 		if f.Error != "" {
 			ew.printf("  could not be read: %s\n", f.Error)
 		}
+		if note := f.incompleteNote(); note != "" {
+			ew.printf("  INCOMPLETE: %s\n", note)
+		}
 		for _, note := range f.Caveats {
 			ew.printf("  caveat: %s\n", note)
 		}
@@ -246,7 +276,18 @@ func (r *CheckReport) WriteText(w io.Writer, o TextOptions) error {
 	if s.Suppressed > 0 {
 		ew.printf(", %d suppressed by the baseline", s.Suppressed)
 	}
-	ew.printf("; %d checks not evaluated\n", s.NotEvaluated)
+	ew.printf("; %d checks not evaluated", s.NotEvaluated)
+	if s.Incomplete > 0 {
+		ew.printf("; %d files incomplete", s.Incomplete)
+	}
+	ew.printf("\n")
+	if s.Incomplete > 0 {
+		if r.FailOnDamage {
+			verdict += " (incomplete input fails the gate: --fail-on-damage)"
+		} else {
+			verdict += " (on incomplete input: --fail-on-damage=false)"
+		}
+	}
 	ew.printf("fail-on %s: %s\n", r.FailOn, verdict)
 	return ew.err
 }

@@ -19,7 +19,7 @@ func newCheckCmd(g *globalFlags) *cobra.Command {
 	var (
 		failOn, format, baseline, writeBaseline, output string
 		enable, disable                                 []string
-		verbose                                         bool
+		verbose, failOnDamage                           bool
 	)
 	cmd := &cobra.Command{
 		Use:   "check FILE...",
@@ -31,7 +31,12 @@ section. A rule that lacks its evidence on a connection is "not evaluated",
 with the reason.
 
 Exit status: 0 when nothing at or above --fail-on (default error) was found,
-1 when something was, 2 when an input could not be read or a flag is wrong.
+1 when something was, 2 when an input could not be read or a flag is wrong,
+or (--fail-on-damage, the default) was read only in part: damaged records
+skipped, or reading interrupted by Ctrl-C or SIGTERM. Every output format
+says so (text INCOMPLETE lines, JSON "incomplete" and per-file
+"interrupted"/"skipped_records", a JUnit "read capture whole" test case,
+a SARIF notification).
 Several files are checked one by one and their results summed.
 
 --enable/--disable take rule IDs or globs (CHUNK-*), repeated or
@@ -86,9 +91,16 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 					return usageErr("--baseline %s: %v", baseline, err)
 				}
 			}
-			rep := &report.CheckReport{FailOn: sev, Rules: rules, Version: version}
+			rep := &report.CheckReport{FailOn: sev, FailOnDamage: failOnDamage, Rules: rules, Version: version}
 			var seen check.Baseline
+			interrupted := false
 			for _, name := range args {
+				if interrupted {
+					// Not read: a signal stopped the run.
+					rep.Add(report.CheckFile{File: displayName(name), Interrupted: true,
+						Connections: []report.CheckConnection{}, Findings: []check.Finding{}})
+					continue
+				}
 				var opts dissect.Options
 				runner, each := withChecks(check.Config{Rules: rules}, &opts, nil)
 				eng, runErr := runEngineOpts(cmd, g, name, opts, each)
@@ -106,10 +118,15 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 						known.Apply(res)
 					}
 				}
+				if runErr == errInterrupted {
+					interrupted, runErr = true, nil
+				}
 				if runErr != nil {
 					fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", runErr)
 				}
-				rep.Add(report.NewCheckFile(displayName(name), eng, res, unwrapExit(runErr)))
+				cf := report.NewCheckFile(displayName(name), eng, res, unwrapExit(runErr))
+				cf.Interrupted = interrupted
+				rep.Add(cf)
 			}
 			if writeBaseline != "" {
 				if err := outfile.Write(writeBaseline, inputs, seen.Write); err != nil {
@@ -136,7 +153,7 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 				return &exitError{exitUsage, err}
 			}
 			switch {
-			case rep.Summary.Unreadable > 0:
+			case rep.Summary.Unreadable > 0, failOnDamage && rep.Summary.Incomplete > 0:
 				return &exitError{exitUsage, errors.New("")}
 			case rep.Summary.AtOrAboveFailOn > 0:
 				return &exitError{exitFindings, errors.New("")}
@@ -153,6 +170,7 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 	f.StringVar(&format, "format", "text", "output: text, json, junit or sarif")
 	f.StringVarP(&output, "output", "o", "", "write the report to this file instead of standard output")
 	f.BoolVarP(&verbose, "verbose", "v", false, "text: list every finding and every rule's status")
+	f.BoolVar(&failOnDamage, "fail-on-damage", true, "exit 2 when a capture was not read whole: damaged records skipped, or reading interrupted by a signal (--fail-on-damage=false: report it, judge the rest)")
 	return cmd
 }
 

@@ -109,3 +109,47 @@ func TestInputEdges(t *testing.T) {
 		t.Errorf("check of a USER0 pcapng: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestDamagedRecordVerdict (issue 13 point 5): a damaged record skipped
+// without stopping the read makes the file incomplete in every format;
+// check fails on it (exit 2) unless --fail-on-damage=false.
+func TestDamagedRecordVerdict(t *testing.T) {
+	data, err := os.ReadFile(rpingPcap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	offs := pcapRecords(t, data)
+	// Record 10's original length below its captured length: the reader
+	// skips it (it is framed by its captured length) and goes on.
+	bad := append([]byte(nil), data...)
+	binary.LittleEndian.PutUint32(bad[offs[9]+12:], 1)
+	p := writeTemp(t, "damaged.pcap", bad)
+	for _, c := range []struct {
+		args []string
+		code int
+		want []string
+	}{
+		{[]string{"analyze", p}, 0, []string{"76 packets", "INCOMPLETE: 1 damaged records were skipped"}},
+		{[]string{"analyze", "--format", "json", p}, 0, []string{`"skipped_records": 1`}},
+		{[]string{"check", p}, 2, []string{"INCOMPLETE: 1 damaged records were skipped", "FAILED (incomplete input fails the gate: --fail-on-damage)"}},
+		{[]string{"check", "--fail-on-damage=false", p}, 0, []string{"INCOMPLETE: 1 damaged records", "passed (on incomplete input"}},
+		{[]string{"check", "--format", "json", p}, 2, []string{`"skipped_records": 1`, `"incomplete": 1`, `"fail_on_damage": true`}},
+		{[]string{"check", "--format", "junit", p}, 2, []string{`name="read capture whole"`, `type="incomplete"`}},
+		{[]string{"check", "--format", "junit", "--fail-on-damage=false", p}, 0, []string{`incomplete input (--fail-on-damage=false): 1 damaged records`}},
+		{[]string{"check", "--format", "sarif", p}, 2, []string{`"level": "error"`, "incomplete input: 1 damaged records were skipped"}},
+	} {
+		r := cli(t, nil, c.args...)
+		if r.code != c.code {
+			t.Errorf("%v: exit %d, want %d\n%s%s", c.args, r.code, c.code, r.stdout, r.stderr)
+		}
+		for _, s := range c.want {
+			if !strings.Contains(r.stdout, s) {
+				t.Errorf("%v: output lacks %q\n%s", c.args, s, r.stdout)
+			}
+		}
+	}
+	// The intact capture is complete: none of it.
+	if r := cli(t, nil, "check", "--format", "json", rpingPcap); r.code != 0 || strings.Contains(r.stdout, "skipped_records") || !strings.Contains(r.stdout, `"incomplete": 0`) {
+		t.Errorf("intact: exit %d\n%s", r.code, r.stdout)
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -56,6 +57,10 @@ many (the count of those left out is reported).`,
 			eng, runErr := runTransactions(cmd, g, name, list)
 			if eng == nil {
 				return runErr
+			}
+			if runErr == errInterrupted {
+				list.Errors = append(list.Errors, fmt.Sprintf("%s after %d packets", errInterrupted, eng.Stats.Packets))
+				runErr = nil
 			}
 			if runErr != nil {
 				list.Errors = append(list.Errors, runErr.Error())
