@@ -16,7 +16,7 @@ import (
 	"github.com/rdmashark/rdmashark/dissect"
 )
 
-// Exit statuses (DESIGN.md "Output contracts").
+// Exit statuses (docs/architecture.md, "Output contracts").
 const (
 	exitOK       = 0
 	exitFindings = 1
