@@ -93,6 +93,7 @@ func (g *globalFlags) check() error {
 	if g.idleTimeout < 0 {
 		return usageErr("--idle-timeout must not be negative (0: never)")
 	}
+	setMemoryLimit(int64(g.maxBuffered), g.maxConnections)
 	return nil
 }
 
