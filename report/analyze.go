@@ -4,7 +4,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -230,10 +229,9 @@ func privateData(s dissect.PDSummary) PrivateData {
 
 // WriteJSON writes the document, indented.
 func (a *Analysis) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false) // "<stdin>", "a < b" as they are: this is no HTML
-	return enc.Encode(a)
+	// Written as it is encoded, not built whole first (jsonstream.go);
+	// "<stdin>" and "a < b" as they are: this is no HTML.
+	return writeJSONStream(w, a)
 }
 
 // WriteTable writes the connections table, then the protocol counts.

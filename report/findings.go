@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -220,10 +219,9 @@ func (r *CheckReport) WriteJSON(w io.Writer) error {
 	if r.Summary.Findings == nil {
 		r.Summary.Findings = map[string]int{}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false) // "<stdin>", "a < b" as they are: this is no HTML
-	return enc.Encode(r)
+	// Written as it is encoded, not built whole first (jsonstream.go);
+	// "<stdin>" and "a < b" as they are: this is no HTML.
+	return writeJSONStream(w, r)
 }
 
 // TextOptions tune WriteText.
