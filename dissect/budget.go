@@ -10,26 +10,37 @@ package dissect
 //
 // Counted: the capacity of the IB/RoCE Send and RDMA Write buffers and of
 // the RDMA Read response buffers (reassembly.go), of the iWARP RDMA Write
-// and Read buffers (iwarp_ops.go) and of the iWARP Send reassemblers
-// (layers/iwarp.Reassembler), in use or kept for reuse. (The
-// chunk data held to rebuild RPC messages has its own bound,
-// MaxRebuildBytes, and iWARP's out-of-order TCP data gopacket's page
-// limits; both are reported with it in Retained.)
+// and Read buffers (iwarp_ops.go), of the iWARP Send reassemblers
+// (layers/iwarp.Reassembler) and of the MPA framers' partial-FPDU buffers
+// (layers/iwarp.Framer, allocated only when an FPDU spans segments), in use
+// or kept for reuse; the chunk data held to rebuild RPC messages (which
+// MaxRebuildBytes also bounds); and, set aside as a whole, an eighth of the
+// budget for gopacket's TCP reassembly pages, from which the assembler's
+// page limits (iWARP out-of-order segments) are set (issue 13).
 //
 // When a packet takes the total past the budget, buffers kept for reuse are
 // let go first; then the largest message or operation in progress, of any
 // connection, is handed up as it is — truncated, as at the end of a
 // capture — and its buffer let go, until the total is within the budget
 // again (an iWARP Send is dropped instead, as its reassembler's own limits
-// drop one). ReassemblyStats.BudgetCuts counts the items cut.
+// drop one; a partial FPDU is dropped and its direction's framing starts
+// again at the next segment that starts an FPDU). Chunk data for RPC
+// rebuilding that does not fit is not kept (RPCCounters.RebuildSkipped).
+// ReassemblyStats.BudgetCuts counts the items cut.
 
 // DefaultMaxBufferedBytes is the default buffer budget.
 const DefaultMaxBufferedBytes = 256 << 20
 
-// bufBudget is the budget's bookkeeping.
+// bufBudget is the budget's bookkeeping. reserved is the part set aside
+// for gopacket's TCP reassembly pages (iWARP out-of-order segments), whose
+// page limits are set from it (iwarpEngine.assembler): the other buffers
+// have max - reserved.
 type bufBudget struct {
-	held, max int
+	held, max, reserved int
 }
+
+// fits reports whether n more bytes stay within the budget.
+func (b *bufBudget) fits(n int) bool { return b.held+n <= b.max-b.reserved }
 
 // grew records that a buffer's capacity went from old to now.
 func (b *bufBudget) grew(old, now int) { b.held += now - old }
@@ -68,9 +79,9 @@ func (e *Engine) holders() []bufferHolder {
 // checkBudget cuts what must be cut when the buffers exceed the budget.
 func (e *Engine) checkBudget() {
 	b := e.budget()
-	if b.held > b.max {
+	if !b.fits(0) {
 		e.freeSpareBuffers()
-		for b.held > b.max && e.cutLargest() {
+		for !b.fits(0) && e.cutLargest() {
 			e.Reassembly.BudgetCuts++
 		}
 	}

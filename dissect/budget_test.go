@@ -50,6 +50,25 @@ func heldNow(e *Engine) int {
 		for _, ra := range e.iw.freeReasm {
 			n += ra.Buffered()
 		}
+		// The MPA framers' buffers (issue 13), live and pooled.
+		for _, st := range e.iw.order {
+			for h := range st.half {
+				if f := st.half[h].framer; f != nil {
+					n += f.Held()
+				}
+			}
+		}
+		for _, f := range e.iw.freeFramers {
+			n += f.Held()
+		}
+	}
+	// Chunk data held to rebuild RPC messages (issue 13).
+	for _, rc := range e.rpcs.conns {
+		for _, t := range rc.out {
+			for _, b := range t.chunkData {
+				n += cap(b)
+			}
+		}
 	}
 	return n
 }

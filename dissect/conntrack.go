@@ -55,10 +55,16 @@ type ConnTable struct {
 	// of released ones (release.go). When the table is full the oldest
 	// released summary is forgotten to make room (Forgotten counts them);
 	// when every connection in it is live, a new connection is not tracked
-	// (Dropped counts them).
-	Max       int
-	Dropped   uint64
-	Forgotten uint64
+	// (Dropped counts them, each connection once however many packets it
+	// sent, DroppedPackets their packets; DroppedSaturated says Dropped is
+	// a lower bound: dropped.go).
+	Max              int
+	Dropped          uint64
+	DroppedPackets   uint64
+	DroppedSaturated bool
+	Forgotten        uint64
+
+	drops dropped
 
 	conns   []*Connection
 	byQP    map[qpKey]qpRef
@@ -99,7 +105,7 @@ func (t *ConnTable) Connections() []*Connection { return t.conns }
 
 func (t *ConnTable) newConn(tr Transport, p *Packet) *Connection {
 	if t.Max > 0 && len(t.conns) >= t.Max && !t.forgetOldest() {
-		t.Dropped++
+		t.DroppedPackets++
 		return nil
 	}
 	t.nextID++
@@ -167,6 +173,7 @@ func (t *ConnTable) Track(p *Packet) {
 	}
 	c := t.newConn(TransportRoCE, p)
 	if c == nil {
+		t.dropQPTraffic(src, dst, p.BTH.DestQP)
 		return
 	}
 	c.State = StateNoSetup
@@ -211,6 +218,7 @@ func (t *ConnTable) cm(p *Packet, src, dst Node) {
 		}
 		if c == nil { // a retransmitted REQ keeps its Comm ID
 			if c = t.newConn(TransportRoCE, p); c == nil {
+				t.dropREQ(src, dst, r.LocalCommID, r.LocalQPN)
 				return
 			}
 			t.mapComm(key, c)

@@ -66,6 +66,9 @@ const (
 	// iwarpMaxPending bounds the FPDU octets a direction holds while it
 	// waits for the peer's Request or Reply to fix the framing.
 	iwarpMaxPending = 64 << 10
+	// tcpPageCost is the memory of one of gopacket's reassembly pages:
+	// 1900 octets of data and the page's own fields.
+	tcpPageCost = 2048
 	// iwarpMaxFreeFramers bounds the framers kept for reuse.
 	iwarpMaxFreeFramers = 64
 )
@@ -202,6 +205,7 @@ type iwHalf struct {
 	pend       []byte
 	pendSeq    uint32
 	framer     *iwarp.Framer
+	framerHeld int  // framer.Held() as the buffer budget last counted it
 	probing    bool // framing just (re)started; the first FPDU confirms it
 	fresh      bool // picked up mid-stream: the next tagged message may lack its start
 	reasm      *iwarp.Reassembler
@@ -556,6 +560,7 @@ func (ie *iwarpEngine) detect(p *Packet, k tcpKey, payload []byte) (*iwStream, i
 func (ie *iwarpEngine) newStream(p *Packet, k tcpKey, hint bool) *iwStream {
 	c := ie.e.Conns.newConn(TransportIWARP, p)
 	if c == nil {
+		ie.e.Conns.dropTCPConn(k)
 		return nil
 	}
 	c.Client = Endpoint{Address: k.src.Unmap().String(), Port: k.sport}
@@ -671,8 +676,14 @@ func (ie *iwarpEngine) assembler() *reassembly.Assembler {
 	if ie.asm == nil {
 		ie.pool = reassembly.NewStreamPool(ie)
 		ie.asm = reassembly.NewAssembler(ie.pool)
-		ie.asm.MaxBufferedPagesPerConnection = iwarpMaxPagesPerConn
-		ie.asm.MaxBufferedPagesTotal = iwarpMaxPagesTotal
+		// Out-of-order segments wait in gopacket's pages, which the
+		// budget cannot see page by page: an eighth of it is set aside
+		// for them, and the page limits are set from that share.
+		b := ie.e.budget()
+		total := min(iwarpMaxPagesTotal, max(1, b.max/8/tcpPageCost))
+		ie.asm.MaxBufferedPagesTotal = total
+		ie.asm.MaxBufferedPagesPerConnection = min(iwarpMaxPagesPerConn, max(1, total/4))
+		b.reserved = total * tcpPageCost
 	}
 	return ie.asm
 }
@@ -782,6 +793,10 @@ func (s *iwStream) end() {
 		}
 		hf.reads = hf.reads[:0]
 		if hf.framer != nil {
+			// Pooled framers hold no buffer (they take them again as
+			// they need them): the budget counts only live ones.
+			hf.framer.FreeSpare()
+			s.syncFramer(h)
 			if len(ie.freeFramers) < iwarpMaxFreeFramers {
 				ie.freeFramers = append(ie.freeFramers, hf.framer)
 			}
@@ -1115,13 +1130,31 @@ func (s *iwStream) pickUp(h int, data []byte, seq uint32) bool {
 	return true
 }
 
+// syncFramer tells the buffer budget what direction h's framer holds now.
+func (s *iwStream) syncFramer(h int) {
+	hf := &s.half[h]
+	n := 0
+	if hf.framer != nil {
+		n = hf.framer.Held()
+	}
+	s.ie.e.buf.grew(hf.framerHeld, n)
+	hf.framerHeld = n
+}
+
 // frame feeds octets to direction h's framer and handles every FPDU.
 func (s *iwStream) frame(h int, data []byte) {
 	hf := &s.half[h]
 	ctr := &s.info.Dir[h]
 	f := hf.framer
 	d0 := f.Stats.Discarded
-	defer func() { ctr.Discarded += f.Stats.Discarded - d0 }()
+	defer func() {
+		ctr.Discarded += f.Stats.Discarded - d0
+		// A partial FPDU the framer now holds counts in the budget.
+		if f == hf.framer && f.Held() != hf.framerHeld {
+			s.syncFramer(h)
+			s.ie.e.checkBudget()
+		}
+	}()
 	if err := f.Feed(data); err != nil {
 		s.lost(h, err)
 		return

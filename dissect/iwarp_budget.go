@@ -32,6 +32,10 @@ func (ie *iwarpEngine) freeSpare(b *bufBudget) {
 			if ra := st.half[h].reasm; ra != nil {
 				free(ra)
 			}
+			if st.half[h].framer != nil {
+				st.half[h].framer.FreeSpare()
+				st.syncFramer(h)
+			}
 		}
 	}
 	for _, ra := range ie.freeReasm {
@@ -39,31 +43,37 @@ func (ie *iwarpEngine) freeSpare(b *bufBudget) {
 	}
 }
 
-// largest finds the largest RDMA Write or Read buffer, or Send in
-// reassembly.
+// largest finds the largest RDMA Write or Read buffer, Send in
+// reassembly, or partial FPDU held by a framer.
 func (ie *iwarpEngine) largest() (int, func(*bufBudget)) {
 	best := 0
 	var (
 		bst *iwStream
 		bop *iwOp
 		bra *iwarp.Reassembler
+		bfh = -1 // the half of bst whose framer holds a partial FPDU
 	)
 	for _, st := range ie.order {
 		for h := range st.half {
 			hf := &st.half[h]
 			for _, op := range hf.writes {
 				if n := cap(op.data); n > best {
-					best, bst, bop, bra = n, st, op, nil
+					best, bst, bop, bra, bfh = n, st, op, nil, -1
 				}
 			}
 			for _, op := range hf.reads {
 				if n := cap(op.data); n > best {
-					best, bst, bop, bra = n, st, op, nil
+					best, bst, bop, bra, bfh = n, st, op, nil, -1
 				}
 			}
 			if hf.reasm != nil {
 				if n := hf.reasm.Largest(); n > best {
-					best, bst, bop, bra = n, st, nil, hf.reasm
+					best, bst, bop, bra, bfh = n, st, nil, hf.reasm, -1
+				}
+			}
+			if hf.framer != nil && hf.framer.Buffered() > 0 {
+				if n := hf.framer.Held(); n > best {
+					best, bst, bop, bra, bfh = n, st, nil, nil, h
 				}
 			}
 		}
@@ -71,6 +81,16 @@ func (ie *iwarpEngine) largest() (int, func(*bufBudget)) {
 	switch {
 	case best == 0:
 		return 0, nil
+	case bfh >= 0:
+		return best, func(*bufBudget) {
+			// A partial FPDU (one that spans segments, or waits behind a
+			// hole): given up, and with it the direction's framing, which
+			// starts again at a segment that starts an FPDU. (syncFramer
+			// tells the budget.)
+			err := bst.half[bfh].framer.DropPartial("buffer budget (--max-buffered)")
+			bst.syncFramer(bfh)
+			bst.lost(bfh, err)
+		}
 	case bra != nil:
 		return best, func(b *bufBudget) {
 			// An iWARP Send: dropped, as its reassembler's limits do.

@@ -191,13 +191,19 @@ func (s *rpcState) recycle(p *Packet) {
 	clear(s.pendTxn)
 	s.pendTxn = s.pendTxn[:0]
 	for _, b := range s.pendBuf {
-		if len(s.bufs) < 64 {
+		// Small buffers are kept for reuse (no allocation per message);
+		// large ones go back to the runtime, so that the spares stay
+		// within 64 x 64 KiB (docs/streaming.md, fixed overhead).
+		if len(s.bufs) < 64 && cap(b) <= rpcSpareBufMax {
 			s.bufs = append(s.bufs, b[:0])
 		}
 	}
 	clear(s.pendBuf)
 	s.pendBuf = s.pendBuf[:0]
 }
+
+// rpcSpareBufMax is the largest buffer the RPC layer keeps for reuse.
+const rpcSpareBufMax = 64 << 10
 
 // buf returns an empty buffer with room for n bytes.
 func (s *rpcState) buf(n int) []byte {
@@ -958,6 +964,7 @@ func (e *Engine) finishTxn(t *Transaction, o TxnOutcome) {
 	}
 	for i, b := range t.chunkData {
 		s.held(-cap(b))
+		e.buf.grew(cap(b), 0) // rebuild data counts in the buffer budget
 		s.release(b)
 		t.chunkData[i] = nil
 	}

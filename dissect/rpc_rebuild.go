@@ -133,7 +133,9 @@ func (e *Engine) placeChunkData(t *Transaction, ci, si int, op *RDMAOp) {
 	b := t.chunkData[ci]
 	if cap(b) == 0 {
 		total := ch.Length()
-		if total > uint64(s.maxMsg) || s.ctr.RebuildBytes+int(total) > s.maxRebuild {
+		// Chunk data counts in the one buffer budget (budget.go) as well
+		// as under MaxRebuildBytes: past either it is not kept.
+		if total > uint64(s.maxMsg) || s.ctr.RebuildBytes+int(total) > s.maxRebuild || !e.budget().fits(int(total)) {
 			s.ctr.RebuildSkipped++
 			t.filled[ci] = skipData
 			return
@@ -141,6 +143,7 @@ func (e *Engine) placeChunkData(t *Transaction, ci, si int, op *RDMAOp) {
 		b = s.buf(int(total))[:total]
 		t.chunkData[ci] = b
 		s.held(cap(b))
+		e.buf.grew(0, cap(b))
 	}
 	var segOff uint64
 	for i := 0; i < si; i++ {

@@ -15,6 +15,11 @@ type Snapshot struct {
 	// ConnectionsDropped counts connections the full table could not
 	// track; ConnectionsForgotten released summaries it let go.
 	ConnectionsDropped, ConnectionsForgotten uint64
+	// PacketsNotTracked counts the packets of the connections dropped;
+	// ConnectionsDroppedAtLeast is set when ConnectionsDropped is a lower
+	// bound (ConnTable.DroppedSaturated).
+	PacketsNotTracked         uint64
+	ConnectionsDroppedAtLeast bool
 	// Warnings are the first MaxWarnings damaged records skipped.
 	Warnings []error
 }
@@ -24,7 +29,8 @@ type Snapshot struct {
 // copies.
 func (e *Engine) Snapshot() *Snapshot {
 	s := &Snapshot{Stats: e.Stats, Reassembly: e.Reassembly, RPC: e.RPC, Connections: e.Conns.Connections(),
-		ConnectionsDropped: e.Conns.Dropped, ConnectionsForgotten: e.Conns.Forgotten, Warnings: slices.Clone(e.Warnings)}
+		ConnectionsDropped: e.Conns.Dropped, ConnectionsForgotten: e.Conns.Forgotten,
+		PacketsNotTracked: e.Conns.DroppedPackets, ConnectionsDroppedAtLeast: e.Conns.DroppedSaturated, Warnings: slices.Clone(e.Warnings)}
 	s.RPC.UnattachedOps = slices.Clone(e.RPC.UnattachedOps)
 	return s
 }

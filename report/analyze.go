@@ -4,10 +4,10 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -28,12 +28,22 @@ type Analysis struct {
 	// Errors lists what stopped reading early; what was read before it is
 	// reported all the same.
 	Errors []string `json:"errors,omitempty"`
+	// Interrupted: a signal (Ctrl-C, SIGTERM) stopped reading before the
+	// end of the input; the report covers the packets read. SkippedRecords
+	// counts damaged records skipped without stopping the read. Either
+	// makes the analysis incomplete (issue 13).
+	Interrupted    bool   `json:"interrupted,omitempty"`
+	SkippedRecords uint64 `json:"skipped_records,omitempty"`
 	// CheckCaveats are the caveats on every connection's checks (packets
 	// the capture lost: check.Result.Caveats).
 	CheckCaveats []string `json:"check_caveats,omitempty"`
 	// ConnectionsDropped counts connections not tracked because the
-	// connection table was full.
-	ConnectionsDropped uint64 `json:"connections_dropped,omitempty"`
+	// connection table was full, each once (dissect/dropped.go);
+	// ConnectionsDroppedAtLeast says the count is a lower bound, and
+	// PacketsNotTracked counts those connections' packets.
+	ConnectionsDropped        uint64 `json:"connections_dropped,omitempty"`
+	ConnectionsDroppedAtLeast bool   `json:"connections_dropped_at_least,omitempty"`
+	PacketsNotTracked         uint64 `json:"packets_not_tracked,omitempty"`
 	// ConnectionsForgotten counts closed connections whose summaries were
 	// dropped from the full connection table to make room for new ones
 	// (they are not in "connections"; dissect/release.go).
@@ -141,14 +151,17 @@ type Connection struct {
 // read a capture (Engine.Snapshot).
 func NewAnalysis(file string, eng *dissect.Snapshot) *Analysis {
 	a := &Analysis{
-		File:                 file,
-		Packets:              eng.Stats.Packets,
-		Findings:             []Finding{},
-		Connections:          []Connection{},
-		Protocols:            eng.Stats.Protocols(),
-		ConnectionsDropped:   eng.ConnectionsDropped,
-		ConnectionsForgotten: eng.ConnectionsForgotten,
-		Engine:               engineCounters(eng),
+		File:                      file,
+		Packets:                   eng.Stats.Packets,
+		Findings:                  []Finding{},
+		Connections:               []Connection{},
+		Protocols:                 eng.Stats.Protocols(),
+		ConnectionsDropped:        eng.ConnectionsDropped,
+		PacketsNotTracked:         eng.PacketsNotTracked,
+		ConnectionsDroppedAtLeast: eng.ConnectionsDroppedAtLeast,
+		ConnectionsForgotten:      eng.ConnectionsForgotten,
+		SkippedRecords:            eng.Stats.Skipped,
+		Engine:                    engineCounters(eng),
 	}
 	a.ICRC = CRCCounts{
 		Good:      eng.Stats.ICRC[dissect.CRCGood],
@@ -223,9 +236,9 @@ func privateData(s dissect.PDSummary) PrivateData {
 
 // WriteJSON writes the document, indented.
 func (a *Analysis) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(a)
+	// Written as it is encoded, not built whole first (jsonstream.go);
+	// "<stdin>" and "a < b" as they are: this is no HTML.
+	return writeJSONStream(w, a)
 }
 
 // WriteTable writes the connections table, then the protocol counts.
@@ -289,7 +302,11 @@ func (a *Analysis) WriteTable(w io.Writer) error {
 		fmt.Fprintf(w, "ICRC: %d good, %d bad, %d not verifiable (truncated)\n", a.ICRC.Good, a.ICRC.Bad, a.ICRC.Truncated)
 	}
 	if a.ConnectionsDropped > 0 {
-		fmt.Fprintf(w, "%d connections not tracked: connection table full\n", a.ConnectionsDropped)
+		atLeast := ""
+		if a.ConnectionsDroppedAtLeast {
+			atLeast = "at least "
+		}
+		fmt.Fprintf(w, "%s%d connections not tracked (%d packets): connection table full\n", atLeast, a.ConnectionsDropped, a.PacketsNotTracked)
 	}
 	if a.ConnectionsForgotten > 0 {
 		fmt.Fprintf(w, "%d closed connections not listed: connection table full\n", a.ConnectionsForgotten)
@@ -298,7 +315,22 @@ func (a *Analysis) WriteTable(w io.Writer) error {
 	for _, e := range a.Errors {
 		fmt.Fprintf(w, "reading stopped early: %s\n", e)
 	}
+	if line := incompleteText(a.Interrupted, a.SkippedRecords, a.Packets); line != "" {
+		fmt.Fprintf(w, "INCOMPLETE: %s\n", line)
+	}
 	return nil
+}
+
+// incompleteText says why a report covers less than the whole input, or "".
+func incompleteText(interrupted bool, skipped, packets uint64) string {
+	var parts []string
+	if interrupted {
+		parts = append(parts, fmt.Sprintf("reading was interrupted by a signal after %d packets; the input was not read to its end", packets))
+	}
+	if skipped > 0 {
+		parts = append(parts, fmt.Sprintf("%d damaged records were skipped", skipped))
+	}
+	return strings.Join(parts, "; ")
 }
 
 func endpointText(e Endpoint) string {

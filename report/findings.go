@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -22,10 +21,13 @@ import (
 type CheckReport struct {
 	// FailOn is the severity at or above which findings fail the gate;
 	// Failed tells whether they did (or an input could not be read).
-	FailOn  check.Severity `json:"fail_on"`
-	Failed  bool           `json:"failed"`
-	Files   []CheckFile    `json:"files"`
-	Summary CheckSummary   `json:"summary"`
+	FailOn check.Severity `json:"fail_on"`
+	Failed bool           `json:"failed"`
+	// FailOnDamage: an incomplete file (interrupted, or damaged records
+	// skipped) fails the gate (check --fail-on-damage, the default).
+	FailOnDamage bool         `json:"fail_on_damage"`
+	Files        []CheckFile  `json:"files"`
+	Summary      CheckSummary `json:"summary"`
 	// Rules are the rules that ran (for SARIF's rule list).
 	Rules []*check.Rule `json:"-"`
 	// Version is rdmashark's version (SARIF tool.driver.version).
@@ -61,6 +63,22 @@ type CheckFile struct {
 	// Records locate the findings' packets in the file (SARIF regions);
 	// set by the caller, which can read the file again.
 	Records map[int]RecordSpan `json:"-"`
+
+	// Interrupted: a signal stopped reading before the end of the file
+	// (or before the file was opened); SkippedRecords counts damaged
+	// records skipped. Either makes the file incomplete (Incomplete).
+	Interrupted    bool   `json:"interrupted,omitempty"`
+	SkippedRecords uint64 `json:"skipped_records,omitempty"`
+}
+
+// Incomplete reports whether the file was not read whole: interrupted,
+// or damaged records skipped. (A file that could not be read at all, or
+// whose reading stopped at an error, is Error instead.)
+func (f *CheckFile) Incomplete() bool { return f.Interrupted || f.SkippedRecords > 0 }
+
+// incompleteNote says why f is incomplete, or "".
+func (f *CheckFile) incompleteNote() string {
+	return incompleteText(f.Interrupted, f.SkippedRecords, f.Packets)
 }
 
 // CheckConnection is one connection and its rules' statuses.
@@ -90,8 +108,10 @@ type CheckConnection struct {
 
 // CheckSummary adds up every file.
 type CheckSummary struct {
-	Files       int `json:"files"`
-	Unreadable  int `json:"unreadable"`
+	Files      int `json:"files"`
+	Unreadable int `json:"unreadable"`
+	// Incomplete counts the files read in part (CheckFile.Incomplete).
+	Incomplete  int `json:"incomplete"`
 	Connections int `json:"connections"`
 	// Findings counts findings by severity name (omitted ones included).
 	Findings     map[string]int `json:"findings"`
@@ -116,6 +136,7 @@ func NewCheckFile(name string, eng *dissect.Snapshot, res *check.Result, readErr
 	}
 	if eng != nil {
 		f.Packets = eng.Stats.Packets
+		f.SkippedRecords = eng.Stats.Skipped
 	}
 	if res == nil {
 		return f
@@ -154,6 +175,12 @@ func (r *CheckReport) Add(f CheckFile) {
 	if f.Error != "" {
 		s.Unreadable++
 		r.Failed = true
+	}
+	if f.Incomplete() {
+		s.Incomplete++
+		if r.FailOnDamage {
+			r.Failed = true
+		}
 	}
 	s.Suppressed += f.Suppressed
 	for _, c := range f.Connections {
@@ -215,9 +242,9 @@ func (r *CheckReport) WriteJSON(w io.Writer) error {
 	if r.Summary.Findings == nil {
 		r.Summary.Findings = map[string]int{}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	// Written as it is encoded, not built whole first (jsonstream.go);
+	// "<stdin>" and "a < b" as they are: this is no HTML.
+	return writeJSONStream(w, r)
 }
 
 // TextOptions tune WriteText.
@@ -247,6 +274,9 @@ func (r *CheckReport) WriteText(w io.Writer, o TextOptions) error {
 		if f.Error != "" {
 			ew.printf("  could not be read: %s\n", f.Error)
 		}
+		if note := f.incompleteNote(); note != "" {
+			ew.printf("  INCOMPLETE: %s\n", note)
+		}
 		for _, note := range f.Caveats {
 			ew.printf("  caveat: %s\n", note)
 		}
@@ -270,7 +300,18 @@ func (r *CheckReport) WriteText(w io.Writer, o TextOptions) error {
 	if s.Suppressed > 0 {
 		ew.printf(", %d suppressed by the baseline", s.Suppressed)
 	}
-	ew.printf("; %d checks not evaluated\n", s.NotEvaluated)
+	ew.printf("; %d checks not evaluated", s.NotEvaluated)
+	if s.Incomplete > 0 {
+		ew.printf("; %d files incomplete", s.Incomplete)
+	}
+	ew.printf("\n")
+	if s.Incomplete > 0 {
+		if r.FailOnDamage {
+			verdict += " (incomplete input fails the gate: --fail-on-damage)"
+		} else {
+			verdict += " (on incomplete input: --fail-on-damage=false)"
+		}
+	}
 	writeGateText(ew, r.Gate)
 	ew.printf("fail-on %s: %s\n", r.FailOn, verdict)
 	return ew.err

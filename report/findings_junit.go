@@ -64,6 +64,17 @@ func (r *CheckReport) WriteJUnit(w io.Writer) error {
 				Error: &junitMessage{Message: f.Error, Type: "unreadable"}})
 			s.Errors++
 		}
+		if note := f.incompleteNote(); note != "" {
+			// The input was not read whole (check --fail-on-damage).
+			tc := junitCase{Name: "read capture whole", Classname: s.Name, Time: "0"}
+			if r.FailOnDamage {
+				tc.Failure = &junitMessage{Message: "incomplete input: " + note, Type: "incomplete"}
+				s.Failures++
+			} else {
+				tc.SystemOut = "incomplete input (--fail-on-damage=false): " + note
+			}
+			s.Cases = append(s.Cases, tc)
+		}
 		for _, c := range f.Connections {
 			class := fmt.Sprintf("%s: %s", s.Name, stableName(&c))
 			for _, ch := range c.Checks {

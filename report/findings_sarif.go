@@ -183,6 +183,19 @@ func (r *CheckReport) WriteSARIF(w io.Writer) error {
 			inv.Notifications = append(inv.Notifications, sarifNotification{Level: "error", Message: sarifText{f.Error},
 				Locations: []sarifLocation{{PhysicalLocation: &sarifPhysical{ArtifactLocation: art}}}})
 		}
+		if note := f.incompleteNote(); note != "" {
+			// SARIF 3.20.14: executionSuccessful is false when the tool
+			// did not run to completion.
+			level := "warning"
+			if f.Interrupted {
+				inv.ExecutionSuccessful = false
+			}
+			if r.FailOnDamage {
+				level = "error"
+			}
+			inv.Notifications = append(inv.Notifications, sarifNotification{Level: level, Message: sarifText{"incomplete input: " + note},
+				Locations: []sarifLocation{{PhysicalLocation: &sarifPhysical{ArtifactLocation: art}}}})
+		}
 		for _, note := range f.Caveats {
 			inv.Notifications = append(inv.Notifications, sarifNotification{Level: "warning", Message: sarifText{note},
 				Locations: []sarifLocation{{PhysicalLocation: &sarifPhysical{ArtifactLocation: art}}}})
@@ -252,6 +265,7 @@ func (r *CheckReport) WriteSARIF(w io.Writer) error {
 	run.Invocations = []sarifInvocation{inv}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // "<stdin>", "a < b" as they are: this is no HTML
 	return enc.Encode(sarifLog{Schema: SARIFSchema, Version: "2.1.0", Runs: []sarifRun{run}})
 }
 

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -304,9 +303,9 @@ func convertSide(s *dissect.RPCSide, reply bool) *TxnSide {
 
 // WriteJSON writes the document, indented.
 func (l *TransactionList) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(l)
+	// Written as it is encoded, not built whole first (jsonstream.go);
+	// "<stdin>" and "a < b" as they are: this is no HTML.
+	return writeJSONStream(w, l)
 }
 
 // WriteTable writes one row per transaction.

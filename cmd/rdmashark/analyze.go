@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -56,14 +59,30 @@ func runEngineFlush(cmd *cobra.Command, g *globalFlags, name string, opts dissec
 		r   *source.Reader
 		err error
 	)
-	if name == "-" {
-		var in io.Reader = cmd.InOrStdin()
+	// A signal stops the read (interrupt.go): at the next packet, or at
+	// once while a read waits on a pipe, FIFO or terminal.
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	perPacket := false // a regular file: stop at the next packet
+	switch {
+	case name == "-":
+		var in io.Reader = newCtxReader(ctx, cmd.InOrStdin(), nil)
 		if flush != nil {
 			in = flushingReader{in, flush}
 		}
-		r, err = source.NewReader(in, "<stdin>")
-	} else {
+		r, err = source.NewReader(in, source.StdinName)
+	case waitsForever(name):
+		cr := newCtxReader(ctx, nil, func() (io.ReadCloser, error) { return os.Open(name) })
+		defer cr.Close()
+		r, err = source.NewReader(cr, name)
+	default:
 		r, err = source.Open(name)
+		perPacket = true
+	}
+	if errors.Is(err, errInterrupted) {
+		return nil, errInterrupted
 	}
 	if err != nil {
 		return nil, &exitError{exitUsage, err}
@@ -74,10 +93,36 @@ func runEngineFlush(cmd *cobra.Command, g *globalFlags, name string, opts dissec
 	}
 	g.engineOptions(&opts)
 	eng := dissect.NewEngine(opts)
-	if err := eng.Run(r, each); err != nil {
+	stopped, release := interruptFlag(ctx)
+	defer release()
+	err = eng.Run(r, func(p *dissect.Packet) error {
+		if perPacket && stopped.Load() {
+			return errInterrupted
+		}
+		if each != nil {
+			return each(p)
+		}
+		return nil
+	})
+	if errors.Is(err, errInterrupted) {
+		err = errInterrupted
+	}
+	if n, first := r.OverSnapLen(); n > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "rdmashark: warning: %s: %d records longer than the capture's snap length, the first packet %d; read as they are\n", r.Name(), n, first)
+	}
+	if err != nil && err != errInterrupted {
 		return eng, &exitError{exitUsage, err}
 	}
-	return eng, nil
+	return eng, err
+}
+
+// displayName is the name a report gives the capture: standard input
+// ("-") is source.StdinName there as in errors.
+func displayName(name string) string {
+	if name == "-" {
+		return source.StdinName
+	}
+	return name
 }
 
 func newAnalyzeCmd(g *globalFlags) *cobra.Command {
@@ -115,7 +160,11 @@ output is a JSON array of the one-capture documents, in that order.`,
 				if eng == nil {
 					return result{runErr: runErr}
 				}
-				a := report.NewAnalysis(names[i], snapshot(eng))
+				a := report.NewAnalysis(displayName(names[i]), snapshot(eng))
+				if runErr == errInterrupted {
+					// Reported as such; like capture's Ctrl-C, not a failure.
+					a.Interrupted, runErr = true, nil
+				}
 				res := checks.Finish(eng.Conns.Connections())
 				res.NoteLoss(0, eng.Stats.Skipped)
 				a.AddChecks(res)

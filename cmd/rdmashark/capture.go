@@ -197,6 +197,10 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 		file *os.File
 	)
 	if o.write != "" {
+		// Written in place, not through internal/outfile's temporary
+		// file: the file must be readable while the capture runs and
+		// keep every flushed packet when the capture is killed
+		// (TestCaptureSignals). A live capture has no input to destroy.
 		if file, err = os.Create(o.write); err != nil {
 			return &exitError{exitUsage, err}
 		}

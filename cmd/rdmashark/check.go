@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/internal/outfile"
 	"github.com/rdmashark/rdmashark/report"
 )
 
@@ -17,7 +19,7 @@ func newCheckCmd(g *globalFlags) *cobra.Command {
 	var (
 		failOn, format, baseline, writeBaseline, output string
 		enable, disable                                 []string
-		verbose                                         bool
+		verbose, failOnDamage                           bool
 		in                                              inputs
 		gate                                            gateFlags
 	)
@@ -41,7 +43,11 @@ to judge. --write-baseline FILE records the findings: they do not fail that
 run. Several captures (files, directories searched recursively, globs, -r) are
 checked --jobs at a time, each by its own engine, reported in the order given
 and their results summed; the gate (GATE-* in every output format) judges
-them together.
+them together. With --fail-on-damage (the default), a capture read only in
+part — damaged records skipped, or reading interrupted by Ctrl-C or SIGTERM —
+also exits 2; every output format says so (text INCOMPLETE lines, JSON
+"incomplete" and per-file "interrupted"/"skipped_records", a JUnit "read
+capture whole" test case, a SARIF notification).
 
 --enable/--disable take rule IDs or globs (CHUNK-*), repeated or
 comma-separated. --baseline FILE suppresses the findings a previous
@@ -74,6 +80,22 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 			if err != nil {
 				return usageErr("%v", err)
 			}
+			// An output may be none of the inputs (issue 13): say so
+			// before reading anything, not after a long run.
+			inputs := append([]string{baseline}, args...)
+			for _, o := range []struct{ flag, name string }{{"-o", output}, {"--write-baseline", writeBaseline}} {
+				if o.name == "" {
+					continue
+				}
+				if err := outfile.CheckNotInput(o.name, inputs...); err != nil {
+					return usageErr("%s: %v", o.flag, err)
+				}
+			}
+			if output != "" && writeBaseline != "" {
+				if err := outfile.CheckNotInput(output, writeBaseline); err != nil || filepath.Clean(output) == filepath.Clean(writeBaseline) {
+					return usageErr("-o and --write-baseline name the same file %s", output)
+				}
+			}
 			var known *check.Baseline
 			if baseline != "" {
 				f, err := os.Open(baseline)
@@ -86,7 +108,7 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 					return usageErr("--baseline %s: %v", baseline, err)
 				}
 			}
-			rep := &report.CheckReport{FailOn: sev, Rules: rules, Version: version, FindingsDoNotFail: writeBaseline != ""}
+			rep := &report.CheckReport{FailOn: sev, Rules: rules, Version: version, FindingsDoNotFail: writeBaseline != "", FailOnDamage: failOnDamage}
 			var seen check.Baseline
 			type result struct {
 				eng    *dissect.Engine
@@ -116,10 +138,16 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 						known.Apply(r.res)
 					}
 				}
-				if r.runErr != nil {
-					fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", r.runErr)
+				runErr := r.runErr
+				interrupted := false
+				if runErr == errInterrupted {
+					interrupted, runErr = true, nil
 				}
-				cf := report.NewCheckFile(names[i], snapshot(r.eng), r.res, unwrapExit(r.runErr))
+				if runErr != nil {
+					fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", runErr)
+				}
+				cf := report.NewCheckFile(displayName(names[i]), snapshot(r.eng), r.res, unwrapExit(runErr))
+				cf.Interrupted = interrupted
 				if format == "sarif" {
 					cf.Records = locateRecords(names[i], cf.Findings)
 				}
@@ -128,7 +156,7 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 			})
 			rep.Judge(gateOpts)
 			if writeBaseline != "" {
-				if err := writeFile(writeBaseline, seen.Write); err != nil {
+				if err := outfile.Write(writeBaseline, inputs, seen.Write); err != nil {
 					return &exitError{exitUsage, fmt.Errorf("--write-baseline: %w", err)}
 				}
 			}
@@ -144,7 +172,7 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 				return rep.WriteText(w, report.TextOptions{Verbose: verbose})
 			}
 			if output != "" {
-				err = writeFile(output, write)
+				err = outfile.Write(output, inputs, write)
 			} else {
 				err = write(cmd.OutOrStdout())
 			}
@@ -165,6 +193,7 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 	f.StringVarP(&output, "output", "o", "", "write the report to this file instead of standard output")
 	f.BoolVarP(&verbose, "verbose", "v", false, "text: list every finding and every rule's status")
 	gate.register(f)
+	f.BoolVar(&failOnDamage, "fail-on-damage", true, "exit 2 when a capture was not read whole: damaged records skipped, or reading interrupted by a signal (--fail-on-damage=false: report it, judge the rest)")
 	return cmd
 }
 
@@ -175,19 +204,6 @@ func unwrapExit(err error) error {
 		return ee.err
 	}
 	return err
-}
-
-// writeFile writes a file through fn, reporting a failure to close it.
-func writeFile(name string, fn func(io.Writer) error) error {
-	f, err := os.Create(name)
-	if err != nil {
-		return err
-	}
-	if err := fn(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // withChecks attaches a check runner to engine options and to a per-packet

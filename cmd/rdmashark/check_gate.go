@@ -59,7 +59,7 @@ func (g *gateFlags) options() (report.GateOptions, error) {
 // to judge, 0 otherwise.
 func gateExit(rep *report.CheckReport) error {
 	s := &rep.Summary
-	if s.Unreadable > 0 {
+	if s.Unreadable > 0 || rep.FailOnDamage && s.Incomplete > 0 {
 		return &exitError{exitUsage, errors.New("")}
 	}
 	if s.AtOrAboveFailOn > 0 && !rep.FindingsDoNotFail {

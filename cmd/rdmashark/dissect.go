@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"github.com/spf13/cobra"
 
 	"github.com/rdmashark/rdmashark/dissect"
@@ -67,6 +68,10 @@ rdmashark waits for more input.`,
 				func(p *dissect.Packet) error { return pw.WritePacket(p) }, pw.Flush)
 			if eng != nil {
 				warn(cmd, eng)
+			}
+			if runErr == errInterrupted && eng != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "rdmashark: %s: %v after %d packets\n", displayName(name), errInterrupted, eng.Stats.Packets)
+				runErr = nil
 			}
 			if err := pw.Flush(); err != nil && runErr == nil {
 				return err

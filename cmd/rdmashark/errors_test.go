@@ -228,8 +228,9 @@ func TestStdinAndGzip(t *testing.T) {
 					t.Errorf("%s: analysis differs from the file's", c.what)
 				}
 			}
-			if cliAnalysis(t, cli(t, data, "analyze", "--format", "json", "-r", "-"))["file"] != "-" {
-				t.Error(`"file" of standard input is not "-"`)
+			// Standard input has one name, in reports as in errors (issue 13).
+			if cliAnalysis(t, cli(t, data, "analyze", "--format", "json", "-r", "-"))["file"] != "<stdin>" {
+				t.Error(`"file" of standard input is not "<stdin>"`)
 			}
 			if name != "rxe-nfs3.pcap" {
 				return

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,7 +17,7 @@ import (
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 )
 
-// Exit statuses (DESIGN.md "Output contracts").
+// Exit statuses (docs/architecture.md, "Output contracts").
 const (
 	exitOK       = 0
 	exitFindings = 1
@@ -47,7 +48,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.Execute()
+	ctx, stop := interruptContext(context.Background())
+	defer stop()
+	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
 	}
@@ -75,15 +78,31 @@ const DefaultIdleTimeout = 10 * time.Minute
 type globalFlags struct {
 	rocePort       uint16
 	maxConnections int
-	maxBuffered    int
+	maxBuffered    byteSize
 	idleTimeout    time.Duration
+}
+
+// check rejects limits that cannot be meant: 0 or less used to fall back
+// silently to the default (issue 13).
+func (g *globalFlags) check() error {
+	if g.maxBuffered <= 0 {
+		return usageErr("--max-buffered must be positive (got %d)", int64(g.maxBuffered))
+	}
+	if g.maxConnections <= 0 {
+		return usageErr("--max-connections must be positive (got %d)", g.maxConnections)
+	}
+	if g.idleTimeout < 0 {
+		return usageErr("--idle-timeout must not be negative (0: never)")
+	}
+	setMemoryLimit(int64(g.maxBuffered), g.maxConnections)
+	return nil
 }
 
 // engineOptions sets the options the global flags choose.
 func (g *globalFlags) engineOptions(opts *dissect.Options) {
 	opts.RoCEPort = g.rocePort
 	opts.MaxConnections = g.maxConnections
-	opts.MaxBufferedBytes = g.maxBuffered
+	opts.MaxBufferedBytes = int(g.maxBuffered)
 	opts.IdleTimeout = g.idleTimeout
 	// The Upper-Layer Binding: NFS (RFC 8267), one per engine.
 	opts.ULP = nfs.NewBinding()
@@ -102,11 +121,13 @@ private data, inline thresholds, remote invalidation) and what every packet is.`
 	}
 	root.PersistentFlags().Uint16Var(&g.rocePort, "roce-port", dissect.DefaultRoCEPort, "UDP destination port that carries RoCEv2")
 	root.PersistentFlags().IntVar(&g.maxConnections, "max-connections", dissect.DefaultMaxConnections,
-		"connections tracked at once, live ones and the summaries of closed ones (a full table forgets the oldest closed summary)")
-	root.PersistentFlags().IntVar(&g.maxBuffered, "max-buffered", dissect.DefaultMaxBufferedBytes,
-		"bytes all reassembly buffers may hold together; past it the largest message or RDMA operation in progress is handed up truncated")
+		"connections tracked at once, live ones and the summaries of closed ones (a full table forgets the oldest closed summary; must be positive)")
+	g.maxBuffered = dissect.DefaultMaxBufferedBytes
+	root.PersistentFlags().Var(&g.maxBuffered, "max-buffered",
+		"bytes all reassembly buffers may hold together (bytes, or 64MiB, 1GiB...; must be positive); past it the largest message or RDMA operation in progress is handed up truncated. It also sets the Go runtime's memory limit (docs/streaming.md)")
 	root.PersistentFlags().DurationVar(&g.idleTimeout, "idle-timeout", DefaultIdleTimeout,
 		"release a connection that saw no packet for this long in capture time, as if it had closed (0: never)")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return g.check() }
 	root.AddCommand(newDissectCmd(g), newAnalyzeCmd(g), newCaptureCmd(g), newTransactionsCmd(g), newCheckCmd(g), newRulesCmd(), newVersionCmd(), newReportCmd(g), newExportCmd(g))
 	registerCompletions(root)
 	return root

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/internal/outfile"
 	"github.com/rdmashark/rdmashark/report"
 	htmlreport "github.com/rdmashark/rdmashark/report/html"
 )
@@ -63,7 +64,7 @@ exits 2.`,
 			if eng == nil {
 				return runErr
 			}
-			a := report.NewAnalysis(name, snapshot(eng))
+			a := report.NewAnalysis(displayName(name), snapshot(eng))
 			res := checks.Finish(eng.Conns.Connections())
 			res.NoteLoss(0, eng.Stats.Skipped)
 			a.AddChecks(res)
@@ -76,7 +77,7 @@ exits 2.`,
 			if output == "" || output == "-" {
 				err = write(cmd.OutOrStdout())
 			} else {
-				err = writeFile(output, write)
+				err = outfile.Write(output, []string{name}, write)
 			}
 			if err != nil {
 				return &exitError{exitUsage, fmt.Errorf("-o %s: %w", output, err)}

@@ -128,7 +128,7 @@ func TestDissectStdinStreams(t *testing.T) {
 // read a capture from standard input that arrives a few octets at a time
 // (reads of at most 7 octets, halved again by iotest.HalfReader: every
 // record header and packet split), and print exactly what they print
-// reading the file (named "-").
+// reading the file (named "<stdin>").
 func TestEveryCommandReadsStdin(t *testing.T) {
 	data, err := os.ReadFile(nfs3Pcap)
 	if err != nil {
@@ -150,7 +150,7 @@ func TestEveryCommandReadsStdin(t *testing.T) {
 		}
 		var out, errb bytes.Buffer
 		code := run(append(args, "-"), iotest.HalfReader(&chunkReader{data, 7}), &out, &errb)
-		want := strings.ReplaceAll(fromFile.stdout, nfs3Pcap, "-")
+		want := strings.ReplaceAll(fromFile.stdout, nfs3Pcap, "<stdin>")
 		if code != fromFile.code || out.String() != want || len(want) < 1000 {
 			t.Errorf("%s: exit %d (file: %d), stderr %q; output from standard input differs from the file's", tc.args[0], code, fromFile.code, errb.String())
 		}

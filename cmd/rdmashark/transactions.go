@@ -63,10 +63,14 @@ capture the output is a JSON array of the one-capture documents.`,
 				runErr error
 			}
 			work := func(i int) result {
-				list := report.NewTransactionList(names[i], max, f)
+				list := report.NewTransactionList(displayName(names[i]), max, f)
 				eng, runErr := runTransactions(cmd, g, names[i], list)
 				if eng == nil {
 					return result{runErr: runErr}
+				}
+				if runErr == errInterrupted {
+					list.Errors = append(list.Errors, fmt.Sprintf("%s after %d packets", errInterrupted, eng.Stats.Packets))
+					runErr = nil
 				}
 				if runErr != nil {
 					list.Errors = append(list.Errors, runErr.Error())

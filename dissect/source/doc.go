@@ -20,23 +20,48 @@
 //     MaxRecordLength (262144, libpcap's and Wireshark's limit) and the whole
 //     record present. A captured length above the file's snap length but
 //     within MaxRecordLength is accepted, as tcpdump and Wireshark accept it
-//     (some writers do not truncate to the snap length they declare).
+//     (some writers do not truncate to the snap length they declare), and
+//     counted, pcap and pcapng alike, for the caller to warn (OverSnapLen).
 //   - pcapng: block length at least the block type's minimum, a multiple of
 //     4, at most maxBlockLength, equal to the copy at the end of the block,
 //     all present; options fit the block; a packet names an interface its
 //     section has described and its captured length fits its block.
 //     Interface Statistics, Name Resolution, Decryption Secrets, custom and
 //     unknown blocks are checked for framing and skipped.
-//   - gzip is undone before the magic is read; byte offsets in errors count
-//     bytes of the uncompressed capture, and a gzip stream cut short is
-//     reported like a truncated file.
+//   - gzip is undone before the magic is read, member after member (RFC
+//     1952 2.2); byte offsets in errors count bytes of the uncompressed
+//     capture. A gzip stream cut short (in a member's header, data or
+//     trailer) is ErrTruncated, "gzip stream cut short"; a bad checksum or
+//     bytes after the last member that are not another member are
+//     ErrCompressed.
+//   - a pcapng file whose interfaces so far all have link types this
+//     package does not read (Supported) fails at its first packet with a
+//     *LinkTypeError, as a pcap file of such a link type fails in the
+//     caller's check after Open.
 //
-// The formats are read here rather than with gopacket's pcapgo (v1.7.7):
-// its package also holds live-capture code that needs golang.org/x/net, and
-// its pcapng reader trusts the lengths this package checks (a block length
-// under 12 wraps around, a captured length larger than its block reads into
-// the next blocks, the trailing length is never compared), reports a cut
-// file as a bare io.ErrUnexpectedEOF, and copies every record.
+// The formats are read here rather than with gopacket's pcapgo. Checked
+// against pcapgo v1.7.7 (the version in go.mod), whose own dependency on
+// golang.org/x/net is no obstacle (the tests use pcapgo through
+// internal/pcaptest, the live saver writes with it):
+//
+//   - pcapng framing is not checked: a block length under 8 (12 for a
+//     Section Header Block) wraps its remaining-length counter around, the
+//     trailing copy of the length is discarded without being compared, and
+//     a captured length larger than its block wraps the counter too, so the
+//     reader walks into the following blocks; here each is an error naming
+//     the block.
+//   - errors carry no context: a file cut short is a bare
+//     io.ErrUnexpectedEOF, others plain strings ("Interface id 3 not
+//     present in section"), with no record number, byte offset or kind to
+//     test with errors.Is, and none says whether reading can go on; the
+//     read loop cannot skip one damaged record and keep the rest.
+//   - a pcapng NgReader reads one link type unless WantMixedLinkType, and
+//     then hands the link type through CaptureInfo.AncillaryData, an
+//     interface slice per packet; the readers are two types with two APIs
+//     where the engine wants one Reader for both formats and for gzip.
+//   - every record is copied out of the bufio.Reader into its own buffer
+//     (ZeroCopyReadPacketData still copies); here Data points into the
+//     read buffer.
 //
 // # Records and memory
 //
@@ -54,8 +79,9 @@
 // Every error about the capture is an *Error naming the file, the record
 // number (0 when the file header itself is at fault) and the byte offset of
 // the record or block in the uncompressed stream. Its Err wraps one of
-// ErrNotCapture, ErrUnsupported, ErrTruncated, ErrBadLength or ErrBadBlock
-// (test with errors.Is), or an I/O or gzip error. Messages read like
+// ErrNotCapture, ErrUnsupported, ErrTruncated, ErrBadLength, ErrBadBlock or
+// ErrCompressed (test with errors.Is), a *LinkTypeError, or an I/O error;
+// Open of a directory is ErrIsDirectory. Messages read like
 //
 //	capture.pcap: packet 1234: truncated record: header says 1514 bytes, 600 present
 //

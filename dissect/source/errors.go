@@ -17,6 +17,12 @@ var (
 	// ErrBadLength: a length field that cannot be true (captured length
 	// beyond MaxRecordLength, beyond its block, or above the original length).
 	ErrBadLength = errors.New("bad record length")
+	// ErrIsDirectory: Open was given a directory.
+	ErrIsDirectory = errors.New("is a directory, not a capture file")
+	// ErrCompressed: the gzip stream around the capture is bad: a wrong
+	// checksum, a damaged member, data after the last member. (A gzip
+	// stream cut short is ErrTruncated.)
+	ErrCompressed = errors.New("bad gzip stream")
 	// ErrBadBlock: a pcapng block whose framing or fixed fields are invalid.
 	ErrBadBlock = errors.New("bad pcapng block")
 )

@@ -234,6 +234,16 @@ func (g *ngState) block() (Record, bool, error) {
 	if err != nil {
 		return Record{}, false, err
 	}
+	if isPacket && !g.r.anySupported {
+		// A packet, and no interface so far has a link type rdmashark
+		// reads: the whole capture is of an unsupported link type, as a
+		// pcap file's header would have said at Open (issue 12). A file
+		// that also describes a supported interface before its first
+		// packet is read, the other interfaces' packets undecoded.
+		if lerr := Supported(rec.LinkType); lerr != nil {
+			return Record{}, false, g.fail(num, off, lerr)
+		}
+	}
 	if isPacket {
 		rec.Offset, rec.Length = off, int(length)
 	}
@@ -413,6 +423,7 @@ func (g *ngState) packet(typ uint32, b []byte, num int, off int64) (Record, erro
 		}
 	}
 	ifc := &g.ifaces[iface]
+	g.r.checkSnap(num, caplen, ifc.snapLen)
 	ts := uint64(o.Uint32(b[12:]))<<32 | uint64(o.Uint32(b[16:]))
 	end := 28 + int(caplen)
 	return Record{

@@ -113,6 +113,28 @@ type Reader struct {
 	err       error // final error (or io.EOF), returned again by Next
 	linkTypes []layers.LinkType
 	ifaces    []Interface
+	// anySupported: an interface so far has a link type Supported.
+	anySupported bool
+	// overSnap counts records longer than their interface's snap length,
+	// firstOverSnap is the first of them (OverSnapLen).
+	overSnap, firstOverSnap int
+}
+
+// OverSnapLen returns how many records so far had a captured length
+// greater than their interface's snap length (the pcap header's SnapLen,
+// the pcapng IDB's SnapLen; 0 means no limit), and the number of the first.
+// Such a record is read as it is, but a capture that lies about its snap
+// length may lie about more: callers warn (issue 13).
+func (r *Reader) OverSnapLen() (records, first int) { return r.overSnap, r.firstOverSnap }
+
+// checkSnap counts record num if caplen exceeds snap.
+func (r *Reader) checkSnap(num int, caplen, snap uint32) {
+	if snap != 0 && caplen > snap {
+		if r.overSnap == 0 {
+			r.firstOverSnap = num
+		}
+		r.overSnap++
+	}
 }
 
 // countReader counts the bytes read through it.
@@ -127,15 +149,23 @@ func (c *countReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// StdinName is the name standard input goes by in errors and reports.
+const StdinName = "<stdin>"
+
 // Open opens the capture file name, or standard input if name is "-"
-// (reported as "<stdin>"). The caller must Close the Reader.
+// (reported as StdinName). The caller must Close the Reader.
 func Open(name string) (*Reader, error) {
 	if name == "-" {
-		return NewReader(os.Stdin, "<stdin>")
+		return NewReader(os.Stdin, StdinName)
 	}
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
+	}
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		// Not "name: read name: is a directory" (issue 13).
+		f.Close()
+		return nil, &Error{File: name, Err: ErrIsDirectory, Final: true}
 	}
 	r, err := NewReader(f, name)
 	if err != nil {
@@ -158,8 +188,9 @@ func NewReader(rd io.Reader, name string) (*Reader, error) {
 		if err != nil {
 			return nil, r.headerErr(fmt.Errorf("gzip: %w", err))
 		}
+		gz.Multistream(false) // members are followed by gzipStream
 		r.gz, r.compressed = gz, true
-		r.cnt.r = gz
+		r.cnt.r = &gzipStream{src: head, gz: gz}
 	} else {
 		if err != nil && !isEOF(err) {
 			return nil, r.headerErr(err)
@@ -311,6 +342,7 @@ func (r *Reader) nextPcap() (Record, error) {
 		return Record{}, &Error{File: r.name, Packet: num, Offset: off, Final: false,
 			Err: newDetail(ErrBadLength, "captured length %d is larger than the original length %d; record skipped", caplen, origlen)}
 	}
+	r.checkSnap(num, caplen, r.snapLen)
 	// rec, not h: the second Peek may have moved the buffered bytes.
 	sec := int64(r.order.Uint32(rec[0:4]))
 	frac := int64(r.order.Uint32(rec[4:8]))
@@ -361,6 +393,9 @@ func (r *Reader) Interfaces() []Interface {
 }
 
 func (r *Reader) addInterface(i Interface) {
+	if Supported(i.LinkType) == nil {
+		r.anySupported = true
+	}
 	if len(r.ifaces) < maxKeptInterfaces {
 		r.ifaces = append(r.ifaces, i)
 	}
@@ -394,10 +429,70 @@ func isEOF(err error) bool {
 	return err == io.EOF || err == io.ErrUnexpectedEOF
 }
 
+// gzipStream reads the members of a gzip file (RFC 1952 section 2.2: a
+// file is a series of members) and says what is wrong with the compressed
+// stream itself, in words of the gzip stream, instead of handing on
+// gzip.Reader's io.ErrUnexpectedEOF, which the record reader would report
+// as a truncated record header: the file cut inside the compressed data or
+// the 8-byte trailer (CRC-32, ISIZE), a bad checksum, and bytes after the
+// last member that are not another member.
+type gzipStream struct {
+	src     *bufio.Reader
+	gz      *gzip.Reader
+	members int // members finished
+	err     error
+}
+
+func (g *gzipStream) Read(p []byte) (int, error) {
+	if g.err != nil {
+		return 0, g.err
+	}
+	n, err := g.gz.Read(p)
+	switch {
+	case err == nil:
+	case err == io.EOF: // a member ended, its CRC-32 and length verified
+		g.members++
+		err = nil
+		switch next, perr := g.src.Peek(2); {
+		case len(next) == 0 && perr == io.EOF:
+			g.err = io.EOF
+		case len(next) == 2 && next[0] == 0x1f && next[1] == 0x8b:
+			if rerr := g.gz.Reset(g.src); rerr != nil {
+				g.err = g.wrap(rerr)
+			}
+			g.gz.Multistream(false)
+		case perr != nil && perr != io.EOF:
+			g.err = perr
+		default:
+			rest, _ := g.src.Peek(64)
+			g.err = newDetail(ErrCompressed, "%s: data after the end of the gzip stream is not another gzip member (starts % x)", ErrCompressed, rest[:min(len(rest), 8)])
+		}
+	default:
+		g.err = g.wrap(err)
+	}
+	if n > 0 {
+		return n, nil
+	}
+	if err == nil && g.err == nil {
+		return g.Read(p)
+	}
+	return 0, g.err
+}
+
+// wrap describes an error of the gzip reader.
+func (g *gzipStream) wrap(err error) error {
+	switch {
+	case err == io.ErrUnexpectedEOF || err == io.EOF:
+		return newDetail(ErrTruncated, "gzip stream cut short: the file ends inside gzip member %d (its header, compressed data or 8-byte trailer)", g.members+1)
+	}
+	return &detail{kind: ErrCompressed, msg: fmt.Sprintf("%s: gzip member %d: %v", ErrCompressed, g.members+1, err), err: err}
+}
+
 // detail is an error message of one of the Err* kinds.
 type detail struct {
 	kind error
 	msg  string
+	err  error // the error it stands for, if any (errors.Is finds both)
 }
 
 func newDetail(kind error, format string, args ...any) error {
@@ -405,4 +500,9 @@ func newDetail(kind error, format string, args ...any) error {
 }
 
 func (d *detail) Error() string { return d.msg }
-func (d *detail) Unwrap() error { return d.kind }
+func (d *detail) Unwrap() []error {
+	if d.err != nil {
+		return []error{d.kind, d.err}
+	}
+	return []error{d.kind}
+}

@@ -98,8 +98,12 @@ func (f *FPDU) CRCValid() bool { return !f.CRCChecked || f.CRC == f.CRCComputed 
 // TCP byte stream (RFC 5044 sections 4-6). Feed it the stream in order, in
 // pieces of any size; after each Feed call Next until it returns
 // ErrNeedMore. An FPDU wholly inside one piece is returned without copying
-// when markers are off; one that spans pieces is copied into a buffer of at
-// most MaxFPDULen octets, which is all the memory a Framer holds. A ULPDU
+// when markers are off; one that spans pieces is copied into a buffer that
+// grows with what is held, never past the FPDU's length (at most
+// MaxFPDULen octets), and is kept for the next one; with markers, a second
+// buffer of the same bound holds the FPDU without them. A new Framer holds
+// no buffer: Held says what it holds, FreeSpare lets go of what no partial
+// FPDU needs, DropPartial gives up a partial FPDU (a memory budget). A ULPDU
 // length that cannot be right, a marker that does not point back to its
 // FPDU, or a ULPDU that does not start with a DDP version 1 header lose sync
 // (*SyncError) instead of consuming garbage.
@@ -112,7 +116,7 @@ type Framer struct {
 	buf      []byte
 	bufOut   bool // buf holds the FPDU returned last
 	scratch  []byte
-	markers  [MaxFPDULen/MarkerInterval + 2]Marker
+	markers  []Marker
 	fp       FPDU
 	err      error
 	Stats    FramerStats
@@ -120,7 +124,7 @@ type Framer struct {
 
 // NewFramer returns a Framer for cfg.
 func NewFramer(cfg FramerConfig) *Framer {
-	f := &Framer{buf: make([]byte, 0, MaxFPDULen)}
+	f := &Framer{}
 	f.Reset(cfg)
 	return f
 }
@@ -132,9 +136,6 @@ func (f *Framer) Reset(cfg FramerConfig) {
 	f.maxULPDU = cfg.MaxULPDULength
 	if f.maxULPDU <= 0 || f.maxULPDU > 0xffff {
 		f.maxULPDU = 0xffff
-	}
-	if cfg.Markers && f.scratch == nil {
-		f.scratch = make([]byte, 0, maxNonMarkerLen)
 	}
 	f.seq = cfg.Seq
 	f.off = 0
@@ -157,6 +158,58 @@ func (f *Framer) Buffered() int {
 		return 0
 	}
 	return len(f.buf)
+}
+
+// markerSize is the memory one Marker takes in Held.
+const markerSize = 16
+
+// Held returns the octets of memory the framer's buffers take: the buffer
+// of a partial FPDU (kept for reuse once the FPDU is out), and with markers
+// the buffer of an FPDU without them and the marker list. A new framer
+// holds none.
+func (f *Framer) Held() int {
+	return cap(f.buf) + cap(f.scratch) + cap(f.markers)*markerSize
+}
+
+// FreeSpare lets go of the buffers that hold no partial FPDU. The FPDU
+// Next returned last stays valid (its slices keep their memory).
+func (f *Framer) FreeSpare() {
+	if len(f.buf) == 0 || f.bufOut {
+		f.buf, f.bufOut = nil, false
+	}
+	f.scratch, f.markers = nil, nil
+}
+
+// DropPartial gives up the partial FPDU the framer holds, if any, to free
+// its buffer: without its octets the framer cannot know where the next
+// FPDU starts, so sync is lost (the *SyncError is returned; nil when no
+// partial FPDU was held).
+func (f *Framer) DropPartial(reason string) error {
+	n := f.Buffered()
+	if n == 0 || f.err != nil {
+		return nil
+	}
+	err := f.lose(fmt.Sprintf("%s: partial FPDU of %d octets dropped", reason, n), LLPStreamLost)
+	f.buf = nil
+	return err
+}
+
+// grow makes room in buf for k more octets of an FPDU of n octets (0: its
+// length is not known yet): the capacity doubles, from 256, but never past
+// n.
+func (f *Framer) grow(k, n int) {
+	need := len(f.buf) + k
+	if need <= cap(f.buf) {
+		return
+	}
+	c := max(2*cap(f.buf), 256)
+	if n > 0 {
+		c = min(c, n)
+	}
+	c = max(c, need)
+	nb := make([]byte, len(f.buf), c)
+	copy(nb, f.buf)
+	f.buf = nb
 }
 
 // Err returns the sync error, if sync is lost.
@@ -260,6 +313,7 @@ func (f *Framer) Next() (*FPDU, error) {
 			return nil, err
 		}
 		if n == 0 || len(f.in) < n {
+			f.grow(len(f.in), n)
 			f.buf = append(f.buf, f.in...)
 			f.in = nil
 			return nil, ErrNeedMore
@@ -272,6 +326,7 @@ func (f *Framer) Next() (*FPDU, error) {
 		}
 		if n == 0 {
 			k := min(len(f.in), headerRoom-len(f.buf))
+			f.grow(k, 0)
 			f.buf = append(f.buf, f.in[:k]...)
 			f.in = f.in[k:]
 			if n, err = f.frameLen(f.buf); err != nil {
@@ -282,6 +337,7 @@ func (f *Framer) Next() (*FPDU, error) {
 			}
 		}
 		k := min(len(f.in), n-len(f.buf))
+		f.grow(k, n)
 		f.buf = append(f.buf, f.in[:k]...)
 		f.in = f.in[k:]
 		// Check again now that the first ULPDU octet may be there.
@@ -301,9 +357,17 @@ func (f *Framer) Next() (*FPDU, error) {
 // decode fills f.fp from the complete FPDU raw.
 func (f *Framer) decode(raw []byte) (*FPDU, error) {
 	fp := &f.fp
+	if f.cfg.Markers {
+		if n := len(raw)/MarkerInterval + 2; cap(f.markers) < n {
+			f.markers = make([]Marker, 0, n)
+		}
+	}
 	*fp = FPDU{Offset: f.off, Seq: f.seq, Raw: raw, Markers: f.markers[:0]}
 	body := raw // header, ULPDU, pad, CRC
 	if f.cfg.Markers {
+		if cap(f.scratch) < len(raw) {
+			f.scratch = make([]byte, 0, len(raw))
+		}
 		body = f.scratch[:0]
 		next := markerDist(f.seq, f.cfg.MarkerSeq)
 		for pos := 0; pos < len(raw); {
