@@ -87,7 +87,8 @@ type Negotiated struct {
 func (r *CheckReport) Judge(o GateOptions) {
 	r.Gate = nil
 	r.Summary.GateFailures, r.Summary.NothingToJudge = 0, false
-	r.Failed = r.Summary.Unreadable > 0 || (r.Summary.AtOrAboveFailOn > 0 && !r.FindingsDoNotFail)
+	r.Failed = r.Summary.Unreadable > 0 || (r.Summary.AtOrAboveFailOn > 0 && !r.FindingsDoNotFail) ||
+		(r.FailOnDamage && r.Summary.Incomplete > 0)
 	var conns, rpcConns, negotiated, evaluated, checks int
 	var txns uint64
 	reasons := map[string]int{}
@@ -277,6 +278,10 @@ func (r *CheckReport) verdict() string {
 		}
 	}
 	if len(why) == 0 {
+		if r.FailOnDamage && r.Summary.Incomplete > 0 {
+			// The text report says why (incomplete input, --fail-on-damage).
+			return "FAILED"
+		}
 		if r.FindingsDoNotFail && r.Summary.AtOrAboveFailOn > 0 {
 			return fmt.Sprintf("passed (writing a baseline: %d findings at or above %s recorded, not failed)", r.Summary.AtOrAboveFailOn, r.FailOn)
 		}

@@ -22,7 +22,7 @@ func TestStdinOneName(t *testing.T) {
 	if r := cli(t, data, "analyze", "--format", "json", "-"); cliAnalysis(t, r)["file"] != "<stdin>" {
 		t.Errorf("JSON file: %v", cliAnalysis(t, r)["file"])
 	}
-	if r := cli(t, data, "check", "-"); r.code != 0 || !strings.HasPrefix(r.stdout, "<stdin>:") {
+	if r := cli(t, data, "check", "--allow-empty", "-"); r.code != 0 || !strings.HasPrefix(r.stdout, "<stdin>:") {
 		t.Errorf("check -: exit %d\n%s", r.code, r.stdout)
 	}
 	// An error says the same name.
@@ -131,12 +131,12 @@ func TestDamagedRecordVerdict(t *testing.T) {
 	}{
 		{[]string{"analyze", p}, 0, []string{"76 packets", "INCOMPLETE: 1 damaged records were skipped"}},
 		{[]string{"analyze", "--format", "json", p}, 0, []string{`"skipped_records": 1`}},
-		{[]string{"check", p}, 2, []string{"INCOMPLETE: 1 damaged records were skipped", "FAILED (incomplete input fails the gate: --fail-on-damage)"}},
-		{[]string{"check", "--fail-on-damage=false", p}, 0, []string{"INCOMPLETE: 1 damaged records", "passed (on incomplete input"}},
-		{[]string{"check", "--format", "json", p}, 2, []string{`"skipped_records": 1`, `"incomplete": 1`, `"fail_on_damage": true`}},
-		{[]string{"check", "--format", "junit", p}, 2, []string{`name="read capture whole"`, `type="incomplete"`}},
-		{[]string{"check", "--format", "junit", "--fail-on-damage=false", p}, 0, []string{`incomplete input (--fail-on-damage=false): 1 damaged records`}},
-		{[]string{"check", "--format", "sarif", p}, 2, []string{`"level": "error"`, "incomplete input: 1 damaged records were skipped"}},
+		{[]string{"check", "--allow-empty", p}, 2, []string{"INCOMPLETE: 1 damaged records were skipped", "FAILED (incomplete input fails the gate: --fail-on-damage)"}},
+		{[]string{"check", "--allow-empty", "--fail-on-damage=false", p}, 0, []string{"INCOMPLETE: 1 damaged records", "passed (on incomplete input"}},
+		{[]string{"check", "--allow-empty", "--format", "json", p}, 2, []string{`"skipped_records": 1`, `"incomplete": 1`, `"fail_on_damage": true`}},
+		{[]string{"check", "--allow-empty", "--format", "junit", p}, 2, []string{`name="read capture whole"`, `type="incomplete"`}},
+		{[]string{"check", "--allow-empty", "--format", "junit", "--fail-on-damage=false", p}, 0, []string{`incomplete input (--fail-on-damage=false): 1 damaged records`}},
+		{[]string{"check", "--allow-empty", "--format", "sarif", p}, 2, []string{`"level": "error"`, "incomplete input: 1 damaged records were skipped"}},
 	} {
 		r := cli(t, nil, c.args...)
 		if r.code != c.code {
@@ -149,7 +149,7 @@ func TestDamagedRecordVerdict(t *testing.T) {
 		}
 	}
 	// The intact capture is complete: none of it.
-	if r := cli(t, nil, "check", "--format", "json", rpingPcap); r.code != 0 || strings.Contains(r.stdout, "skipped_records") || !strings.Contains(r.stdout, `"incomplete": 0`) {
+	if r := cli(t, nil, "check", "--allow-empty", "--format", "json", rpingPcap); r.code != 0 || strings.Contains(r.stdout, "skipped_records") || !strings.Contains(r.stdout, `"incomplete": 0`) {
 		t.Errorf("intact: exit %d\n%s", r.code, r.stdout)
 	}
 }
