@@ -23,6 +23,8 @@ const EtherTypeRoCEv1 layers.EthernetType = 0x8915
 type Decoder struct {
 	// RoCEPort is the UDP destination port that carries RoCEv2.
 	RoCEPort uint16
+	// icrc holds the masked headers of the invariant CRC (crc.go).
+	icrc roce.ICRC
 }
 
 // errorf records a decoding error on the packet and returns it.
