@@ -1,7 +1,6 @@
 package check
 
 import (
-	"slices"
 
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma"
@@ -137,6 +136,7 @@ func (c *Call) touches(op *dissect.RDMAOp, read bool) bool {
 type callTable struct {
 	open    map[uint32]*Call
 	done    []*Call // answered, oldest first
+	spare   *Call   // the last pushed out of done, for newCall
 	dropped int     // Calls not kept: table full
 	// granted is the last credit limit the responder granted.
 	granted    uint32
@@ -156,19 +156,26 @@ func (c *Conn) addCall(g *Msg) {
 		t.dropped++
 		return
 	}
-	k := &Call{XID: g.Common.XID, Packets: slices.Clone(g.Packets), Vers: g.Common.Vers, Proc: g.Proc()}
-	if len(k.Packets) > 4 { // first and last few are enough to name it
-		k.Packets = append(k.Packets[:2:2], k.Packets[len(k.Packets)-2:]...)
+	k := t.newCall()
+	k.XID, k.Vers, k.Proc = g.Common.XID, g.Common.Vers, g.Proc()
+	if n := len(g.Packets); n > 4 { // first and last few are enough to name it
+		k.Packets = append(append(k.Packets, g.Packets[:2]...), g.Packets[n-2:]...)
+	} else {
+		k.Packets = append(k.Packets, g.Packets...)
 	}
 	if ch := g.Chunks(); ch != nil && !g.Truncated {
 		k.Known = true
-		k.Reads = slices.Clone(ch.ReadList)
-		for _, w := range ch.WriteList {
-			k.Writes = append(k.Writes, rpcrdma.WriteChunk{Segments: slices.Clone(w.Segments)})
+		k.Reads = append(k.Reads, ch.ReadList...)
+		for i, w := range ch.WriteList {
+			var segs []rpcrdma.Segment
+			if i < cap(k.Writes) {
+				segs = k.Writes[:i+1][i].Segments[:0] // a recycled Call's
+			}
+			k.Writes = append(k.Writes, rpcrdma.WriteChunk{Segments: append(segs, w.Segments...)})
 		}
 		k.HasReply = ch.HasReplyChunk
 		if ch.HasReplyChunk {
-			k.Reply = slices.Clone(ch.ReplyChunk.Segments)
+			k.Reply = append(k.Reply, ch.ReplyChunk.Segments...)
 		}
 		k.InlineLen = len(g.Inline())
 	}
@@ -176,6 +183,20 @@ func (c *Conn) addCall(g *Msg) {
 		k.Prog, k.ProgVers, k.ProcNum, k.HasProc = uint32(g.RPC.Prog), g.RPC.Vers, g.RPC.Proc, true
 	}
 	t.open[k.XID] = k
+}
+
+// newCall returns an empty Call: the one answer last pushed out of the
+// answered ones, with its slices' room, or a new one. In steady state each
+// Reply pushes one out and each Call takes it, so the table allocates
+// nothing per transaction.
+func (t *callTable) newCall() *Call {
+	k := t.spare
+	if k == nil {
+		return new(Call)
+	}
+	t.spare = nil
+	*k = Call{Packets: k.Packets[:0], Reads: k.Reads[:0], Writes: k.Writes[:0], Reply: k.Reply[:0]}
+	return k
 }
 
 // matchCall finds the Call a Reply or RDMA_ERROR answers.
@@ -197,7 +218,11 @@ func (c *Conn) answer(g *Msg) {
 		k.ReplyPacket = g.Packets[n-1]
 	}
 	if len(t.done) >= maxDoneCalls {
-		t.done = t.done[1:]
+		// The oldest answered Call goes; the slice keeps its array.
+		t.spare = t.done[0]
+		copy(t.done, t.done[1:])
+		t.done[len(t.done)-1] = k
+		return
 	}
 	t.done = append(t.done, k)
 }

@@ -204,21 +204,13 @@ func (e *Engine) Run(r *source.Reader, each func(*Packet) error) error {
 			return nil
 		}
 		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		var serr *source.Error
-		if errors.As(err, &serr) && !serr.Final {
-			// A damaged record whose neighbours are intact: note it and
-			// go on with the next one.
-			e.Stats.Skipped++
-			if len(e.Warnings) < MaxWarnings {
-				e.Warnings = append(e.Warnings, err)
-			}
-			continue
-		}
 		if err != nil {
-			return err
+			// Only here: errors.As's target escapes, and would be
+			// allocated for every packet.
+			if e.skipRecord(err) {
+				continue
+			}
+			return nilIfEOF(err)
 		}
 		p := &e.pkt
 		p.Number = rec.Number
@@ -237,6 +229,29 @@ func (e *Engine) Run(r *source.Reader, each func(*Packet) error) error {
 			}
 		}
 	}
+}
+
+// skipRecord reports whether err, from the reader's Next, is a damaged
+// record whose neighbours are intact: it is noted (Stats.Skipped, Warnings)
+// and the read goes on with the next one.
+func (e *Engine) skipRecord(err error) bool {
+	var serr *source.Error
+	if !errors.As(err, &serr) || serr.Final {
+		return false
+	}
+	e.Stats.Skipped++
+	if len(e.Warnings) < MaxWarnings {
+		e.Warnings = append(e.Warnings, err)
+	}
+	return true
+}
+
+// nilIfEOF returns nil for the clean end of the input, err otherwise.
+func nilIfEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
 }
 
 // Process decodes one frame into p and tracks it. p's number, times,
