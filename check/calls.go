@@ -1,7 +1,6 @@
 package check
 
 import (
-
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma"
 )

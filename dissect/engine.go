@@ -51,6 +51,15 @@ type Options struct {
 	// ULP decodes RPC procedure arguments and results (NFS); nil uses
 	// DefaultULP.
 	ULP ULPDecoder
+	// Pipeline: whether Run decodes on a goroutine of its own, ahead of
+	// the connection engine (pipeline.go); the output is the same.
+	Pipeline PipelineMode
+	// BeforeWait, when set, is called on Run's goroutine each time Run is
+	// about to wait for its input: the packets handed out so far are all
+	// processed, and the next is not read yet (the reader's buffer holds
+	// no whole record; with the pipeline, no decoded packet is ready). A
+	// command printing a live stream flushes its output there.
+	BeforeWait func()
 }
 
 // Proto is the top-level protocol a packet was counted under.
@@ -198,10 +207,16 @@ func NewEngine(opts Options) *Engine {
 // processed before an error stays in the engine's connections and stats.
 func (e *Engine) Run(r *source.Reader, each func(*Packet) error) error {
 	defer e.Finish()
+	if e.pipelined() {
+		return e.runPipeline(r, each) // decoding on a core of its own (pipeline.go)
+	}
 	var first int64
 	for {
 		if e.opts.Count > 0 && e.Stats.Packets >= uint64(e.opts.Count) {
 			return nil
+		}
+		if e.opts.BeforeWait != nil && !r.Ready() {
+			e.opts.BeforeWait()
 		}
 		rec, err := r.Next()
 		if err != nil {
@@ -257,11 +272,18 @@ func nilIfEOF(err error) error {
 // Process decodes one frame into p and tracks it. p's number, times,
 // lengths and link type must be set.
 func (e *Engine) Process(p *Packet, data []byte) {
+	e.dec.Decode(p, data)
+	e.processDecoded(p)
+}
+
+// processDecoded tracks a decoded packet: all of Process but the decoding,
+// which depends on nothing but the frame's bytes (so the pipeline runs it
+// ahead on another goroutine).
+func (e *Engine) processDecoded(p *Packet) {
 	if e.opts.IdleTimeout > 0 {
 		// Connections quiet for IdleTimeout before this packet go first.
 		e.expireIdle(p.Timestamp)
 	}
-	e.dec.Decode(p, data)
 	e.Conns.Track(p)
 	if c := p.Conn; c != nil && c.IPoIBCM() && p.BTH.OpCode.IsSend() && (p.BTH.OpCode.IsOnly() || p.BTH.OpCode.IsFirst()) {
 		// IPoIB connected mode (RFC 4755) carries the same encapsulation

@@ -47,3 +47,11 @@ func BenchmarkCLIDissectFields(b *testing.B) {
 		"-e", "infiniband.bth.destqp", "-e", "infiniband.bth.psn", "-e", "infiniband.invariant.crc")
 }
 func BenchmarkCLIDissectVerbose(b *testing.B) { benchCLI(b, "dissect", "-V") }
+
+// The same with decoding in line, on one goroutine (--pipeline off).
+func BenchmarkCLIAnalyzeSequential(b *testing.B) { benchCLI(b, "--pipeline", "off", "analyze") }
+func BenchmarkCLICheckSequential(b *testing.B)   { benchCLI(b, "--pipeline", "off", "check") }
+func BenchmarkCLIDissectFieldsSequential(b *testing.B) {
+	benchCLI(b, "--pipeline", "off", "dissect", "-T", "fields", "-e", "frame.number", "-e", "infiniband.bth.opcode",
+		"-e", "infiniband.bth.destqp", "-e", "infiniband.bth.psn", "-e", "infiniband.invariant.crc")
+}

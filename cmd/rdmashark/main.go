@@ -76,6 +76,7 @@ type globalFlags struct {
 	maxConnections int
 	maxBuffered    int
 	idleTimeout    time.Duration
+	pipeline       string
 }
 
 // engineOptions sets the options the global flags choose.
@@ -84,6 +85,7 @@ func (g *globalFlags) engineOptions(opts *dissect.Options) {
 	opts.MaxConnections = g.maxConnections
 	opts.MaxBufferedBytes = g.maxBuffered
 	opts.IdleTimeout = g.idleTimeout
+	opts.Pipeline, _ = dissect.ParsePipelineMode(g.pipeline) // checked in PersistentPreRunE
 }
 
 func newRoot() *cobra.Command {
@@ -104,6 +106,14 @@ private data, inline thresholds, remote invalidation) and what every packet is.`
 		"bytes all reassembly buffers may hold together; past it the largest message or RDMA operation in progress is handed up truncated")
 	root.PersistentFlags().DurationVar(&g.idleTimeout, "idle-timeout", DefaultIdleTimeout,
 		"release a connection that saw no packet for this long in capture time, as if it had closed (0: never)")
+	root.PersistentFlags().StringVar(&g.pipeline, "pipeline", "auto",
+		"decode on a goroutine of its own, ahead of the connection engine: auto (when there is more than one CPU), on or off; the output is the same")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if _, err := dissect.ParsePipelineMode(g.pipeline); err != nil {
+			return usageErr("--pipeline: %v", err)
+		}
+		return nil
+	}
 	root.AddCommand(newDissectCmd(g), newAnalyzeCmd(g), newCaptureCmd(g), newTransactionsCmd(g), newCheckCmd(g), newRulesCmd(), newVersionCmd())
 	return root
 }

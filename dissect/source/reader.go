@@ -335,6 +335,31 @@ func (r *Reader) nextPcapNG() (Record, error) {
 	return rec, nil
 }
 
+// Ready reports whether the next record (pcapng: the next block) is
+// wholly in the read buffer, so that Next returns it without reading its
+// input. A caller that batches records hands on what it holds before a
+// Next that may block on a live input (dissect's pipeline).
+func (r *Reader) Ready() bool {
+	if r.err != nil {
+		return true
+	}
+	n := r.br.Buffered()
+	if n < 16 {
+		return false
+	}
+	h, _ := r.br.Peek(16) // buffered: no read
+	var need uint32
+	if r.format == FormatPcap {
+		need = 16 + r.order.Uint32(h[8:12])
+	} else {
+		if binary.LittleEndian.Uint32(h) == blockSHB {
+			return false // its byte order is the block's own
+		}
+		need = r.ng.order().Uint32(h[4:8])
+	}
+	return need <= uint32(n)
+}
+
 // Name returns the name the capture was opened with ("<stdin>" for "-").
 func (r *Reader) Name() string { return r.name }
 
