@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/rdmashark/rdmashark/dissect"
 )
@@ -23,18 +25,76 @@ func NewSummaryWriter(w io.Writer) PacketWriter {
 	return &summaryWriter{w: bufio.NewWriter(w)}
 }
 
-type summaryWriter struct{ w *bufio.Writer }
+type summaryWriter struct {
+	w    *bufio.Writer
+	line []byte // reused: the line is built here, without fmt
+	info []byte
+}
 
 // WritePacket prints the packet's line, or one line per FPDU when an iWARP
-// segment carries several (Packet.InfoLines), each with the packet's columns.
+// segment carries several (Packet.InfoLines), each with the packet's columns:
+// "%5d %11.6f %15s → %-15s %-7s %5d %s\n", built with strconv into a reused
+// buffer.
 func (s *summaryWriter) WritePacket(p *dissect.Packet) error {
+	if p.OneInfoLine() {
+		s.info = p.AppendInfo(s.info[:0])
+		return s.writeLine(p, s.info)
+	}
 	for _, info := range p.InfoLines() {
-		if _, err := fmt.Fprintf(s.w, "%5d %11.6f %15s → %-15s %-7s %5d %s\n",
-			p.Number, p.RelTime.Seconds(), p.Source(), p.Destination(), p.Protocol(), p.Length, info); err != nil {
+		s.info = append(s.info[:0], info...)
+		if err := s.writeLine(p, s.info); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func (s *summaryWriter) writeLine(p *dissect.Packet, info []byte) error {
+	b := s.line[:0]
+	b = padLeft(len(b), 5, strconv.AppendInt(b, int64(p.Number), 10))
+	b = append(b, ' ')
+	b = padLeft(len(b), 11, strconv.AppendFloat(b, p.RelTime.Seconds(), 'f', 6, 64))
+	b = append(b, ' ')
+	b = padLeft(len(b), 15, p.AppendSource(b))
+	b = append(b, " → "...)
+	b = padRight(len(b), 15, p.AppendDestination(b))
+	b = append(b, ' ')
+	b = padRight(len(b), 7, append(b, p.Protocol()...))
+	b = append(b, ' ')
+	b = padLeft(len(b), 5, strconv.AppendInt(b, int64(p.Length), 10))
+	b = append(b, ' ')
+	b = append(b, info...)
+	b = append(b, '\n')
+	s.line = b
+	_, err := s.w.Write(b)
+	return err
+}
+
+// padLeft right-justifies what was appended to b after start in width
+// runes, as fmt's %*s does.
+func padLeft(start, width int, b []byte) []byte {
+	n := utf8.RuneCount(b[start:])
+	if n >= width {
+		return b
+	}
+	pad, text := width-n, len(b)-start
+	for range pad {
+		b = append(b, ' ')
+	}
+	copy(b[start+pad:], b[start:start+text])
+	for i := start; i < start+pad; i++ {
+		b[i] = ' '
+	}
+	return b
+}
+
+// padRight left-justifies what was appended to b after start in width
+// runes (%-*s).
+func padRight(start, width int, b []byte) []byte {
+	for n := utf8.RuneCount(b[start:]); n < width; n++ {
+		b = append(b, ' ')
+	}
+	return b
 }
 
 func (s *summaryWriter) Flush() error { return s.w.Flush() }
