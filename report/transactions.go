@@ -1,6 +1,8 @@
 package report
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -301,11 +303,43 @@ func convertSide(s *dissect.RPCSide, reply bool) *TxnSide {
 	return out
 }
 
-// WriteJSON writes the document, indented.
+// WriteJSON writes the document, indented, one transaction at a time: the
+// bytes are json.Encoder's with SetIndent("", "  ") of the whole list, but
+// the document is never held whole in memory (on a 1 GB capture it was
+// twice the size of the list itself).
 func (l *TransactionList) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
+	// The document without its transactions, split where they go.
+	shell := *l
+	shell.Transactions = []Transaction{}
+	var head bytes.Buffer
+	enc := json.NewEncoder(&head)
 	enc.SetIndent("", "  ")
-	return enc.Encode(l)
+	if err := enc.Encode(&shell); err != nil {
+		return err
+	}
+	const slot = `"transactions": []`
+	doc := head.Bytes()
+	i := bytes.Index(doc, []byte(slot))
+	if i < 0 || len(l.Transactions) == 0 {
+		_, err := w.Write(doc)
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	bw.Write(doc[:i+len(slot)-1]) // through the '['
+	for k := range l.Transactions {
+		if k > 0 {
+			bw.WriteByte(',')
+		}
+		bw.WriteString("\n    ")
+		b, err := json.MarshalIndent(&l.Transactions[k], "    ", "  ")
+		if err != nil {
+			return err
+		}
+		bw.Write(b)
+	}
+	bw.WriteString("\n  ]")
+	bw.Write(doc[i+len(slot):])
+	return bw.Flush()
 }
 
 // WriteTable writes one row per transaction.
