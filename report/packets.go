@@ -120,23 +120,40 @@ func NewFieldsWriter(w io.Writer, names []string, header bool) (PacketWriter, er
 type fieldsWriter struct {
 	w      *bufio.Writer
 	fields []*dissect.Field
-	vals   []string
+	// The line is built in line: each value appended with
+	// Field.AppendFormat by emit (made once: a closure per field and
+	// packet would be allocated), cur and n the field and its count.
+	line []byte
+	cur  *dissect.Field
+	n    int
+	emit func(dissect.Value)
+}
+
+func (fw *fieldsWriter) add(v dissect.Value) {
+	if fw.n > 0 {
+		fw.line = append(fw.line, ',')
+	}
+	fw.n++
+	fw.line = fw.cur.AppendFormat(fw.line, v)
 }
 
 func (fw *fieldsWriter) WritePacket(p *dissect.Packet) error {
+	if fw.emit == nil {
+		fw.emit = fw.add
+	}
+	fw.line = fw.line[:0]
 	for i, f := range fw.fields {
 		if i > 0 {
-			fw.w.WriteByte('\t')
+			fw.line = append(fw.line, '\t')
 		}
-		fw.vals = f.Values(p, fw.vals[:0])
-		for j, v := range fw.vals {
-			if j > 0 {
-				fw.w.WriteByte(',')
-			}
-			fw.w.WriteString(v)
+		if f.Get != nil {
+			fw.cur, fw.n = f, 0
+			f.Get(p, fw.emit)
 		}
 	}
-	return fw.w.WriteByte('\n')
+	fw.line = append(fw.line, '\n')
+	_, err := fw.w.Write(fw.line)
+	return err
 }
 
 func (fw *fieldsWriter) Flush() error { return fw.w.Flush() }
