@@ -75,28 +75,31 @@ for f in "${files[@]}"; do
 	results+=("$(measure "dissect (text)" "$bin" dissect "$path")")
 	results+=("$(measure "transactions" "$bin" transactions "$path")")
 	results+=("$(measure "transactions --format json" "$bin" transactions --format json "$path")")
-	tsx= tsf=
+	tsx= tsf= tsxc= tsfc=
 	if [[ $f != *x200* && $f != *x800* ]] || [ "${TSHARK_BIG:-}" = 1 ]; then
 		r=$(measure "tshark -Y rpcordma -T fields -e rpcordma.xid" tshark -n -r "$path" -Y rpcordma -T fields -e rpcordma.xid)
 		results+=("$r")
-		tsx=$(cut -d'|' -f2 <<< "$r")
+		tsx=$(cut -d'|' -f2 <<< "$r") tsxc=$(cut -d'|' -f3 <<< "$r")
 		if [[ $f == rxe* ]]; then
 			r=$(measure "tshark -T fields (5 fields)" tshark -n -r "$path" -T fields "${fields[@]}")
 			results+=("$r")
-			tsf=$(cut -d'|' -f2 <<< "$r")
+			tsf=$(cut -d'|' -f2 <<< "$r") tsfc=$(cut -d'|' -f3 <<< "$r")
 		fi
 	fi
 	echo
 	echo "$f: $size bytes, $(capinfos -c -M "$path" 2> /dev/null | awk -F: '/Number of packets/ {gsub(/ /,"",$2); print $2}') packets"
-	printf '%-46s %8s %9s %8s %9s %9s\n' command "wall s" "MB/s" "CPU s" "RSS MiB" "× tshark"
+	# × tshark: tshark's median over rdmashark's, of wall-clock time and
+	# of CPU time (analyze and check against tshark -Y rpcordma, dissect
+	# -T fields against tshark -T fields of the same fields).
+	printf '%-46s %8s %9s %8s %9s %10s %10s\n' command "wall s" "MB/s" "CPU s" "RSS MiB" "× (wall)" "× (CPU)"
 	for r in "${results[@]}"; do
 		IFS='|' read -r name wall cpu rss <<< "$r"
-		ratio=""
+		rw="" rc=""
 		case $name in
-		analyze* | check) [ -n "$tsx" ] && ratio=$(awk -v t="$tsx" -v w="$wall" 'BEGIN { printf "%.1f", t / w }') ;;
-		"dissect -T fields"*) [ -n "$tsf" ] && ratio=$(awk -v t="$tsf" -v w="$wall" 'BEGIN { printf "%.1f", t / w }') ;;
+		analyze* | check) [ -n "$tsx" ] && rw=$(awk -v t="$tsx" -v w="$wall" 'BEGIN { printf "%.1f", t / w }') && rc=$(awk -v t="$tsxc" -v w="$cpu" 'BEGIN { printf "%.1f", t / w }') ;;
+		"dissect -T fields"*) [ -n "$tsf" ] && rw=$(awk -v t="$tsf" -v w="$wall" 'BEGIN { printf "%.1f", t / w }') && rc=$(awk -v t="$tsfc" -v w="$cpu" 'BEGIN { printf "%.1f", t / w }') ;;
 		esac
-		awk -v n="$name" -v w="$wall" -v c="$cpu" -v k="$rss" -v b="$size" -v r="$ratio" \
-			'BEGIN { printf "%-46s %8.2f %9.0f %8.2f %9.0f %9s\n", n, w, b / w / 1e6, c, k / 1024, r }'
+		awk -v n="$name" -v w="$wall" -v c="$cpu" -v k="$rss" -v b="$size" -v rw="$rw" -v rc="$rc" \
+			'BEGIN { printf "%-46s %8.2f %9.0f %8.2f %9.0f %10s %10s\n", n, w, b / w / 1e6, c, k / 1024, rw, rc }'
 	done
 done
