@@ -207,7 +207,7 @@ func NewEngine(opts Options) *Engine {
 // processed before an error stays in the engine's connections and stats.
 func (e *Engine) Run(r *source.Reader, each func(*Packet) error) error {
 	defer e.Finish()
-	if e.pipelined() {
+	if e.pipelined(r) {
 		return e.runPipeline(r, each) // decoding on a core of its own (pipeline.go)
 	}
 	var first int64

@@ -29,7 +29,11 @@ import (
 type PipelineMode uint8
 
 const (
-	// PipelineAuto: on when GOMAXPROCS > 1.
+	// PipelineAuto: on when GOMAXPROCS > 1 and the capture is a regular
+	// file (source.Reader.Regular). Not on a pipe: when Run stops early
+	// (Options.Count, an error of its callback) it waits for the reading
+	// goroutine, which may be blocked reading a live input until its next
+	// packet comes.
 	PipelineAuto PipelineMode = iota
 	// PipelineOff decodes each packet in line, on the caller's goroutine.
 	PipelineOff
@@ -86,15 +90,15 @@ type pipeline struct {
 	dec    Decoder
 }
 
-// pipelined tells whether Run uses the pipeline.
-func (e *Engine) pipelined() bool {
+// pipelined tells whether Run uses the pipeline on r.
+func (e *Engine) pipelined(r *source.Reader) bool {
 	switch e.opts.Pipeline {
 	case PipelineOn:
 		return true
 	case PipelineOff:
 		return false
 	}
-	return runtime.GOMAXPROCS(0) > 1
+	return runtime.GOMAXPROCS(0) > 1 && r.Regular()
 }
 
 // runPipeline is Run with the decoding on a goroutine of its own.

@@ -107,7 +107,7 @@ private data, inline thresholds, remote invalidation) and what every packet is.`
 	root.PersistentFlags().DurationVar(&g.idleTimeout, "idle-timeout", DefaultIdleTimeout,
 		"release a connection that saw no packet for this long in capture time, as if it had closed (0: never)")
 	root.PersistentFlags().StringVar(&g.pipeline, "pipeline", "auto",
-		"decode on a goroutine of its own, ahead of the connection engine: auto (when there is more than one CPU), on or off; the output is the same")
+		"decode on a goroutine of its own, ahead of the connection engine: auto (when there is more than one CPU and the capture is a regular file), on or off; the output is the same")
 	root.PersistentPreRunE = func(*cobra.Command, []string) error {
 		if _, err := dissect.ParsePipelineMode(g.pipeline); err != nil {
 			return usageErr("--pipeline: %v", err)

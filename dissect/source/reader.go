@@ -105,6 +105,8 @@ type Reader struct {
 	// pcapng
 	ng *ngState
 
+	regular bool // the input is a regular file: reads never wait for a writer
+
 	n         int   // records returned or skipped so far
 	err       error // final error (or io.EOF), returned again by Next
 	linkTypes []layers.LinkType
@@ -147,6 +149,11 @@ func Open(name string) (*Reader, error) {
 // before returning.
 func NewReader(rd io.Reader, name string) (*Reader, error) {
 	r := &Reader{name: name}
+	if f, ok := rd.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			r.regular = true
+		}
+	}
 	head := bufio.NewReaderSize(rd, 4096)
 	m, err := head.Peek(2)
 	if len(m) == 2 && m[0] == 0x1f && m[1] == 0x8b {
@@ -359,6 +366,11 @@ func (r *Reader) Ready() bool {
 	}
 	return need <= uint32(n)
 }
+
+// Regular reports whether the capture is read from a regular file (opened
+// by name, or standard input redirected from one): its reads never wait
+// for a writer, as those of a pipe or a terminal may.
+func (r *Reader) Regular() bool { return r.regular }
 
 // Name returns the name the capture was opened with ("<stdin>" for "-").
 func (r *Reader) Name() string { return r.name }

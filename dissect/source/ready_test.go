@@ -87,3 +87,33 @@ func (c *readCounter) Read(p []byte) (int, error) {
 	c.reads++
 	return c.r.Read(p)
 }
+
+// TestRegular: a file opened by name is regular; a capture from memory or
+// through a pipe is not (its reads may wait for a writer).
+func TestRegular(t *testing.T) {
+	name := filepath.Join(pcapDir, "rxe-rping.pcap")
+	r, err := Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Regular() {
+		t.Error("a file opened by name is not Regular")
+	}
+	r.Close()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := NewReader(bytes.NewReader(data), "mem"); err != nil || r.Regular() {
+		t.Errorf("from memory: Regular %v, %v", err == nil && r.Regular(), err)
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { pw.Write(data); pw.Close() }()
+	defer pr.Close()
+	if r, err := NewReader(pr, "pipe"); err != nil || r.Regular() {
+		t.Errorf("from a pipe: Regular %v, %v", err == nil && r.Regular(), err)
+	}
+}
