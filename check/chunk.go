@@ -16,6 +16,14 @@ func lastPkt(pk []int) []int {
 	return pk[len(pk)-1:]
 }
 
+// callAndReply lists the Call's last packet and the Reply's packets, for a
+// finding about both; built only when there is a finding, since most
+// messages have none.
+func callAndReply(k *Call, m *Msg) []int {
+	pk := make([]int, 0, 1+len(m.Packets))
+	return append(append(pk, lastPkt(k.Packets)...), m.Packets...)
+}
+
 // checkReadInReply: CHUNK-READ-IN-REPLY (RFC 8166 section 3.4.5: Read
 // chunks convey Call data; RFC 8267 appendix A: the Read list in Replies was
 // removed).
@@ -136,12 +144,11 @@ func checkReplyEcho(c *Conn, m *Msg) {
 		return
 	}
 	c.Checked()
-	pk := append(lastPkt(k.Packets), m.Packets...)
 	report := func(key, format string, a ...any) {
-		c.Report(Finding{XID: xidp(k.XID), Packets: pk, Key: key, Message: fmt.Sprintf("Reply to XID 0x%08x: ", k.XID) + fmt.Sprintf(format, a...)})
+		c.Report(Finding{XID: xidp(k.XID), Packets: callAndReply(k, m), Key: key, Message: fmt.Sprintf("Reply to XID 0x%08x: ", k.XID) + fmt.Sprintf(format, a...)})
 	}
 	if len(ch.WriteList) != len(k.Writes) {
-		report("write chunk count", "its Write list has %d chunks, the Call's (packet %d) had %d", len(ch.WriteList), pk[0], len(k.Writes))
+		report("write chunk count", "its Write list has %d chunks, the Call's (packet %d) had %d", len(ch.WriteList), callAndReply(k, m)[0], len(k.Writes))
 		return
 	}
 	echo := func(what string, got, want []rpcrdma.Segment) bool {
@@ -282,9 +289,9 @@ func checkMissingReply(c *Conn, m *Msg) {
 	if k.HasReply {
 		return
 	}
-	pk := append(lastPkt(k.Packets), m.Packets...)
 	switch {
 	case m.Kind == KindError && m.Common.Vers == rpcrdma.Version1 && m.HdrErr == nil && m.Hdr.V1.Err == rpcrdma.ErrChunk:
+		pk := callAndReply(k, m)
 		c.Report(Finding{XID: xidp(k.XID), Packets: pk, Key: "ERR_CHUNK", Message: fmt.Sprintf(
 			"the Call with XID 0x%08x (packet %d) provided no Reply chunk and the server answered RDMA_ERROR/ERR_CHUNK: the Reply did not fit", k.XID, pk[0])})
 	case m.Kind == KindReply && m.Proc() != rpcrdma.RDMANoMsg && !m.Truncated:
@@ -296,6 +303,7 @@ func checkMissingReply(c *Conn, m *Msg) {
 			limit = c.Thresholds.ClientToServer
 		}
 		if m.Length > limit {
+			pk := callAndReply(k, m)
 			c.Report(Finding{XID: xidp(k.XID), Packets: pk, Key: "inline", Message: fmt.Sprintf(
 				"the Reply to XID 0x%08x is %d bytes, over the %d-byte %s inline threshold, and was sent inline: its Call (packet %d) provided no Reply chunk",
 				k.XID, m.Length, limit, m.Dir, pk[0])})

@@ -25,6 +25,11 @@ func prefixOK(c *Conn, m *Msg) bool {
 }
 
 func decodeReason(err error) rpcrdma.Reason {
+	if err == nil {
+		// Before errors.As: its target escapes, and would be allocated
+		// for every message.
+		return 0
+	}
 	var de *rpcrdma.DecodeError
 	if errors.As(err, &de) {
 		return de.Reason

@@ -120,6 +120,9 @@ func checkInvNegotiated(c *Conn, m *Msg) {
 	if c.Thresholds.RemoteInvalidation {
 		return
 	}
+	if c.dropped() {
+		return // past the limits: counted, not formatted
+	}
 	key := "client R=0"
 	if !c.Thresholds.ServerR {
 		key = "server R=0"

@@ -477,13 +477,33 @@ func (c *Conn) Report(f Finding) {
 	r.kept++
 }
 
+// dropped counts a finding of the current rule that the limits leave out
+// (as Report would) and reports whether there is one, so that a rule that
+// fires on every message does not format a message nobody will read.
+func (c *Conn) dropped() bool {
+	s := c.state(c.cur)
+	r := c.r
+	if len(s.findings) >= r.cfg.MaxFindings || r.kept >= r.cfg.MaxTotal {
+		s.total++
+		r.omitted++
+		return true
+	}
+	return false
+}
+
 // Reportf is Report for the common case: packets, a key, and a message.
 func (c *Conn) Reportf(packets []int, key, format string, a ...any) {
+	if c.dropped() {
+		return
+	}
 	c.Report(Finding{Packets: packets, Key: key, Message: fmt.Sprintf(format, a...)})
 }
 
 // ReportXID is Reportf for a finding about one RPC transaction.
 func (c *Conn) ReportXID(xid uint32, packets []int, key, format string, a ...any) {
+	if c.dropped() {
+		return
+	}
 	c.Report(Finding{XID: xidp(xid), Packets: packets, Key: key, Message: fmt.Sprintf(format, a...)})
 }
 

@@ -17,11 +17,11 @@ func (d *Decoder) checkICRC(p *Packet, whole []byte) {
 	)
 	switch p.Encap {
 	case EncapRoCEv2:
-		got, err = roce.ICRCv2(whole)
+		got, err = d.icrc.V2(whole)
 	case EncapRoCEv1:
-		got, err = roce.ICRCv1(whole)
+		got, err = d.icrc.V1(whole)
 	case EncapIB:
-		got, err = roce.ICRCIB(whole)
+		got, err = d.icrc.IB(whole)
 	default:
 		return
 	}

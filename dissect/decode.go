@@ -25,6 +25,8 @@ const EtherTypeRoCEv1 = roce.EthernetTypeRoCEv1
 type Decoder struct {
 	// RoCEPort is the UDP destination port that carries RoCEv2.
 	RoCEPort uint16
+	// icrc holds the masked headers of the invariant CRC (crc.go).
+	icrc roce.ICRC
 }
 
 // errorf records a decoding error on the packet and returns it.

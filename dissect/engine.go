@@ -53,6 +53,15 @@ type Options struct {
 	// and results (rpcrdma/nfs.NewBinding() for NFS, RFC 8267), one per
 	// engine; nil decodes no RPC body (rpc_ulp.go).
 	ULP rpcrdma.UpperLayerBinding
+	// Pipeline: whether Run decodes on a goroutine of its own, ahead of
+	// the connection engine (pipeline.go); the output is the same.
+	Pipeline PipelineMode
+	// BeforeWait, when set, is called on Run's goroutine each time Run is
+	// about to wait for its input: the packets handed out so far are all
+	// processed, and the next is not read yet (the reader's buffer holds
+	// no whole record; with the pipeline, no decoded packet is ready). A
+	// command printing a live stream flushes its output there.
+	BeforeWait func()
 }
 
 // fillDefaults replaces every unset (zero or negative) limit by its
@@ -219,27 +228,26 @@ func NewEngine(opts Options) *Engine {
 // (dissect/live) both come through it, and both end with Finish.
 func (e *Engine) Run(r source.Source, each func(*Packet) error) error {
 	defer e.Finish()
+	if rd, ok := r.(*source.Reader); ok && e.pipelined(rd) {
+		return e.runPipeline(rd, each) // decoding on a core of its own (pipeline.go)
+	}
+	ready, _ := r.(interface{ Ready() bool })
 	var first int64
 	for {
 		if e.opts.Count > 0 && e.Stats.Packets >= uint64(e.opts.Count) {
 			return nil
 		}
+		if e.opts.BeforeWait != nil && (ready == nil || !ready.Ready()) {
+			e.opts.BeforeWait()
+		}
 		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		var serr *source.Error
-		if errors.As(err, &serr) && !serr.Final {
-			// A damaged record whose neighbours are intact: note it and
-			// go on with the next one.
-			e.Stats.Skipped++
-			if len(e.Warnings) < MaxWarnings {
-				e.Warnings = append(e.Warnings, err)
-			}
-			continue
-		}
 		if err != nil {
-			return err
+			// Only here: errors.As's target escapes, and would be
+			// allocated for every packet.
+			if e.skipRecord(err) {
+				continue
+			}
+			return nilIfEOF(err)
 		}
 		p := &e.pkt
 		p.Number = rec.Number
@@ -260,14 +268,44 @@ func (e *Engine) Run(r source.Source, each func(*Packet) error) error {
 	}
 }
 
+// skipRecord reports whether err, from the reader's Next, is a damaged
+// record whose neighbours are intact: it is noted (Stats.Skipped, Warnings)
+// and the read goes on with the next one.
+func (e *Engine) skipRecord(err error) bool {
+	var serr *source.Error
+	if !errors.As(err, &serr) || serr.Final {
+		return false
+	}
+	e.Stats.Skipped++
+	if len(e.Warnings) < MaxWarnings {
+		e.Warnings = append(e.Warnings, err)
+	}
+	return true
+}
+
+// nilIfEOF returns nil for the clean end of the input, err otherwise.
+func nilIfEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
 // Process decodes one frame into p and tracks it. p's number, times,
 // lengths and link type must be set.
 func (e *Engine) Process(p *Packet, data []byte) {
+	e.dec.Decode(p, data)
+	e.processDecoded(p)
+}
+
+// processDecoded tracks a decoded packet: all of Process but the decoding,
+// which depends on nothing but the frame's bytes (so the pipeline runs it
+// ahead on another goroutine).
+func (e *Engine) processDecoded(p *Packet) {
 	if e.opts.IdleTimeout > 0 {
 		// Connections quiet for IdleTimeout before this packet go first.
 		e.expireIdle(p.Timestamp)
 	}
-	e.dec.Decode(p, data)
 	e.Conns.Track(p)
 	if c := p.Conn; c != nil && c.IPoIBCM() && p.BTH.OpCode.IsSend() && (p.BTH.OpCode.IsOnly() || p.BTH.OpCode.IsFirst()) {
 		// IPoIB connected mode (RFC 4755) carries the same encapsulation

@@ -1,9 +1,6 @@
 package dissect
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/rdmashark/rdmashark/layers/iwarp"
@@ -124,7 +121,7 @@ func (w *IWARPPacket) addFPDU(fp *iwarp.FPDU, d *iwarp.DDP, r *iwarp.RDMAP, err 
 
 // iwarpInfo writes the summary line's description of an iWARP packet: the
 // MPA Request/Reply, then one item per FPDU, comma-separated.
-func (p *Packet) iwarpInfo(b *strings.Builder) {
+func (p *Packet) iwarpInfo(b *infoBuf) {
 	n := p.iwarpHeadInfo(b)
 	for i := range p.IWARP.FPDUs {
 		if n > 0 {
@@ -138,7 +135,7 @@ func (p *Packet) iwarpInfo(b *strings.Builder) {
 // iwarpHeadInfo writes what comes before a packet's FPDUs — the MPA
 // Request/Reply, the note that framing was picked up here — and returns how
 // many items it wrote.
-func (p *Packet) iwarpHeadInfo(b *strings.Builder) int {
+func (p *Packet) iwarpHeadInfo(b *infoBuf) int {
 	w := &p.IWARP
 	n := 0
 	sep := func() {
@@ -154,7 +151,7 @@ func (p *Packet) iwarpHeadInfo(b *strings.Builder) int {
 		if m.IsRequest() {
 			kind = "Request"
 		}
-		fmt.Fprintf(b, "MPA %s Rev=%d", kind, m.Rev)
+		b.printf("MPA %s Rev=%d", kind, m.Rev)
 		for _, f := range []struct {
 			on   bool
 			name string
@@ -164,9 +161,9 @@ func (p *Packet) iwarpHeadInfo(b *strings.Builder) int {
 			}
 		}
 		if m.HasEnhancedData {
-			fmt.Fprintf(b, " IRD=%d ORD=%d", m.EnhancedData.IRD, m.EnhancedData.ORD)
+			b.printf(" IRD=%d ORD=%d", m.EnhancedData.IRD, m.EnhancedData.ORD)
 		}
-		fmt.Fprintf(b, " PD=%d", m.PDLength)
+		b.printf(" PD=%d", m.PDLength)
 		if m.R && m.IsReply() {
 			b.WriteString(" [rejected]")
 		}
@@ -178,45 +175,45 @@ func (p *Packet) iwarpHeadInfo(b *strings.Builder) int {
 	return n
 }
 
-func (f *IWARPFPDU) info(b *strings.Builder) {
+func (f *IWARPFPDU) info(b *infoBuf) {
 	d, r := &f.DDP, &f.RDMAP
 	switch {
 	case f.Err != nil && d.DV == 0:
-		fmt.Fprintf(b, "FPDU Len=%d", f.ULPDULength)
+		b.printf("FPDU Len=%d", f.ULPDULength)
 	case d.T:
-		fmt.Fprintf(b, "%s STag=0x%08x TO=0x%x Len=%d", r.Opcode, d.STag, d.TO, f.DataLen)
+		b.printf("%s STag=0x%08x TO=0x%x Len=%d", r.Opcode, d.STag, d.TO, f.DataLen)
 	default:
-		fmt.Fprintf(b, "%s", r.Opcode)
+		b.printf("%s", r.Opcode)
 		if d.QN != standardQN(r.Opcode) {
-			fmt.Fprintf(b, " QN=%d", d.QN)
+			b.printf(" QN=%d", d.QN)
 		}
-		fmt.Fprintf(b, " MSN=%d", d.MSN)
+		b.printf(" MSN=%d", d.MSN)
 		if d.MO != 0 {
-			fmt.Fprintf(b, " MO=%d", d.MO)
+			b.printf(" MO=%d", d.MO)
 		}
 		switch {
 		case r.Opcode == iwarp.OpRDMAReadRequest:
 			q := &r.ReadRequest
-			fmt.Fprintf(b, " SrcSTag=0x%08x SrcTO=0x%x Len=%d SinkSTag=0x%08x SinkTO=0x%x",
+			b.printf(" SrcSTag=0x%08x SrcTO=0x%x Len=%d SinkSTag=0x%08x SinkTO=0x%x",
 				q.SourceSTag, q.SourceTaggedOffset, q.RDMAReadMessageSize, q.SinkSTag, q.SinkTaggedOffset)
 		case r.Opcode == iwarp.OpTerminate:
 			t := &r.Terminate
-			fmt.Fprintf(b, " Layer=%s EType=%s Code=%s", t.Layer, t.ETypeString(), t.ErrorCodeString())
+			b.printf(" Layer=%s EType=%s Code=%s", t.Layer, t.ETypeString(), t.ErrorCodeString())
 		default:
 			if r.Opcode.HasInvalidateSTag() {
-				fmt.Fprintf(b, " InvSTag=0x%08x", r.InvalidateSTag)
+				b.printf(" InvSTag=0x%08x", r.InvalidateSTag)
 			}
-			fmt.Fprintf(b, " Len=%d", f.DataLen)
+			b.printf(" Len=%d", f.DataLen)
 		}
 	}
 	if !d.L && f.Err == nil {
 		b.WriteString(" [more]")
 	}
 	if f.CRCBad() {
-		fmt.Fprintf(b, " [CRC bad: 0x%08x, computed 0x%08x]", f.CRC, f.CRCComputed)
+		b.printf(" [CRC bad: 0x%08x, computed 0x%08x]", f.CRC, f.CRCComputed)
 	}
 	if f.Err != nil {
-		fmt.Fprintf(b, " [malformed: %v]", f.Err)
+		b.printf(" [malformed: %v]", f.Err)
 	}
 }
 

@@ -1,7 +1,6 @@
 package dissect
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/rdmashark/rdmashark/rpcrdma"
@@ -11,53 +10,53 @@ import (
 // rpcInfo appends the RPC-over-RDMA messages the packet completed to the
 // summary line, e.g.
 // "| RPCoRDMA RDMA_NOMSG xid=0x3cfb4714 reply-chunk=1 | RPC Reply NFS v4 proc 1".
-func (p *Packet) rpcInfo(b *strings.Builder) {
+func (p *Packet) rpcInfo(b *infoBuf, start int) {
 	for i := range p.RPC {
 		r := &p.RPC[i]
-		if b.Len() > 0 {
+		if b.Len() > start {
 			b.WriteString(" | ")
 		}
 		r.info(b)
 	}
 }
 
-func (r *RPCRecord) info(b *strings.Builder) {
+func (r *RPCRecord) info(b *infoBuf) {
 	if r.HasHeader {
 		b.WriteString("RPCoRDMA")
 		switch {
 		case !r.PrefixOK:
-			fmt.Fprintf(b, " [bad header: %v]", r.HeaderErr)
+			b.printf(" [bad header: %v]", r.HeaderErr)
 			return
 		case r.HeaderErr != nil:
-			fmt.Fprintf(b, " xid=0x%08x [bad header: %v]", r.XID, r.HeaderErr)
+			b.printf(" xid=0x%08x [bad header: %v]", r.XID, r.HeaderErr)
 			return
 		}
 		h := &r.Header
-		fmt.Fprintf(b, " %s xid=0x%08x", procName(h.Vers, headerProc(h)), h.XID())
+		b.printf(" %s xid=0x%08x", procName(h.Vers, headerProc(h)), h.XID())
 		if h.Vers == rpcrdma.Version2 {
 			b.WriteString(" v2")
 		}
 		ch := h.Chunks()
 		if n := len(ch.ReadChunks); n > 0 {
-			fmt.Fprintf(b, " read-chunks=%d", n)
+			b.printf(" read-chunks=%d", n)
 		}
 		if h.Vers == rpcrdma.Version2 && len(h.V2.CallList) > 0 {
 			b.WriteString(" call-chunk=1")
 		}
 		if n := len(ch.WriteList); n > 0 {
-			fmt.Fprintf(b, " write-chunks=%d", n)
+			b.printf(" write-chunks=%d", n)
 		}
 		if ch.HasReplyChunk {
 			b.WriteString(" reply-chunk=1")
 		}
 		if h.Vers == rpcrdma.Version1 && h.V1.Proc == rpcrdma.RDMAError {
-			fmt.Fprintf(b, " %s", h.V1.Err)
+			b.printf(" %s", h.V1.Err)
 		}
 		if h.Vers == rpcrdma.Version2 && h.V2.HType == rpcrdma.HTypeError {
-			fmt.Fprintf(b, " %s", h.V2.Err)
+			b.printf(" %s", h.V2.Err)
 		}
 		if r.Invalidate {
-			fmt.Fprintf(b, " inv=0x%08x", r.InvalidatedSTag)
+			b.printf(" inv=0x%08x", r.InvalidatedSTag)
 		}
 		if r.Truncated {
 			b.WriteString(" [truncated]")
@@ -71,7 +70,7 @@ func (r *RPCRecord) info(b *strings.Builder) {
 		b.WriteString(" | ")
 	}
 	if r.RPCErr != nil {
-		fmt.Fprintf(b, "RPC [bad header: %v]", r.RPCErr)
+		b.printf("RPC [bad header: %v]", r.RPCErr)
 		return
 	}
 	h := &r.RPC
@@ -87,33 +86,33 @@ func (r *RPCRecord) info(b *strings.Builder) {
 		if h.MsgType != oncrpc.Call {
 			vers = r.Version
 		}
-		fmt.Fprintf(b, "%s V%d %s %s", u.Protocol, vers, kind, u.Procedure)
+		b.printf("%s V%d %s %s", u.Protocol, vers, kind, u.Procedure)
 		if len(u.Operations) > 0 {
-			fmt.Fprintf(b, " %s", strings.Join(u.Operations, ","))
+			b.printf(" %s", strings.Join(u.Operations, ","))
 		}
 	case h.MsgType == oncrpc.Call:
-		fmt.Fprintf(b, "RPC Call %s v%d proc %d", h.Prog, h.Vers, h.Proc)
+		b.printf("RPC Call %s v%d proc %d", h.Prog, h.Vers, h.Proc)
 	default:
 		b.WriteString("RPC Reply")
 		if r.HasProgram {
-			fmt.Fprintf(b, " %s v%d proc %d", oncrpc.Program(r.Program), r.Version, r.Procedure)
+			b.printf(" %s v%d proc %d", oncrpc.Program(r.Program), r.Version, r.Procedure)
 		}
 	}
 	if h.MsgType != oncrpc.Call {
 		if h.ReplyStat != oncrpc.MsgAccepted {
-			fmt.Fprintf(b, " %s", h.ReplyStat)
+			b.printf(" %s", h.ReplyStat)
 		} else if h.AcceptStat != oncrpc.Success {
-			fmt.Fprintf(b, " %s", h.AcceptStat)
+			b.printf(" %s", h.AcceptStat)
 		}
 	}
 	switch {
 	case r.ReducedRPC:
 		b.WriteString(" (inline part; Read chunks follow)")
 	case r.Rebuilt:
-		fmt.Fprintf(b, " (rebuilt from the %s chunk, %d bytes)", r.Source, r.RPCLength)
+		b.printf(" (rebuilt from the %s chunk, %d bytes)", r.Source, r.RPCLength)
 	}
 	if r.Reply && r.CallPacket > 0 {
-		fmt.Fprintf(b, " (call in %d)", r.CallPacket)
+		b.printf(" (call in %d)", r.CallPacket)
 	}
 }
 

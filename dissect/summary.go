@@ -1,9 +1,10 @@
 package dissect
 
 import (
+	"bytes"
 	"fmt"
 	"net"
-	"strings"
+	"net/netip"
 
 	"github.com/gopacket/gopacket/layers"
 
@@ -26,6 +27,30 @@ func (p *Packet) Source() string {
 		return p.Eth.SrcMAC.String()
 	}
 	return ""
+}
+
+// AppendSource appends Source to dst; an IPv4 address without allocating.
+func (p *Packet) AppendSource(dst []byte) []byte {
+	if p.Has(layers.LayerTypeIPv4) {
+		return appendIPv4(dst, p.IPv4.SrcIP)
+	}
+	return append(dst, p.Source()...)
+}
+
+// AppendDestination appends Destination to dst.
+func (p *Packet) AppendDestination(dst []byte) []byte {
+	if p.Has(layers.LayerTypeIPv4) {
+		return appendIPv4(dst, p.IPv4.DstIP)
+	}
+	return append(dst, p.Destination()...)
+}
+
+// appendIPv4 appends ip as net.IP.String does for a 4-byte address.
+func appendIPv4(dst []byte, ip net.IP) []byte {
+	if len(ip) != net.IPv4len {
+		return append(dst, ip.String()...)
+	}
+	return netip.AddrFrom4([4]byte(ip)).AppendTo(dst)
 }
 
 // Destination is Source's counterpart.
@@ -61,41 +86,55 @@ func (p *Packet) Protocol() string {
 // Info is the summary line's description, e.g.
 // "RC SEND_ONLY QP=0x000011 PSN=3431571".
 func (p *Packet) Info() string {
-	var b strings.Builder
+	return string(p.AppendInfo(nil))
+}
+
+// AppendInfo appends Info to dst, without allocating for the common
+// packets (RoCE and IB transport packets, TCP, UDP).
+func (p *Packet) AppendInfo(dst []byte) []byte {
+	start := len(dst)
+	b := infoBuf{dst}
 	switch {
 	case p.CM.Attr != 0:
 		p.cmInfo(&b)
 	case p.Has(roce.LayerTypeMAD):
-		fmt.Fprintf(&b, "MAD %s %s attr=0x%04x", p.MAD.MgmtClass, p.MAD.Method, p.MAD.AttributeID)
+		b.printf("MAD %s %s attr=0x%04x", p.MAD.MgmtClass, p.MAD.Method, p.MAD.AttributeID)
 	case p.Has(roce.LayerTypeBTH):
 		p.bthInfo(&b)
 	case p.IWARP.HasReqRep || len(p.IWARP.FPDUs) > 0 || p.IWARP.Resync:
 		p.iwarpInfo(&b)
 	case p.Has(layers.LayerTypeTCP):
-		fmt.Fprintf(&b, "%d → %d", p.TCP.SrcPort, p.TCP.DstPort)
+		b.uint(uint64(p.TCP.SrcPort))
+		b.WriteString(" → ")
+		b.uint(uint64(p.TCP.DstPort))
 	case p.Has(layers.LayerTypeUDP):
-		fmt.Fprintf(&b, "%d → %d Len=%d", p.UDP.SrcPort, p.UDP.DstPort, len(p.UDP.Payload))
+		b.uint(uint64(p.UDP.SrcPort))
+		b.WriteString(" → ")
+		b.uint(uint64(p.UDP.DstPort))
+		b.WriteString(" Len=")
+		b.uint(uint64(len(p.UDP.Payload)))
 	case p.Has(layers.LayerTypeARP):
 		b.WriteString("ARP")
 	}
-	p.rpcInfo(&b) // rpc_info.go
+	p.rpcInfo(&b, start) // rpc_info.go
 	if s := p.ICRC.Status; s == CRCBad || s == CRCTruncated {
-		fmt.Fprintf(&b, " [ICRC %s]", s)
+		b.printf(" [ICRC %s]", s)
 	}
 	if s := p.VCRC.Status; s == CRCBad {
-		fmt.Fprintf(&b, " [VCRC %s]", s)
+		b.printf(" [VCRC %s]", s)
 	}
 	if p.Err != nil {
-		fmt.Fprintf(&b, " [malformed: %v]", p.Err)
+		b.printf(" [malformed: %v]", p.Err)
 	}
-	return strings.TrimSpace(b.String())
+	// strings.TrimSpace of the appended text.
+	out := b.b
+	text := bytes.TrimSpace(out[start:])
+	n := copy(out[start:], text)
+	return out[:start+n]
 }
 
-// InfoLines is Info for the one-line-per-item summary: an iWARP packet that
-// carries several FPDUs (or an MPA Request/Reply and FPDUs) gets one line per
-// FPDU, each RPC-over-RDMA message on the line of the Send that completed it
-// (the untagged Sends with the Last bit, in order); anything else one line.
-func (p *Packet) InfoLines() []string {
+// OneInfoLine tells whether InfoLines has a single line, Info.
+func (p *Packet) OneInfoLine() bool {
 	w := &p.IWARP
 	items := len(w.FPDUs)
 	if w.HasReqRep {
@@ -104,18 +143,27 @@ func (p *Packet) InfoLines() []string {
 	if w.Resync {
 		items++
 	}
-	if items <= 1 || p.Has(roce.LayerTypeBTH) {
+	return items <= 1 || p.Has(roce.LayerTypeBTH)
+}
+
+// InfoLines is Info for the one-line-per-item summary: an iWARP packet that
+// carries several FPDUs (or an MPA Request/Reply and FPDUs) gets one line per
+// FPDU, each RPC-over-RDMA message on the line of the Send that completed it
+// (the untagged Sends with the Last bit, in order); anything else one line.
+func (p *Packet) InfoLines() []string {
+	w := &p.IWARP
+	if p.OneInfoLine() {
 		return []string{p.Info()}
 	}
 	var lines []string
-	var head strings.Builder
+	var head infoBuf
 	if p.iwarpHeadInfo(&head) > 0 {
 		lines = append(lines, head.String())
 	}
 	rpc := 0
 	for i := range w.FPDUs {
 		f := &w.FPDUs[i]
-		var b strings.Builder
+		var b infoBuf
 		f.info(&b)
 		if !f.DDP.T && f.DDP.L && f.RDMAP.Opcode.IsSend() && rpc < len(p.RPC) {
 			b.WriteString(" | ")
@@ -124,61 +172,78 @@ func (p *Packet) InfoLines() []string {
 		}
 		lines = append(lines, b.String())
 	}
-	last := &strings.Builder{}
+	last := &infoBuf{}
 	last.WriteString(lines[len(lines)-1])
 	for ; rpc < len(p.RPC); rpc++ {
 		last.WriteString(" | ")
 		p.RPC[rpc].info(last)
 	}
 	if p.Err != nil {
-		fmt.Fprintf(last, " [malformed: %v]", p.Err)
+		last.printf(" [malformed: %v]", p.Err)
 	}
 	lines[len(lines)-1] = last.String()
 	return lines
 }
 
-func (p *Packet) bthInfo(b *strings.Builder) {
+// bthInfo appends the transport header's summary.
+func (p *Packet) bthInfo(b *infoBuf) {
 	h := &p.BTH
-	fmt.Fprintf(b, "%s QP=0x%06x PSN=%d", h.OpCode, h.DestQP, h.PSN)
+	b.WriteString(h.OpCode.String())
+	b.WriteString(" QP=")
+	b.hex(uint64(h.DestQP), 6)
+	b.WriteString(" PSN=")
+	b.uint(uint64(h.PSN))
 	if h.Has(roce.ExtRETH) {
-		fmt.Fprintf(b, " VA=0x%x R_Key=0x%08x Len=%d", h.RETH.VA, h.RETH.RKey, h.RETH.DMALen)
+		b.WriteString(" VA=")
+		b.hex(h.RETH.VA, 0)
+		b.WriteString(" R_Key=")
+		b.hex(uint64(h.RETH.RKey), 8)
+		b.WriteString(" Len=")
+		b.uint(uint64(h.RETH.DMALen))
 	}
 	if h.Has(roce.ExtAETH) {
-		fmt.Fprintf(b, " %s MSN=%d", h.AETH.Syndrome.String(), h.AETH.MSN)
+		b.WriteByte(' ')
+		b.WriteString(h.AETH.Syndrome.String())
+		b.WriteString(" MSN=")
+		b.uint(uint64(h.AETH.MSN))
 	}
 	if h.Has(roce.ExtIETH) {
-		fmt.Fprintf(b, " Inv_R_Key=0x%08x", h.IETH.RKey)
+		b.WriteString(" Inv_R_Key=")
+		b.hex(uint64(h.IETH.RKey), 8)
 	}
 	if h.Has(roce.ExtImmDt) {
-		fmt.Fprintf(b, " Imm=0x%08x", h.ImmDt.Data)
+		b.WriteString(" Imm=")
+		b.hex(uint64(h.ImmDt.Data), 8)
 	}
 	if h.Has(roce.ExtDETH) {
-		fmt.Fprintf(b, " SrcQP=0x%06x", h.DETH.SrcQP)
+		b.WriteString(" SrcQP=")
+		b.hex(uint64(h.DETH.SrcQP), 6)
 	}
 	if n := len(h.Payload); n > 0 {
-		fmt.Fprintf(b, " Payload=%d", n)
+		b.WriteString(" Payload=")
+		b.uint(uint64(n))
 	}
 }
 
-func (p *Packet) cmInfo(b *strings.Builder) {
+func (p *Packet) cmInfo(b *infoBuf) {
 	cm := &p.CM
 	switch cm.Attr {
 	case roce.LayerTypeCMREQ:
 		r := &cm.REQ
-		fmt.Fprintf(b, "CM REQ LocalCommID=0x%08x QPN=0x%06x PSN=%d ServiceID=0x%016x", r.LocalCommID, r.LocalQPN, r.StartingPSN, r.ServiceID)
+		b.printf("CM REQ LocalCommID=0x%08x QPN=0x%06x PSN=%d ServiceID=0x%016x", r.LocalCommID, r.LocalQPN, r.StartingPSN, r.ServiceID)
 	case roce.LayerTypeCMREP:
 		r := &cm.REP
-		fmt.Fprintf(b, "CM REP LocalCommID=0x%08x RemoteCommID=0x%08x QPN=0x%06x PSN=%d", r.LocalCommID, r.RemoteCommID, r.LocalQPN, r.StartingPSN)
+		b.printf("CM REP LocalCommID=0x%08x RemoteCommID=0x%08x QPN=0x%06x PSN=%d", r.LocalCommID, r.RemoteCommID, r.LocalQPN, r.StartingPSN)
 	case roce.LayerTypeCMRTU:
-		fmt.Fprintf(b, "CM RTU LocalCommID=0x%08x RemoteCommID=0x%08x", cm.RTU.LocalCommID, cm.RTU.RemoteCommID)
+		b.printf("CM RTU LocalCommID=0x%08x RemoteCommID=0x%08x", cm.RTU.LocalCommID, cm.RTU.RemoteCommID)
 	case roce.LayerTypeCMREJ:
-		fmt.Fprintf(b, "CM REJ LocalCommID=0x%08x RemoteCommID=0x%08x Reason=%d (%s)", cm.REJ.LocalCommID, cm.REJ.RemoteCommID, uint16(cm.REJ.Reason), cm.REJ.Reason)
+		b.printf("CM REJ LocalCommID=0x%08x RemoteCommID=0x%08x Reason=%d (%s)", cm.REJ.LocalCommID, cm.REJ.RemoteCommID, uint16(cm.REJ.Reason), cm.REJ.Reason)
 	case roce.LayerTypeCMMRA:
-		fmt.Fprintf(b, "CM MRA LocalCommID=0x%08x RemoteCommID=0x%08x", cm.MRA.LocalCommID, cm.MRA.RemoteCommID)
+		b.printf("CM MRA LocalCommID=0x%08x RemoteCommID=0x%08x", cm.MRA.LocalCommID, cm.MRA.RemoteCommID)
 	case roce.LayerTypeCMDREQ:
-		fmt.Fprintf(b, "CM DREQ LocalCommID=0x%08x RemoteCommID=0x%08x", cm.DREQ.LocalCommID, cm.DREQ.RemoteCommID)
+		b.printf("CM DREQ LocalCommID=0x%08x RemoteCommID=0x%08x", cm.DREQ.LocalCommID, cm.DREQ.RemoteCommID)
 	case roce.LayerTypeCMDREP:
-		fmt.Fprintf(b, "CM DREP LocalCommID=0x%08x RemoteCommID=0x%08x", cm.DREP.LocalCommID, cm.DREP.RemoteCommID)
+		b.printf("CM DREP LocalCommID=0x%08x RemoteCommID=0x%08x", cm.DREP.LocalCommID, cm.DREP.RemoteCommID)
 	case roce.LayerTypeCMSIDRREQ:
 		b.WriteString("CM SIDR_REQ")
 	case roce.LayerTypeCMSIDRREP:
@@ -191,6 +256,6 @@ func (p *Packet) cmInfo(b *strings.Builder) {
 		b.WriteString("CM ClassPortInfo")
 	}
 	if p.Has(roce.LayerTypeMAD) {
-		fmt.Fprintf(b, " (%s)", p.MAD.Method)
+		b.printf(" (%s)", p.MAD.Method)
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/rdmashark/rdmashark/dissect"
 )
@@ -23,18 +25,76 @@ func NewSummaryWriter(w io.Writer) PacketWriter {
 	return &summaryWriter{w: bufio.NewWriter(w)}
 }
 
-type summaryWriter struct{ w *bufio.Writer }
+type summaryWriter struct {
+	w    *bufio.Writer
+	line []byte // reused: the line is built here, without fmt
+	info []byte
+}
 
 // WritePacket prints the packet's line, or one line per FPDU when an iWARP
-// segment carries several (Packet.InfoLines), each with the packet's columns.
+// segment carries several (Packet.InfoLines), each with the packet's columns:
+// "%5d %11.6f %15s → %-15s %-7s %5d %s\n", built with strconv into a reused
+// buffer.
 func (s *summaryWriter) WritePacket(p *dissect.Packet) error {
+	if p.OneInfoLine() {
+		s.info = p.AppendInfo(s.info[:0])
+		return s.writeLine(p, s.info)
+	}
 	for _, info := range p.InfoLines() {
-		if _, err := fmt.Fprintf(s.w, "%5d %11.6f %15s → %-15s %-7s %5d %s\n",
-			p.Number, p.RelTime.Seconds(), p.Source(), p.Destination(), p.Protocol(), p.Length, info); err != nil {
+		s.info = append(s.info[:0], info...)
+		if err := s.writeLine(p, s.info); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func (s *summaryWriter) writeLine(p *dissect.Packet, info []byte) error {
+	b := s.line[:0]
+	b = padLeft(len(b), 5, strconv.AppendInt(b, int64(p.Number), 10))
+	b = append(b, ' ')
+	b = padLeft(len(b), 11, strconv.AppendFloat(b, p.RelTime.Seconds(), 'f', 6, 64))
+	b = append(b, ' ')
+	b = padLeft(len(b), 15, p.AppendSource(b))
+	b = append(b, " → "...)
+	b = padRight(len(b), 15, p.AppendDestination(b))
+	b = append(b, ' ')
+	b = padRight(len(b), 7, append(b, p.Protocol()...))
+	b = append(b, ' ')
+	b = padLeft(len(b), 5, strconv.AppendInt(b, int64(p.Length), 10))
+	b = append(b, ' ')
+	b = append(b, info...)
+	b = append(b, '\n')
+	s.line = b
+	_, err := s.w.Write(b)
+	return err
+}
+
+// padLeft right-justifies what was appended to b after start in width
+// runes, as fmt's %*s does.
+func padLeft(start, width int, b []byte) []byte {
+	n := utf8.RuneCount(b[start:])
+	if n >= width {
+		return b
+	}
+	pad, text := width-n, len(b)-start
+	for range pad {
+		b = append(b, ' ')
+	}
+	copy(b[start+pad:], b[start:start+text])
+	for i := start; i < start+pad; i++ {
+		b[i] = ' '
+	}
+	return b
+}
+
+// padRight left-justifies what was appended to b after start in width
+// runes (%-*s).
+func padRight(start, width int, b []byte) []byte {
+	for n := utf8.RuneCount(b[start:]); n < width; n++ {
+		b = append(b, ' ')
+	}
+	return b
 }
 
 func (s *summaryWriter) Flush() error { return s.w.Flush() }
@@ -60,23 +120,40 @@ func NewFieldsWriter(w io.Writer, names []string, header bool) (PacketWriter, er
 type fieldsWriter struct {
 	w      *bufio.Writer
 	fields []*dissect.Field
-	vals   []string
+	// The line is built in line: each value appended with
+	// Field.AppendFormat by emit (made once: a closure per field and
+	// packet would be allocated), cur and n the field and its count.
+	line []byte
+	cur  *dissect.Field
+	n    int
+	emit func(dissect.Value)
+}
+
+func (fw *fieldsWriter) add(v dissect.Value) {
+	if fw.n > 0 {
+		fw.line = append(fw.line, ',')
+	}
+	fw.n++
+	fw.line = fw.cur.AppendFormat(fw.line, v)
 }
 
 func (fw *fieldsWriter) WritePacket(p *dissect.Packet) error {
+	if fw.emit == nil {
+		fw.emit = fw.add
+	}
+	fw.line = fw.line[:0]
 	for i, f := range fw.fields {
 		if i > 0 {
-			fw.w.WriteByte('\t')
+			fw.line = append(fw.line, '\t')
 		}
-		fw.vals = f.Values(p, fw.vals[:0])
-		for j, v := range fw.vals {
-			if j > 0 {
-				fw.w.WriteByte(',')
-			}
-			fw.w.WriteString(v)
+		if f.Get != nil {
+			fw.cur, fw.n = f, 0
+			f.Get(p, fw.emit)
 		}
 	}
-	return fw.w.WriteByte('\n')
+	fw.line = append(fw.line, '\n')
+	_, err := fw.w.Write(fw.line)
+	return err
 }
 
 func (fw *fieldsWriter) Flush() error { return fw.w.Flush() }

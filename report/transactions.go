@@ -301,7 +301,10 @@ func convertSide(s *dissect.RPCSide, reply bool) *TxnSide {
 	return out
 }
 
-// WriteJSON writes the document, indented.
+// WriteJSON writes the document, indented, one transaction at a time: the
+// bytes are json.Encoder's with SetIndent("", "  ") of the whole list, but
+// the document is never held whole in memory (on a 1 GB capture it was
+// twice the size of the list itself).
 func (l *TransactionList) WriteJSON(w io.Writer) error {
 	// Written as it is encoded, not built whole first (jsonstream.go);
 	// "<stdin>" and "a < b" as they are: this is no HTML.

@@ -70,7 +70,9 @@ func runEngineFlush(cmd *cobra.Command, g *globalFlags, name string, opts dissec
 	case name == "-":
 		var in io.Reader = newCtxReader(ctx, cmd.InOrStdin(), nil)
 		if flush != nil {
-			in = flushingReader{in, flush}
+			// A failed flush is not a read error: the writer keeps its
+			// error and reports it with the next packet or at the end.
+			opts.BeforeWait = func() { _ = flush() }
 		}
 		r, err = source.NewReader(in, source.StdinName)
 	case waitsForever(name):
@@ -223,21 +225,6 @@ output is a JSON array of the one-capture documents, in that order.`,
 	in.bind(cmd)
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
 	return cmd
-}
-
-// flushingReader calls flush before each read of r. The capture reader
-// reads only when its buffers hold no more of the input: the engine has
-// processed every packet it was given and is about to wait for the next.
-// A failed flush is not a read error: the writer keeps its error and
-// reports it with the next packet or at the end.
-type flushingReader struct {
-	r     io.Reader
-	flush func() error
-}
-
-func (f flushingReader) Read(p []byte) (int, error) {
-	_ = f.flush()
-	return f.r.Read(p)
 }
 
 // supported fails when none of the capture's link types is one rdmashark

@@ -80,6 +80,7 @@ type globalFlags struct {
 	maxConnections int
 	maxBuffered    byteSize
 	idleTimeout    time.Duration
+	pipeline       string
 }
 
 // check rejects limits that cannot be meant: 0 or less used to fall back
@@ -106,6 +107,7 @@ func (g *globalFlags) engineOptions(opts *dissect.Options) {
 	opts.IdleTimeout = g.idleTimeout
 	// The Upper-Layer Binding: NFS (RFC 8267), one per engine.
 	opts.ULP = nfs.NewBinding()
+	opts.Pipeline, _ = dissect.ParsePipelineMode(g.pipeline) // checked in PersistentPreRunE
 }
 
 func newRoot() *cobra.Command {
@@ -127,7 +129,14 @@ private data, inline thresholds, remote invalidation) and what every packet is.`
 		"bytes all reassembly buffers may hold together (bytes, or 64MiB, 1GiB...; must be positive); past it the largest message or RDMA operation in progress is handed up truncated. It also sets the Go runtime's memory limit (docs/streaming.md)")
 	root.PersistentFlags().DurationVar(&g.idleTimeout, "idle-timeout", DefaultIdleTimeout,
 		"release a connection that saw no packet for this long in capture time, as if it had closed (0: never)")
-	root.PersistentPreRunE = func(*cobra.Command, []string) error { return g.check() }
+	root.PersistentFlags().StringVar(&g.pipeline, "pipeline", "auto",
+		"decode on a goroutine of its own, ahead of the connection engine: auto (when there is more than one CPU and the capture is a regular file), on or off; the output is the same")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if _, err := dissect.ParsePipelineMode(g.pipeline); err != nil {
+			return usageErr("--pipeline: %v", err)
+		}
+		return g.check()
+	}
 	root.AddCommand(newDissectCmd(g), newAnalyzeCmd(g), newCaptureCmd(g), newTransactionsCmd(g), newCheckCmd(g), newRulesCmd(), newVersionCmd(), newReportCmd(g), newExportCmd(g))
 	registerCompletions(root)
 	return root

@@ -95,6 +95,7 @@ func TestDissectStdinStreams(t *testing.T) {
 				}
 				pr, pw := io.Pipe()
 				out := newWatchWriter(len(first.stdout))
+				reached := out.reached // Write clears the field under its lock
 				var errb bytes.Buffer
 				done := make(chan int)
 				go func() { done <- run(append(args, "-r", "-"), pr, out, &errb) }()
@@ -102,7 +103,7 @@ func TestDissectStdinStreams(t *testing.T) {
 					t.Fatal(err)
 				}
 				select {
-				case <-out.reached:
+				case <-reached:
 				case code := <-done:
 					t.Fatalf("dissect ended (exit %d) before its input did: %s", code, errb.String())
 				case <-time.After(time.Minute):

@@ -109,6 +109,8 @@ type Reader struct {
 	// pcapng
 	ng *ngState
 
+	regular bool // the input is a regular file: reads never wait for a writer
+
 	n         int   // records returned or skipped so far
 	err       error // final error (or io.EOF), returned again by Next
 	linkTypes []layers.LinkType
@@ -181,6 +183,11 @@ func Open(name string) (*Reader, error) {
 // before returning.
 func NewReader(rd io.Reader, name string) (*Reader, error) {
 	r := &Reader{name: name}
+	if f, ok := rd.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			r.regular = true
+		}
+	}
 	head := bufio.NewReaderSize(rd, 4096)
 	m, err := head.Peek(2)
 	if len(m) == 2 && m[0] == 0x1f && m[1] == 0x8b {
@@ -370,6 +377,36 @@ func (r *Reader) nextPcapNG() (Record, error) {
 	r.n = rec.Number
 	return rec, nil
 }
+
+// Ready reports whether the next record (pcapng: the next block) is
+// wholly in the read buffer, so that Next returns it without reading its
+// input. A caller that batches records hands on what it holds before a
+// Next that may block on a live input (dissect's pipeline).
+func (r *Reader) Ready() bool {
+	if r.err != nil {
+		return true
+	}
+	n := r.br.Buffered()
+	if n < 16 {
+		return false
+	}
+	h, _ := r.br.Peek(16) // buffered: no read
+	var need uint32
+	if r.format == FormatPcap {
+		need = 16 + r.order.Uint32(h[8:12])
+	} else {
+		if binary.LittleEndian.Uint32(h) == blockSHB {
+			return false // its byte order is the block's own
+		}
+		need = r.ng.order().Uint32(h[4:8])
+	}
+	return need <= uint32(n)
+}
+
+// Regular reports whether the capture is read from a regular file (opened
+// by name, or standard input redirected from one): its reads never wait
+// for a writer, as those of a pipe or a terminal may.
+func (r *Reader) Regular() bool { return r.regular }
 
 // Name returns the name the capture was opened with ("<stdin>" for "-").
 func (r *Reader) Name() string { return r.name }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math/bits"
+	"sync"
 )
 
 // Invariant and variant CRCs (IBA Vol 1 §7.8).
@@ -42,18 +43,34 @@ var crcAfterLRHMask = crc32.Update(0, crc32.IEEETable, allOnes8[:])
 // options (60) + UDP (8) + BTH (12).
 const maxMaskedHeaders = 60 + 8 + BTHLen
 
-// icrcFinish runs the CRC over the masked headers and the rest of the
-// packet up to the ICRC, and returns it as wire bytes read big-endian.
-// The masked copy lives on the caller's stack; crc32.Update would make it
-// escape (it calls through a function variable), so the few header bytes
-// go through the table here and only the payload, a slice of the input,
-// through crc32.Update.
-func icrcFinish(crc uint32, masked []byte, rest []byte) uint32 {
-	s := ^crc
-	for _, b := range masked {
-		s = crc32.IEEETable[byte(s)^b] ^ s>>8
-	}
-	crc = crc32.Update(^s, crc32.IEEETable, rest)
+// icrcScratch is the size of ICRC's buffer: the masked headers topped up
+// with the first payload bytes, so that one crc32.Update call takes at least
+// the 64 bytes its carry-less-multiplication path needs.
+const icrcScratch = 128
+
+// ICRC computes invariant CRCs without allocating: the masked copy of the
+// headers lives in it instead of on the stack, where crc32.Update (which
+// calls through a function variable) would make it escape. The zero value
+// is ready; an ICRC must not be used by two goroutines at once.
+//
+// The invariant fields are masked in a copy of the few header bytes (at
+// most 80); the payload, a slice of the input, goes through the standard
+// library's hardware-accelerated crc32.Update in place, continuing the CRC
+// of the masked headers.
+type ICRC struct {
+	buf [icrcScratch]byte
+}
+
+// icrcPool lends ICRCs to the package-level functions.
+var icrcPool = sync.Pool{New: func() any { return new(ICRC) }}
+
+// finish runs the CRC from crc over c.buf[:n], the masked headers, and
+// rest, the packet up to the ICRC, and returns it as wire bytes read
+// big-endian.
+func (c *ICRC) finish(crc uint32, n int, rest []byte) uint32 {
+	m := copy(c.buf[n:], rest)
+	crc = crc32.Update(crc, crc32.IEEETable, c.buf[:n+m])
+	crc = crc32.Update(crc, crc32.IEEETable, rest[m:])
 	return bits.ReverseBytes32(crc)
 }
 
@@ -62,13 +79,22 @@ func icrcFinish(crc uint32, masked []byte, rest []byte) uint32 {
 // the IP length field bounds it, so trailing Ethernet padding is ignored.
 // IPv6 extension headers and IPv4 fragments are not supported.
 func ICRCv2(ip []byte) (uint32, error) {
-	crc, _, err := icrcV2(ip)
+	c := icrcPool.Get().(*ICRC)
+	crc, _, err := c.v2(ip)
+	icrcPool.Put(c)
+	return crc, err
+}
+
+// V2 is ICRCv2 with c's buffer.
+func (c *ICRC) V2(ip []byte) (uint32, error) {
+	crc, _, err := c.v2(ip)
 	return crc, err
 }
 
 // FixICRCv2 writes the ICRCv2 of the packet into its last four bytes.
 func FixICRCv2(ip []byte) error {
-	crc, off, err := icrcV2(ip)
+	var c ICRC
+	crc, off, err := c.v2(ip)
 	if err != nil {
 		return err
 	}
@@ -77,11 +103,11 @@ func FixICRCv2(ip []byte) error {
 }
 
 // icrcV2 returns the CRC and the offset of the ICRC field.
-func icrcV2(ip []byte) (uint32, int, error) {
+func (c *ICRC) v2(ip []byte) (uint32, int, error) {
 	if len(ip) < 1 {
 		return 0, 0, shortError("ICRC: IP header", len(ip), 20)
 	}
-	var buf [maxMaskedHeaders]byte
+	buf := &c.buf
 	var hdr, total int
 	switch ip[0] >> 4 {
 	case 4:
@@ -139,7 +165,7 @@ func icrcV2(ip []byte) (uint32, int, error) {
 		return 0, 0, fmt.Errorf("roce: ICRC: IP version %d: %w", ip[0]>>4, ErrNotICRC)
 	}
 	off := total - ICRCLen
-	return icrcFinish(crcAfterLRHMask, buf[:hdr+BTHLen], ip[hdr+BTHLen:off]), off, nil
+	return c.finish(crcAfterLRHMask, hdr+BTHLen, ip[hdr+BTHLen:off]), off, nil
 }
 
 // maskGRHAndBTH sets the variant GRH fields and BTH Resv8a to ones in a
@@ -154,13 +180,22 @@ func maskGRHAndBTH(m []byte) {
 // ICRCv1 computes the ICRC of a RoCEv1 packet (Annex A16): grh holds the
 // packet from the first byte of the GRH through the ICRC, bounded by PayLen.
 func ICRCv1(grh []byte) (uint32, error) {
-	crc, _, err := icrcV1(grh)
+	c := icrcPool.Get().(*ICRC)
+	crc, _, err := c.v1(grh)
+	icrcPool.Put(c)
+	return crc, err
+}
+
+// V1 is ICRCv1 with c's buffer.
+func (c *ICRC) V1(grh []byte) (uint32, error) {
+	crc, _, err := c.v1(grh)
 	return crc, err
 }
 
 // FixICRCv1 writes the ICRCv1 of the packet into its ICRC field.
 func FixICRCv1(grh []byte) error {
-	crc, off, err := icrcV1(grh)
+	var c ICRC
+	crc, off, err := c.v1(grh)
 	if err != nil {
 		return err
 	}
@@ -168,7 +203,7 @@ func FixICRCv1(grh []byte) error {
 	return nil
 }
 
-func icrcV1(grh []byte) (uint32, int, error) {
+func (c *ICRC) v1(grh []byte) (uint32, int, error) {
 	if len(grh) < GRHLen {
 		return 0, 0, shortError("ICRC: GRH", len(grh), GRHLen)
 	}
@@ -182,11 +217,11 @@ func icrcV1(grh []byte) (uint32, int, error) {
 	if len(grh) < total {
 		return 0, 0, shortError("ICRC: GRH packet", len(grh), total)
 	}
-	var buf [GRHLen + BTHLen]byte
-	copy(buf[:], grh)
-	maskGRHAndBTH(buf[:])
+	const n = GRHLen + BTHLen
+	copy(c.buf[:n], grh)
+	maskGRHAndBTH(c.buf[:n])
 	off := total - ICRCLen
-	return icrcFinish(crcAfterLRHMask, buf[:], grh[len(buf):off]), off, nil
+	return c.finish(crcAfterLRHMask, n, grh[n:off]), off, nil
 }
 
 // ICRCIB computes the ICRC of a native InfiniBand packet: lrh holds the
@@ -194,13 +229,22 @@ func icrcV1(grh []byte) (uint32, int, error) {
 // bounds it; a trailing VCRC is ignored). Raw packets (LNH 0 and 1) carry no
 // ICRC.
 func ICRCIB(lrh []byte) (uint32, error) {
-	crc, _, err := icrcIB(lrh)
+	c := icrcPool.Get().(*ICRC)
+	crc, _, err := c.ib(lrh)
+	icrcPool.Put(c)
+	return crc, err
+}
+
+// IB is ICRCIB with c's buffer.
+func (c *ICRC) IB(lrh []byte) (uint32, error) {
+	crc, _, err := c.ib(lrh)
 	return crc, err
 }
 
 // FixICRCIB writes the ICRCIB of the packet into its ICRC field.
 func FixICRCIB(lrh []byte) error {
-	crc, off, err := icrcIB(lrh)
+	var c ICRC
+	crc, off, err := c.ib(lrh)
 	if err != nil {
 		return err
 	}
@@ -208,7 +252,7 @@ func FixICRCIB(lrh []byte) error {
 	return nil
 }
 
-func icrcIB(lrh []byte) (uint32, int, error) {
+func (c *ICRC) ib(lrh []byte) (uint32, int, error) {
 	end, err := lrhEnd(lrh)
 	if err != nil {
 		return 0, 0, err
@@ -219,11 +263,11 @@ func icrcIB(lrh []byte) (uint32, int, error) {
 		if end < LRHLen+BTHLen+ICRCLen {
 			return 0, 0, fmt.Errorf("roce: ICRC: LRH PktLen %d words too small for BTH and ICRC: %w", end/4, ErrBadLength)
 		}
-		var buf [LRHLen + BTHLen]byte
-		copy(buf[:], lrh)
-		buf[0] |= 0xF0       // VL
-		buf[LRHLen+4] = 0xFF // BTH Resv8a
-		return icrcFinish(0, buf[:], lrh[len(buf):off]), off, nil
+		const n = LRHLen + BTHLen
+		copy(c.buf[:n], lrh)
+		c.buf[0] |= 0xF0       // VL
+		c.buf[LRHLen+4] = 0xFF // BTH Resv8a
+		return c.finish(0, n, lrh[n:off]), off, nil
 	case LNHGlobal:
 		if end < LRHLen+GRHLen+BTHLen+ICRCLen {
 			return 0, 0, fmt.Errorf("roce: ICRC: LRH PktLen %d words too small for GRH, BTH and ICRC: %w", end/4, ErrBadLength)
@@ -231,10 +275,10 @@ func icrcIB(lrh []byte) (uint32, int, error) {
 		if lrh[LRHLen+6] != NxtHdrIBA {
 			return 0, 0, fmt.Errorf("roce: ICRC: GRH NxtHdr 0x%02x is not IBA transport: %w", lrh[LRHLen+6], ErrNotICRC)
 		}
-		var buf [GRHLen + BTHLen]byte
-		copy(buf[:], lrh[LRHLen:])
-		maskGRHAndBTH(buf[:])
-		return icrcFinish(crcAfterLRHMask, buf[:], lrh[LRHLen+len(buf):off]), off, nil
+		const n = GRHLen + BTHLen
+		copy(c.buf[:n], lrh[LRHLen:])
+		maskGRHAndBTH(c.buf[:n])
+		return c.finish(crcAfterLRHMask, n, lrh[LRHLen+n:off]), off, nil
 	}
 	return 0, 0, fmt.Errorf("roce: ICRC: LRH LNH %s: %w", LNH(lrh[1]&0x3), ErrNotICRC)
 }

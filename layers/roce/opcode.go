@@ -359,6 +359,9 @@ func (o OpCode) Name() string { return opTable[o].info.name }
 // String returns e.g. "RC SEND_ONLY", "UD SEND_ONLY_WITH_IMMEDIATE", "CNP",
 // or "0x%02x" for undefined opcodes.
 func (o OpCode) String() string {
+	if s := opNames[o]; s != "" {
+		return s
+	}
 	e := &opTable[o]
 	switch {
 	case !e.valid:
@@ -434,3 +437,15 @@ func (o OpCode) HasImmediate() bool { return opTable[o].info.flags&flagImm != 0 
 
 // HasInvalidate: the opcode carries IETH (SEND_*_WITH_INVALIDATE).
 func (o OpCode) HasInvalidate() bool { return opTable[o].info.flags&flagInval != 0 }
+
+// opNames holds the names String returns for the valid opcodes, so that
+// naming one (on every line dissect prints) does not allocate.
+var opNames = func() (names [256]string) {
+	for i := range names {
+		o := OpCode(i)
+		if e := &opTable[o]; e.valid && e.info.kind != kindCNP {
+			names[i] = o.Transport().String() + " " + e.info.name
+		}
+	}
+	return names
+}()

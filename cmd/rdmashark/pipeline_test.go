@@ -1,0 +1,74 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestPipelineSameOutput: decoding on a goroutine of its own (--pipeline
+// on) prints exactly what decoding in line does (--pipeline off), exit
+// status and standard error included, for every output format of every
+// command, on every real capture (the lossy and mutated ones too: damaged
+// records, truncated files), read from the file and from standard input.
+func TestPipelineSameOutput(t *testing.T) {
+	var caps []string
+	for _, pat := range []string{"*.pcap*", "lossy/*.pcap*", "mutated/*.pcap*"} {
+		m, err := filepath.Glob(filepath.Join("..", "..", "testdata", "pcaps", pat))
+		if err != nil {
+			t.Fatal(err)
+		}
+		caps = append(caps, m...)
+	}
+	if len(caps) < 30 {
+		t.Fatalf("only %d captures found", len(caps))
+	}
+	fields := []string{"dissect", "-T", "fields", "-e", "frame.number", "-e", "frame.time_relative",
+		"-e", "infiniband.bth.opcode", "-e", "infiniband.bth.psn", "-e", "infiniband.invariant.crc",
+		"-e", "rpcordma.xid", "-e", "iwarp_ddp_rdmap.rdma.opcode"}
+	commands := [][]string{
+		{"analyze", "--format", "json"},
+		{"transactions", "--format", "json"},
+		{"check", "--format", "json"},
+		fields,
+		{"dissect", "-V"},
+		{"dissect", "-c", "7"},
+	}
+	if testing.Short() {
+		commands = commands[:1]
+	}
+	for _, c := range caps {
+		data, err := os.ReadFile(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range commands {
+			for _, stdin := range []bool{false, true} {
+				if stdin && args[0] != "dissect" {
+					continue
+				}
+				outs := [2]string{}
+				for i, mode := range []string{"off", "on"} {
+					a := append([]string{"--pipeline", mode}, args...)
+					in := strings.NewReader("")
+					if stdin {
+						a = append(a, "-r", "-")
+						in = strings.NewReader(string(data))
+					} else {
+						a = append(a, c)
+					}
+					var out, errb bytes.Buffer
+					code := run(a, in, &out, &errb)
+					outs[i] = strings.Join([]string{string(rune('0' + code)), out.String(), errb.String()}, "\x00")
+				}
+				if outs[0] != outs[1] {
+					t.Errorf("%s %v (stdin %v): the pipeline's output differs from the sequential one", filepath.Base(c), args, stdin)
+				} else if len(outs[0]) < 10 {
+					t.Errorf("%s %v: no output", filepath.Base(c), args)
+				}
+			}
+		}
+	}
+}

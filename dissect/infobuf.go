@@ -1,0 +1,54 @@
+package dissect
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// infoBuf builds the summary line's text: a byte slice that the common
+// fields are appended to with strconv, and that fmt prints into for the
+// rare ones (it is an io.Writer). report's summary writer appends a
+// packet's line to its own reused buffer (Packet.AppendInfo), so that the
+// text output of dissect does not go through fmt per packet.
+type infoBuf struct{ b []byte }
+
+func (w *infoBuf) Write(p []byte) (int, error) {
+	w.b = append(w.b, p...)
+	return len(p), nil
+}
+
+func (w *infoBuf) WriteString(s string) (int, error) {
+	w.b = append(w.b, s...)
+	return len(s), nil
+}
+
+func (w *infoBuf) WriteByte(c byte) error {
+	w.b = append(w.b, c)
+	return nil
+}
+
+func (w *infoBuf) String() string { return string(w.b) }
+func (w *infoBuf) Len() int       { return len(w.b) }
+
+// uint appends v in decimal (%d).
+func (w *infoBuf) uint(v uint64) { w.b = strconv.AppendUint(w.b, v, 10) }
+
+// hex appends v as 0x and at least digits lowercase hex digits (0x%0*x).
+func (w *infoBuf) hex(v uint64, digits int) {
+	w.b = append(w.b, "0x"...)
+	w.b = appendHex(w.b, v, digits)
+}
+
+// appendHex appends v in lowercase hex, zero-padded to digits.
+func appendHex(dst []byte, v uint64, digits int) []byte {
+	var tmp [16]byte
+	n := len(strconv.AppendUint(tmp[:0], v, 16))
+	for ; n < digits; n++ {
+		dst = append(dst, '0')
+	}
+	return strconv.AppendUint(dst, v, 16)
+}
+
+// printf appends fmt's formatting (fmt.Appendf: w itself does not escape,
+// as it would through fmt.Fprintf).
+func (w *infoBuf) printf(format string, a ...any) { w.b = fmt.Appendf(w.b, format, a...) }
