@@ -67,9 +67,9 @@ func (e *Engine) freeSpareBuffers() {
 	for _, rc := range e.rxs.conns {
 		for d := range rc.dir {
 			s := &rc.dir[d]
-			if !s.cur.active {
-				b.grew(cap(s.cur.data), 0)
-				s.cur.data = nil
+			for _, pt := range s.spareM {
+				b.grew(cap(pt.data), 0)
+				pt.data = nil
 			}
 			for _, ro := range s.spare {
 				b.grew(cap(ro.data), 0)
@@ -107,7 +107,8 @@ func (e *Engine) cutLargest() bool {
 	var (
 		bc  *Connection
 		bs  *reqStream
-		bi  = -1 // index of a Read in bs.reads; -1: bs.cur
+		bi  = -1 // index of a Read in bs.reads; -1: a message
+		bm  = -1 // index of a message in bs.msgs
 		bst *iwStream
 		bop *iwOp
 		bra *iwarp.Reassembler
@@ -116,8 +117,10 @@ func (e *Engine) cutLargest() bool {
 		if rc := e.rxs.conns[c]; rc != nil {
 			for d := range rc.dir {
 				s := &rc.dir[d]
-				if n := cap(s.cur.data); s.cur.active && n > best {
-					best, bc, bs, bi, bst = n, c, s, -1, nil
+				for i, pt := range s.msgs {
+					if n := cap(pt.data); n > best {
+						best, bc, bs, bi, bm, bst = n, c, s, -1, i, nil
+					}
 				}
 				for i, ro := range s.reads {
 					if n := cap(ro.data); n > best {
@@ -161,9 +164,15 @@ func (e *Engine) cutLargest() bool {
 		bst.cutOp(bop)
 		e.freeSpareBuffers()
 	case bi < 0:
-		e.flushPartial(nil, bc, bs)
-		e.buf.grew(cap(bs.cur.data), 0)
-		bs.cur.data = nil
+		// Handed up in PSN order: it and the messages before it.
+		for i := 0; i <= bm; i++ {
+			bs.msgs[i].ready = true
+		}
+		e.drain(nil, bc, bs)
+		for _, pt := range bs.spareM {
+			e.buf.grew(cap(pt.data), 0)
+			pt.data = nil
+		}
 	default:
 		e.finishRead(nil, bc, bs, bi)
 		ro := bs.spare[len(bs.spare)-1]

@@ -44,6 +44,9 @@ type Options struct {
 	// MaxBufferedBytes bounds the payload bytes all reassembly buffers hold
 	// together (default DefaultMaxBufferedBytes; see budget.go).
 	MaxBufferedBytes int
+	// HealthInterval is the throughput interval of transport health
+	// (default DefaultHealthInterval; health.go).
+	HealthInterval time.Duration
 	// Transaction, when set, receives every RPC transaction once it is over
 	// (Reply processed, evicted, or the capture ended without a Reply). The
 	// engine forgets it afterwards: copy what must be kept.

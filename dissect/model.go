@@ -161,6 +161,9 @@ type Connection struct {
 	// MissingPSNs counts the PSNs skipped by forward jumps on its request
 	// streams (IB/RoCE: packets the capture lacks; reassembly.go).
 	MissingPSNs uint64
+	// Health is the connection's transport health (IB/RoCE: health.go,
+	// rcmodel.go); nil until a packet of it went through the model.
+	Health *Health
 
 	// PrivateData is indexed by Direction.Index(): [0] the client's (REQ),
 	// [1] the server's (REP).
@@ -308,10 +311,16 @@ type RDMAOp struct {
 	// Data is the bytes moved, when the capture holds them (valid only
 	// during the call that hands the operation out).
 	Data []byte
-	// Complete: every byte of Length was seen.
+	// Complete: every byte of Length was seen, from whichever
+	// transmission carried it.
 	Complete bool
-	Start    time.Time
-	End      time.Time
+	// Retransmitted counts the retransmitted packets that belonged to the
+	// operation (re-issued or repeated Read Requests, repeated Read
+	// Responses, resent Write packets are not counted here); none of them
+	// added data.
+	Retransmitted int
+	Start         time.Time
+	End           time.Time
 }
 
 // ConnObserver is an Observer that also wants to know when the engine is

@@ -118,6 +118,9 @@ type Packet struct {
 	// Conn and Dir place the packet in its connection, when it has one.
 	Conn *Connection
 	Dir  Direction
+
+	// Analysis is the RC requester model's verdict (rcmodel.go).
+	Analysis Analysis
 }
 
 // Has tells whether layer t was decoded.
@@ -160,4 +163,5 @@ func (p *Packet) reset() {
 	p.Err = nil
 	p.Conn = nil
 	p.Dir = DirUnknown
+	p.Analysis = Analysis{}
 }
