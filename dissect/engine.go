@@ -259,6 +259,7 @@ func (e *Engine) Process(p *Packet, data []byte) {
 	}
 	// iWARP: TCP stream reassembly, MPA framing, DDP/RDMAP (iwarp.go).
 	e.trackIWARP(p)
+	e.classifyTCP(p)
 	// IB/RoCE: Send reassembly and RDMA operations (reassembly.go).
 	e.reassembleRoCE(p)
 	if len(e.Conns.closing) > 0 {

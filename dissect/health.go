@@ -20,10 +20,11 @@ const (
 	TriggerRNRNAK                      // RNR NAK (9.7.5.2.8)
 	TriggerTimeout                     // no ACK or NAK in the capture before the resend (9.7.6.1.1)
 	TriggerReissuedRead                // a Read Request re-issued for the part still missing
+	TriggerTCP                         // iWARP: a TCP retransmission (cause not classified)
 	numTriggers
 )
 
-var triggerNames = [numTriggers]string{"none", "nak_sequence_error", "rnr_nak", "timeout", "reissued_read"}
+var triggerNames = [numTriggers]string{"none", "nak_sequence_error", "rnr_nak", "timeout", "reissued_read", "tcp"}
 
 func (t EpisodeTrigger) String() string {
 	if t < numTriggers {
@@ -173,6 +174,9 @@ type DirHealth struct {
 	// WindowCut: PSNs older than WindowPSNs (taken as seen); CompareCut:
 	// retransmissions whose original had left the comparison window.
 	WindowCut, CompareCut uint64
+	// iWARP, from the TCP layer: retransmitted segments are counted in
+	// RetransmittedPackets too.
+	TCPRetransmissions, TCPDupAcks, TCPZeroWindows, TCPMissingOctets uint64
 	// Throughput intervals.
 	Intervals    []Interval
 	IntervalsCut uint64

@@ -164,6 +164,7 @@ type Connection struct {
 	// Health is the connection's transport health (IB/RoCE: health.go,
 	// rcmodel.go); nil until a packet of it went through the model.
 	Health *Health
+	tcpH   *tcpHealth // iWARP: TCP-level health state (health_tcp.go)
 
 	// PrivateData is indexed by Direction.Index(): [0] the client's (REQ),
 	// [1] the server's (REP).

@@ -362,7 +362,6 @@ func (e *Engine) classifyRequest(p *Packet, c *Connection, rc *roceConn, m *reqM
 		m.remember(p, psn)
 		m.closeEpisode(dh)
 		m.lastNew = p.Timestamp
-		m.trigger = 0
 		if op.IsReadRequest() {
 			m.reads[m.nreads%maxReadStarts] = psn
 			m.nreads++
@@ -405,6 +404,11 @@ func (e *Engine) classifyRequest(p *Packet, c *Connection, rc *roceConn, m *reqM
 		// point or reordered.
 		a.OutOfOrder = true
 		dh.OutOfOrderPackets++
+		for i := uint32(0); i < n; i++ {
+			if was, in := m.seen.test((psn + i) & psnMask); in && !was {
+				dh.FilledPSNs++
+			}
+		}
 		m.seen.set(psn, n)
 		m.remember(p, psn)
 		for i := range m.holes {
@@ -415,9 +419,6 @@ func (e *Engine) classifyRequest(p *Packet, c *Connection, rc *roceConn, m *reqM
 					orig = hh.t
 				}
 			}
-		}
-		if dh.MissingPSNs > dh.FilledPSNs {
-			dh.FilledPSNs++
 		}
 	}
 	// A resend: part of a retransmission episode.
@@ -439,6 +440,7 @@ func (e *Engine) classifyRequest(p *Packet, c *Connection, rc *roceConn, m *reqM
 		if start.IsZero() {
 			start = p.Timestamp
 		}
+		m.trigger, m.trigT = 0, time.Time{}
 		dh.episodeCount++
 		m.episode = dh.episodeCount
 		m.epStart = start
@@ -535,6 +537,10 @@ func (e *Engine) classifyReadResponse(p *Packet, m *reqModel, dh, rq *DirHealth)
 			dh.LostSegments++
 			dh.MissingPSNs += uint64(fwd)
 		}
+	}
+	if m.rsp.init && psnDiff(m.rsp.high, psn) < psnHalf && psnDiff(m.rsp.high, psn) > 0 {
+		// Behind the highest response, never seen: it fills a gap.
+		dh.FilledPSNs++
 	}
 	m.rsp.set(psn, 1)
 	if op.IsFirst() || op.IsOnly() {

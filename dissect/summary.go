@@ -78,7 +78,8 @@ func (p *Packet) Info() string {
 	case p.Has(layers.LayerTypeARP):
 		b.WriteString("ARP")
 	}
-	p.rpcInfo(&b) // rpc_info.go
+	p.analysisInfo(&b) // fields_analysis.go
+	p.rpcInfo(&b)      // rpc_info.go
 	if s := p.ICRC.Status; s == CRCBad || s == CRCTruncated {
 		fmt.Fprintf(&b, " [ICRC %s]", s)
 	}

@@ -130,6 +130,9 @@ type Connection struct {
 	// CheckCaveats say why its checks may rest on incomplete evidence
 	// (check.ConnResult.Caveats).
 	CheckCaveats []string `json:"check_caveats,omitempty"`
+	// TransportHealth is loss, recovery and congestion per direction
+	// (analyze_health.go).
+	TransportHealth *TransportHealth `json:"transport_health,omitempty"`
 }
 
 // NewAnalysis builds the document from an engine that has read a capture.
@@ -185,6 +188,7 @@ func connection(c *dissect.Connection) Connection {
 	out.Traffic.ServerToClient = Direction{c.Dir[1].Packets, c.Dir[1].Bytes}
 	out.IWARP = iwarpConnection(c)
 	out.RPC = rpcConnection(c)
+	out.TransportHealth = transportHealth(c)
 	return out
 }
 
@@ -257,6 +261,9 @@ func (a *Analysis) WriteTable(w io.Writer) error {
 			return err
 		}
 		if err := writeRPCTable(w, a); err != nil {
+			return err
+		}
+		if err := writeHealthTable(w, a); err != nil {
 			return err
 		}
 		if err := writeFindingsTable(w, a); err != nil {

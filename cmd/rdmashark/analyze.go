@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -89,6 +90,7 @@ func runEngineFlush(cmd *cobra.Command, g *globalFlags, name string, opts dissec
 func newAnalyzeCmd(g *globalFlags) *cobra.Command {
 	var in input
 	var format string
+	var interval time.Duration
 	cmd := &cobra.Command{
 		Use:   "analyze [FILE]",
 		Short: "Report the connections of a capture: set-up, private data, negotiated inline thresholds",
@@ -105,7 +107,10 @@ packets and bytes each way; then the protocol counts.`,
 			if format != "table" && format != "json" {
 				return usageErr("--format must be table or json, not %q", format)
 			}
-			var opts dissect.Options
+			if interval <= 0 {
+				return usageErr("--interval must be positive, not %s", interval)
+			}
+			opts := dissect.Options{HealthInterval: interval}
 			checks, each := withChecks(check.Config{}, &opts, nil)
 			eng, runErr := runEngineOpts(cmd, g, name, opts, each)
 			if eng == nil {
@@ -134,6 +139,7 @@ packets and bytes each way; then the protocol counts.`,
 	}
 	in.bind(cmd)
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
+	cmd.Flags().DurationVar(&interval, "interval", dissect.DefaultHealthInterval, "throughput interval of the transport health")
 	return cmd
 }
 
