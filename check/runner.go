@@ -423,6 +423,7 @@ type Conn struct {
 	v1Sent      [2]bool      // the side sent version 1 headers
 	unneeded    [2]unneeded  // CHUNK-UNNEEDED: Calls, Replies
 	calls       [2]callTable // by the Call sender's Direction.Index()
+	loss        lossState    // loss.go
 }
 
 type rpcState uint8

@@ -111,6 +111,9 @@ type Analysis struct {
 	// payload differ from its original (OriginalPacket).
 	PayloadDiffers bool
 	OriginalPacket int
+	// Compared: a retransmission whose original was still in the
+	// comparison window (OriginalPacket) and was compared with it.
+	Compared bool
 }
 
 // psnRing remembers which PSNs of the last WindowPSNs were seen.
@@ -391,9 +394,12 @@ func (e *Engine) classifyRequest(p *Packet, c *Connection, rc *roceConn, m *reqM
 			he := &m.hist[psn%historySlots]
 			if he.ok && he.psn == psn {
 				orig = he.t
-				if !a.Reissue && packetHash(h) != he.hash {
-					a.PayloadDiffers, a.OriginalPacket = true, he.pkt
-					dh.PayloadMismatches++
+				if !a.Reissue {
+					a.Compared, a.OriginalPacket = true, he.pkt
+					if packetHash(h) != he.hash {
+						a.PayloadDiffers = true
+						dh.PayloadMismatches++
+					}
 				}
 			} else {
 				dh.CompareCut++
