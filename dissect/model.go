@@ -315,10 +315,10 @@ type RDMAOp struct {
 	// Complete: every byte of Length was seen, from whichever
 	// transmission carried it.
 	Complete bool
-	// Retransmitted counts the retransmitted packets that belonged to the
-	// operation (re-issued or repeated Read Requests, repeated Read
-	// Responses, resent Write packets are not counted here); none of them
-	// added data.
+	// Retransmitted counts, for a Read, the re-issued or repeated Read
+	// Requests and repeated Read Responses seen while it was outstanding;
+	// none of them added data (Writes: 0, their resent packets are not
+	// attributed).
 	Retransmitted int
 	Start         time.Time
 	End           time.Time
