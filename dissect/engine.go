@@ -179,6 +179,9 @@ type Engine struct {
 	rpcs       rpcState
 	buf        bufBudget
 	idle       idleClock
+
+	// PFC counts the PAUSE and PFC frames of the capture (health.go).
+	PFC PFCStats
 }
 
 // NewEngine returns an engine with opts, defaults filled in.
@@ -260,6 +263,7 @@ func (e *Engine) Process(p *Packet, data []byte) {
 	// iWARP: TCP stream reassembly, MPA framing, DDP/RDMAP (iwarp.go).
 	e.trackIWARP(p)
 	e.classifyTCP(p)
+	e.countPFC(p)
 	// IB/RoCE: Send reassembly and RDMA operations (reassembly.go).
 	e.reassembleRoCE(p)
 	if len(e.Conns.closing) > 0 {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/rdmashark/rdmashark/layers/pfc"
 	"github.com/rdmashark/rdmashark/layers/roce"
 )
 
@@ -225,5 +226,48 @@ func (dh *DirHealth) interval(p *Packet, retrans bool, every time.Duration) {
 	iv.Bytes += uint64(p.Length)
 	if retrans {
 		iv.RetransmittedBytes += uint64(p.Length)
+	}
+}
+
+// PFCStats counts the IEEE 802.3 MAC Control frames of a capture: PAUSE
+// (802.3 Annex 31B) and Priority-based Flow Control (802.1Qbb). They belong
+// to a link, not a connection.
+type PFCStats struct {
+	PFCFrames, PauseFrames uint64
+	// Pauses counts, per priority, the frames that paused it (time > 0)
+	// and Resumes the ones that resumed it (enabled, time 0); MaxQuanta is
+	// the longest pause asked (in quanta of 512 bit times).
+	Pauses, Resumes [pfc.Priorities]uint64
+	MaxQuanta       [pfc.Priorities]uint16
+	FirstPacket     int
+}
+
+func (e *Engine) countPFC(p *Packet) {
+	if len(p.Decoded) == 0 || p.Decoded[len(p.Decoded)-1] != pfc.LayerTypeMACControl {
+		return
+	}
+	s := &e.PFC
+	m := &p.PFC
+	switch m.Opcode {
+	case pfc.OpPFC:
+		s.PFCFrames++
+		for i := 0; i < pfc.Priorities; i++ {
+			if m.ClassEnable&(1<<i) == 0 {
+				continue
+			}
+			if m.Quanta[i] == 0 {
+				s.Resumes[i]++
+				continue
+			}
+			s.Pauses[i]++
+			s.MaxQuanta[i] = max(s.MaxQuanta[i], m.Quanta[i])
+		}
+	case pfc.OpPause:
+		s.PauseFrames++
+	default:
+		return
+	}
+	if s.FirstPacket == 0 {
+		s.FirstPacket = p.Number
 	}
 }

@@ -2,12 +2,17 @@ package dissect_test
 
 import (
 	"bytes"
+	"net"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/internal/synth"
+	"github.com/rdmashark/rdmashark/layers/pfc"
 	"github.com/rdmashark/rdmashark/layers/roce"
 )
 
@@ -217,5 +222,40 @@ func TestLossRetransmissionDiffers(t *testing.T) {
 	}
 	if len(obs.msgs) != 1 || string(obs.msgs[0]) != "original" {
 		t.Errorf("messages %q", obs.msgs)
+	}
+}
+
+// TestLossPFCPauseFrames: PFC frames (IEEE 802.1Qbb, EtherType 0x8808
+// opcode 0x0101) as a switch mirror port shows them, built with gopacket's
+// Ethernet layer and pfc.MACControl: pause priority 3 twice (the longer
+// 0xffff quanta), then resume it; one 802.3 PAUSE.
+func TestLossPFCPauseFrames(t *testing.T) {
+	frame := func(m *pfc.MACControl) []byte {
+		buf := gopacket.NewSerializeBuffer()
+		eth := &layers.Ethernet{SrcMAC: synth.Server().MAC, DstMAC: net.HardwareAddr{0x01, 0x80, 0xc2, 0, 0, 0x01},
+			EthernetType: pfc.EtherTypeMACControl}
+		if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{}, eth, m); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	frames := [][]byte{
+		frame(&pfc.MACControl{Opcode: pfc.OpPFC, ClassEnable: 1 << 3, Quanta: [8]uint16{3: 0x100}}),
+		frame(&pfc.MACControl{Opcode: pfc.OpPFC, ClassEnable: 1 << 3, Quanta: [8]uint16{3: 0xffff}}),
+		frame(&pfc.MACControl{Opcode: pfc.OpPFC, ClassEnable: 1 << 3}),
+		frame(&pfc.MACControl{Opcode: pfc.OpPause, Quanta: [8]uint16{0: 10}}),
+	}
+	e := dissect.NewEngine(dissect.Options{})
+	for i, f := range frames {
+		p := &dissect.Packet{Number: i + 1, Timestamp: time.Unix(0, int64(i)), LinkType: layers.LinkTypeEthernet,
+			CaptureLength: len(f), Length: len(f)}
+		e.Process(p, f)
+		if p.Err != nil || p.PFC.Opcode == 0 {
+			t.Fatalf("packet %d: %v %+v", i+1, p.Err, p.PFC)
+		}
+	}
+	s := e.PFC
+	if s.PFCFrames != 3 || s.PauseFrames != 1 || s.Pauses[3] != 2 || s.Resumes[3] != 1 || s.MaxQuanta[3] != 0xffff || s.Pauses[0] != 0 || s.FirstPacket != 1 {
+		t.Errorf("%+v", s)
 	}
 }

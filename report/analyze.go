@@ -41,6 +41,8 @@ type Analysis struct {
 	// Engine holds the engine-wide reassembly and RPC-over-RDMA counters
 	// (analyze_engine.go).
 	Engine *EngineCounters `json:"engine"`
+	// PFC is the capture's link-level flow control (analyze_health.go).
+	PFC *PFCSummary `json:"pfc"`
 }
 
 // Finding is a conformance finding (the checks' type; its JSON keys rule,
@@ -146,6 +148,7 @@ func NewAnalysis(file string, eng *dissect.Engine) *Analysis {
 		ConnectionsDropped:   eng.Conns.Dropped,
 		ConnectionsForgotten: eng.Conns.Forgotten,
 		Engine:               engineCounters(eng),
+		PFC:                  pfcSummary(&eng.PFC),
 	}
 	a.ICRC = CRCCounts{
 		Good:      eng.Stats.ICRC[dissect.CRCGood],
@@ -288,6 +291,7 @@ func (a *Analysis) WriteTable(w io.Writer) error {
 	if a.ConnectionsForgotten > 0 {
 		fmt.Fprintf(w, "%d closed connections not listed: connection table full\n", a.ConnectionsForgotten)
 	}
+	writePFCLine(w, a.PFC)
 	writeEngineLines(w, a.Engine)
 	for _, e := range a.Errors {
 		fmt.Fprintf(w, "reading stopped early: %s\n", e)

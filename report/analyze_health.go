@@ -290,3 +290,45 @@ func writeHealthTable(w io.Writer, a *Analysis) error {
 	}
 	return t.Render()
 }
+
+// PFCSummary is what the capture shows of link-level flow control: IEEE
+// 802.3 PAUSE and 802.1Qbb PFC frames (dissect.PFCStats).
+type PFCSummary struct {
+	PFCFrames   uint64        `json:"pfc_frames"`
+	PauseFrames uint64        `json:"pause_frames"`
+	FirstPacket int           `json:"first_packet,omitempty"`
+	Priorities  []PFCPriority `json:"priorities"`
+	Note        string        `json:"note,omitempty"`
+}
+
+// PFCPriority is one priority's pauses.
+type PFCPriority struct {
+	Priority  int    `json:"priority"`
+	Pauses    uint64 `json:"pauses"`
+	Resumes   uint64 `json:"resumes"`
+	MaxQuanta uint16 `json:"max_quanta"`
+}
+
+func pfcSummary(s *dissect.PFCStats) *PFCSummary {
+	out := &PFCSummary{PFCFrames: s.PFCFrames, PauseFrames: s.PauseFrames, FirstPacket: s.FirstPacket, Priorities: []PFCPriority{}}
+	for i := range s.Pauses {
+		if s.Pauses[i]+s.Resumes[i] > 0 {
+			out.Priorities = append(out.Priorities, PFCPriority{Priority: i, Pauses: s.Pauses[i], Resumes: s.Resumes[i], MaxQuanta: s.MaxQuanta[i]})
+		}
+	}
+	if s.PFCFrames+s.PauseFrames == 0 {
+		out.Note = "no PAUSE or PFC frame in the capture: a host's NIC consumes them, a switch mirror port shows them"
+	}
+	return out
+}
+
+func writePFCLine(w io.Writer, s *PFCSummary) {
+	if s == nil || s.PFCFrames+s.PauseFrames == 0 {
+		return
+	}
+	fmt.Fprintf(w, "Flow control: %d PFC frames, %d PAUSE frames", s.PFCFrames, s.PauseFrames)
+	for _, p := range s.Priorities {
+		fmt.Fprintf(w, "; priority %d: %d pauses (longest %d quanta), %d resumes", p.Priority, p.Pauses, p.MaxQuanta, p.Resumes)
+	}
+	fmt.Fprintln(w)
+}
