@@ -182,6 +182,8 @@ type Engine struct {
 
 	// PFC counts the PAUSE and PFC frames of the capture (health.go).
 	PFC PFCStats
+	// UD holds the Unreliable Datagram flows and their health (udflows.go).
+	UD UDFlows
 }
 
 // NewEngine returns an engine with opts, defaults filled in.
@@ -264,6 +266,7 @@ func (e *Engine) Process(p *Packet, data []byte) {
 	e.trackIWARP(p)
 	e.classifyTCP(p)
 	e.countPFC(p)
+	e.trackUD(p)
 	// IB/RoCE: Send reassembly and RDMA operations (reassembly.go).
 	e.reassembleRoCE(p)
 	if len(e.Conns.closing) > 0 {

@@ -259,3 +259,34 @@ func TestLossPFCPauseFrames(t *testing.T) {
 		t.Errorf("%+v", s)
 	}
 }
+
+// TestLossUDFlows: UD traffic has no connection; its figures are per flow
+// (addresses, QPNs, Q_Keys). Four datagrams with one PSN missing.
+func TestLossUDFlows(t *testing.T) {
+	s := &synth.Sequence{Start: time.Unix(1700000000, 0), Step: time.Millisecond}
+	cl, sv := synth.Client(), synth.Server()
+	for _, psn := range []uint32{100, 101, 103} {
+		s.Packet(cl, sv, synth.UDSend(0x55, psn, 0x11111111, 0x66), []byte("datagram"))
+	}
+	s.Packet(sv, cl, synth.UDSend(0x66, 7, 0x22222222, 0x55), []byte("answer"), func(o *synth.Options) { o.TClass = 3 })
+	if s.Err != nil {
+		t.Fatal(s.Err)
+	}
+	e, pkts := run(t, s.Frames)
+	if n := len(e.Conns.Connections()); n != 0 {
+		t.Errorf("%d connections", n)
+	}
+	fl := e.UD.Flows
+	if len(fl) != 2 {
+		t.Fatalf("%d flows", len(fl))
+	}
+	f := fl[0]
+	if f.Src.String() != "192.0.2.2" || f.Dst.String() != "192.0.2.1" || f.SrcQPN != 0x66 || f.DstQPN != 0x55 ||
+		!slices.Equal(f.QKeys, []uint32{0x11111111}) || f.Health.Packets != 3 || f.Health.LostSegments != 1 || f.Health.MissingPSNs != 1 ||
+		f.FirstPacket != 1 || f.LastPacket != 3 {
+		t.Errorf("flow %+v", f)
+	}
+	if pkts[2].Analysis.LostSegment != 1 || !pkts[3].Analysis.ECNCE || fl[1].Health.ECNCE != 1 {
+		t.Errorf("analysis %+v %+v", pkts[2].Analysis, pkts[3].Analysis)
+	}
+}

@@ -43,6 +43,8 @@ type Analysis struct {
 	Engine *EngineCounters `json:"engine"`
 	// PFC is the capture's link-level flow control (analyze_health.go).
 	PFC *PFCSummary `json:"pfc"`
+	// UDFlows are the Unreliable Datagram flows (analyze_health.go).
+	UDFlows []UDFlow `json:"ud_flows,omitempty"`
 }
 
 // Finding is a conformance finding (the checks' type; its JSON keys rule,
@@ -149,6 +151,7 @@ func NewAnalysis(file string, eng *dissect.Engine) *Analysis {
 		ConnectionsForgotten: eng.Conns.Forgotten,
 		Engine:               engineCounters(eng),
 		PFC:                  pfcSummary(&eng.PFC),
+		UDFlows:              udFlows(eng),
 	}
 	a.ICRC = CRCCounts{
 		Good:      eng.Stats.ICRC[dissect.CRCGood],
@@ -230,7 +233,11 @@ func (a *Analysis) WriteJSON(w io.Writer) error {
 
 // WriteTable writes the connections table, then the protocol counts.
 func (a *Analysis) WriteTable(w io.Writer) error {
-	fmt.Fprintf(w, "%s: %d packets, %d connections\n", a.File, a.Packets, len(a.Connections))
+	fmt.Fprintf(w, "%s: %d packets, %d connections", a.File, a.Packets, len(a.Connections))
+	if n := len(a.UDFlows); n > 0 {
+		fmt.Fprintf(w, ", %d UD flows", n)
+	}
+	fmt.Fprintln(w)
 	if len(a.Connections) > 0 {
 		t := newTable(w)
 		t.Header("ID", "Transport", "Client", "Server", "Port", "State", "Packets C→S / S→C", "Bytes C→S / S→C")
@@ -272,6 +279,9 @@ func (a *Analysis) WriteTable(w io.Writer) error {
 		if err := writeFindingsTable(w, a); err != nil {
 			return err
 		}
+	}
+	if err := writeUDTable(w, a); err != nil {
+		return err
 	}
 	fmt.Fprintln(w)
 	t := newTable(w)

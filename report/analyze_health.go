@@ -332,3 +332,57 @@ func writePFCLine(w io.Writer, s *PFCSummary) {
 	}
 	fmt.Fprintln(w)
 }
+
+// UDFlow is one Unreliable Datagram flow (dissect.UDFlow): UD traffic has
+// no connection, so its transport health is per flow.
+type UDFlow struct {
+	Source      string          `json:"source"`
+	Destination string          `json:"destination"`
+	SourceQPN   uint32          `json:"source_qpn"`
+	DestQPN     uint32          `json:"destination_qpn"`
+	QKeys       []string        `json:"q_keys"`
+	FirstPacket int             `json:"first_packet"`
+	LastPacket  int             `json:"last_packet"`
+	Health      DirectionHealth `json:"transport_health"`
+}
+
+func udFlows(eng *dissect.Engine) []UDFlow {
+	var out []UDFlow
+	for _, f := range eng.UD.Flows {
+		u := UDFlow{Source: f.Src.String(), Destination: f.Dst.String(), SourceQPN: f.SrcQPN, DestQPN: f.DstQPN,
+			QKeys: []string{}, FirstPacket: f.FirstPacket, LastPacket: f.LastPacket}
+		for _, k := range f.QKeys {
+			u.QKeys = append(u.QKeys, fmt.Sprintf("0x%08x", k))
+		}
+		d := &f.Health
+		u.Health = DirectionHealth{Packets: d.Packets, Bytes: d.Bytes, GoodputBytes: d.Bytes,
+			OutOfOrderPackets: d.OutOfOrderPackets, PSNGaps: d.LostSegments, PSNsMissing: d.MissingPSNs, PSNsNeverSeen: d.MissingPSNs,
+			NAKs: map[string]uint64{}, EpisodesByTrigger: map[string]uint64{}, EpisodeList: []EpisodeJSON{},
+			ECNCEPackets: d.ECNCE, Throughput: []IntervalJSON{},
+			Limits: HealthLimits{IntervalsCut: d.IntervalsCut},
+			Notes:  []string{"UD (IBA 9.8): no acknowledgement, no retransmission; a PSN gap is a datagram lost for good (by the network or the capture)"}}
+		for _, iv := range d.Intervals {
+			u.Health.Throughput = append(u.Health.Throughput, IntervalJSON{StartSeconds: iv.Start.Seconds(), Packets: iv.Packets,
+				Bytes: iv.Bytes, GoodputBytes: iv.Bytes})
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+// writeUDTable writes the "UD flows" section.
+func writeUDTable(w io.Writer, a *Analysis) error {
+	if len(a.UDFlows) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nUD flows (no connection; IBA 9.8):")
+	t := newTable(w)
+	t.Header("Source", "Destination", "Q_Keys", "Packets", "Bytes", "PSN gaps (missing)", "Out of order", "CE")
+	for _, f := range a.UDFlows {
+		_ = t.Append([]string{fmt.Sprintf("%s QP 0x%06x", f.Source, f.SourceQPN), fmt.Sprintf("%s QP 0x%06x", f.Destination, f.DestQPN),
+			strings.Join(f.QKeys, " "), strconv.FormatUint(f.Health.Packets, 10), strconv.FormatUint(f.Health.Bytes, 10),
+			fmt.Sprintf("%d (%d)", f.Health.PSNGaps, f.Health.PSNsMissing), strconv.FormatUint(f.Health.OutOfOrderPackets, 10),
+			strconv.FormatUint(f.Health.ECNCEPackets, 10)})
+	}
+	return t.Render()
+}
