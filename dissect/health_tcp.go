@@ -56,6 +56,14 @@ func (e *Engine) classifyTCP(p *Packet) {
 		n++
 	}
 	end := t.Seq + n
+	if n == 0 && td.init && !t.RST && seqAfter(t.Seq, td.high) {
+		// An empty segment ahead of everything sent: the capture lacks
+		// what lies between (tshark: "previous segment not captured").
+		a.LostSegment = t.Seq - td.high
+		dh.LostSegments++
+		dh.TCPMissingOctets += uint64(t.Seq - td.high)
+		td.high = t.Seq
+	}
 	if n > 0 {
 		switch {
 		case !td.init:

@@ -4,6 +4,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rdmashark/rdmashark/internal/pcaptest"
@@ -189,3 +194,42 @@ func TestLossyCapturesRecovered(t *testing.T) {
 }
 
 func (f rawFlow) String() string { return fmt.Sprintf("%s→QP %#x", f.src, f.dqpn) }
+
+// TestIWARPTCPAnalysisMatchesTshark: on the lossy soft-iWARP captures the
+// TCP segments flagged as retransmitted and the duplicate ACKs are the
+// frames tshark's tcp.analysis flags (testdata/tshark/gen-tcp-analysis.sh).
+func TestIWARPTCPAnalysisMatchesTshark(t *testing.T) {
+	read := func(name string) []int {
+		b, err := os.ReadFile(filepath.Join("../testdata/tshark", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []int
+		for _, l := range strings.Fields(string(b)) {
+			n, err := strconv.Atoi(l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, n)
+		}
+		return out
+	}
+	for _, b := range []string{"siw-nfs3-lossy", "siw-ib_write_bw-lossy"} {
+		var retrans, dup []int
+		runCapture(t, "lossy/"+b+".pcap", Options{}, func(p *Packet) {
+			if p.Analysis.Retransmission {
+				retrans = append(retrans, p.Number)
+			}
+			if p.Analysis.Duplicate {
+				dup = append(dup, p.Number)
+			}
+		})
+		if want := read(b + ".tcp-retrans.txt"); !slices.Equal(retrans, want) || len(want) == 0 {
+			t.Errorf("%s: retransmissions %v, tshark %v", b, retrans, want)
+		}
+		if want := read(b + ".tcp-dupack.txt"); !slices.Equal(dup, want) || len(want) == 0 {
+			t.Errorf("%s: duplicate ACKs %d, tshark %d", b, len(dup), len(want))
+		}
+		t.Logf("%s: %d retransmitted segments, %d duplicate ACKs, as tshark", b, len(retrans), len(dup))
+	}
+}
