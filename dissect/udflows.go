@@ -10,7 +10,8 @@ import (
 // requester still numbers its packets (9.8.1: the PSN advances by one per
 // packet, the responder does not check it), so a PSN jump is a datagram
 // the capture (or the network) lost; nothing is ever resent. CM MADs (QP1)
-// and subnet management (QP0) are flows like any other.
+// and subnet management (QP0) are flows too, counted but without PSN
+// analysis.
 
 // MaxUDFlows bounds the UD flows kept (UDFlows.Cut counts the packets of
 // flows past it).
@@ -77,6 +78,10 @@ func (e *Engine) trackUD(p *Packet) {
 	e.countPacket(p, dh)
 	psn := h.PSN & psnMask
 	switch {
+	case h.DestQP <= 1:
+		// Management datagrams (QP0 SMPs, QP1 GMPs such as the CM's,
+		// IBA 13.5): the MAD layer retries by transaction ID; their PSNs
+		// say nothing of loss.
 	case !f.psnInit:
 		f.psnInit = true
 	case psn == f.next:
