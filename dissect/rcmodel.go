@@ -410,7 +410,7 @@ func (e *Engine) classifyRequest(p *Packet, c *Connection, rc *roceConn, m *reqM
 		// point or reordered.
 		a.OutOfOrder = true
 		dh.OutOfOrderPackets++
-		for i := uint32(0); i < n; i++ {
+		for i := uint32(0); i < n && i < WindowPSNs; i++ {
 			if was, in := m.seen.test((psn + i) & psnMask); in && !was {
 				dh.FilledPSNs++
 			}

@@ -1,6 +1,7 @@
 package dissect
 
 import (
+	"math/bits"
 	"time"
 
 	"github.com/rdmashark/rdmashark/layers/roce"
@@ -242,6 +243,15 @@ func (b bitmap) leadingFrom(i int) int {
 	return n
 }
 
+// count returns the number of marks.
+func (b bitmap) count() int {
+	n := 0
+	for _, w := range b {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
 // allSet tells whether every index of [from, to] is marked.
 func (b bitmap) allSet(from, to int) bool {
 	for i := from; i <= to; i++ {
@@ -370,7 +380,7 @@ func (e *Engine) request(p *Packet, c *Connection, rc *roceConn, s *reqStream) {
 		}
 		return
 	}
-	if a.LostSegment > 0 && (op.IsFirst() || op.IsOnly() || op.IsReadRequest()) && (op.IsSend() || op.IsWrite() || len(s.msgs) > 0) {
+	if a.LostSegment > 0 && a.LostSegment <= WindowPSNs && (op.IsFirst() || op.IsOnly() || op.IsReadRequest()) && (op.IsSend() || op.IsWrite() || len(s.msgs) > 0) {
 		// The missing PSNs may be a message the requester will resend:
 		// what follows waits for them.
 		pt := s.newPartial()
@@ -403,10 +413,18 @@ func (s *reqStream) fillGaps(psn, n uint32) {
 		if !pt.gap || pt.ready {
 			continue
 		}
-		for i := uint32(0); i < n; i++ {
-			if d := psnDiff((psn+i)&psnMask, pt.base); d < pt.gapN {
-				pt.got.set(int(d))
+		// The part of [psn, psn+n) inside the gap.
+		from, k := psnDiff(psn, pt.base), n
+		if from >= psnHalf {
+			// Starts before the gap.
+			skip := psnDiff(pt.base, psn)
+			if skip >= k {
+				continue
 			}
+			from, k = 0, k-skip
+		}
+		for i := from; i < pt.gapN && i-from < k; i++ {
+			pt.got.set(int(i))
 		}
 		if pt.got.allSet(0, int(pt.gapN)-1) {
 			pt.ready = true
@@ -494,6 +512,11 @@ func (e *Engine) messagePacket(p *Packet, c *Connection, rc *roceConn, s *reqStr
 	if !op.IsOnly() {
 		pt = s.find(psn, op)
 	}
+	if op.IsFirst() && pt != nil && !pt.firstKnown && psnDiff(pt.minSeen, psn) >= psnHalf {
+		// A FIRST after the packets of a message whose FIRST is missing
+		// starts another message.
+		pt = nil
+	}
 	switch {
 	case op.IsOnly() || (op.IsFirst() && (pt == nil || pt.firstKnown)):
 		pt = s.newPartial()
@@ -508,7 +531,7 @@ func (e *Engine) messagePacket(p *Packet, c *Connection, rc *roceConn, s *reqStr
 			return
 		}
 		pt.setFirst(p)
-	case pt == nil && (a.LostSegment > 0 || a.OutOfOrder):
+	case pt == nil && (a.LostSegment > 0 && a.LostSegment <= WindowPSNs || a.OutOfOrder):
 		// Its FIRST is missing but will be resent: hold it, indexed from
 		// the lowest PSN the FIRST can have.
 		pt = s.newPartial()
@@ -522,6 +545,12 @@ func (e *Engine) messagePacket(p *Packet, c *Connection, rc *roceConn, s *reqStr
 			pt.unit = len(h.Payload)
 		} else {
 			pt.unit = rc.pmtu
+		}
+		if pt.unit == 0 {
+			// Nowhere to place it without the PMTU.
+			s.spareM = append(s.spareM, pt)
+			e.Reassembly.Orphans++
+			return
 		}
 		s.insert(pt)
 	case pt == nil:
@@ -722,6 +751,10 @@ func (e *Engine) flushPartial(p *Packet, c *Connection, s *reqStream, pt *partia
 	st := &e.Reassembly
 	r := e.rx()
 	if pt.gap {
+		return
+	}
+	if pt.npkts == 0 {
+		// Nothing of it was placed (each packet counted where it went).
 		return
 	}
 	if !pt.firstKnown {
@@ -965,7 +998,12 @@ func (e *Engine) finishRead(p *Packet, c *Connection, s *reqStream, i int) {
 	if rc := r.conns[c]; rc != nil {
 		unit = rc.pmtu
 	}
-	all := ro.npkts == 0 || ro.got.allSet(0, int(ro.npkts)-1)
+	all := ro.got.allSet(0, int(ro.npkts)-1)
+	if ro.npkts == 0 {
+		// Span unknown (no PMTU): the responses seen must run from the
+		// first without a hole.
+		all = ro.got.has(0) && ro.got.leadingFrom(0) == ro.got.count()
+	}
 	complete := all && ro.started && !ro.truncated && ro.bytes == int(ro.length)
 	data := ro.data
 	if !complete {
