@@ -162,6 +162,11 @@ type DirHealth struct {
 	EpisodesCut       uint64
 	EpisodeDuration   Histogram
 	episodeCount      int
+	// AckTimeout is the CM REQ's Local ACK Timeout (0 unknown);
+	// EarlyTimeouts counts the timeout episodes whose resend came sooner
+	// after the original than that timeout.
+	AckTimeout    time.Duration
+	EarlyTimeouts uint64
 	// Latency of this direction's requests: to the ACK, and of Reads to
 	// the first response.
 	AckLatency, ReadLatency Histogram

@@ -119,6 +119,11 @@ func TestLossTimeoutResend(t *testing.T) {
 		// From packet 4 (the original of the first resent PSN) to packet 7.
 		t.Errorf("health %+v episodes %+v", h, h.Episodes)
 	}
+	// The REQ's Local ACK Timeout is 19: 4.096 µs × 2^19 (IBA 9.7.6.1.3),
+	// 2.147 s; the resend came 2 ms after the original: sooner.
+	if h.AckTimeout != 4096*(1<<19)*time.Nanosecond || h.EarlyTimeouts != 1 {
+		t.Errorf("ACK timeout %v, early timeouts %d", h.AckTimeout, h.EarlyTimeouts)
+	}
 	if len(obs.msgs) != 1 || len(obs.msgs[0]) != 1034 {
 		t.Errorf("messages %d", len(obs.msgs))
 	}

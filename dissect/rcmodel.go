@@ -452,6 +452,15 @@ func (e *Engine) classifyRequest(p *Packet, c *Connection, rc *roceConn, m *reqM
 		m.epStart = start
 		m.epIdx = -1
 		dh.EpisodesByTrigger[trig]++
+		if rc.ackTimeout > 0 {
+			dh.AckTimeout = rc.ackTimeout
+			if trig == TriggerTimeout && !orig.IsZero() && p.Timestamp.Sub(orig) < rc.ackTimeout {
+				// No NAK in the capture, yet the resend came before the
+				// ACK timeout could have expired: a NAK or a completer's
+				// sequence check the capture does not show.
+				dh.EarlyTimeouts++
+			}
+		}
 		if len(dh.Episodes) < MaxEpisodes {
 			m.epIdx = len(dh.Episodes)
 			dh.Episodes = append(dh.Episodes, Episode{Number: m.episode, Trigger: trig, FirstPacket: p.Number,

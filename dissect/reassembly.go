@@ -128,9 +128,12 @@ func (e *Engine) rx() *rxState {
 // roceConn is one connection's reassembly state; dir and model are indexed
 // by the requester's direction.
 type roceConn struct {
-	pmtu  int // path MTU in bytes, 0 until known
-	dir   [2]reqStream
-	model [2]reqModel
+	pmtu int // path MTU in bytes, 0 until known
+	// ackTimeout is the CM REQ's Local ACK Timeout (IBA 9.7.6.1.3,
+	// 12.7.34; Linux ib_cm sets both sides' QP timeout from it), 0 unknown.
+	ackTimeout time.Duration
+	dir        [2]reqStream
+	model      [2]reqModel
 }
 
 // maxHeldMessages bounds the Sends and Writes one direction holds while an
@@ -285,6 +288,10 @@ func (e *Engine) reassembleRoCE(p *Packet) {
 	if p.CM.Attr == roce.LayerTypeCMREQ {
 		if n := p.CM.REQ.PathPacketPayloadMTU.Bytes(); n > 0 {
 			rc.pmtu = n
+		}
+		if t := p.CM.REQ.PrimaryPath.LocalACKTimeout; t != 0 {
+			// 0 is "infinite" (IBA 12.7.34).
+			rc.ackTimeout = roce.CMTimeout(t)
 		}
 		return
 	}

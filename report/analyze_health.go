@@ -46,15 +46,20 @@ type DirectionHealth struct {
 	EpisodesByTrigger map[string]uint64 `json:"episodes_by_trigger"`
 	EpisodeDuration   *Latency          `json:"episode_duration"`
 	EpisodeList       []EpisodeJSON     `json:"episode_list"`
-	AckLatency        *Latency          `json:"ack_latency"`
-	ReadLatency       *Latency          `json:"read_latency"`
-	ECNCEPackets      uint64            `json:"ecn_ce_packets"`
-	CNPs              uint64            `json:"cnps"`
-	CEToCNP           *Latency          `json:"ce_to_cnp_delay"`
-	PayloadMismatches uint64            `json:"retransmissions_differing"`
-	TCP               *TCPHealth        `json:"tcp,omitempty"`
-	Throughput        []IntervalJSON    `json:"throughput"`
-	Limits            HealthLimits      `json:"limits"`
+	// AckTimeoutUs is the CM REQ's Local ACK Timeout (null unknown);
+	// EarlyTimeouts the timeout episodes resent sooner than it after the
+	// original: a figure, not a rule (a NAK or completer check unseen).
+	AckTimeoutUs      *float64       `json:"ack_timeout_us"`
+	EarlyTimeouts     uint64         `json:"timeout_resends_before_ack_timeout"`
+	AckLatency        *Latency       `json:"ack_latency"`
+	ReadLatency       *Latency       `json:"read_latency"`
+	ECNCEPackets      uint64         `json:"ecn_ce_packets"`
+	CNPs              uint64         `json:"cnps"`
+	CEToCNP           *Latency       `json:"ce_to_cnp_delay"`
+	PayloadMismatches uint64         `json:"retransmissions_differing"`
+	TCP               *TCPHealth     `json:"tcp,omitempty"`
+	Throughput        []IntervalJSON `json:"throughput"`
+	Limits            HealthLimits   `json:"limits"`
 	// Notes say which figures the capture cannot support, and why.
 	Notes []string `json:"notes,omitempty"`
 }
@@ -152,6 +157,11 @@ func directionHealth(c *dissect.Connection, d, other *dissect.DirHealth) Directi
 	if d.MissingPSNs > d.FilledPSNs {
 		out.PSNsNeverSeen = d.MissingPSNs - d.FilledPSNs
 	}
+	out.EarlyTimeouts = d.EarlyTimeouts
+	if d.AckTimeout > 0 {
+		v := float64(d.AckTimeout) / float64(time.Microsecond)
+		out.AckTimeoutUs = &v
+	}
 	for code, n := range d.NAKs {
 		if n > 0 {
 			out.NAKs[roce.NAKCode(code).String()] = n
@@ -197,6 +207,9 @@ func directionHealth(c *dissect.Connection, d, other *dissect.DirHealth) Directi
 	}
 	if out.CEToCNP == nil {
 		out.Notes = append(out.Notes, "ce_to_cnp_delay: no CE-marked packet of this direction was followed by a CNP the other way")
+	}
+	if out.AckTimeoutUs == nil && c.Transport == dissect.TransportRoCE && out.Episodes > 0 {
+		out.Notes = append(out.Notes, "ack_timeout_us: no CM REQ with a Local ACK Timeout in the capture: resends cannot be set against the timeout")
 	}
 	if c.State == dissect.StateNoSetup {
 		out.Notes = append(out.Notes, "the capture started mid-stream (no connection set-up): a first gap or retransmission before the first packet seen is not visible")
