@@ -184,6 +184,8 @@ type Engine struct {
 	PFC PFCStats
 	// UD holds the Unreliable Datagram flows and their health (udflows.go).
 	UD UDFlows
+	// healthIntervals counts the throughput intervals held (health.go).
+	healthIntervals int
 }
 
 // NewEngine returns an engine with opts, defaults filled in.

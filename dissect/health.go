@@ -41,9 +41,13 @@ func (t EpisodeTrigger) MarshalText() ([]byte, error) { return []byte(t.String()
 // rest; EpisodesByTrigger and EpisodeDuration count them all).
 const MaxEpisodes = 64
 
-// MaxIntervals bounds the throughput intervals kept per direction
-// (IntervalsCut counts the packets past them).
-const MaxIntervals = 4096
+// MaxIntervals bounds the throughput intervals kept per direction, and
+// MaxIntervalsTotal those of all connections and flows together (32 bytes
+// each: 32 MiB); IntervalsCut counts the packets past them.
+const (
+	MaxIntervals      = 4096
+	MaxIntervalsTotal = 1 << 20
+)
 
 // DefaultHealthInterval is the throughput interval when Options leave it 0.
 const DefaultHealthInterval = time.Second
@@ -73,9 +77,11 @@ type Interval struct {
 // Histogram is a fixed-size latency histogram: 8 buckets per power of two
 // from 1 µs to about 70 minutes; quantiles are within 1/8 of an octave.
 type Histogram struct {
-	N      uint64
-	Max    time.Duration
-	bucket [histBuckets]uint32
+	N   uint64
+	Max time.Duration
+	// bucket is allocated with the first sample (1 KiB): most
+	// connections never fill most of their histograms.
+	bucket *[histBuckets]uint32
 }
 
 const (
@@ -100,6 +106,9 @@ func (h *Histogram) add(d time.Duration) {
 	if d < 0 {
 		d = 0
 	}
+	if h.bucket == nil {
+		h.bucket = new([histBuckets]uint32)
+	}
 	h.N++
 	if d > h.Max {
 		h.Max = d
@@ -110,7 +119,7 @@ func (h *Histogram) add(d time.Duration) {
 // Quantile returns the q-quantile (0..1), the upper edge of its bucket,
 // never above Max; 0 without samples.
 func (h *Histogram) Quantile(q float64) time.Duration {
-	if h.N == 0 {
+	if h.N == 0 || h.bucket == nil {
 		return 0
 	}
 	rank := uint64(math.Ceil(q * float64(h.N)))
@@ -206,7 +215,7 @@ func (c *Connection) health() *Health {
 }
 
 // interval counts p in its throughput interval.
-func (dh *DirHealth) interval(p *Packet, retrans bool, every time.Duration) {
+func (dh *DirHealth) interval(p *Packet, retrans bool, every time.Duration, total *int) {
 	if every <= 0 {
 		every = DefaultHealthInterval
 	}
@@ -219,10 +228,11 @@ func (dh *DirHealth) interval(p *Packet, retrans bool, every time.Duration) {
 		k = int(dh.Intervals[n-1].Start / every) // out of time order: the latest
 	}
 	if n == 0 || int(dh.Intervals[n-1].Start/every) != k {
-		if n == MaxIntervals {
+		if n == MaxIntervals || *total >= MaxIntervalsTotal {
 			dh.IntervalsCut++
 			return
 		}
+		*total++
 		dh.Intervals = append(dh.Intervals, Interval{Start: time.Duration(k) * every})
 		n++
 	}

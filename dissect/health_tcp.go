@@ -133,5 +133,5 @@ func (e *Engine) classifyTCP(p *Packet) {
 			}
 		}
 	}
-	dh.interval(p, a.Retransmission, e.opts.HealthInterval)
+	dh.interval(p, a.Retransmission, e.opts.HealthInterval, &e.healthIntervals)
 }

@@ -97,7 +97,7 @@ func (e *Engine) trackUD(p *Packet) {
 	if !a.OutOfOrder {
 		f.next = (psn + 1) & psnMask
 	}
-	dh.interval(p, false, e.opts.HealthInterval)
+	dh.interval(p, false, e.opts.HealthInterval, &e.healthIntervals)
 }
 
 func containsU32(s []uint32, v uint32) bool {
