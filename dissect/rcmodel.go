@@ -176,7 +176,7 @@ func (r *psnRing) set(psn, n uint32) {
 type histEntry struct {
 	psn  uint32
 	pkt  uint32 // packet number, 0 for an empty slot
-	t    int64 // Unix nanoseconds
+	t    int64  // Unix nanoseconds
 	hash uint64
 }
 
