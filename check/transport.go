@@ -160,8 +160,42 @@ type psnState struct {
 	retrans bool // inside a burst of retransmitted packets
 	gaps    []psnGap
 	// Read responses: the PSN expected of the next middle/last response.
-	respNext  uint32
-	inReadRsp bool
+	// rgaps are response gaps awaiting the responses sent again.
+	rgaps []rspGap
+}
+
+// rspGap is a gap in an RDMA Read's responses: reported as recovered (info)
+// when every missing response came later (a re-issued Read), as missing
+// (warning) otherwise.
+type rspGap struct {
+	from, to uint32
+	left     uint32
+	pkt      int
+	msg      string
+}
+
+func (c *Conn) psnResponseGap(st *psnState, g rspGap) {
+	if len(st.rgaps) == maxPendingGaps {
+		c.Reportf([]int{st.rgaps[0].pkt}, "gap", "%s", st.rgaps[0].msg)
+		st.rgaps = st.rgaps[1:]
+	}
+	st.rgaps = append(st.rgaps, g)
+}
+
+func (c *Conn) psnResponseFill(st *psnState, p *dissect.Packet, psn uint32) {
+	for i := 0; i < len(st.rgaps); i++ {
+		g := &st.rgaps[i]
+		if psnDiff(psn, g.from) < 0 || psnDiff(psn, g.to) > 0 {
+			continue
+		}
+		if g.left--; g.left > 0 {
+			continue
+		}
+		c.Report(Finding{Packets: []int{g.pkt, p.Number}, Key: "gap", Severity: Info,
+			Message: fmt.Sprintf("%s; recovered: the responder sent them again (the last in packet %d)", g.msg, p.Number)})
+		st.rgaps = append(st.rgaps[:i], st.rgaps[i+1:]...)
+		i--
+	}
 }
 
 const maxPendingGaps = 8
@@ -191,20 +225,23 @@ func checkPSN(c *Conn, p *dissect.Packet) {
 	case op.IsReadResponse():
 		// Responses of a multi-packet Read carry consecutive PSNs.
 		st := &c.psn[d]
-		switch {
-		case op.IsFirst():
-			st.respNext, st.inReadRsp = (psn+1)&psnMask, true
-		case (op.IsMiddle() || op.IsLast()) && st.inReadRsp:
+		a := &p.Analysis
+		if !a.Retransmission {
+			// A response sent again for a gap (a re-issued Read) recovers
+			// it; repeated responses (the verdict's retransmissions) say
+			// nothing of the sequence.
+			c.psnResponseFill(st, p, psn)
+		}
+		// Responses of a multi-packet Read carry consecutive PSNs: the
+		// model's verdict says when some before this one are missing.
+		if op.IsMiddle() || op.IsLast() {
 			c.Checked()
-			if psn != st.respNext {
-				c.Reportf([]int{p.Number}, "gap",
-					"%s from %s has PSN %d, %d expected: %d response packets of an RDMA Read are missing from the capture",
-					op.Name(), p.Dir, psn, st.respNext, psnDiff(psn, st.respNext))
-			}
-			st.respNext = (psn + 1) & psnMask
-			if op.IsLast() {
-				st.inReadRsp = false
-			}
+		}
+		if n := a.LostSegment; n > 0 {
+			from := (psn - n) & psnMask
+			c.psnResponseGap(st, rspGap{from: from, to: (psn - 1) & psnMask, left: n, pkt: p.Number,
+				msg: fmt.Sprintf("%s from %s has PSN %d, %d expected: %d response packets of an RDMA Read are missing from the capture",
+					op.Name(), p.Dir, psn, from, n)})
 		}
 		c.psnResolve(1-d, p, psn, false)
 	case op.IsAck() || op.IsAtomicAck():
@@ -346,6 +383,10 @@ func endPSN(c *Conn) {
 			c.psnReportGap(g, "no later response in the capture tells whether the responder received them", 0)
 		}
 		c.psn[d].gaps = nil
+		for _, g := range c.psn[d].rgaps {
+			c.Reportf([]int{g.pkt}, "gap", "%s", g.msg)
+		}
+		c.psn[d].rgaps = nil
 	}
 }
 

@@ -493,6 +493,20 @@ func (m *reqModel) isReadStart(psn uint32) bool {
 	return false
 }
 
+// readStart returns the PSN of the latest recent Read Request at or before
+// psn.
+func (m *reqModel) readStart(psn uint32) (uint32, bool) {
+	k := min(m.nreads, maxReadStarts)
+	best, ok := uint32(0), false
+	for i := 0; i < k; i++ {
+		r := m.reads[i]
+		if d := psnDiff(psn, r); d < psnHalf && (!ok || d < psnDiff(psn, best)) {
+			best, ok = r, true
+		}
+	}
+	return best, ok
+}
+
 func (m *reqModel) remember(p *Packet, psn uint32) {
 	if m.hist == nil {
 		m.hist = new([historySlots]histEntry)
@@ -548,7 +562,16 @@ func (e *Engine) classifyReadResponse(p *Packet, m *reqModel, dh, rq *DirHealth)
 		return
 	}
 	if m.rsp.init && (op.IsMiddle() || op.IsLast()) {
-		if fwd := psnDiff(psn, m.rsp.high); fwd > 0 && fwd < psnHalf {
+		fwd := psnDiff(psn, m.rsp.high)
+		if fwd >= psnHalf {
+			fwd = 0 // behind the highest response
+		}
+		if start, ok := m.readStart(psn); ok && psnDiff(psn, start) < fwd {
+			// Only the responses of this Read: the PSNs before it may be
+			// Sends and Writes, which get no response.
+			fwd = psnDiff(psn, start)
+		}
+		if fwd > 0 && fwd < psnHalf {
 			a.LostSegment = fwd
 			dh.LostSegments++
 			dh.MissingPSNs += uint64(fwd)
