@@ -207,9 +207,12 @@ type Health struct {
 	Interval time.Duration
 }
 
-func (c *Connection) health() *Health {
+func (e *Engine) health(c *Connection) *Health {
 	if c.Health == nil {
-		c.Health = &Health{}
+		c.Health = &Health{Interval: e.opts.HealthInterval}
+		if c.Health.Interval <= 0 {
+			c.Health.Interval = DefaultHealthInterval
+		}
 	}
 	return c.Health
 }

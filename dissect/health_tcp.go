@@ -45,7 +45,7 @@ func (e *Engine) classifyTCP(p *Packet) {
 	}
 	a := &p.Analysis
 	a.Valid = true
-	hl := c.health()
+	hl := e.health(c)
 	d := p.Dir.Index()
 	dh := &hl.Dir[d]
 	e.countPacket(p, dh)

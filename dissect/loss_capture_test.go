@@ -233,3 +233,35 @@ func TestIWARPTCPAnalysisMatchesTshark(t *testing.T) {
 		t.Logf("%s: %d retransmitted segments, %d duplicate ACKs, as tshark", b, len(retrans), len(dup))
 	}
 }
+
+// TestLossyAnalysisFields: the per-packet fields say what the health
+// counts — rdmashark.analysis.retransmission on exactly the packets counted
+// as retransmitted, the summary line tagged on each.
+func TestLossyAnalysisFields(t *testing.T) {
+	f, ok := Fields.Lookup("rdmashark.analysis.retransmission")
+	if !ok {
+		t.Fatal("rdmashark.analysis.retransmission is not registered")
+	}
+	for _, name := range lossyCaptures[:3] {
+		flagged, tagged := 0, 0
+		var vals []string
+		e, _ := runCapture(t, name, Options{}, func(p *Packet) {
+			vals = f.Values(p, vals[:0])
+			if len(vals) == 1 && vals[0] == "1" {
+				flagged++
+				if s := p.Info(); strings.Contains(s, "[Retransmission]") || strings.Contains(s, "[Duplicate]") || strings.Contains(s, "[Re-issued Read]") {
+					tagged++
+				}
+			}
+		})
+		var counted uint64
+		for _, c := range e.Conns.Connections() {
+			if c.Health != nil {
+				counted += c.Health.Dir[0].RetransmittedPackets + c.Health.Dir[1].RetransmittedPackets
+			}
+		}
+		if uint64(flagged) != counted || tagged != flagged || flagged == 0 {
+			t.Errorf("%s: %d packets flagged, %d tagged, %d counted", name, flagged, tagged, counted)
+		}
+	}
+}

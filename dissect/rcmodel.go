@@ -272,7 +272,7 @@ func (e *Engine) classify(p *Packet, c *Connection, rc *roceConn) {
 	h := &p.BTH
 	op := h.OpCode
 	d := p.Dir.Index()
-	hl := c.health()
+	hl := e.health(c)
 	dh := &hl.Dir[d]
 	e.countPacket(p, dh)
 	switch {
