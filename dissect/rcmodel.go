@@ -206,7 +206,6 @@ type reqModel struct {
 	pending []pendingAck
 	reads   [maxReadStarts]uint32 // PSNs of recent Read Requests
 	nreads  int
-	lastNew time.Time
 	trigger EpisodeTrigger // from the last NAK since new data, 0 none
 	trigT   time.Time
 	episode int // open episode number, 0 none
@@ -365,7 +364,6 @@ func (e *Engine) classifyRequest(p *Packet, c *Connection, rc *roceConn, m *reqM
 		m.next = (psn + n) & psnMask
 		m.remember(p, psn)
 		m.closeEpisode(dh)
-		m.lastNew = p.Timestamp
 		if op.IsReadRequest() {
 			m.reads[m.nreads%maxReadStarts] = psn
 			m.nreads++
@@ -438,11 +436,11 @@ func (e *Engine) classifyRequest(p *Packet, c *Connection, rc *roceConn, m *reqM
 		default:
 			trig = TriggerTimeout
 		}
+		// From the original of the first lost PSN; without it, from the
+		// NAK that triggered the resend, or the resend itself.
 		start := orig
-		if !m.trigT.IsZero() && (start.IsZero() || m.trigT.Before(start)) && trig != TriggerTimeout {
-			if start.IsZero() {
-				start = m.trigT
-			}
+		if start.IsZero() && trig != TriggerTimeout {
+			start = m.trigT
 		}
 		if start.IsZero() {
 			start = p.Timestamp
