@@ -470,7 +470,34 @@ requester ran past its credits). On iWARP the same failures end the stream with 
 Terminate message, which names the layer (RDMAP, DDP, MPA), the error type and
 the error code.`,
 			Evidence: "the connection's acknowledgements (iWARP: its FPDUs)",
-			Packet:   checkNAK,
+			Packet:   checkNAK, End: endNAK,
+		},
+		{
+			ID: "RETRANS-DIFFERS", Severity: Error, Reference: "IBA Vol 1 9.7.5.1.1, 9.9.2.1", Added: true,
+			Summary: "a retransmitted request packet differs from the original with the same PSN",
+			Explanation: `After a NAK PSN sequence error, an RNR NAK or a timeout the requester resends
+its requests from the PSN it resumes at (go-back-N): the packets carry the same
+PSNs, so they must carry the same request — opcode, RDMA address, key and
+length, immediate data, payload. A resend that differs from the original the
+capture holds (kept for the last 256 PSNs of each direction) is not a
+retransmission of it: the responder, which may have executed the original, and
+the requester no longer agree on what was asked. (A Read Request re-issued for
+the part still missing carries a new address and length and is not compared.)`,
+			Evidence: "retransmitted request packets whose original is in the capture",
+			Applies:  retransDiffersApplies, Packet: checkRetransDiffers,
+		},
+		{
+			ID: "READ-DEPTH", Severity: Warning, Reference: "IBA Vol 1 12.7.29, 12.7.30, 9.5; RFC 6581 section 5", Added: true,
+			Summary: "more RDMA Read/Atomic requests outstanding than the connection set-up agreed",
+			Explanation: `The CM REQ and REP carry each side's Responder Resources (RDMA Read and Atomic
+requests it accepts outstanding) and Initiator Depth (the ones it will have
+outstanding); iWARP's MPA Request and Reply carry the same as IRD and ORD
+(RFC 6581). A requester with more outstanding than its initiator depth and its
+peer's responder resources allow makes the responder reject or stall them.
+A request is outstanding until its last response (or a later response or ACK)
+comes back; retransmitted requests do not count again.`,
+			Evidence: "RDMA Read and Atomic requests after a CM REQ/REP (or MPA exchange with IRD/ORD)",
+			Applies:  readDepthApplies, Packet: checkReadDepth,
 		},
 	}
 }

@@ -55,6 +55,11 @@ func checkNAK(c *Conn, p *dissect.Packet) {
 		checkTerminate(c, p)
 		return
 	}
+	if c.ID != 0 && p.Has(roce.LayerTypeBTH) && p.BTH.OpCode.IsRequest() {
+		// A resend answers the NAKs waiting for it (loss.go).
+		nakResend(c, p)
+		return
+	}
 	if c.ID == 0 || !p.BTH.OpCode.IsAck() && !p.BTH.OpCode.IsReadResponse() && !p.BTH.OpCode.IsAtomicAck() {
 		return
 	}
@@ -64,12 +69,17 @@ func checkNAK(c *Conn, p *dissect.Packet) {
 	c.Checked()
 	s := p.BTH.AETH.Syndrome
 	switch {
+	case s.IsNAK() && s.NAKCode() == roce.NAKPSNSequenceError:
+		// Loss: recovered when the requester resends, a warning only when
+		// it never does in the capture (loss.go).
+		nakLater(c, p, "NAK "+s.NAKCode().String(),
+			fmt.Sprintf("%s from %s for PSN %d: %s", p.BTH.OpCode.Name(), p.Dir, p.BTH.PSN, s), false)
 	case s.IsNAK():
 		c.Reportf([]int{p.Number}, "NAK "+s.NAKCode().String(),
 			"%s from %s for PSN %d: %s", p.BTH.OpCode.Name(), p.Dir, p.BTH.PSN, s)
 	case s.IsRNRNAK():
-		c.Reportf([]int{p.Number}, "RNR NAK",
-			"%s from %s for PSN %d: %s (the receiver had no Receive posted)", p.BTH.OpCode.Name(), p.Dir, p.BTH.PSN, s)
+		nakLater(c, p, "RNR NAK",
+			fmt.Sprintf("%s from %s for PSN %d: %s (the receiver had no Receive posted)", p.BTH.OpCode.Name(), p.Dir, p.BTH.PSN, s), true)
 	}
 }
 
@@ -134,6 +144,8 @@ const psnMask = 1<<24 - 1
 type psnGap struct {
 	from, to uint32 // missing PSNs, inclusive
 	pkt      int    // the packet after the gap
+	nakPkt   int    // the NAK PSN sequence error that asked for them, 0 none
+	nakPSN   uint32
 }
 
 type psnState struct {
@@ -148,8 +160,42 @@ type psnState struct {
 	retrans bool // inside a burst of retransmitted packets
 	gaps    []psnGap
 	// Read responses: the PSN expected of the next middle/last response.
-	respNext  uint32
-	inReadRsp bool
+	// rgaps are response gaps awaiting the responses sent again.
+	rgaps []rspGap
+}
+
+// rspGap is a gap in an RDMA Read's responses: reported as recovered (info)
+// when every missing response came later (a re-issued Read), as missing
+// (warning) otherwise.
+type rspGap struct {
+	from, to uint32
+	left     uint32
+	pkt      int
+	msg      string
+}
+
+func (c *Conn) psnResponseGap(st *psnState, g rspGap) {
+	if len(st.rgaps) == maxPendingGaps {
+		c.Reportf([]int{st.rgaps[0].pkt}, "gap", "%s", st.rgaps[0].msg)
+		st.rgaps = st.rgaps[1:]
+	}
+	st.rgaps = append(st.rgaps, g)
+}
+
+func (c *Conn) psnResponseFill(st *psnState, p *dissect.Packet, psn uint32) {
+	for i := 0; i < len(st.rgaps); i++ {
+		g := &st.rgaps[i]
+		if psnDiff(psn, g.from) < 0 || psnDiff(psn, g.to) > 0 {
+			continue
+		}
+		if g.left--; g.left > 0 {
+			continue
+		}
+		c.Report(Finding{Packets: []int{g.pkt, p.Number}, Key: "gap", Severity: Info,
+			Message: fmt.Sprintf("%s; recovered: the responder sent them again (the last in packet %d)", g.msg, p.Number)})
+		st.rgaps = append(st.rgaps[:i], st.rgaps[i+1:]...)
+		i--
+	}
 }
 
 const maxPendingGaps = 8
@@ -179,20 +225,23 @@ func checkPSN(c *Conn, p *dissect.Packet) {
 	case op.IsReadResponse():
 		// Responses of a multi-packet Read carry consecutive PSNs.
 		st := &c.psn[d]
-		switch {
-		case op.IsFirst():
-			st.respNext, st.inReadRsp = (psn+1)&psnMask, true
-		case (op.IsMiddle() || op.IsLast()) && st.inReadRsp:
+		a := &p.Analysis
+		if !a.Retransmission {
+			// A response sent again for a gap (a re-issued Read) recovers
+			// it; repeated responses (the verdict's retransmissions) say
+			// nothing of the sequence.
+			c.psnResponseFill(st, p, psn)
+		}
+		// Responses of a multi-packet Read carry consecutive PSNs: the
+		// model's verdict says when some before this one are missing.
+		if op.IsMiddle() || op.IsLast() {
 			c.Checked()
-			if psn != st.respNext {
-				c.Reportf([]int{p.Number}, "gap",
-					"%s from %s has PSN %d, %d expected: %d response packets of an RDMA Read are missing from the capture",
-					op.Name(), p.Dir, psn, st.respNext, psnDiff(psn, st.respNext))
-			}
-			st.respNext = (psn + 1) & psnMask
-			if op.IsLast() {
-				st.inReadRsp = false
-			}
+		}
+		if n := a.LostSegment; n > 0 {
+			from := (psn - n) & psnMask
+			c.psnResponseGap(st, rspGap{from: from, to: (psn - 1) & psnMask, left: n, pkt: p.Number,
+				msg: fmt.Sprintf("%s from %s has PSN %d, %d expected: %d response packets of an RDMA Read are missing from the capture",
+					op.Name(), p.Dir, psn, from, n)})
 		}
 		c.psnResolve(1-d, p, psn, false)
 	case op.IsAck() || op.IsAtomicAck():
@@ -213,29 +262,38 @@ func (c *Conn) psnRequest(st *psnState, p *dissect.Packet, psn uint32, d int) {
 		}
 	}
 	c.Checked()
+	// What the packet is, the engine's RC requester model decided
+	// (dissect/rcmodel.go, Packet.Analysis): a PSN gap before it, a
+	// retransmission or a packet filling a gap, or the next in order.
+	a := &p.Analysis
 	switch {
-	case psnDiff(psn, st.next) >= 0 && psnDiff(psn, st.nextMax) <= 0:
+	case a.LostSegment == 0 && !a.Retransmission && !a.OutOfOrder:
 		st.retrans = false
-	case psnDiff(psn, st.nextMax) > 0:
-		from := st.nextMax
+	case a.LostSegment > 0:
+		from := (psn - a.LostSegment) & psnMask
 		st.retrans = false
 		if len(st.gaps) >= maxPendingGaps {
 			c.psnReportGap(st.gaps[0], "cause not told by the capture", 0)
 			st.gaps = st.gaps[1:]
 		}
 		st.gaps = append(st.gaps, psnGap{from: from, to: (psn - 1) & psnMask, pkt: p.Number})
-	default: // behind: a retransmission
-		if psnDiff(psn, st.high) < 0 {
-			// A resend of PSNs missing from the capture resolves their gap.
+	default: // behind: a retransmission, or a resend filling a gap
+		{
+			// A resend of PSNs missing from the capture resolves their
+			// gap: the loss was recovered.
 			for i := 0; i < len(st.gaps); i++ {
 				g := st.gaps[i]
 				if psnDiff(psn, g.from) >= 0 && psnDiff(psn, g.to) <= 0 {
-					c.psnReportGap(g, fmt.Sprintf("the requester sent them again from packet %d: lost on the network, or by the capture before a retransmission", p.Number), p.Number)
+					why := fmt.Sprintf("the requester sent them again from packet %d: lost on the network, or by the capture before a retransmission; recovered", p.Number)
+					if g.nakPkt != 0 {
+						why = fmt.Sprintf("the responder answered NAK PSN sequence error for PSN %d in packet %d and the requester sent them again from packet %d: lost on the network; recovered", g.nakPSN, g.nakPkt, p.Number)
+					}
+					c.psnReportGapSev(g, why, p.Number, Info)
 					st.gaps = append(st.gaps[:i], st.gaps[i+1:]...)
 					i--
 				}
 			}
-			if !st.retrans {
+			if !st.retrans && a.Retransmission {
 				st.retrans = true
 				c.Reportf([]int{p.Number}, "retransmission",
 					"%s from %s has PSN %d, below the next expected PSN %d: the requester is retransmitting (the original packets are in the capture)",
@@ -272,8 +330,13 @@ func (c *Conn) psnResolve(d int, p *dissect.Packet, psn uint32, nakSeq bool) {
 		var why string
 		switch {
 		case nakSeq && psnDiff(psn, g.from) >= 0 && psnDiff(psn, (g.to+1)&psnMask) <= 0:
-			why = fmt.Sprintf("the responder answered NAK PSN sequence error for PSN %d in packet %d: lost on the network", psn, p.Number)
-		case !nakSeq && psnDiff(psn, g.to) >= 0:
+			// Lost on the network: recovered when the requester resends
+			// them (psnRequest), not recovered if the capture ends first.
+			if st.gaps[i].nakPkt == 0 {
+				st.gaps[i].nakPkt, st.gaps[i].nakPSN = p.Number, psn
+			}
+			continue
+		case !nakSeq && g.nakPkt == 0 && psnDiff(psn, g.to) >= 0:
 			why = fmt.Sprintf("the responder acknowledged PSN %d in packet %d without a NAK: it received them, the capture lost them", psn, p.Number)
 		default:
 			continue
@@ -285,6 +348,11 @@ func (c *Conn) psnResolve(d int, p *dissect.Packet, psn uint32, nakSeq bool) {
 }
 
 func (c *Conn) psnReportGap(g psnGap, why string, resolvedBy int) {
+	c.psnReportGapSev(g, why, resolvedBy, 0)
+}
+
+// psnReportGapSev reports a gap with severity sev (0: the rule's).
+func (c *Conn) psnReportGapSev(g psnGap, why string, resolvedBy int, sev Severity) {
 	saved := c.cur
 	c.cur = byID["PSN-GAP"]
 	n := psnDiff(g.to, g.from) + 1
@@ -296,8 +364,11 @@ func (c *Conn) psnReportGap(g psnGap, why string, resolvedBy int) {
 	if n == 1 {
 		what = "packet"
 	}
-	c.Reportf(pk, "gap", "PSN gap before packet %d: %d request %s missing (PSN %d..%d); %s",
-		g.pkt, n, what, g.from, g.to, why)
+	if g.nakPkt != 0 && resolvedBy != g.nakPkt && resolvedBy != 0 && sev == Info {
+		pk = append(pk, g.nakPkt)
+	}
+	c.Report(Finding{Packets: pk, Key: "gap", Severity: sev, Message: fmt.Sprintf("PSN gap before packet %d: %d request %s missing (PSN %d..%d); %s",
+		g.pkt, n, what, g.from, g.to, why)})
 	c.cur = saved
 }
 
@@ -305,9 +376,17 @@ func (c *Conn) psnReportGap(g psnGap, why string, resolvedBy int) {
 func endPSN(c *Conn) {
 	for d := range c.psn {
 		for _, g := range c.psn[d].gaps {
+			if g.nakPkt != 0 {
+				c.psnReportGap(g, fmt.Sprintf("the responder answered NAK PSN sequence error for PSN %d in packet %d: lost on the network, and not sent again in the capture: not recovered", g.nakPSN, g.nakPkt), g.nakPkt)
+				continue
+			}
 			c.psnReportGap(g, "no later response in the capture tells whether the responder received them", 0)
 		}
 		c.psn[d].gaps = nil
+		for _, g := range c.psn[d].rgaps {
+			c.Reportf([]int{g.pkt}, "gap", "%s", g.msg)
+		}
+		c.psn[d].rgaps = nil
 	}
 }
 

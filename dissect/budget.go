@@ -123,9 +123,9 @@ func (r roceBuffers) freeSpare(b *bufBudget) {
 	for _, rc := range r.e.rxs.conns {
 		for d := range rc.dir {
 			s := &rc.dir[d]
-			if !s.cur.active {
-				b.grew(cap(s.cur.data), 0)
-				s.cur.data = nil
+			for _, pt := range s.spareM {
+				b.grew(cap(pt.data), 0)
+				pt.data = nil
 			}
 			for _, ro := range s.spare {
 				b.grew(cap(ro.data), 0)
@@ -141,14 +141,17 @@ func (r roceBuffers) largest() (int, func(*bufBudget)) {
 	var (
 		bc *Connection
 		bs *reqStream
-		bi = -1 // index of a Read in bs.reads; -1: bs.cur
+		bi = -1 // index of a Read in bs.reads; -1: a message
+		bm = -1 // index of a message in bs.msgs
 	)
 	for _, c := range e.Conns.Connections() {
 		if rc := e.rxs.conns[c]; rc != nil {
 			for d := range rc.dir {
 				s := &rc.dir[d]
-				if n := cap(s.cur.data); s.cur.active && n > best {
-					best, bc, bs, bi = n, c, s, -1
+				for i, pt := range s.msgs {
+					if n := cap(pt.data); n > best {
+						best, bc, bs, bi, bm = n, c, s, -1, i
+					}
 				}
 				for i, ro := range s.reads {
 					if n := cap(ro.data); n > best {
@@ -163,9 +166,15 @@ func (r roceBuffers) largest() (int, func(*bufBudget)) {
 	}
 	return best, func(b *bufBudget) {
 		if bi < 0 {
-			e.flushPartial(nil, bc, bs)
-			b.grew(cap(bs.cur.data), 0)
-			bs.cur.data = nil
+			// Handed up in PSN order: it and the messages before it.
+			for i := 0; i <= bm; i++ {
+				bs.msgs[i].ready = true
+			}
+			e.drain(nil, bc, bs)
+			for _, pt := range bs.spareM {
+				b.grew(cap(pt.data), 0)
+				pt.data = nil
+			}
 			return
 		}
 		e.finishRead(nil, bc, bs, bi)

@@ -17,7 +17,12 @@ func heldNow(e *Engine) int {
 	for _, rc := range e.rxs.conns {
 		for d := range rc.dir {
 			s := &rc.dir[d]
-			n += cap(s.cur.data)
+			for _, pt := range s.msgs {
+				n += cap(pt.data)
+			}
+			for _, pt := range s.spareM {
+				n += cap(pt.data)
+			}
 			for _, ro := range s.reads {
 				n += cap(ro.data)
 			}

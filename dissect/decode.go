@@ -8,6 +8,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/rdmashark/rdmashark/layers/erf"
+	"github.com/rdmashark/rdmashark/layers/pfc"
 	"github.com/rdmashark/rdmashark/layers/roce"
 )
 
@@ -111,6 +112,13 @@ func (d *Decoder) etherType(p *Packet, et layers.EthernetType, data []byte) {
 		d.grh(p, data, data)
 	case layers.EthernetTypeARP:
 		p.Decoded = append(p.Decoded, layers.LayerTypeARP)
+	case pfc.EtherTypeMACControl:
+		// PAUSE and PFC frames (health.go counts them).
+		if err := p.PFC.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
+			p.fail("MAC Control", err)
+			return
+		}
+		p.Decoded = append(p.Decoded, pfc.LayerTypeMACControl)
 	}
 }
 

@@ -45,6 +45,9 @@ type Options struct {
 	// MaxBufferedBytes bounds the payload bytes all reassembly buffers hold
 	// together (default DefaultMaxBufferedBytes; see budget.go).
 	MaxBufferedBytes int
+	// HealthInterval is the throughput interval of transport health
+	// (default DefaultHealthInterval; health.go).
+	HealthInterval time.Duration
 	// Transaction, when set, receives every RPC transaction once it is over
 	// (Reply processed, evicted, or the capture ended without a Reply). The
 	// engine forgets it afterwards: copy what must be kept.
@@ -207,6 +210,13 @@ type Engine struct {
 	buf        bufBudget
 	idle       idleClock
 	holderBuf  [2]bufferHolder // budget.go
+
+	// PFC counts the PAUSE and PFC frames of the capture (health.go).
+	PFC PFCStats
+	// UD holds the Unreliable Datagram flows and their health (udflows.go).
+	UD UDFlows
+	// healthIntervals counts the throughput intervals held (health.go).
+	healthIntervals int
 }
 
 // NewEngine returns an engine with opts, defaults filled in (here, once:
@@ -315,6 +325,9 @@ func (e *Engine) processDecoded(p *Packet) {
 	}
 	// iWARP: TCP stream reassembly, MPA framing, DDP/RDMAP (iwarp.go).
 	e.trackIWARP(p)
+	e.classifyTCP(p)
+	e.countPFC(p)
+	e.trackUD(p)
 	// IB/RoCE: Send reassembly and RDMA operations (reassembly.go).
 	e.reassembleRoCE(p)
 	if len(e.Conns.closing) > 0 {

@@ -161,6 +161,10 @@ type Connection struct {
 	// MissingPSNs counts the PSNs skipped by forward jumps on its request
 	// streams (IB/RoCE: packets the capture lacks; reassembly.go).
 	MissingPSNs uint64
+	// Health is the connection's transport health (IB/RoCE: health.go,
+	// rcmodel.go); nil until a packet of it went through the model.
+	Health *Health
+	tcpH   *tcpHealth // iWARP: TCP-level health state (health_tcp.go)
 
 	// PrivateData is indexed by Direction.Index(): [0] the client's (REQ),
 	// [1] the server's (REP).
@@ -313,8 +317,14 @@ type RDMAOp struct {
 	// Data is the bytes moved, when the capture holds them (valid only
 	// during the call that hands the operation out).
 	Data []byte
-	// Complete: every byte of Length was seen.
+	// Complete: every byte of Length was seen, from whichever
+	// transmission carried it.
 	Complete bool
+	// Retransmitted counts, for a Read, the re-issued or repeated Read
+	// Requests and repeated Read Responses seen while it was outstanding;
+	// none of them added data (Writes: 0, their resent packets are not
+	// attributed).
+	Retransmitted int
 	Start    time.Time
 	End      time.Time
 	// Attach is the Call segment the operation served, or why none

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/layers/erf"
 	"github.com/rdmashark/rdmashark/layers/ipoib"
+	"github.com/rdmashark/rdmashark/layers/pfc"
 	"github.com/rdmashark/rdmashark/layers/roce"
 )
 
@@ -118,6 +119,12 @@ type Packet struct {
 	// Conn and Dir place the packet in its connection, when it has one.
 	Conn *Connection
 	Dir  Direction
+
+	// PFC is an IEEE 802.3 MAC Control frame (PAUSE, PFC), when decoded.
+	PFC pfc.MACControl
+
+	// Analysis is the RC requester model's verdict (rcmodel.go).
+	Analysis Analysis
 }
 
 // Has tells whether layer t was decoded.
@@ -160,4 +167,5 @@ func (p *Packet) reset() {
 	p.Err = nil
 	p.Conn = nil
 	p.Dir = DirUnknown
+	p.Analysis = Analysis{}
 }

@@ -18,37 +18,50 @@ import (
 // interleave messages, so each direction has at most one Send or RDMA Write
 // in progress, plus the RDMA Reads it has outstanding.
 //
-// Decisions, and what the counters of ReassemblyStats say about them:
+// What each request packet and Read Response is — new, a retransmission
+// (go-back-N replay or re-issued Read), a gap fill — is decided once, by the
+// RC requester model (rcmodel.go, Packet.Analysis); reassembly follows that
+// verdict and never decides it again. Decisions, and what the counters of
+// ReassemblyStats say about them:
 //
-//   - A request packet whose PSN is behind the highest PSN accepted on its
-//     direction, and not inside a gap recorded earlier, is a duplicate (a
-//     retransmission the responder already executed, §9.7.5.1.2): counted,
-//     never appended again. A lone duplicate SEND_ONLY is still decoded for
-//     display (RPCRecord.Duplicate) but not handed up.
-//   - A PSN jump forward is a gap: counted, and the skipped PSNs are
-//     remembered (a few ranges) so that a retransmission filling them later
-//     is accepted as new. Packets of a message are placed by PSN (offset =
-//     (PSN − first PSN) × PMTU, FIRST and MIDDLE packets carry exactly one
-//     PMTU, §9.4.1), so a late fill lands where it belongs.
-//   - A message whose FIRST packet is missing (the capture began in it) is
-//     dropped (Orphans). A message with its start but with a hole, a packet
-//     cut by the snap length, or no LAST before the next message starts is
-//     handed up with Truncated set and Data holding the bytes before the
-//     first hole (its RPC-over-RDMA header is at the start); Truncated counts
-//     them.
+//   - A retransmission (its PSN already seen in its direction) never becomes
+//     new data and never opens a second message or operation: counted
+//     (Duplicates). A lone retransmitted SEND_ONLY is still decoded for
+//     display (RPCRecord.Duplicate) but not handed up. A Read Request seen
+//     again — replayed, or re-issued for the part still missing (a PSN
+//     inside the original's span) — continues the original Read, whose
+//     responses are placed by PSN whichever request they answer.
+//   - Packets of a message are placed by PSN (offset = (PSN − first PSN) ×
+//     PMTU, FIRST and MIDDLE packets carry exactly one PMTU, §9.4.1), so a
+//     packet sent again into a gap lands where it belongs, even after later
+//     messages started. Messages are handed up in PSN order, the order the
+//     responder executes them in: one still missing packets holds the ones
+//     after it, and a PSN gap before a FIRST or ONLY holds what follows
+//     until its PSNs are resent (a Write replayed after the Send that
+//     followed it is handed up before that Send) or acknowledged.
+//   - A message whose FIRST is missing is held, indexed from the gap, when
+//     the FIRST may be resent; when the capture began in it, it is dropped
+//     (Orphans). A message is handed up with Truncated set and Data holding
+//     the bytes before its first hole when the responder acknowledged past
+//     the hole without a NAK (the capture lost the packet; nothing will be
+//     resent), when the next message starts right after its last packet
+//     seen without its LAST, when more than maxHeldMessages wait (HeldCut),
+//     and at the end of the capture.
 //   - Sends longer than MaxMessageBytes are cut there (TooLong, Truncated);
 //     RDMA operations keep at most MaxMessageBytes of data (OpDataCut) while
 //     Complete still tells whether every byte went by.
 //   - At most MaxOutstandingReads Read Requests per direction wait for their
 //     responses; past that the oldest is handed up incomplete (ReadsEvicted).
-//     Responses come back in request order (§9.7.5.1.3), so a response to a
-//     later request also gives up the earlier ones still waiting.
+//     A Read is complete when every response packet of its span arrived,
+//     from whichever transmission. One still incomplete is handed up when a
+//     retransmission episode starts past it (go-back-N resends from the
+//     oldest request not complete, so the requester has all of it) and at
+//     the end of the capture.
 
 // Reassembly limits (Options override them).
 const (
 	DefaultMaxMessageBytes     = 1 << 20
 	DefaultMaxOutstandingReads = 256
-	maxHoles                   = 8
 	psnMask                    = 1<<24 - 1
 	psnHalf                    = 1 << 23
 )
@@ -81,6 +94,9 @@ type ReassemblyStats struct {
 	// UnmatchedResponses counts Read Response packets that belong to no
 	// Read Request in the capture.
 	UnmatchedResponses uint64
+	// HeldCut counts Sends and Writes handed up unfinished because more
+	// than maxHeldMessages waited behind one still missing packets.
+	HeldCut uint64
 }
 
 // rxState is the engine's reassembly state.
@@ -109,53 +125,75 @@ func (e *Engine) rx() *rxState {
 	return r
 }
 
-// roceConn is one connection's reassembly state; dir is indexed by the
-// requester's direction.
+// roceConn is one connection's reassembly state; dir and model are indexed
+// by the requester's direction.
 type roceConn struct {
 	pmtu int // path MTU in bytes, 0 until known
-	dir  [2]reqStream
+	// ackTimeout is the CM REQ's Local ACK Timeout (IBA 9.7.6.1.3,
+	// 12.7.34; Linux ib_cm sets both sides' QP timeout from it), 0 unknown.
+	ackTimeout time.Duration
+	dir        [2]reqStream
+	model      [2]reqModel
 }
 
-type psnRange struct{ start, n uint32 }
+// maxHeldMessages bounds the Sends and Writes one direction holds while an
+// earlier one waits for a resend; past it the oldest is handed up as it is
+// (HeldCut).
+const maxHeldMessages = 16
 
-// reqStream follows one requester's PSN space.
+// reqStream follows one requester's messages and Reads.
 type reqStream struct {
-	d      Direction // the requester's direction
-	init   bool
-	next   uint32 // one past the highest PSN accepted
-	holes  []psnRange
-	cur    partial
+	d Direction // the requester's direction
+	// msgs are the Sends and RDMA Writes in progress or waiting, in PSN
+	// order; they are handed up in that order (the order the responder
+	// executes them in, IBA 9.5), each once whole or given up.
+	msgs   []*partial
+	spareM []*partial
 	reads  []*readOp
 	spare  []*readOp
 	onePkt [1]int
+	// episode is the retransmission episode of the last Read Request
+	// resent (rcmodel.go).
+	episode int
 }
 
 // partial is a Send or RDMA Write in progress.
 type partial struct {
-	active    bool
-	write     bool
-	first     uint32 // PSN of the FIRST packet
-	unit      int    // payload of the FIRST packet: the PMTU
-	lastSeen  bool
-	lastPSN   uint32
-	got       bitmap
-	npkts     int
-	packets   []int
-	data      []byte
-	hi        int // bytes of data written, holes included
-	truncAt   int // where the first packet cut by the snap length ends, -1 if none
-	length    int // message bytes on the wire seen so far
-	truncated bool
-	cut       bool
-	start     time.Time
-	end       time.Time
-	inv       bool
-	invSTag   uint32
-	imm       bool
-	immData   uint32
-	stag      uint32
-	va        uint64
-	dmaLen    uint32
+	// gap: not a message but PSNs the capture has not seen yet (a PSN gap
+	// before a FIRST or ONLY), gapN of them from base: the messages after
+	// it wait until its PSNs are resent or acknowledged.
+	gap   bool
+	gapN  uint32
+	write bool
+	// base is the PSN packet indexes count from: the FIRST packet's, or for
+	// a message whose FIRST is still missing (lost, to be resent) the
+	// lowest PSN its FIRST can have.
+	base       uint32
+	first      uint32 // PSN of the FIRST packet, when firstKnown
+	firstKnown bool
+	minSeen    uint32 // lowest PSN of a packet of it seen
+	maxSeen    uint32 // highest
+	unit       int    // the PMTU: payload of FIRST and MIDDLE packets
+	lastSeen   bool
+	lastPSN    uint32
+	ready      bool // whole, or given up: handed up when its turn comes
+	got        bitmap
+	npkts      int
+	packets    []int
+	data       []byte
+	hi         int // bytes of data written from base, holes included
+	truncAt    int // where the first packet cut by the snap length ends (from base), -1 if none
+	length     int // message bytes on the wire seen so far
+	cut        bool
+	start      time.Time
+	end        time.Time
+	inv        bool
+	invSTag    uint32
+	imm        bool
+	immData    uint32
+	stag       uint32
+	va         uint64
+	dmaLen     uint32
 }
 
 // readOp is an RDMA Read Request awaiting its responses.
@@ -169,10 +207,9 @@ type readOp struct {
 	data      []byte
 	got       bitmap
 	bytes     int // response bytes seen (duplicates excluded)
-	nextD     uint32
 	started   bool
 	truncated bool
-	gap       bool
+	retrans   int
 	start     time.Time
 	end       time.Time
 }
@@ -195,24 +232,45 @@ func (b *bitmap) set(i int) bool {
 	return was
 }
 
-// leading counts the marks from index 0 up to the first hole.
-func (b bitmap) leading() int {
+func (b bitmap) has(i int) bool {
+	w := i / 64
+	return w < len(b) && b[w]&(uint64(1)<<(i%64)) != 0
+}
+
+// leadingFrom counts the marks from index i up to the first hole.
+func (b bitmap) leadingFrom(i int) int {
 	n := 0
-	for _, w := range b {
-		if w == ^uint64(0) {
-			n += 64
-			continue
-		}
-		return n + bits.TrailingZeros64(^w)
+	for b.has(i + n) {
+		n++
 	}
 	return n
 }
 
+// count returns the number of marks.
+func (b bitmap) count() int {
+	n := 0
+	for _, w := range b {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
+// allSet tells whether every index of [from, to] is marked.
+func (b bitmap) allSet(from, to int) bool {
+	for i := from; i <= to; i++ {
+		if !b.has(i) {
+			return false
+		}
+	}
+	return true
+}
+
 func psnDiff(a, b uint32) uint32 { return (a - b) & psnMask }
 
-// reassembleRoCE reassembles IB/RoCE Sends in PSN order and follows RDMA
-// Reads and Writes, handing each whole message and operation to the
-// RPC-over-RDMA layer and the Observer.
+// reassembleRoCE runs the requester model on an IB/RoCE packet, then
+// reassembles Sends in PSN order and follows RDMA Reads and Writes by its
+// verdict, handing each whole message and operation to the RPC-over-RDMA
+// layer and the Observer.
 func (e *Engine) reassembleRoCE(p *Packet) {
 	c := p.Conn
 	if c == nil || c.Transport != TransportRoCE || c.rel.state != relLive {
@@ -231,6 +289,10 @@ func (e *Engine) reassembleRoCE(p *Packet) {
 		if n := p.CM.REQ.PathPacketPayloadMTU.Bytes(); n > 0 {
 			rc.pmtu = n
 		}
+		if t := p.CM.REQ.PrimaryPath.LocalACKTimeout; t != 0 {
+			// 0 is "infinite" (IBA 12.7.34).
+			rc.ackTimeout = roce.CMTimeout(t)
+		}
 		return
 	}
 	if p.CM.Attr != 0 || !p.Has(roce.LayerTypeBTH) {
@@ -238,7 +300,7 @@ func (e *Engine) reassembleRoCE(p *Packet) {
 	}
 	op := p.BTH.OpCode
 	switch op.Transport() {
-	case roce.TransportRC, roce.TransportUC, roce.TransportXRC:
+	case roce.TransportRC, roce.TransportUC, roce.TransportXRC, roce.TransportCNP:
 	default:
 		return
 	}
@@ -246,203 +308,393 @@ func (e *Engine) reassembleRoCE(p *Packet) {
 		// FIRST and MIDDLE packets carry exactly one PMTU (§9.4.1).
 		rc.pmtu = len(p.BTH.Payload)
 	}
+	// The verdict first: one place decides what the packet is.
+	e.classify(p, c, rc)
 	d := p.Dir.Index()
 	switch {
+	case op.IsCNP():
 	case op.IsRequest():
 		e.request(p, c, rc, &rc.dir[d])
 	case op.IsReadResponse():
 		// Responses travel opposite to their requests.
 		e.readResponse(p, c, rc, &rc.dir[1-d])
+		if p.BTH.Has(roce.ExtAETH) {
+			e.acknowledged(p, c, &rc.dir[1-d], p.BTH.PSN&psnMask)
+		}
+	case op.IsAck() || op.IsAtomicAck():
+		if p.BTH.Has(roce.ExtAETH) {
+			s := p.BTH.AETH.Syndrome
+			switch {
+			case s.IsACK():
+				e.acknowledged(p, c, &rc.dir[1-d], p.BTH.PSN&psnMask)
+			case s.IsNAK() && s.NAKCode() == roce.NAKPSNSequenceError:
+				e.acknowledged(p, c, &rc.dir[1-d], (p.BTH.PSN-1)&psnMask)
+			}
+		}
 	}
 }
 
-// accept places a request packet's PSN in its stream: dup when it was
-// consumed already.
-func (s *reqStream) accept(r *ReassemblyStats, psn, n uint32) (dup bool) {
-	if !s.init {
-		s.init = true
-		s.next = (psn + n) & psnMask
-		return false
-	}
-	d := psnDiff(psn, s.next)
-	if d < psnHalf {
-		if d > 0 {
-			r.Gaps++
-			r.MissingPSNs += uint64(d)
-			if len(s.holes) == maxHoles {
-				copy(s.holes, s.holes[1:])
-				s.holes = s.holes[:maxHoles-1]
-			}
-			s.holes = append(s.holes, psnRange{s.next, d})
-		}
-		s.next = (psn + n) & psnMask
-		return false
-	}
-	// Behind: new only if it fills a recorded gap.
-	for i := range s.holes {
-		h := &s.holes[i]
-		off := psnDiff(psn, h.start)
-		if off >= h.n {
+// acknowledged: the responder received every request of s up to psn; a
+// message still missing packets there will not be resent (the capture lost
+// them), so it is handed up as it is.
+func (e *Engine) acknowledged(p *Packet, c *Connection, s *reqStream, psn uint32) {
+	gave := false
+	for i, pt := range s.msgs {
+		if pt.ready {
 			continue
 		}
-		end := off + n
-		if end > h.n {
-			end = h.n
-		}
+		end := pt.maxSeen
 		switch {
-		case off == 0 && end == h.n:
-			s.holes = append(s.holes[:i], s.holes[i+1:]...)
-		case off == 0:
-			h.start = (h.start + end) & psnMask
-			h.n -= end
-		case end == h.n:
-			h.n = off
-		default: // split
-			tail := psnRange{(h.start + end) & psnMask, h.n - end}
-			h.n = off
-			if len(s.holes) < maxHoles {
-				s.holes = append(s.holes, tail)
+		case pt.lastSeen || pt.gap:
+			if pt.lastSeen {
+				end = pt.lastPSN
 			}
+		default:
+			// Its LAST is somewhere before the next message (in a gap
+			// between them, maybe).
+			j := i + 1
+			for j < len(s.msgs) && s.msgs[j].gap {
+				j++
+			}
+			if j == len(s.msgs) {
+				continue
+			}
+			end = (s.msgs[j].base - 1) & psnMask
 		}
-		return false
+		if psnDiff(psn, end) < psnHalf {
+			pt.ready = true
+			gave = true
+		}
 	}
-	return true
+	if gave {
+		e.drain(p, c, s)
+	}
 }
 
 func (e *Engine) request(p *Packet, c *Connection, rc *roceConn, s *reqStream) {
-	r := e.rx()
 	st := &e.Reassembly
-	h := &p.BTH
-	op := h.OpCode
-	psn := h.PSN
-	// The stream starts at its first packet. (The CM's Starting PSNs are
-	// not used: in every capture we have, Linux's REQ carries the PSN the
-	// passive side sends with and the REP the active side's.)
-	n := uint32(1)
-	unknownLen := false
-	if op.IsReadRequest() {
-		n = 1
-		if rc.pmtu > 0 {
-			if k := (h.RETH.DMALen + uint32(rc.pmtu) - 1) / uint32(rc.pmtu); k > 1 {
-				n = k
-			}
-		} else if h.RETH.DMALen > 256 {
-			// 256 is the smallest PMTU (IBA 9.4.1): shorter Reads take one
-			// packet whatever the PMTU.
-			unknownLen = true
-		}
-	}
-	missing := st.MissingPSNs
-	dup := s.accept(st, psn, n)
-	c.MissingPSNs += st.MissingPSNs - missing
-	if dup {
+	a := &p.Analysis
+	op := p.BTH.OpCode
+	if a.Retransmission {
+		// Already seen: never new data, never a second message or
+		// operation.
 		st.Duplicates++
-		if op.IsSend() && op.IsOnly() {
+		switch {
+		case op.IsReadRequest():
+			e.readReissued(p, c, rc, s)
+		case op.IsSend() && op.IsOnly():
 			e.duplicateSend(p)
 		}
 		return
 	}
-	if unknownLen {
-		// Without the PMTU the Read's PSN span is unknown: pick the
-		// sequence up again at the next request.
-		s.init = false
+	if a.LostSegment > 0 && a.LostSegment <= WindowPSNs && (op.IsFirst() || op.IsOnly() || op.IsReadRequest()) && (op.IsSend() || op.IsWrite() || len(s.msgs) > 0) {
+		// The missing PSNs may be a message the requester will resend:
+		// what follows waits for them.
+		pt := s.newPartial()
+		pt.gap, pt.gapN = true, a.LostSegment
+		pt.base = (p.BTH.PSN - a.LostSegment) & psnMask
+		pt.minSeen, pt.maxSeen = pt.base, (p.BTH.PSN-1)&psnMask
+		s.insert(pt)
+	}
+	if a.OutOfOrder {
+		n := uint32(1)
+		if op.IsReadRequest() {
+			if n = readSpan(&p.BTH, rc.pmtu); n == 0 {
+				n = 1
+			}
+		}
+		s.fillGaps(p.BTH.PSN&psnMask, n)
 	}
 	switch {
 	case op.IsSend() || op.IsWrite():
-		e.messagePacket(p, c, s, r)
+		e.messagePacket(p, c, rc, s)
 	case op.IsReadRequest():
-		e.readRequest(p, c, rc, s, r)
+		e.readRequest(p, c, rc, s)
+		e.drain(p, c, s)
 	}
 }
 
-// messagePacket adds a Send or RDMA Write packet to the message in progress.
-func (e *Engine) messagePacket(p *Packet, c *Connection, s *reqStream, r *rxState) {
+// fillGaps marks [psn, psn+n) received in the gaps s waits on.
+func (s *reqStream) fillGaps(psn, n uint32) {
+	for _, pt := range s.msgs {
+		if !pt.gap || pt.ready {
+			continue
+		}
+		// The part of [psn, psn+n) inside the gap.
+		from, k := psnDiff(psn, pt.base), n
+		if from >= psnHalf {
+			// Starts before the gap.
+			skip := psnDiff(pt.base, psn)
+			if skip >= k {
+				continue
+			}
+			from, k = 0, k-skip
+		}
+		for i := from; i < pt.gapN && i-from < k; i++ {
+			pt.got.set(int(i))
+		}
+		if pt.got.allSet(0, int(pt.gapN)-1) {
+			pt.ready = true
+		}
+	}
+}
+
+// find returns the message in progress p belongs to, nil if none.
+func (s *reqStream) find(psn uint32, op roce.OpCode) *partial {
+	for i := len(s.msgs) - 1; i >= 0; i-- {
+		pt := s.msgs[i]
+		if pt.ready || pt.gap {
+			continue
+		}
+		if pt.firstKnown {
+			if psnDiff(psn, pt.first) >= psnHalf {
+				continue
+			}
+			if pt.lastSeen && psnDiff(pt.lastPSN, psn) >= psnHalf {
+				continue
+			}
+			return pt
+		}
+		// FIRST still missing: a packet before the first one seen belongs
+		// to it only if it is its FIRST or a MIDDLE after its base; a LAST
+		// there ends the message before.
+		if psnDiff(psn, pt.minSeen) < psnHalf {
+			if pt.lastSeen && psnDiff(pt.lastPSN, psn) >= psnHalf {
+				continue
+			}
+			return pt
+		}
+		if psnDiff(psn, pt.base) < psnHalf && !op.IsLast() {
+			return pt
+		}
+	}
+	return nil
+}
+
+func (s *reqStream) newPartial() *partial {
+	var pt *partial
+	if n := len(s.spareM); n > 0 {
+		pt, s.spareM = s.spareM[n-1], s.spareM[:n-1]
+	} else {
+		pt = &partial{}
+	}
+	*pt = partial{got: pt.got[:0], packets: pt.packets[:0], data: pt.data[:0], truncAt: -1}
+	return pt
+}
+
+// insert puts pt in PSN order (by base).
+func (s *reqStream) insert(pt *partial) {
+	i := len(s.msgs)
+	for i > 0 && psnDiff(pt.base, s.msgs[i-1].base) >= psnHalf {
+		i--
+	}
+	s.msgs = append(s.msgs, nil)
+	copy(s.msgs[i+1:], s.msgs[i:])
+	s.msgs[i] = pt
+}
+
+// messagePacket adds a new Send or RDMA Write packet (new, or filling a gap)
+// to the message it belongs to.
+func (e *Engine) messagePacket(p *Packet, c *Connection, rc *roceConn, s *reqStream) {
 	h := &p.BTH
 	op := h.OpCode
-	cur := &s.cur
+	psn := h.PSN & psnMask
+	a := &p.Analysis
 	write := op.IsWrite()
-	if op.IsOnly() {
-		// A whole message in one packet: handed up from the packet itself.
-		// Only a message that ended without its LAST gives way to it; a
-		// late retransmission into an earlier gap leaves the message in
-		// progress alone.
-		if cur.active && psnDiff(h.PSN, cur.first) < psnHalf {
-			e.flushPartial(p, c, s)
+	if !a.OutOfOrder && a.LostSegment == 0 && (op.IsFirst() || op.IsOnly()) {
+		// A new message right after the last packet seen: the message
+		// before it, if still without its LAST, never gets it.
+		if n := len(s.msgs); n > 0 && !s.msgs[n-1].gap && !s.msgs[n-1].lastSeen && !s.msgs[n-1].ready {
+			s.msgs[n-1].ready = true
 		}
-		e.onlyPacket(p, c, s, r)
+		e.drain(p, c, s)
+	}
+	if op.IsOnly() && len(s.msgs) == 0 {
+		// A whole message in one packet, nothing waiting before it: handed
+		// up from the packet itself.
+		e.onlyPacket(p, c, s)
 		return
 	}
-	if op.IsFirst() {
-		if cur.active {
-			e.flushPartial(p, c, s)
+	var pt *partial
+	if !op.IsOnly() {
+		pt = s.find(psn, op)
+	}
+	if op.IsFirst() && pt != nil && !pt.firstKnown && psnDiff(pt.minSeen, psn) >= psnHalf {
+		// A FIRST after the packets of a message whose FIRST is missing
+		// starts another message.
+		pt = nil
+	}
+	switch {
+	case op.IsOnly() || (op.IsFirst() && (pt == nil || pt.firstKnown)):
+		pt = s.newPartial()
+		pt.write, pt.base, pt.minSeen, pt.maxSeen = write, psn, psn, psn
+		pt.start = p.Timestamp
+		pt.setFirst(p)
+		s.insert(pt)
+	case op.IsFirst():
+		// The FIRST of a message whose later packets came first.
+		if pt.write != write {
+			e.Reassembly.Orphans++
+			return
 		}
-		cur.begin(p, write)
-	} else if !cur.active || cur.write != write {
+		pt.setFirst(p)
+	case pt == nil && (a.LostSegment > 0 && a.LostSegment <= WindowPSNs || a.OutOfOrder):
+		// Its FIRST is missing but will be resent: hold it, indexed from
+		// the lowest PSN the FIRST can have.
+		pt = s.newPartial()
+		base := psn
+		if a.LostSegment > 0 {
+			base = (psn - a.LostSegment) & psnMask
+		}
+		pt.write, pt.base, pt.minSeen, pt.maxSeen = write, base, psn, psn
+		pt.start = p.Timestamp
+		if op.IsMiddle() && !h.Truncated {
+			pt.unit = len(h.Payload)
+		} else {
+			pt.unit = rc.pmtu
+		}
+		if pt.unit == 0 {
+			// Nowhere to place it without the PMTU.
+			s.spareM = append(s.spareM, pt)
+			e.Reassembly.Orphans++
+			return
+		}
+		s.insert(pt)
+	case pt == nil:
+		// The capture began inside the message.
+		e.Reassembly.Orphans++
+		return
+	case pt.write != write:
 		e.Reassembly.Orphans++
 		return
 	}
-	idx := int(psnDiff(h.PSN, cur.first))
-	if idx >= psnHalf || (idx > 0 && cur.unit == 0) || idx*cur.unit > 1<<30 {
+	e.addPacket(p, pt)
+	if pt.whole() {
+		pt.ready = true
+	}
+	e.drain(p, c, s)
+	e.checkBudget()
+}
+
+// setFirst takes what the FIRST (or ONLY) packet tells of its message.
+func (pt *partial) setFirst(p *Packet) {
+	h := &p.BTH
+	pt.first, pt.firstKnown = h.PSN&psnMask, true
+	if !h.Truncated && (h.OpCode.IsFirst() || pt.unit == 0) {
+		pt.unit = len(h.Payload)
+	}
+	if psnDiff(pt.first, pt.minSeen) >= psnHalf {
+		pt.minSeen = pt.first
+	}
+	pt.start = p.Timestamp
+	if pt.write {
+		pt.stag, pt.va, pt.dmaLen = h.RETH.RKey, h.RETH.VA, h.RETH.DMALen
+	}
+}
+
+// whole tells whether every packet from FIRST to LAST is there.
+func (pt *partial) whole() bool {
+	if !pt.firstKnown || !pt.lastSeen {
+		return false
+	}
+	f := int(psnDiff(pt.first, pt.base))
+	l := int(psnDiff(pt.lastPSN, pt.base))
+	return l >= f && l-f < psnHalf && pt.got.allSet(f, l)
+}
+
+// addPacket copies a packet's payload into its message, placed by PSN.
+func (e *Engine) addPacket(p *Packet, pt *partial) {
+	h := &p.BTH
+	op := h.OpCode
+	r := e.rx()
+	psn := h.PSN & psnMask
+	idx := int(psnDiff(psn, pt.base))
+	if idx >= psnHalf || (idx > 0 && pt.unit == 0) || idx*pt.unit > 1<<30 {
 		e.Reassembly.Orphans++
 		return
 	}
-	if idx*cur.unit >= r.maxMsg+cur.unit {
+	if psnDiff(psn, pt.maxSeen) < psnHalf {
+		pt.maxSeen = psn
+	}
+	if psnDiff(psn, pt.minSeen) >= psnHalf {
+		pt.minSeen = psn
+	}
+	skip := 0
+	if pt.firstKnown {
+		skip = int(psnDiff(pt.first, pt.base)) * pt.unit
+	}
+	if idx*pt.unit >= skip+r.maxMsg+pt.unit {
 		// Far past MaxMessageBytes: only counted.
-		cur.cut = true
-	} else if cur.got.set(idx) {
+		pt.cut = true
+	} else if pt.got.set(idx) {
 		e.Reassembly.Duplicates++
 		return
 	}
-	cur.npkts++
-	cur.packets = append(cur.packets, p.Number)
-	cur.length += wireLen(h)
-	off := idx * cur.unit
-	max := r.maxMsg
+	pt.npkts++
+	pt.packets = append(pt.packets, p.Number)
+	pt.length += wireLen(h)
+	off := idx * pt.unit
+	max := r.maxMsg + skip
 	payload := h.Payload
 	if off+len(payload) > max {
-		cur.cut = true
+		pt.cut = true
 		if off >= max {
 			payload = nil
 		} else {
 			payload = payload[:max-off]
 		}
 	}
-	if need := off + len(payload); len(payload) > 0 && need > len(cur.data) {
-		if need > cap(cur.data) {
+	if need := off + len(payload); len(payload) > 0 && need > len(pt.data) {
+		if need > cap(pt.data) {
 			size := 2 * need
 			if size > max {
 				size = max
 			}
+			if size < need {
+				size = need
+			}
 			grown := make([]byte, need, size)
-			copy(grown, cur.data)
-			e.buf.grew(cap(cur.data), cap(grown))
-			cur.data = grown
+			copy(grown, pt.data)
+			e.buf.grew(cap(pt.data), cap(grown))
+			pt.data = grown
 		}
-		cur.data = cur.data[:need]
+		pt.data = pt.data[:need]
 	}
 	if len(payload) > 0 {
-		copy(cur.data[off:], payload)
-		if end := off + len(payload); end > cur.hi {
-			cur.hi = end
+		copy(pt.data[off:], payload)
+		if end := off + len(payload); end > pt.hi {
+			pt.hi = end
 		}
 	}
-	if h.Truncated && (cur.truncAt < 0 || off+len(payload) < cur.truncAt) {
-		cur.truncAt = off + len(payload)
+	if h.Truncated && (pt.truncAt < 0 || off+len(payload) < pt.truncAt) {
+		pt.truncAt = off + len(payload)
 	}
-	cur.end = p.Timestamp
+	pt.end = p.Timestamp
 	if h.Has(roce.ExtIETH) {
-		cur.inv, cur.invSTag = true, h.IETH.RKey
+		pt.inv, pt.invSTag = true, h.IETH.RKey
 	}
 	if h.Has(roce.ExtImmDt) {
-		cur.imm, cur.immData = true, h.ImmDt.Data
+		pt.imm, pt.immData = true, h.ImmDt.Data
 	}
-	if op.IsLast() {
-		cur.lastSeen, cur.lastPSN = true, h.PSN
+	if op.IsLast() || op.IsOnly() {
+		pt.lastSeen, pt.lastPSN = true, psn
 	}
-	if cur.lastSeen && cur.npkts == int(psnDiff(cur.lastPSN, cur.first))+1 {
-		e.flushPartial(p, c, s)
+}
+
+// drain hands up the messages at the head of s that are ready, in PSN
+// order; past maxHeldMessages the oldest goes whatever its state.
+func (e *Engine) drain(p *Packet, c *Connection, s *reqStream) {
+	for len(s.msgs) > 0 && (s.msgs[0].ready || len(s.msgs) > maxHeldMessages) {
+		pt := s.msgs[0]
+		if !pt.ready {
+			e.Reassembly.HeldCut++
+		}
+		copy(s.msgs, s.msgs[1:])
+		s.msgs[len(s.msgs)-1] = nil
+		s.msgs = s.msgs[:len(s.msgs)-1]
+		e.flushPartial(p, c, s, pt)
+		s.spareM = append(s.spareM, pt)
 	}
-	e.checkBudget()
 }
 
 func wireLen(h *roce.BTH) int {
@@ -453,9 +705,10 @@ func wireLen(h *roce.BTH) int {
 }
 
 // onlyPacket hands up a SEND_ONLY or RDMA_WRITE_ONLY without copying it.
-func (e *Engine) onlyPacket(p *Packet, c *Connection, s *reqStream, r *rxState) {
+func (e *Engine) onlyPacket(p *Packet, c *Connection, s *reqStream) {
 	h := &p.BTH
 	st := &e.Reassembly
+	r := e.rx()
 	data := h.Payload
 	cut := false
 	if len(data) > r.maxMsg {
@@ -499,65 +752,67 @@ func (e *Engine) onlyPacket(p *Packet, c *Connection, s *reqStream, r *rxState) 
 	e.deliverMessage(p, m)
 }
 
-func (cur *partial) begin(p *Packet, write bool) {
-	h := &p.BTH
-	*cur = partial{
-		active: true, write: write, first: h.PSN, truncAt: -1,
-		got: cur.got[:0], packets: cur.packets[:0], data: cur.data[:0],
-		start: p.Timestamp,
-	}
-	if !h.Truncated {
-		cur.unit = len(h.Payload)
-	}
-	if write {
-		cur.stag, cur.va, cur.dmaLen = h.RETH.RKey, h.RETH.VA, h.RETH.DMALen
-	}
-}
-
-// flushPartial hands up the message in progress, whole or not; p is the
-// packet that completed it or made it give up (nil at the end of the
-// capture).
-func (e *Engine) flushPartial(p *Packet, c *Connection, s *reqStream) {
-	cur := &s.cur
-	if !cur.active {
-		return
-	}
-	cur.active = false
+// flushPartial hands up pt, whole or not; p is the packet that completed it
+// or made it give up (nil at the end of the capture).
+func (e *Engine) flushPartial(p *Packet, c *Connection, s *reqStream, pt *partial) {
 	st := &e.Reassembly
 	r := e.rx()
-	span := -1
-	if cur.lastSeen {
-		span = int(psnDiff(cur.lastPSN, cur.first)) + 1
+	if pt.gap {
+		return
 	}
-	whole := span == cur.npkts && cur.truncAt < 0
-	data := cur.data[:cur.hi]
+	if pt.npkts == 0 {
+		// Nothing of it was placed (each packet counted where it went).
+		return
+	}
+	if !pt.firstKnown {
+		// Its FIRST never came: nothing to hand up.
+		st.Orphans += uint64(pt.npkts)
+		return
+	}
+	f := int(psnDiff(pt.first, pt.base))
+	skip := f * pt.unit
+	span := -1
+	if pt.lastSeen {
+		span = int(psnDiff(pt.lastPSN, pt.first)) + 1
+	}
+	whole := pt.whole() && pt.truncAt < 0
+	hi := pt.hi
+	if hi < skip {
+		hi = skip
+	}
+	data := pt.data[skip:hi]
 	if !whole {
-		if n := cur.got.leading() * cur.unit; n < len(data) && n < span*cur.unit {
+		if n := pt.got.leadingFrom(f) * pt.unit; n < len(data) && (span < 0 || n < span*pt.unit) {
 			data = data[:n]
 		}
-		if cur.truncAt >= 0 && cur.truncAt < len(data) {
-			data = data[:cur.truncAt]
+		if pt.truncAt >= 0 && pt.truncAt-skip < len(data) {
+			t := pt.truncAt - skip
+			if t < 0 {
+				t = 0
+			}
+			data = data[:t]
 		}
 	}
-	length := cur.length
-	if span > cur.npkts {
-		length += (span - cur.npkts) * cur.unit
+	npk := pt.npkts
+	length := pt.length
+	if span > npk {
+		length += (span - npk) * pt.unit
 	}
 	if !whole && length <= len(data) {
 		// What followed the last packet seen is unknown: the message is
 		// longer than what we hold.
 		length = len(data) + 1
 	}
-	if cur.write {
+	if pt.write {
 		op := &r.op
-		*op = RDMAOp{Kind: RDMAWrite, Conn: c, Dir: s.d, STag: cur.stag, Offset: cur.va, Length: cur.dmaLen,
-			Packets: cur.packets, Data: data, Start: cur.start, End: cur.end}
-		op.Complete = whole && cur.length == int(cur.dmaLen)
+		*op = RDMAOp{Kind: RDMAWrite, Conn: c, Dir: s.d, STag: pt.stag, Offset: pt.va, Length: pt.dmaLen,
+			Packets: pt.packets, Data: data, Start: pt.start, End: pt.end}
+		op.Complete = whole && pt.length == int(pt.dmaLen)
 		if len(op.Data) > int(op.Length) {
 			op.Data = op.Data[:op.Length]
 		}
 		st.Writes++
-		if cur.cut {
+		if pt.cut {
 			st.OpDataCut++
 		}
 		if !op.Complete {
@@ -567,21 +822,30 @@ func (e *Engine) flushPartial(p *Packet, c *Connection, s *reqStream) {
 		return
 	}
 	m := &r.msg
-	*m = Message{Conn: c, Dir: s.d, Packets: cur.packets, Data: data, Length: length,
-		Truncated: !whole || cur.cut, Invalidate: cur.inv, InvalidatedSTag: cur.invSTag,
-		HasImmediate: cur.imm, Immediate: cur.immData, Time: cur.end}
+	*m = Message{Conn: c, Dir: s.d, Packets: pt.packets, Data: data, Length: length,
+		Truncated: !whole || pt.cut, Invalidate: pt.inv, InvalidatedSTag: pt.invSTag,
+		HasImmediate: pt.imm, Immediate: pt.immData, Time: pt.end}
 	st.Messages++
 	if m.Truncated {
 		st.Truncated++
 	}
-	if cur.cut {
+	if pt.cut {
 		st.TooLong++
 	}
 	e.deliverMessage(p, m)
 }
 
-func (e *Engine) readRequest(p *Packet, c *Connection, rc *roceConn, s *reqStream, r *rxState) {
+// flushAll hands up every message s holds, in order.
+func (e *Engine) flushAll(p *Packet, c *Connection, s *reqStream) {
+	for _, pt := range s.msgs {
+		pt.ready = true
+	}
+	e.drain(p, c, s)
+}
+
+func (e *Engine) readRequest(p *Packet, c *Connection, rc *roceConn, s *reqStream) {
 	h := &p.BTH
+	r := e.rx()
 	if len(s.reads) >= r.maxReads {
 		e.Reassembly.ReadsEvicted++
 		e.finishRead(p, c, s, 0)
@@ -592,25 +856,25 @@ func (e *Engine) readRequest(p *Packet, c *Connection, rc *roceConn, s *reqStrea
 	} else {
 		ro = &readOp{}
 	}
-	*ro = readOp{psn: h.PSN, stag: h.RETH.RKey, va: h.RETH.VA, length: h.RETH.DMALen,
+	*ro = readOp{psn: h.PSN & psnMask, stag: h.RETH.RKey, va: h.RETH.VA, length: h.RETH.DMALen,
 		packets: append(ro.packets[:0], p.Number), data: ro.data[:0], got: ro.got[:0],
 		start: p.Timestamp, end: p.Timestamp}
 	if rc.pmtu > 0 {
-		ro.npkts = 1
-		if k := (ro.length + uint32(rc.pmtu) - 1) / uint32(rc.pmtu); k > 1 {
-			ro.npkts = k
-		}
+		ro.npkts = readSpan(h, rc.pmtu)
 	}
-	s.reads = append(s.reads, ro)
+	// In PSN order (a Read Request filling a gap comes late).
+	i := len(s.reads)
+	for i > 0 && psnDiff(ro.psn, s.reads[i-1].psn) >= psnHalf {
+		i--
+	}
+	s.reads = append(s.reads, nil)
+	copy(s.reads[i+1:], s.reads[i:])
+	s.reads[i] = ro
 }
 
-// readResponse places a Read Response in the Read Request it answers; s is
-// the stream of the requester (the opposite direction).
-func (e *Engine) readResponse(p *Packet, c *Connection, rc *roceConn, s *reqStream) {
-	h := &p.BTH
-	op := h.OpCode
-	psn := h.PSN
-	st := &e.Reassembly
+// readFor returns the index of the Read whose PSN span holds psn, -1 if
+// none.
+func (e *Engine) readFor(rc *roceConn, s *reqStream, psn uint32) int {
 	k := -1
 	for i, ro := range s.reads {
 		d := psnDiff(psn, ro.psn)
@@ -624,34 +888,58 @@ func (e *Engine) readResponse(p *Packet, c *Connection, rc *roceConn, s *reqStre
 			}
 		}
 		if ro.npkts > 0 && d < ro.npkts {
-			k = i
-			break
+			return i
 		}
-		if ro.npkts == 0 && (d == 0 || ro.started) {
-			// Without the PMTU: a response belongs to the last request at or
-			// before its PSN.
+		if ro.npkts == 0 {
+			// Without the PMTU: the last Read at or before psn.
 			k = i
-			if i+1 < len(s.reads) && psnDiff(psn, s.reads[i+1].psn) < psnHalf {
-				continue
-			}
-			break
 		}
+	}
+	return k
+}
+
+// readReissued: a Read Request seen again (go-back-N replay, or re-issued
+// for the part still missing) continues its Read. Go-back-N resends from
+// the oldest request not complete (9.7.5.1.1; rxe_req.c req_retry): an
+// episode whose first resend is past an earlier Read still incomplete says
+// the requester has all of that one — the capture lost its missing
+// responses — and it is handed up as it is.
+func (e *Engine) readReissued(p *Packet, c *Connection, rc *roceConn, s *reqStream) {
+	psn := p.BTH.PSN & psnMask
+	k := e.readFor(rc, s, psn)
+	first := p.Analysis.Episode != s.episode
+	s.episode = p.Analysis.Episode
+	if k < 0 {
+		return
+	}
+	s.reads[k].retrans++
+	for first && k > 0 {
+		e.finishRead(p, c, s, 0)
+		k--
+	}
+}
+
+// readResponse places a Read Response in the Read Request it answers; s is
+// the stream of the requester (the opposite direction).
+func (e *Engine) readResponse(p *Packet, c *Connection, rc *roceConn, s *reqStream) {
+	h := &p.BTH
+	op := h.OpCode
+	psn := h.PSN & psnMask
+	st := &e.Reassembly
+	k := e.readFor(rc, s, psn)
+	if p.Analysis.Retransmission {
+		st.Duplicates++
+		if k >= 0 {
+			s.reads[k].retrans++
+		}
+		return
 	}
 	if k < 0 {
 		st.UnmatchedResponses++
 		return
 	}
-	// Responses come in request order: earlier Reads still waiting will
-	// not be answered any more.
-	for k > 0 {
-		e.finishRead(p, c, s, 0)
-		k--
-	}
-	ro := s.reads[0]
+	ro := s.reads[k]
 	d := psnDiff(psn, ro.psn)
-	if !ro.started && !(op.IsFirst() || op.IsOnly()) {
-		ro.gap = true
-	}
 	ro.started = true
 	if int(d) > e.rx().maxMsg/256 {
 		// Past MaxMessageBytes whatever the PMTU (256 at least): only
@@ -660,10 +948,6 @@ func (e *Engine) readResponse(p *Packet, c *Connection, rc *roceConn, s *reqStre
 		st.Duplicates++
 		return
 	}
-	if d != ro.nextD {
-		ro.gap = true
-	}
-	ro.nextD = d + 1
 	ro.packets = append(ro.packets, p.Number)
 	ro.end = p.Timestamp
 	ro.bytes += wireLen(h)
@@ -701,8 +985,10 @@ func (e *Engine) readResponse(p *Packet, c *Connection, rc *roceConn, s *reqStre
 		}
 		copy(ro.data[off:], payload)
 	}
-	if op.IsLast() || op.IsOnly() {
-		e.finishRead(p, c, s, 0)
+	if ro.bytes >= int(ro.length) && (ro.npkts == 0 || ro.got.allSet(0, int(ro.npkts)-1)) {
+		e.finishRead(p, c, s, k)
+	} else if ro.npkts == 0 && (op.IsLast() || op.IsOnly()) {
+		e.finishRead(p, c, s, k)
 	}
 	e.checkBudget()
 }
@@ -719,10 +1005,16 @@ func (e *Engine) finishRead(p *Packet, c *Connection, s *reqStream, i int) {
 	if rc := r.conns[c]; rc != nil {
 		unit = rc.pmtu
 	}
-	complete := !ro.gap && !ro.truncated && ro.bytes == int(ro.length)
+	all := ro.got.allSet(0, int(ro.npkts)-1)
+	if ro.npkts == 0 {
+		// Span unknown (no PMTU): the responses seen must run from the
+		// first without a hole.
+		all = ro.got.has(0) && ro.got.leadingFrom(0) == ro.got.count()
+	}
+	complete := all && ro.started && !ro.truncated && ro.bytes == int(ro.length)
 	data := ro.data
 	if !complete {
-		n := ro.got.leading()
+		n := ro.got.leadingFrom(0)
 		if unit > 0 && n*unit < len(data) {
 			data = data[:n*unit]
 		}
@@ -735,7 +1027,7 @@ func (e *Engine) finishRead(p *Packet, c *Connection, s *reqStream, i int) {
 	}
 	op := &r.op
 	*op = RDMAOp{Kind: RDMARead, Conn: c, Dir: s.d, STag: ro.stag, Offset: ro.va, Length: ro.length,
-		Packets: ro.packets, Data: data, Complete: complete, Start: ro.start, End: ro.end}
+		Packets: ro.packets, Data: data, Complete: complete, Start: ro.start, End: ro.end, Retransmitted: ro.retrans}
 	st.Reads++
 	if !complete {
 		st.OpsIncomplete++
@@ -754,15 +1046,18 @@ func (e *Engine) releaseRoCE(c *Connection) {
 	}
 	for d := range rc.dir {
 		s := &rc.dir[d]
-		e.flushPartial(nil, c, s)
+		e.flushAll(nil, c, s)
 		for len(s.reads) > 0 {
 			e.finishRead(nil, c, s, 0)
 		}
-		e.buf.grew(cap(s.cur.data), 0)
+		for _, pt := range s.spareM {
+			e.buf.grew(cap(pt.data), 0)
+		}
 		for _, ro := range s.spare {
 			e.buf.grew(cap(ro.data), 0)
 		}
 	}
+	rc.finishModel(c)
 	delete(r.conns, c)
 }
 
@@ -777,10 +1072,11 @@ func (e *Engine) flushRoCE() {
 		}
 		for d := range rc.dir {
 			s := &rc.dir[d]
-			e.flushPartial(nil, c, s)
+			e.flushAll(nil, c, s)
 			for len(s.reads) > 0 {
 				e.finishRead(nil, c, s, 0)
 			}
 		}
+		rc.finishModel(c)
 	}
 }

@@ -55,6 +55,10 @@ func (r *rig) pkt(d Direction, op roce.OpCode, psn uint32, payload []byte, mod .
 	return p
 }
 
+func aeth(syndrome uint8) func(*roce.BTH) {
+	return func(h *roce.BTH) { h.AETH = roce.AETH{Syndrome: roce.Syndrome(syndrome)} }
+}
+
 func reth(va uint64, rkey, n uint32) func(*roce.BTH) {
 	return func(h *roce.BTH) { h.RETH = roce.RETH{VA: va, RKey: rkey, DMALen: n} }
 }
@@ -128,6 +132,14 @@ func TestSendGapHandedUpTruncated(t *testing.T) {
 		t.Fatalf("a message with a hole was handed up at once")
 	}
 	r.pkt(c2s, roce.OpRCSendOnly, 53, fill(4, 'd'))
+	if len(r.msgs) != 0 {
+		// PSN 51 may still be resent (go-back-N): the message waits, and
+		// the one after it too, in PSN order.
+		t.Fatalf("%d messages handed up before the hole was settled", len(r.msgs))
+	}
+	// The responder acknowledges PSN 52 without a NAK: it got 51, the
+	// capture lost it; nothing will be resent.
+	r.pkt(s2c, roce.OpRCAcknowledge, 52, nil, aeth(0x1f))
 	if len(r.msgs) != 2 {
 		t.Fatalf("%d messages", len(r.msgs))
 	}
@@ -263,12 +275,18 @@ func TestRDMAReadsGivenUp(t *testing.T) {
 	r.pkt(s2c, roce.OpRCRDMAReadRequest, 100, nil, reth(0x1000, 1, 512))
 	r.pkt(s2c, roce.OpRCRDMAReadRequest, 101, nil, reth(0x2000, 2, 512))
 	r.pkt(s2c, roce.OpRCRDMAReadRequest, 102, nil, reth(0x3000, 3, 512)) // evicts the first
-	r.pkt(c2s, roce.OpRCRDMAReadResponseOnly, 102, fill(512, 'c'))       // gives the second up
-	r.pkt(c2s, roce.OpRCRDMAReadResponseOnly, 100, fill(512, 'a'))       // no request any more
+	// A response to a later Read does not give the second up: under
+	// go-back-N the requester re-issues it (9.7.5.1.1).
+	r.pkt(c2s, roce.OpRCRDMAReadResponseOnly, 102, fill(512, 'c'))
+	r.pkt(c2s, roce.OpRCRDMAReadResponseOnly, 100, fill(512, 'a')) // no request any more
+	if len(r.ops) != 2 {
+		t.Fatalf("%d operations", len(r.ops))
+	}
+	r.e.Finish() // the end of the capture does
 	if len(r.ops) != 3 {
 		t.Fatalf("%d operations", len(r.ops))
 	}
-	if r.ops[0].STag != 1 || r.ops[0].Complete || r.ops[1].STag != 2 || r.ops[1].Complete || r.ops[2].STag != 3 || !r.ops[2].Complete {
+	if r.ops[0].STag != 1 || r.ops[0].Complete || r.ops[1].STag != 3 || !r.ops[1].Complete || r.ops[2].STag != 2 || r.ops[2].Complete {
 		t.Errorf("operations %+v", r.ops)
 	}
 	if st := r.e.Reassembly; st.ReadsEvicted != 1 || st.OpsIncomplete != 2 || st.UnmatchedResponses != 1 {

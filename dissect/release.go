@@ -218,7 +218,12 @@ func (e *Engine) Retained() Retained {
 		r.RoCEConns++
 		for d := range rc.dir {
 			s := &rc.dir[d]
-			r.RoCEBuffered += cap(s.cur.data)
+			for _, pt := range s.msgs {
+				r.RoCEBuffered += cap(pt.data)
+			}
+			for _, pt := range s.spareM {
+				r.RoCEBuffered += cap(pt.data)
+			}
 			for _, ro := range s.reads {
 				r.RoCEBuffered += cap(ro.data)
 			}

@@ -20,6 +20,10 @@ type Snapshot struct {
 	// bound (ConnTable.DroppedSaturated).
 	PacketsNotTracked         uint64
 	ConnectionsDroppedAtLeast bool
+	// PFC counts the PAUSE and PFC frames; UD holds the Unreliable
+	// Datagram flows and their health (health.go, udflows.go).
+	PFC PFCStats
+	UD  UDFlows
 	// Warnings are the first MaxWarnings damaged records skipped.
 	Warnings []error
 }
@@ -30,7 +34,7 @@ type Snapshot struct {
 func (e *Engine) Snapshot() *Snapshot {
 	s := &Snapshot{Stats: e.Stats, Reassembly: e.Reassembly, RPC: e.RPC, Connections: e.Conns.Connections(),
 		ConnectionsDropped: e.Conns.Dropped, ConnectionsForgotten: e.Conns.Forgotten,
-		PacketsNotTracked: e.Conns.DroppedPackets, ConnectionsDroppedAtLeast: e.Conns.DroppedSaturated, Warnings: slices.Clone(e.Warnings)}
+		PacketsNotTracked: e.Conns.DroppedPackets, ConnectionsDroppedAtLeast: e.Conns.DroppedSaturated, Warnings: slices.Clone(e.Warnings), PFC: e.PFC, UD: e.UD}
 	s.RPC.UnattachedOps = slices.Clone(e.RPC.UnattachedOps)
 	return s
 }

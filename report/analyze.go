@@ -51,6 +51,10 @@ type Analysis struct {
 	// Engine holds the engine-wide reassembly and RPC-over-RDMA counters
 	// (analyze_engine.go).
 	Engine *EngineCounters `json:"engine"`
+	// PFC is the capture's link-level flow control (analyze_health.go).
+	PFC *PFCSummary `json:"pfc"`
+	// UDFlows are the Unreliable Datagram flows (analyze_health.go).
+	UDFlows []UDFlow `json:"ud_flows,omitempty"`
 }
 
 // Finding is a conformance finding (the checks' type; its JSON keys rule,
@@ -145,6 +149,9 @@ type Connection struct {
 	// CheckCaveats say why its checks may rest on incomplete evidence
 	// (check.ConnResult.Caveats).
 	CheckCaveats []string `json:"check_caveats,omitempty"`
+	// TransportHealth is loss, recovery and congestion per direction
+	// (analyze_health.go).
+	TransportHealth *TransportHealth `json:"transport_health,omitempty"`
 }
 
 // NewAnalysis builds the document from the snapshot of an engine that has
@@ -162,6 +169,8 @@ func NewAnalysis(file string, eng *dissect.Snapshot) *Analysis {
 		ConnectionsForgotten:      eng.ConnectionsForgotten,
 		SkippedRecords:            eng.Stats.Skipped,
 		Engine:                    engineCounters(eng),
+		PFC:                       pfcSummary(&eng.PFC),
+		UDFlows:                   udFlows(eng),
 	}
 	a.ICRC = CRCCounts{
 		Good:      eng.Stats.ICRC[dissect.CRCGood],
@@ -205,6 +214,7 @@ func connection(c *dissect.Connection) Connection {
 	out.IWARP = iwarpConnection(c)
 	out.RPC = rpcConnection(c)
 	out.RPCOverRDMA = !notRPCOverRDMA(out)
+	out.TransportHealth = transportHealth(c)
 	return out
 }
 
@@ -243,7 +253,11 @@ func (a *Analysis) WriteJSON(w io.Writer) error {
 
 // WriteTable writes the connections table, then the protocol counts.
 func (a *Analysis) WriteTable(w io.Writer) error {
-	fmt.Fprintf(w, "%s: %d packets, %d connections\n", a.File, a.Packets, len(a.Connections))
+	fmt.Fprintf(w, "%s: %d packets, %d connections", a.File, a.Packets, len(a.Connections))
+	if n := len(a.UDFlows); n > 0 {
+		fmt.Fprintf(w, ", %d UD flows", n)
+	}
+	fmt.Fprintln(w)
 	if len(a.Connections) > 0 {
 		t := newTable(w)
 		t.Header("ID", "Transport", "Client", "Server", "Port", "State", "Packets C→S / S→C", "Bytes C→S / S→C")
@@ -285,9 +299,15 @@ func (a *Analysis) WriteTable(w io.Writer) error {
 		if err := writeRPCTable(w, a); err != nil {
 			return err
 		}
+		if err := writeHealthTable(w, a); err != nil {
+			return err
+		}
 		if err := writeFindingsTable(w, a); err != nil {
 			return err
 		}
+	}
+	if err := writeUDTable(w, a); err != nil {
+		return err
 	}
 	fmt.Fprintln(w)
 	t := newTable(w)
@@ -311,6 +331,7 @@ func (a *Analysis) WriteTable(w io.Writer) error {
 	if a.ConnectionsForgotten > 0 {
 		fmt.Fprintf(w, "%d closed connections not listed: connection table full\n", a.ConnectionsForgotten)
 	}
+	writePFCLine(w, a.PFC)
 	writeEngineLines(w, a.Engine)
 	for _, e := range a.Errors {
 		fmt.Fprintf(w, "reading stopped early: %s\n", e)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -130,6 +131,7 @@ func displayName(name string) string {
 func newAnalyzeCmd(g *globalFlags) *cobra.Command {
 	var in inputs
 	var format string
+	var interval time.Duration
 	cmd := &cobra.Command{
 		Use:   "analyze [FILE|DIR|GLOB]...",
 		Short: "Report the connections of a capture: set-up, private data, negotiated inline thresholds",
@@ -150,13 +152,16 @@ output is a JSON array of the one-capture documents, in that order.`,
 			if format != "table" && format != "json" {
 				return usageErr("--format must be table or json, not %q", format)
 			}
+			if interval <= 0 {
+				return usageErr("--interval must be positive, not %s", interval)
+			}
 			type result struct {
 				a      *report.Analysis
 				warn   string
 				runErr error
 			}
 			work := func(i int) result {
-				var opts dissect.Options
+				opts := dissect.Options{HealthInterval: interval}
 				checks, each := withChecks(check.Config{}, &opts, nil)
 				eng, runErr := runEngineOpts(cmd, g, names[i], opts, each)
 				if eng == nil {
@@ -224,6 +229,7 @@ output is a JSON array of the one-capture documents, in that order.`,
 	}
 	in.bind(cmd)
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
+	cmd.Flags().DurationVar(&interval, "interval", dissect.DefaultHealthInterval, "throughput interval of the transport health")
 	return cmd
 }
 

@@ -7,6 +7,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+
 	"github.com/rdmashark/rdmashark/layers/roce"
 )
 
@@ -88,6 +91,42 @@ func resize(c *capture, n int, p []byte) {
 }
 
 var mutations = []mutation{
+	{name: "retransmit-differs", base: "rxe-nfs3-conn2", added: []string{"PSN-GAP", "RETRANS-DIFFERS"},
+		what: "after the server's ACK (packet 3086) the client sends the LOOKUP Call (packet 3085) again with the same PSN but one octet of its payload changed: a retransmission (PSN-GAP warning) that is not the original (RETRANS-DIFFERS)",
+		apply: func(c *capture) error {
+			orig := mustRoCE(c.at(3085))
+			if !orig.op.IsSend() || !orig.op.IsOnly() {
+				return fmt.Errorf("packet 3085 is %s, want a SEND_ONLY", orig.op.Name())
+			}
+			f := *orig.f
+			f.data = slices.Clone(orig.f.data)
+			f.ci.Timestamp = c.at(3086).ci.Timestamp.Add(time.Millisecond)
+			p := mustRoCE(&f).payload()
+			p[len(p)-1] ^= 0x01
+			c.replace(3086, c.at(3086), &f)
+			return nil
+		}},
+	{name: "req-no-responder-resources", base: "rxe-nfs42-head", added: []string{"READ-DEPTH"},
+		what: "the client's CM REQ offers 0 Responder Resources (IBA Vol 1 12.7.29): the server's RDMA Reads of its WRITE data exceed what the set-up agreed",
+		apply: func(c *capture) error {
+			for _, f := range c.frames {
+				p := gopacket.NewPacket(f.data, layers.LayerTypeEthernet, gopacket.Default)
+				req, ok := p.Layer(roce.LayerTypeCMREQ).(*roce.CMREQ)
+				if !ok {
+					continue
+				}
+				// The CM message follows the BTH, the DETH and the 24-octet
+				// MAD header (IBA Vol 1 13.4.2); Responder Resources is its
+				// octet 35 (12.6.5).
+				off := mustRoCE(f).pay + 24 + 35
+				if int(f.data[off]) != int(req.ResponderResources) || req.ResponderResources == 0 {
+					return fmt.Errorf("packet %d: Responder Resources %d not at octet %d", f.orig, req.ResponderResources, off)
+				}
+				f.data[off] = 0
+				return nil
+			}
+			return fmt.Errorf("no CM REQ in the cut")
+		}},
 	// Connection set-up (RFC 8797 private data, IBA CM).
 	{name: "rep-version-2", base: "rxe-nfs3-cm", added: []string{"PD-FORMAT", "PD-ABSENT"},
 		what: "the server's CM REP (packet 37) says RFC 8797 version 2: PD-FORMAT, and the server counts as having sent no private data (PD-ABSENT, info)",

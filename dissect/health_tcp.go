@@ -1,0 +1,137 @@
+package dissect
+
+import (
+	"time"
+
+	"github.com/gopacket/gopacket/layers"
+)
+
+// iWARP transport health comes from the TCP layer (RFC 9293): iWARP leaves
+// loss recovery to TCP, so its retransmissions, duplicate ACKs, zero
+// windows and round-trip times are TCP's, as Wireshark's tcp.analysis.*
+// defines them (a segment with data ending at or below the highest
+// sequence number sent is a retransmission; a pure ACK repeating the last
+// ACK number and window is a duplicate ACK).
+
+// tcpDir follows one direction of a TCP connection for health.
+type tcpDir struct {
+	init      bool
+	high      uint32 // one past the highest sequence number sent
+	lastAck   uint32
+	lastWin   uint16
+	ackInit   bool
+	rttSeq    uint32 // end of the segment being timed, when timing
+	rttT      time.Time
+	timing    bool
+	retrans   bool // a retransmission since rttSeq was sent (Karn)
+	inEpisode bool
+	epIdx     int
+}
+
+type tcpHealth struct {
+	dir [2]tcpDir
+}
+
+func seqAfter(a, b uint32) bool { return int32(a-b) > 0 }
+
+// classifyTCP counts an iWARP connection's TCP segment in its health.
+func (e *Engine) classifyTCP(p *Packet) {
+	c := p.Conn
+	if c == nil || c.Transport != TransportIWARP || p.Dir == DirUnknown || !p.Has(layers.LayerTypeTCP) {
+		return
+	}
+	if c.tcpH == nil {
+		c.tcpH = &tcpHealth{}
+	}
+	a := &p.Analysis
+	a.Valid = true
+	hl := e.health(c)
+	d := p.Dir.Index()
+	dh := &hl.Dir[d]
+	e.countPacket(p, dh)
+	t := &p.TCP
+	td := &c.tcpH.dir[d]
+	n := uint32(len(t.Payload))
+	if t.SYN || t.FIN {
+		n++
+	}
+	end := t.Seq + n
+	if n == 0 && td.init && !t.RST && seqAfter(t.Seq, td.high) {
+		// An empty segment ahead of everything sent: the capture lacks
+		// what lies between (tshark: "previous segment not captured").
+		a.LostSegment = t.Seq - td.high
+		dh.LostSegments++
+		dh.TCPMissingOctets += uint64(t.Seq - td.high)
+		td.high = t.Seq
+	}
+	if n > 0 {
+		switch {
+		case !td.init:
+			td.init, td.high = true, end
+		case !seqAfter(end, td.high):
+			a.Retransmission = true
+			td.retrans = true
+			dh.TCPRetransmissions++
+		default:
+			if seqAfter(t.Seq, td.high) {
+				a.LostSegment = t.Seq - td.high
+				dh.LostSegments++
+				dh.TCPMissingOctets += uint64(t.Seq - td.high)
+			}
+			td.high = end
+			if !td.timing {
+				td.timing, td.rttSeq, td.rttT, td.retrans = true, end, p.Timestamp, false
+			}
+		}
+	}
+	if a.Retransmission {
+		dh.RetransmittedPackets++
+		dh.RetransmittedBytes += uint64(p.Length)
+		if !td.inEpisode {
+			td.inEpisode = true
+			dh.episodeCount++
+			dh.EpisodesByTrigger[TriggerTCP]++
+			td.epIdx = -1
+			if len(dh.Episodes) < MaxEpisodes {
+				td.epIdx = len(dh.Episodes)
+				dh.Episodes = append(dh.Episodes, Episode{Number: dh.episodeCount, Trigger: TriggerTCP,
+					FirstPacket: p.Number, Start: p.Timestamp})
+			} else {
+				dh.EpisodesCut++
+			}
+		}
+		a.Episode = dh.episodeCount
+		if td.epIdx >= 0 {
+			ep := &dh.Episodes[td.epIdx]
+			ep.Packets++
+			ep.LastPacket = p.Number
+			ep.Duration = p.Timestamp.Sub(ep.Start)
+		}
+	} else if n > 0 && td.inEpisode {
+		td.inEpisode = false
+		if td.epIdx >= 0 {
+			dh.EpisodeDuration.add(dh.Episodes[td.epIdx].Duration)
+		}
+	}
+	if t.ACK {
+		if t.Window == 0 && !t.RST && !t.SYN && !t.FIN {
+			dh.TCPZeroWindows++
+		}
+		if td.ackInit && len(t.Payload) == 0 && !t.SYN && !t.FIN && !t.RST && t.Ack == td.lastAck && t.Window == td.lastWin {
+			a.Duplicate = true
+			dh.TCPDupAcks++
+		}
+		td.ackInit, td.lastAck, td.lastWin = true, t.Ack, t.Window
+		// RTT of the other direction's timed segment (Karn: not when it
+		// was retransmitted).
+		od := &c.tcpH.dir[1-d]
+		if od.timing && !seqAfter(od.rttSeq, t.Ack) {
+			od.timing = false
+			if !od.retrans {
+				a.AckRTT, a.HasAckRTT = p.Timestamp.Sub(od.rttT), true
+				hl.Dir[1-d].AckLatency.add(a.AckRTT)
+			}
+		}
+	}
+	dh.interval(p, a.Retransmission, e.opts.HealthInterval, &e.healthIntervals)
+}

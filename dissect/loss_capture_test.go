@@ -1,0 +1,267 @@
+package dissect
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rdmashark/rdmashark/internal/pcaptest"
+)
+
+// The lossy captures (testdata/pcaps/lossy: Linux 6.1 rxe and siw under
+// netem loss; every workload completed, perftest and NFS said so) are the
+// ground truth for loss and recovery: whatever the requester resent, every
+// operation is complete, every response matched, every transaction paired.
+
+var lossyCaptures = []string{"lossy/rxe-ib_read_bw-lossy.pcap", "lossy/rxe-ib_write_bw-lossy.pcap",
+	"lossy/rxe-nfs3-lossy.pcap", "lossy/siw-ib_write_bw-lossy.pcap", "lossy/siw-nfs3-lossy.pcap"}
+
+// rawFlow names one direction of a RoCEv2 QP: the sender's address and the
+// destination QP.
+type rawFlow struct {
+	src  netip.Addr
+	dqpn uint32
+}
+
+// rawRetransmissions reads a RoCEv2 capture by hand — Ethernet, IPv4, UDP
+// 4791, BTH, RETH, from the pcap bytes, without the engine — and counts per
+// flow the RC request packets whose PSN an earlier request of that flow
+// already consumed (an RDMA Read Request consuming ceil(length/PMTU) PSNs,
+// IBA 9.7.1.1) and the Read Responses whose PSN was already seen. The PMTU
+// is the largest payload of a MIDDLE packet (9.4.1: MIDDLE packets carry
+// exactly one PMTU).
+func rawRetransmissions(t *testing.T, path string) (map[rawFlow]int, int) {
+	t.Helper()
+	_, frames := pcaptest.Read(t, path)
+	type pkt struct {
+		f        rawFlow
+		op       byte
+		psn      uint32
+		dmaLen   uint32
+		payload  int
+		frameNum int
+	}
+	var pkts []pkt
+	pmtu := 0
+	for _, fr := range frames {
+		b := fr.Data
+		if len(b) < 14 {
+			continue
+		}
+		et := binary.BigEndian.Uint16(b[12:])
+		off := 14
+		if et == 0x8100 && len(b) >= 18 {
+			et, off = binary.BigEndian.Uint16(b[16:]), 18
+		}
+		if et != 0x0800 || len(b) < off+20 {
+			continue
+		}
+		ip := b[off:]
+		ihl := int(ip[0]&0xf) * 4
+		if ip[9] != 17 || len(ip) < ihl+8 {
+			continue
+		}
+		src := netip.AddrFrom4([4]byte(ip[12:16]))
+		udp := ip[ihl:]
+		if binary.BigEndian.Uint16(udp[2:]) != 4791 {
+			continue
+		}
+		udpLen := int(binary.BigEndian.Uint16(udp[4:]))
+		bth := udp[8:]
+		if len(bth) < 12 {
+			continue
+		}
+		op := bth[0]
+		if op>>5 != 0 { // RC only
+			continue
+		}
+		p := pkt{f: rawFlow{src, uint32(bth[5])<<16 | uint32(bth[6])<<8 | uint32(bth[7])},
+			op: op, psn: uint32(bth[9])<<16 | uint32(bth[10])<<8 | uint32(bth[11]), frameNum: fr.Num}
+		p.payload = udpLen - 8 - 12 - 4 // BTH, ICRC
+		if op == 0x0c && len(bth) >= 28 {
+			p.dmaLen = binary.BigEndian.Uint32(bth[24:])
+		}
+		if op == 0x01 || op == 0x07 || op == 0x0e { // SEND/WRITE/READ_RESPONSE MIDDLE: no extension header
+			pmtu = max(pmtu, p.payload)
+		}
+		pkts = append(pkts, p)
+	}
+	if pmtu == 0 {
+		t.Fatalf("%s: no MIDDLE packet tells the PMTU", path)
+	}
+	out := map[rawFlow]int{}
+	consumed := map[rawFlow]map[uint32]bool{}
+	responded := map[rawFlow]map[uint32]bool{}
+	seen := func(m map[rawFlow]map[uint32]bool, f rawFlow) map[uint32]bool {
+		if m[f] == nil {
+			m[f] = map[uint32]bool{}
+		}
+		return m[f]
+	}
+	for _, p := range pkts {
+		switch {
+		case p.op >= 0x0d && p.op <= 0x10: // RDMA Read Responses
+			s := seen(responded, p.f)
+			if s[p.psn] {
+				out[p.f]++
+			}
+			s[p.psn] = true
+		case p.op == 0x11 || p.op == 0x12: // ACKs
+		case p.op <= 0x17:
+			s := seen(consumed, p.f)
+			if s[p.psn] {
+				out[p.f]++
+			}
+			n := uint32(1)
+			if p.op == 0x0c {
+				n = max(1, (p.dmaLen+uint32(pmtu)-1)/uint32(pmtu))
+			}
+			for i := uint32(0); i < n; i++ {
+				s[(p.psn+i)&psnMask] = true
+			}
+		}
+	}
+	return out, pmtu
+}
+
+func TestLossyCapturesRetransmissionsCounted(t *testing.T) {
+	for _, name := range lossyCaptures[:3] {
+		raw, pmtu := rawRetransmissions(t, capturePath(name))
+		e, _ := runCapture(t, name, Options{}, nil)
+		got := map[rawFlow]int{}
+		total := 0
+		for _, c := range e.Conns.Connections() {
+			if c.Health == nil {
+				continue
+			}
+			for d, side := range [2]struct {
+				src  string
+				dqpn uint32
+			}{{c.Client.Address, c.Server.QPN}, {c.Server.Address, c.Client.QPN}} {
+				a, err := netip.ParseAddr(side.src)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n := int(c.Health.Dir[d].RetransmittedPackets); n > 0 {
+					got[rawFlow{a, side.dqpn}] = n
+					total += n
+				}
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(raw) {
+			t.Errorf("%s: engine counts retransmissions %v, the raw PSN reader %v", name, got, raw)
+		}
+		if total == 0 {
+			t.Errorf("%s: no retransmission: not a lossy capture?", name)
+		}
+		t.Logf("%s: PMTU %d, retransmitted packets per flow %v", name, pmtu, raw)
+	}
+}
+
+func TestLossyCapturesRecovered(t *testing.T) {
+	for _, name := range lossyCaptures {
+		e, txns := runCapture(t, name, Options{}, nil)
+		st := e.Reassembly
+		if st.OpsIncomplete+st.UnmatchedResponses+st.Orphans+st.Truncated+st.HeldCut+st.ReadsEvicted != 0 {
+			t.Errorf("%s: reassembly %+v", name, st)
+		}
+		if e.RPC.RDMAOpsIncomplete+e.RPC.RebuildSkipped+e.RPC.RebuiltBad+e.RPC.Unattached+e.RPC.NoReply+e.RPC.ReplyNoCall != 0 {
+			t.Errorf("%s: RPC layer %+v", name, e.RPC)
+		}
+		for _, c := range e.Conns.Connections() {
+			if r := c.RPC; r != nil && (r.RebuildIncomplete != 0 || r.CallsWithoutReply+r.RepliesWithoutCall != 0) {
+				t.Errorf("%s: connection %d: %d rebuilds incomplete, %d Calls without Reply, %d Replies without Call",
+					name, c.ID, r.RebuildIncomplete, r.CallsWithoutReply, r.RepliesWithoutCall)
+			}
+		}
+		for _, tx := range txns {
+			if tx.Outcome != TxnReplied {
+				t.Errorf("%s: transaction XID %#x %s", name, tx.XID, tx.Outcome)
+			}
+		}
+		if st.Reads+st.Writes == 0 && e.RPC.RDMAReads+e.RPC.RDMAWrites == 0 {
+			t.Errorf("%s: no RDMA operation at all", name)
+		}
+		t.Logf("%s: %d Sends, %d Writes, %d Reads, %d RDMA ops (RPC layer), %d transactions, %d retransmitted packets dropped",
+			name, st.Messages, st.Writes, st.Reads, e.RPC.RDMAReads+e.RPC.RDMAWrites, len(txns), st.Duplicates)
+	}
+}
+
+func (f rawFlow) String() string { return fmt.Sprintf("%s→QP %#x", f.src, f.dqpn) }
+
+// TestIWARPTCPAnalysisMatchesTshark: on the lossy soft-iWARP captures the
+// TCP segments flagged as retransmitted and the duplicate ACKs are the
+// frames tshark's tcp.analysis flags (testdata/tshark/gen-tcp-analysis.sh).
+func TestIWARPTCPAnalysisMatchesTshark(t *testing.T) {
+	read := func(name string) []int {
+		b, err := os.ReadFile(filepath.Join("../testdata/tshark", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []int
+		for _, l := range strings.Fields(string(b)) {
+			n, err := strconv.Atoi(l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, n)
+		}
+		return out
+	}
+	for _, b := range []string{"siw-nfs3-lossy", "siw-ib_write_bw-lossy"} {
+		var retrans, dup []int
+		runCapture(t, "lossy/"+b+".pcap", Options{}, func(p *Packet) {
+			if p.Analysis.Retransmission {
+				retrans = append(retrans, p.Number)
+			}
+			if p.Analysis.Duplicate {
+				dup = append(dup, p.Number)
+			}
+		})
+		if want := read(b + ".tcp-retrans.txt"); !slices.Equal(retrans, want) || len(want) == 0 {
+			t.Errorf("%s: retransmissions %v, tshark %v", b, retrans, want)
+		}
+		if want := read(b + ".tcp-dupack.txt"); !slices.Equal(dup, want) || len(want) == 0 {
+			t.Errorf("%s: duplicate ACKs %d, tshark %d", b, len(dup), len(want))
+		}
+		t.Logf("%s: %d retransmitted segments, %d duplicate ACKs, as tshark", b, len(retrans), len(dup))
+	}
+}
+
+// TestLossyAnalysisFields: the per-packet fields say what the health
+// counts — rdmashark.analysis.retransmission on exactly the packets counted
+// as retransmitted, the summary line tagged on each.
+func TestLossyAnalysisFields(t *testing.T) {
+	f, ok := Fields.Lookup("rdmashark.analysis.retransmission")
+	if !ok {
+		t.Fatal("rdmashark.analysis.retransmission is not registered")
+	}
+	for _, name := range lossyCaptures[:3] {
+		flagged, tagged := 0, 0
+		var vals []string
+		e, _ := runCapture(t, name, Options{}, func(p *Packet) {
+			vals = f.Values(p, vals[:0])
+			if len(vals) == 1 && vals[0] == "1" {
+				flagged++
+				if s := p.Info(); strings.Contains(s, "[Retransmission]") || strings.Contains(s, "[Duplicate]") || strings.Contains(s, "[Re-issued Read]") {
+					tagged++
+				}
+			}
+		})
+		var counted uint64
+		for _, c := range e.Conns.Connections() {
+			if c.Health != nil {
+				counted += c.Health.Dir[0].RetransmittedPackets + c.Health.Dir[1].RetransmittedPackets
+			}
+		}
+		if uint64(flagged) != counted || tagged != flagged || flagged == 0 {
+			t.Errorf("%s: %d packets flagged, %d tagged, %d counted", name, flagged, tagged, counted)
+		}
+	}
+}

@@ -1,0 +1,401 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/layers/roce"
+)
+
+// TransportHealth is a connection's transport health in the Analysis
+// document (dissect/health.go; docs/loss.md defines every figure).
+type TransportHealth struct {
+	// IntervalSeconds is the length of each throughput interval.
+	IntervalSeconds float64         `json:"interval_seconds"`
+	ClientToServer  DirectionHealth `json:"client_to_server"`
+	ServerToClient  DirectionHealth `json:"server_to_client"`
+}
+
+// DirectionHealth is one direction: the packets that travel in it, and
+// (NAKs, latencies, lost PSNs) what became of the requests sent in it.
+type DirectionHealth struct {
+	Packets              uint64 `json:"packets"`
+	Bytes                uint64 `json:"bytes"`
+	RetransmittedPackets uint64 `json:"retransmitted_packets"`
+	RetransmittedBytes   uint64 `json:"retransmitted_bytes"`
+	// GoodputBytes: Bytes less RetransmittedBytes.
+	GoodputBytes      uint64 `json:"goodput_bytes"`
+	DuplicatePackets  uint64 `json:"duplicate_packets"`
+	OutOfOrderPackets uint64 `json:"out_of_order_packets"`
+	PSNGaps           uint64 `json:"psn_gaps"`
+	PSNsMissing       uint64 `json:"psns_missing"`
+	// PSNsNeverSeen: missing PSNs never sent again in the capture.
+	PSNsNeverSeen   uint64 `json:"psns_never_seen"`
+	PSNsWireLost    uint64 `json:"psns_lost_on_wire"`
+	PSNsCaptureLost uint64 `json:"psns_lost_by_capture"`
+	// NAKs of this direction's requests, by code name.
+	NAKs              map[string]uint64 `json:"naks"`
+	RNRNAKs           uint64            `json:"rnr_naks"`
+	RNRTimerMin       *string           `json:"rnr_timer_min"`
+	RNRTimerMax       *string           `json:"rnr_timer_max"`
+	Episodes          uint64            `json:"retransmission_episodes"`
+	EpisodesByTrigger map[string]uint64 `json:"episodes_by_trigger"`
+	EpisodeDuration   *Latency          `json:"episode_duration"`
+	EpisodeList       []EpisodeJSON     `json:"episode_list"`
+	// AckTimeoutUs is the CM REQ's Local ACK Timeout (null unknown);
+	// EarlyTimeouts the timeout episodes resent sooner than it after the
+	// original: a figure, not a rule (a NAK or completer check unseen).
+	AckTimeoutUs      *float64       `json:"ack_timeout_us"`
+	EarlyTimeouts     uint64         `json:"timeout_resends_before_ack_timeout"`
+	AckLatency        *Latency       `json:"ack_latency"`
+	ReadLatency       *Latency       `json:"read_latency"`
+	ECNCEPackets      uint64         `json:"ecn_ce_packets"`
+	CNPs              uint64         `json:"cnps"`
+	CEToCNP           *Latency       `json:"ce_to_cnp_delay"`
+	PayloadMismatches uint64         `json:"retransmissions_differing"`
+	TCP               *TCPHealth     `json:"tcp,omitempty"`
+	Throughput        []IntervalJSON `json:"throughput"`
+	Limits            HealthLimits   `json:"limits"`
+	// Notes say which figures the capture cannot support, and why.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Latency is a latency distribution from a fixed-size histogram (quantiles
+// within 1/8 of an octave), in microseconds.
+type Latency struct {
+	Samples uint64  `json:"samples"`
+	P50us   float64 `json:"p50_us"`
+	P99us   float64 `json:"p99_us"`
+	MaxUs   float64 `json:"max_us"`
+}
+
+// EpisodeJSON is one retransmission episode.
+type EpisodeJSON struct {
+	Number      int     `json:"number"`
+	Trigger     string  `json:"trigger"`
+	FirstPacket int     `json:"first_packet"`
+	LastPacket  int     `json:"last_packet"`
+	FirstPSN    *uint32 `json:"first_psn,omitempty"`
+	Packets     int     `json:"packets"`
+	DurationUs  float64 `json:"duration_us"`
+}
+
+// TCPHealth is what iWARP's TCP layer did.
+type TCPHealth struct {
+	Retransmissions uint64 `json:"retransmissions"`
+	DupAcks         uint64 `json:"duplicate_acks"`
+	ZeroWindows     uint64 `json:"zero_windows"`
+	MissingOctets   uint64 `json:"missing_octets"`
+}
+
+// IntervalJSON is one throughput interval.
+type IntervalJSON struct {
+	StartSeconds       float64 `json:"start_s"`
+	Packets            uint64  `json:"packets"`
+	Bytes              uint64  `json:"bytes"`
+	GoodputBytes       uint64  `json:"goodput_bytes"`
+	RetransmittedBytes uint64  `json:"retransmitted_bytes"`
+}
+
+// HealthLimits counts what the bounded state cut.
+type HealthLimits struct {
+	WindowCut    uint64 `json:"psn_window_cut"`
+	CompareCut   uint64 `json:"compare_window_cut"`
+	LatencyCut   uint64 `json:"latency_cut"`
+	EpisodesCut  uint64 `json:"episodes_cut"`
+	IntervalsCut uint64 `json:"intervals_cut"`
+}
+
+func latency(h *dissect.Histogram) *Latency {
+	if h.N == 0 {
+		return nil
+	}
+	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+	return &Latency{Samples: h.N, P50us: us(h.Quantile(0.5)), P99us: us(h.Quantile(0.99)), MaxUs: us(h.Max)}
+}
+
+func transportHealth(c *dissect.Connection) *TransportHealth {
+	h := c.Health
+	if h == nil {
+		return nil
+	}
+	iv := h.Interval
+	if iv <= 0 {
+		iv = dissect.DefaultHealthInterval
+	}
+	out := &TransportHealth{IntervalSeconds: iv.Seconds()}
+	out.ClientToServer = directionHealth(c, &h.Dir[0], &h.Dir[1])
+	out.ServerToClient = directionHealth(c, &h.Dir[1], &h.Dir[0])
+	return out
+}
+
+func directionHealth(c *dissect.Connection, d, other *dissect.DirHealth) DirectionHealth {
+	out := DirectionHealth{
+		Packets: d.Packets, Bytes: d.Bytes,
+		RetransmittedPackets: d.RetransmittedPackets, RetransmittedBytes: d.RetransmittedBytes,
+		GoodputBytes:     d.Bytes - d.RetransmittedBytes,
+		DuplicatePackets: d.DuplicatePackets, OutOfOrderPackets: d.OutOfOrderPackets,
+		PSNGaps: d.LostSegments, PSNsMissing: d.MissingPSNs,
+		PSNsWireLost: d.WireLostPSNs, PSNsCaptureLost: d.CaptureLostPSNs,
+		NAKs: map[string]uint64{}, RNRNAKs: d.RNRNAKs,
+		EpisodesByTrigger: map[string]uint64{},
+		EpisodeDuration:   latency(&d.EpisodeDuration),
+		EpisodeList:       []EpisodeJSON{},
+		AckLatency:        latency(&d.AckLatency),
+		ReadLatency:       latency(&d.ReadLatency),
+		ECNCEPackets:      d.ECNCE, CNPs: d.CNPs,
+		CEToCNP:           latency(&d.CEToCNP),
+		PayloadMismatches: d.PayloadMismatches,
+		Throughput:        []IntervalJSON{},
+		Limits: HealthLimits{WindowCut: d.WindowCut, CompareCut: d.CompareCut, LatencyCut: d.LatencyCut,
+			EpisodesCut: d.EpisodesCut, IntervalsCut: d.IntervalsCut},
+	}
+	if d.MissingPSNs > d.FilledPSNs {
+		out.PSNsNeverSeen = d.MissingPSNs - d.FilledPSNs
+	}
+	out.EarlyTimeouts = d.EarlyTimeouts
+	if d.AckTimeout > 0 {
+		v := float64(d.AckTimeout) / float64(time.Microsecond)
+		out.AckTimeoutUs = &v
+	}
+	for code, n := range d.NAKs {
+		if n > 0 {
+			out.NAKs[roce.NAKCode(code).String()] = n
+		}
+	}
+	if d.NAKsOther > 0 {
+		out.NAKs["reserved"] = d.NAKsOther
+	}
+	if d.RNRNAKs > 0 {
+		lo, hi := d.RNRTimerMin.String(), d.RNRTimerMax.String()
+		out.RNRTimerMin, out.RNRTimerMax = &lo, &hi
+	}
+	for t, n := range d.EpisodesByTrigger {
+		if n > 0 {
+			out.EpisodesByTrigger[dissect.EpisodeTrigger(t).String()] = n
+			out.Episodes += n
+		}
+	}
+	for _, ep := range d.Episodes {
+		j := EpisodeJSON{Number: ep.Number, Trigger: ep.Trigger.String(), FirstPacket: ep.FirstPacket,
+			LastPacket: ep.LastPacket, Packets: ep.Packets, DurationUs: float64(ep.Duration) / float64(time.Microsecond)}
+		if c.Transport == dissect.TransportRoCE {
+			psn := ep.FirstPSN
+			j.FirstPSN = &psn
+		}
+		out.EpisodeList = append(out.EpisodeList, j)
+	}
+	for _, iv := range d.Intervals {
+		out.Throughput = append(out.Throughput, IntervalJSON{StartSeconds: iv.Start.Seconds(), Packets: iv.Packets,
+			Bytes: iv.Bytes, GoodputBytes: iv.Bytes - iv.RetransmittedBytes, RetransmittedBytes: iv.RetransmittedBytes})
+	}
+	if c.Transport == dissect.TransportIWARP {
+		out.TCP = &TCPHealth{Retransmissions: d.TCPRetransmissions, DupAcks: d.TCPDupAcks,
+			ZeroWindows: d.TCPZeroWindows, MissingOctets: d.TCPMissingOctets}
+		out.PSNsMissing, out.PSNsNeverSeen = 0, 0
+	}
+	// What the capture cannot tell.
+	if out.AckLatency == nil {
+		out.Notes = append(out.Notes, "ack_latency: no request of this direction was acknowledged in the capture")
+	}
+	if out.ReadLatency == nil && c.Transport == dissect.TransportRoCE {
+		out.Notes = append(out.Notes, "read_latency: no RDMA Read Request of this direction got its first response in the capture")
+	}
+	if out.CEToCNP == nil {
+		out.Notes = append(out.Notes, "ce_to_cnp_delay: no CE-marked packet of this direction was followed by a CNP the other way")
+	}
+	if out.AckTimeoutUs == nil && c.Transport == dissect.TransportRoCE && out.Episodes > 0 {
+		out.Notes = append(out.Notes, "ack_timeout_us: no CM REQ with a Local ACK Timeout in the capture: resends cannot be set against the timeout")
+	}
+	if c.State == dissect.StateNoSetup {
+		out.Notes = append(out.Notes, "the capture started mid-stream (no connection set-up): a first gap or retransmission before the first packet seen is not visible")
+	}
+	if other.Packets == 0 {
+		out.Notes = append(out.Notes, "the other direction is not in the capture: NAKs, acknowledgements and lost-by-capture PSNs cannot be told")
+	}
+	if c.Transport == dissect.TransportIWARP {
+		out.Notes = append(out.Notes, "iWARP: loss and recovery are TCP's (tcp, retransmitted_packets); PSN figures do not apply")
+	}
+	return out
+}
+
+func us(v float64) string {
+	switch {
+	case v >= 1e6:
+		return strconv.FormatFloat(v/1e6, 'f', 2, 64) + " s"
+	case v >= 1e3:
+		return strconv.FormatFloat(v/1e3, 'f', 2, 64) + " ms"
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64) + " µs"
+}
+
+func healthLatencyText(l *Latency) string {
+	if l == nil {
+		return "-"
+	}
+	return us(l.P50us) + " / " + us(l.P99us) + " / " + us(l.MaxUs)
+}
+
+func triggersText(m map[string]uint64) string {
+	var parts []string
+	for _, k := range []string{"nak_sequence_error", "rnr_nak", "timeout", "reissued_read", "tcp"} {
+		if n := m[k]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, k))
+		}
+	}
+	if len(parts) == 0 {
+		return "0"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func naksText(d *DirectionHealth) string {
+	var n uint64
+	for _, v := range d.NAKs {
+		n += v
+	}
+	s := strconv.FormatUint(n, 10)
+	if d.RNRNAKs > 0 {
+		s += fmt.Sprintf(" + %d RNR", d.RNRNAKs)
+	}
+	return s
+}
+
+// writeHealthTable writes the "Transport health" section.
+func writeHealthTable(w io.Writer, a *Analysis) error {
+	any := false
+	for _, c := range a.Connections {
+		if c.TransportHealth != nil {
+			any = true
+		}
+	}
+	if !any {
+		return nil
+	}
+	fmt.Fprintln(w, "\nTransport health (p50 / p99 / max; docs/loss.md):")
+	t := newTable(w)
+	t.Header("ID", "Dir", "Packets", "Retrans. pkts (bytes)", "Episodes", "NAKs", "Dup / OOO", "PSNs missing (wire / capture / never seen)", "ACK latency", "Read latency", "CE / CNP")
+	for _, c := range a.Connections {
+		h := c.TransportHealth
+		if h == nil {
+			continue
+		}
+		for i, d := range []*DirectionHealth{&h.ClientToServer, &h.ServerToClient} {
+			missing := fmt.Sprintf("%d (%d / %d / %d)", d.PSNsMissing, d.PSNsWireLost, d.PSNsCaptureLost, d.PSNsNeverSeen)
+			if d.TCP != nil {
+				missing = fmt.Sprintf("TCP: %d octets", d.TCP.MissingOctets)
+			}
+			dup := fmt.Sprintf("%d / %d", d.DuplicatePackets, d.OutOfOrderPackets)
+			if d.TCP != nil {
+				dup = fmt.Sprintf("%d dup ACKs, %d zero win.", d.TCP.DupAcks, d.TCP.ZeroWindows)
+			}
+			_ = t.Append([]string{strconv.Itoa(c.ID), [2]string{"C→S", "S→C"}[i],
+				strconv.FormatUint(d.Packets, 10),
+				fmt.Sprintf("%d (%d)", d.RetransmittedPackets, d.RetransmittedBytes),
+				triggersText(d.EpisodesByTrigger), naksText(d), dup, missing,
+				healthLatencyText(d.AckLatency), healthLatencyText(d.ReadLatency),
+				fmt.Sprintf("%d / %d", d.ECNCEPackets, d.CNPs)})
+		}
+	}
+	return t.Render()
+}
+
+// PFCSummary is what the capture shows of link-level flow control: IEEE
+// 802.3 PAUSE and 802.1Qbb PFC frames (dissect.PFCStats).
+type PFCSummary struct {
+	PFCFrames   uint64        `json:"pfc_frames"`
+	PauseFrames uint64        `json:"pause_frames"`
+	FirstPacket int           `json:"first_packet,omitempty"`
+	Priorities  []PFCPriority `json:"priorities"`
+	Note        string        `json:"note,omitempty"`
+}
+
+// PFCPriority is one priority's pauses.
+type PFCPriority struct {
+	Priority  int    `json:"priority"`
+	Pauses    uint64 `json:"pauses"`
+	Resumes   uint64 `json:"resumes"`
+	MaxQuanta uint16 `json:"max_quanta"`
+}
+
+func pfcSummary(s *dissect.PFCStats) *PFCSummary {
+	out := &PFCSummary{PFCFrames: s.PFCFrames, PauseFrames: s.PauseFrames, FirstPacket: s.FirstPacket, Priorities: []PFCPriority{}}
+	for i := range s.Pauses {
+		if s.Pauses[i]+s.Resumes[i] > 0 {
+			out.Priorities = append(out.Priorities, PFCPriority{Priority: i, Pauses: s.Pauses[i], Resumes: s.Resumes[i], MaxQuanta: s.MaxQuanta[i]})
+		}
+	}
+	if s.PFCFrames+s.PauseFrames == 0 {
+		out.Note = "no PAUSE or PFC frame in the capture: a host's NIC consumes them, a switch mirror port shows them"
+	}
+	return out
+}
+
+func writePFCLine(w io.Writer, s *PFCSummary) {
+	if s == nil || s.PFCFrames+s.PauseFrames == 0 {
+		return
+	}
+	fmt.Fprintf(w, "Flow control: %d PFC frames, %d PAUSE frames", s.PFCFrames, s.PauseFrames)
+	for _, p := range s.Priorities {
+		fmt.Fprintf(w, "; priority %d: %d pauses (longest %d quanta), %d resumes", p.Priority, p.Pauses, p.MaxQuanta, p.Resumes)
+	}
+	fmt.Fprintln(w)
+}
+
+// UDFlow is one Unreliable Datagram flow (dissect.UDFlow): UD traffic has
+// no connection, so its transport health is per flow.
+type UDFlow struct {
+	Source      string          `json:"source"`
+	Destination string          `json:"destination"`
+	SourceQPN   uint32          `json:"source_qpn"`
+	DestQPN     uint32          `json:"destination_qpn"`
+	QKeys       []string        `json:"q_keys"`
+	FirstPacket int             `json:"first_packet"`
+	LastPacket  int             `json:"last_packet"`
+	Health      DirectionHealth `json:"transport_health"`
+}
+
+func udFlows(eng *dissect.Snapshot) []UDFlow {
+	var out []UDFlow
+	for _, f := range eng.UD.Flows {
+		u := UDFlow{Source: f.Src.String(), Destination: f.Dst.String(), SourceQPN: f.SrcQPN, DestQPN: f.DstQPN,
+			QKeys: []string{}, FirstPacket: f.FirstPacket, LastPacket: f.LastPacket}
+		for _, k := range f.QKeys {
+			u.QKeys = append(u.QKeys, fmt.Sprintf("0x%08x", k))
+		}
+		d := &f.Health
+		u.Health = DirectionHealth{Packets: d.Packets, Bytes: d.Bytes, GoodputBytes: d.Bytes,
+			OutOfOrderPackets: d.OutOfOrderPackets, PSNGaps: d.LostSegments, PSNsMissing: d.MissingPSNs, PSNsNeverSeen: d.MissingPSNs,
+			NAKs: map[string]uint64{}, EpisodesByTrigger: map[string]uint64{}, EpisodeList: []EpisodeJSON{},
+			ECNCEPackets: d.ECNCE, Throughput: []IntervalJSON{},
+			Limits: HealthLimits{IntervalsCut: d.IntervalsCut},
+			Notes:  []string{"UD (IBA 9.8): no acknowledgement, no retransmission; a PSN gap is a datagram lost for good (by the network or the capture)"}}
+		for _, iv := range d.Intervals {
+			u.Health.Throughput = append(u.Health.Throughput, IntervalJSON{StartSeconds: iv.Start.Seconds(), Packets: iv.Packets,
+				Bytes: iv.Bytes, GoodputBytes: iv.Bytes})
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+// writeUDTable writes the "UD flows" section.
+func writeUDTable(w io.Writer, a *Analysis) error {
+	if len(a.UDFlows) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nUD flows (no connection; IBA 9.8):")
+	t := newTable(w)
+	t.Header("Source", "Destination", "Q_Keys", "Packets", "Bytes", "PSN gaps (missing)", "Out of order", "CE")
+	for _, f := range a.UDFlows {
+		_ = t.Append([]string{fmt.Sprintf("%s QP 0x%06x", f.Source, f.SourceQPN), fmt.Sprintf("%s QP 0x%06x", f.Destination, f.DestQPN),
+			strings.Join(f.QKeys, " "), strconv.FormatUint(f.Health.Packets, 10), strconv.FormatUint(f.Health.Bytes, 10),
+			fmt.Sprintf("%d (%d)", f.Health.PSNGaps, f.Health.PSNsMissing), strconv.FormatUint(f.Health.OutOfOrderPackets, 10),
+			strconv.FormatUint(f.Health.ECNCEPackets, 10)})
+	}
+	return t.Render()
+}
