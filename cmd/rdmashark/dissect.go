@@ -16,6 +16,7 @@ func newDissectCmd(g *globalFlags) *cobra.Command {
 		count    int
 		glossary string
 		header   bool
+		filter   string
 	)
 	cmd := &cobra.Command{
 		Use:   "dissect [FILE]",
@@ -28,7 +29,12 @@ printed as tshark prints them.
 
 -r - reads standard input (tcpdump -w - | rdmashark dissect -r -) and prints
 each packet as soon as it has been read: the output is flushed whenever
-rdmashark waits for more input.`,
+rdmashark waits for more input.
+
+-Y FILTER prints only the packets a display filter in Wireshark's language
+selects (ip.addr == 192.0.2.0/24 && rpcordma.xid == 0x1234). It is applied
+after reassembly, as tshark -2 -Y: every packet is dissected, the filter
+chooses what is printed. See docs/display-filters.md.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
@@ -39,6 +45,10 @@ rdmashark waits for more input.`,
 				return report.WriteFieldList(out)
 			}
 			name, err := in.name(args)
+			if err != nil {
+				return err
+			}
+			flt, err := compileFilter(filter)
 			if err != nil {
 				return err
 			}
@@ -64,7 +74,12 @@ rdmashark waits for more input.`,
 				return usageErr("-e needs -T fields")
 			}
 			eng, runErr := runEngineFlush(cmd, g, name, dissect.Options{Count: count},
-				func(p *dissect.Packet) error { return pw.WritePacket(p) }, pw.Flush)
+				func(p *dissect.Packet) error {
+					if !flt.Match(p) {
+						return nil
+					}
+					return pw.WritePacket(p)
+				}, pw.Flush)
 			if eng != nil {
 				warn(cmd, eng)
 			}
@@ -81,5 +96,6 @@ rdmashark waits for more input.`,
 	cmd.Flags().IntVarP(&count, "count", "c", 0, "stop after this many packets")
 	cmd.Flags().StringVarP(&glossary, "glossary", "G", "", `"fields": list every field rdmashark knows`)
 	cmd.Flags().BoolVar(&header, "header", false, "with -T fields, print the field names first")
+	cmd.Flags().StringVarP(&filter, "display-filter", "Y", "", "print only the packets this display filter selects (Wireshark's syntax; docs/display-filters.md)")
 	return cmd
 }
