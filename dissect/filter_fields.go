@@ -53,7 +53,7 @@ func (r filterRegistry) Lookup(name string) (dfilter.Field[*Packet], bool) {
 	prefix := name + "."
 	pa := &protoAdapter{}
 	for _, f := range r.s.fields {
-		if strings.HasPrefix(f.Name, prefix) && f.Get != nil {
+		if strings.HasPrefix(f.Name, prefix) && f.Get != nil && !notPresence[f.Name] {
 			pa.children = append(pa.children, f)
 		}
 	}
@@ -63,6 +63,10 @@ func (r filterRegistry) Lookup(name string) (dfilter.Field[*Packet], bool) {
 	pa.recv = pa.found
 	return dfilter.Field[*Packet]{Name: name, Type: dfilter.TypeProtocol, Each: pa.each}, true
 }
+
+// notPresence are fields that occur without their protocol: IPv6 packets
+// carry ip.version, as in Wireshark.
+var notPresence = map[string]bool{"ip.version": true}
 
 // fieldAdapter hands a field's values to a filter without allocating: the
 // callback it gives Get is made once.
