@@ -17,6 +17,7 @@ func newDissectCmd(g *globalFlags) *cobra.Command {
 		glossary string
 		header   bool
 		filter   string
+		writeTo  string
 	)
 	cmd := &cobra.Command{
 		Use:   "dissect [FILE]",
@@ -34,7 +35,11 @@ rdmashark waits for more input.
 -Y FILTER prints only the packets a display filter in Wireshark's language
 selects (ip.addr == 192.0.2.0/24 && rpcordma.xid == 0x1234). It is applied
 after reassembly, as tshark -2 -Y: every packet is dissected, the filter
-chooses what is printed. See docs/display-filters.md.`,
+chooses what is printed. See docs/display-filters.md.
+
+-w FILE writes the packets selected to FILE as pcapng, with their timestamps
+and lengths, instead of printing them: carve one connection or one XID out of
+a large capture (rdmashark dissect -r big.pcap -Y 'rpcordma.xid == 0x1234' -w xid.pcapng).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
@@ -54,6 +59,13 @@ chooses what is printed. See docs/display-filters.md.`,
 			}
 			var pw report.PacketWriter
 			switch {
+			case writeTo != "":
+				sink, err := newPcapSink(writeTo, out)
+				if err != nil {
+					return err
+				}
+				defer sink.Close()
+				pw = sink
 			case format == "fields":
 				if len(fields) == 0 {
 					return usageErr("-T fields needs at least one -e FIELD")
@@ -96,6 +108,7 @@ chooses what is printed. See docs/display-filters.md.`,
 	cmd.Flags().IntVarP(&count, "count", "c", 0, "stop after this many packets")
 	cmd.Flags().StringVarP(&glossary, "glossary", "G", "", `"fields": list every field rdmashark knows`)
 	cmd.Flags().BoolVar(&header, "header", false, "with -T fields, print the field names first")
+	cmd.Flags().StringVarP(&writeTo, "write", "w", "", "write the packets the filter selects to this pcapng file (- for standard output) instead of printing them")
 	cmd.Flags().StringVarP(&filter, "display-filter", "Y", "", "print only the packets this display filter selects (Wireshark's syntax; docs/display-filters.md)")
 	return cmd
 }

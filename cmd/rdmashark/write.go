@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/gopacket/gopacket/layers"
+
+	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/pcapwrite"
+)
+
+// pcapSink writes packets to a pcapng file (-w): one Interface Description
+// Block per link type, added when its first packet comes, and each packet's
+// timestamp, lengths and bytes as read. Comments may be attached to each
+// packet (check --annotate).
+type pcapSink struct {
+	name   string
+	file   *os.File // nil for standard output
+	w      *pcapwrite.Writer
+	ifaces map[layers.LinkType]int
+}
+
+// newPcapSink creates path ("-" is out) and writes the section header.
+func newPcapSink(path string, out io.Writer) (*pcapSink, error) {
+	s := &pcapSink{name: path, ifaces: map[layers.LinkType]int{}}
+	if path == "-" {
+		path = "<stdout>"
+		s.name = path
+	} else {
+		f, err := os.Create(path)
+		if err != nil {
+			return nil, usageErr("-w: %v", err)
+		}
+		s.file, out = f, f
+	}
+	w, err := pcapwrite.NewWriter(out, "rdmashark "+versionString())
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("%s: %w", s.name, err)
+	}
+	s.w = w
+	return s, nil
+}
+
+// WritePacket writes p without comments.
+func (s *pcapSink) WritePacket(p *dissect.Packet) error { return s.WriteAnnotated(p, nil) }
+
+// WriteAnnotated writes p with one opt_comment per comment.
+func (s *pcapSink) WriteAnnotated(p *dissect.Packet, comments []string) error {
+	id, ok := s.ifaces[p.LinkType]
+	if !ok {
+		var err error
+		if id, err = s.w.AddInterface(pcapwrite.Interface{LinkType: uint16(p.LinkType)}); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		s.ifaces[p.LinkType] = id
+	}
+	// The record as read: p.Data is all of it, while p.CaptureLength and
+	// p.Length leave out a pseudo-header such as ERF's, to be added back.
+	origLen := p.Length
+	if extra := len(p.Data) - p.CaptureLength; extra > 0 {
+		origLen += extra
+	}
+	if err := s.w.WritePacket(id, p.Timestamp, p.Data, origLen, comments...); err != nil {
+		return fmt.Errorf("%s: packet %d: %w", s.name, p.Number, err)
+	}
+	return nil
+}
+
+// Flush writes what is buffered.
+func (s *pcapSink) Flush() error {
+	if err := s.w.Flush(); err != nil {
+		return fmt.Errorf("%s: %w", s.name, err)
+	}
+	return nil
+}
+
+// Close flushes and closes the file.
+func (s *pcapSink) Close() error {
+	var err error
+	if s.w != nil {
+		err = s.Flush()
+	}
+	if s.file != nil {
+		if cerr := s.file.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("%s: %w", s.name, cerr)
+		}
+	}
+	return err
+}
