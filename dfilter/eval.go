@@ -21,10 +21,6 @@ type orNode[P any] struct{ l, r node[P] }
 
 func (n *orNode[P]) eval(p P) bool { return n.l.eval(p) || n.r.eval(p) }
 
-type xorNode[P any] struct{ l, r node[P] }
-
-func (n *xorNode[P]) eval(p P) bool { return n.l.eval(p) != n.r.eval(p) }
-
 type notNode[P any] struct{ n node[P] }
 
 func (n *notNode[P]) eval(p P) bool { return !n.n.eval(p) }
@@ -92,6 +88,7 @@ type test[P any] struct {
 	others         []Value
 	buf            []byte // the bytes of a multi-range slice
 	obuf           []byte // the right-hand field's slice bytes, all values back to back
+	scratch        [16]byte
 }
 
 func (t *test[P]) init() {
@@ -129,7 +126,7 @@ func (t *test[P]) keep(v Value) {
 	if t.oslice != nil {
 		start := len(t.obuf)
 		var ok bool
-		t.obuf, ok = appendSlice(t.obuf, valueBytes(v, t.other.Type), t.oslice)
+		t.obuf, ok = appendSlice(t.obuf, valueBytes(v, t.other.Type, &t.scratch), t.oslice)
 		if !ok {
 			t.obuf = t.obuf[:start]
 			return
@@ -143,7 +140,7 @@ func (t *test[P]) keep(v Value) {
 func (t *test[P]) visit(v Value) {
 	if t.slices != nil {
 		var ok bool
-		t.buf, ok = appendSlice(t.buf[:0], valueBytes(v, t.field.Type), t.slices)
+		t.buf, ok = appendSlice(t.buf[:0], valueBytes(v, t.field.Type, &t.scratch), t.slices)
 		if !ok {
 			return
 		}
@@ -157,10 +154,18 @@ func (t *test[P]) visit(v Value) {
 	}
 }
 
-// valueBytes is the bytes a slice of v is taken from.
-func valueBytes(v Value, typ Type) []byte {
-	if typ == TypeString {
+// valueBytes is the bytes a slice of v is taken from; an address is
+// copied into scratch.
+func valueBytes(v Value, typ Type, scratch *[16]byte) []byte {
+	switch typ {
+	case TypeString:
 		return unsafe.Slice(unsafe.StringData(v.S), len(v.S))
+	case TypeIPv4:
+		a := v.Addr.As4()
+		return scratch[:copy(scratch[:], a[:])]
+	case TypeIPv6:
+		a := v.Addr.As16()
+		return scratch[:copy(scratch[:], a[:])]
 	}
 	return v.B
 }

@@ -42,7 +42,7 @@ var tokNames = [...]string{
 	tokLParen: `"("`, tokRParen: `")"`, tokLBrace: `"{"`, tokRBrace: `"}"`, tokComma: `","`,
 	tokRange: `".."`, tokSlice: "slice", tokEq: `"=="`, tokAllEq: `"==="`, tokNe: `"!="`, tokAnyNe: `"~="`,
 	tokLt: `"<"`, tokGt: `">"`, tokLe: `"<="`, tokGe: `">="`, tokAnd: `"and"`, tokOr: `"or"`,
-	tokXor: `"xor"`, tokNot: `"not"`, tokContains: `"contains"`, tokMatches: `"matches"`, tokIn: `"in"`,
+	tokNot: `"not"`, tokContains: `"contains"`, tokMatches: `"matches"`, tokIn: `"in"`,
 	tokBitAnd: `"&"`,
 }
 
@@ -66,7 +66,7 @@ type token struct {
 var keywords = map[string]tokKind{
 	"eq": tokEq, "any_eq": tokEq, "all_eq": tokAllEq, "ne": tokNe, "all_ne": tokNe, "any_ne": tokAnyNe,
 	"lt": tokLt, "gt": tokGt, "le": tokLe, "ge": tokGe,
-	"and": tokAnd, "or": tokOr, "xor": tokXor, "not": tokNot,
+	"and": tokAnd, "or": tokOr, "not": tokNot,
 	"contains": tokContains, "matches": tokMatches, "in": tokIn, "bitwise_and": tokBitAnd,
 }
 
@@ -139,8 +139,6 @@ func lex(src string) ([]token, error) {
 			op(tokBitAnd, 1)
 		case c == '|' && next == '|':
 			op(tokOr, 2)
-		case c == '^' && next == '^':
-			op(tokXor, 2)
 		case c == '.' && next == '.':
 			op(tokRange, 2)
 		case c == '[':

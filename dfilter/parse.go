@@ -11,15 +11,15 @@ import (
 // The grammar (wireshark-filter(4), the parts rdmashark supports):
 //
 //	filter  = or
-//	or      = and { ("or" | "||" | "xor" | "^^") and }
+//	or      = and { ("or" | "||") and }
 //	and     = unary { ("and" | "&&") unary }
 //	unary   = ("not" | "!") unary | "(" or ")" | test
 //	test    = operand [ relop operand | ["not"] "in" set | "contains" operand
 //	                  | ("matches" | "~") string | "&" operand ]
 //	relop   = "==" | "!=" | "===" | "~=" | "<" | ">" | "<=" | ">="
 //	        | "eq" | "ne" | "all_eq" | "any_eq" | "all_ne" | "any_ne" | "lt" | "gt" | "le" | "ge"
-//	operand = field [ "[" range { "," range } "]" ] | literal
-//	set     = "{" elem { [","] elem } "}"
+//	operand = field [ "[" range { "," range } "]" ] | literal   (a field on the left)
+//	set     = "{" elem { "," elem } "}"
 //	elem    = literal [ ".." literal ]
 //	range   = i:j | i-j | i | :j | i:
 
@@ -71,22 +71,15 @@ func (ps *parser[P]) or() (node[P], error) {
 	if err != nil {
 		return nil, err
 	}
-	for {
-		k := ps.peek().kind
-		if k != tokOr && k != tokXor {
-			return l, nil
-		}
+	for ps.peek().kind == tokOr {
 		ps.next()
 		r, err := ps.and()
 		if err != nil {
 			return nil, err
 		}
-		if k == tokOr {
-			l = &orNode[P]{l, r}
-		} else {
-			l = &xorNode[P]{l, r}
-		}
+		l = &orNode[P]{l, r}
 	}
+	return l, nil
 }
 
 func (ps *parser[P]) and() (node[P], error) {
@@ -157,9 +150,9 @@ func (ps *parser[P]) operand(want string) (operand[P], error) {
 		if s := ps.peek(); s.kind == tokSlice {
 			ps.next()
 			switch f.Type {
-			case TypeBytes, TypeEther, TypeString:
+			case TypeBytes, TypeEther, TypeString, TypeIPv4, TypeIPv6:
 			default:
-				return o, ps.errAt(s, "%s is a %s: only byte strings, Ethernet addresses and strings can be sliced", f.Name, f.Type)
+				return o, ps.errAt(s, "%s is a %s: only byte strings, addresses and strings can be sliced", f.Name, f.Type)
 			}
 			rs, err := parseSlice(s.text)
 			if err != nil {
@@ -250,21 +243,6 @@ func (ps *parser[P]) test() (node[P], error) {
 	return n, nil
 }
 
-// swapped is the relation with its sides exchanged (1 < x is x > 1).
-func swapped(o op) op {
-	switch o {
-	case opLt:
-		return opGt
-	case opGt:
-		return opLt
-	case opLe:
-		return opGe
-	case opGe:
-		return opLe
-	}
-	return o
-}
-
 func (ps *parser[P]) relation(lhs operand[P], optok token, o op, m mode) (node[P], error) {
 	rhs, err := ps.operand("a value or a field")
 	if err != nil {
@@ -274,10 +252,8 @@ func (ps *parser[P]) relation(lhs operand[P], optok token, o op, m mode) (node[P
 		return nil, ps.errAt(lhs.tok, "%q is neither a field nor a protocol name", lhs.tok.raw)
 	}
 	if lhs.field == nil {
-		if o == opContains || o == opBitAnd {
-			return nil, ps.errAt(lhs.tok, "%q is neither a field nor a protocol name", lhs.tok.raw)
-		}
-		lhs, rhs, o = rhs, lhs, swapped(o)
+		// Wireshark 4.0 wants the field on the left.
+		return nil, ps.errAt(lhs.tok, "%q is neither a field nor a protocol name", lhs.tok.raw)
 	}
 	typ := lhs.typ()
 	if typ == TypeProtocol {
@@ -347,7 +323,9 @@ func (ps *parser[P]) matches(lhs operand[P], optok token) (node[P], error) {
 	if r.kind != tokString {
 		return nil, ps.unexpected(r, "a regular expression in double quotes")
 	}
-	re, err := regexp.Compile(r.text)
+	// Wireshark matches without regard to case unless the expression
+	// says (?-i).
+	re, err := regexp.Compile("(?i)" + r.text)
 	if err != nil {
 		return nil, ps.errAt(r, "bad regular expression: %v", err)
 	}
@@ -381,8 +359,14 @@ func (ps *parser[P]) inSet(lhs operand[P], optok token) (node[P], error) {
 			if len(tn.consts) == 0 {
 				return nil, ps.unexpected(t, "a value")
 			}
-			continue
+			if t = ps.next(); t.kind != tokWord && t.kind != tokString && t.kind != tokCharLit {
+				return nil, ps.unexpected(t, "a value")
+			}
 		case tokWord, tokString, tokCharLit:
+			if len(tn.consts) > 0 {
+				// Wireshark 4.0 separates the elements with commas.
+				return nil, ps.errAt(t, `set elements must be separated by ","`)
+			}
 		default:
 			return nil, ps.unexpected(t, `a value or "}"`)
 		}

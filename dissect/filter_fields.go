@@ -64,9 +64,9 @@ func (r filterRegistry) Lookup(name string) (dfilter.Field[*Packet], bool) {
 	return dfilter.Field[*Packet]{Name: name, Type: dfilter.TypeProtocol, Each: pa.each}, true
 }
 
-// notPresence are fields that occur without their protocol: IPv6 packets
-// carry ip.version, as in Wireshark.
-var notPresence = map[string]bool{"ip.version": true}
+// notPresence are fields that occur without their protocol, as in
+// Wireshark: IPv6 packets carry ip.version; NFSACL replies nfs.status.
+var notPresence = map[string]bool{"ip.version": true, "nfs.status": true}
 
 // fieldAdapter hands a field's values to a filter without allocating: the
 // callback it gives Get is made once.
