@@ -2,6 +2,7 @@ package dissect
 
 import (
 	"strings"
+	"sync/atomic"
 
 	"github.com/rdmashark/rdmashark/dfilter"
 )
@@ -105,4 +106,20 @@ func (a *protoAdapter) each(p *Packet, emit func(dfilter.Value)) {
 			return
 		}
 	}
+}
+
+// lastMachineName is the AUTH_SYS machine name seen last: a capture's
+// calls carry the same few names, and converting each to a string would
+// allocate on every packet a filter or -T fields looks at.
+var lastMachineName atomic.Pointer[string]
+
+// machineName returns b as a string, the one made last time when b is the
+// same name.
+func machineName(b []byte) string {
+	if p := lastMachineName.Load(); p != nil && *p == string(b) {
+		return *p
+	}
+	s := string(b)
+	lastMachineName.Store(&s)
+	return s
 }

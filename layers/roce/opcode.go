@@ -358,19 +358,27 @@ func (o OpCode) Name() string { return opTable[o].info.name }
 
 // String returns e.g. "RC SEND_ONLY", "UD SEND_ONLY_WITH_IMMEDIATE", "CNP",
 // or "0x%02x" for undefined opcodes.
-func (o OpCode) String() string {
-	e := &opTable[o]
-	switch {
-	case !e.valid:
-		return fmt.Sprintf("0x%02x", uint8(o))
-	case e.info.kind == kindCNP:
-		if o == OpCNP {
-			return "CNP"
+func (o OpCode) String() string { return opNames[o] }
+
+// opNames are the opcodes' names, built once: String runs for every packet
+// and must not allocate.
+var opNames = func() (n [256]string) {
+	for i := range n {
+		o := OpCode(i)
+		e := &opTable[o]
+		switch {
+		case !e.valid:
+			n[i] = fmt.Sprintf("0x%02x", uint8(o))
+		case e.info.kind == kindCNP && o == OpCNP:
+			n[i] = "CNP"
+		case e.info.kind == kindCNP:
+			n[i] = "IB CNP"
+		default:
+			n[i] = o.Transport().String() + " " + e.info.name
 		}
-		return "IB CNP"
 	}
-	return o.Transport().String() + " " + e.info.name
-}
+	return n
+}()
 
 func (o OpCode) kind() opKind { return opTable[o].info.kind }
 func (o OpCode) pos() opPos   { return opTable[o].info.pos }
