@@ -18,6 +18,7 @@ func newDissectCmd(g *globalFlags) *cobra.Command {
 		header   bool
 		filter   string
 		writeTo  string
+		fieldOpt []string
 	)
 	cmd := &cobra.Command{
 		Use:   "dissect [FILE]",
@@ -49,6 +50,18 @@ a large capture (rdmashark dissect -r big.pcap -Y 'rpcordma.xid == 0x1234' -w xi
 				}
 				return report.WriteFieldList(out)
 			}
+			if cmd.Flags().Changed("count") {
+				// As tshark refuses them.
+				switch {
+				case count == 0:
+					return usageErr("the specified packet count is zero")
+				case count < 0:
+					return usageErr("the specified packet count \"%d\" is a negative number", count)
+				}
+			}
+			if len(fieldOpt) > 0 && format != "fields" {
+				return usageErr("-E needs -T fields")
+			}
 			name, err := in.name(args)
 			if err != nil {
 				return err
@@ -70,7 +83,11 @@ a large capture (rdmashark dissect -r big.pcap -Y 'rpcordma.xid == 0x1234' -w xi
 				if len(fields) == 0 {
 					return usageErr("-T fields needs at least one -e FIELD")
 				}
-				if pw, err = report.NewFieldsWriter(out, fields, header); err != nil {
+				fo, err := parseFieldOptions(fieldOpt, header)
+				if err != nil {
+					return err
+				}
+				if pw, err = report.NewFieldsWriterOptions(out, fields, fo); err != nil {
 					return usageErr("%v", err)
 				}
 			case format == "json":
@@ -108,6 +125,7 @@ a large capture (rdmashark dissect -r big.pcap -Y 'rpcordma.xid == 0x1234' -w xi
 	cmd.Flags().IntVarP(&count, "count", "c", 0, "stop after this many packets")
 	cmd.Flags().StringVarP(&glossary, "glossary", "G", "", `"fields": list every field rdmashark knows`)
 	cmd.Flags().BoolVar(&header, "header", false, "with -T fields, print the field names first")
+	cmd.Flags().StringArrayVarP(&fieldOpt, "fields-option", "E", nil, "with -T fields, as tshark: header=y|n, separator=/t|/s|C, aggregator=,|/s|C, quote=d|s|n, occurrence=f|l|a, bom=y|n (repeatable)")
 	cmd.Flags().StringVarP(&writeTo, "write", "w", "", "write the packets the filter selects to this pcapng file (- for standard output) instead of printing them")
 	cmd.Flags().StringVarP(&filter, "display-filter", "Y", "", "print only the packets this display filter selects (Wireshark's syntax; docs/display-filters.md)")
 	return cmd
