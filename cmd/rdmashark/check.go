@@ -16,6 +16,7 @@ import (
 func newCheckCmd(g *globalFlags) *cobra.Command {
 	var (
 		failOn, format, baseline, writeBaseline, output string
+		annotate                                        string
 		enable, disable                                 []string
 		verbose                                         bool
 	)
@@ -68,6 +69,9 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 					return usageErr("--baseline %s: %v", baseline, err)
 				}
 			}
+			if annotate != "" && (len(args) != 1 || args[0] == "-") {
+				return usageErr("--annotate needs exactly one capture file (it is read twice)")
+			}
 			rep := &report.CheckReport{FailOn: sev, Rules: rules, Version: version}
 			var seen check.Baseline
 			for _, name := range args {
@@ -90,6 +94,11 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 				}
 				if runErr != nil {
 					fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", runErr)
+				}
+				if annotate != "" && runErr == nil {
+					if err := annotateCapture(name, annotate, findingComments(res)); err != nil {
+						return &exitError{exitUsage, fmt.Errorf("--annotate: %w", err)}
+					}
 				}
 				rep.Add(report.NewCheckFile(name, eng, res, unwrapExit(runErr)))
 			}
@@ -135,6 +144,7 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 	f.StringVar(&format, "format", "text", "output: text, json, junit or sarif")
 	f.StringVarP(&output, "output", "o", "", "write the report to this file instead of standard output")
 	f.BoolVarP(&verbose, "verbose", "v", false, "text: list every finding and every rule's status")
+	f.StringVar(&annotate, "annotate", "", "write the capture to this pcapng file with each finding as a comment on its packets (tshark -e frame.comment shows them)")
 	return cmd
 }
 
