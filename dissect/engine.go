@@ -176,6 +176,7 @@ type Engine struct {
 	rpcs       rpcState
 	buf        bufBudget
 	idle       idleClock
+	frames     frameState // frame.time_delta, tcp.stream (frame_state.go)
 }
 
 // NewEngine returns an engine with opts, defaults filled in.
@@ -247,6 +248,7 @@ func (e *Engine) Process(p *Packet, data []byte) {
 		e.expireIdle(p.Timestamp)
 	}
 	e.dec.Decode(p, data)
+	e.frames.note(p)
 	e.Conns.Track(p)
 	if c := p.Conn; c != nil && c.IPoIBCM() && p.BTH.OpCode.IsSend() && (p.BTH.OpCode.IsOnly() || p.BTH.OpCode.IsFirst()) {
 		// IPoIB connected mode (RFC 4755) carries the same encapsulation

@@ -128,3 +128,13 @@ func init() {
 			Get: when(tcp, func(p *Packet) Value { return u(uint64(p.TCP.Urgent)) })},
 	)
 }
+
+func init() {
+	tcp := hasLayer(layers.LayerTypeTCP)
+	Fields.Register(
+		&Field{Name: "frame.time_delta", Label: "Time delta from previous captured frame", Type: FTRelTime, Parent: "frame",
+			Get: func(p *Packet, emit func(Value)) { emit(u(uint64(max(p.TimeDelta, 0)))) }},
+		&Field{Name: "tcp.stream", Label: "Stream index", Type: FTUint32, Base: BaseDec, Parent: "tcp",
+			Get: when(tcp, func(p *Packet) Value { return u(uint64(max(p.TCPStream, 0))) })},
+	)
+}

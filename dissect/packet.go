@@ -72,6 +72,8 @@ type Packet struct {
 	Number        int // 1-based, as Wireshark counts
 	Timestamp     time.Time
 	RelTime       time.Duration // since the first packet
+	TimeDelta     time.Duration // since the previous packet (frame_state.go)
+	TCPStream     int           // tcp.stream, as tshark numbers TCP conversations; -1 without TCP
 	CaptureLength int
 	Length        int // on the wire
 	LinkType      layers.LinkType
