@@ -89,6 +89,7 @@ func runEngineFlush(cmd *cobra.Command, g *globalFlags, name string, opts dissec
 func newAnalyzeCmd(g *globalFlags) *cobra.Command {
 	var in input
 	var format string
+	var conn int
 	cmd := &cobra.Command{
 		Use:   "analyze [FILE]",
 		Short: "Report the connections of a capture: set-up, private data, negotiated inline thresholds",
@@ -115,6 +116,9 @@ packets and bytes each way; then the protocol counts.`,
 			res := checks.Finish(eng.Conns.Connections())
 			res.NoteLoss(0, eng.Stats.Skipped)
 			a.AddChecks(res)
+			if conn != 0 && !narrowAnalysis(a, conn) {
+				return usageErr("--connection %d: no such connection in %s", conn, name)
+			}
 			if runErr != nil {
 				a.Errors = append(a.Errors, runErr.Error())
 			}
@@ -134,6 +138,7 @@ packets and bytes each way; then the protocol counts.`,
 	}
 	in.bind(cmd)
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
+	cmd.Flags().IntVar(&conn, "connection", 0, "report only this connection (its ID, as analyze numbers them); packet and protocol counts stay the capture's")
 	return cmd
 }
 

@@ -17,6 +17,7 @@ func newCheckCmd(g *globalFlags) *cobra.Command {
 	var (
 		failOn, format, baseline, writeBaseline, output string
 		annotate                                        string
+		conn                                            int
 		enable, disable                                 []string
 		verbose                                         bool
 	)
@@ -91,6 +92,9 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 					if known != nil {
 						known.Apply(res)
 					}
+					if conn != 0 && !narrowResult(res, conn) {
+						return usageErr("--connection %d: no such connection in %s", conn, name)
+					}
 				}
 				if runErr != nil {
 					fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", runErr)
@@ -144,6 +148,7 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 	f.StringVar(&format, "format", "text", "output: text, json, junit or sarif")
 	f.StringVarP(&output, "output", "o", "", "write the report to this file instead of standard output")
 	f.BoolVarP(&verbose, "verbose", "v", false, "text: list every finding and every rule's status")
+	f.IntVar(&conn, "connection", 0, "check only this connection (its ID, as analyze numbers them)")
 	f.StringVar(&annotate, "annotate", "", "write the capture to this pcapng file with each finding as a comment on its packets (tshark -e frame.comment shows them)")
 	return cmd
 }
