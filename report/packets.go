@@ -7,6 +7,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/rdmashark/rdmashark/dissect"
 )
@@ -23,14 +24,20 @@ func NewSummaryWriter(w io.Writer) PacketWriter {
 	return &summaryWriter{w: bufio.NewWriter(w)}
 }
 
-type summaryWriter struct{ w *bufio.Writer }
+type summaryWriter struct {
+	w          *bufio.Writer
+	timeFormat string    // -t (timefmt.go)
+	prevShown  time.Time // for -t dd
+	shown      bool
+}
 
 // WritePacket prints the packet's line, or one line per FPDU when an iWARP
 // segment carries several (Packet.InfoLines), each with the packet's columns.
 func (s *summaryWriter) WritePacket(p *dissect.Packet) error {
+	t := s.timeColumn(p)
 	for _, info := range p.InfoLines() {
-		if _, err := fmt.Fprintf(s.w, "%5d %11.6f %15s → %-15s %-7s %5d %s\n",
-			p.Number, p.RelTime.Seconds(), p.Source(), p.Destination(), p.Protocol(), p.Length, info); err != nil {
+		if _, err := fmt.Fprintf(s.w, "%5d %s %15s → %-15s %-7s %5d %s\n",
+			p.Number, t, p.Source(), p.Destination(), p.Protocol(), p.Length, info); err != nil {
 			return err
 		}
 	}

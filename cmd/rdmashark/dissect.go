@@ -19,6 +19,9 @@ func newDissectCmd(g *globalFlags) *cobra.Command {
 		filter   string
 		writeTo  string
 		fieldOpt []string
+		timeFmt  string
+		quiet    bool
+		hexDump  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "dissect [FILE]",
@@ -70,8 +73,22 @@ a large capture (rdmashark dissect -r big.pcap -Y 'rpcordma.xid == 0x1234' -w xi
 			if err != nil {
 				return err
 			}
-			var pw report.PacketWriter
+			var (
+				pw  report.PacketWriter
+				hex *hexWriter
+			)
+			if hexDump && writeTo == "" && !quiet {
+				if format != "text" {
+					return usageErr("-x needs the text output (-V or none)")
+				}
+				hex = newHexWriter(out)
+				out = hex.w
+			}
 			switch {
+			case quiet && writeTo == "":
+				pw = nopWriter{}
+			case hex != nil && !verbose:
+				pw = hex
 			case writeTo != "":
 				sink, err := newPcapSink(writeTo, out)
 				if err != nil {
@@ -95,12 +112,17 @@ a large capture (rdmashark dissect -r big.pcap -Y 'rpcordma.xid == 0x1234' -w xi
 			case format == "text" && verbose:
 				pw = report.NewVerboseWriter(out)
 			case format == "text":
-				pw = report.NewSummaryWriter(out)
+				if pw, err = report.NewSummaryWriterTime(out, timeFmt); err != nil {
+					return usageErr("%v", err)
+				}
 			default:
 				return usageErr("-T must be text, json or fields, not %q", format)
 			}
 			if len(fields) > 0 && format != "fields" {
 				return usageErr("-e needs -T fields")
+			}
+			if hex != nil && pw != hex {
+				hex.inner, pw = pw, hex
 			}
 			eng, runErr := runEngineFlush(cmd, g, name, dissect.Options{Count: count},
 				func(p *dissect.Packet) error {
@@ -126,6 +148,9 @@ a large capture (rdmashark dissect -r big.pcap -Y 'rpcordma.xid == 0x1234' -w xi
 	cmd.Flags().StringVarP(&glossary, "glossary", "G", "", `"fields": list every field rdmashark knows`)
 	cmd.Flags().BoolVar(&header, "header", false, "with -T fields, print the field names first")
 	cmd.Flags().StringArrayVarP(&fieldOpt, "fields-option", "E", nil, "with -T fields, as tshark: header=y|n, separator=/t|/s|C, aggregator=,|/s|C, quote=d|s|n, occurrence=f|l|a, bom=y|n (repeatable)")
+	cmd.Flags().StringVarP(&timeFmt, "time-format", "t", "r", "time column of the summary lines, as tshark: r, a, ad, adoy, u, ud, udoy, e, d, dd")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print no packets (with -w: write them only; the warnings and errors still go to standard error)")
+	cmd.Flags().BoolVarP(&hexDump, "hex", "x", false, "after each packet, its bytes in hex and ASCII, as tshark -x")
 	cmd.Flags().StringVarP(&writeTo, "write", "w", "", "write the packets the filter selects to this pcapng file (- for standard output) instead of printing them")
 	cmd.Flags().StringVarP(&filter, "display-filter", "Y", "", "print only the packets this display filter selects (Wireshark's syntax; docs/display-filters.md)")
 	return cmd
