@@ -231,6 +231,7 @@ func (e *Engine) Run(r *source.Reader, each func(*Packet) error) error {
 		p.CaptureLength = rec.CI.CaptureLength
 		p.Length = rec.CI.Length
 		p.LinkType = rec.LinkType
+		p.Comments = rec.Comments
 		e.Process(p, rec.Data)
 		if each != nil {
 			if err := each(p); err != nil {

@@ -138,3 +138,15 @@ func init() {
 			Get: when(tcp, func(p *Packet) Value { return u(uint64(max(p.TCPStream, 0))) })},
 	)
 }
+
+func init() {
+	Fields.Register(
+		// One occurrence per pcapng opt_comment of the packet's record.
+		&Field{Name: "frame.comment", Label: "Comment", Type: FTString, Parent: "frame",
+			Get: func(p *Packet, emit func(Value)) {
+				for _, c := range p.Comments {
+					emit(Value{S: string(c)})
+				}
+			}},
+	)
+}

@@ -78,6 +78,7 @@ type Packet struct {
 	Length        int // on the wire
 	LinkType      layers.LinkType
 	Data          []byte
+	Comments      [][]byte // the record's pcapng comments (frame.comment), valid like Data
 
 	// Decoded lists the layers decoded, outermost first.
 	Decoded []gopacket.LayerType

@@ -88,6 +88,13 @@ func TestReadBack(t *testing.T) {
 			t.Errorf("packet %d: %d bytes at %v, %d on the wire, interface %d; want %d at %v, %d, %d", i+1,
 				len(rec.Data), rec.CI.Timestamp, rec.CI.Length, rec.CI.InterfaceIndex, len(want.data), want.ts, want.origLen, want.iface)
 		}
+		var got []string
+		for _, c := range rec.Comments {
+			got = append(got, string(c))
+		}
+		if strings.Join(got, "\x00") != strings.Join(want.comments, "\x00") {
+			t.Errorf("packet %d: comments %q, want %q", i+1, got, want.comments)
+		}
 		if lt := []int{1, 276}[want.iface]; int(rec.LinkType) != lt {
 			t.Errorf("packet %d: link type %d, want %d", i+1, rec.LinkType, lt)
 		}

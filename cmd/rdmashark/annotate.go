@@ -73,7 +73,12 @@ func annotateCapture(in, out string, comments map[int][]string) error {
 			}
 			ifaces[lt] = id
 		}
-		if err := sink.w.WritePacket(id, rec.CI.Timestamp, rec.Data, rec.CI.Length, comments[rec.Number]...); err != nil {
+		// The record's own comments first, then the findings'.
+		cs := comments[rec.Number]
+		if len(rec.Comments) > 0 {
+			cs = append(appendComments(nil, rec.Comments), cs...)
+		}
+		if err := sink.w.WritePacket(id, rec.CI.Timestamp, rec.Data, rec.CI.Length, cs...); err != nil {
 			sink.Close()
 			return fmt.Errorf("%s: record %d: %w", out, rec.Number, err)
 		}

@@ -13,13 +13,14 @@ import (
 
 // pcapSink writes packets to a pcapng file (-w): one Interface Description
 // Block per link type, added when its first packet comes, and each packet's
-// timestamp, lengths and bytes as read. Comments may be attached to each
-// packet (check --annotate).
+// timestamp, lengths, bytes and comments as read. More comments may be
+// attached to each packet (WriteAnnotated).
 type pcapSink struct {
-	name   string
-	file   *os.File // nil for standard output
-	w      *pcapwrite.Writer
-	ifaces map[layers.LinkType]int
+	name     string
+	file     *os.File // nil for standard output
+	w        *pcapwrite.Writer
+	ifaces   map[layers.LinkType]int
+	comments []string
 }
 
 // newPcapSink creates path ("-" is out) and writes the section header.
@@ -44,8 +45,20 @@ func newPcapSink(path string, out io.Writer) (*pcapSink, error) {
 	return s, nil
 }
 
-// WritePacket writes p without comments.
-func (s *pcapSink) WritePacket(p *dissect.Packet) error { return s.WriteAnnotated(p, nil) }
+// WritePacket writes p with the comments its record had.
+func (s *pcapSink) WritePacket(p *dissect.Packet) error {
+	s.comments = appendComments(s.comments[:0], p.Comments)
+	return s.WriteAnnotated(p, s.comments)
+}
+
+// appendComments appends a record's comments as strings (allocating only
+// for packets that have comments).
+func appendComments(dst []string, cs [][]byte) []string {
+	for _, c := range cs {
+		dst = append(dst, string(c))
+	}
+	return dst
+}
 
 // WriteAnnotated writes p with one opt_comment per comment.
 func (s *pcapSink) WriteAnnotated(p *dissect.Packet, comments []string) error {

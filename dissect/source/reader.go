@@ -72,6 +72,9 @@ type Record struct {
 	CI gopacket.CaptureInfo
 	// LinkType is the link type of the interface the record came from.
 	LinkType layers.LinkType
+	// Comments are a pcapng Enhanced Packet Block's opt_comments; like
+	// Data they belong to the Reader and are overwritten by Next.
+	Comments [][]byte
 }
 
 // Interface describes a capture interface: the single one of a pcap file, or
