@@ -232,6 +232,7 @@ func (e *Engine) Run(r *source.Reader, each func(*Packet) error) error {
 		p.Length = rec.CI.Length
 		p.LinkType = rec.LinkType
 		p.Comments = rec.Comments
+		p.Interface = rec.CI.InterfaceIndex
 		e.Process(p, rec.Data)
 		if each != nil {
 			if err := each(p); err != nil {

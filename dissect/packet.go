@@ -77,6 +77,7 @@ type Packet struct {
 	CaptureLength int
 	Length        int // on the wire
 	LinkType      layers.LinkType
+	Interface     int // the pcapng interface (within its section) the record came from; 0 for pcap
 	Data          []byte
 	Comments      [][]byte // the record's pcapng comments (frame.comment), valid like Data
 

@@ -12,20 +12,27 @@ import (
 )
 
 // pcapSink writes packets to a pcapng file (-w): one Interface Description
-// Block per link type, added when its first packet comes, and each packet's
+// Block per input interface (and link type: a second pcapng section can
+// reuse an interface number), added when its first packet comes, and each packet's
 // timestamp, lengths, bytes and comments as read. More comments may be
 // attached to each packet (WriteAnnotated).
 type pcapSink struct {
 	name     string
 	file     *os.File // nil for standard output
 	w        *pcapwrite.Writer
-	ifaces   map[layers.LinkType]int
+	ifaces   map[ifaceKey]int
 	comments []string
 }
 
 // newPcapSink creates path ("-" is out) and writes the section header.
+// ifaceKey is an input interface as packets name it.
+type ifaceKey struct {
+	iface    int
+	linkType layers.LinkType
+}
+
 func newPcapSink(path string, out io.Writer) (*pcapSink, error) {
-	s := &pcapSink{name: path, ifaces: map[layers.LinkType]int{}}
+	s := &pcapSink{name: path, ifaces: map[ifaceKey]int{}}
 	if path == "-" {
 		path = "<stdout>"
 		s.name = path
@@ -62,13 +69,14 @@ func appendComments(dst []string, cs [][]byte) []string {
 
 // WriteAnnotated writes p with one opt_comment per comment.
 func (s *pcapSink) WriteAnnotated(p *dissect.Packet, comments []string) error {
-	id, ok := s.ifaces[p.LinkType]
+	k := ifaceKey{p.Interface, p.LinkType}
+	id, ok := s.ifaces[k]
 	if !ok {
 		var err error
 		if id, err = s.w.AddInterface(pcapwrite.Interface{LinkType: uint16(p.LinkType)}); err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
-		s.ifaces[p.LinkType] = id
+		s.ifaces[k] = id
 	}
 	// The record as read: p.Data is all of it, while p.CaptureLength and
 	// p.Length leave out a pseudo-header such as ERF's, to be added back.

@@ -20,6 +20,7 @@ func TestWriteSelected(t *testing.T) {
 		{"siw-nfs41.pcap", "tcp.flags.syn == 1 || iwarp_mpa.key.req"},
 		{"rxe-rping-any-sll2.pcap", "frame.number <= 5 or udp"},
 		{"public/srinivaskoritala-rdma-softroce-demo-infiniband.pcap", "ipv6 || infiniband.bth.opcode == 4"},
+		{"synthetic/eth-sll2.pcapng", "frame.number > 0"}, // two interfaces
 	} {
 		path := filepath.Join("..", "..", "testdata", "pcaps", c.capture)
 		var nums, errOut bytes.Buffer
@@ -47,6 +48,7 @@ func TestWriteSelected(t *testing.T) {
 			t.Fatal(err)
 		}
 		written := 0
+		ifaceOf, origOf := map[int]int{}, map[int]int{} // input interface <-> output interface
 		for {
 			o, err := orig.Next()
 			if err == io.EOF {
@@ -64,6 +66,13 @@ func TestWriteSelected(t *testing.T) {
 				t.Fatalf("%s: frame %d not written: %v", c.capture, o.Number, err)
 			}
 			written++
+			if w, ok := ifaceOf[o.CI.InterfaceIndex]; ok && w != g.CI.InterfaceIndex {
+				t.Errorf("%s: frame %d: input interface %d written on %d and %d", c.capture, o.Number, o.CI.InterfaceIndex, w, g.CI.InterfaceIndex)
+			}
+			if r, ok := origOf[g.CI.InterfaceIndex]; ok && r != o.CI.InterfaceIndex {
+				t.Errorf("%s: frame %d: output interface %d holds input interfaces %d and %d", c.capture, o.Number, g.CI.InterfaceIndex, r, o.CI.InterfaceIndex)
+			}
+			ifaceOf[o.CI.InterfaceIndex], origOf[g.CI.InterfaceIndex] = g.CI.InterfaceIndex, o.CI.InterfaceIndex
 			if !bytes.Equal(g.Data, od) || !g.CI.Timestamp.Equal(o.CI.Timestamp) || g.CI.Length != o.CI.Length ||
 				g.CI.CaptureLength != o.CI.CaptureLength || g.LinkType != o.LinkType {
 				t.Errorf("%s: frame %d written as record %d differs: %d bytes at %v, %d long, link type %v; was %d at %v, %d, %v",
