@@ -217,6 +217,7 @@ type Engine struct {
 	UD UDFlows
 	// healthIntervals counts the throughput intervals held (health.go).
 	healthIntervals int
+	frames     frameState // frame.time_delta, tcp.stream (frame_state.go)
 }
 
 // NewEngine returns an engine with opts, defaults filled in (here, once:
@@ -269,6 +270,8 @@ func (e *Engine) Run(r source.Source, each func(*Packet) error) error {
 		p.CaptureLength = rec.CI.CaptureLength
 		p.Length = rec.CI.Length
 		p.LinkType = rec.LinkType
+		p.Comments = rec.Comments
+		p.Interface = rec.CI.InterfaceIndex
 		e.Process(p, rec.Data)
 		if each != nil {
 			if err := each(p); err != nil {
@@ -312,6 +315,9 @@ func (e *Engine) Process(p *Packet, data []byte) {
 // which depends on nothing but the frame's bytes (so the pipeline runs it
 // ahead on another goroutine).
 func (e *Engine) processDecoded(p *Packet) {
+	// Per-frame state that follows capture order (frame.time_delta,
+	// tcp.stream): here, not in the decoding the pipeline runs ahead.
+	e.frames.note(p)
 	if e.opts.IdleTimeout > 0 {
 		// Connections quiet for IdleTimeout before this packet go first.
 		e.expireIdle(p.Timestamp)

@@ -98,6 +98,9 @@ func init() {
 		return func(p *Packet) bool { return p.Has(roce.LayerTypeBTH) && p.BTH.Ext.Has(x) }
 	}
 	const L, G, B = "infiniband.lrh", "infiniband.grh", "infiniband.bth"
+	rethOrAtomic := func(p *Packet) bool {
+		return p.Has(roce.LayerTypeBTH) && (p.BTH.Ext.Has(roce.ExtRETH) || p.BTH.Ext.Has(roce.ExtAtomicETH))
+	}
 	F.Register(
 		ib("infiniband.lrh.vl", "Virtual Lane", FTUint8, BaseHex, L, lrh, func(p *Packet) uint64 { return uint64(p.LRH.VL) }),
 		ib("infiniband.lrh.lver", "Link Version", FTUint8, BaseDec, L, lrh, func(p *Packet) uint64 { return uint64(p.LRH.LVer) }),
@@ -140,8 +143,20 @@ func init() {
 		ib("infiniband.deth.q_key", "Queue Key", FTUint64, BaseHex, "infiniband.deth", ext(roce.ExtDETH), func(p *Packet) uint64 { return uint64(p.BTH.DETH.QKey) }),
 		ib("infiniband.deth.srcqp", "Source Queue Pair", FTUint32, BaseHex, "infiniband.deth", ext(roce.ExtDETH), func(p *Packet) uint64 { return uint64(p.BTH.DETH.SrcQP) }),
 		ib("rdmashark.xrceth.xrcsrq", "XRC Shared Receive Queue", FTUint24, BaseHex, "infiniband.xrceth", ext(roce.ExtXRCETH), func(p *Packet) uint64 { return uint64(p.BTH.XRCETH.XRCSRQ) }),
-		ib("infiniband.reth.va", "Virtual Address", FTUint64, BaseHex, "infiniband.reth", ext(roce.ExtRETH), func(p *Packet) uint64 { return p.BTH.RETH.VA }),
-		ib("infiniband.reth.r_key", "Remote Key", FTUint32, BaseHex, "infiniband.reth", ext(roce.ExtRETH), func(p *Packet) uint64 { return uint64(p.BTH.RETH.RKey) }),
+		// tshark reports the AtomicETH's VA and R_Key under the RETH's names
+		// too (fields_compat.go).
+		ib("infiniband.reth.va", "Virtual Address", FTUint64, BaseHex, "infiniband.reth", rethOrAtomic, func(p *Packet) uint64 {
+			if p.BTH.Ext.Has(roce.ExtRETH) {
+				return p.BTH.RETH.VA
+			}
+			return p.BTH.AtomicETH.VA
+		}),
+		ib("infiniband.reth.r_key", "Remote Key", FTUint32, BaseHex, "infiniband.reth", rethOrAtomic, func(p *Packet) uint64 {
+			if p.BTH.Ext.Has(roce.ExtRETH) {
+				return uint64(p.BTH.RETH.RKey)
+			}
+			return uint64(p.BTH.AtomicETH.RKey)
+		}),
 		ib("infiniband.reth.dmalen", "DMA Length", FTUint32, BaseDecHex, "infiniband.reth", ext(roce.ExtRETH), func(p *Packet) uint64 { return uint64(p.BTH.RETH.DMALen) }),
 		ib("rdmashark.atomiceth.va", "Virtual Address", FTUint64, BaseHex, "infiniband.atomiceth", ext(roce.ExtAtomicETH), func(p *Packet) uint64 { return p.BTH.AtomicETH.VA }),
 		ib("rdmashark.atomiceth.r_key", "Remote Key", FTUint32, BaseHex, "infiniband.atomiceth", ext(roce.ExtAtomicETH), func(p *Packet) uint64 { return uint64(p.BTH.AtomicETH.RKey) }),

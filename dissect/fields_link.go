@@ -74,13 +74,17 @@ func init() {
 		&Field{Name: "vlan.id", Label: "ID", Type: FTUint16, Base: BaseDec, Parent: "vlan",
 			Get: func(p *Packet, emit func(Value)) {
 				for i := 0; i < p.NVLAN; i++ {
-					emit(u(uint64(p.VLAN[i].VLANIdentifier)))
+					if isDot1Q(p, i) { // an 802.1ad S-tag is not "vlan" in Wireshark
+						emit(u(uint64(p.VLAN[i].VLANIdentifier)))
+					}
 				}
 			}},
 		&Field{Name: "vlan.etype", Label: "Type", Type: FTUint16, Base: BaseHex, Parent: "vlan",
 			Get: func(p *Packet, emit func(Value)) {
 				for i := 0; i < p.NVLAN; i++ {
-					emit(u(uint64(p.VLAN[i].Type)))
+					if isDot1Q(p, i) { // an 802.1ad S-tag is not "vlan" in Wireshark
+						emit(u(uint64(p.VLAN[i].Type)))
+					}
 				}
 			}},
 		&Field{Name: "sll.etype", Label: "Protocol", Type: FTUint16, Base: BaseHex, Parent: "sll",

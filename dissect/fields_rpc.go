@@ -354,7 +354,7 @@ func init() {
 		}),
 		rpcField("rpc.auth.machinename", "Machine Name", FTString, BaseNone, func(_ *RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			if h.MsgType == oncrpc.Call && h.Cred.Flavor == oncrpc.AuthSysFlav {
-				emit(Value{S: string(h.AuthSys.MachineName)})
+				emit(Value{S: machineName(h.AuthSys.MachineName)})
 			}
 		}),
 		rpcField("rpc.auth.uid", "UID", FTUint32, BaseDec, func(_ *RPCRecord, h *oncrpc.Header, emit func(Value)) {

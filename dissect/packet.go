@@ -73,10 +73,14 @@ type Packet struct {
 	Number        int // 1-based, as Wireshark counts
 	Timestamp     time.Time
 	RelTime       time.Duration // since the first packet
+	TimeDelta     time.Duration // since the previous packet (frame_state.go)
+	TCPStream     int           // tcp.stream, as tshark numbers TCP conversations; -1 without TCP
 	CaptureLength int
 	Length        int // on the wire
 	LinkType      layers.LinkType
+	Interface     int // the pcapng interface (within its section) the record came from; 0 for pcap
 	Data          []byte
+	Comments      [][]byte // the record's pcapng comments (frame.comment), valid like Data
 
 	// Decoded lists the layers decoded, outermost first.
 	Decoded []gopacket.LayerType

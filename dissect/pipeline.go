@@ -73,6 +73,7 @@ const (
 type pipeItem struct {
 	p   Packet
 	buf []byte // the frame; p.Data and the decoded layers point into it
+	cbuf []byte // the record's comments, which p.Comments point into
 	err error
 }
 
@@ -198,6 +199,15 @@ func (pl *pipeline) read(r *source.Reader) {
 			p.CaptureLength = rec.CI.CaptureLength
 			p.Length = rec.CI.Length
 			p.LinkType = rec.LinkType
+			p.Interface = rec.CI.InterfaceIndex
+			// The comments, like the data, are the reader's until its
+			// next Next: copied.
+			it.cbuf, p.Comments = it.cbuf[:0], p.Comments[:0]
+			for _, c := range rec.Comments {
+				start := len(it.cbuf)
+				it.cbuf = append(it.cbuf, c...)
+				p.Comments = append(p.Comments, it.cbuf[start:len(it.cbuf):len(it.cbuf)])
+			}
 			pl.dec.Decode(p, it.buf)
 		}
 		if b.n == pipeBatch {

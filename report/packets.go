@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"time"
 
 	"github.com/rdmashark/rdmashark/dissect"
 )
@@ -26,9 +27,12 @@ func NewSummaryWriter(w io.Writer) PacketWriter {
 }
 
 type summaryWriter struct {
-	w    *bufio.Writer
-	line []byte // reused: the line is built here, without fmt
-	info []byte
+	w          *bufio.Writer
+	line       []byte // reused: the line is built here, without fmt
+	info       []byte
+	timeFormat string    // -t (timefmt.go)
+	prevShown  time.Time // for -t dd
+	shown      bool
 }
 
 // WritePacket prints the packet's line, or one line per FPDU when an iWARP
@@ -36,24 +40,34 @@ type summaryWriter struct {
 // "%5d %11.6f %15s → %-15s %-7s %5d %s\n", built with strconv into a reused
 // buffer.
 func (s *summaryWriter) WritePacket(p *dissect.Packet) error {
+	var t string // the default relative time is appended without fmt
+	if s.timeFormat != "" && s.timeFormat != "r" {
+		t = s.timeColumn(p)
+	}
 	if p.OneInfoLine() {
 		s.info = p.AppendInfo(s.info[:0])
-		return s.writeLine(p, s.info)
+		return s.writeLine(p, t, s.info)
 	}
 	for _, info := range p.InfoLines() {
 		s.info = append(s.info[:0], info...)
-		if err := s.writeLine(p, s.info); err != nil {
+		if err := s.writeLine(p, t, s.info); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (s *summaryWriter) writeLine(p *dissect.Packet, info []byte) error {
+// writeLine writes one line; t is the time column as -t formats it, or ""
+// for the default (seconds since the first packet, %11.6f).
+func (s *summaryWriter) writeLine(p *dissect.Packet, t string, info []byte) error {
 	b := s.line[:0]
 	b = padLeft(len(b), 5, strconv.AppendInt(b, int64(p.Number), 10))
 	b = append(b, ' ')
-	b = padLeft(len(b), 11, strconv.AppendFloat(b, p.RelTime.Seconds(), 'f', 6, 64))
+	if t != "" {
+		b = append(b, t...)
+	} else {
+		b = padLeft(len(b), 11, strconv.AppendFloat(b, p.RelTime.Seconds(), 'f', 6, 64))
+	}
 	b = append(b, ' ')
 	b = padLeft(len(b), 15, p.AppendSource(b))
 	b = append(b, " → "...)

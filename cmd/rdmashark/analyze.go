@@ -132,6 +132,7 @@ func newAnalyzeCmd(g *globalFlags) *cobra.Command {
 	var in inputs
 	var format string
 	var interval time.Duration
+	var conn int
 	cmd := &cobra.Command{
 		Use:   "analyze [FILE|DIR|GLOB]...",
 		Short: "Report the connections of a capture: set-up, private data, negotiated inline thresholds",
@@ -175,6 +176,9 @@ output is a JSON array of the one-capture documents, in that order.`,
 				res := checks.Finish(eng.Conns.Connections())
 				res.NoteLoss(0, eng.Stats.Skipped)
 				a.AddChecks(res)
+				if conn != 0 && !narrowAnalysis(a, conn) {
+					return result{runErr: usageErr("--connection %d: no such connection in %s", conn, names[i])}
+				}
 				if runErr != nil {
 					a.Errors = append(a.Errors, runErr.Error())
 				}
@@ -230,6 +234,7 @@ output is a JSON array of the one-capture documents, in that order.`,
 	in.bind(cmd)
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
 	cmd.Flags().DurationVar(&interval, "interval", dissect.DefaultHealthInterval, "throughput interval of the transport health")
+	cmd.Flags().IntVar(&conn, "connection", 0, "report only this connection (its ID, as analyze numbers them); packet and protocol counts stay the capture's")
 	return cmd
 }
 

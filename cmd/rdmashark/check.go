@@ -18,6 +18,8 @@ import (
 func newCheckCmd(g *globalFlags) *cobra.Command {
 	var (
 		failOn, format, baseline, writeBaseline, output string
+		annotate                                        string
+		conn                                            int
 		enable, disable                                 []string
 		verbose, failOnDamage                           bool
 		in                                              inputs
@@ -108,6 +110,9 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 					return usageErr("--baseline %s: %v", baseline, err)
 				}
 			}
+			if annotate != "" && (len(names) != 1 || names[0] == "-") {
+				return usageErr("--annotate needs exactly one capture file (it is read twice)")
+			}
 			rep := &report.CheckReport{FailOn: sev, Rules: rules, Version: version, FindingsDoNotFail: writeBaseline != "", FailOnDamage: failOnDamage}
 			var seen check.Baseline
 			type result struct {
@@ -128,7 +133,7 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 				}
 				return r
 			}
-			_ = forEachOrdered(len(names), in.jobs, work, func(i int, r result) error {
+			ferr := forEachOrdered(len(names), in.jobs, work, func(i int, r result) error {
 				fmt.Fprint(cmd.ErrOrStderr(), r.warn)
 				if r.res != nil {
 					if writeBaseline != "" {
@@ -136,6 +141,9 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 					}
 					if known != nil {
 						known.Apply(r.res)
+					}
+					if conn != 0 && !narrowResult(r.res, conn) {
+						return usageErr("--connection %d: no such connection in %s", conn, names[i])
 					}
 				}
 				runErr := r.runErr
@@ -146,6 +154,11 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 				if runErr != nil {
 					fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", runErr)
 				}
+				if annotate != "" && runErr == nil && r.res != nil {
+					if err := annotateCapture(names[i], annotate, findingComments(r.res)); err != nil {
+						return &exitError{exitUsage, fmt.Errorf("--annotate: %w", err)}
+					}
+				}
 				cf := report.NewCheckFile(displayName(names[i]), snapshot(r.eng), r.res, unwrapExit(runErr))
 				cf.Interrupted = interrupted
 				if format == "sarif" {
@@ -154,6 +167,9 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 				rep.Add(cf)
 				return nil
 			})
+			if ferr != nil {
+				return ferr
+			}
 			rep.Judge(gateOpts)
 			if writeBaseline != "" {
 				if err := outfile.Write(writeBaseline, inputs, seen.Write); err != nil {
@@ -194,6 +210,8 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 	f.BoolVarP(&verbose, "verbose", "v", false, "text: list every finding and every rule's status")
 	gate.register(f)
 	f.BoolVar(&failOnDamage, "fail-on-damage", true, "exit 2 when a capture was not read whole: damaged records skipped, or reading interrupted by a signal (--fail-on-damage=false: report it, judge the rest)")
+	f.IntVar(&conn, "connection", 0, "check only this connection (its ID, as analyze numbers them)")
+	f.StringVar(&annotate, "annotate", "", "write the capture to this pcapng file with each finding as a comment on its packets (tshark -e frame.comment shows them)")
 	return cmd
 }
 

@@ -17,6 +17,12 @@ func newDissectCmd(g *globalFlags) *cobra.Command {
 		count    int
 		glossary string
 		header   bool
+		filter   string
+		writeTo  string
+		fieldOpt []string
+		timeFmt  string
+		quiet    bool
+		hexDump  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "dissect [FILE]",
@@ -29,7 +35,16 @@ printed as tshark prints them.
 
 -r - reads standard input (tcpdump -w - | rdmashark dissect -r -) and prints
 each packet as soon as it has been read: the output is flushed whenever
-rdmashark waits for more input.`,
+rdmashark waits for more input.
+
+-Y FILTER prints only the packets a display filter in Wireshark's language
+selects (ip.addr == 192.0.2.0/24 && rpcordma.xid == 0x1234). It is applied
+after reassembly, as tshark -2 -Y: every packet is dissected, the filter
+chooses what is printed. See docs/display-filters.md.
+
+-w FILE writes the packets selected to FILE as pcapng, with their timestamps
+and lengths, instead of printing them: carve one connection or one XID out of
+a large capture (rdmashark dissect -r big.pcap -Y 'rpcordma.xid == 0x1234' -w xid.pcapng).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
@@ -39,17 +54,58 @@ rdmashark waits for more input.`,
 				}
 				return report.WriteFieldList(out)
 			}
+			if cmd.Flags().Changed("count") {
+				// As tshark refuses them.
+				switch {
+				case count == 0:
+					return usageErr("the specified packet count is zero")
+				case count < 0:
+					return usageErr("the specified packet count \"%d\" is a negative number", count)
+				}
+			}
+			if len(fieldOpt) > 0 && format != "fields" {
+				return usageErr("-E needs -T fields")
+			}
 			name, err := in.name(args)
 			if err != nil {
 				return err
 			}
-			var pw report.PacketWriter
+			flt, err := compileFilter(filter)
+			if err != nil {
+				return err
+			}
+			var (
+				pw  report.PacketWriter
+				hex *hexWriter
+			)
+			if hexDump && writeTo == "" && !quiet {
+				if format != "text" {
+					return usageErr("-x needs the text output (-V or none)")
+				}
+				hex = newHexWriter(out)
+				out = hex.w
+			}
 			switch {
+			case quiet && writeTo == "":
+				pw = nopWriter{}
+			case hex != nil && !verbose:
+				pw = hex
+			case writeTo != "":
+				sink, err := newPcapSink(writeTo, out, name)
+				if err != nil {
+					return err
+				}
+				defer sink.Close()
+				pw = sink
 			case format == "fields":
 				if len(fields) == 0 {
 					return usageErr("-T fields needs at least one -e FIELD")
 				}
-				if pw, err = report.NewFieldsWriter(out, fields, header); err != nil {
+				fo, err := parseFieldOptions(fieldOpt, header)
+				if err != nil {
+					return err
+				}
+				if pw, err = report.NewFieldsWriterOptions(out, fields, fo); err != nil {
 					return usageErr("%v", err)
 				}
 			case format == "json":
@@ -57,15 +113,25 @@ rdmashark waits for more input.`,
 			case format == "text" && verbose:
 				pw = report.NewVerboseWriter(out)
 			case format == "text":
-				pw = report.NewSummaryWriter(out)
+				if pw, err = report.NewSummaryWriterTime(out, timeFmt); err != nil {
+					return usageErr("%v", err)
+				}
 			default:
 				return usageErr("-T must be text, json or fields, not %q", format)
 			}
 			if len(fields) > 0 && format != "fields" {
 				return usageErr("-e needs -T fields")
 			}
+			if hex != nil && pw != hex {
+				hex.inner, pw = pw, hex
+			}
 			eng, runErr := runEngineFlush(cmd, g, name, dissect.Options{Count: count},
-				func(p *dissect.Packet) error { return pw.WritePacket(p) }, pw.Flush)
+				func(p *dissect.Packet) error {
+					if !flt.Match(p) {
+						return nil
+					}
+					return pw.WritePacket(p)
+				}, pw.Flush)
 			if eng != nil {
 				warn(cmd, eng)
 			}
@@ -86,5 +152,11 @@ rdmashark waits for more input.`,
 	cmd.Flags().IntVarP(&count, "count", "c", 0, "stop after this many packets")
 	cmd.Flags().StringVarP(&glossary, "glossary", "G", "", `"fields": list every field rdmashark knows`)
 	cmd.Flags().BoolVar(&header, "header", false, "with -T fields, print the field names first")
+	cmd.Flags().StringArrayVarP(&fieldOpt, "fields-option", "E", nil, "with -T fields, as tshark: header=y|n, separator=/t|/s|C, aggregator=,|/s|C, quote=d|s|n, occurrence=f|l|a, bom=y|n (repeatable)")
+	cmd.Flags().StringVarP(&timeFmt, "time-format", "t", "r", "time column of the summary lines, as tshark: r, a, ad, adoy, u, ud, udoy, e, d, dd")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print no packets (with -w: write them only; the warnings and errors still go to standard error)")
+	cmd.Flags().BoolVarP(&hexDump, "hex", "x", false, "after each packet, its bytes in hex and ASCII, as tshark -x")
+	cmd.Flags().StringVarP(&writeTo, "write", "w", "", "write the packets the filter selects to this pcapng file (- for standard output) instead of printing them")
+	cmd.Flags().StringVarP(&filter, "display-filter", "Y", "", "print only the packets this display filter selects (Wireshark's syntax; docs/display-filters.md)")
 	return cmd
 }

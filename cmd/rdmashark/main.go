@@ -120,7 +120,9 @@ native InfiniBand, iWARP — and tells what each connection negotiated (RFC 8797
 private data, inline thresholds, remote invalidation) and what every packet is.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionString(),
 	}
+	root.SetVersionTemplate("rdmashark {{.Version}}\n")
 	root.PersistentFlags().Uint16Var(&g.rocePort, "roce-port", dissect.DefaultRoCEPort, "UDP destination port that carries RoCEv2")
 	root.PersistentFlags().IntVar(&g.maxConnections, "max-connections", dissect.DefaultMaxConnections,
 		"connections tracked at once, live ones and the summaries of closed ones (a full table forgets the oldest closed summary; must be positive)")
@@ -151,7 +153,7 @@ func newVersionCmd() *cobra.Command {
 		Short: "Print rdmashark's version",
 		Args:  cobra.NoArgs,
 		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprintln(cmd.OutOrStdout(), "rdmashark", version)
+			fmt.Fprintln(cmd.OutOrStdout(), "rdmashark", versionString())
 		},
 	}
 }

@@ -31,6 +31,7 @@ const (
 // Option codes read here (pcapng draft 3.5 and 4.2).
 const (
 	optEndOfOpt   = 0
+	optComment    = 1 // opt_comment (3.5)
 	optIfName     = 2
 	optIfTSResol  = 9
 	optIfTSOffset = 14
@@ -113,6 +114,16 @@ type ngState struct {
 	section   int       // Section Header Blocks seen
 	ifaces    []ngIface // interfaces of the current section
 	packets   int       // packet blocks seen, returned or skipped
+	// comments are the opt_comments of the last Enhanced Packet Block
+	// (Record.Comments), slices of its buffer; keepComment is made once.
+	comments    [][]byte
+	keepComment func(code uint16, value []byte)
+}
+
+func (g *ngState) keep(code uint16, value []byte) {
+	if code == optComment {
+		g.comments = append(g.comments, value)
+	}
 }
 
 func (g *ngState) order() binary.ByteOrder {
@@ -417,8 +428,12 @@ func (g *ngState) packet(typ uint32, b []byte, num int, off int64) (Record, erro
 	case caplen > origlen:
 		return Record{}, g.skip(length, num, off, newDetail(ErrBadLength, "captured length %d is larger than the original length %d; record skipped", caplen, origlen))
 	}
+	g.comments = g.comments[:0]
 	if typ == blockEPB {
-		if err := g.options(b, 28+pad4(caplen), nil); err != nil {
+		if g.keepComment == nil {
+			g.keepComment = g.keep
+		}
+		if err := g.options(b, 28+pad4(caplen), g.keepComment); err != nil {
 			return Record{}, g.skip(length, num, off, newDetail(ErrBadBlock, "bad pcapng block: %s: %v; record skipped", name, err))
 		}
 	}
@@ -436,6 +451,7 @@ func (g *ngState) packet(typ uint32, b []byte, num int, off int64) (Record, erro
 			InterfaceIndex: int(iface),
 		},
 		LinkType: ifc.linkType,
+		Comments: g.comments,
 	}, nil
 }
 

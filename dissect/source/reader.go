@@ -76,6 +76,9 @@ type Record struct {
 	// pcap record header and data, or the whole pcapng block.
 	Offset int64
 	Length int
+	// Comments are a pcapng Enhanced Packet Block's opt_comments; like
+	// Data they belong to the Reader and are overwritten by Next.
+	Comments [][]byte
 }
 
 // Interface describes a capture interface: the single one of a pcap file, or

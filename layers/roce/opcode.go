@@ -358,22 +358,27 @@ func (o OpCode) Name() string { return opTable[o].info.name }
 
 // String returns e.g. "RC SEND_ONLY", "UD SEND_ONLY_WITH_IMMEDIATE", "CNP",
 // or "0x%02x" for undefined opcodes.
-func (o OpCode) String() string {
-	if s := opNames[o]; s != "" {
-		return s
-	}
-	e := &opTable[o]
-	switch {
-	case !e.valid:
-		return fmt.Sprintf("0x%02x", uint8(o))
-	case e.info.kind == kindCNP:
-		if o == OpCNP {
-			return "CNP"
+func (o OpCode) String() string { return opNames[o] }
+
+// opNames are the opcodes' names, built once: String runs for every packet
+// and must not allocate.
+var opNames = func() (n [256]string) {
+	for i := range n {
+		o := OpCode(i)
+		e := &opTable[o]
+		switch {
+		case !e.valid:
+			n[i] = fmt.Sprintf("0x%02x", uint8(o))
+		case e.info.kind == kindCNP && o == OpCNP:
+			n[i] = "CNP"
+		case e.info.kind == kindCNP:
+			n[i] = "IB CNP"
+		default:
+			n[i] = o.Transport().String() + " " + e.info.name
 		}
-		return "IB CNP"
 	}
-	return o.Transport().String() + " " + e.info.name
-}
+	return n
+}()
 
 func (o OpCode) kind() opKind { return opTable[o].info.kind }
 func (o OpCode) pos() opPos   { return opTable[o].info.pos }
@@ -437,15 +442,3 @@ func (o OpCode) HasImmediate() bool { return opTable[o].info.flags&flagImm != 0 
 
 // HasInvalidate: the opcode carries IETH (SEND_*_WITH_INVALIDATE).
 func (o OpCode) HasInvalidate() bool { return opTable[o].info.flags&flagInval != 0 }
-
-// opNames holds the names String returns for the valid opcodes, so that
-// naming one (on every line dissect prints) does not allocate.
-var opNames = func() (names [256]string) {
-	for i := range names {
-		o := OpCode(i)
-		if e := &opTable[o]; e.valid && e.info.kind != kindCNP {
-			names[i] = o.Transport().String() + " " + e.info.name
-		}
-	}
-	return names
-}()

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/rdmashark/rdmashark/check"
+	"github.com/rdmashark/rdmashark/dissect/source"
+	"github.com/rdmashark/rdmashark/pcapwrite"
+)
+
+// findingComments maps each packet number to the comments that name the
+// findings it shows: "rdmashark RULE (severity, connection N, xid 0x...):
+// message [reference]".
+func findingComments(res *check.Result) map[int][]string {
+	out := map[int][]string{}
+	if res == nil {
+		return out
+	}
+	for _, f := range res.Findings {
+		c := fmt.Sprintf("rdmashark %s (%s", f.Rule, f.Severity)
+		if f.Connection > 0 {
+			c += fmt.Sprintf(", connection %d", f.Connection)
+		}
+		if f.XID != nil {
+			c += fmt.Sprintf(", xid 0x%08x", *f.XID)
+		}
+		c += "): " + f.Message
+		if f.Reference != "" {
+			c += " [" + f.Reference + "]"
+		}
+		for _, n := range f.Packets {
+			out[n] = append(out[n], c)
+		}
+	}
+	return out
+}
+
+// annotateCapture reads the capture in again and writes every record of it
+// to out as pcapng, with the comments of its packet number as opt_comments:
+// check --annotate. One interface per link type, as dissect -w writes.
+func annotateCapture(in, out string, comments map[int][]string) error {
+	r, err := source.Open(in)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	sink, err := newPcapSink(out, io.Discard, in)
+	if err != nil {
+		return err
+	}
+	ifaces := map[uint16]int{}
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			var serr *source.Error
+			if errors.As(err, &serr) && !serr.Final {
+				continue // a damaged record: check reported it already
+			}
+			sink.Abort()
+			return err
+		}
+		lt := uint16(rec.LinkType)
+		id, ok := ifaces[lt]
+		if !ok {
+			if id, err = sink.w.AddInterface(pcapwrite.Interface{LinkType: lt}); err != nil {
+				sink.Abort()
+				return fmt.Errorf("%s: %w", out, err)
+			}
+			ifaces[lt] = id
+		}
+		// The record's own comments first, then the findings'.
+		cs := comments[rec.Number]
+		if len(rec.Comments) > 0 {
+			cs = append(appendComments(nil, rec.Comments), cs...)
+		}
+		if err := sink.w.WritePacket(id, rec.CI.Timestamp, rec.Data, rec.CI.Length, cs...); err != nil {
+			sink.Abort()
+			return fmt.Errorf("%s: record %d: %w", out, rec.Number, err)
+		}
+	}
+	return sink.Close()
+}

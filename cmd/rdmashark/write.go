@@ -1,0 +1,130 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/gopacket/gopacket/layers"
+
+	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/internal/outfile"
+	"github.com/rdmashark/rdmashark/pcapwrite"
+)
+
+// pcapSink writes packets to a pcapng file (-w): one Interface Description
+// Block per input interface (and link type: a second pcapng section can
+// reuse an interface number), added when its first packet comes, and each packet's
+// timestamp, lengths, bytes and comments as read. More comments may be
+// attached to each packet (WriteAnnotated).
+type pcapSink struct {
+	name     string
+	file     *outfile.File // nil for standard output
+	w        *pcapwrite.Writer
+	ifaces   map[ifaceKey]int
+	comments []string
+}
+
+// newPcapSink creates path ("-" is out) and writes the section header.
+// ifaceKey is an input interface as packets name it.
+type ifaceKey struct {
+	iface    int
+	linkType layers.LinkType
+}
+
+// The file is written as every output is (internal/outfile): refused when
+// it is one of inputs, written to a temporary file and renamed into place
+// by Close, removed by Abort.
+func newPcapSink(path string, out io.Writer, inputs ...string) (*pcapSink, error) {
+	s := &pcapSink{name: path, ifaces: map[ifaceKey]int{}}
+	if path == "-" {
+		path = "<stdout>"
+		s.name = path
+	} else {
+		f, err := outfile.Create(path, inputs...)
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		s.file, out = f, f
+	}
+	w, err := pcapwrite.NewWriter(out, "rdmashark "+versionString())
+	if err != nil {
+		s.Abort()
+		return nil, fmt.Errorf("%s: %w", s.name, err)
+	}
+	s.w = w
+	return s, nil
+}
+
+// WritePacket writes p with the comments its record had.
+func (s *pcapSink) WritePacket(p *dissect.Packet) error {
+	s.comments = appendComments(s.comments[:0], p.Comments)
+	return s.WriteAnnotated(p, s.comments)
+}
+
+// appendComments appends a record's comments as strings (allocating only
+// for packets that have comments).
+func appendComments(dst []string, cs [][]byte) []string {
+	for _, c := range cs {
+		dst = append(dst, string(c))
+	}
+	return dst
+}
+
+// WriteAnnotated writes p with one opt_comment per comment.
+func (s *pcapSink) WriteAnnotated(p *dissect.Packet, comments []string) error {
+	k := ifaceKey{p.Interface, p.LinkType}
+	id, ok := s.ifaces[k]
+	if !ok {
+		var err error
+		if id, err = s.w.AddInterface(pcapwrite.Interface{LinkType: uint16(p.LinkType)}); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		s.ifaces[k] = id
+	}
+	// The record as read: p.Data is all of it, while p.CaptureLength and
+	// p.Length leave out a pseudo-header such as ERF's, to be added back.
+	origLen := p.Length
+	if extra := len(p.Data) - p.CaptureLength; extra > 0 {
+		origLen += extra
+	}
+	if err := s.w.WritePacket(id, p.Timestamp, p.Data, origLen, comments...); err != nil {
+		return fmt.Errorf("%s: packet %d: %w", s.name, p.Number, err)
+	}
+	return nil
+}
+
+// Flush writes what is buffered.
+func (s *pcapSink) Flush() error {
+	if err := s.w.Flush(); err != nil {
+		return fmt.Errorf("%s: %w", s.name, err)
+	}
+	return nil
+}
+
+// Close flushes the file and renames it into place; on a write error it
+// is removed instead.
+func (s *pcapSink) Close() error {
+	var err error
+	if s.w != nil {
+		err = s.Flush()
+	}
+	if s.file != nil {
+		if err != nil {
+			s.file.Abort()
+			return err
+		}
+		if cerr := s.file.Commit(); cerr != nil {
+			err = fmt.Errorf("%s: %w", s.name, cerr)
+		}
+		s.file = nil
+	}
+	return err
+}
+
+// Abort discards the file: nothing appears under its name.
+func (s *pcapSink) Abort() {
+	if s.file != nil {
+		s.file.Abort()
+		s.file = nil
+	}
+}

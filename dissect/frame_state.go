@@ -1,0 +1,80 @@
+package dissect
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/gopacket/gopacket/layers"
+)
+
+// frameState numbers what tshark numbers across a capture: the time since
+// the previous frame (frame.time_delta) and TCP conversations (tcp.stream).
+
+// maxTCPStreams bounds the TCP conversations remembered for tcp.stream;
+// past it the table starts afresh (a conversation seen again then gets a
+// new number) and frameState.Forgotten counts the times.
+const maxTCPStreams = 1 << 20
+
+type streamKey struct{ a, b netip.AddrPort }
+
+type tcpStream struct {
+	index  int
+	closed bool // a FIN or RST was seen: a new SYN starts a new stream
+}
+
+type frameState struct {
+	prev      time.Time
+	seen      bool
+	streams   map[streamKey]tcpStream
+	next      int
+	Forgotten int
+}
+
+// note sets p.TimeDelta and p.TCPStream; the engine calls it for every
+// packet, in order, after decoding.
+func (s *frameState) note(p *Packet) {
+	if s.seen {
+		p.TimeDelta = p.Timestamp.Sub(s.prev)
+	} else {
+		p.TimeDelta = 0
+	}
+	s.prev, s.seen = p.Timestamp, true
+	p.TCPStream = -1
+	if !p.Has(layers.LayerTypeTCP) {
+		return
+	}
+	var src, dst netip.Addr
+	switch {
+	case p.Has(layers.LayerTypeIPv4):
+		src, _ = netip.AddrFromSlice(p.IPv4.SrcIP)
+		dst, _ = netip.AddrFromSlice(p.IPv4.DstIP)
+	case p.Has(layers.LayerTypeIPv6):
+		src, _ = netip.AddrFromSlice(p.IPv6.SrcIP)
+		dst, _ = netip.AddrFromSlice(p.IPv6.DstIP)
+	default:
+		return
+	}
+	a := netip.AddrPortFrom(src, uint16(p.TCP.SrcPort))
+	b := netip.AddrPortFrom(dst, uint16(p.TCP.DstPort))
+	if c := a.Addr().Compare(b.Addr()); c > 0 || c == 0 && a.Port() > b.Port() {
+		a, b = b, a
+	}
+	k := streamKey{a, b}
+	if s.streams == nil {
+		s.streams = map[streamKey]tcpStream{}
+	}
+	st, ok := s.streams[k]
+	if !ok || st.closed && p.TCP.SYN && !p.TCP.ACK {
+		if len(s.streams) >= maxTCPStreams {
+			clear(s.streams)
+			s.Forgotten++
+		}
+		st = tcpStream{index: s.next}
+		s.next++
+	}
+	if p.TCP.FIN || p.TCP.RST {
+		st.closed = true
+	}
+	s.streams[k] = st
+	p.TCPStream = st.index
+}

@@ -1,0 +1,95 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+
+	"github.com/rdmashark/rdmashark/dissect"
+)
+
+// FieldsOptions are tshark's -E options of -T fields.
+type FieldsOptions struct {
+	BOM        bool   // bom=y: a UTF-8 byte-order mark first
+	Header     bool   // header=y: the field names first
+	Separator  string // between fields (tshark's default: a tab)
+	Aggregator string // between occurrences of one field (default ",")
+	Quote      byte   // 0, '"' or '\'': around every non-empty field
+	// Occurrence chooses which occurrences are printed: 0 all, 1 the
+	// first, -1 the last (tshark's a, f and l).
+	Occurrence int
+}
+
+// NewFieldsWriterOptions is NewFieldsWriter with tshark's -E options.
+func NewFieldsWriterOptions(w io.Writer, names []string, o FieldsOptions) (PacketWriter, error) {
+	if o.Separator == "" {
+		o.Separator = "\t"
+	}
+	if o.Aggregator == "" {
+		o.Aggregator = ","
+	}
+	fw := &optFieldsWriter{w: bufio.NewWriter(w), o: o}
+	if o.BOM {
+		fw.w.WriteString("\uFEFF")
+	}
+	for _, n := range names {
+		f, ok := dissect.Fields.Lookup(n)
+		if !ok {
+			return nil, fmt.Errorf("unknown field %q (rdmashark dissect -G fields lists them)", n)
+		}
+		fw.fields = append(fw.fields, f)
+	}
+	if o.Header {
+		for i, n := range names {
+			if i > 0 {
+				fw.w.WriteString(o.Separator)
+			}
+			fw.w.WriteString(n)
+		}
+		fw.w.WriteByte('\n')
+	}
+	return fw, nil
+}
+
+type optFieldsWriter struct {
+	w      *bufio.Writer
+	o      FieldsOptions
+	fields []*dissect.Field
+	vals   []string
+}
+
+func (fw *optFieldsWriter) WritePacket(p *dissect.Packet) error {
+	for i, f := range fw.fields {
+		if i > 0 {
+			fw.w.WriteString(fw.o.Separator)
+		}
+		vals := f.Values(p, fw.vals[:0])
+		fw.vals = vals
+		switch n := fw.o.Occurrence; {
+		case n > 0 && n <= len(vals):
+			vals = vals[n-1 : n]
+		case n > 0:
+			vals = nil
+		case n < 0 && len(vals) > 0:
+			vals = vals[len(vals)-1:]
+		}
+		if len(vals) == 0 {
+			continue
+		}
+		if fw.o.Quote != 0 {
+			fw.w.WriteByte(fw.o.Quote)
+		}
+		for j, v := range vals {
+			if j > 0 {
+				fw.w.WriteString(fw.o.Aggregator)
+			}
+			fw.w.WriteString(v)
+		}
+		if fw.o.Quote != 0 {
+			fw.w.WriteByte(fw.o.Quote)
+		}
+	}
+	return fw.w.WriteByte('\n')
+}
+
+func (fw *optFieldsWriter) Flush() error { return fw.w.Flush() }
