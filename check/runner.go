@@ -406,7 +406,7 @@ type Conn struct {
 	// overrunNow is set while the Calls sent each way exceed the credits
 	// granted (CREDIT-OVERRUN reports once per overrun).
 	overrunNow [2]bool
-	loss lossState // loss.go
+	loss       lossState // loss.go
 }
 
 type rpcState uint8

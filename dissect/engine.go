@@ -217,7 +217,7 @@ type Engine struct {
 	UD UDFlows
 	// healthIntervals counts the throughput intervals held (health.go).
 	healthIntervals int
-	frames     frameState // frame.time_delta, tcp.stream (frame_state.go)
+	frames          frameState // frame.time_delta, tcp.stream (frame_state.go)
 }
 
 // NewEngine returns an engine with opts, defaults filled in (here, once:

@@ -325,8 +325,8 @@ type RDMAOp struct {
 	// none of them added data (Writes: 0, their resent packets are not
 	// attributed).
 	Retransmitted int
-	Start    time.Time
-	End      time.Time
+	Start         time.Time
+	End           time.Time
 	// Attach is the Call segment the operation served, or why none
 	// (rpc_view.go); Reason is UnattachedNotRPC on connections that do not
 	// carry RPC-over-RDMA.

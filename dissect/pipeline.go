@@ -71,10 +71,10 @@ const (
 // pipeItem is one slot of the ring: a decoded Packet and its frame, or the
 // reader's error in its place.
 type pipeItem struct {
-	p   Packet
-	buf []byte // the frame; p.Data and the decoded layers point into it
+	p    Packet
+	buf  []byte // the frame; p.Data and the decoded layers point into it
 	cbuf []byte // the record's comments, which p.Comments point into
-	err error
+	err  error
 }
 
 type pipeBatchBuf struct {

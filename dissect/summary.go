@@ -116,7 +116,7 @@ func (p *Packet) AppendInfo(dst []byte) []byte {
 	case p.Has(layers.LayerTypeARP):
 		b.WriteString("ARP")
 	}
-	p.analysisInfo(&b) // fields_analysis.go
+	p.analysisInfo(&b)   // fields_analysis.go
 	p.rpcInfo(&b, start) // rpc_info.go
 	if s := p.ICRC.Status; s == CRCBad || s == CRCTruncated {
 		b.printf(" [ICRC %s]", s)

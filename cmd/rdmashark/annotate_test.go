@@ -92,8 +92,9 @@ func TestAnnotateTshark(t *testing.T) {
 
 func TestAnnotateNeedsOneFile(t *testing.T) {
 	capture := filepath.Join("..", "..", "testdata", "pcaps", "rxe-rping.pcap")
+	other := filepath.Join("..", "..", "testdata", "pcaps", "siw-rping.pcap")
 	var out, errOut bytes.Buffer
-	if code := run([]string{"check", "--annotate", filepath.Join(t.TempDir(), "x.pcapng"), capture, capture}, nil, &out, &errOut); code != exitUsage {
+	if code := run([]string{"check", "--annotate", filepath.Join(t.TempDir(), "x.pcapng"), capture, other}, nil, &out, &errOut); code != exitUsage {
 		t.Errorf("two files: exit %d", code)
 	}
 }
