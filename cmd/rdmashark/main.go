@@ -131,8 +131,8 @@ private data, inline thresholds, remote invalidation) and what every packet is.`
 		"bytes all reassembly buffers may hold together (bytes, or 64MiB, 1GiB...; must be positive); past it the largest message or RDMA operation in progress is handed up truncated. It also sets the Go runtime's memory limit (docs/streaming.md)")
 	root.PersistentFlags().DurationVar(&g.idleTimeout, "idle-timeout", DefaultIdleTimeout,
 		"release a connection that saw no packet for this long in capture time, as if it had closed (0: never)")
-	root.PersistentFlags().StringVar(&g.pipeline, "pipeline", "auto",
-		"decode on a goroutine of its own, ahead of the connection engine: auto (when there is more than one CPU and the capture is a regular file), on or off; the output is the same")
+	root.PersistentFlags().StringVar(&g.pipeline, "pipeline", "off",
+		"decode on a goroutine of its own, ahead of the connection engine: on, off, or auto (on when there is more than one CPU and the capture is a regular file); the output is the same. Off by default: measured, it cost more CPU than it saved (docs/speed.md)")
 	root.PersistentPreRunE = func(*cobra.Command, []string) error {
 		if _, err := dissect.ParsePipelineMode(g.pipeline); err != nil {
 			return usageErr("--pipeline: %v", err)
