@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/dissect/source"
+	"github.com/rdmashark/rdmashark/source"
 )
 
 // BenchmarkChecks measures what the checks add to the engine on a real

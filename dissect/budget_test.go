@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdmashark/rdmashark/dissect/source"
+	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/internal/synth"
 	"github.com/rdmashark/rdmashark/layers/iwarp"
 	"github.com/rdmashark/rdmashark/layers/roce"

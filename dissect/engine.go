@@ -7,7 +7,7 @@ import (
 
 	"github.com/gopacket/gopacket/layers"
 
-	"github.com/rdmashark/rdmashark/dissect/source"
+	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/layers/roce"
 	"github.com/rdmashark/rdmashark/rpcrdma"
 )
@@ -236,7 +236,7 @@ func NewEngine(opts Options) *Engine {
 // error of r or of each; r's errors name the file and the packet. Everything
 // processed before an error stays in the engine's connections and stats.
 // Run is the engine's only loop: a file (*source.Reader) and a live capture
-// (dissect/live) both come through it, and both end with Finish.
+// (source/live) both come through it, and both end with Finish.
 func (e *Engine) Run(r source.Source, each func(*Packet) error) error {
 	defer e.Finish()
 	if rd, ok := r.(*source.Reader); ok && e.pipelined(rd) {

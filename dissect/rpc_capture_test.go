@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rdmashark/rdmashark/dissect/source"
+	"github.com/rdmashark/rdmashark/source"
 )
 
 // capturePath names a capture of testdata/pcaps.

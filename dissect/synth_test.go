@@ -18,7 +18,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/dissect/source"
+	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/internal/synth"
 	"github.com/rdmashark/rdmashark/layers/erf"
 	"github.com/rdmashark/rdmashark/layers/roce"

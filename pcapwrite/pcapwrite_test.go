@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdmashark/rdmashark/dissect/source"
+	"github.com/rdmashark/rdmashark/source"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/sample.pcapng")

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/dissect/source"
+	"github.com/rdmashark/rdmashark/source"
 )
 
 func analyzeFile(t *testing.T, name string) *Analysis {

@@ -18,7 +18,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/dissect/source"
+	"github.com/rdmashark/rdmashark/source"
 )
 
 // checkFile runs every rule on a capture, as `rdmashark check` does.

@@ -12,7 +12,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/rdmashark/rdmashark/check"
-	"github.com/rdmashark/rdmashark/dissect/source"
+	"github.com/rdmashark/rdmashark/source"
 )
 
 // sarifValidate validates a SARIF log against the OASIS 2.1.0 schema.

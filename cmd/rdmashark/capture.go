@@ -18,7 +18,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/dissect/live"
+	"github.com/rdmashark/rdmashark/source/live"
 	"github.com/rdmashark/rdmashark/report"
 )
 
@@ -229,6 +229,7 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 	checks, _ := withChecks(check.Config{}, &opts, nil)
 	eng := dissect.NewEngine(opts)
 	cfg := live.RunConfig{Count: o.count, Duration: o.duration, Save: save}
+	var each func(*dissect.Packet) error
 	var lines report.PacketWriter
 	switch {
 	case o.summary:
@@ -243,13 +244,13 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 	case o.quiet || o.format == "json":
 	default:
 		lines = report.NewSummaryWriter(out)
-		cfg.Each = lines.WritePacket
+		each = lines.WritePacket
 		cfg.Tick = func(time.Time) error { return lines.Flush() }
 	}
-	cfg.Each = feedChecks(checks, cfg.Each)
+	each = feedChecks(checks, each)
 	fmt.Fprintf(errOut, "rdmashark: listening on %s (Ethernet), filter %q, snapshot length %d bytes\n", o.iface, filter.String(), o.snaplen)
 
-	res, runErr := live.Run(ctx, h, eng, cfg)
+	res, runErr := runLive(ctx, h, eng, cfg, each)
 	stop() // a second Ctrl-C from here on ends the program at once
 
 	stats, statsErr := h.Stats()
@@ -459,4 +460,23 @@ func rdmaText(d live.RDMADevice) string {
 		return d.Name
 	}
 	return d.Name + " (" + strings.Join(what, ", ") + ")"
+}
+
+// runLive reads frames from src into eng through the engine's own loop
+// (Engine.Run over live.Records), numbering them from 1 and timing them from
+// the first, as for a file, until ctx ends, cfg.Count frames were read or
+// cfg.Duration passed: those stops return a nil error. A failing source
+// (the interface went down), each, Tick or Save stop it with their error.
+// Everything read before the stop stays in eng, and the engine's input ends
+// (Engine.Finish: the messages, RDMA operations and transactions still open
+// are handed on) before runLive returns, whatever stopped it.
+func runLive(ctx context.Context, src live.Source, eng *dissect.Engine, cfg live.RunConfig, each func(*dissect.Packet) error) (live.Result, error) {
+	rs := live.NewRecords(ctx, src, cfg)
+	defer rs.Close()
+	err := eng.Run(rs, each)
+	res := rs.Result()
+	if err != nil {
+		res.Stop = live.StopError // each failed, or the source
+	}
+	return res, err
 }

@@ -7,7 +7,7 @@ import (
 
 // TestCapturePcapFilter: -f takes a pcap-filter expression as tcpdump
 // users type it (the program's semantics are checked against tcpdump in
-// dissect/live/pcapfilter_test.go), prints it with -d, and a wrong one is
+// source/live/pcapfilter_test.go), prints it with -d, and a wrong one is
 // a usage error naming the problem.
 func TestCapturePcapFilter(t *testing.T) {
 	code, out, errs := runCmd(t, "capture", "-d", "-f", "udp port 4791 or tcp port 20049")

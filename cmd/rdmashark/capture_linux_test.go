@@ -30,8 +30,8 @@ import (
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 
-	"github.com/rdmashark/rdmashark/dissect/live"
-	"github.com/rdmashark/rdmashark/dissect/source"
+	"github.com/rdmashark/rdmashark/source/live"
+	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/internal/netnstest"
 )
 
@@ -57,7 +57,7 @@ func readPcap(t *testing.T, name string) []pcapFrame {
 }
 
 // keptBy returns the frames the filter keeps, run in x/net/bpf's VM (the
-// program the kernel runs; dissect/live's tests check it against gopacket
+// program the kernel runs; source/live's tests check it against gopacket
 // decoding and tshark).
 func keptBy(t *testing.T, f live.Filter, frames []pcapFrame) []pcapFrame {
 	t.Helper()

@@ -7,7 +7,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/dissect/live"
+	"github.com/rdmashark/rdmashark/source/live"
 )
 
 // registerCompletions adds shell completion of flag values (cobra's

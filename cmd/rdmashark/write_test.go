@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rdmashark/rdmashark/dissect/source"
+	"github.com/rdmashark/rdmashark/source"
 )
 
 // TestWriteSelected carves packets out of real captures with -Y and -w and

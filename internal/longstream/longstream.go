@@ -42,7 +42,7 @@ import (
 
 	"github.com/gopacket/gopacket/layers"
 
-	"github.com/rdmashark/rdmashark/dissect/source"
+	"github.com/rdmashark/rdmashark/source"
 )
 
 // Steps by which a repetition moves each kind of identifier: repetition k

@@ -1,8 +1,8 @@
 // Package pcaptest reads a whole classic pcap file for tests, with gopacket's
 // pcapgo reader. It is for the leaf packages' tests (layers/*, pvtdata),
-// which may not use the engine's dissect/source, and for tests that need
+// which may not use the engine's source, and for tests that need
 // whole frames with their capture info; production code streams through
-// dissect/source instead.
+// source instead.
 package pcaptest
 
 import (

@@ -10,7 +10,7 @@ import (
 
 	"github.com/gopacket/gopacket/layers"
 
-	"github.com/rdmashark/rdmashark/dissect/source"
+	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/layers/roce"
 	"github.com/rdmashark/rdmashark/pvtdata"
 )
@@ -83,7 +83,7 @@ func TestPrivateDataLayout(t *testing.T) {
 	}
 }
 
-// Written captures read back through dissect/source with the same records.
+// Written captures read back through source with the same records.
 func TestWritersRoundTrip(t *testing.T) {
 	s := &Sequence{Start: time.Unix(1700000000, 123456789), Step: time.Millisecond}
 	s.Packet(Client(), Server(), Send(roce.OpRCSendOnly, 1, 1), []byte("a"))

@@ -14,7 +14,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/dissect/source"
+	"github.com/rdmashark/rdmashark/source"
 )
 
 // fakeSource hands out frames, then blocks until its deadline as a socket
@@ -104,7 +104,7 @@ func TestRunMatchesFileLoop(t *testing.T) {
 		var numbers []int
 		var rel []time.Duration
 		ctx, cancel := context.WithCancel(context.Background())
-		res, err := Run(ctx, src, eng, RunConfig{
+		res, err := testRun(ctx, src, eng, testConfig{
 			Save: save,
 			Each: func(p *dissect.Packet) error {
 				numbers = append(numbers, p.Number)
@@ -149,7 +149,7 @@ func TestRunStops(t *testing.T) {
 	frames := readCapture(t, filepath.Join(pcaps, "rxe-rping.pcap"))
 
 	eng := dissect.NewEngine(dissect.Options{})
-	res, err := Run(context.Background(), newFake(frames), eng, RunConfig{Count: 10})
+	res, err := testRun(context.Background(), newFake(frames), eng, testConfig{Count: 10})
 	if err != nil || res.Stop != StopCount || eng.Stats.Packets != 10 {
 		t.Errorf("count 10: %+v, %v, engine saw %d", res, err, eng.Stats.Packets)
 	}
@@ -160,7 +160,7 @@ func TestRunStops(t *testing.T) {
 	// Duration: the source runs dry and Run stops by itself, ticking
 	// while it waits.
 	ticks := 0
-	res, err = Run(context.Background(), newFake(frames), dissect.NewEngine(dissect.Options{}), RunConfig{
+	res, err = testRun(context.Background(), newFake(frames), dissect.NewEngine(dissect.Options{}), testConfig{
 		Duration:  150 * time.Millisecond,
 		TickEvery: 20 * time.Millisecond,
 		Tick:      func(time.Time) error { ticks++; return nil },
@@ -177,14 +177,14 @@ func TestRunStops(t *testing.T) {
 	src := newFake(frames[:5])
 	src.err = &Error{Interface: "eth0", Kind: ErrInterfaceDown, Detail: "went down during the capture"}
 	eng = dissect.NewEngine(dissect.Options{})
-	res, err = Run(context.Background(), src, eng, RunConfig{})
+	res, err = testRun(context.Background(), src, eng, testConfig{})
 	if !errors.Is(err, ErrInterfaceDown) || res.Stop != StopError || eng.Stats.Packets != 5 {
 		t.Errorf("source error: %+v, %v, engine saw %d", res, err, eng.Stats.Packets)
 	}
 
 	// Each and Tick errors stop it.
 	stop := errors.New("stop")
-	_, err = Run(context.Background(), newFake(frames), dissect.NewEngine(dissect.Options{}), RunConfig{
+	_, err = testRun(context.Background(), newFake(frames), dissect.NewEngine(dissect.Options{}), testConfig{
 		Each: func(p *dissect.Packet) error {
 			if p.Number == 3 {
 				return stop
@@ -195,7 +195,7 @@ func TestRunStops(t *testing.T) {
 	if !errors.Is(err, stop) {
 		t.Errorf("each error: %v", err)
 	}
-	_, err = Run(context.Background(), newFake(nil), dissect.NewEngine(dissect.Options{}), RunConfig{
+	_, err = testRun(context.Background(), newFake(nil), dissect.NewEngine(dissect.Options{}), testConfig{
 		TickEvery: time.Millisecond,
 		Tick:      func(time.Time) error { return stop },
 	})
@@ -206,7 +206,7 @@ func TestRunStops(t *testing.T) {
 	// A context ended while the source is idle wakes the read.
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(30 * time.Millisecond); cancel() }()
-	res, err = Run(ctx, newFake(nil), dissect.NewEngine(dissect.Options{}), RunConfig{TickEvery: time.Hour})
+	res, err = testRun(ctx, newFake(nil), dissect.NewEngine(dissect.Options{}), testConfig{TickEvery: time.Hour})
 	if err != nil || res.Stop != StopInterrupted {
 		t.Errorf("cancel while idle: %+v, %v", res, err)
 	}
@@ -243,7 +243,7 @@ func BenchmarkRun(b *testing.B) {
 	b.SetBytes(bytes / int64(len(frames)))
 	b.ReportAllocs()
 	b.ResetTimer()
-	if _, err := Run(context.Background(), src, eng, RunConfig{Count: b.N, Save: save}); err != nil {
+	if _, err := testRun(context.Background(), src, eng, testConfig{Count: b.N, Save: save}); err != nil {
 		b.Fatal(err)
 	}
 }

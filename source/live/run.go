@@ -10,8 +10,7 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
-	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/dissect/source"
+	"github.com/rdmashark/rdmashark/source"
 )
 
 // Source is what Run reads frames from; *Handle is one.
@@ -31,10 +30,6 @@ type RunConfig struct {
 	Duration time.Duration
 	// Save, when set, gets every frame before the engine does.
 	Save *Saver
-	// Each, when set, is called with every frame after the engine
-	// processed it; the Packet is reused for the next frame. An error
-	// stops the capture.
-	Each func(p *dissect.Packet) error
 	// Tick, when set, is called about every TickEvery while the capture
 	// runs, busy or idle, on Run's goroutine: the place to flush output
 	// and to look at the engine. An error stops the capture.
@@ -53,7 +48,7 @@ const (
 	StopInterrupted StopReason = iota // the context ended (Ctrl-C)
 	StopCount                         // Count frames
 	StopDuration                      // Duration passed
-	StopError                         // the source, Each, Tick or Save failed
+	StopError                         // the source, the engine's callback, Tick or Save failed
 )
 
 func (r StopReason) String() string {
@@ -97,8 +92,10 @@ type Records struct {
 	err      error
 }
 
-// NewRecords starts reading src as cfg says (cfg.Each is Engine.Run's, not
-// the Records').
+// NewRecords starts reading src as cfg says. The engine reads the Records
+// with its own loop (dissect.Engine.Run), which ends every input with
+// Finish: live capture has no loop of its own, and this package knows
+// nothing of the engine (a source is a leaf).
 func NewRecords(ctx context.Context, src Source, cfg RunConfig) *Records {
 	r := &Records{ctx: ctx, src: src, cfg: cfg, res: Result{Start: time.Now()}, every: cfg.TickEvery, linkType: src.LinkType()}
 	if r.every <= 0 {
@@ -204,24 +201,4 @@ func (r *Records) Next() (source.Record, error) {
 		return source.Record{Number: int(r.res.Packets), Data: data, LinkType: r.linkType,
 			CI: gopacket.CaptureInfo{Timestamp: info.Timestamp, CaptureLength: info.CaptureLength, Length: info.Length}}, nil
 	}
-}
-
-// Run reads frames from src and processes each in eng through the engine's
-// own loop (Engine.Run over Records), numbering them from 1 and timing them
-// from the first, as for a file, until ctx ends, cfg.Count frames were read
-// or cfg.Duration passed: those stops return a nil error. A failing source
-// (the interface went down), Each, Tick or Save stop it with their error.
-// Everything read before the stop stays in eng, and the engine's input ends
-// (Engine.Finish: the messages, RDMA operations and transactions still
-// open are handed on) before Run returns, whatever stopped it. One Packet
-// is reused for every frame.
-func Run(ctx context.Context, src Source, eng *dissect.Engine, cfg RunConfig) (Result, error) {
-	rs := NewRecords(ctx, src, cfg)
-	defer rs.Close()
-	err := eng.Run(rs, cfg.Each)
-	res := rs.Result()
-	if err != nil {
-		res.Stop = StopError // Each failed, or the source
-	}
-	return res, err
 }

@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/net/bpf"
 
-	"github.com/rdmashark/rdmashark/dissect/source"
+	"github.com/rdmashark/rdmashark/source"
 )
 
 // pcapFilterCaptures are the Ethernet captures the expressions run over:

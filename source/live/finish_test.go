@@ -13,7 +13,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/dissect/source"
+	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 )
 
@@ -161,7 +161,7 @@ func TestStoppedCaptureFinishes(t *testing.T) {
 			// A live capture stopped by its count.
 			var res Result
 			got, err = observed(dissect.Options{}, func(eng *dissect.Engine, each func(*dissect.Packet) error) error {
-				res, err = Run(context.Background(), newFake(frames), eng, RunConfig{Count: n, Each: each})
+				res, err = testRun(context.Background(), newFake(frames), eng, testConfig{Count: n, Each: each})
 				return err
 			})
 			if err != nil || res.Stop != StopCount || res.Packets != n {
@@ -172,7 +172,7 @@ func TestStoppedCaptureFinishes(t *testing.T) {
 			got, err = observed(dissect.Options{}, func(eng *dissect.Engine, each func(*dissect.Packet) error) error {
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
-				res, err = Run(ctx, newFake(frames), eng, RunConfig{Each: func(p *dissect.Packet) error {
+				res, err = testRun(ctx, newFake(frames), eng, testConfig{Each: func(p *dissect.Packet) error {
 					if p.Number == n {
 						cancel() // as Ctrl-C
 					}

@@ -21,7 +21,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 )
 
-const pcapDir = "../../testdata/pcaps"
+const pcapDir = "../testdata/pcaps"
 
 // realCaptures: record counts and link types as capinfos 4.0.17 reports
 // them ("Number of packets", "File encapsulation").

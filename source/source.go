@@ -1,7 +1,7 @@
 package source
 
 // Source is an input of records, the one shape every input of the engine
-// takes: a capture file (*Reader) or a live capture (dissect/live.Records).
+// takes: a capture file (*Reader) or a live capture (source/live.Records).
 // dissect.Engine.Run is the only loop over a Source, so every input — a
 // file read to its end, a live capture stopped by a count, a duration or a
 // signal — ends the same way, with the engine's Finish.
