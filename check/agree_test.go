@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/rpcrdma"
+	"github.com/rdmashark/rdmashark/source"
 )
 
 // TestTransactionsAgree runs every real, public, lossy and mutated capture

@@ -13,8 +13,8 @@ import (
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/report"
+	"github.com/rdmashark/rdmashark/source"
 )
 
 // fuzzLinkTypes is what each frame's first byte selects (modulo its length).

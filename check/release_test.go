@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/internal/longstream"
+	"github.com/rdmashark/rdmashark/source"
 )
 
 // Tests of the runner on a long stream (issue 6): connections the engine

@@ -4,10 +4,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/internal/synth"
 	"github.com/rdmashark/rdmashark/layers/iwarp"
 	"github.com/rdmashark/rdmashark/layers/roce"
+	"github.com/rdmashark/rdmashark/source"
 )
 
 // heldNow adds up the capacity of every buffer the budget counts, to check

@@ -7,9 +7,9 @@ import (
 
 	"github.com/gopacket/gopacket/layers"
 
-	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/layers/roce"
 	"github.com/rdmashark/rdmashark/rpcrdma"
+	"github.com/rdmashark/rdmashark/source"
 )
 
 // Options configure an Engine.

@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/internal/synth"
 	"github.com/rdmashark/rdmashark/layers/roce"
 	"github.com/rdmashark/rdmashark/pvtdata"
+	"github.com/rdmashark/rdmashark/source"
 )
 
 // Connection tracking through the CM exchange (IBA Vol 1 12.6, 12.9) and

@@ -4,9 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/internal/synth"
 	"github.com/rdmashark/rdmashark/layers/roce"
+	"github.com/rdmashark/rdmashark/source"
 )
 
 // TestIdleRelease: connection A (server QPN 0x100) starts a Send at t=0

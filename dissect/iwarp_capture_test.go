@@ -14,8 +14,8 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
-	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/layers/iwarp"
+	"github.com/rdmashark/rdmashark/source"
 )
 
 // The iWARP engine on the real soft-iWARP captures: what it frames is

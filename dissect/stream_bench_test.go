@@ -9,8 +9,8 @@ import (
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/internal/longstream"
+	"github.com/rdmashark/rdmashark/source"
 )
 
 // streamRun is one pass of a long synthetic stream through the engine and

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
+	"github.com/rdmashark/rdmashark/source"
 )
 
 func analyzeHealthFile(t *testing.T, name string) *Analysis {

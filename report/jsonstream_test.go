@@ -8,8 +8,8 @@ import (
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
+	"github.com/rdmashark/rdmashark/source"
 )
 
 // encoderJSON is what writeJSONStream must write: json.Encoder's output.

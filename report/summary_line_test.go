@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/layers/roce"
+	"github.com/rdmashark/rdmashark/source"
 )
 
 // TestSummaryLineMatchesFmt: the summary writer, which builds its lines

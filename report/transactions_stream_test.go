@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
+	"github.com/rdmashark/rdmashark/source"
 )
 
 // TestTransactionsJSONAsEncoder: WriteJSON, which writes the transactions

@@ -6,8 +6,8 @@ import (
 	"io"
 
 	"github.com/rdmashark/rdmashark/check"
-	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/pcapwrite"
+	"github.com/rdmashark/rdmashark/source"
 )
 
 // findingComments maps each packet number to the comments that name the

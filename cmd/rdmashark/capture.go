@@ -18,8 +18,8 @@ import (
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/source/live"
 	"github.com/rdmashark/rdmashark/report"
+	"github.com/rdmashark/rdmashark/source/live"
 )
 
 // captureOptions are capture's flags.

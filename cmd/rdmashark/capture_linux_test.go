@@ -30,9 +30,9 @@ import (
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 
-	"github.com/rdmashark/rdmashark/source/live"
-	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/internal/netnstest"
+	"github.com/rdmashark/rdmashark/source"
+	"github.com/rdmashark/rdmashark/source/live"
 )
 
 // The live-capture proof: real captures replayed into one end of a veth

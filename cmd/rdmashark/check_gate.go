@@ -7,8 +7,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rdmashark/rdmashark/check"
-	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/report"
+	"github.com/rdmashark/rdmashark/source"
 )
 
 // exitNothingToJudge: check's gate found too little in the captures to

@@ -10,9 +10,9 @@ import (
 
 	"github.com/gopacket/gopacket/layers"
 
-	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/layers/roce"
 	"github.com/rdmashark/rdmashark/pvtdata"
+	"github.com/rdmashark/rdmashark/source"
 )
 
 // The LPCRC of FlowControlPacket is the VCRC's CRC: computed over an
