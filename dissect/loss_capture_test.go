@@ -19,8 +19,15 @@ import (
 // ground truth for loss and recovery: whatever the requester resent, every
 // operation is complete, every response matched, every transaction paired.
 
-var lossyCaptures = []string{"lossy/rxe-ib_read_bw-lossy.pcap", "lossy/rxe-ib_write_bw-lossy.pcap",
-	"lossy/rxe-nfs3-lossy.pcap", "lossy/siw-ib_write_bw-lossy.pcap", "lossy/siw-nfs3-lossy.pcap"}
+// The first five are netem loss only; the lab added (testdata/pcaps/README.md)
+// reordering, duplication, 5% loss on RDMA Reads, NFS under loss and
+// reordering, and soft-iWARP under reordering.
+var lossyCaptures = append(slices.Clone(rxeLossyCaptures), "lossy/siw-ib_write_bw-lossy.pcap", "lossy/siw-nfs3-lossy.pcap",
+	"lossy/siw-ib_write_bw-reorder.pcap")
+
+// rxeLossyCaptures are the RoCEv2 ones, which the raw PSN reader reads.
+var rxeLossyCaptures = []string{"lossy/rxe-ib_read_bw-lossy.pcap", "lossy/rxe-ib_write_bw-lossy.pcap",
+	"lossy/rxe-nfs3-lossy.pcap", "lossy/rxe-ib_read_bw-loss5.pcap"}
 
 // rawFlow names one direction of a RoCEv2 QP: the sender's address and the
 // destination QP.
@@ -131,7 +138,7 @@ func rawRetransmissions(t *testing.T, path string) (map[rawFlow]int, int) {
 }
 
 func TestLossyCapturesRetransmissionsCounted(t *testing.T) {
-	for _, name := range lossyCaptures[:3] {
+	for _, name := range rxeLossyCaptures {
 		raw, pmtu := rawRetransmissions(t, capturePath(name))
 		e, _ := runCapture(t, name, Options{}, nil)
 		got := map[rawFlow]int{}
@@ -214,7 +221,7 @@ func TestIWARPTCPAnalysisMatchesTshark(t *testing.T) {
 		}
 		return out
 	}
-	for _, b := range []string{"siw-nfs3-lossy", "siw-ib_write_bw-lossy"} {
+	for _, b := range []string{"siw-nfs3-lossy", "siw-ib_write_bw-lossy", "siw-ib_write_bw-reorder"} {
 		var retrans, dup []int
 		runCapture(t, "lossy/"+b+".pcap", Options{}, func(p *Packet) {
 			if p.Analysis.Retransmission {
@@ -242,7 +249,7 @@ func TestLossyAnalysisFields(t *testing.T) {
 	if !ok {
 		t.Fatal("rdmashark.analysis.retransmission is not registered")
 	}
-	for _, name := range lossyCaptures[:3] {
+	for _, name := range rxeLossyCaptures {
 		flagged, tagged := 0, 0
 		var vals []string
 		e, _ := runCapture(t, name, Options{}, func(p *Packet) {
