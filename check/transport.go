@@ -293,6 +293,16 @@ func (c *Conn) psnRequest(st *psnState, p *dissect.Packet, psn uint32, d int) {
 					i--
 				}
 			}
+			if a.NetworkDuplicate {
+				// The same IPv4 datagram twice: the network repeated it, the
+				// requester did not resend (dissect's requester model).
+				if !c.dropped() {
+					c.Report(Finding{Packets: []int{a.OriginalPacket, p.Number}, Key: "network-duplicate", Severity: Info,
+						Message: fmt.Sprintf("%s from %s, PSN %d, is a copy of packet %d, the IPv4 Identification included: the network duplicated it, the requester did not resend it",
+							p.BTH.OpCode.Name(), p.Dir, psn, a.OriginalPacket)})
+				}
+				break
+			}
 			if !st.retrans && a.Retransmission {
 				st.retrans = true
 				c.Reportf([]int{p.Number}, "retransmission",

@@ -153,6 +153,7 @@ type DirHealth struct {
 	RetransmittedPackets, RetransmittedBytes uint64
 	DuplicatePackets                         uint64 // repeated Read Responses; resent requests already acknowledged
 	OutOfOrderPackets                        uint64 // requests filling a gap
+	NetworkDuplicates                        uint64 // of the duplicates, requests the network repeated (same IPv4 ID and bytes)
 	LostSegments                             uint64 // PSN gaps
 	MissingPSNs                              uint64 // PSNs skipped by those gaps
 	FilledPSNs                               uint64 // of those, sent later (out of order)

@@ -27,7 +27,7 @@ var lossyCaptures = append(slices.Clone(rxeLossyCaptures), "lossy/siw-ib_write_b
 
 // rxeLossyCaptures are the RoCEv2 ones, which the raw PSN reader reads.
 var rxeLossyCaptures = []string{"lossy/rxe-ib_read_bw-lossy.pcap", "lossy/rxe-ib_write_bw-lossy.pcap",
-	"lossy/rxe-nfs3-lossy.pcap", "lossy/rxe-ib_read_bw-loss5.pcap"}
+	"lossy/rxe-nfs3-lossy.pcap", "lossy/rxe-ib_read_bw-loss5.pcap", "lossy/rxe-ib_read_bw-dup.pcap"}
 
 // rawFlow names one direction of a RoCEv2 QP: the sender's address and the
 // destination QP.
@@ -271,4 +271,54 @@ func TestLossyAnalysisFields(t *testing.T) {
 			t.Errorf("%s: %d packets flagged, %d tagged, %d counted", name, flagged, tagged, counted)
 		}
 	}
+}
+
+// TestLossyNetworkDuplicates: on lossy/rxe-ib_read_bw-dup.pcap (netem
+// "duplicate 2%") the requests flagged NetworkDuplicate are exactly the RC
+// request frames that repeat an earlier frame byte for byte (IPv4
+// Identification and ICRC included), found by hand; none opens a
+// retransmission episode, and each is still counted as retransmitted (its
+// PSN was seen: the raw PSN reader counts it too).
+func TestLossyNetworkDuplicates(t *testing.T) {
+	const name = "lossy/rxe-ib_read_bw-dup.pcap"
+	_, frames := pcaptest.Read(t, capturePath(name))
+	seen := map[string]bool{}
+	var want []int
+	for _, fr := range frames {
+		k := string(fr.Data)
+		// RoCEv2 RC requests: Ethernet+IPv4(20)+UDP, BTH opcode below the
+		// responses (0x0d) or from 0x13 (Atomics and later), not an ACK.
+		if len(fr.Data) > 14+20+8+12 && fr.Data[23] == 17 && binary.BigEndian.Uint16(fr.Data[36:]) == 4791 {
+			if op := fr.Data[42]; op>>5 == 0 && (op < 0x0d || op > 0x12) && seen[k] {
+				want = append(want, fr.Num)
+			}
+		}
+		seen[k] = true
+	}
+	var got []int
+	episodes := 0
+	e, _ := runCapture(t, name, Options{}, func(p *Packet) {
+		if p.Analysis.NetworkDuplicate {
+			got = append(got, p.Number)
+			if !p.Analysis.Retransmission || !p.Analysis.Duplicate || p.Analysis.Episode != 0 {
+				t.Errorf("packet %d: network duplicate with analysis %+v", p.Number, p.Analysis)
+			}
+		}
+	})
+	for _, c := range e.Conns.Connections() {
+		if c.Health != nil {
+			for d := range c.Health.Dir {
+				for _, n := range c.Health.Dir[d].EpisodesByTrigger {
+					episodes += int(n)
+				}
+			}
+		}
+	}
+	if !slices.Equal(got, want) || len(want) == 0 {
+		t.Errorf("network duplicates %v, byte-identical request frames %v", got, want)
+	}
+	if episodes != 0 {
+		t.Errorf("%d retransmission episodes: the requester never resent (every repeat is the network's)", episodes)
+	}
+	t.Logf("%s: network duplicates %v", name, got)
 }

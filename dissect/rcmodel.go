@@ -86,6 +86,11 @@ type Analysis struct {
 	// Duplicate: a repeated Read Response, or a resent request the
 	// responder had already acknowledged.
 	Duplicate bool
+	// NetworkDuplicate: a retransmission that is a copy of its original
+	// frame, the IPv4 Identification included: the network duplicated it,
+	// the requester did not resend it (a resend is a new IP datagram).
+	// It is Retransmission and Duplicate too, and opens no episode.
+	NetworkDuplicate bool
 	// OutOfOrder: a request behind the frontier whose PSN was never seen:
 	// it fills a gap.
 	OutOfOrder bool
@@ -177,7 +182,26 @@ type histEntry struct {
 	psn  uint32
 	pkt  uint32 // packet number, 0 for an empty slot
 	t    int64  // Unix nanoseconds
-	hash uint64
+	hash uint64 // packetHash's upper 48 bits, the IPv4 Identification in the lower 16 (0 without IPv4)
+}
+
+// histHash packs what a histEntry keeps of p: the upper 48 bits of its
+// packetHash and its IPv4 Identification.
+func histHash(p *Packet) uint64 {
+	return packetHash(&p.BTH)&^0xffff | uint64(ipv4ID(p))
+}
+
+// ipv4ID is the IPv4 header's Identification, 0 when the packet has none.
+func ipv4ID(p *Packet) uint16 {
+	for _, t := range p.Decoded {
+		switch t {
+		case layers.LayerTypeIPv4:
+			return p.IPv4.Id
+		case layers.LayerTypeIPv6:
+			return 0
+		}
+	}
+	return 0
 }
 
 type hole struct {
@@ -395,9 +419,27 @@ func (e *Engine) classifyRequest(p *Packet, c *Connection, rc *roceConn, m *reqM
 				orig = time.Unix(0, he.t)
 				if !a.Reissue {
 					a.Compared, a.OriginalPacket = true, int(he.pkt)
-					if packetHash(h) != he.hash {
+					hh := histHash(p)
+					switch {
+					case hh>>16 != he.hash>>16:
 						a.PayloadDiffers = true
 						dh.PayloadMismatches++
+					case uint16(hh) != 0 && uint16(hh) == uint16(he.hash):
+						// The same datagram again (netem duplicate 2%:
+						// lossy/rxe-ib_read_bw-dup.pcap, packets 27/28,
+						// 1128/1129, 1480/1481, IP ID equal, 25-140 µs
+						// apart). A requester's resend is built anew
+						// (9.7.5.1.1), under a new IP ID; this one the
+						// responder sees as a duplicate request
+						// (9.7.5.1.1, 9.7.5.1.3) and no timeout or NAK
+						// was behind it: no episode.
+						a.NetworkDuplicate = true
+						if !a.Duplicate {
+							a.Duplicate = true
+							dh.DuplicatePackets++
+						}
+						dh.NetworkDuplicates++
+						return
 					}
 				}
 			} else {
@@ -509,7 +551,7 @@ func (m *reqModel) remember(p *Packet, psn uint32) {
 	if m.hist == nil {
 		m.hist = new([historySlots]histEntry)
 	}
-	m.hist[psn%historySlots] = histEntry{psn: psn, pkt: uint32(p.Number), t: p.Timestamp.UnixNano(), hash: packetHash(&p.BTH)}
+	m.hist[psn%historySlots] = histEntry{psn: psn, pkt: uint32(p.Number), t: p.Timestamp.UnixNano(), hash: histHash(p)}
 }
 
 func (m *reqModel) closeEpisode(dh *DirHealth) {

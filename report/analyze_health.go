@@ -31,6 +31,9 @@ type DirectionHealth struct {
 	GoodputBytes      uint64 `json:"goodput_bytes"`
 	DuplicatePackets  uint64 `json:"duplicate_packets"`
 	OutOfOrderPackets uint64 `json:"out_of_order_packets"`
+	// NetworkDuplicates: of the duplicate packets, requests the network
+	// repeated (the same IPv4 datagram twice), not resent by the requester.
+	NetworkDuplicates uint64 `json:"network_duplicates"`
 	PSNGaps           uint64 `json:"psn_gaps"`
 	PSNsMissing       uint64 `json:"psns_missing"`
 	// PSNsNeverSeen: missing PSNs never sent again in the capture.
@@ -139,7 +142,8 @@ func directionHealth(c *dissect.Connection, d, other *dissect.DirHealth) Directi
 		RetransmittedPackets: d.RetransmittedPackets, RetransmittedBytes: d.RetransmittedBytes,
 		GoodputBytes:     d.Bytes - d.RetransmittedBytes,
 		DuplicatePackets: d.DuplicatePackets, OutOfOrderPackets: d.OutOfOrderPackets,
-		PSNGaps: d.LostSegments, PSNsMissing: d.MissingPSNs,
+		NetworkDuplicates: d.NetworkDuplicates,
+		PSNGaps:           d.LostSegments, PSNsMissing: d.MissingPSNs,
 		PSNsWireLost: d.WireLostPSNs, PSNsCaptureLost: d.CaptureLostPSNs,
 		NAKs: map[string]uint64{}, RNRNAKs: d.RNRNAKs,
 		EpisodesByTrigger: map[string]uint64{},
