@@ -84,6 +84,29 @@ func nakResend(c *Conn, p *dissect.Packet) {
 	}
 }
 
+// nakAcked: the responder acknowledged every request up to psn (an ACK, or
+// a NAK PSN sequence error for psn+1; IBA 9.7.5.1.1: an acknowledgment
+// covers every request up to its PSN): a NAK PSN sequence error for a PSN
+// at or before it was recovered, whichever transmission delivered it. On a
+// reordering link the resend can come before the NAK it answers
+// (lossy/rxe-ib_write_bw-reorder.pcap: PSN 16480952 resent in packet 3243,
+// the NAK for it delayed to packet 3394, acknowledged by a NAK for
+// 16480953 and later ACKs), so no resend follows the NAK in the capture.
+func nakAcked(c *Conn, p *dissect.Packet, psn uint32) {
+	ls := &c.loss
+	d := 1 - p.Dir.Index() // the requester's direction
+	for i := 0; i < len(ls.naks); i++ {
+		n := ls.naks[i]
+		if n.d != d || n.rnr || n.pkt >= p.Number || psnDiff(psn, n.psn) < 0 {
+			continue
+		}
+		c.Report(Finding{Packets: []int{n.pkt, p.Number}, Key: n.key, Severity: Info,
+			Message: fmt.Sprintf("%s; recovered: the responder acknowledged PSN %d in packet %d", n.first, n.psn, p.Number)})
+		ls.naks = append(ls.naks[:i], ls.naks[i+1:]...)
+		i--
+	}
+}
+
 // endNAK reports the NAKs no resend answered.
 func endNAK(c *Conn) {
 	for _, n := range c.loss.naks {

@@ -37,6 +37,7 @@ func TestLossyCapturesNoNewErrors(t *testing.T) {
 		// The lab's reordering, duplication and 5% loss (testdata/pcaps/README.md).
 		{"lossy/rxe-ib_read_bw-loss5.pcap", ""},
 		{"lossy/rxe-ib_read_bw-dup.pcap", ""},
+		{"lossy/rxe-ib_write_bw-reorder.pcap", "rxe-ib_write_bw.pcap"},
 		{"lossy/siw-ib_write_bw-reorder.pcap", ""},
 	}
 	for _, p := range pairs {

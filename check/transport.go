@@ -69,7 +69,10 @@ func checkNAK(c *Conn, p *dissect.Packet) {
 	c.Checked()
 	s := p.BTH.AETH.Syndrome
 	switch {
+	case s.IsACK():
+		nakAcked(c, p, p.BTH.PSN&psnMask)
 	case s.IsNAK() && s.NAKCode() == roce.NAKPSNSequenceError:
+		nakAcked(c, p, (p.BTH.PSN-1)&psnMask)
 		// Loss: recovered when the requester resends, a warning only when
 		// it never does in the capture (loss.go).
 		nakLater(c, p, "NAK "+s.NAKCode().String(),

@@ -367,6 +367,24 @@ func (e *Engine) classifyRequest(p *Packet, c *Connection, rc *roceConn, m *reqM
 	if !m.init {
 		m.init = true
 		m.next = psn
+		// The first request seen need not be the first sent: on a
+		// reordering link the capture may see later PSNs of the first
+		// message before its FIRST (lossy/rxe-ib_write_bw-reorder.pcap:
+		// packet 53, RDMA_WRITE_MIDDLE PSN 16480474, comes before packet
+		// 54, the RDMA_WRITE_FIRST at PSN 16480457, the REP's Starting
+		// PSN). The connection's Starting PSN (IBA 9.7.1: the requester
+		// sends from it; 12.6.5, 12.6.8) is where the stream begins, and
+		// the PSNs before this packet are a gap it will fill, not the
+		// start of the capture.
+		ep := &c.Client
+		if p.Dir == DirServerToClient {
+			ep = &c.Server
+		}
+		if ep.HasStartPSN {
+			if back := psnDiff(psn, ep.StartPSN&psnMask); back > 0 && back < WindowPSNs {
+				m.next = ep.StartPSN & psnMask
+			}
+		}
 	}
 	fwd := psnDiff(psn, m.next)
 	if fwd < psnHalf {

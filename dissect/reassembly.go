@@ -441,6 +441,28 @@ func (s *reqStream) fillGaps(psn, n uint32) {
 
 // find returns the message in progress p belongs to, nil if none.
 func (s *reqStream) find(psn uint32, op roce.OpCode) *partial {
+	// A message whose PSN range is known (its FIRST and LAST seen, or a
+	// Write's FIRST: its RETH length tells the LAST) and holds psn owns it,
+	// before a later message still missing its FIRST can claim it
+	// (reordered: lossy/rxe-ib_write_bw-reorder.pcap, packets 112-119,
+	// PSNs 16480513-16480520 of the Write from 16480457, after packet 100
+	// of the next Write).
+	for _, pt := range s.msgs {
+		if pt.ready || pt.gap || !pt.firstKnown {
+			continue
+		}
+		off := psnDiff(psn, pt.first)
+		switch {
+		case pt.lastSeen:
+			if off <= psnDiff(pt.lastPSN, pt.first) {
+				return pt
+			}
+		case pt.write && pt.unit > 0:
+			if off < writeSpan(pt.dmaLen, pt.unit) {
+				return pt
+			}
+		}
+	}
 	for i := len(s.msgs) - 1; i >= 0; i-- {
 		pt := s.msgs[i]
 		if pt.ready || pt.gap {
@@ -451,6 +473,16 @@ func (s *reqStream) find(psn uint32, op roce.OpCode) *partial {
 				continue
 			}
 			if pt.lastSeen && psnDiff(pt.lastPSN, psn) >= psnHalf {
+				continue
+			}
+			if pt.write && pt.unit > 0 && psnDiff(psn, pt.first) >= writeSpan(pt.dmaLen, pt.unit) {
+				// Past the LAST the FIRST's RETH length implies (IBA
+				// 9.4.1, 9.7.1: a Write of DMA Length bytes takes
+				// ceil(length / PMTU) PSNs): a packet of a later message
+				// that came before this one's LAST (reordered:
+				// lossy/rxe-ib_write_bw-reorder.pcap, packet 100, PSN
+				// 16480529 of the Write starting at 16480521, before
+				// packet 119, the LAST at 16480520 of the one before).
 				continue
 			}
 			return pt
@@ -469,6 +501,11 @@ func (s *reqStream) find(psn uint32, op roce.OpCode) *partial {
 		}
 	}
 	return nil
+}
+
+// writeSpan is the number of PSNs an RDMA Write of length bytes takes.
+func writeSpan(length uint32, unit int) uint32 {
+	return max(1, (length+uint32(unit)-1)/uint32(unit))
 }
 
 func (s *reqStream) newPartial() *partial {
