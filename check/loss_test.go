@@ -38,6 +38,7 @@ func TestLossyCapturesNoNewErrors(t *testing.T) {
 		{"lossy/rxe-ib_read_bw-loss5.pcap", ""},
 		{"lossy/rxe-ib_read_bw-dup.pcap", ""},
 		{"lossy/rxe-ib_write_bw-reorder.pcap", "rxe-ib_write_bw.pcap"},
+		{"lossy/rxe-nfs3-lossreorder.pcap", "rxe-nfs3.pcap"},
 		{"lossy/siw-ib_write_bw-reorder.pcap", ""},
 	}
 	for _, p := range pairs {

@@ -28,7 +28,7 @@ var lossyCaptures = append(slices.Clone(rxeLossyCaptures), "lossy/siw-ib_write_b
 // rxeLossyCaptures are the RoCEv2 ones, which the raw PSN reader reads.
 var rxeLossyCaptures = []string{"lossy/rxe-ib_read_bw-lossy.pcap", "lossy/rxe-ib_write_bw-lossy.pcap",
 	"lossy/rxe-nfs3-lossy.pcap", "lossy/rxe-ib_read_bw-loss5.pcap", "lossy/rxe-ib_read_bw-dup.pcap",
-	"lossy/rxe-ib_write_bw-reorder.pcap"}
+	"lossy/rxe-ib_write_bw-reorder.pcap", "lossy/rxe-nfs3-lossreorder.pcap"}
 
 // rawFlow names one direction of a RoCEv2 QP: the sender's address and the
 // destination QP.

@@ -210,8 +210,12 @@ type readOp struct {
 	started   bool
 	truncated bool
 	retrans   int
-	start     time.Time
-	end       time.Time
+	// doomed: a retransmission episode began with a resend past it
+	// (readReissued); handed up as it is when the requester sends new
+	// data again without having resent it.
+	doomed bool
+	start  time.Time
+	end    time.Time
 }
 
 // bitmap marks the packets of a message received, by index from its first
@@ -387,6 +391,10 @@ func (e *Engine) request(p *Packet, c *Connection, rc *roceConn, s *reqStream) {
 		}
 		return
 	}
+	if a.Episode == 0 {
+		// New data: the episode is over.
+		e.finishDoomed(p, c, s)
+	}
 	if a.LostSegment > 0 && a.LostSegment <= WindowPSNs && (op.IsFirst() || op.IsOnly() || op.IsReadRequest()) && (op.IsSend() || op.IsWrite() || len(s.msgs) > 0) {
 		// The missing PSNs may be a message the requester will resend:
 		// what follows waits for them.
@@ -440,7 +448,7 @@ func (s *reqStream) fillGaps(psn, n uint32) {
 }
 
 // find returns the message in progress p belongs to, nil if none.
-func (s *reqStream) find(psn uint32, op roce.OpCode) *partial {
+func (s *reqStream) find(psn uint32, op roce.OpCode, gapBefore bool) *partial {
 	// A message whose PSN range is known (its FIRST and LAST seen, or a
 	// Write's FIRST: its RETH length tells the LAST) and holds psn owns it,
 	// before a later message still missing its FIRST can claim it
@@ -490,6 +498,12 @@ func (s *reqStream) find(psn uint32, op roce.OpCode) *partial {
 		// FIRST still missing: a packet before the first one seen belongs
 		// to it only if it is its FIRST or a MIDDLE after its base; a LAST
 		// there ends the message before.
+		if gapBefore && psnDiff(psn, pt.maxSeen) < psnHalf {
+			// After a new gap past what it holds: maybe another message.
+			// It is held on its own, and joins this one (mergeHeld) when
+			// a Write's FIRST tells that both lie in its span.
+			return nil
+		}
 		if psnDiff(psn, pt.minSeen) < psnHalf {
 			if pt.lastSeen && psnDiff(pt.lastPSN, psn) >= psnHalf {
 				continue
@@ -522,7 +536,14 @@ func (s *reqStream) newPartial() *partial {
 // insert puts pt in PSN order (by base).
 func (s *reqStream) insert(pt *partial) {
 	i := len(s.msgs)
-	for i > 0 && psnDiff(pt.base, s.msgs[i-1].base) >= psnHalf {
+	for i > 0 {
+		q := s.msgs[i-1]
+		// Before q when it starts earlier, or at the same PSN with its
+		// FIRST known where q's is not (q's FIRST is then later: q was
+		// indexed from the lowest PSN its FIRST could have).
+		if d := psnDiff(pt.base, q.base); d < psnHalf && (d != 0 || !pt.firstKnown || q.firstKnown || q.gap) {
+			break
+		}
 		i--
 	}
 	s.msgs = append(s.msgs, nil)
@@ -554,12 +575,28 @@ func (e *Engine) messagePacket(p *Packet, c *Connection, rc *roceConn, s *reqStr
 	}
 	var pt *partial
 	if !op.IsOnly() {
-		pt = s.find(psn, op)
+		pt = s.find(psn, op, a.LostSegment > 0)
 	}
 	if op.IsFirst() && pt != nil && !pt.firstKnown && psnDiff(pt.minSeen, psn) >= psnHalf {
 		// A FIRST after the packets of a message whose FIRST is missing
 		// starts another message.
 		pt = nil
+	}
+	if write && op.IsFirst() && pt != nil && !pt.firstKnown {
+		// A Write's FIRST whose span (its RETH length, IBA 9.4.1, 9.7.1)
+		// ends before the packets held for a message without FIRST starts
+		// another message: those belong to a later Write
+		// (lossy/rxe-nfs3-lossreorder.pcap: packets 2783 and 2784, PSNs
+		// 4201601 and 4201610, are the second Write of a READ's chunk,
+		// 4201598-617; the first Write's FIRST, 4201578 for 20 PSNs,
+		// came after them in packet 2785).
+		unit := rc.pmtu
+		if !h.Truncated && len(h.Payload) > 0 {
+			unit = len(h.Payload)
+		}
+		if unit > 0 && psnDiff(pt.minSeen, psn) >= writeSpan(h.RETH.DMALen, unit) {
+			pt = nil
+		}
 	}
 	switch {
 	case op.IsOnly() || (op.IsFirst() && (pt == nil || pt.firstKnown)):
@@ -606,11 +643,96 @@ func (e *Engine) messagePacket(p *Packet, c *Connection, rc *roceConn, s *reqStr
 		return
 	}
 	e.addPacket(p, pt)
+	if write && op.IsFirst() {
+		e.mergeHeld(s, pt)
+	}
 	if pt.whole() {
 		pt.ready = true
 	}
 	e.drain(p, c, s)
 	e.checkBudget()
+}
+
+// mergeHeld moves into the Write pt, whose FIRST just arrived, the packets
+// held apart without a FIRST (after a PSN gap) that lie in its span: a
+// Write of DMA Length bytes takes ceil(length / PMTU) PSNs from its FIRST
+// (IBA 9.4.1, 9.7.1). On a reordering link the MIDDLE packets of several
+// Writes can come before their FIRSTs (lossy/rxe-nfs3-lossreorder.pcap,
+// packets 2783-2786: PSNs 4201601, 4201610 of the Write from 4201598 and
+// 4201626 of the one from 4201618, before the FIRST at 4201578).
+func (e *Engine) mergeHeld(s *reqStream, pt *partial) {
+	if !pt.firstKnown || pt.unit == 0 {
+		return
+	}
+	span := writeSpan(pt.dmaLen, pt.unit)
+	r := e.rx()
+	for i := 0; i < len(s.msgs); i++ {
+		q := s.msgs[i]
+		if q == pt || q.gap || q.ready || q.firstKnown || !q.write || q.unit != pt.unit || q.npkts == 0 ||
+			psnDiff(q.minSeen, pt.first) >= span || psnDiff(q.maxSeen, pt.first) >= span {
+			continue
+		}
+		limit := r.maxMsg + int(psnDiff(pt.first, pt.base))*pt.unit
+		for k := 0; k < len(q.got)*64; k++ {
+			if !q.got.has(k) {
+				continue
+			}
+			idx := int(psnDiff((q.base+uint32(k))&psnMask, pt.base))
+			if pt.got.set(idx) {
+				e.Reassembly.Duplicates++
+				continue
+			}
+			src := k * q.unit
+			end := min(src+q.unit, q.hi, len(q.data))
+			if src >= end {
+				continue
+			}
+			off := idx * pt.unit
+			n := end - src
+			if off+n > limit {
+				pt.cut = true
+				continue
+			}
+			if need := off + n; need > len(pt.data) {
+				if need > cap(pt.data) {
+					grown := make([]byte, need, min(limit, 2*need))
+					copy(grown, pt.data)
+					e.buf.grew(cap(pt.data), cap(grown))
+					pt.data = grown
+				}
+				pt.data = pt.data[:need]
+			}
+			copy(pt.data[off:], q.data[src:end])
+			pt.hi = max(pt.hi, off+n)
+		}
+		if q.truncAt >= 0 {
+			t := q.truncAt + int(psnDiff(q.base, pt.base))*pt.unit
+			if pt.truncAt < 0 || t < pt.truncAt {
+				pt.truncAt = t
+			}
+		}
+		pt.packets = append(pt.packets, q.packets...)
+		pt.npkts += q.npkts
+		pt.length += q.length
+		pt.cut = pt.cut || q.cut
+		if psnDiff(q.maxSeen, pt.maxSeen) < psnHalf {
+			pt.maxSeen = q.maxSeen
+		}
+		if q.lastSeen {
+			pt.lastSeen, pt.lastPSN = true, q.lastPSN
+		}
+		if q.end.After(pt.end) {
+			pt.end = q.end
+		}
+		if q.imm {
+			pt.imm, pt.immData = true, q.immData
+		}
+		copy(s.msgs[i:], s.msgs[i+1:])
+		s.msgs[len(s.msgs)-1] = nil
+		s.msgs = s.msgs[:len(s.msgs)-1]
+		s.spareM = append(s.spareM, q)
+		i--
+	}
 }
 
 // setFirst takes what the FIRST (or ONLY) packet tells of its message.
@@ -950,9 +1072,23 @@ func (e *Engine) readReissued(p *Packet, c *Connection, rc *roceConn, s *reqStre
 		return
 	}
 	s.reads[k].retrans++
-	for first && k > 0 {
+	s.reads[k].doomed = false
+	// Not at once: on a reordering link the resends of one episode can
+	// come out of order (lossy/rxe-nfs3-lossreorder.pcap: packet 760
+	// resends the Read at PSN 10559286, packet 807 the one at 10559266
+	// before it, whose 20 responses follow in 842-864). The earlier Reads
+	// are given up when the requester sends new data again without
+	// having resent them (finishDoomed).
+	for i := 0; first && i < k; i++ {
+		s.reads[i].doomed = true
+	}
+}
+
+// finishDoomed hands up, as they are, the Reads at the head of s that a
+// retransmission episode passed over without resending.
+func (e *Engine) finishDoomed(p *Packet, c *Connection, s *reqStream) {
+	for len(s.reads) > 0 && s.reads[0].doomed {
 		e.finishRead(p, c, s, 0)
-		k--
 	}
 }
 
