@@ -36,7 +36,7 @@ const (
 )
 
 // Tables lists the tables in the order docs/export.md describes them.
-var Tables = []string{TableConnections, TableTransactions, TableRDMAOps, TableFindings, TablePackets}
+var Tables = []string{TableConnections, TableTransactions, TableRDMAOps, TableFindings, TablePackets, TableTransportHealth, TableUDFlows}
 
 // Common are the columns every row starts with.
 type Common struct {
