@@ -404,6 +404,9 @@ func (c *Capture) Rows() map[string]int64 {
 		TableRDMAOps:      c.ops.rows,
 		TableFindings:     c.finds.rows,
 	}
+	if c.health != nil {
+		m[TableTransportHealth], m[TableUDFlows] = c.health.rows, c.ud.rows
+	}
 	if c.pkts != nil {
 		m[TablePackets] = c.pkts.rows
 	}
