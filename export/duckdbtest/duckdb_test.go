@@ -365,5 +365,15 @@ func TestDuckDBRetransmissions(t *testing.T) {
 			t.Errorf("%s: SQL %d retransmitted packets, analyze %d", k, g, w)
 		}
 	}
+	// Latencies without a sample are NULL, not 0 (every UD flow's episode
+	// duration; the Read latency of every direction that issued no Read).
+	var n, readLat, udEpisodes int64
+	if err := db.QueryRow(`SELECT count(*), count(read_latency_p50_us), (SELECT count(episode_duration_max_us) FROM `+tbl("ud_flows")+`)
+		FROM `+tbl("transport_health")).Scan(&n, &readLat, &udEpisodes); err != nil {
+		t.Fatal(err)
+	}
+	if readLat == 0 || readLat >= n || udEpisodes != 0 {
+		t.Errorf("NULL latencies: %d of %d directions have a Read latency, %d UD flows an episode duration", readLat, n, udEpisodes)
+	}
 	t.Logf("%d directions, %d retransmitted packets", len(want), total)
 }
