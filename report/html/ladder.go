@@ -72,7 +72,7 @@ type Row struct {
 	Pins            []Pin
 	MorePins        int
 	// Loss marks the packets of the arrow's sender within its span that
-	// the transport analysis flagged (markRows); Retx, Dup, Gaps and
+	// the transport analysis flagged (markItems); Retx, Dup, Gaps and
 	// GapPSNs count them.
 	Loss            string
 	Retx, Dup, Gaps int
@@ -143,9 +143,9 @@ func ladder(ac *report.Connection, cd *connData, fs []report.Finding, mine []int
 	}
 	sort.SliceStable(items, func(i, j int) bool { return items[i].first < items[j].first })
 	pinFindings(items, fs, mine, views)
+	markItems(items, cd.marks)
 	lossy := false
 	for i := range items {
-		markRows(items[i].rows, cd.marks)
 		if items[i].sig == "" {
 			continue
 		}
@@ -165,7 +165,7 @@ func ladder(ac *report.Connection, cd *connData, fs []report.Finding, mine []int
 		}
 	}
 	if lossy || cd.marksCut > 0 {
-		l.Loss = "Red under an arrow: the packets of its sender within its span that the transport analysis flagged (rdmashark.analysis: retransmitted, duplicate, after a PSN gap)."
+		l.Loss = "Red under an arrow: the packets of its sender within its span that the transport analysis flagged (rdmashark.analysis: retransmitted, duplicate, after a PSN gap), each under one arrow: where spans overlap, the one that began last."
 		if cd.marksCut > 0 {
 			l.Loss += fmt.Sprintf(" Past the first %d flagged packets, %d are not marked.", maxLossMarks, cd.marksCut)
 		}

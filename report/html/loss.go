@@ -33,18 +33,31 @@ func (cd *connData) lossMark(p *dissect.Packet) {
 		retx: a.Retransmission, dup: a.Duplicate, gapOf: a.LostSegment})
 }
 
-// markRows counts, for each arrow, the flagged packets its sender sent
-// within its packet span (First to Last), and writes them on the row.
-func markRows(rows []Row, marks []lossMark) {
-	for i := range rows {
-		r := &rows[i]
-		if r.Kind == "missing" || r.First == 0 {
-			continue
+// maxMarkLookback bounds how many earlier arrows a flagged packet is
+// matched against (arrows whose span ended long before it are passed over).
+const maxMarkLookback = 256
+
+// markItems gives each flagged packet to one arrow: among the arrows of its
+// sender whose span (First to Last) holds it, the one that started last
+// (spans overlap: pipelined RDMA Reads, a message resent after later ones
+// began); it writes each arrow's counts on its row.
+func markItems(items []item, marks []lossMark) {
+	var rows []*Row
+	for i := range items {
+		for j := range items[i].rows {
+			if r := &items[i].rows[j]; r.Kind != "missing" && r.First > 0 {
+				rows = append(rows, r)
+			}
 		}
-		j := sort.Search(len(marks), func(k int) bool { return int(marks[k].num) >= r.First })
-		for ; j < len(marks) && int(marks[j].num) <= r.Last; j++ {
-			m := &marks[j]
-			if m.c2s != r.LeftToRight {
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].First < rows[j].First })
+	for k := range marks {
+		m := &marks[k]
+		n := int(m.num)
+		i := sort.Search(len(rows), func(i int) bool { return rows[i].First > n }) - 1
+		for stop := max(-1, i-maxMarkLookback); i > stop; i-- {
+			r := rows[i]
+			if r.LeftToRight != m.c2s || r.Last < n {
 				continue
 			}
 			if m.retx {
@@ -57,7 +70,10 @@ func markRows(rows []Row, marks []lossMark) {
 				r.Gaps++
 				r.GapPSNs += uint64(m.gapOf)
 			}
+			break
 		}
+	}
+	for _, r := range rows {
 		var parts []string
 		if r.Retx > 0 {
 			parts = append(parts, fmt.Sprintf("↻ %d retransmitted", r.Retx))
