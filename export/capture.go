@@ -25,6 +25,8 @@ type Capture struct {
 	ops    *table[RDMAOp]
 	finds  *table[Finding]
 	pkts   *table[Packet] // nil unless Config.Packets
+	health *table[TransportHealth]
+	ud     *table[UDFlow]
 	all    []closer
 	err    error // the first write error
 	next   dissect.Observer
@@ -53,6 +55,10 @@ func NewCapture(cfg Config, name string, part int) (*Capture, error) {
 	add(c.ops, e)
 	c.finds, e = newTable[Finding](&c.cfg, TableFindings, part, name)
 	add(c.finds, e)
+	c.health, e = newTable[TransportHealth](&c.cfg, TableTransportHealth, part, name)
+	add(c.health, e)
+	c.ud, e = newTable[UDFlow](&c.cfg, TableUDFlows, part, name)
+	add(c.ud, e)
 	if cfg.Packets {
 		c.pkts, e = newTable[Packet](&c.cfg, TablePackets, part, name)
 		add(c.pkts, e)
@@ -286,6 +292,7 @@ func (c *Capture) Finish(eng *dissect.Engine, res *check.Result) error {
 			row.Findings = findings[dc.ID]
 			c.note(c.conns.add(row))
 		}
+		c.healthRows(eng)
 	}
 	err := closeAll(c.all)
 	if c.err != nil {
@@ -396,6 +403,9 @@ func (c *Capture) Rows() map[string]int64 {
 		TableTransactions: c.txns.rows,
 		TableRDMAOps:      c.ops.rows,
 		TableFindings:     c.finds.rows,
+	}
+	if c.health != nil {
+		m[TableTransportHealth], m[TableUDFlows] = c.health.rows, c.ud.rows
 	}
 	if c.pkts != nil {
 		m[TablePackets] = c.pkts.rows

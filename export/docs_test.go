@@ -66,11 +66,13 @@ func TestDocsMatchSchema(t *testing.T) {
 		}
 	}
 	schemas := map[string]any{
-		export.TableConnections:  export.Connection{},
-		export.TableTransactions: export.Transaction{},
-		export.TableRDMAOps:      export.RDMAOp{},
-		export.TableFindings:     export.Finding{},
-		export.TablePackets:      export.Packet{},
+		export.TableConnections:     export.Connection{},
+		export.TableTransactions:    export.Transaction{},
+		export.TableRDMAOps:         export.RDMAOp{},
+		export.TableFindings:        export.Finding{},
+		export.TablePackets:         export.Packet{},
+		export.TableTransportHealth: export.TransportHealth{},
+		export.TableUDFlows:         export.UDFlow{},
 	}
 	for _, name := range export.Tables {
 		var code []string
@@ -111,11 +113,13 @@ var v1 = map[string]string{
 
 func TestSchemaOnlyGrows(t *testing.T) {
 	schemas := map[string]any{
-		export.TableConnections:  export.Connection{},
-		export.TableTransactions: export.Transaction{},
-		export.TableRDMAOps:      export.RDMAOp{},
-		export.TableFindings:     export.Finding{},
-		export.TablePackets:      export.Packet{},
+		export.TableConnections:     export.Connection{},
+		export.TableTransactions:    export.Transaction{},
+		export.TableRDMAOps:         export.RDMAOp{},
+		export.TableFindings:        export.Finding{},
+		export.TablePackets:         export.Packet{},
+		export.TableTransportHealth: export.TransportHealth{},
+		export.TableUDFlows:         export.UDFlow{},
 	}
 	for table, cols := range v1 {
 		var code []string

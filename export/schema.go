@@ -21,7 +21,7 @@ import "time"
 
 // SchemaVersion is the version of the tables' schema: raised when a column
 // or a table is added. Columns are never renamed nor removed.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // MetadataKey is the Parquet key/value metadata key holding SchemaVersion.
 const MetadataKey = "rdmashark.schema_version"
@@ -36,7 +36,7 @@ const (
 )
 
 // Tables lists the tables in the order docs/export.md describes them.
-var Tables = []string{TableConnections, TableTransactions, TableRDMAOps, TableFindings, TablePackets}
+var Tables = []string{TableConnections, TableTransactions, TableRDMAOps, TableFindings, TablePackets, TableTransportHealth, TableUDFlows}
 
 // Common are the columns every row starts with.
 type Common struct {

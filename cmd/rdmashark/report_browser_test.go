@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -90,7 +91,11 @@ type pageData struct {
 		Last  int    `json:"last"`
 		Src   string `json:"src"`
 		XID   string `json:"xid"`
+		Retx  int    `json:"retx"`
+		Dup   int    `json:"dup"`
+		Gaps  int    `json:"gaps"`
 	} `json:"arrows"`
+	Health     []map[string]string `json:"health"`
 	Throughput []struct {
 		Conn   string `json:"conn"`
 		Series []struct {
@@ -126,8 +131,11 @@ const extractJS = `(() => {
   document.querySelectorAll('g.row').forEach(g => {
     if (g.dataset.kind === 'missing') return;
     out.arrows.push({conn: g.closest('section').id, kind: g.dataset.kind, first: +g.dataset.first,
-      last: +g.dataset.last, src: g.dataset.src, xid: g.dataset.xid});
+      last: +g.dataset.last, src: g.dataset.src, xid: g.dataset.xid, retx: +g.dataset.retx, dup: +g.dataset.dup,
+      gaps: +g.dataset.gaps});
   });
+  out.health = [];
+  document.querySelectorAll('#overview td.health').forEach(td => out.health.push(d(td)));
   document.querySelectorAll('section.conn').forEach(s => {
     const series = [];
     s.querySelectorAll('g.tput-series').forEach(g => series.push({key: g.dataset.series,
@@ -317,6 +325,95 @@ func TestReportInBrowser(t *testing.T) {
 	}
 	if nfsRan > 0 && foldLinks == 0 {
 		t.Error("no NFS report has a finding inside a folded group to follow")
+	}
+
+	for _, name := range []string{"rxe-nfs3-lossy", "rxe-ib_write_bw-lossy", "siw-nfs3-lossy"} {
+		t.Run(name, func(t *testing.T) {
+			capture := "../../testdata/pcaps/lossy/" + name + ".pcap"
+			data := loadReport(t, bctx, capture, shots)
+			a := checkThroughput(t, data, capture)
+			checkHealthOverview(t, data, a)
+			checkLossMarks(t, data, capture)
+		})
+	}
+}
+
+// checkHealthOverview: the overview's transport-health headline of each
+// connection carries analyze's transport_health counts.
+func checkHealthOverview(t *testing.T, data pageData, a *report.Analysis) {
+	got := map[string]map[string]string{}
+	for _, h := range data.Health {
+		got[h["conn"]] = h
+	}
+	for _, c := range a.Connections {
+		h := c.TransportHealth
+		if h == nil {
+			continue
+		}
+		naks := h.ClientToServer.RNRNAKs + h.ServerToClient.RNRNAKs
+		for _, d := range []report.DirectionHealth{h.ClientToServer, h.ServerToClient} {
+			for _, n := range d.NAKs {
+				naks += n
+			}
+		}
+		want := map[string]string{"conn": strconv.Itoa(c.ID),
+			"retxC2s":  strconv.FormatUint(h.ClientToServer.RetransmittedPackets, 10),
+			"retxS2c":  strconv.FormatUint(h.ServerToClient.RetransmittedPackets, 10),
+			"naks":     strconv.FormatUint(naks, 10),
+			"episodes": strconv.FormatUint(h.ClientToServer.Episodes+h.ServerToClient.Episodes, 10)}
+		if !maps.Equal(got[want["conn"]], want) {
+			t.Errorf("conn %d: the overview shows %v, analyze %v", c.ID, got[want["conn"]], want)
+		}
+	}
+}
+
+// checkLossMarks: each packet `dissect -Y rdmashark.analysis.retransmission`
+// (and .duplicate, .lost_segment) selects is marked under exactly one
+// arrow, when one of its sender's arrows spans it: the one of them that
+// began last (of arrows beginning at the same packet, the last on the
+// page); and none is marked twice.
+func checkLossMarks(t *testing.T, data pageData, capture string) {
+	sel := func(filter string) map[int]string {
+		code, out, stderr := runCmd(t, "dissect", "-Y", filter, "-T", "fields", "-e", "frame.number", "-e", "ip.src", capture)
+		if code != 0 {
+			t.Fatalf("dissect -Y %s: exit %d: %s", filter, code, stderr)
+		}
+		pks := map[int]string{}
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+			f := strings.Split(l, "\t")
+			n, err := strconv.Atoi(f[0])
+			if err != nil || len(f) < 2 {
+				t.Fatalf("dissect: line %q", l)
+			}
+			pks[n] = f[1]
+		}
+		return pks
+	}
+	arrows := data.Arrows
+	want := make([][3]int, len(arrows))
+	for k, pks := range []map[int]string{sel("rdmashark.analysis.retransmission"), sel("rdmashark.analysis.duplicate"), sel("rdmashark.analysis.lost_segment")} {
+		for n, src := range pks {
+			best := -1
+			for i, a := range arrows {
+				if a.Src == src && a.First <= n && n <= a.Last && (best < 0 || a.First >= arrows[best].First) {
+					best = i
+				}
+			}
+			if best >= 0 {
+				want[best][k]++
+			}
+		}
+	}
+	marked := 0
+	for i, a := range arrows {
+		if got := [3]int{a.Retx, a.Dup, a.Gaps}; got != want[i] {
+			t.Errorf("%s %s arrow #%d–%d from %s: marks %v retransmitted/duplicate/gaps, dissect -Y selects %v", a.Conn, a.Kind, a.First, a.Last, a.Src, got, want[i])
+		}
+		marked += a.Retx
+	}
+	t.Logf("%d arrows mark %d retransmitted packets", len(arrows), marked)
+	if marked == 0 {
+		t.Error("no arrow marks a retransmission")
 	}
 }
 
@@ -545,8 +642,14 @@ func checkThroughput(t *testing.T, data pageData, capture string) *report.Analys
 				continue
 			}
 			found = true
-			if len(tp.Series) != 2 {
-				t.Errorf("conn %d: %d series", c.ID, len(tp.Series))
+			// With transport_health, the retransmitted bytes per direction
+			// are two more series.
+			if nw := 2 + 2*btoi(c.TransportHealth != nil); len(tp.Series) != nw {
+				t.Errorf("conn %d: %d series, want %d", c.ID, len(tp.Series), nw)
+			}
+			if h := c.TransportHealth; h != nil {
+				want["c2s-retx"] = report.Direction{Packets: h.ClientToServer.RetransmittedPackets, Bytes: h.ClientToServer.RetransmittedBytes}
+				want["s2c-retx"] = report.Direction{Packets: h.ServerToClient.RetransmittedPackets, Bytes: h.ServerToClient.RetransmittedBytes}
 			}
 			for _, s := range tp.Series {
 				var sum uint64
@@ -597,4 +700,11 @@ func checkChunksAnalyze(t *testing.T, data pageData, a *report.Analysis) {
 	if got != want || want[0] == 0 {
 		t.Errorf("chunk chart: Calls, Read, Write, Reply %v; analyze's chunks %v", got, want)
 	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

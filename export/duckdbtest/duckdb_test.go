@@ -240,8 +240,9 @@ func TestDuckDBReproducesAnalyze(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if files != int64(4*len(caps)) || versioned != files {
-		t.Errorf("%d files, %d with %s=%d (want %d)", files, versioned, export.MetadataKey, export.SchemaVersion, 4*len(caps))
+	// One file per capture of every table but packets (no --packets).
+	if nf := int64((len(export.Tables) - 1) * len(caps)); files != nf || versioned != files {
+		t.Errorf("%d files, %d with %s=%d (want %d)", files, versioned, export.MetadataKey, export.SchemaVersion, nf)
 	}
 	// DuckDB sees the columns typed: timestamps as timestamps, counts and
 	// keys as integers, addresses and enumerations as strings, lists as
@@ -283,4 +284,97 @@ func TestDuckDBReproducesAnalyze(t *testing.T) {
 	}
 
 	t.Logf("%d captures, %d RPC connections, %d finding groups, %d RDMA operations (%d attached)", len(caps), len(want), len(wantFindings), ops, attached)
+}
+
+// The transport_health table read by DuckDB reproduces analyze's
+// retransmitted packets per connection and direction on the lossy
+// captures, and its rows join the connections table.
+func TestDuckDBRetransmissions(t *testing.T) {
+	bin := rdmashark(t)
+	caps, err := filepath.Glob(filepath.Join(root, "testdata/pcaps/lossy/*.pcap"))
+	if err != nil || len(caps) < 5 {
+		t.Fatalf("lossy captures: %v %v", caps, err)
+	}
+	dir := t.TempDir()
+	run(t, bin, append([]string{"export", "-o", dir, "--jobs", "2"}, caps...)...)
+	var docs []struct {
+		File        string `json:"file"`
+		Connections []struct {
+			ID     int `json:"id"`
+			Health *struct {
+				C2S struct {
+					Retx int64 `json:"retransmitted_packets"`
+				} `json:"client_to_server"`
+				S2C struct {
+					Retx int64 `json:"retransmitted_packets"`
+				} `json:"server_to_client"`
+			} `json:"transport_health"`
+		} `json:"connections"`
+	}
+	if err := json.Unmarshal(run(t, bin, append([]string{"analyze", "--format", "json"}, caps...)...), &docs); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{} // capture|conn|direction
+	var total int64
+	for _, d := range docs {
+		for _, c := range d.Connections {
+			if c.Health == nil {
+				continue
+			}
+			want[fmt.Sprintf("%s|%d|client-to-server", d.File, c.ID)] = c.Health.C2S.Retx
+			want[fmt.Sprintf("%s|%d|server-to-client", d.File, c.ID)] = c.Health.S2C.Retx
+			total += c.Health.C2S.Retx + c.Health.S2C.Retx
+		}
+	}
+	if total == 0 {
+		t.Fatal("analyze finds no retransmission in the lossy captures")
+	}
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tbl := func(name string) string {
+		return fmt.Sprintf("read_parquet('%s/%s/*/*.parquet', hive_partitioning = true)", dir, name)
+	}
+	rows, err := db.Query(`SELECT h.capture, h.connection_id, h.direction, sum(h.retransmitted_packets), count(c.connection_id)
+		FROM ` + tbl("transport_health") + ` h LEFT JOIN ` + tbl("connections") + ` c USING (capture, label, connection_id)
+		GROUP BY ALL`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for rows.Next() {
+		var capture, direction string
+		var conn, n, joined int64
+		if err := rows.Scan(&capture, &conn, &direction, &n, &joined); err != nil {
+			t.Fatal(err)
+		}
+		if joined != 1 {
+			t.Errorf("%s connection %d %s: joins %d connections rows", capture, conn, direction, joined)
+		}
+		got[fmt.Sprintf("%s|%d|%s", capture, conn, direction)] = n
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d transport_health rows, analyze has %d directions with transport health", len(got), len(want))
+	}
+	for k, w := range want {
+		if g, ok := got[k]; !ok || g != w {
+			t.Errorf("%s: SQL %d retransmitted packets, analyze %d", k, g, w)
+		}
+	}
+	// Latencies without a sample are NULL, not 0 (every UD flow's episode
+	// duration; the Read latency of every direction that issued no Read).
+	var n, readLat, udEpisodes int64
+	if err := db.QueryRow(`SELECT count(*), count(read_latency_p50_us), (SELECT count(episode_duration_max_us) FROM `+tbl("ud_flows")+`)
+		FROM `+tbl("transport_health")).Scan(&n, &readLat, &udEpisodes); err != nil {
+		t.Fatal(err)
+	}
+	if readLat == 0 || readLat >= n || udEpisodes != 0 {
+		t.Errorf("NULL latencies: %d of %d directions have a Read latency, %d UD flows an episode duration", readLat, n, udEpisodes)
+	}
+	t.Logf("%d directions, %d retransmitted packets", len(want), total)
 }

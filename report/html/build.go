@@ -65,7 +65,11 @@ type ConnView struct {
 	TrafficC2S         string
 	TrafficS2C         string
 	Checks             string
-	Caveats            []string
+	// Health is the transport-health headline (healthText), "" without
+	// transport_health; the counts are the page's data attributes.
+	Health                                                   string
+	HealthRetxC2S, HealthRetxS2C, HealthNAKs, HealthEpisodes uint64
+	Caveats                                                  []string
 	// ConnFindings are the findings that name no packet (connection-wide).
 	ConnFindings []FindingView
 	Ladder       Ladder
@@ -282,6 +286,11 @@ func connView(c *report.Connection) *ConnView {
 		RemoteInvalidation: "unknown (set-up not in capture)", Caveats: c.CheckCaveats,
 		TrafficC2S: fmt.Sprintf("%d packets, %d bytes", c.Traffic.ClientToServer.Packets, c.Traffic.ClientToServer.Bytes),
 		TrafficS2C: fmt.Sprintf("%d packets, %d bytes", c.Traffic.ServerToClient.Packets, c.Traffic.ServerToClient.Bytes),
+	}
+	if h := c.TransportHealth; h != nil {
+		cv.Health = healthText(h)
+		cv.HealthRetxC2S, cv.HealthRetxS2C = h.ClientToServer.RetransmittedPackets, h.ServerToClient.RetransmittedPackets
+		cv.HealthNAKs, cv.HealthEpisodes = naks(h), h.ClientToServer.Episodes+h.ServerToClient.Episodes
 	}
 	if c.Reject != "" {
 		cv.State += " (" + c.Reject + ")"

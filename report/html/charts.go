@@ -80,6 +80,11 @@ func throughputChart(ac *report.Connection, t *throughput) ThroughputChart {
 		{Key: "s2c", Name: "server → client", Class: "s2c", Bins: slices.Clone(t.bytes[1][:t.n])},
 	}
 	ch.Series[0].Packets, ch.Series[1].Packets = sum(t.pkts[0][:t.n]), sum(t.pkts[1][:t.n])
+	if ac.TransportHealth != nil {
+		ch.Series = append(ch.Series,
+			Series{Key: "c2s-retx", Name: "client → server retransmitted", Class: "c2s retx", Bins: slices.Clone(t.retx[0][:t.n]), Packets: sum(t.retxPkts[0][:t.n])},
+			Series{Key: "s2c-retx", Name: "server → client retransmitted", Class: "s2c retx", Bins: slices.Clone(t.retx[1][:t.n]), Packets: sum(t.retxPkts[1][:t.n])})
+	}
 	var max uint64
 	for i := range ch.Series {
 		s := &ch.Series[i]

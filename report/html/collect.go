@@ -106,6 +106,10 @@ type connData struct {
 	omittedSigs   map[string]uint64
 	sigOrder      []string
 	tput          throughput
+	// marks are the packets the transport analysis flagged, in capture
+	// order (at most maxLossMarks; marksCut counts the rest).
+	marks    []lossMark
+	marksCut uint64
 }
 
 // message classes tracked for multi-packet messages.
@@ -152,7 +156,11 @@ func (c *Collector) Packet(p *dissect.Packet) {
 		return
 	}
 	d := p.Dir.Index()
-	cd.tput.add(p.RelTime, d, uint64(p.Length))
+	a := &p.Analysis
+	cd.tput.add(p.RelTime, d, uint64(p.Length), a.Valid && a.Retransmission)
+	if a.Valid && (a.Retransmission || a.Duplicate || a.LostSegment > 0) {
+		cd.lossMark(p)
+	}
 	// The sender is one of the connection's endpoints (no per-packet
 	// formatting of addresses).
 	src := p.Conn.Client.Address

@@ -151,10 +151,15 @@ type throughput struct {
 	width time.Duration
 	bytes [2][throughputBins]uint64
 	pkts  [2][throughputBins]uint64
-	n     int // bins in use
+	// retx and retxPkts: the retransmitted packets' share (the RC
+	// model's and TCP's Analysis.Retransmission, as transport_health
+	// counts them).
+	retx     [2][throughputBins]uint64
+	retxPkts [2][throughputBins]uint64
+	n        int // bins in use
 }
 
-func (t *throughput) add(at time.Duration, dir int, n uint64) {
+func (t *throughput) add(at time.Duration, dir int, n uint64, retx bool) {
 	if t.width == 0 {
 		t.width = time.Millisecond
 		t.start = at
@@ -169,9 +174,11 @@ func (t *throughput) add(at time.Duration, dir int, n uint64) {
 			for j := 0; j < throughputBins/2; j++ {
 				t.bytes[d][j] = t.bytes[d][2*j] + t.bytes[d][2*j+1]
 				t.pkts[d][j] = t.pkts[d][2*j] + t.pkts[d][2*j+1]
+				t.retx[d][j] = t.retx[d][2*j] + t.retx[d][2*j+1]
+				t.retxPkts[d][j] = t.retxPkts[d][2*j] + t.retxPkts[d][2*j+1]
 			}
 			for j := throughputBins / 2; j < throughputBins; j++ {
-				t.bytes[d][j], t.pkts[d][j] = 0, 0
+				t.bytes[d][j], t.pkts[d][j], t.retx[d][j], t.retxPkts[d][j] = 0, 0, 0, 0
 			}
 		}
 		t.width *= 2
@@ -180,6 +187,10 @@ func (t *throughput) add(at time.Duration, dir int, n uint64) {
 	}
 	t.bytes[dir][i] += n
 	t.pkts[dir][i]++
+	if retx {
+		t.retx[dir][i] += n
+		t.retxPkts[dir][i]++
+	}
 	if i+1 > t.n {
 		t.n = i + 1
 	}

@@ -160,13 +160,19 @@ func TestEscaping(t *testing.T) {
 // TestThroughputBins: the bins keep every byte when they widen.
 func TestThroughputBins(t *testing.T) {
 	var tp throughput
-	var want [2]uint64
+	var want, wantRetx [2]uint64
 	for i := 0; i < 5000; i++ {
 		at := (time.Duration(i) * 37 * time.Millisecond)
-		tp.add(at, i%2, uint64(i))
+		tp.add(at, i%2, uint64(i), i%7 == 0)
 		want[i%2] += uint64(i)
+		if i%7 == 0 {
+			wantRetx[i%2] += uint64(i)
+		}
 	}
 	for d := range want {
+		if got := sum(tp.retx[d][:tp.n]); got != wantRetx[d] {
+			t.Errorf("dir %d: retransmitted bins add up to %d, want %d", d, got, wantRetx[d])
+		}
 		if got := sum(tp.bytes[d][:tp.n]); got != want[d] {
 			t.Errorf("dir %d: bins hold %d bytes, %d added", d, got, want[d])
 		}

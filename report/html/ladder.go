@@ -39,6 +39,8 @@ type Ladder struct {
 	OmittedTotal uint64
 	Acks         string
 	RPC          bool
+	// Loss explains the loss marks, "" when no arrow has one.
+	Loss string
 }
 
 // Block is a run of rows drawn as one SVG; a folded block is a run of
@@ -69,6 +71,12 @@ type Row struct {
 	Inv             bool
 	Pins            []Pin
 	MorePins        int
+	// Loss marks the packets of the arrow's sender within its span that
+	// the transport analysis flagged (markItems); Retx, Dup, Gaps and
+	// GapPSNs count them.
+	Loss            string
+	Retx, Dup, Gaps int
+	GapPSNs         uint64
 }
 
 // Pin is a finding pinned to its packet's arrow.
@@ -135,6 +143,8 @@ func ladder(ac *report.Connection, cd *connData, fs []report.Finding, mine []int
 	}
 	sort.SliceStable(items, func(i, j int) bool { return items[i].first < items[j].first })
 	pinFindings(items, fs, mine, views)
+	markItems(items, cd.marks)
+	lossy := false
 	for i := range items {
 		if items[i].sig == "" {
 			continue
@@ -144,9 +154,20 @@ func ladder(ac *report.Connection, cd *connData, fs []report.Finding, mine []int
 			for _, p := range r.Pins {
 				rules = appendUnique(rules, p.Rule)
 			}
+			if r.Loss != "" {
+				// Arrows with loss marks do not fold with clean ones.
+				rules = appendUnique(rules, "loss")
+				lossy = true
+			}
 		}
 		if len(rules) > 0 {
 			items[i].sig += " [" + strings.Join(rules, ", ") + "]"
+		}
+	}
+	if lossy || cd.marksCut > 0 {
+		l.Loss = "Red under an arrow: the packets of its sender within its span that the transport analysis flagged (rdmashark.analysis: retransmitted, duplicate, after a PSN gap), each under one arrow: where spans overlap, the one that began last."
+		if cd.marksCut > 0 {
+			l.Loss += fmt.Sprintf(" Past the first %d flagged packets, %d are not marked.", maxLossMarks, cd.marksCut)
 		}
 	}
 	l.Blocks = blocks(items, &l.Arrows)
@@ -296,7 +317,7 @@ func layout(b Block, rows []Row) Block {
 	for i := range rows {
 		r := &rows[i]
 		h := rowBase
-		if r.Sub != "" {
+		if r.Sub != "" || r.Loss != "" {
 			h = rowWithSub
 		}
 		if ph := 10 + pinStep*(len(r.Pins)+b01(r.MorePins > 0)); ph > h {
