@@ -188,14 +188,62 @@ type FieldSet struct {
 	instances map[string]func(p *Packet) int
 }
 
-// Fields is the registry used by dissect's output. The protocol files add to
-// it in their init functions.
-var Fields = &FieldSet{byName: map[string]*Field{}, titles: map[string]string{},
-	instances: map[string]func(p *Packet) int{}}
+// Table is one protocol's part of the field registry: the groups its
+// fields belong to (with their -V titles), the kinds of instance its fields
+// repeat with, and its fields in display order. Each fields_*.go file builds
+// its own; NewFieldSet joins them once.
+type Table struct {
+	groups    [][2]string
+	instances []instanceKind
+	fields    []*Field
+}
+
+type instanceKind struct {
+	kind  string
+	count func(p *Packet) int
+}
+
+// Group names a protocol or header that fields belong to (Field.Parent),
+// with the title -V shows for it.
+func (t *Table) Group(name, title string) { t.groups = append(t.groups, [2]string{name, title}) }
 
 // Instances names a kind of instance that fields repeat with (Field.Per)
 // and how many a packet holds.
-func (s *FieldSet) Instances(kind string, count func(p *Packet) int) { s.instances[kind] = count }
+func (t *Table) Instances(kind string, count func(p *Packet) int) {
+	t.instances = append(t.instances, instanceKind{kind, count})
+}
+
+// Register adds fields to the table, in display order.
+func (t *Table) Register(fs ...*Field) { t.fields = append(t.fields, fs...) }
+
+// fieldTables are the protocols' tables in registry (display) order.
+var fieldTables = []func() *Table{
+	analysisTable, columnTable, compatTable, ibTable, iwarpTable, linkTable,
+	netTable, streamTable, commentTable, nfsTable, rpcTable,
+}
+
+// Fields is the registry used by dissect's output, built once from the
+// protocols' tables.
+var Fields = NewFieldSet(fieldTables...)
+
+// NewFieldSet builds a registry from tables, in their order. A field name
+// registered twice is a programming error and panics at start-up, where a
+// test catches it.
+func NewFieldSet(tables ...func() *Table) *FieldSet {
+	s := &FieldSet{byName: map[string]*Field{}, titles: map[string]string{},
+		instances: map[string]func(p *Packet) int{}}
+	for _, mk := range tables {
+		t := mk()
+		for _, g := range t.groups {
+			s.titles[g[0]] = g[1]
+		}
+		for _, k := range t.instances {
+			s.instances[k.kind] = k.count
+		}
+		s.register(t.fields...)
+	}
+	return s
+}
 
 // Count returns how many instances of kind p holds (0 for a kind not
 // registered).
@@ -205,10 +253,6 @@ func (s *FieldSet) Count(kind string, p *Packet) int {
 	}
 	return 0
 }
-
-// Group names a protocol or header that fields belong to (Field.Parent),
-// with the title -V shows for it.
-func (s *FieldSet) Group(name, title string) { s.titles[name] = title }
 
 // groupRanks orders the groups of -V and -T json from the outermost
 // protocol to the innermost, whatever order the fields were registered in.
@@ -250,9 +294,8 @@ func (s *FieldSet) Title(name string) string {
 	return name
 }
 
-// Register adds fields to the set. A duplicate name is a programming error
-// and panics at start-up, where a test catches it.
-func (s *FieldSet) Register(fs ...*Field) {
+// register adds fields to the set; NewFieldSet says why a duplicate panics.
+func (s *FieldSet) register(fs ...*Field) {
 	for _, f := range fs {
 		if _, dup := s.byName[f.Name]; dup {
 			panic("dissect: field registered twice: " + f.Name)

@@ -5,8 +5,8 @@ package dissect
 // Wireshark shows TCP's under tcp.analysis.: present only on the packets
 // they apply to.
 
-func init() {
-	F := Fields
+func analysisTable() *Table {
+	F := new(Table)
 	const A = "rdmashark.analysis"
 	F.Group(A, "Transport analysis (rdmashark)")
 	flag := func(name, label string, get func(a *Analysis) bool) *Field {
@@ -63,6 +63,7 @@ func init() {
 		num(A+".differs_from", "Retransmission differing from its original, in this packet", BaseDec,
 			func(a *Analysis) (uint64, bool) { return uint64(a.OriginalPacket), a.PayloadDiffers }),
 	)
+	return F
 }
 
 // analysisInfo tags the summary line as tshark tags TCP's

@@ -12,8 +12,8 @@ import (
 // (relative, as tshark's default -t r), Length and the addresses are
 // tshark's; Protocol and Info are rdmashark's own words for the packet.
 
-func init() {
-	F := Fields
+func columnTable() *Table {
+	F := new(Table)
 	F.Group("_ws.col", "Columns")
 	vlan := func(name, label string, t FieldType, b Base, get func(p *Packet, i int) uint64) *Field {
 		return &Field{Name: name, Label: label, Type: t, Base: b, Parent: "vlan",
@@ -55,6 +55,7 @@ func init() {
 			}
 		}),
 	)
+	return F
 }
 
 func pad6(v int64) string {

@@ -28,7 +28,8 @@ func ipCM(p *Packet) []byte {
 	return nil
 }
 
-func init() {
+func compatTable() *Table {
+	F := new(Table)
 	const C = "infiniband.cm"
 	cm := func(name, label string, t FieldType, b Base, get func(h []byte) (Value, bool)) *Field {
 		return &Field{Name: "infiniband.cm.req.ip_cm." + name, Label: label, Type: t, Base: b, Parent: C,
@@ -43,7 +44,7 @@ func init() {
 	one := func(v uint64) (Value, bool) { return Value{U: v}, true }
 	addr4 := func(b []byte) (Value, bool) { return Value{Addr: netip.AddrFrom4([4]byte(b))}, true }
 	addr6 := func(b []byte) (Value, bool) { return Value{Addr: netip.AddrFrom16([16]byte(b))}, true }
-	Fields.Register(
+	F.Register(
 		// The RETH itself: present on RDMA Read and Write requests only,
 		// not on atomics, although infiniband.reth.va is (as in tshark).
 		&Field{Name: "infiniband.reth", Label: "RDMA Extended Transport Header", Type: FTNone, Parent: "infiniband.reth", Hidden: true,
@@ -88,4 +89,5 @@ func init() {
 			return Value{B: h[pvtdata.CMAHeaderLen:]}, true
 		}),
 	)
+	return F
 }

@@ -76,8 +76,8 @@ func cmIs(t gopacket.LayerType) func(*Packet) bool {
 	return func(p *Packet) bool { return p.CM.Attr == t }
 }
 
-func init() {
-	F := Fields
+func ibTable() *Table {
+	F := new(Table)
 	for _, g := range [][2]string{
 		{"infiniband.lrh", "Local Route Header"}, {"infiniband.grh", "Global Route Header"},
 		{"infiniband.bth", "Base Transport Header"}, {"infiniband.rdeth", "RD Extended Transport Header"},
@@ -306,4 +306,5 @@ func init() {
 		ib("infiniband.cm.drsp.localcommid", "Local Communication ID", h32, BaseHex, C, drep, func(p *Packet) uint64 { return uint64(p.CM.DREP.LocalCommID) }),
 		ib("infiniband.cm.drsp.remotecommid", "Remote Communication ID", h32, BaseHex, C, drep, func(p *Packet) uint64 { return uint64(p.CM.DREP.RemoteCommID) }),
 	)
+	return F
 }

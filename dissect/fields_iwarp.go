@@ -93,8 +93,8 @@ func termLayerIs(l iwarp.TermLayer, etypes ...uint8) func(f *IWARPFPDU) bool {
 func tagged(f *IWARPFPDU) bool   { return f.DDP.T }
 func untagged(f *IWARPFPDU) bool { return !f.DDP.T }
 
-func init() {
-	F := Fields
+func iwarpTable() *Table {
+	F := new(Table)
 	F.Group("iwarp_mpa", "iWARP Marker Protocol data unit Aligned framing")
 	F.Group("iwarp_ddp", "iWARP Direct Data Placement")
 	F.Group("iwarp_rdma", "iWARP Remote Direct Memory Access Protocol")
@@ -329,4 +329,5 @@ func init() {
 			return u(uint64(f.DataLen)), ddpOK(f)
 		}),
 	)
+	return F
 }

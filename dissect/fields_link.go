@@ -37,8 +37,8 @@ func hasLayer(t gopacket.LayerType) func(p *Packet) bool {
 	return func(p *Packet) bool { return p.Has(t) }
 }
 
-func init() {
-	F := Fields
+func linkTable() *Table {
+	F := new(Table)
 	F.Group("frame", "Frame")
 	F.Group("eth", "Ethernet II")
 	F.Group("vlan", "802.1Q Virtual LAN")
@@ -131,4 +131,5 @@ func init() {
 		&Field{Name: "tcp.len", Label: "TCP Segment Len", Type: FTUint32, Base: BaseDec, Parent: "tcp",
 			Get: when(tcp, func(p *Packet) Value { return u(uint64(len(p.TCP.Payload))) })},
 	)
+	return F
 }

@@ -11,8 +11,8 @@ import (
 // and printed as tshark 4.0 prints them (tshark -G fields; compared on the
 // real captures by cmd/rdmashark's golden tests).
 
-func init() {
-	F := Fields
+func netTable() *Table {
+	F := new(Table)
 	eth := hasLayer(layers.LayerTypeEthernet)
 	ip4 := hasLayer(layers.LayerTypeIPv4)
 	ip6 := hasLayer(layers.LayerTypeIPv6)
@@ -127,20 +127,24 @@ func init() {
 		&Field{Name: "tcp.urgent_pointer", Label: "Urgent Pointer", Type: FTUint16, Base: BaseDec, Parent: "tcp",
 			Get: when(tcp, func(p *Packet) Value { return u(uint64(p.TCP.Urgent)) })},
 	)
+	return F
 }
 
-func init() {
+func streamTable() *Table {
+	F := new(Table)
 	tcp := hasLayer(layers.LayerTypeTCP)
-	Fields.Register(
+	F.Register(
 		&Field{Name: "frame.time_delta", Label: "Time delta from previous captured frame", Type: FTRelTime, Parent: "frame",
 			Get: func(p *Packet, emit func(Value)) { emit(u(uint64(max(p.TimeDelta, 0)))) }},
 		&Field{Name: "tcp.stream", Label: "Stream index", Type: FTUint32, Base: BaseDec, Parent: "tcp",
 			Get: when(tcp, func(p *Packet) Value { return u(uint64(max(p.TCPStream, 0))) })},
 	)
+	return F
 }
 
-func init() {
-	Fields.Register(
+func commentTable() *Table {
+	F := new(Table)
+	F.Register(
 		// One occurrence per pcapng opt_comment of the packet's record.
 		&Field{Name: "frame.comment", Label: "Comment", Type: FTString, Parent: "frame",
 			Get: func(p *Packet, emit func(Value)) {
@@ -149,4 +153,5 @@ func init() {
 				}
 			}},
 	)
+	return F
 }

@@ -132,8 +132,8 @@ func opValue(u *ULPInfo, i int) Value {
 	return v
 }
 
-func init() {
-	F := Fields
+func nfsTable() *Table {
+	F := new(Table)
 	F.Group("nfs", "Network File System")
 	F.Group("mount", "Mount Service")
 	F.Group("nfsacl", "NFSACL")
@@ -195,4 +195,5 @@ func init() {
 		procedureField("nfsacl.procedure_v2", "nfsacl", nfs.ProgNFSACL, 2),
 		procedureField("nfsacl.procedure_v3", "nfsacl", nfs.ProgNFSACL, 3),
 	)
+	return F
 }

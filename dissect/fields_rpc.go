@@ -102,8 +102,8 @@ func eachSegment(r *RPCRecord, f func(sg rpcrdma.Segment)) {
 	}
 }
 
-func init() {
-	F := Fields
+func rpcTable() *Table {
+	F := new(Table)
 	F.Group("rpcordma", "RPC over RDMA")
 	F.Group("rpc", "Remote Procedure Call")
 	F.Instances("rpc", func(p *Packet) int { return len(p.RPC) })
@@ -396,6 +396,7 @@ func init() {
 				}
 			}},
 	)
+	return F
 }
 
 // v2ErrField is a field of a version 2 RDMA2_ERROR's error arm
