@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/rdmashark/rdmashark/rpcrdma"
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
@@ -488,4 +489,20 @@ func eachChunkText(r *RPCRecord, f func(string)) {
 		segs(&b, c.ReplyChunk.Segments)
 		f(b.String())
 	}
+}
+
+// lastMachineName is the AUTH_SYS machine name seen last: a capture's
+// calls carry the same few names, and converting each to a string would
+// allocate on every packet a filter or -T fields looks at.
+var lastMachineName atomic.Pointer[string]
+
+// machineName returns b as a string, the one made last time when b is the
+// same name.
+func machineName(b []byte) string {
+	if p := lastMachineName.Load(); p != nil && *p == string(b) {
+		return *p
+	}
+	s := string(b)
+	lastMachineName.Store(&s)
+	return s
 }

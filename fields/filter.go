@@ -1,10 +1,15 @@
-package dissect
+// Package fields is rdmashark's presentation of the engine's model: for now
+// the display-filter view of dissect's field registry (dfilter compiles
+// filters against FilterRegistry). It imports dissect; dissect never imports
+// it, so the engine does not depend on the display-filter language (issue
+// 11: the field table, value formats and summary lines are to follow).
+package fields
 
 import (
 	"strings"
-	"sync/atomic"
 
 	"github.com/rdmashark/rdmashark/dfilter"
+	"github.com/rdmashark/rdmashark/dissect"
 )
 
 // The display-filter view of the field registry: dfilter compiles filters
@@ -14,55 +19,57 @@ import (
 // every field of s by name, and every protocol or header that names a
 // prefix of fields ("rpcordma", "infiniband.reth", "ip") as a protocol that
 // is present when any of its fields is.
-func (s *FieldSet) FilterRegistry() dfilter.Registry[*Packet] { return filterRegistry{s} }
+func FilterRegistry(s *dissect.FieldSet) dfilter.Registry[*dissect.Packet] {
+	return filterRegistry{s}
+}
 
-type filterRegistry struct{ s *FieldSet }
+type filterRegistry struct{ s *dissect.FieldSet }
 
 // FilterType maps a field type to the type a display filter compares it as.
-func FilterType(t FieldType) dfilter.Type {
+func FilterType(t dissect.FieldType) dfilter.Type {
 	switch t {
-	case FTUint8, FTUint16, FTUint24, FTUint32, FTUint64:
+	case dissect.FTUint8, dissect.FTUint16, dissect.FTUint24, dissect.FTUint32, dissect.FTUint64:
 		return dfilter.TypeUint
-	case FTBoolean:
+	case dissect.FTBoolean:
 		return dfilter.TypeBool
-	case FTBytes:
+	case dissect.FTBytes:
 		return dfilter.TypeBytes
-	case FTEther:
+	case dissect.FTEther:
 		return dfilter.TypeEther
-	case FTIPv4:
+	case dissect.FTIPv4:
 		return dfilter.TypeIPv4
-	case FTIPv6:
+	case dissect.FTIPv6:
 		return dfilter.TypeIPv6
-	case FTString:
+	case dissect.FTString:
 		return dfilter.TypeString
-	case FTTime, FTRelTime:
+	case dissect.FTTime, dissect.FTRelTime:
 		return dfilter.TypeTime
 	}
 	return dfilter.TypeProtocol
 }
 
-func (r filterRegistry) Lookup(name string) (dfilter.Field[*Packet], bool) {
+func (r filterRegistry) Lookup(name string) (dfilter.Field[*dissect.Packet], bool) {
 	if f, ok := r.s.Lookup(name); ok {
 		if f.Get == nil {
-			return dfilter.Field[*Packet]{}, false
+			return dfilter.Field[*dissect.Packet]{}, false
 		}
 		a := &fieldAdapter{f: f}
 		a.recv = a.forward
-		return dfilter.Field[*Packet]{Name: name, Type: FilterType(f.Type), Each: a.each}, true
+		return dfilter.Field[*dissect.Packet]{Name: name, Type: FilterType(f.Type), Each: a.each}, true
 	}
 	// A protocol: present when any field under it is.
 	prefix := name + "."
 	pa := &protoAdapter{}
-	for _, f := range r.s.fields {
+	for _, f := range r.s.All() {
 		if strings.HasPrefix(f.Name, prefix) && f.Get != nil && !notPresence[f.Name] {
 			pa.children = append(pa.children, f)
 		}
 	}
 	if len(pa.children) == 0 {
-		return dfilter.Field[*Packet]{}, false
+		return dfilter.Field[*dissect.Packet]{}, false
 	}
 	pa.recv = pa.found
-	return dfilter.Field[*Packet]{Name: name, Type: dfilter.TypeProtocol, Each: pa.each}, true
+	return dfilter.Field[*dissect.Packet]{Name: name, Type: dfilter.TypeProtocol, Each: pa.each}, true
 }
 
 // notPresence are fields that occur without their protocol, as in
@@ -72,32 +79,32 @@ var notPresence = map[string]bool{"ip.version": true, "nfs.status": true}
 // fieldAdapter hands a field's values to a filter without allocating: the
 // callback it gives Get is made once.
 type fieldAdapter struct {
-	f    *Field
+	f    *dissect.Field
 	emit func(dfilter.Value)
-	recv func(Value)
+	recv func(dissect.Value)
 }
 
-func (a *fieldAdapter) each(p *Packet, emit func(dfilter.Value)) {
+func (a *fieldAdapter) each(p *dissect.Packet, emit func(dfilter.Value)) {
 	a.emit = emit
 	a.f.Get(p, a.recv)
 	a.emit = nil
 }
 
-func (a *fieldAdapter) forward(v Value) {
+func (a *fieldAdapter) forward(v dissect.Value) {
 	a.emit(dfilter.Value{U: v.U, B: v.B, S: v.S, Addr: v.Addr})
 }
 
 // protoAdapter is a protocol's presence: one empty occurrence when any of
 // its fields occurs.
 type protoAdapter struct {
-	children []*Field
+	children []*dissect.Field
 	any      bool
-	recv     func(Value)
+	recv     func(dissect.Value)
 }
 
-func (a *protoAdapter) found(Value) { a.any = true }
+func (a *protoAdapter) found(dissect.Value) { a.any = true }
 
-func (a *protoAdapter) each(p *Packet, emit func(dfilter.Value)) {
+func (a *protoAdapter) each(p *dissect.Packet, emit func(dfilter.Value)) {
 	a.any = false
 	for _, f := range a.children {
 		f.Get(p, a.recv)
@@ -106,20 +113,4 @@ func (a *protoAdapter) each(p *Packet, emit func(dfilter.Value)) {
 			return
 		}
 	}
-}
-
-// lastMachineName is the AUTH_SYS machine name seen last: a capture's
-// calls carry the same few names, and converting each to a string would
-// allocate on every packet a filter or -T fields looks at.
-var lastMachineName atomic.Pointer[string]
-
-// machineName returns b as a string, the one made last time when b is the
-// same name.
-func machineName(b []byte) string {
-	if p := lastMachineName.Load(); p != nil && *p == string(b) {
-		return *p
-	}
-	s := string(b)
-	lastMachineName.Store(&s)
-	return s
 }
