@@ -1,8 +1,3 @@
-// Package fields is rdmashark's presentation of the engine's model: for now
-// the display-filter view of dissect's field registry (dfilter compiles
-// filters against FilterRegistry). It imports dissect; dissect never imports
-// it, so the engine does not depend on the display-filter language (issue
-// 11: the field table, value formats and summary lines are to follow).
 package fields
 
 import (
@@ -19,30 +14,30 @@ import (
 // every field of s by name, and every protocol or header that names a
 // prefix of fields ("rpcordma", "infiniband.reth", "ip") as a protocol that
 // is present when any of its fields is.
-func FilterRegistry(s *dissect.FieldSet) dfilter.Registry[*dissect.Packet] {
+func FilterRegistry(s *FieldSet) dfilter.Registry[*dissect.Packet] {
 	return filterRegistry{s}
 }
 
-type filterRegistry struct{ s *dissect.FieldSet }
+type filterRegistry struct{ s *FieldSet }
 
 // FilterType maps a field type to the type a display filter compares it as.
-func FilterType(t dissect.FieldType) dfilter.Type {
+func FilterType(t FieldType) dfilter.Type {
 	switch t {
-	case dissect.FTUint8, dissect.FTUint16, dissect.FTUint24, dissect.FTUint32, dissect.FTUint64:
+	case FTUint8, FTUint16, FTUint24, FTUint32, FTUint64:
 		return dfilter.TypeUint
-	case dissect.FTBoolean:
+	case FTBoolean:
 		return dfilter.TypeBool
-	case dissect.FTBytes:
+	case FTBytes:
 		return dfilter.TypeBytes
-	case dissect.FTEther:
+	case FTEther:
 		return dfilter.TypeEther
-	case dissect.FTIPv4:
+	case FTIPv4:
 		return dfilter.TypeIPv4
-	case dissect.FTIPv6:
+	case FTIPv6:
 		return dfilter.TypeIPv6
-	case dissect.FTString:
+	case FTString:
 		return dfilter.TypeString
-	case dissect.FTTime, dissect.FTRelTime:
+	case FTTime, FTRelTime:
 		return dfilter.TypeTime
 	}
 	return dfilter.TypeProtocol
@@ -79,9 +74,9 @@ var notPresence = map[string]bool{"ip.version": true, "nfs.status": true}
 // fieldAdapter hands a field's values to a filter without allocating: the
 // callback it gives Get is made once.
 type fieldAdapter struct {
-	f    *dissect.Field
+	f    *Field
 	emit func(dfilter.Value)
-	recv func(dissect.Value)
+	recv func(Value)
 }
 
 func (a *fieldAdapter) each(p *dissect.Packet, emit func(dfilter.Value)) {
@@ -90,19 +85,19 @@ func (a *fieldAdapter) each(p *dissect.Packet, emit func(dfilter.Value)) {
 	a.emit = nil
 }
 
-func (a *fieldAdapter) forward(v dissect.Value) {
+func (a *fieldAdapter) forward(v Value) {
 	a.emit(dfilter.Value{U: v.U, B: v.B, S: v.S, Addr: v.Addr})
 }
 
 // protoAdapter is a protocol's presence: one empty occurrence when any of
 // its fields occurs.
 type protoAdapter struct {
-	children []*dissect.Field
+	children []*Field
 	any      bool
-	recv     func(dissect.Value)
+	recv     func(Value)
 }
 
-func (a *protoAdapter) found(dissect.Value) { a.any = true }
+func (a *protoAdapter) found(Value) { a.any = true }
 
 func (a *protoAdapter) each(p *dissect.Packet, emit func(dfilter.Value)) {
 	a.any = false

@@ -13,7 +13,7 @@ import (
 // packet. A bad filter is a usage error (exit 2) that names the column of
 // the offending token and shows it under a caret, as tshark does.
 func compileFilter(src string) (*dfilter.Filter[*dissect.Packet], error) {
-	f, err := dfilter.Compile(src, fields.FilterRegistry(dissect.Fields))
+	f, err := dfilter.Compile(src, fields.FilterRegistry(fields.Registry))
 	if err == nil {
 		return f, nil
 	}
