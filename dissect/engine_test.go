@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/fields"
 	"github.com/rdmashark/rdmashark/internal/synth"
 	"github.com/rdmashark/rdmashark/layers/roce"
 	"github.com/rdmashark/rdmashark/pvtdata"
@@ -76,7 +77,7 @@ func onlyConn(t *testing.T, e *dissect.Engine) *dissect.Connection {
 func checkDir(t *testing.T, p *dissect.Packet, c *dissect.Connection, d dissect.Direction) {
 	t.Helper()
 	if p.Conn != c || p.Dir != d {
-		t.Errorf("packet %d (%s): connection %p dir %v, want %p %v", p.Number, p.Info(), p.Conn, p.Dir, c, d)
+		t.Errorf("packet %d (%s): connection %p dir %v, want %p %v", p.Number, fields.Info(p), p.Conn, p.Dir, c, d)
 	}
 }
 
@@ -340,8 +341,8 @@ func TestCMReject(t *testing.T) {
 			if cn.Negotiated || cn.Server.QPN != 0 {
 				t.Errorf("a rejected connection negotiated %v, server QPN %#x", cn.Negotiated, cn.Server.QPN)
 			}
-			if !strings.Contains(pkts[1].Info(), "Reason=28 (Consumer reject)") {
-				t.Errorf("info %q", pkts[1].Info())
+			if !strings.Contains(fields.Info(pkts[1]), "Reason=28 (Consumer reject)") {
+				t.Errorf("info %q", fields.Info(pkts[1]))
 			}
 		})
 	}
@@ -466,8 +467,8 @@ func TestUDAndCNPMakeNoConnection(t *testing.T) {
 	if r := &pkts[1].CM.SIDRREP; pkts[1].CM.Attr != roce.LayerTypeCMSIDRREP || r.QPN != 0x71 || r.QKey != 0x11111111 || r.ServiceID != 0x1000000000000abc {
 		t.Errorf("SIDR_REP %v %+v", pkts[1].CM.Attr, r)
 	}
-	if p := pkts[3]; dissect.Classify(p) != dissect.ProtoCNP || p.BTH.OpCode != roce.OpCNP || !p.BTH.BECN || !strings.HasPrefix(p.Info(), "CNP QP=0x000072") {
-		t.Errorf("CNP: class %v info %q", dissect.Classify(p), p.Info())
+	if p := pkts[3]; dissect.Classify(p) != dissect.ProtoCNP || p.BTH.OpCode != roce.OpCNP || !p.BTH.BECN || !strings.HasPrefix(fields.Info(p), "CNP QP=0x000072") {
+		t.Errorf("CNP: class %v info %q", dissect.Classify(p), fields.Info(p))
 	}
 	if e.Stats.ByProto[dissect.ProtoCNP] != 1 || e.Stats.ByProto[dissect.ProtoCM] != 2 {
 		t.Errorf("protocol counts %v", e.Stats.ByProto)
@@ -520,12 +521,12 @@ func TestXRCOpcodesNamed(t *testing.T) {
 	})
 	p := pkts[0]
 	if p.Err != nil || !p.BTH.Has(roce.ExtXRCETH) || p.BTH.XRCETH.XRCSRQ != 0x55 || !bytes.Equal(p.BTH.Payload, []byte("xrc")) ||
-		!strings.HasPrefix(p.Info(), "XRC SEND_ONLY QP=0x000044 PSN=20") || p.ICRC.Status != dissect.CRCGood {
-		t.Errorf("XRC SEND: %q %+v err %v", p.Info(), p.BTH.XRCETH, p.Err)
+		!strings.HasPrefix(fields.Info(p), "XRC SEND_ONLY QP=0x000044 PSN=20") || p.ICRC.Status != dissect.CRCGood {
+		t.Errorf("XRC SEND: %q %+v err %v", fields.Info(p), p.BTH.XRCETH, p.Err)
 	}
 	p = pkts[1]
-	if p.BTH.XRCETH.XRCSRQ != 0x56 || p.BTH.RETH.DMALen != 3 || !strings.HasPrefix(p.Info(), "XRC RDMA_WRITE_ONLY") {
-		t.Errorf("XRC WRITE: %q", p.Info())
+	if p.BTH.XRCETH.XRCSRQ != 0x56 || p.BTH.RETH.DMALen != 3 || !strings.HasPrefix(fields.Info(p), "XRC RDMA_WRITE_ONLY") {
+		t.Errorf("XRC WRITE: %q", fields.Info(p))
 	}
 	// XRC is connected: traffic without set-up gets a connection.
 	if cn := onlyConn(t, e); cn.Server.QPN != 0x44 || cn.State != dissect.StateNoSetup {
@@ -555,8 +556,8 @@ func TestAtomicsAndNAKs(t *testing.T) {
 	}
 	// RNR NAK timer code 14 is 1.28 ms (IBA Table 45); NAK code 2 is a
 	// remote access error (9.3.5).
-	if s := pkts[3].BTH.AETH.Syndrome; !s.IsRNRNAK() || s.RNRTimer() != 14 || !strings.Contains(pkts[3].Info(), "RNR NAK timer 1.28 ms") {
-		t.Errorf("RNR NAK %v: %q", s, pkts[3].Info())
+	if s := pkts[3].BTH.AETH.Syndrome; !s.IsRNRNAK() || s.RNRTimer() != 14 || !strings.Contains(fields.Info(pkts[3]), "RNR NAK timer 1.28 ms") {
+		t.Errorf("RNR NAK %v: %q", s, fields.Info(pkts[3]))
 	}
 	if s := pkts[4].BTH.AETH.Syndrome; !s.IsNAK() || s.NAKCode() != roce.NAKRemoteAccessError {
 		t.Errorf("NAK %v", s)

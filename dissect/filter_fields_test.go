@@ -6,6 +6,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/dfilter"
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/fields"
 )
 
 // hotFilters are display filters of the kinds users carve captures with.
@@ -24,7 +25,7 @@ func TestFilterNoAllocs(t *testing.T) {
 	pkts := loadCapture(t, filepath.Join(pcapDir, "rxe-nfs3.pcap"))
 	var flts []*dfilter.Filter[*dissect.Packet]
 	for _, s := range hotFilters {
-		f, err := dfilter.Compile(s, dissect.Fields.FilterRegistry())
+		f, err := dfilter.Compile(s, fields.FilterRegistry(fields.Registry))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +61,7 @@ func TestFilterNoAllocs(t *testing.T) {
 // allocs/op per capture.
 func BenchmarkFilter(b *testing.B) {
 	pkts := loadCapture(b, filepath.Join(pcapDir, "rxe-nfs3.pcap"))
-	f, err := dfilter.Compile(hotFilters[0]+" || "+hotFilters[2], dissect.Fields.FilterRegistry())
+	f, err := dfilter.Compile(hotFilters[0]+" || "+hotFilters[2], fields.FilterRegistry(fields.Registry))
 	if err != nil {
 		b.Fatal(err)
 	}

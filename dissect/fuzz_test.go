@@ -10,6 +10,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/fields"
 	"github.com/rdmashark/rdmashark/internal/synth"
 	"github.com/rdmashark/rdmashark/layers/roce"
 )
@@ -73,12 +74,12 @@ func decodeChecked(t *testing.T, d *dissect.Decoder, p *dissect.Packet, lt layer
 	p.LinkType = lt
 	p.CaptureLength, p.Length = len(data), len(data)
 	d.Decode(p, data)
-	_ = p.Info()
-	_ = p.Source()
-	_ = p.Destination()
-	_ = p.Protocol()
-	for _, f := range dissect.Fields.All() {
-		f.Get(p, func(v dissect.Value) { _ = f.Format(v); _ = f.Display(v) })
+	_ = fields.Info(p)
+	_ = fields.Source(p)
+	_ = fields.Destination(p)
+	_ = fields.Protocol(p)
+	for _, f := range fields.Registry.All() {
+		f.Get(p, func(v fields.Value) { _ = f.Format(v); _ = f.Display(v) })
 	}
 	for _, c := range []dissect.CRCCheck{p.ICRC, p.VCRC} {
 		if (c.Status == dissect.CRCGood && c.Carried != c.Computed) || (c.Status == dissect.CRCBad && c.Carried == c.Computed) {
@@ -161,7 +162,7 @@ func FuzzEngine(f *testing.F) {
 			if p.Conn != nil && p.Dir == dissect.DirUnknown {
 				t.Fatalf("packet %d placed on connection %d without a direction", n, p.Conn.ID)
 			}
-			_ = p.Info()
+			_ = fields.Info(p)
 		}
 		if e.Stats.Packets != uint64(n) {
 			t.Fatalf("%d packets counted, %d processed", e.Stats.Packets, n)

@@ -196,8 +196,6 @@ type DirHealth struct {
 	// Throughput intervals.
 	Intervals    []Interval
 	IntervalsCut uint64
-	firstT       time.Duration
-	intervalSet  bool
 }
 
 // Health is a connection's (or UD flow's) transport health, indexed by

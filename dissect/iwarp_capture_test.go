@@ -317,7 +317,7 @@ func TestIWARPPacketView(t *testing.T) {
 	infos := map[int]string{}
 	var req, rep IWARPPacket
 	iwRun(iwReadFrames(t, "siw-rping.pcap"), Options{}, func(p *Packet) {
-		infos[p.Number] = p.Info()
+		infos[p.Number] = summary(p)
 		switch p.Number {
 		case 19:
 			req = p.IWARP
@@ -365,7 +365,7 @@ func TestIWARPSeveralFPDUsPerSegment(t *testing.T) {
 					t.Errorf("frame 52: FPDU %d octets, %v", f.ULPDULength, f.RDMAP.Opcode)
 				}
 			}
-			info = p.Info()
+			info = summary(p)
 		}
 	})
 	if n != 11 || strings.Count(info, "RDMA Read Request") != 11 {

@@ -174,7 +174,7 @@ func FuzzIWARPStream(f *testing.F) {
 					t.Fatalf("packet %d: FPDU %+v", n, fp)
 				}
 			}
-			_ = p.Info()
+			_ = summary(&p)
 		}
 		iwCheckBounds(t, e)
 		e.Finish()
@@ -201,12 +201,12 @@ func FuzzIWARPFrame(f *testing.F) {
 			if i == at {
 				p.Number, p.LinkType, p.CaptureLength, p.Length = 9999, layers.LinkTypeEthernet, len(in)-1, len(in)-1
 				e.Process(&p, in[1:])
-				_ = p.Info()
+				_ = summary(&p)
 			}
 			p.Number, p.Timestamp, p.LinkType = fr.num, fr.ci.Timestamp, fr.link
 			p.CaptureLength, p.Length = fr.ci.CaptureLength, fr.ci.Length
 			e.Process(&p, fr.data)
-			_ = p.Info()
+			_ = summary(&p)
 		}
 		iwCheckBounds(t, e)
 		e.Finish()

@@ -319,7 +319,7 @@ func TestIWARPBadCRC(t *testing.T) {
 	e := iwRun(c.out, Options{}, func(p *Packet) {
 		for _, f := range p.IWARP.FPDUs {
 			bad = append(bad, f.CRCBad())
-			info = p.Info()
+			info = summary(p)
 		}
 	})
 	in := e.Conns.Connections()[0].IWARP
@@ -329,8 +329,7 @@ func TestIWARPBadCRC(t *testing.T) {
 	if !strings.Contains(info, "[CRC bad") || strings.Count(info, "Send") != 3 {
 		t.Errorf("info %q", info)
 	}
-	f, _ := Fields.Lookup("iwarp_mpa.crc_check")
-	if f == nil {
+	if _, ok := Present.Values("iwarp_mpa.crc_check", new(Packet), nil); !ok {
 		t.Fatal("no iwarp_mpa.crc_check")
 	}
 }
@@ -343,7 +342,7 @@ func TestIWARPRejected(t *testing.T) {
 	var info string
 	e := iwRun(c.out, Options{}, func(p *Packet) {
 		if p.IWARP.HasReqRep && p.IWARP.ReqRep.IsReply() {
-			info = p.Info()
+			info = summary(p)
 		}
 	})
 	conn := e.Conns.Connections()[0]
@@ -412,15 +411,15 @@ func TestIWARPTerminate(t *testing.T) {
 		"iwarp_ddp.qn":                         "2",
 	}
 	for name, w := range want {
-		f, ok := Fields.Lookup(name)
+		v, ok := Present.Values(name, &p1, nil)
 		if !ok {
 			t.Fatalf("no field %s", name)
 		}
-		if g := strings.Join(f.Values(&p1, nil), ","); g != w {
+		if g := strings.Join(v, ","); g != w {
 			t.Errorf("%s = %q, want %q", name, g, w)
 		}
 	}
-	if info := p1.Info(); !strings.Contains(info, "Terminate") {
+	if info := summary(&p1); !strings.Contains(info, "Terminate") {
 		t.Errorf("info %q", info)
 	}
 }

@@ -246,18 +246,18 @@ func TestIWARPTCPAnalysisMatchesTshark(t *testing.T) {
 // counts — rdmashark.analysis.retransmission on exactly the packets counted
 // as retransmitted, the summary line tagged on each.
 func TestLossyAnalysisFields(t *testing.T) {
-	f, ok := Fields.Lookup("rdmashark.analysis.retransmission")
-	if !ok {
+	const retrans = "rdmashark.analysis.retransmission"
+	if _, ok := Present.Values(retrans, new(Packet), nil); !ok {
 		t.Fatal("rdmashark.analysis.retransmission is not registered")
 	}
 	for _, name := range rxeLossyCaptures {
 		flagged, tagged := 0, 0
 		var vals []string
 		e, _ := runCapture(t, name, Options{}, func(p *Packet) {
-			vals = f.Values(p, vals[:0])
+			vals, _ = Present.Values(retrans, p, vals[:0])
 			if len(vals) == 1 && vals[0] == "1" {
 				flagged++
-				if s := p.Info(); strings.Contains(s, "[Retransmission]") || strings.Contains(s, "[Duplicate]") || strings.Contains(s, "[Re-issued Read]") {
+				if s := summary(p); strings.Contains(s, "[Retransmission]") || strings.Contains(s, "[Duplicate]") || strings.Contains(s, "[Re-issued Read]") {
 					tagged++
 				}
 			}

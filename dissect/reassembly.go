@@ -104,7 +104,6 @@ type rxState struct {
 	conns    map[*Connection]*roceConn
 	msg      Message
 	op       RDMAOp
-	finished bool
 	maxMsg   int
 	maxReads int
 }
@@ -221,8 +220,6 @@ type readOp struct {
 // bitmap marks the packets of a message received, by index from its first
 // PSN.
 type bitmap []uint64
-
-func (b *bitmap) reset() { *b = (*b)[:0] }
 
 // set marks i and reports whether it was already marked.
 func (b *bitmap) set(i int) bool {

@@ -150,6 +150,10 @@ type RPCSide struct {
 // ProcName names Proc: "RDMA_MSG", "RDMA2_CALL_INLINE", ...
 func (s *RPCSide) ProcName() string { return procName(s.Vers, s.Proc) }
 
+// ProcName names an RPC-over-RDMA procedure of version vers (RFC 8166
+// section 4.2.4 msg_type, RFC 8167 section 5 htype).
+func ProcName(vers, proc uint32) string { return procName(vers, proc) }
+
 func procName(vers, proc uint32) string {
 	if vers == rpcrdma.Version2 {
 		return rpcrdma.HType(proc).String()

@@ -73,10 +73,8 @@ func FuzzRPCMessage(f *testing.F) {
 		}
 		pkts = append(pkts, r.send(d, msg, 0), r.send(opposite(d), msg, stag))
 		for _, p := range pkts {
-			_ = p.Info()
-			for _, fl := range Fields.All() {
-				fl.Values(p, nil)
-			}
+			_ = summary(p)
+			Present.All(p)
 		}
 		r.e.Finish()
 		if rs := r.c.RPC; rs != nil && rs.Outstanding != 0 {

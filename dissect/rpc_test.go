@@ -126,8 +126,8 @@ func TestRPCLongCallAndError(t *testing.T) {
 	if !rec.HasRPC || !rec.Rebuilt || rec.Source != ChunkRead || rec.RPCErr != nil || rec.RPC.Proc != 7 || !bytes.Equal(rec.Message, call) {
 		t.Errorf("rebuilt Call: %+v", rec)
 	}
-	if !strings.Contains(p.Info(), "NFS V3 Call WRITE (rebuilt from the read chunk") {
-		t.Errorf("summary %q", p.Info())
+	if !strings.Contains(summary(p), "NFS V3 Call WRITE (rebuilt from the read chunk") {
+		t.Errorf("summary %q", summary(p))
 	}
 	// The server cannot process it: RDMA_ERROR ERR_CHUNK (section 4.5).
 	p = r.send(s2c, v1msg(t, rpcrdma.Header{XID: 0x1111, Credit: 16, Proc: rpcrdma.RDMAError, Err: rpcrdma.ErrChunk}, nil), 0)
@@ -143,8 +143,8 @@ func TestRPCLongCallAndError(t *testing.T) {
 	if rs.Errors[1] != 1 || rs.Long[0] != 1 || rs.ReadBytes[0] != uint64(len(call)) || rs.Calls[0] != 1 || rs.Rebuilt != 1 {
 		t.Errorf("stats %+v", rs)
 	}
-	if !strings.Contains(p.Info(), "RDMA_ERROR") || !strings.Contains(p.Info(), "ERR_CHUNK") {
-		t.Errorf("summary %q", p.Info())
+	if !strings.Contains(summary(p), "RDMA_ERROR") || !strings.Contains(summary(p), "ERR_CHUNK") {
+		t.Errorf("summary %q", summary(p))
 	}
 }
 
@@ -278,8 +278,8 @@ func TestRPCBadHeadersAndOtherTraffic(t *testing.T) {
 	if len(p.RPC) != 1 || p.RPC[0].HeaderErr == nil || !p.RPC[0].PrefixOK {
 		t.Fatalf("records %+v", p.RPC)
 	}
-	if !strings.Contains(p.Info(), "bad header") || r.c.RPC.BadHeaders[0] != 1 || r.c.RPC.FirstBadHeader == "" {
-		t.Errorf("summary %q, stats %+v", p.Info(), r.c.RPC)
+	if !strings.Contains(summary(p), "bad header") || r.c.RPC.BadHeaders[0] != 1 || r.c.RPC.FirstBadHeader == "" {
+		t.Errorf("summary %q, stats %+v", summary(p), r.c.RPC)
 	}
 	// A connection of something else (perftest): no port, no private data.
 	o := newRig(Options{})
@@ -336,7 +336,7 @@ func TestRPCULPSeam(t *testing.T) {
 	if tx.ProcedureName != "COMPOUND" || strings.Join(tx.Operations, ",") != "SEQUENCE,PUTFH,READ" || !tx.Reply.Rebuilt {
 		t.Errorf("transaction %+v", tx)
 	}
-	if !strings.Contains(p.Info(), "NFS V4 Reply COMPOUND SEQUENCE,PUTFH,READ") {
-		t.Errorf("summary %q", p.Info())
+	if !strings.Contains(summary(p), "NFS V4 Reply COMPOUND SEQUENCE,PUTFH,READ") {
+		t.Errorf("summary %q", summary(p))
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/fields"
 	"github.com/rdmashark/rdmashark/internal/synth"
 	"github.com/rdmashark/rdmashark/layers/erf"
 	"github.com/rdmashark/rdmashark/layers/roce"
@@ -360,11 +361,11 @@ func TestSyntheticEncapsulations(t *testing.T) {
 			if !slices.Equal(p.Decoded, c.layers) {
 				t.Errorf("layers %v, want %v", p.Decoded, c.layers)
 			}
-			if p.Encap != c.encap || p.Protocol() != c.proto {
-				t.Errorf("encap %v protocol %q, want %v %q", p.Encap, p.Protocol(), c.encap, c.proto)
+			if p.Encap != c.encap || fields.Protocol(p) != c.proto {
+				t.Errorf("encap %v protocol %q, want %v %q", p.Encap, fields.Protocol(p), c.encap, c.proto)
 			}
-			if p.Source() != c.src || p.Destination() != c.dst {
-				t.Errorf("%s → %s, want %s → %s", p.Source(), p.Destination(), c.src, c.dst)
+			if fields.Source(p) != c.src || fields.Destination(p) != c.dst {
+				t.Errorf("%s → %s, want %s → %s", fields.Source(p), fields.Destination(p), c.src, c.dst)
 			}
 			b := &p.BTH
 			if b.OpCode != roce.OpRCSendOnly || b.DestQP != 0xABC || b.PSN != 0x123456 || b.PKey != 0xFFFF ||
@@ -372,7 +373,7 @@ func TestSyntheticEncapsulations(t *testing.T) {
 				t.Errorf("BTH %v QP %#x PSN %#x PKey %#x A %v pad %d payload %q", b.OpCode, b.DestQP, b.PSN, b.PKey,
 					b.AckReq, b.PadCnt, b.Payload)
 			}
-			if info := p.Info(); !strings.HasPrefix(info, "RC SEND_ONLY QP=0x000abc PSN=1193046 Payload=33") {
+			if info := fields.Info(p); !strings.HasPrefix(info, "RC SEND_ONLY QP=0x000abc PSN=1193046 Payload=33") {
 				t.Errorf("info %q", info)
 			}
 			want, at := icrcOracle(t, c.encap, f.Data[c.ipAt:])
@@ -500,8 +501,8 @@ func TestSyntheticBadCRC(t *testing.T) {
 			if e.Stats.ICRC[dissect.CRCBad] != 1 || e.Stats.ICRC[dissect.CRCGood] != 1 {
 				t.Errorf("ICRC counts %v", e.Stats.ICRC)
 			}
-			if !strings.Contains(p.Info(), "[ICRC bad]") || strings.Contains(pkts[0].Info(), "ICRC") {
-				t.Errorf("info %q / %q", p.Info(), pkts[0].Info())
+			if !strings.Contains(fields.Info(p), "[ICRC bad]") || strings.Contains(fields.Info(pkts[0]), "ICRC") {
+				t.Errorf("info %q / %q", fields.Info(p), fields.Info(pkts[0]))
 			}
 			if c.encap == dissect.EncapIB && p.VCRC.Status != dissect.CRCGood {
 				t.Errorf("VCRC %v: synth recomputes it over the corrupted ICRC", p.VCRC.Status)
@@ -510,8 +511,8 @@ func TestSyntheticBadCRC(t *testing.T) {
 	}
 	o := synth.Options{LinkType: synth.LinkInfiniBand, Encap: synth.IBLocal, CorruptVCRC: true}
 	e, pkts := run(t, []synth.Frame{build(t, o, v4[0], v4[1], h, nil)})
-	if p := pkts[0]; p.VCRC.Status != dissect.CRCBad || p.ICRC.Status != dissect.CRCGood || !strings.Contains(p.Info(), "[VCRC bad]") {
-		t.Errorf("VCRC %v ICRC %v info %q", p.VCRC.Status, p.ICRC.Status, p.Info())
+	if p := pkts[0]; p.VCRC.Status != dissect.CRCBad || p.ICRC.Status != dissect.CRCGood || !strings.Contains(fields.Info(p), "[VCRC bad]") {
+		t.Errorf("VCRC %v ICRC %v info %q", p.VCRC.Status, p.ICRC.Status, fields.Info(p))
 	}
 	if e.Stats.VCRC[dissect.CRCBad] != 1 {
 		t.Errorf("VCRC counts %v", e.Stats.VCRC)
@@ -569,8 +570,8 @@ func TestSyntheticSnapLength(t *testing.T) {
 				if p.ICRC.Status != dissect.CRCTruncated || p.ICRC.Status.String() != "not verifiable (truncated)" {
 					t.Errorf("cut %d: ICRC %q, want not verifiable", cuts[i], p.ICRC.Status)
 				}
-				if !strings.Contains(p.Info(), "[ICRC not verifiable (truncated)]") {
-					t.Errorf("cut %d: info %q", cuts[i], p.Info())
+				if !strings.Contains(fields.Info(p), "[ICRC not verifiable (truncated)]") {
+					t.Errorf("cut %d: info %q", cuts[i], fields.Info(p))
 				}
 			}
 			if e.Stats.ICRC[dissect.CRCBad] != 0 {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/fields"
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
 )
 
@@ -232,10 +233,10 @@ func (c *Capture) Packet(p *dissect.Packet) error {
 		RelTime:     p.RelTime.Seconds(),
 		Length:      int64(p.Length),
 		CapLength:   int64(p.CaptureLength),
-		Source:      p.Source(),
-		Destination: p.Destination(),
-		Protocol:    p.Protocol(),
-		Info:        strings.Join(p.InfoLines(), "\n"),
+		Source:      fields.Source(p),
+		Destination: fields.Destination(p),
+		Protocol:    fields.Protocol(p),
+		Info:        strings.Join(fields.InfoLines(p), "\n"),
 	}
 	if p.Conn != nil {
 		row.ConnectionID = i64(uint64(p.Conn.ID))

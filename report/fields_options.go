@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/fields"
 )
 
 // FieldsOptions are tshark's -E options of -T fields.
@@ -33,7 +34,7 @@ func NewFieldsWriterOptions(w io.Writer, names []string, o FieldsOptions) (Packe
 		fw.w.WriteString("\uFEFF")
 	}
 	for _, n := range names {
-		f, ok := dissect.Fields.Lookup(n)
+		f, ok := fields.Registry.Lookup(n)
 		if !ok {
 			return nil, fmt.Errorf("unknown field %q (rdmashark dissect -G fields lists them)", n)
 		}
@@ -54,7 +55,7 @@ func NewFieldsWriterOptions(w io.Writer, names []string, o FieldsOptions) (Packe
 type optFieldsWriter struct {
 	w      *bufio.Writer
 	o      FieldsOptions
-	fields []*dissect.Field
+	fields []*fields.Field
 	vals   []string
 }
 

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/fields"
 )
 
 // PacketWriter prints packets one at a time as the engine hands them out.
@@ -36,7 +37,7 @@ type summaryWriter struct {
 }
 
 // WritePacket prints the packet's line, or one line per FPDU when an iWARP
-// segment carries several (Packet.InfoLines), each with the packet's columns:
+// segment carries several (fields.InfoLines), each with the packet's columns:
 // "%5d %11.6f %15s → %-15s %-7s %5d %s\n", built with strconv into a reused
 // buffer.
 func (s *summaryWriter) WritePacket(p *dissect.Packet) error {
@@ -44,11 +45,11 @@ func (s *summaryWriter) WritePacket(p *dissect.Packet) error {
 	if s.timeFormat != "" && s.timeFormat != "r" {
 		t = s.timeColumn(p)
 	}
-	if p.OneInfoLine() {
-		s.info = p.AppendInfo(s.info[:0])
+	if fields.OneInfoLine(p) {
+		s.info = fields.AppendInfo(p, s.info[:0])
 		return s.writeLine(p, t, s.info)
 	}
-	for _, info := range p.InfoLines() {
+	for _, info := range fields.InfoLines(p) {
 		s.info = append(s.info[:0], info...)
 		if err := s.writeLine(p, t, s.info); err != nil {
 			return err
@@ -69,11 +70,11 @@ func (s *summaryWriter) writeLine(p *dissect.Packet, t string, info []byte) erro
 		b = padLeft(len(b), 11, strconv.AppendFloat(b, p.RelTime.Seconds(), 'f', 6, 64))
 	}
 	b = append(b, ' ')
-	b = padLeft(len(b), 15, p.AppendSource(b))
+	b = padLeft(len(b), 15, fields.AppendSource(p, b))
 	b = append(b, " → "...)
-	b = padRight(len(b), 15, p.AppendDestination(b))
+	b = padRight(len(b), 15, fields.AppendDestination(p, b))
 	b = append(b, ' ')
-	b = padRight(len(b), 7, append(b, p.Protocol()...))
+	b = padRight(len(b), 7, append(b, fields.Protocol(p)...))
 	b = append(b, ' ')
 	b = padLeft(len(b), 5, strconv.AppendInt(b, int64(p.Length), 10))
 	b = append(b, ' ')
@@ -119,7 +120,7 @@ func (s *summaryWriter) Flush() error { return s.w.Flush() }
 func NewFieldsWriter(w io.Writer, names []string, header bool) (PacketWriter, error) {
 	fw := &fieldsWriter{w: bufio.NewWriter(w)}
 	for _, n := range names {
-		f, ok := dissect.Fields.Lookup(n)
+		f, ok := fields.Registry.Lookup(n)
 		if !ok {
 			return nil, fmt.Errorf("unknown field %q (rdmashark dissect -G fields lists them)", n)
 		}
@@ -133,17 +134,17 @@ func NewFieldsWriter(w io.Writer, names []string, header bool) (PacketWriter, er
 
 type fieldsWriter struct {
 	w      *bufio.Writer
-	fields []*dissect.Field
+	fields []*fields.Field
 	// The line is built in line: each value appended with
 	// Field.AppendFormat by emit (made once: a closure per field and
 	// packet would be allocated), cur and n the field and its count.
 	line []byte
-	cur  *dissect.Field
+	cur  *fields.Field
 	n    int
-	emit func(dissect.Value)
+	emit func(fields.Value)
 }
 
-func (fw *fieldsWriter) add(v dissect.Value) {
+func (fw *fieldsWriter) add(v fields.Value) {
 	if fw.n > 0 {
 		fw.line = append(fw.line, ',')
 	}
@@ -174,7 +175,7 @@ func (fw *fieldsWriter) Flush() error { return fw.w.Flush() }
 
 // group is one protocol's fields present in a packet, in table order:
 // those that occur once per packet (fields), and those that repeat per
-// instance (dissect.Field.Per: an iWARP FPDU, an RPC-over-RDMA message),
+// instance (fields.Field.Per: an iWARP FPDU, an RPC-over-RDMA message),
 // one entry per instance that has any.
 type group struct {
 	name      string
@@ -182,7 +183,7 @@ type group struct {
 	fields    []fieldValues
 	instances []instance
 	byIndex   map[int]int // instance number -> index in instances
-	// kind is the instances' kind (dissect.Field.Per) and count how many
+	// kind is the instances' kind (fields.Field.Per) and count how many
 	// the packet holds (even those where this protocol has no field).
 	kind  string
 	count int
@@ -196,8 +197,8 @@ type instance struct {
 }
 
 type fieldValues struct {
-	f    *dissect.Field
-	vals []dissect.Value
+	f    *fields.Field
+	vals []fields.Value
 }
 
 // collect walks the field table once and groups the occurrences in p by
@@ -206,32 +207,32 @@ type fieldValues struct {
 func collect(p *dissect.Packet) []group {
 	var out []group
 	index := map[string]int{}
-	groupOf := func(f *dissect.Field) *group {
+	groupOf := func(f *fields.Field) *group {
 		i, ok := index[f.Parent]
 		if !ok {
 			i = len(out)
 			index[f.Parent] = i
-			out = append(out, group{name: f.Parent, title: dissect.Fields.Title(f.Parent)})
+			out = append(out, group{name: f.Parent, title: fields.Registry.Title(f.Parent)})
 		}
 		return &out[i]
 	}
-	for _, f := range dissect.Fields.All() {
+	for _, f := range fields.Registry.All() {
 		if f.Get == nil || f.Hidden {
 			continue
 		}
 		if f.At == nil {
-			var vals []dissect.Value
-			f.Get(p, func(v dissect.Value) { vals = append(vals, v) })
+			var vals []fields.Value
+			f.Get(p, func(v fields.Value) { vals = append(vals, v) })
 			if len(vals) > 0 {
 				g := groupOf(f)
 				g.fields = append(g.fields, fieldValues{f, vals})
 			}
 			continue
 		}
-		n := dissect.Fields.Count(f.Per, p)
+		n := fields.Registry.Count(f.Per, p)
 		for i := 0; i < n; i++ {
-			var vals []dissect.Value
-			f.At(p, i, func(v dissect.Value) { vals = append(vals, v) })
+			var vals []fields.Value
+			f.At(p, i, func(v fields.Value) { vals = append(vals, v) })
 			if len(vals) == 0 {
 				continue
 			}
@@ -250,7 +251,7 @@ func collect(p *dissect.Packet) []group {
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
-		return dissect.Fields.Rank(out[i].name) < dissect.Fields.Rank(out[j].name)
+		return fields.Registry.Rank(out[i].name) < fields.Registry.Rank(out[j].name)
 	})
 	return out
 }
@@ -281,7 +282,7 @@ type verboseWriter struct{ w *bufio.Writer }
 func (v *verboseWriter) WritePacket(p *dissect.Packet) error {
 	fmt.Fprintf(v.w, "Packet %d: %d bytes on wire, %d captured, %s\n", p.Number, p.Length, p.CaptureLength,
 		p.Timestamp.UTC().Format("2006-01-02 15:04:05.000000000 UTC"))
-	fmt.Fprintf(v.w, "    %s → %s %s %s\n", p.Source(), p.Destination(), p.Protocol(), p.Info())
+	fmt.Fprintf(v.w, "    %s → %s %s %s\n", fields.Source(p), fields.Destination(p), fields.Protocol(p), fields.Info(p))
 	gs := collect(p)
 	for i := 0; i < len(gs); {
 		g := &gs[i]
@@ -356,7 +357,7 @@ func (j *jsonWriter) WritePacket(p *dissect.Packet) error {
 	w := j.w
 	fmt.Fprintf(w, `{"number":%d,"time":%q,"length":%d,"captured":%d,"source":%s,"destination":%s,"protocol":%s,"info":%s,"layers":{`,
 		p.Number, p.Timestamp.UTC().Format("2006-01-02T15:04:05.000000000Z"), p.Length, p.CaptureLength,
-		jsonString(p.Source()), jsonString(p.Destination()), jsonString(p.Protocol()), jsonString(p.Info()))
+		jsonString(fields.Source(p)), jsonString(fields.Destination(p)), jsonString(fields.Protocol(p)), jsonString(fields.Info(p)))
 	for i, g := range collect(p) {
 		if i > 0 {
 			w.WriteByte(',')
@@ -434,7 +435,7 @@ func jsonString(s string) string {
 // protocol, label — tab-separated like tshark -G fields.
 func WriteFieldList(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	for _, f := range dissect.Fields.Sorted() {
+	for _, f := range fields.Registry.Sorted() {
 		fmt.Fprintf(bw, "%s\t%s\t%s\t%s\t%s\n", f.Name, f.Type, f.Base, f.Parent, f.Label)
 	}
 	return bw.Flush()

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/fields"
 	"github.com/rdmashark/rdmashark/layers/roce"
 	"github.com/rdmashark/rdmashark/source"
 )
@@ -31,11 +32,11 @@ func TestSummaryLineMatchesFmt(t *testing.T) {
 		measured := 0
 		e := dissect.NewEngine(dissect.Options{Pipeline: dissect.PipelineOff})
 		err = e.Run(r, func(p *dissect.Packet) error {
-			for _, info := range p.InfoLines() {
+			for _, info := range fields.InfoLines(p) {
 				fmt.Fprintf(&want, "%5d %11.6f %15s → %-15s %-7s %5d %s\n",
-					p.Number, p.RelTime.Seconds(), p.Source(), p.Destination(), p.Protocol(), p.Length, info)
+					p.Number, p.RelTime.Seconds(), fields.Source(p), fields.Destination(p), fields.Protocol(p), p.Length, info)
 			}
-			if info := p.Info(); name == "rxe-nfs3.pcap" && p.Has(roce.LayerTypeBTH) && p.CM.Attr == 0 && p.Number > 100 && p.OneInfoLine() && len(p.RPC) == 0 && p.Err == nil &&
+			if info := fields.Info(p); name == "rxe-nfs3.pcap" && p.Has(roce.LayerTypeBTH) && p.CM.Attr == 0 && p.Number > 100 && fields.OneInfoLine(p) && len(p.RPC) == 0 && p.Err == nil &&
 				!strings.Contains(info, "ACK") && !strings.Contains(info, "MPA") {
 				measured++
 				if a := testing.AllocsPerRun(3, func() { _ = quiet.WritePacket(p) }); a != 0 {

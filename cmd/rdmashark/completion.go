@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rdmashark/rdmashark/check"
-	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/fields"
 	"github.com/rdmashark/rdmashark/source/live"
 )
 
@@ -56,7 +56,7 @@ func registerCompletions(root *cobra.Command) {
 // each with its label.
 func completeFields(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 	var out []string
-	for _, f := range dissect.Fields.Sorted() {
+	for _, f := range fields.Registry.Sorted() {
 		if strings.HasPrefix(f.Name, toComplete) {
 			out = append(out, f.Name+"\t"+f.Label)
 		}

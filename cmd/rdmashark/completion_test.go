@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/rdmashark/rdmashark/check"
-	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/fields"
 )
 
 // complete runs cobra's hidden __complete command as the shell scripts do
@@ -31,7 +31,7 @@ func complete(t *testing.T, args ...string) []string {
 func TestCompletion(t *testing.T) {
 	// -e: every field starting with the prefix, as the field table has them.
 	var want []string
-	for _, f := range dissect.Fields.Sorted() {
+	for _, f := range fields.Registry.Sorted() {
 		if strings.HasPrefix(f.Name, "infiniband.reth.") {
 			want = append(want, f.Name)
 		}

@@ -48,6 +48,10 @@ const maxMaskedHeaders = 60 + 8 + BTHLen
 // the 64 bytes its carry-less-multiplication path needs.
 const icrcScratch = 128
 
+// The scratch buffer holds the largest masked headers (a compile-time check:
+// a negative array length does not build).
+var _ [icrcScratch - maxMaskedHeaders]byte
+
 // ICRC computes invariant CRCs without allocating: the masked copy of the
 // headers lives in it instead of on the stack, where crc32.Update (which
 // calls through a function variable) would make it escape. The zero value

@@ -1,25 +1,27 @@
-package dissect
+package fields
+
+import "github.com/rdmashark/rdmashark/dissect"
 
 // The per-packet verdicts of the RC requester model (rcmodel.go) and of
 // iWARP's TCP health (health_tcp.go), under rdmashark.analysis. as
 // Wireshark shows TCP's under tcp.analysis.: present only on the packets
 // they apply to.
 
-func init() {
-	F := Fields
+func analysisTable() *Table {
+	F := new(Table)
 	const A = "rdmashark.analysis"
 	F.Group(A, "Transport analysis (rdmashark)")
-	flag := func(name, label string, get func(a *Analysis) bool) *Field {
+	flag := func(name, label string, get func(a *dissect.Analysis) bool) *Field {
 		return &Field{Name: name, Label: label, Type: FTBoolean, Parent: A,
-			Get: func(p *Packet, emit func(Value)) {
+			Get: func(p *dissect.Packet, emit func(Value)) {
 				if p.Analysis.Valid && get(&p.Analysis) {
 					emit(Value{U: 1})
 				}
 			}}
 	}
-	num := func(name, label string, b Base, get func(a *Analysis) (uint64, bool)) *Field {
+	num := func(name, label string, b Base, get func(a *dissect.Analysis) (uint64, bool)) *Field {
 		return &Field{Name: name, Label: label, Type: FTUint32, Base: b, Parent: A,
-			Get: func(p *Packet, emit func(Value)) {
+			Get: func(p *dissect.Packet, emit func(Value)) {
 				if !p.Analysis.Valid {
 					return
 				}
@@ -30,17 +32,17 @@ func init() {
 	}
 	F.Register(
 		flag(A+".retransmission", "Retransmission: a PSN already seen in this direction (TCP: data already sent)",
-			func(a *Analysis) bool { return a.Retransmission }),
+			func(a *dissect.Analysis) bool { return a.Retransmission }),
 		flag(A+".reissued_read", "RDMA Read Request re-issued for the part still missing",
-			func(a *Analysis) bool { return a.Reissue }),
+			func(a *dissect.Analysis) bool { return a.Reissue }),
 		flag(A+".duplicate", "Duplicate: a repeated Read Response, a resend already acknowledged (TCP: duplicate ACK)",
-			func(a *Analysis) bool { return a.Duplicate }),
+			func(a *dissect.Analysis) bool { return a.Duplicate }),
 		flag(A+".out_of_order", "Out of order: fills a PSN gap",
-			func(a *Analysis) bool { return a.OutOfOrder }),
+			func(a *dissect.Analysis) bool { return a.OutOfOrder }),
 		num(A+".lost_segment", "PSNs missing before this packet (TCP: octets)", BaseDec,
-			func(a *Analysis) (uint64, bool) { return uint64(a.LostSegment), a.LostSegment > 0 }),
+			func(a *dissect.Analysis) (uint64, bool) { return uint64(a.LostSegment), a.LostSegment > 0 }),
 		&Field{Name: A + ".nak", Label: "NAK", Type: FTString, Parent: A,
-			Get: func(p *Packet, emit func(Value)) {
+			Get: func(p *dissect.Packet, emit func(Value)) {
 				a := &p.Analysis
 				switch {
 				case !a.Valid || !a.NAK:
@@ -51,30 +53,31 @@ func init() {
 				}
 			}},
 		&Field{Name: A + ".ack_rtt", Label: "Time from the request this ACK or first Read Response answers", Type: FTRelTime, Parent: A,
-			Get: func(p *Packet, emit func(Value)) {
+			Get: func(p *dissect.Packet, emit func(Value)) {
 				if a := &p.Analysis; a.Valid && a.HasAckRTT {
 					emit(Value{U: uint64(a.AckRTT)})
 				}
 			}},
-		flag(A+".ecn_ce", "ECN Congestion Experienced", func(a *Analysis) bool { return a.ECNCE }),
-		flag(A+".cnp", "Congestion Notification Packet", func(a *Analysis) bool { return a.CNP }),
+		flag(A+".ecn_ce", "ECN Congestion Experienced", func(a *dissect.Analysis) bool { return a.ECNCE }),
+		flag(A+".cnp", "Congestion Notification Packet", func(a *dissect.Analysis) bool { return a.CNP }),
 		num(A+".episode", "Retransmission episode of this direction", BaseDec,
-			func(a *Analysis) (uint64, bool) { return uint64(a.Episode), a.Episode > 0 }),
+			func(a *dissect.Analysis) (uint64, bool) { return uint64(a.Episode), a.Episode > 0 }),
 		num(A+".differs_from", "Retransmission differing from its original, in this packet", BaseDec,
-			func(a *Analysis) (uint64, bool) { return uint64(a.OriginalPacket), a.PayloadDiffers }),
+			func(a *dissect.Analysis) (uint64, bool) { return uint64(a.OriginalPacket), a.PayloadDiffers }),
 	)
+	return F
 }
 
 // analysisInfo tags the summary line as tshark tags TCP's
 // ("[TCP Retransmission]").
-func (p *Packet) analysisInfo(b *infoBuf) {
+func analysisInfo(p *dissect.Packet, b *infoBuf) {
 	a := &p.Analysis
 	if !a.Valid {
 		return
 	}
 	if a.LostSegment > 0 {
 		what := " PSNs missing]"
-		if p.Conn != nil && p.Conn.Transport == TransportIWARP {
+		if p.Conn != nil && p.Conn.Transport == dissect.TransportIWARP {
 			what = " octets missing]"
 		}
 		b.WriteString(" [gap: ")

@@ -1,4 +1,4 @@
-package dissect
+package fields
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 // infoBuf builds the summary line's text: a byte slice that the common
 // fields are appended to with strconv, and that fmt prints into for the
 // rare ones (it is an io.Writer). report's summary writer appends a
-// packet's line to its own reused buffer (Packet.AppendInfo), so that the
+// packet's line to its own reused buffer (AppendInfo), so that the
 // text output of dissect does not go through fmt per packet.
 type infoBuf struct{ b []byte }
 

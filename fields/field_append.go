@@ -1,4 +1,4 @@
-package dissect
+package fields
 
 import (
 	"encoding/hex"

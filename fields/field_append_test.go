@@ -1,8 +1,10 @@
-package dissect
+package fields
 
 import (
 	"bytes"
 	"testing"
+
+	"github.com/rdmashark/rdmashark/dissect"
 )
 
 // TestAppendFormatIsFormat: for every value of every registered field on
@@ -19,20 +21,20 @@ func TestAppendFormatIsFormat(t *testing.T) {
 		}
 	}
 	edge := []Value{{}, {U: ^uint64(0)}, {U: 1e9 - 1}, {U: 12345678901}, {B: []byte{}}, {B: []byte{0, 0xab, 0xff}}, {S: "s"}}
-	for _, f := range Fields.All() {
+	for _, f := range Registry.All() {
 		for _, v := range edge {
 			check("edge", f, v)
 		}
 	}
 	n := 0
 	for _, name := range []string{"rxe-nfs3.pcap", "siw-nfs41.pcap", "rxe-rping-any-sll2.pcap"} {
-		e := NewEngine(Options{})
-		var p Packet
+		e := dissect.NewEngine(dissect.Options{})
+		var p dissect.Packet
 		for _, r := range loadRecords(t, name) {
 			p.Number, p.Timestamp, p.LinkType = r.num, r.ts, r.lt
 			p.CaptureLength, p.Length = len(r.data), r.length
 			e.Process(&p, r.data)
-			for _, f := range Fields.All() {
+			for _, f := range Registry.All() {
 				if f.Get == nil {
 					continue
 				}

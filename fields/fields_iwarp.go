@@ -1,8 +1,9 @@
-package dissect
+package fields
 
 import (
 	"fmt"
 
+	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/layers/iwarp"
 )
 
@@ -17,7 +18,7 @@ import (
 // reqRepField is a field of the MPA Request/Reply a packet completed.
 func reqRepField(name, label string, t FieldType, b Base, get func(m *iwarp.MPAReqRep) (Value, bool)) *Field {
 	return &Field{Name: name, Label: label, Type: t, Base: b, Parent: "iwarp_mpa",
-		Get: func(p *Packet, emit func(Value)) {
+		Get: func(p *dissect.Packet, emit func(Value)) {
 			if p.IWARP.HasReqRep {
 				if v, ok := get(&p.IWARP.ReqRep); ok {
 					emit(v)
@@ -27,9 +28,9 @@ func reqRepField(name, label string, t FieldType, b Base, get func(m *iwarp.MPAR
 }
 
 // fpduField is a field of every FPDU a packet completed.
-func fpduField(name, label string, t FieldType, b Base, parent string, get func(f *IWARPFPDU) (Value, bool)) *Field {
+func fpduField(name, label string, t FieldType, b Base, parent string, get func(f *dissect.IWARPFPDU) (Value, bool)) *Field {
 	return &Field{Name: name, Label: label, Type: t, Base: b, Parent: parent, Per: "fpdu",
-		At: func(p *Packet, i int, emit func(Value)) {
+		At: func(p *dissect.Packet, i int, emit func(Value)) {
 			if v, ok := get(&p.IWARP.FPDUs[i]); ok {
 				emit(v)
 			}
@@ -38,12 +39,12 @@ func fpduField(name, label string, t FieldType, b Base, parent string, get func(
 
 // ddpOK tells whether the FPDU's DDP header decoded, rdmapOK its RDMAP
 // header too.
-func ddpOK(f *IWARPFPDU) bool   { return f.DDP.DV != 0 }
-func rdmapOK(f *IWARPFPDU) bool { return f.Err == nil }
+func ddpOK(f *dissect.IWARPFPDU) bool   { return f.DDP.DV != 0 }
+func rdmapOK(f *dissect.IWARPFPDU) bool { return f.Err == nil }
 
 // ddpField is a DDP header field (present when the header decoded).
-func ddpField(name, label string, t FieldType, b Base, when func(f *IWARPFPDU) bool, get func(d *iwarp.DDP) uint64) *Field {
-	return fpduField(name, label, t, b, "iwarp_ddp", func(f *IWARPFPDU) (Value, bool) {
+func ddpField(name, label string, t FieldType, b Base, when func(f *dissect.IWARPFPDU) bool, get func(d *iwarp.DDP) uint64) *Field {
+	return fpduField(name, label, t, b, "iwarp_ddp", func(f *dissect.IWARPFPDU) (Value, bool) {
 		if !ddpOK(f) || (when != nil && !when(f)) {
 			return Value{}, false
 		}
@@ -52,8 +53,8 @@ func ddpField(name, label string, t FieldType, b Base, when func(f *IWARPFPDU) b
 }
 
 // rdmaField is an RDMAP field present when when(f) (after a good decode).
-func rdmaField(name, label string, t FieldType, b Base, when func(f *IWARPFPDU) bool, get func(f *IWARPFPDU) Value) *Field {
-	return fpduField(name, label, t, b, "iwarp_rdma", func(f *IWARPFPDU) (Value, bool) {
+func rdmaField(name, label string, t FieldType, b Base, when func(f *dissect.IWARPFPDU) bool, get func(f *dissect.IWARPFPDU) Value) *Field {
+	return fpduField(name, label, t, b, "iwarp_rdma", func(f *dissect.IWARPFPDU) (Value, bool) {
 		if !rdmapOK(f) || (when != nil && !when(f)) {
 			return Value{}, false
 		}
@@ -61,8 +62,8 @@ func rdmaField(name, label string, t FieldType, b Base, when func(f *IWARPFPDU) 
 	})
 }
 
-func opIs(ops ...iwarp.Opcode) func(f *IWARPFPDU) bool {
-	return func(f *IWARPFPDU) bool {
+func opIs(ops ...iwarp.Opcode) func(f *dissect.IWARPFPDU) bool {
+	return func(f *dissect.IWARPFPDU) bool {
 		for _, o := range ops {
 			if f.RDMAP.Opcode == o {
 				return true
@@ -72,8 +73,8 @@ func opIs(ops ...iwarp.Opcode) func(f *IWARPFPDU) bool {
 	}
 }
 
-func termLayerIs(l iwarp.TermLayer, etypes ...uint8) func(f *IWARPFPDU) bool {
-	return func(f *IWARPFPDU) bool {
+func termLayerIs(l iwarp.TermLayer, etypes ...uint8) func(f *dissect.IWARPFPDU) bool {
+	return func(f *dissect.IWARPFPDU) bool {
 		t := &f.RDMAP.Terminate
 		if f.RDMAP.Opcode != iwarp.OpTerminate || t.Layer != l {
 			return false
@@ -90,16 +91,16 @@ func termLayerIs(l iwarp.TermLayer, etypes ...uint8) func(f *IWARPFPDU) bool {
 	}
 }
 
-func tagged(f *IWARPFPDU) bool   { return f.DDP.T }
-func untagged(f *IWARPFPDU) bool { return !f.DDP.T }
+func tagged(f *dissect.IWARPFPDU) bool   { return f.DDP.T }
+func untagged(f *dissect.IWARPFPDU) bool { return !f.DDP.T }
 
-func init() {
-	F := Fields
+func iwarpTable() *Table {
+	F := new(Table)
 	F.Group("iwarp_mpa", "iWARP Marker Protocol data unit Aligned framing")
 	F.Group("iwarp_ddp", "iWARP Direct Data Placement")
 	F.Group("iwarp_rdma", "iWARP Remote Direct Memory Access Protocol")
 	// A segment can complete several FPDUs: their fields repeat per FPDU.
-	F.Instances("fpdu", func(p *Packet) int { return len(p.IWARP.FPDUs) })
+	F.Instances("fpdu", func(p *dissect.Packet) int { return len(p.IWARP.FPDUs) })
 	req := func(m *iwarp.MPAReqRep) bool { return m.IsRequest() }
 	flag := func(name, label string, get func(m *iwarp.MPAReqRep) bool) *Field {
 		return reqRepField(name, label, FTBoolean, BaseNone, func(m *iwarp.MPAReqRep) (Value, bool) {
@@ -162,19 +163,19 @@ func init() {
 			return Value{B: m.PrivateData}, len(m.PrivateData) > 0
 		}),
 
-		fpduField("iwarp_mpa.ulpdulength", "ULPDU length", FTUint16, BaseDec, "iwarp_mpa", func(f *IWARPFPDU) (Value, bool) {
+		fpduField("iwarp_mpa.ulpdulength", "ULPDU length", FTUint16, BaseDec, "iwarp_mpa", func(f *dissect.IWARPFPDU) (Value, bool) {
 			return u(uint64(f.ULPDULength)), true
 		}),
-		fpduField("iwarp_mpa.pad", "Padding", FTBytes, BaseNone, "iwarp_mpa", func(f *IWARPFPDU) (Value, bool) {
+		fpduField("iwarp_mpa.pad", "Padding", FTBytes, BaseNone, "iwarp_mpa", func(f *dissect.IWARPFPDU) (Value, bool) {
 			return Value{B: f.Pad}, len(f.Pad) > 0
 		}),
 		// As tshark 4.0 does: the CRC field is iwarp_mpa.crc when CRC32c
 		// was not negotiated (its value means nothing, RFC 5044 section
 		// 4), and iwarp_mpa.crc_check, verified, when it was.
-		fpduField("iwarp_mpa.crc", "CRC", FTUint32, BaseHex, "iwarp_mpa", func(f *IWARPFPDU) (Value, bool) {
+		fpduField("iwarp_mpa.crc", "CRC", FTUint32, BaseHex, "iwarp_mpa", func(f *dissect.IWARPFPDU) (Value, bool) {
 			return Value{U: uint64(f.CRC), Text: "CRC32c not negotiated: not checked"}, !f.CRCChecked
 		}),
-		fpduField("iwarp_mpa.crc_check", "CRC check", FTUint32, BaseHex, "iwarp_mpa", func(f *IWARPFPDU) (Value, bool) {
+		fpduField("iwarp_mpa.crc_check", "CRC check", FTUint32, BaseHex, "iwarp_mpa", func(f *dissect.IWARPFPDU) (Value, bool) {
 			v := Value{U: uint64(f.CRC), Text: "good"}
 			if f.CRCBad() {
 				v.Text = fmt.Sprintf("bad CRC32c, should be 0x%08x", f.CRCComputed)
@@ -182,13 +183,13 @@ func init() {
 			return v, f.CRCChecked
 		}),
 		&Field{Name: "iwarp_mpa.marker_res", Label: "Marker Reserved", Type: FTUint16, Base: BaseHex, Parent: "iwarp_mpa",
-			Per: "fpdu", At: func(p *Packet, i int, emit func(Value)) {
+			Per: "fpdu", At: func(p *dissect.Packet, i int, emit func(Value)) {
 				for _, m := range p.IWARP.FPDUs[i].Markers {
 					emit(u(uint64(m.Reserved)))
 				}
 			}},
 		&Field{Name: "iwarp_mpa.marker_fpduptr", Label: "FPDU back pointer", Type: FTUint16, Base: BaseDec, Parent: "iwarp_mpa",
-			Per: "fpdu", At: func(p *Packet, i int, emit func(Value)) {
+			Per: "fpdu", At: func(p *dissect.Packet, i int, emit func(Value)) {
 				for _, m := range p.IWARP.FPDUs[i].Markers {
 					emit(u(uint64(m.FPDUPTR)))
 				}
@@ -198,7 +199,7 @@ func init() {
 		ddpField("iwarp_ddp.last_flag", "Last flag", FTBoolean, BaseNone, nil, func(d *iwarp.DDP) uint64 { return b2u(d.L) }),
 		ddpField("iwarp_ddp.rsvd", "Reserved", FTUint8, BaseHex, nil, func(d *iwarp.DDP) uint64 { return uint64(d.Rsvd) }),
 		ddpField("iwarp_ddp.dv", "DDP protocol version", FTUint8, BaseDec, nil, func(d *iwarp.DDP) uint64 { return uint64(d.DV) }),
-		fpduField("iwarp_ddp.rsvdulp", "Reserved for use by the ULP", FTBytes, BaseNone, "iwarp_ddp", func(f *IWARPFPDU) (Value, bool) {
+		fpduField("iwarp_ddp.rsvdulp", "Reserved for use by the ULP", FTBytes, BaseNone, "iwarp_ddp", func(f *dissect.IWARPFPDU) (Value, bool) {
 			return Value{B: f.DDP.RsvdULP[:]}, ddpOK(f) && !f.DDP.T
 		}),
 		ddpField("iwarp_ddp.stag", "(Data Sink) Steering Tag", FTUint32, BaseHex, tagged, func(d *iwarp.DDP) uint64 { return uint64(d.STag) }),
@@ -207,32 +208,32 @@ func init() {
 		ddpField("iwarp_ddp.msn", "Message sequence number", FTUint32, BaseDec, untagged, func(d *iwarp.DDP) uint64 { return uint64(d.MSN) }),
 		ddpField("iwarp_ddp.mo", "Message offset", FTUint32, BaseDec, untagged, func(d *iwarp.DDP) uint64 { return uint64(d.MO) }),
 
-		rdmaField("iwarp_rdma.version", "Version", FTUint8, BaseDec, nil, func(f *IWARPFPDU) Value { return u(uint64(f.RDMAP.RV)) }),
-		rdmaField("iwarp_rdma.rsv", "Reserved", FTUint8, BaseHex, nil, func(f *IWARPFPDU) Value { return u(uint64(f.RDMAP.Rsv)) }),
-		rdmaField("iwarp_rdma.opcode", "OpCode", FTUint8, BaseHex, nil, func(f *IWARPFPDU) Value {
+		rdmaField("iwarp_rdma.version", "Version", FTUint8, BaseDec, nil, func(f *dissect.IWARPFPDU) Value { return u(uint64(f.RDMAP.RV)) }),
+		rdmaField("iwarp_rdma.rsv", "Reserved", FTUint8, BaseHex, nil, func(f *dissect.IWARPFPDU) Value { return u(uint64(f.RDMAP.Rsv)) }),
+		rdmaField("iwarp_rdma.opcode", "OpCode", FTUint8, BaseHex, nil, func(f *dissect.IWARPFPDU) Value {
 			return Value{U: uint64(f.RDMAP.Opcode), Text: f.RDMAP.Opcode.String()}
 		}),
 		rdmaField("iwarp_rdma.reserved", "Reserved", FTBytes, BaseNone,
-			func(f *IWARPFPDU) bool { return !f.DDP.T && !f.RDMAP.Opcode.HasInvalidateSTag() },
-			func(f *IWARPFPDU) Value { return Value{B: f.DDP.RsvdULP[1:5]} }),
+			func(f *dissect.IWARPFPDU) bool { return !f.DDP.T && !f.RDMAP.Opcode.HasInvalidateSTag() },
+			func(f *dissect.IWARPFPDU) Value { return Value{B: f.DDP.RsvdULP[1:5]} }),
 		rdmaField("iwarp_rdma.inval_stag", "Invalidate STag", FTUint32, BaseDec,
-			func(f *IWARPFPDU) bool { return f.RDMAP.Opcode.HasInvalidateSTag() },
-			func(f *IWARPFPDU) Value { return u(uint64(f.RDMAP.InvalidateSTag)) }),
+			func(f *dissect.IWARPFPDU) bool { return f.RDMAP.Opcode.HasInvalidateSTag() },
+			func(f *dissect.IWARPFPDU) Value { return u(uint64(f.RDMAP.InvalidateSTag)) }),
 
 		rdmaField("iwarp_rdma.sinkstag", "Data Sink STag", FTUint32, BaseHex, opIs(iwarp.OpRDMAReadRequest),
-			func(f *IWARPFPDU) Value { return u(uint64(f.RDMAP.ReadRequest.SinkSTag)) }),
+			func(f *dissect.IWARPFPDU) Value { return u(uint64(f.RDMAP.ReadRequest.SinkSTag)) }),
 		rdmaField("iwarp_rdma.sinkto", "Data Sink Tagged Offset", FTUint64, BaseHex, opIs(iwarp.OpRDMAReadRequest),
-			func(f *IWARPFPDU) Value { return u(f.RDMAP.ReadRequest.SinkTaggedOffset) }),
+			func(f *dissect.IWARPFPDU) Value { return u(f.RDMAP.ReadRequest.SinkTaggedOffset) }),
 		rdmaField("iwarp_rdma.rdmardsz", "RDMA Read Message Size", FTUint32, BaseDec, opIs(iwarp.OpRDMAReadRequest),
-			func(f *IWARPFPDU) Value { return u(uint64(f.RDMAP.ReadRequest.RDMAReadMessageSize)) }),
+			func(f *dissect.IWARPFPDU) Value { return u(uint64(f.RDMAP.ReadRequest.RDMAReadMessageSize)) }),
 		rdmaField("iwarp_rdma.srcstag", "Data Source STag", FTUint32, BaseHex, opIs(iwarp.OpRDMAReadRequest),
-			func(f *IWARPFPDU) Value { return u(uint64(f.RDMAP.ReadRequest.SourceSTag)) }),
+			func(f *dissect.IWARPFPDU) Value { return u(uint64(f.RDMAP.ReadRequest.SourceSTag)) }),
 		rdmaField("iwarp_rdma.srcto", "Data Source Tagged Offset", FTUint64, BaseHex, opIs(iwarp.OpRDMAReadRequest),
-			func(f *IWARPFPDU) Value { return u(f.RDMAP.ReadRequest.SourceTaggedOffset) }),
+			func(f *dissect.IWARPFPDU) Value { return u(f.RDMAP.ReadRequest.SourceTaggedOffset) }),
 	)
 	term := opIs(iwarp.OpTerminate)
-	termU8 := func(name, label string, when func(f *IWARPFPDU) bool, get func(t *iwarp.Terminate) (uint8, string)) *Field {
-		return rdmaField(name, label, FTUint8, BaseHex, when, func(f *IWARPFPDU) Value {
+	termU8 := func(name, label string, when func(f *dissect.IWARPFPDU) bool, get func(t *iwarp.Terminate) (uint8, string)) *Field {
+		return rdmaField(name, label, FTUint8, BaseHex, when, func(f *dissect.IWARPFPDU) Value {
 			v, s := get(&f.RDMAP.Terminate)
 			return Value{U: uint64(v), Text: s}
 		})
@@ -240,10 +241,10 @@ func init() {
 	etype := func(t *iwarp.Terminate) (uint8, string) { return t.EType, t.ETypeString() }
 	errcode := func(t *iwarp.Terminate) (uint8, string) { return t.ErrorCode, t.ErrorCodeString() }
 	termBool := func(name, label string, get func(t *iwarp.Terminate) bool) *Field {
-		return rdmaField(name, label, FTBoolean, BaseNone, term, func(f *IWARPFPDU) Value { return boolValue(get(&f.RDMAP.Terminate)) })
+		return rdmaField(name, label, FTBoolean, BaseNone, term, func(f *dissect.IWARPFPDU) Value { return boolValue(get(&f.RDMAP.Terminate)) })
 	}
 	termBytes := func(name, label string, get func(t *iwarp.Terminate) ([]byte, bool)) *Field {
-		return fpduField(name, label, FTBytes, BaseNone, "iwarp_rdma", func(f *IWARPFPDU) (Value, bool) {
+		return fpduField(name, label, FTBytes, BaseNone, "iwarp_rdma", func(f *dissect.IWARPFPDU) (Value, bool) {
 			if !rdmapOK(f) || !term(f) {
 				return Value{}, false
 			}
@@ -267,7 +268,7 @@ func init() {
 		termBool("iwarp_rdma.term_hdrct_m", "M bit", func(t *iwarp.Terminate) bool { return t.M }),
 		termBool("iwarp_rdma.hdrct_d", "D bit", func(t *iwarp.Terminate) bool { return t.D }),
 		termBool("iwarp_rdma.hdrct_r", "R bit", func(t *iwarp.Terminate) bool { return t.R }),
-		rdmaField("iwarp_rdma.term_rsvd", "Reserved", FTUint16, BaseHex, term, func(f *IWARPFPDU) Value {
+		rdmaField("iwarp_rdma.term_rsvd", "Reserved", FTUint16, BaseHex, term, func(f *dissect.IWARPFPDU) Value {
 			return u(uint64(f.RDMAP.Terminate.Reserved))
 		}),
 		termBytes("iwarp_rdma.term_ddp_seg_len", "DDP Segment Length", func(t *iwarp.Terminate) ([]byte, bool) {
@@ -282,34 +283,34 @@ func init() {
 	)
 	atomicReq := opIs(iwarp.OpAtomicRequest)
 	atomicRsp := opIs(iwarp.OpAtomicResponse)
-	atomic := func(name, label string, t FieldType, b Base, when func(*IWARPFPDU) bool, get func(r *iwarp.RDMAP) uint64) *Field {
-		return rdmaField(name, label, t, b, when, func(f *IWARPFPDU) Value { return u(get(&f.RDMAP)) })
+	atomic := func(name, label string, t FieldType, b Base, when func(*dissect.IWARPFPDU) bool, get func(r *iwarp.RDMAP) uint64) *Field {
+		return rdmaField(name, label, t, b, when, func(f *dissect.IWARPFPDU) Value { return u(get(&f.RDMAP)) })
 	}
 	F.Register(
 		atomic("iwarp_rdma.atomic.reserved", "Reserved", FTUint32, BaseDec, atomicReq, func(r *iwarp.RDMAP) uint64 { return uint64(r.AtomicRequest.Reserved) }),
-		rdmaField("iwarp_rdma.atomic.opcode", "OpCode", FTUint32, BaseDec, atomicReq, func(f *IWARPFPDU) Value {
+		rdmaField("iwarp_rdma.atomic.opcode", "OpCode", FTUint32, BaseDec, atomicReq, func(f *dissect.IWARPFPDU) Value {
 			a := f.RDMAP.AtomicRequest.AtomicOpcode
 			return Value{U: uint64(a), Text: a.String()}
 		}),
 		atomic("iwarp_rdma.atomic.request_identifier", "Request Identifier", FTUint32, BaseDec, atomicReq, func(r *iwarp.RDMAP) uint64 { return uint64(r.AtomicRequest.RequestIdentifier) }),
 		atomic("iwarp_rdma.atomic.remote_stag", "Remote STag", FTUint32, BaseDec, atomicReq, func(r *iwarp.RDMAP) uint64 { return uint64(r.AtomicRequest.RemoteSTag) }),
 		atomic("iwarp_rdma.atomic.remote_tagged_offset", "Remote Tagged Offset", FTUint64, BaseDec, atomicReq, func(r *iwarp.RDMAP) uint64 { return r.AtomicRequest.RemoteTaggedOffset }),
-		atomic("iwarp_rdma.atomic.add_data", "Add Data", FTUint64, BaseDec, func(f *IWARPFPDU) bool {
+		atomic("iwarp_rdma.atomic.add_data", "Add Data", FTUint64, BaseDec, func(f *dissect.IWARPFPDU) bool {
 			return atomicReq(f) && f.RDMAP.AtomicRequest.AtomicOpcode == iwarp.AtomicFetchAdd
 		}, func(r *iwarp.RDMAP) uint64 { return r.AtomicRequest.AddOrSwapData }),
-		atomic("iwarp_rdma.atomic.add_mask", "Add Mask", FTUint64, BaseHex, func(f *IWARPFPDU) bool {
+		atomic("iwarp_rdma.atomic.add_mask", "Add Mask", FTUint64, BaseHex, func(f *dissect.IWARPFPDU) bool {
 			return atomicReq(f) && f.RDMAP.AtomicRequest.AtomicOpcode == iwarp.AtomicFetchAdd
 		}, func(r *iwarp.RDMAP) uint64 { return r.AtomicRequest.AddOrSwapMask }),
-		atomic("iwarp_rdma.atomic.swap_data", "Swap Data", FTUint64, BaseDec, func(f *IWARPFPDU) bool {
+		atomic("iwarp_rdma.atomic.swap_data", "Swap Data", FTUint64, BaseDec, func(f *dissect.IWARPFPDU) bool {
 			return atomicReq(f) && f.RDMAP.AtomicRequest.AtomicOpcode != iwarp.AtomicFetchAdd
 		}, func(r *iwarp.RDMAP) uint64 { return r.AtomicRequest.AddOrSwapData }),
-		atomic("iwarp_rdma.atomic.swap_mask", "Swap Mask", FTUint64, BaseHex, func(f *IWARPFPDU) bool {
+		atomic("iwarp_rdma.atomic.swap_mask", "Swap Mask", FTUint64, BaseHex, func(f *dissect.IWARPFPDU) bool {
 			return atomicReq(f) && f.RDMAP.AtomicRequest.AtomicOpcode != iwarp.AtomicFetchAdd
 		}, func(r *iwarp.RDMAP) uint64 { return r.AtomicRequest.AddOrSwapMask }),
-		atomic("iwarp_rdma.atomic.compare_data", "Compare Data", FTUint64, BaseDec, func(f *IWARPFPDU) bool {
+		atomic("iwarp_rdma.atomic.compare_data", "Compare Data", FTUint64, BaseDec, func(f *dissect.IWARPFPDU) bool {
 			return atomicReq(f) && f.RDMAP.AtomicRequest.AtomicOpcode == iwarp.AtomicCompareSwap
 		}, func(r *iwarp.RDMAP) uint64 { return r.AtomicRequest.CompareData }),
-		atomic("iwarp_rdma.atomic.compare_mask", "Compare Mask", FTUint64, BaseHex, func(f *IWARPFPDU) bool {
+		atomic("iwarp_rdma.atomic.compare_mask", "Compare Mask", FTUint64, BaseHex, func(f *dissect.IWARPFPDU) bool {
 			return atomicReq(f) && f.RDMAP.AtomicRequest.AtomicOpcode == iwarp.AtomicCompareSwap
 		}, func(r *iwarp.RDMAP) uint64 { return r.AtomicRequest.CompareMask }),
 		atomic("iwarp_rdma.atomic.original_request_identifier", "Original Request Identifier", FTUint32, BaseDec, atomicRsp, func(r *iwarp.RDMAP) uint64 { return uint64(r.AtomicResponse.OriginalRequestIdentifier) }),
@@ -317,16 +318,17 @@ func init() {
 	)
 	F.Register(
 		&Field{Name: "rdmashark.iwarp.fpdus", Label: "FPDUs completed by this segment", Type: FTUint32, Base: BaseDec, Parent: "rdmashark",
-			Get: func(p *Packet, emit func(Value)) {
+			Get: func(p *dissect.Packet, emit func(Value)) {
 				if n := len(p.IWARP.FPDUs); n > 0 {
 					emit(u(uint64(n)))
 				}
 			}},
-		fpduField("rdmashark.iwarp.seq", "FPDU TCP sequence number", FTUint32, BaseDec, "rdmashark", func(f *IWARPFPDU) (Value, bool) {
+		fpduField("rdmashark.iwarp.seq", "FPDU TCP sequence number", FTUint32, BaseDec, "rdmashark", func(f *dissect.IWARPFPDU) (Value, bool) {
 			return u(uint64(f.Seq)), true
 		}),
-		fpduField("rdmashark.iwarp.data_len", "DDP payload length", FTUint32, BaseDec, "rdmashark", func(f *IWARPFPDU) (Value, bool) {
+		fpduField("rdmashark.iwarp.data_len", "DDP payload length", FTUint32, BaseDec, "rdmashark", func(f *dissect.IWARPFPDU) (Value, bool) {
 			return u(uint64(f.DataLen)), ddpOK(f)
 		}),
 	)
+	return F
 }

@@ -1,11 +1,13 @@
-package dissect
+package fields
 
 import (
 	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
+	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma"
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
 )
@@ -19,7 +21,7 @@ import (
 
 // headerAt returns record i of p when its transport header decoded (at
 // least its four common words when prefixOnly), else nil.
-func headerAt(p *Packet, i int, prefixOnly bool) *RPCRecord {
+func headerAt(p *dissect.Packet, i int, prefixOnly bool) *dissect.RPCRecord {
 	r := &p.RPC[i]
 	if !r.HasHeader || !r.PrefixOK || (!prefixOnly && r.HeaderErr != nil) {
 		return nil
@@ -29,7 +31,7 @@ func headerAt(p *Packet, i int, prefixOnly bool) *RPCRecord {
 
 // rpcAt returns record i of p when it holds a whole RPC message whose
 // header decoded, else nil.
-func rpcAt(p *Packet, i int) *RPCRecord {
+func rpcAt(p *dissect.Packet, i int) *dissect.RPCRecord {
 	if r := &p.RPC[i]; r.HasRPC && r.RPCErr == nil {
 		return r
 	}
@@ -38,18 +40,18 @@ func rpcAt(p *Packet, i int) *RPCRecord {
 
 // The RPC-over-RDMA, RPC and NFS fields repeat per record of Packet.RPC
 // (an iWARP segment can complete several Sends).
-func rpcordma(name, label string, t FieldType, b Base, prefixOnly bool, get func(r *RPCRecord, emit func(Value))) *Field {
+func rpcordma(name, label string, t FieldType, b Base, prefixOnly bool, get func(r *dissect.RPCRecord, emit func(Value))) *Field {
 	return &Field{Name: name, Label: label, Type: t, Base: b, Parent: "rpcordma", Per: "rpc",
-		At: func(p *Packet, i int, emit func(Value)) {
+		At: func(p *dissect.Packet, i int, emit func(Value)) {
 			if r := headerAt(p, i, prefixOnly); r != nil {
 				get(r, emit)
 			}
 		}}
 }
 
-func rpcField(name, label string, t FieldType, b Base, get func(r *RPCRecord, h *oncrpc.Header, emit func(Value))) *Field {
+func rpcField(name, label string, t FieldType, b Base, get func(r *dissect.RPCRecord, h *oncrpc.Header, emit func(Value))) *Field {
 	return &Field{Name: name, Label: label, Type: t, Base: b, Parent: "rpc", Per: "rpc",
-		At: func(p *Packet, i int, emit func(Value)) {
+		At: func(p *dissect.Packet, i int, emit func(Value)) {
 			if r := rpcAt(p, i); r != nil {
 				get(r, &r.RPC, emit)
 			}
@@ -58,7 +60,7 @@ func rpcField(name, label string, t FieldType, b Base, get func(r *RPCRecord, h 
 
 // hasLists tells whether the header carries the three chunk lists (tshark
 // shows the counts only then).
-func hasLists(r *RPCRecord) bool {
+func hasLists(r *dissect.RPCRecord) bool {
 	h := &r.Header
 	if h.Vers == rpcrdma.Version2 {
 		switch h.V2.HType {
@@ -76,7 +78,7 @@ func hasLists(r *RPCRecord) bool {
 }
 
 // eachSegment calls f for every segment in tshark's order.
-func eachSegment(r *RPCRecord, f func(sg rpcrdma.Segment)) {
+func eachSegment(r *dissect.RPCRecord, f func(sg rpcrdma.Segment)) {
 	if !hasLists(r) {
 		return
 	}
@@ -102,50 +104,50 @@ func eachSegment(r *RPCRecord, f func(sg rpcrdma.Segment)) {
 	}
 }
 
-func init() {
-	F := Fields
+func rpcTable() *Table {
+	F := new(Table)
 	F.Group("rpcordma", "RPC over RDMA")
 	F.Group("rpc", "Remote Procedure Call")
-	F.Instances("rpc", func(p *Packet) int { return len(p.RPC) })
+	F.Instances("rpc", func(p *dissect.Packet) int { return len(p.RPC) })
 	F.Register(
-		rpcordma("rpcordma.xid", "XID", FTUint32, BaseHex, true, func(r *RPCRecord, emit func(Value)) {
+		rpcordma("rpcordma.xid", "XID", FTUint32, BaseHex, true, func(r *dissect.RPCRecord, emit func(Value)) {
 			emit(u(uint64(r.Common.XID)))
 		}),
-		rpcordma("rpcordma.version", "Version", FTUint32, BaseDec, true, func(r *RPCRecord, emit func(Value)) {
+		rpcordma("rpcordma.version", "Version", FTUint32, BaseDec, true, func(r *dissect.RPCRecord, emit func(Value)) {
 			emit(u(uint64(r.Common.Vers)))
 		}),
-		rpcordma("rpcordma.flow_control", "Flow Control", FTUint32, BaseDec, true, func(r *RPCRecord, emit func(Value)) {
+		rpcordma("rpcordma.flow_control", "Flow Control", FTUint32, BaseDec, true, func(r *dissect.RPCRecord, emit func(Value)) {
 			emit(u(uint64(r.Common.Credit)))
 		}),
-		rpcordma("rpcordma.msg_type", "Message Type", FTUint32, BaseDec, true, func(r *RPCRecord, emit func(Value)) {
-			emit(Value{U: uint64(r.Common.Type), Text: procName(r.Common.Vers, r.Common.Type)})
+		rpcordma("rpcordma.msg_type", "Message Type", FTUint32, BaseDec, true, func(r *dissect.RPCRecord, emit func(Value)) {
+			emit(Value{U: uint64(r.Common.Type), Text: dissect.ProcName(r.Common.Vers, r.Common.Type)})
 		}),
-		rpcordma("rpcordma.rdma_align", "RDMA align", FTUint32, BaseDec, false, func(r *RPCRecord, emit func(Value)) {
+		rpcordma("rpcordma.rdma_align", "RDMA align", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
 			if r.Header.Vers == rpcrdma.Version1 && r.Header.V1.Proc == rpcrdma.RDMAMsgp {
 				emit(u(uint64(r.Header.V1.Align)))
 			}
 		}),
-		rpcordma("rpcordma.rdma_thresh", "RDMA threshold", FTUint32, BaseDec, false, func(r *RPCRecord, emit func(Value)) {
+		rpcordma("rpcordma.rdma_thresh", "RDMA threshold", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
 			if r.Header.Vers == rpcrdma.Version1 && r.Header.V1.Proc == rpcrdma.RDMAMsgp {
 				emit(u(uint64(r.Header.V1.Thresh)))
 			}
 		}),
-		rpcordma("rpcordma.reads_count", "Read list", FTUint32, BaseDec, false, func(r *RPCRecord, emit func(Value)) {
+		rpcordma("rpcordma.reads_count", "Read list", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
 			if hasLists(r) {
 				emit(u(uint64(len(r.Header.Chunks().ReadList))))
 			}
 		}),
-		rpcordma("rpcordma.writes_count", "Write list", FTUint32, BaseDec, false, func(r *RPCRecord, emit func(Value)) {
+		rpcordma("rpcordma.writes_count", "Write list", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
 			if hasLists(r) {
 				emit(u(uint64(len(r.Header.Chunks().WriteList))))
 			}
 		}),
-		rpcordma("rpcordma.reply_count", "Reply list", FTUint32, BaseDec, false, func(r *RPCRecord, emit func(Value)) {
+		rpcordma("rpcordma.reply_count", "Reply list", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
 			if hasLists(r) {
 				emit(boolValue(r.Header.Chunks().HasReplyChunk))
 			}
 		}),
-		rpcordma("rpcordma.segment_count", "Write chunk segment count", FTUint32, BaseDec, false, func(r *RPCRecord, emit func(Value)) {
+		rpcordma("rpcordma.segment_count", "Write chunk segment count", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
 			if !hasLists(r) {
 				return
 			}
@@ -157,7 +159,7 @@ func init() {
 				emit(u(uint64(len(c.ReplyChunk.Segments))))
 			}
 		}),
-		rpcordma("rpcordma.position", "Position in XDR", FTUint32, BaseDec, false, func(r *RPCRecord, emit func(Value)) {
+		rpcordma("rpcordma.position", "Position in XDR", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
 			if !hasLists(r) {
 				return
 			}
@@ -170,16 +172,16 @@ func init() {
 				emit(u(uint64(rs.Position)))
 			}
 		}),
-		rpcordma("rpcordma.rdma_handle", "RDMA handle", FTUint32, BaseHex, false, func(r *RPCRecord, emit func(Value)) {
+		rpcordma("rpcordma.rdma_handle", "RDMA handle", FTUint32, BaseHex, false, func(r *dissect.RPCRecord, emit func(Value)) {
 			eachSegment(r, func(sg rpcrdma.Segment) { emit(u(uint64(sg.Handle))) })
 		}),
-		rpcordma("rpcordma.rdma_length", "RDMA length", FTUint32, BaseDec, false, func(r *RPCRecord, emit func(Value)) {
+		rpcordma("rpcordma.rdma_length", "RDMA length", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
 			eachSegment(r, func(sg rpcrdma.Segment) { emit(u(uint64(sg.Length))) })
 		}),
-		rpcordma("rpcordma.rdma_offset", "RDMA offset", FTUint64, BaseHex, false, func(r *RPCRecord, emit func(Value)) {
+		rpcordma("rpcordma.rdma_offset", "RDMA offset", FTUint64, BaseHex, false, func(r *dissect.RPCRecord, emit func(Value)) {
 			eachSegment(r, func(sg rpcrdma.Segment) { emit(u(sg.Offset)) })
 		}),
-		rpcordma("rpcordma.errcode", "Error code", FTUint32, BaseDec, false, func(r *RPCRecord, emit func(Value)) {
+		rpcordma("rpcordma.errcode", "Error code", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
 			h := &r.Header
 			switch {
 			case h.Vers == rpcrdma.Version1 && h.V1.Proc == rpcrdma.RDMAError:
@@ -188,7 +190,7 @@ func init() {
 				emit(Value{U: uint64(h.V2.Err), Text: h.V2.Err.String()})
 			}
 		}),
-		rpcordma("rpcordma.vers_low", "Version low", FTUint32, BaseDec, false, func(r *RPCRecord, emit func(Value)) {
+		rpcordma("rpcordma.vers_low", "Version low", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
 			h := &r.Header
 			switch {
 			case h.Vers == rpcrdma.Version1 && h.V1.Proc == rpcrdma.RDMAError && h.V1.Err == rpcrdma.ErrVers:
@@ -197,7 +199,7 @@ func init() {
 				emit(u(uint64(h.V2.VersLow)))
 			}
 		}),
-		rpcordma("rpcordma.vers_high", "Version high", FTUint32, BaseDec, false, func(r *RPCRecord, emit func(Value)) {
+		rpcordma("rpcordma.vers_high", "Version high", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
 			h := &r.Header
 			switch {
 			case h.Vers == rpcrdma.Version1 && h.V1.Proc == rpcrdma.RDMAError && h.V1.Err == rpcrdma.ErrVers:
@@ -219,19 +221,19 @@ func init() {
 		v2ErrField("rdmashark.rpcordma.length_needed", "Length needed (v2 error)", func(h *rpcrdma.Header2) (uint32, bool) {
 			return h.LengthNeeded, h.Err == rpcrdma.Err2WriteResource || h.Err == rpcrdma.Err2ReplyResource
 		}),
-		rpcordma("rdmashark.rpcordma.inv_handle", "Invalidation handle (v2)", FTUint32, BaseHex, false, func(r *RPCRecord, emit func(Value)) {
+		rpcordma("rdmashark.rpcordma.inv_handle", "Invalidation handle (v2)", FTUint32, BaseHex, false, func(r *dissect.RPCRecord, emit func(Value)) {
 			h := &r.Header
 			if h.Vers == rpcrdma.Version2 && (h.V2.HType == rpcrdma.HTypeCallExternal || h.V2.HType == rpcrdma.HTypeCallInline) {
 				emit(u(uint64(h.V2.InvHandle)))
 			}
 		}),
-		rpcordma("rdmashark.rpcordma.remaining", "Bytes remaining (v2)", FTUint32, BaseDec, false, func(r *RPCRecord, emit func(Value)) {
+		rpcordma("rdmashark.rpcordma.remaining", "Bytes remaining (v2)", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
 			h := &r.Header
 			if h.Vers == rpcrdma.Version2 && (h.V2.HType == rpcrdma.HTypeCallMiddle || h.V2.HType == rpcrdma.HTypeReplyMiddle) {
 				emit(u(uint64(h.V2.Remaining)))
 			}
 		}),
-		rpcordma("rdmashark.rpcordma.property", "Transport property (v2)", FTUint32, BaseDec, false, func(r *RPCRecord, emit func(Value)) {
+		rpcordma("rdmashark.rpcordma.property", "Transport property (v2)", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
 			h := &r.Header
 			if h.Vers != rpcrdma.Version2 {
 				return
@@ -240,7 +242,7 @@ func init() {
 				emit(Value{U: uint64(pr.Which), Text: pr.Which.String()})
 			}
 		}),
-		rpcordma("rdmashark.rpcordma.property_value", "Transport property value (v2)", FTString, BaseNone, false, func(r *RPCRecord, emit func(Value)) {
+		rpcordma("rdmashark.rpcordma.property_value", "Transport property value (v2)", FTString, BaseNone, false, func(r *dissect.RPCRecord, emit func(Value)) {
 			h := &r.Header
 			if h.Vers != rpcrdma.Version2 {
 				return
@@ -249,32 +251,32 @@ func init() {
 				emit(Value{S: propertyValue(pr)})
 			}
 		}),
-		rpcordma("rdmashark.rpcordma.chunk", "Chunk", FTString, BaseNone, false, func(r *RPCRecord, emit func(Value)) {
+		rpcordma("rdmashark.rpcordma.chunk", "Chunk", FTString, BaseNone, false, func(r *dissect.RPCRecord, emit func(Value)) {
 			eachChunkText(r, func(s string) { emit(Value{S: s}) })
 		}),
-		rpcordma("rdmashark.rpcordma.header_error", "Header error", FTString, BaseNone, true, func(r *RPCRecord, emit func(Value)) {
+		rpcordma("rdmashark.rpcordma.header_error", "Header error", FTString, BaseNone, true, func(r *dissect.RPCRecord, emit func(Value)) {
 			if r.HeaderErr != nil {
 				emit(Value{S: r.HeaderErr.Error()})
 			}
 		}),
-		rpcordma("rdmashark.rpcordma.retransmission", "Retransmitted Send", FTBoolean, BaseNone, true, func(r *RPCRecord, emit func(Value)) {
+		rpcordma("rdmashark.rpcordma.retransmission", "Retransmitted Send", FTBoolean, BaseNone, true, func(r *dissect.RPCRecord, emit func(Value)) {
 			if r.Duplicate {
 				emit(Value{U: 1})
 			}
 		}),
 
-		rpcField("rpc.xid", "XID", FTUint32, BaseHex, func(_ *RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.xid", "XID", FTUint32, BaseHex, func(_ *dissect.RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			emit(u(uint64(h.XID)))
 		}),
-		rpcField("rpc.msgtyp", "Message Type", FTUint32, BaseDec, func(_ *RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.msgtyp", "Message Type", FTUint32, BaseDec, func(_ *dissect.RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			emit(Value{U: uint64(h.MsgType), Text: h.MsgType.String()})
 		}),
-		rpcField("rpc.version", "RPC Version", FTUint32, BaseDec, func(_ *RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.version", "RPC Version", FTUint32, BaseDec, func(_ *dissect.RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			if h.MsgType == oncrpc.Call {
 				emit(u(uint64(h.RPCVers)))
 			}
 		}),
-		rpcField("rpc.program", "Program", FTUint32, BaseDec, func(r *RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.program", "Program", FTUint32, BaseDec, func(r *dissect.RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			switch {
 			case h.MsgType == oncrpc.Call:
 				emit(Value{U: uint64(h.Prog), Text: h.Prog.String()})
@@ -282,7 +284,7 @@ func init() {
 				emit(Value{U: uint64(r.Program), Text: oncrpc.Program(r.Program).String()})
 			}
 		}),
-		rpcField("rpc.programversion", "Program Version", FTUint32, BaseDec, func(r *RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.programversion", "Program Version", FTUint32, BaseDec, func(r *dissect.RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			switch {
 			case h.MsgType == oncrpc.Call:
 				emit(u(uint64(h.Vers)))
@@ -290,7 +292,7 @@ func init() {
 				emit(u(uint64(r.Version)))
 			}
 		}),
-		rpcField("rpc.procedure", "Procedure", FTUint32, BaseDec, func(r *RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.procedure", "Procedure", FTUint32, BaseDec, func(r *dissect.RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			switch {
 			case h.MsgType == oncrpc.Call:
 				emit(u(uint64(h.Proc)))
@@ -300,7 +302,7 @@ func init() {
 		}),
 		// Wireshark shows the Call's frame on a Reply as rpc.repframe (and
 		// the Reply's on a Call as rpc.reqframe), in its second pass only.
-		rpcField("rpc.repframe", "Call In", FTUint32, BaseDec, func(r *RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.repframe", "Call In", FTUint32, BaseDec, func(r *dissect.RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			if h.MsgType == oncrpc.Reply && r.CallPacket > 0 {
 				emit(u(uint64(r.CallPacket)))
 			}
@@ -308,7 +310,7 @@ func init() {
 		// The time from the Call to this Reply: from the packet where the
 		// Call's RPC message was whole to the packet where the Reply's is.
 		&Field{Name: "rpc.time", Label: "Time from request", Type: FTRelTime, Parent: "rpc", Per: "rpc",
-			At: func(p *Packet, i int, emit func(Value)) {
+			At: func(p *dissect.Packet, i int, emit func(Value)) {
 				r := rpcAt(p, i)
 				if r != nil && r.RPC.MsgType == oncrpc.Reply && r.CallPacket > 0 && !r.CallTime.IsZero() {
 					if d := p.Timestamp.Sub(r.CallTime); d >= 0 {
@@ -316,22 +318,22 @@ func init() {
 					}
 				}
 			}},
-		rpcField("rpc.replystat", "Reply State", FTUint32, BaseDec, func(_ *RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.replystat", "Reply State", FTUint32, BaseDec, func(_ *dissect.RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			if h.MsgType == oncrpc.Reply {
 				emit(Value{U: uint64(h.ReplyStat), Text: h.ReplyStat.String()})
 			}
 		}),
-		rpcField("rpc.state_accept", "Accept State", FTUint32, BaseDec, func(_ *RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.state_accept", "Accept State", FTUint32, BaseDec, func(_ *dissect.RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			if h.MsgType == oncrpc.Reply && h.ReplyStat == oncrpc.MsgAccepted {
 				emit(Value{U: uint64(h.AcceptStat), Text: h.AcceptStat.String()})
 			}
 		}),
-		rpcField("rpc.state_reject", "Reject State", FTUint32, BaseDec, func(_ *RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.state_reject", "Reject State", FTUint32, BaseDec, func(_ *dissect.RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			if h.MsgType == oncrpc.Reply && h.ReplyStat == oncrpc.MsgDenied {
 				emit(Value{U: uint64(h.RejectStat), Text: h.RejectStat.String()})
 			}
 		}),
-		rpcField("rpc.auth.flavor", "Flavor", FTUint32, BaseDec, func(_ *RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.auth.flavor", "Flavor", FTUint32, BaseDec, func(_ *dissect.RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			if h.MsgType == oncrpc.Call {
 				emit(Value{U: uint64(h.Cred.Flavor), Text: h.Cred.Flavor.String()})
 			}
@@ -339,7 +341,7 @@ func init() {
 				emit(Value{U: uint64(h.Verf.Flavor), Text: h.Verf.Flavor.String()})
 			}
 		}),
-		rpcField("rpc.auth.length", "Length", FTUint32, BaseDec, func(_ *RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.auth.length", "Length", FTUint32, BaseDec, func(_ *dissect.RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			if h.MsgType == oncrpc.Call {
 				emit(u(uint64(len(h.Cred.Body))))
 			}
@@ -347,22 +349,22 @@ func init() {
 				emit(u(uint64(len(h.Verf.Body))))
 			}
 		}),
-		rpcField("rpc.auth.stamp", "Stamp", FTUint32, BaseHex, func(_ *RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.auth.stamp", "Stamp", FTUint32, BaseHex, func(_ *dissect.RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			if h.MsgType == oncrpc.Call && h.Cred.Flavor == oncrpc.AuthSysFlav {
 				emit(u(uint64(h.AuthSys.Stamp)))
 			}
 		}),
-		rpcField("rpc.auth.machinename", "Machine Name", FTString, BaseNone, func(_ *RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.auth.machinename", "Machine Name", FTString, BaseNone, func(_ *dissect.RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			if h.MsgType == oncrpc.Call && h.Cred.Flavor == oncrpc.AuthSysFlav {
 				emit(Value{S: machineName(h.AuthSys.MachineName)})
 			}
 		}),
-		rpcField("rpc.auth.uid", "UID", FTUint32, BaseDec, func(_ *RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.auth.uid", "UID", FTUint32, BaseDec, func(_ *dissect.RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			if h.MsgType == oncrpc.Call && h.Cred.Flavor == oncrpc.AuthSysFlav {
 				emit(u(uint64(h.AuthSys.UID)))
 			}
 		}),
-		rpcField("rpc.auth.gid", "GID", FTUint32, BaseDec, func(_ *RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.auth.gid", "GID", FTUint32, BaseDec, func(_ *dissect.RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			if h.MsgType == oncrpc.Call && h.Cred.Flavor == oncrpc.AuthSysFlav {
 				emit(u(uint64(h.AuthSys.GID)))
 				for _, g := range h.AuthSys.GIDs {
@@ -370,38 +372,39 @@ func init() {
 				}
 			}
 		}),
-		rpcField("rdmashark.rpc.procedure_name", "Procedure (upper layer)", FTString, BaseNone, func(r *RPCRecord, _ *oncrpc.Header, emit func(Value)) {
+		rpcField("rdmashark.rpc.procedure_name", "Procedure (upper layer)", FTString, BaseNone, func(r *dissect.RPCRecord, _ *oncrpc.Header, emit func(Value)) {
 			if r.ULP.Procedure != "" {
 				emit(Value{S: r.ULP.Protocol + " " + r.ULP.Procedure})
 			}
 		}),
-		rpcField("rdmashark.rpc.operation", "Operation", FTString, BaseNone, func(r *RPCRecord, _ *oncrpc.Header, emit func(Value)) {
+		rpcField("rdmashark.rpc.operation", "Operation", FTString, BaseNone, func(r *dissect.RPCRecord, _ *oncrpc.Header, emit func(Value)) {
 			for _, op := range r.ULP.Operations {
 				emit(Value{S: op})
 			}
 		}),
-		rpcField("rdmashark.rpc.rebuilt", "Rebuilt from chunks", FTBoolean, BaseNone, func(r *RPCRecord, _ *oncrpc.Header, emit func(Value)) {
+		rpcField("rdmashark.rpc.rebuilt", "Rebuilt from chunks", FTBoolean, BaseNone, func(r *dissect.RPCRecord, _ *oncrpc.Header, emit func(Value)) {
 			emit(boolValue(r.Rebuilt))
 		}),
-		rpcField("rdmashark.rpc.length", "RPC message length", FTUint32, BaseDec, func(r *RPCRecord, _ *oncrpc.Header, emit func(Value)) {
+		rpcField("rdmashark.rpc.length", "RPC message length", FTUint32, BaseDec, func(r *dissect.RPCRecord, _ *oncrpc.Header, emit func(Value)) {
 			emit(u(uint64(r.RPCLength)))
 		}),
-		rpcField("rdmashark.rpc.backchannel", "Backchannel", FTBoolean, BaseNone, func(r *RPCRecord, _ *oncrpc.Header, emit func(Value)) {
+		rpcField("rdmashark.rpc.backchannel", "Backchannel", FTBoolean, BaseNone, func(r *dissect.RPCRecord, _ *oncrpc.Header, emit func(Value)) {
 			emit(boolValue(r.Backchannel))
 		}),
 		&Field{Name: "rdmashark.rpc.header_error", Label: "RPC header error", Type: FTString, Parent: "rpc", Per: "rpc",
-			At: func(p *Packet, i int, emit func(Value)) {
+			At: func(p *dissect.Packet, i int, emit func(Value)) {
 				if r := &p.RPC[i]; r.HasRPC && r.RPCErr != nil {
 					emit(Value{S: r.RPCErr.Error()})
 				}
 			}},
 	)
+	return F
 }
 
 // v2ErrField is a field of a version 2 RDMA2_ERROR's error arm
 // (draft-07 "RDMA2_ERROR"), present for the codes that carry it.
 func v2ErrField(name, label string, get func(h *rpcrdma.Header2) (uint32, bool)) *Field {
-	return rpcordma(name, label, FTUint32, BaseDec, false, func(r *RPCRecord, emit func(Value)) {
+	return rpcordma(name, label, FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
 		h := &r.Header
 		if h.Vers != rpcrdma.Version2 || h.V2.HType != rpcrdma.HTypeError {
 			return
@@ -444,7 +447,7 @@ func propertyValue(pr rpcrdma.Property) string {
 
 // eachChunkText describes each chunk of the header on one line, e.g.
 // "Read chunk at position 128: 0x00000ca8 131072 bytes at 0xb5ad315dcc414000, ...".
-func eachChunkText(r *RPCRecord, f func(string)) {
+func eachChunkText(r *dissect.RPCRecord, f func(string)) {
 	if !hasLists(r) {
 		return
 	}
@@ -487,4 +490,20 @@ func eachChunkText(r *RPCRecord, f func(string)) {
 		segs(&b, c.ReplyChunk.Segments)
 		f(b.String())
 	}
+}
+
+// lastMachineName is the AUTH_SYS machine name seen last: a capture's
+// calls carry the same few names, and converting each to a string would
+// allocate on every packet a filter or -T fields looks at.
+var lastMachineName atomic.Pointer[string]
+
+// machineName returns b as a string, the one made last time when b is the
+// same name.
+func machineName(b []byte) string {
+	if p := lastMachineName.Load(); p != nil && *p == string(b) {
+		return *p
+	}
+	s := string(b)
+	lastMachineName.Store(&s)
+	return s
 }

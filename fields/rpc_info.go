@@ -1,8 +1,9 @@
-package dissect
+package fields
 
 import (
 	"strings"
 
+	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma"
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
 )
@@ -10,17 +11,17 @@ import (
 // rpcInfo appends the RPC-over-RDMA messages the packet completed to the
 // summary line, e.g.
 // "| RPCoRDMA RDMA_NOMSG xid=0x3cfb4714 reply-chunk=1 | RPC Reply NFS v4 proc 1".
-func (p *Packet) rpcInfo(b *infoBuf, start int) {
+func rpcInfo(p *dissect.Packet, b *infoBuf, start int) {
 	for i := range p.RPC {
 		r := &p.RPC[i]
 		if b.Len() > start {
 			b.WriteString(" | ")
 		}
-		r.info(b)
+		recordInfo(r, b)
 	}
 }
 
-func (r *RPCRecord) info(b *infoBuf) {
+func recordInfo(r *dissect.RPCRecord, b *infoBuf) {
 	if r.HasHeader {
 		b.WriteString("RPCoRDMA")
 		switch {
@@ -32,7 +33,7 @@ func (r *RPCRecord) info(b *infoBuf) {
 			return
 		}
 		h := &r.Header
-		b.printf(" %s xid=0x%08x", procName(h.Vers, headerProc(h)), h.XID())
+		b.printf(" %s xid=0x%08x", dissect.ProcName(h.Vers, headerProc(h)), h.XID())
 		if h.Vers == rpcrdma.Version2 {
 			b.WriteString(" v2")
 		}

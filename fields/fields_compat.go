@@ -1,9 +1,10 @@
-package dissect
+package fields
 
 import (
 	"encoding/binary"
 	"net/netip"
 
+	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/layers/roce"
 	"github.com/rdmashark/rdmashark/pvtdata"
 )
@@ -18,7 +19,7 @@ import (
 // ipCM returns the CM REQ's private data when it starts with the RDMA-CM IP
 // header: as tshark, when the service ID is in the IP range (Annex A11.2.2,
 // 0x0000000001xxxxxx) and the private data holds the 36 octets.
-func ipCM(p *Packet) []byte {
+func ipCM(p *dissect.Packet) []byte {
 	if p.CM.Attr != roce.LayerTypeCMREQ || !pvtdata.ServiceID(p.CM.REQ.ServiceID).IsIP() {
 		return nil
 	}
@@ -28,11 +29,12 @@ func ipCM(p *Packet) []byte {
 	return nil
 }
 
-func init() {
+func compatTable() *Table {
+	F := new(Table)
 	const C = "infiniband.cm"
 	cm := func(name, label string, t FieldType, b Base, get func(h []byte) (Value, bool)) *Field {
 		return &Field{Name: "infiniband.cm.req.ip_cm." + name, Label: label, Type: t, Base: b, Parent: C,
-			Get: func(p *Packet, emit func(Value)) {
+			Get: func(p *dissect.Packet, emit func(Value)) {
 				if h := ipCM(p); h != nil {
 					if v, ok := get(h); ok {
 						emit(v)
@@ -43,11 +45,11 @@ func init() {
 	one := func(v uint64) (Value, bool) { return Value{U: v}, true }
 	addr4 := func(b []byte) (Value, bool) { return Value{Addr: netip.AddrFrom4([4]byte(b))}, true }
 	addr6 := func(b []byte) (Value, bool) { return Value{Addr: netip.AddrFrom16([16]byte(b))}, true }
-	Fields.Register(
+	F.Register(
 		// The RETH itself: present on RDMA Read and Write requests only,
 		// not on atomics, although infiniband.reth.va is (as in tshark).
 		&Field{Name: "infiniband.reth", Label: "RDMA Extended Transport Header", Type: FTNone, Parent: "infiniband.reth", Hidden: true,
-			Get: func(p *Packet, emit func(Value)) {
+			Get: func(p *dissect.Packet, emit func(Value)) {
 				if p.Has(roce.LayerTypeBTH) && p.BTH.Ext.Has(roce.ExtRETH) {
 					emit(Value{})
 				}
@@ -88,4 +90,5 @@ func init() {
 			return Value{B: h[pvtdata.CMAHeaderLen:]}, true
 		}),
 	)
+	return F
 }

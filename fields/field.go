@@ -1,4 +1,4 @@
-package dissect
+package fields
 
 import (
 	"encoding/hex"
@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/rdmashark/rdmashark/dissect"
 )
 
 // FieldType is the kind of value a field holds. The names follow
@@ -106,7 +108,7 @@ type Field struct {
 	Base   Base
 	Parent string // the protocol or header the field belongs to, e.g. "infiniband.bth"
 	// Get calls emit once per occurrence of the field in p.
-	Get func(p *Packet, emit func(Value))
+	Get func(p *dissect.Packet, emit func(Value))
 	// Per, when set, names the kind of instance the field repeats with
 	// in a packet (FieldSet.Instances: "fpdu" for each iWARP FPDU, "rpc"
 	// for each RPC-over-RDMA message) and At calls emit for the field's
@@ -114,7 +116,7 @@ type Field struct {
 	// instance in order, so -T fields joins them as tshark does while -V
 	// and -T json can show each instance apart.
 	Per string
-	At  func(p *Packet, i int, emit func(Value))
+	At  func(p *dissect.Packet, i int, emit func(Value))
 	// Hidden fields are printed by -T fields only, not in the -V tree or
 	// -T json: tshark's hidden fields (nfs.status repeats nfs.status3 and
 	// nfs.nfsstat4 for filtering).
@@ -185,30 +187,74 @@ type FieldSet struct {
 	fields    []*Field
 	byName    map[string]*Field
 	titles    map[string]string
-	instances map[string]func(p *Packet) int
+	instances map[string]func(p *dissect.Packet) int
 }
 
-// Fields is the registry used by dissect's output. The protocol files add to
-// it in their init functions.
-var Fields = &FieldSet{byName: map[string]*Field{}, titles: map[string]string{},
-	instances: map[string]func(p *Packet) int{}}
+// Table is one protocol's part of the field registry: the groups its
+// fields belong to (with their -V titles), the kinds of instance its fields
+// repeat with, and its fields in display order. Each fields_*.go file builds
+// its own; NewFieldSet joins them once.
+type Table struct {
+	groups    [][2]string
+	instances []instanceKind
+	fields    []*Field
+}
+
+type instanceKind struct {
+	kind  string
+	count func(p *dissect.Packet) int
+}
+
+// Group names a protocol or header that fields belong to (Field.Parent),
+// with the title -V shows for it.
+func (t *Table) Group(name, title string) { t.groups = append(t.groups, [2]string{name, title}) }
 
 // Instances names a kind of instance that fields repeat with (Field.Per)
 // and how many a packet holds.
-func (s *FieldSet) Instances(kind string, count func(p *Packet) int) { s.instances[kind] = count }
+func (t *Table) Instances(kind string, count func(p *dissect.Packet) int) {
+	t.instances = append(t.instances, instanceKind{kind, count})
+}
+
+// Register adds fields to the table, in display order.
+func (t *Table) Register(fs ...*Field) { t.fields = append(t.fields, fs...) }
+
+// fieldTables are the protocols' tables in registry (display) order.
+var fieldTables = []func() *Table{
+	analysisTable, columnTable, compatTable, ibTable, iwarpTable, linkTable,
+	netTable, streamTable, commentTable, nfsTable, rpcTable,
+}
+
+// Registry is the field table every per-packet output uses, built once from the
+// protocols' tables.
+var Registry = NewFieldSet(fieldTables...)
+
+// NewFieldSet builds a registry from tables, in their order. A field name
+// registered twice is a programming error and panics at start-up, where a
+// test catches it.
+func NewFieldSet(tables ...func() *Table) *FieldSet {
+	s := &FieldSet{byName: map[string]*Field{}, titles: map[string]string{},
+		instances: map[string]func(p *dissect.Packet) int{}}
+	for _, mk := range tables {
+		t := mk()
+		for _, g := range t.groups {
+			s.titles[g[0]] = g[1]
+		}
+		for _, k := range t.instances {
+			s.instances[k.kind] = k.count
+		}
+		s.register(t.fields...)
+	}
+	return s
+}
 
 // Count returns how many instances of kind p holds (0 for a kind not
 // registered).
-func (s *FieldSet) Count(kind string, p *Packet) int {
+func (s *FieldSet) Count(kind string, p *dissect.Packet) int {
 	if c := s.instances[kind]; c != nil {
 		return c(p)
 	}
 	return 0
 }
-
-// Group names a protocol or header that fields belong to (Field.Parent),
-// with the title -V shows for it.
-func (s *FieldSet) Group(name, title string) { s.titles[name] = title }
 
 // groupRanks orders the groups of -V and -T json from the outermost
 // protocol to the innermost, whatever order the fields were registered in.
@@ -250,9 +296,8 @@ func (s *FieldSet) Title(name string) string {
 	return name
 }
 
-// Register adds fields to the set. A duplicate name is a programming error
-// and panics at start-up, where a test catches it.
-func (s *FieldSet) Register(fs ...*Field) {
+// register adds fields to the set; NewFieldSet says why a duplicate panics.
+func (s *FieldSet) register(fs ...*Field) {
 	for _, f := range fs {
 		if _, dup := s.byName[f.Name]; dup {
 			panic("dissect: field registered twice: " + f.Name)
@@ -267,8 +312,8 @@ func (s *FieldSet) Register(fs ...*Field) {
 
 // allInstances is the Get of a per-instance field: its occurrences in
 // every instance, in order.
-func (s *FieldSet) allInstances(f *Field) func(p *Packet, emit func(Value)) {
-	return func(p *Packet, emit func(Value)) {
+func (s *FieldSet) allInstances(f *Field) func(p *dissect.Packet, emit func(Value)) {
+	return func(p *dissect.Packet, emit func(Value)) {
 		for i, n := 0, s.Count(f.Per, p); i < n; i++ {
 			f.At(p, i, emit)
 		}
@@ -292,7 +337,7 @@ func (s *FieldSet) Sorted() []*Field {
 }
 
 // Values appends the formatted occurrences of f in p to dst.
-func (f *Field) Values(p *Packet, dst []string) []string {
+func (f *Field) Values(p *dissect.Packet, dst []string) []string {
 	if f.Get == nil {
 		return dst
 	}

@@ -1,9 +1,10 @@
-package dissect
+package fields
 
 import (
 	"fmt"
 	"testing"
 
+	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/layers/roce"
 )
 
@@ -39,8 +40,8 @@ func bthInfoFmt(h *roce.BTH) string {
 func TestBTHInfoMatchesFmt(t *testing.T) {
 	n := 0
 	for _, name := range []string{"rxe-nfs3.pcap", "rxe-ib_send_bw.pcap", "rxe-ib_write_bw.pcap", "rxe-rping.pcap"} {
-		e := NewEngine(Options{})
-		var p Packet
+		e := dissect.NewEngine(dissect.Options{})
+		var p dissect.Packet
 		for _, r := range loadRecords(t, name) {
 			p.Number, p.Timestamp, p.LinkType = r.num, r.ts, r.lt
 			p.CaptureLength, p.Length = len(r.data), r.length
@@ -49,18 +50,18 @@ func TestBTHInfoMatchesFmt(t *testing.T) {
 				continue
 			}
 			var b infoBuf
-			p.bthInfo(&b)
+			bthInfo(&p, &b)
 			if want := bthInfoFmt(&p.BTH); b.String() != want {
 				t.Fatalf("%s packet %d: %q, fmt says %q", name, p.Number, b.String(), want)
 			}
 			buf := append(make([]byte, 0, 4096), "head|"...)
-			got := p.AppendInfo(buf)
-			if string(got[:5]) != "head|" || string(got[5:]) != p.Info() {
+			got := AppendInfo(&p, buf)
+			if string(got[:5]) != "head|" || string(got[5:]) != Info(&p) {
 				t.Fatalf("%s packet %d: AppendInfo gave %q", name, p.Number, got)
 			}
 			// (AETH's Syndrome.String formats its credit count with fmt.)
-			if len(p.RPC) == 0 && p.ICRC.Status == CRCGood && p.Err == nil && !p.BTH.Has(roce.ExtAETH) {
-				if a := testing.AllocsPerRun(5, func() { p.AppendInfo(buf[:0]) }); a != 0 {
+			if len(p.RPC) == 0 && p.ICRC.Status == dissect.CRCGood && p.Err == nil && !p.BTH.Has(roce.ExtAETH) {
+				if a := testing.AllocsPerRun(5, func() { AppendInfo(&p, buf[:0]) }); a != 0 {
 					t.Fatalf("%s packet %d: %v allocations", name, p.Number, a)
 				}
 			}

@@ -1,9 +1,10 @@
-package dissect
+package fields
 
 import (
 	"reflect"
 	"testing"
 
+	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 )
 
@@ -49,7 +50,7 @@ func TestPerInstanceGroups(t *testing.T) {
 	kinds := map[string]string{"iwarp_ddp": "fpdu", "iwarp_rdma": "fpdu", "rpcordma": "rpc", "rpc": "rpc",
 		"nfs": "rpc", "mount": "rpc", "nfsacl": "rpc"}
 	n := 0
-	for _, f := range Fields.All() {
+	for _, f := range Registry.All() {
 		k, ok := kinds[f.Parent]
 		if !ok {
 			continue
@@ -62,10 +63,10 @@ func TestPerInstanceGroups(t *testing.T) {
 	if n < 80 {
 		t.Errorf("only %d fields in the per-instance protocols", n)
 	}
-	p := &Packet{}
-	p.RPC = []RPCRecord{{HasRPC: true}, {HasRPC: true}}
+	p := &dissect.Packet{}
+	p.RPC = []dissect.RPCRecord{{HasRPC: true}, {HasRPC: true}}
 	p.RPC[0].RPC.XID, p.RPC[1].RPC.XID = 1, 2
-	f, _ := Fields.Lookup("rpc.xid")
+	f, _ := Registry.Lookup("rpc.xid")
 	if got := f.Values(p, nil); len(got) != 2 || got[0] != "0x00000001" || got[1] != "0x00000002" {
 		t.Errorf("rpc.xid of two messages: %v", got)
 	}

@@ -1,10 +1,10 @@
-package dissect
+package fields
 
 import (
 	"strings"
-	"sync/atomic"
 
 	"github.com/rdmashark/rdmashark/dfilter"
+	"github.com/rdmashark/rdmashark/dissect"
 )
 
 // The display-filter view of the field registry: dfilter compiles filters
@@ -14,7 +14,9 @@ import (
 // every field of s by name, and every protocol or header that names a
 // prefix of fields ("rpcordma", "infiniband.reth", "ip") as a protocol that
 // is present when any of its fields is.
-func (s *FieldSet) FilterRegistry() dfilter.Registry[*Packet] { return filterRegistry{s} }
+func FilterRegistry(s *FieldSet) dfilter.Registry[*dissect.Packet] {
+	return filterRegistry{s}
+}
 
 type filterRegistry struct{ s *FieldSet }
 
@@ -41,28 +43,28 @@ func FilterType(t FieldType) dfilter.Type {
 	return dfilter.TypeProtocol
 }
 
-func (r filterRegistry) Lookup(name string) (dfilter.Field[*Packet], bool) {
+func (r filterRegistry) Lookup(name string) (dfilter.Field[*dissect.Packet], bool) {
 	if f, ok := r.s.Lookup(name); ok {
 		if f.Get == nil {
-			return dfilter.Field[*Packet]{}, false
+			return dfilter.Field[*dissect.Packet]{}, false
 		}
 		a := &fieldAdapter{f: f}
 		a.recv = a.forward
-		return dfilter.Field[*Packet]{Name: name, Type: FilterType(f.Type), Each: a.each}, true
+		return dfilter.Field[*dissect.Packet]{Name: name, Type: FilterType(f.Type), Each: a.each}, true
 	}
 	// A protocol: present when any field under it is.
 	prefix := name + "."
 	pa := &protoAdapter{}
-	for _, f := range r.s.fields {
+	for _, f := range r.s.All() {
 		if strings.HasPrefix(f.Name, prefix) && f.Get != nil && !notPresence[f.Name] {
 			pa.children = append(pa.children, f)
 		}
 	}
 	if len(pa.children) == 0 {
-		return dfilter.Field[*Packet]{}, false
+		return dfilter.Field[*dissect.Packet]{}, false
 	}
 	pa.recv = pa.found
-	return dfilter.Field[*Packet]{Name: name, Type: dfilter.TypeProtocol, Each: pa.each}, true
+	return dfilter.Field[*dissect.Packet]{Name: name, Type: dfilter.TypeProtocol, Each: pa.each}, true
 }
 
 // notPresence are fields that occur without their protocol, as in
@@ -77,7 +79,7 @@ type fieldAdapter struct {
 	recv func(Value)
 }
 
-func (a *fieldAdapter) each(p *Packet, emit func(dfilter.Value)) {
+func (a *fieldAdapter) each(p *dissect.Packet, emit func(dfilter.Value)) {
 	a.emit = emit
 	a.f.Get(p, a.recv)
 	a.emit = nil
@@ -97,7 +99,7 @@ type protoAdapter struct {
 
 func (a *protoAdapter) found(Value) { a.any = true }
 
-func (a *protoAdapter) each(p *Packet, emit func(dfilter.Value)) {
+func (a *protoAdapter) each(p *dissect.Packet, emit func(dfilter.Value)) {
 	a.any = false
 	for _, f := range a.children {
 		f.Get(p, a.recv)
@@ -106,20 +108,4 @@ func (a *protoAdapter) each(p *Packet, emit func(dfilter.Value)) {
 			return
 		}
 	}
-}
-
-// lastMachineName is the AUTH_SYS machine name seen last: a capture's
-// calls carry the same few names, and converting each to a string would
-// allocate on every packet a filter or -T fields looks at.
-var lastMachineName atomic.Pointer[string]
-
-// machineName returns b as a string, the one made last time when b is the
-// same name.
-func machineName(b []byte) string {
-	if p := lastMachineName.Load(); p != nil && *p == string(b) {
-		return *p
-	}
-	s := string(b)
-	lastMachineName.Store(&s)
-	return s
 }

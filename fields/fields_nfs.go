@@ -1,6 +1,7 @@
-package dissect
+package fields
 
 import (
+	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
 )
@@ -21,7 +22,7 @@ import (
 // rpcProgram returns the program, version and procedure of r's RPC
 // message: a Call's own, a Reply's Call's (ok is false when that Call is
 // not in the capture).
-func rpcProgram(r *RPCRecord, h *oncrpc.Header) (prog, vers, proc uint32, ok bool) {
+func rpcProgram(r *dissect.RPCRecord, h *oncrpc.Header) (prog, vers, proc uint32, ok bool) {
 	if h.MsgType == oncrpc.Call {
 		return uint32(h.Prog), h.Vers, h.Proc, true
 	}
@@ -32,7 +33,7 @@ func rpcProgram(r *RPCRecord, h *oncrpc.Header) (prog, vers, proc uint32, ok boo
 // nfs.procedure_v3: the procedure number with its name.
 func procedureField(name, parent string, prog nfs.Program, vers uint32) *Field {
 	return &Field{Name: name, Label: "V" + string(rune('0'+vers)) + " Procedure", Type: FTUint32, Base: BaseDec, Parent: parent,
-		Per: "rpc", At: func(p *Packet, i int, emit func(Value)) {
+		Per: "rpc", At: func(p *dissect.Packet, i int, emit func(Value)) {
 			r := rpcAt(p, i)
 			if r == nil {
 				return
@@ -45,9 +46,9 @@ func procedureField(name, parent string, prog nfs.Program, vers uint32) *Field {
 }
 
 // nfsField is a field of the results or arguments the NFS decoder walked.
-func nfsField(name, label string, get func(r *RPCRecord, prog, vers, proc uint32, emit func(Value))) *Field {
+func nfsField(name, label string, get func(r *dissect.RPCRecord, prog, vers, proc uint32, emit func(Value))) *Field {
 	return &Field{Name: name, Label: label, Type: FTUint32, Base: BaseDec, Parent: "nfs",
-		Per: "rpc", At: func(p *Packet, i int, emit func(Value)) {
+		Per: "rpc", At: func(p *dissect.Packet, i int, emit func(Value)) {
 			if r := rpcAt(p, i); r != nil {
 				if pg, v, pc, ok := rpcProgram(r, &r.RPC); ok {
 					get(r, pg, v, pc, emit)
@@ -58,14 +59,14 @@ func nfsField(name, label string, get func(r *RPCRecord, prog, vers, proc uint32
 
 // isCompound tells whether r is an NFSv4 COMPOUND (not the callback
 // program's CB_COMPOUND).
-func isCompound(r *RPCRecord, prog, vers, proc uint32) bool {
+func isCompound(r *dissect.RPCRecord, prog, vers, proc uint32) bool {
 	return !r.ULP.Callback && prog == uint32(nfs.ProgNFS) && vers == 4 && proc == 1
 }
 
 // eachStatus calls f with every status word tshark shows as nfs.status:
 // the first word of NFSv3 and NFSACL results, and of a COMPOUND's (or
 // CB_COMPOUND's) results followed by each operation's status.
-func eachStatus(r *RPCRecord, prog, vers uint32, f func(st uint32, v4 bool)) {
+func eachStatus(r *dissect.RPCRecord, prog, vers uint32, f func(st uint32, v4 bool)) {
 	u := &r.ULP
 	if !r.Reply || !u.HasStatus {
 		return
@@ -124,7 +125,7 @@ func hidden(f *Field) *Field {
 	return f
 }
 
-func opValue(u *ULPInfo, i int) Value {
+func opValue(u *dissect.ULPInfo, i int) Value {
 	v := Value{U: uint64(u.OpCodes[i])}
 	if i < len(u.Operations) {
 		v.Text = u.Operations[i]
@@ -132,8 +133,8 @@ func opValue(u *ULPInfo, i int) Value {
 	return v
 }
 
-func init() {
-	F := Fields
+func nfsTable() *Table {
+	F := new(Table)
 	F.Group("nfs", "Network File System")
 	F.Group("mount", "Mount Service")
 	F.Group("nfsacl", "NFSACL")
@@ -141,18 +142,18 @@ func init() {
 		procedureField("nfs.procedure_v2", "nfs", nfs.ProgNFS, 2),
 		procedureField("nfs.procedure_v3", "nfs", nfs.ProgNFS, 3),
 		procedureField("nfs.procedure_v4", "nfs", nfs.ProgNFS, 4),
-		nfsField("nfs.cb_procedure", "CB Procedure", func(r *RPCRecord, _, _, proc uint32, emit func(Value)) {
+		nfsField("nfs.cb_procedure", "CB Procedure", func(r *dissect.RPCRecord, _, _, proc uint32, emit func(Value)) {
 			if r.ULP.Callback {
 				emit(Value{U: uint64(proc), Text: r.ULP.Procedure})
 			}
 		}),
-		nfsField("nfs.main_opcode", "Main Opcode", func(r *RPCRecord, prog, vers, proc uint32, emit func(Value)) {
+		nfsField("nfs.main_opcode", "Main Opcode", func(r *dissect.RPCRecord, prog, vers, proc uint32, emit func(Value)) {
 			if !isCompound(r, prog, vers, proc) {
 				return
 			}
 			mainOps(r.ULP.OpCodes, func(op uint32) { emit(Value{U: uint64(op), Text: nfs.Opnum4(op).String()}) })
 		}),
-		nfsField("nfs.opcode", "Opcode", func(r *RPCRecord, prog, vers, proc uint32, emit func(Value)) {
+		nfsField("nfs.opcode", "Opcode", func(r *dissect.RPCRecord, prog, vers, proc uint32, emit func(Value)) {
 			if !isCompound(r, prog, vers, proc) {
 				return
 			}
@@ -160,7 +161,7 @@ func init() {
 				emit(opValue(&r.ULP, i))
 			}
 		}),
-		nfsField("nfs.cb.operation", "Opcode", func(r *RPCRecord, _, _, _ uint32, emit func(Value)) {
+		nfsField("nfs.cb.operation", "Opcode", func(r *dissect.RPCRecord, _, _, _ uint32, emit func(Value)) {
 			if !r.ULP.Callback {
 				return
 			}
@@ -168,7 +169,7 @@ func init() {
 				emit(opValue(&r.ULP, i))
 			}
 		}),
-		hidden(nfsField("nfs.status", "Status", func(r *RPCRecord, prog, vers, _ uint32, emit func(Value)) {
+		hidden(nfsField("nfs.status", "Status", func(r *dissect.RPCRecord, prog, vers, _ uint32, emit func(Value)) {
 			eachStatus(r, prog, vers, func(st uint32, v4 bool) {
 				if v4 {
 					emit(Value{U: uint64(st), Text: nfs.Nfsstat4(st).String()})
@@ -177,12 +178,12 @@ func init() {
 				}
 			})
 		})),
-		nfsField("nfs.status3", "Status", func(r *RPCRecord, prog, vers, _ uint32, emit func(Value)) {
+		nfsField("nfs.status3", "Status", func(r *dissect.RPCRecord, prog, vers, _ uint32, emit func(Value)) {
 			if prog == uint32(nfs.ProgNFS) && vers == 3 {
 				eachStatus(r, prog, vers, func(st uint32, _ bool) { emit(Value{U: uint64(st), Text: nfs.Nfsstat3(st).String()}) })
 			}
 		}),
-		nfsField("nfs.nfsstat4", "Status", func(r *RPCRecord, prog, vers, _ uint32, emit func(Value)) {
+		nfsField("nfs.nfsstat4", "Status", func(r *dissect.RPCRecord, prog, vers, _ uint32, emit func(Value)) {
 			eachStatus(r, prog, vers, func(st uint32, v4 bool) {
 				if v4 {
 					emit(Value{U: uint64(st), Text: nfs.Nfsstat4(st).String()})
@@ -195,4 +196,5 @@ func init() {
 		procedureField("nfsacl.procedure_v2", "nfsacl", nfs.ProgNFSACL, 2),
 		procedureField("nfsacl.procedure_v3", "nfsacl", nfs.ProgNFSACL, 3),
 	)
+	return F
 }

@@ -1,4 +1,4 @@
-package dissect
+package fields
 
 import (
 	"bytes"
@@ -8,12 +8,13 @@ import (
 
 	"github.com/gopacket/gopacket/layers"
 
+	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/layers/roce"
 )
 
 // Source names where the packet came from, the way tshark's Source column
 // does: the IP address, else the GID, else the LID, else the MAC address.
-func (p *Packet) Source() string {
+func Source(p *dissect.Packet) string {
 	switch {
 	case p.Has(layers.LayerTypeIPv4):
 		return p.IPv4.SrcIP.String()
@@ -30,19 +31,19 @@ func (p *Packet) Source() string {
 }
 
 // AppendSource appends Source to dst; an IPv4 address without allocating.
-func (p *Packet) AppendSource(dst []byte) []byte {
+func AppendSource(p *dissect.Packet, dst []byte) []byte {
 	if p.Has(layers.LayerTypeIPv4) {
 		return appendIPv4(dst, p.IPv4.SrcIP)
 	}
-	return append(dst, p.Source()...)
+	return append(dst, Source(p)...)
 }
 
 // AppendDestination appends Destination to dst.
-func (p *Packet) AppendDestination(dst []byte) []byte {
+func AppendDestination(p *dissect.Packet, dst []byte) []byte {
 	if p.Has(layers.LayerTypeIPv4) {
 		return appendIPv4(dst, p.IPv4.DstIP)
 	}
-	return append(dst, p.Destination()...)
+	return append(dst, Destination(p)...)
 }
 
 // appendIPv4 appends ip as net.IP.String does for a 4-byte address.
@@ -54,7 +55,7 @@ func appendIPv4(dst []byte, ip net.IP) []byte {
 }
 
 // Destination is Source's counterpart.
-func (p *Packet) Destination() string {
+func Destination(p *dissect.Packet) string {
 	switch {
 	case p.Has(layers.LayerTypeIPv4):
 		return p.IPv4.DstIP.String()
@@ -71,10 +72,10 @@ func (p *Packet) Destination() string {
 }
 
 // Protocol names the packet's innermost protocol for the summary line.
-func (p *Packet) Protocol() string {
-	switch pr := Classify(p); pr {
-	case ProtoCM, ProtoMAD, ProtoCNP:
-		if p.Encap != EncapNone {
+func Protocol(p *dissect.Packet) string {
+	switch pr := dissect.Classify(p); pr {
+	case dissect.ProtoCM, dissect.ProtoMAD, dissect.ProtoCNP:
+		if p.Encap != dissect.EncapNone {
 			return p.Encap.String()
 		}
 		return pr.String()
@@ -85,24 +86,24 @@ func (p *Packet) Protocol() string {
 
 // Info is the summary line's description, e.g.
 // "RC SEND_ONLY QP=0x000011 PSN=3431571".
-func (p *Packet) Info() string {
-	return string(p.AppendInfo(nil))
+func Info(p *dissect.Packet) string {
+	return string(AppendInfo(p, nil))
 }
 
 // AppendInfo appends Info to dst, without allocating for the common
 // packets (RoCE and IB transport packets, TCP, UDP).
-func (p *Packet) AppendInfo(dst []byte) []byte {
+func AppendInfo(p *dissect.Packet, dst []byte) []byte {
 	start := len(dst)
 	b := infoBuf{dst}
 	switch {
 	case p.CM.Attr != 0:
-		p.cmInfo(&b)
+		cmInfo(p, &b)
 	case p.Has(roce.LayerTypeMAD):
 		b.printf("MAD %s %s attr=0x%04x", p.MAD.MgmtClass, p.MAD.Method, p.MAD.AttributeID)
 	case p.Has(roce.LayerTypeBTH):
-		p.bthInfo(&b)
+		bthInfo(p, &b)
 	case p.IWARP.HasReqRep || len(p.IWARP.FPDUs) > 0 || p.IWARP.Resync:
-		p.iwarpInfo(&b)
+		iwarpInfo(p, &b)
 	case p.Has(layers.LayerTypeTCP):
 		b.uint(uint64(p.TCP.SrcPort))
 		b.WriteString(" → ")
@@ -116,12 +117,12 @@ func (p *Packet) AppendInfo(dst []byte) []byte {
 	case p.Has(layers.LayerTypeARP):
 		b.WriteString("ARP")
 	}
-	p.analysisInfo(&b)   // fields_analysis.go
-	p.rpcInfo(&b, start) // rpc_info.go
-	if s := p.ICRC.Status; s == CRCBad || s == CRCTruncated {
+	analysisInfo(p, &b)   // fields_analysis.go
+	rpcInfo(p, &b, start) // rpc_info.go
+	if s := p.ICRC.Status; s == dissect.CRCBad || s == dissect.CRCTruncated {
 		b.printf(" [ICRC %s]", s)
 	}
-	if s := p.VCRC.Status; s == CRCBad {
+	if s := p.VCRC.Status; s == dissect.CRCBad {
 		b.printf(" [VCRC %s]", s)
 	}
 	if p.Err != nil {
@@ -135,7 +136,7 @@ func (p *Packet) AppendInfo(dst []byte) []byte {
 }
 
 // OneInfoLine tells whether InfoLines has a single line, Info.
-func (p *Packet) OneInfoLine() bool {
+func OneInfoLine(p *dissect.Packet) bool {
 	w := &p.IWARP
 	items := len(w.FPDUs)
 	if w.HasReqRep {
@@ -151,24 +152,24 @@ func (p *Packet) OneInfoLine() bool {
 // carries several FPDUs (or an MPA Request/Reply and FPDUs) gets one line per
 // FPDU, each RPC-over-RDMA message on the line of the Send that completed it
 // (the untagged Sends with the Last bit, in order); anything else one line.
-func (p *Packet) InfoLines() []string {
+func InfoLines(p *dissect.Packet) []string {
 	w := &p.IWARP
-	if p.OneInfoLine() {
-		return []string{p.Info()}
+	if OneInfoLine(p) {
+		return []string{Info(p)}
 	}
 	var lines []string
 	var head infoBuf
-	if p.iwarpHeadInfo(&head) > 0 {
+	if iwarpHeadInfo(p, &head) > 0 {
 		lines = append(lines, head.String())
 	}
 	rpc := 0
 	for i := range w.FPDUs {
 		f := &w.FPDUs[i]
 		var b infoBuf
-		f.info(&b)
+		fpduInfo(f, &b)
 		if !f.DDP.T && f.DDP.L && f.RDMAP.Opcode.IsSend() && rpc < len(p.RPC) {
 			b.WriteString(" | ")
-			p.RPC[rpc].info(&b)
+			recordInfo(&p.RPC[rpc], &b)
 			rpc++
 		}
 		lines = append(lines, b.String())
@@ -177,7 +178,7 @@ func (p *Packet) InfoLines() []string {
 	last.WriteString(lines[len(lines)-1])
 	for ; rpc < len(p.RPC); rpc++ {
 		last.WriteString(" | ")
-		p.RPC[rpc].info(last)
+		recordInfo(&p.RPC[rpc], last)
 	}
 	if p.Err != nil {
 		last.printf(" [malformed: %v]", p.Err)
@@ -187,7 +188,7 @@ func (p *Packet) InfoLines() []string {
 }
 
 // bthInfo appends the transport header's summary.
-func (p *Packet) bthInfo(b *infoBuf) {
+func bthInfo(p *dissect.Packet, b *infoBuf) {
 	h := &p.BTH
 	b.WriteString(h.OpCode.String())
 	b.WriteString(" QP=")
@@ -226,7 +227,7 @@ func (p *Packet) bthInfo(b *infoBuf) {
 	}
 }
 
-func (p *Packet) cmInfo(b *infoBuf) {
+func cmInfo(p *dissect.Packet, b *infoBuf) {
 	cm := &p.CM
 	switch cm.Attr {
 	case roce.LayerTypeCMREQ:

@@ -1,0 +1,22 @@
+package dissect_test
+
+import (
+	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/fields"
+)
+
+func init() {
+	dissect.Present.Info = fields.Info
+	dissect.Present.Values = func(name string, p *dissect.Packet, dst []string) ([]string, bool) {
+		f, ok := fields.Registry.Lookup(name)
+		if !ok {
+			return dst, false
+		}
+		return f.Values(p, dst), true
+	}
+	dissect.Present.All = func(p *dissect.Packet) {
+		for _, f := range fields.Registry.All() {
+			f.Values(p, nil)
+		}
+	}
+}
