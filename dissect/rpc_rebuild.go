@@ -140,7 +140,12 @@ func (e *Engine) placeChunkData(t *Transaction, ci, si int, op *RDMAOp) {
 			t.filled[ci] = skipData
 			return
 		}
-		b = s.buf(int(total))[:total]
+		var reused bool
+		b, reused = s.spare(int(total))
+		b = b[:total]
+		if reused {
+			clear(b) // what no packet filled reads as zeros, as in a new buffer
+		}
 		t.chunkData[ci] = b
 		s.held(cap(b))
 		e.buf.grew(0, cap(b))
