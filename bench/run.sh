@@ -10,7 +10,8 @@
 #   REPS=3 BENCH_4G=1 bench/run.sh  # also rxe-nfs3 x800 (3.9 GB) for RSS
 #
 # Environment: BENCH_DIR (default /tmp/rdmashark-bench) holds the built
-# files, which are kept between runs and never belong in the repository;
+# files, which are kept between runs and never belong in the repository
+# (symbolic links to files built elsewhere will do);
 # REPS (default 5); TSHARK_BIG=1 runs tshark on the 1 GB file too (about a
 # minute per run here). Needs tshark and GNU time (/usr/bin/time).
 set -euo pipefail
@@ -66,7 +67,7 @@ measure() {
 fields=(-e frame.number -e infiniband.bth.opcode -e infiniband.bth.destqp -e infiniband.bth.psn -e infiniband.invariant.crc)
 for f in "${files[@]}"; do
 	path=$dir/$f
-	size=$(stat -c %s "$path")
+	size=$(stat -L -c %s "$path")
 	results=()
 	results+=("$(measure "analyze" "$bin" analyze "$path")")
 	results+=("$(measure "analyze --pipeline off" "$bin" --pipeline off analyze "$path")")

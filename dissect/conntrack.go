@@ -66,11 +66,17 @@ type ConnTable struct {
 
 	drops dropped
 
-	conns   []*Connection
-	byQP    map[qpKey]qpRef
-	byComm  map[commKey]*Connection
-	pending map[pairKey]*Connection // no-setup connections awaiting their reverse QPN
-	nextID  int
+	conns []*Connection
+	byQP  map[qpKey]qpRef
+	// lastQP caches the last byQP hit (lookupQP): a Send's or a Write's
+	// packets come one after the other to the same QP. Any change to
+	// byQP clears it.
+	lastQP   qpKey
+	lastRef  qpRef
+	lastQPOK bool
+	byComm   map[commKey]*Connection
+	pending  map[pairKey]*Connection // no-setup connections awaiting their reverse QPN
+	nextID   int
 	// closing lists the connections the packet being processed closed,
 	// for the engine to release; grace the last graceConns released,
 	// oldest first, whose Comm IDs and 4-tuples still lead to them; done
@@ -150,14 +156,14 @@ func (t *ConnTable) Track(p *Packet) {
 	case roce.TransportCNP:
 		// A CNP is sent to the QP whose traffic met congestion: count it on
 		// that connection if there is one, never create one for it.
-		if ref, ok := t.byQP[qpKey{dst, p.BTH.DestQP}]; ok {
+		if ref, ok := t.lookupQP(qpKey{dst, p.BTH.DestQP}); ok {
 			t.place(p, ref.conn, ref.dir)
 		}
 		return
 	default:
 		return // UD and RD have no connection to track
 	}
-	if ref, ok := t.byQP[qpKey{dst, p.BTH.DestQP}]; ok {
+	if ref, ok := t.lookupQP(qpKey{dst, p.BTH.DestQP}); ok {
 		t.place(p, ref.conn, ref.dir)
 		return
 	}
@@ -299,10 +305,23 @@ func (t *ConnTable) cm(p *Packet, src, dst Node) {
 	}
 }
 
+// lookupQP is t.byQP[k], the last hit cached.
+func (t *ConnTable) lookupQP(k qpKey) (qpRef, bool) {
+	if t.lastQPOK && t.lastQP == k {
+		return t.lastRef, true
+	}
+	ref, ok := t.byQP[k]
+	if ok {
+		t.lastQP, t.lastRef, t.lastQPOK = k, ref, true
+	}
+	return ref, ok
+}
+
 // mapQP and mapComm index c by a QP or a Comm ID, remembering the key so
 // that releasing c can remove it.
 func (t *ConnTable) mapQP(k qpKey, c *Connection, d Direction) {
 	t.byQP[k] = qpRef{c, d}
+	t.lastQPOK = false
 	if c.rel.nqp < uint8(len(c.rel.qp)) {
 		c.rel.qp[c.rel.nqp] = k
 		c.rel.nqp++
@@ -328,6 +347,7 @@ func (t *ConnTable) close(c *Connection) {
 	for _, k := range c.rel.qp[:c.rel.nqp] {
 		if t.byQP[k].conn == c {
 			delete(t.byQP, k)
+			t.lastQPOK = false
 		}
 	}
 	if c.rel.hasPending && t.pending[c.rel.pending] == c {

@@ -93,12 +93,12 @@ func (e *Engine) unattached(rc *rpcConn, rs *RPCStats, op *RDMAOp, callDir Direc
 	end := op.Offset + uint64(op.Length)
 	for i := 0; i < n && a.Reason == UnattachedNoSegment; i++ {
 		r := &rc.recent[(rc.nrec-1-i)%recentTxns] // the latest first
-		if int(r.key.dir) != callDir.Index() {
+		if int(r.key.dir()) != callDir.Index() {
 			continue
 		}
 		for _, sg := range r.segs[:r.nsegs] {
 			if sg.handle == uint64(op.STag) && op.Offset >= sg.lo && end <= sg.hi {
-				a = OpAttachment{Reason: UnattachedAfterReply, XID: r.key.xid, ReplyPacket: r.replyPacket}
+				a = OpAttachment{Reason: UnattachedAfterReply, XID: r.key.xid(), ReplyPacket: r.replyPacket}
 			}
 		}
 	}
@@ -140,7 +140,12 @@ func (e *Engine) placeChunkData(t *Transaction, ci, si int, op *RDMAOp) {
 			t.filled[ci] = skipData
 			return
 		}
-		b = s.buf(int(total))[:total]
+		var reused bool
+		b, reused = s.spare(int(total))
+		b = b[:total]
+		if reused {
+			clear(b) // what no packet filled reads as zeros, as in a new buffer
+		}
 		t.chunkData[ci] = b
 		s.held(cap(b))
 		e.buf.grew(0, cap(b))

@@ -36,6 +36,14 @@ type jsonStream struct {
 	err error
 }
 
+// jsonStreamer writes its own value, at the nesting whose lines start with
+// prefix (a list too long to hold, transactions_spill.go).
+type jsonStreamer interface {
+	streamJSON(s *jsonStream, prefix string)
+}
+
+var jsonStreamerType = reflect.TypeFor[jsonStreamer]()
+
 var (
 	jsonMarshaler = reflect.TypeFor[json.Marshaler]()
 	textMarshaler = reflect.TypeFor[encoding.TextMarshaler]()
@@ -70,6 +78,10 @@ func (s *jsonStream) value(v reflect.Value, prefix string) {
 		return
 	}
 	t := v.Type()
+	if t.Implements(jsonStreamerType) {
+		v.Interface().(jsonStreamer).streamJSON(s, prefix)
+		return
+	}
 	if marshals(t) {
 		s.leaf(v, prefix)
 		return

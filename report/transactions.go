@@ -26,8 +26,10 @@ type TransactionList struct {
 	// Errors lists what stopped reading early.
 	Errors []string `json:"errors,omitempty"`
 
-	max    int
-	filter TxnFilter
+	max     int
+	filter  TxnFilter
+	spill   *txnSpill // runs sorted on disk (transactions_spill.go)
+	noSpill bool      // no temporary file could be made: all in memory
 }
 
 // Transaction is one RPC Call and its Reply.
@@ -189,11 +191,16 @@ func (l *TransactionList) Add(t *dissect.Transaction) {
 	if !l.filter.matches(t) {
 		return
 	}
-	if len(l.Transactions) >= l.max {
+	if l.Len() >= l.max {
 		l.Omitted++
 		return
 	}
-	l.Transactions = append(l.Transactions, convertTxn(t))
+	l.keep(convertTxn(t))
+}
+
+func (l *TransactionList) keep(t Transaction) {
+	l.Transactions = append(l.Transactions, t)
+	l.maybeSpill()
 }
 
 func (f *TxnFilter) matches(t *dissect.Transaction) bool {
@@ -223,17 +230,8 @@ func (f *TxnFilter) matches(t *dissect.Transaction) bool {
 // Sort orders the list by the first packet of each Call (of the Reply for
 // a Reply without its Call).
 func (l *TransactionList) Sort() {
-	first := func(t *Transaction) int {
-		if t.Call != nil && len(t.Call.Packets) > 0 {
-			return t.Call.Packets[0]
-		}
-		if t.Reply != nil && len(t.Reply.Packets) > 0 {
-			return t.Reply.Packets[0]
-		}
-		return 0
-	}
 	sort.SliceStable(l.Transactions, func(i, j int) bool {
-		return first(&l.Transactions[i]) < first(&l.Transactions[j])
+		return firstPacket(&l.Transactions[i]) < firstPacket(&l.Transactions[j])
 	})
 }
 
@@ -308,24 +306,28 @@ func convertSide(s *dissect.RPCSide, reply bool) *TxnSide {
 func (l *TransactionList) WriteJSON(w io.Writer) error {
 	// Written as it is encoded, not built whole first (jsonstream.go);
 	// "<stdin>" and "a < b" as they are: this is no HTML.
-	return writeJSONStream(w, l)
+	if l.spill != nil && l.spill.err != nil {
+		return l.spill.err
+	}
+	return writeJSONStream(w, &txnDoc{File: l.File, Transactions: txnSeq{l}, Omitted: l.Omitted,
+		Counters: l.Counters, Errors: l.Errors})
 }
 
 // WriteTable writes one row per transaction.
 func (l *TransactionList) WriteTable(w io.Writer) error {
-	fmt.Fprintf(w, "%s: %d transactions\n", l.File, len(l.Transactions))
-	if len(l.Transactions) > 0 {
+	if l.spill != nil && l.spill.err != nil {
+		return l.spill.err
+	}
+	fmt.Fprintf(w, "%s: %d transactions\n", l.File, l.Len())
+	if l.spill != nil && len(l.spill.runs) > 0 {
+		if err := l.writeTableSpilled(w); err != nil {
+			return err
+		}
+	} else if len(l.Transactions) > 0 {
 		t := newTable(w)
-		t.Header("XID", "Conn", "Dir", "Program", "Procedure", "Call", "Reply", "Chunks", "RDMA Read", "RDMA Write", "Inv. STag", "Latency µs")
+		t.Header(txnHeader)
 		for i := range l.Transactions {
-			x := &l.Transactions[i]
-			_ = t.Append([]string{
-				x.XID.String(), strconv.Itoa(x.Connection), x.Direction,
-				programText(x), procedureText(x),
-				sideText(x.Call), sideText(x.Reply), chunksText(x),
-				strconv.FormatUint(x.RDMA.ReadBytes, 10), strconv.FormatUint(x.RDMA.WriteBytes, 10),
-				stagText(x.InvalidatedSTag), latencyText(x),
-			})
+			_ = t.Append(txnRow(&l.Transactions[i]))
 		}
 		if err := t.Render(); err != nil {
 			return err

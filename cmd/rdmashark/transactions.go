@@ -32,7 +32,9 @@ With Invalidate invalidated, and the time from Call to Reply. A Call whose
 Reply is not in the capture has no Reply ("reply": null in JSON).
 
 Transactions are kept as they finish, in a compact form; --max bounds how
-many (the count of those left out is reported).
+many (the count of those left out is reported). Past 4096 of them, they are
+sorted in runs written to an unlinked temporary file ($TMPDIR), so memory
+stays flat on captures of any length; the output is the same.
 
 Several captures (files, directories searched recursively, globs, -r) are
 read --jobs at a time and listed one after the other in the order given;
@@ -98,6 +100,7 @@ capture the output is a JSON array of the one-capture documents.`,
 				} else if many && r.runErr != nil {
 					fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", unwrapExit(r.runErr))
 				}
+				defer r.list.Close() // its temporary file, if any
 				if format == "json" {
 					if many && i > 0 {
 						fmt.Fprint(out, ",\n")
