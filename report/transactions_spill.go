@@ -203,13 +203,12 @@ func (l *TransactionList) each(fn func(*Transaction) error) error {
 
 // runIter reads one sorted run: from disk (dec) or the list in memory.
 type runIter struct {
-	run  int
-	dec  *json.Decoder
-	mem  []Transaction
-	i    int
-	cur  *Transaction
-	key  int
-	done bool
+	run int
+	dec *json.Decoder
+	mem []Transaction
+	i   int
+	cur *Transaction
+	key int
 }
 
 func (it *runIter) next() error {
