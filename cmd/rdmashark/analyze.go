@@ -156,17 +156,12 @@ output is a JSON array of the one-capture documents, in that order.`,
 			if interval <= 0 {
 				return usageErr("--interval must be positive, not %s", interval)
 			}
-			type result struct {
-				a      *report.Analysis
-				warn   string
-				runErr error
-			}
-			work := func(i int) result {
+			work := func(i int) docResult[*report.Analysis] {
 				opts := dissect.Options{HealthInterval: interval}
 				checks, each := withChecks(check.Config{}, &opts, nil)
 				eng, runErr := runEngineOpts(cmd, g, names[i], opts, each)
 				if eng == nil {
-					return result{runErr: runErr}
+					return docResult[*report.Analysis]{runErr: runErr}
 				}
 				a := report.NewAnalysis(displayName(names[i]), snapshot(eng))
 				if runErr == errInterrupted {
@@ -177,58 +172,17 @@ output is a JSON array of the one-capture documents, in that order.`,
 				res.NoteLoss(0, eng.Stats.Skipped)
 				a.AddChecks(res)
 				if conn != 0 && !narrowAnalysis(a, conn) {
-					return result{runErr: usageErr("--connection %d: no such connection in %s", conn, names[i])}
+					return docResult[*report.Analysis]{runErr: usageErr("--connection %d: no such connection in %s", conn, names[i])}
 				}
 				if runErr != nil {
 					a.Errors = append(a.Errors, runErr.Error())
 				}
-				return result{a, warnText(eng), runErr}
+				return docResult[*report.Analysis]{a, true, warnText(eng), runErr}
 			}
-			out := cmd.OutOrStdout()
-			many := len(names) > 1
-			var errs []error
-			if many && format == "json" {
-				fmt.Fprint(out, "[\n")
-			}
-			werr := forEachOrdered(len(names), in.jobs, work, func(i int, r result) error {
-				fmt.Fprint(cmd.ErrOrStderr(), r.warn)
-				errs = append(errs, r.runErr)
-				if r.a == nil {
-					if !many {
-						return nil
-					}
-					// Unreadable: said on standard error; the JSON array
-					// keeps its place with the file and the error.
-					fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", unwrapExit(r.runErr))
-					r.a = &report.Analysis{File: names[i], Connections: []report.Connection{}, Findings: []report.Finding{},
-						Errors: []string{unwrapExit(r.runErr).Error()}}
-				} else if many && r.runErr != nil {
-					fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", unwrapExit(r.runErr))
-				}
-				if format == "json" {
-					if many && i > 0 {
-						fmt.Fprint(out, ",\n")
-					}
-					return r.a.WriteJSON(out)
-				}
-				if many && i > 0 {
-					fmt.Fprintln(out)
-				}
-				return r.a.WriteTable(out)
+			return writeDocuments(cmd, names, in.jobs, format, work, func(i int, err error) *report.Analysis {
+				return &report.Analysis{File: names[i], Connections: []report.Connection{}, Findings: []report.Finding{},
+					Errors: []string{err.Error()}}
 			})
-			if werr == nil && many && format == "json" {
-				_, werr = fmt.Fprint(out, "]\n")
-			}
-			if werr != nil {
-				return werr
-			}
-			if many {
-				if bad := countErrs(errs); bad > 0 {
-					return multiNote(exitUsage, bad, len(names))
-				}
-				return nil
-			}
-			return errs[0]
 		},
 	}
 	in.bind(cmd)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -208,4 +209,79 @@ func countErrs(errs []error) int {
 		}
 	}
 	return n
+}
+
+// document is one capture's report, written as an element of a JSON array
+// or as a table.
+type document interface {
+	WriteJSON(io.Writer) error
+	WriteTable(io.Writer) error
+}
+
+// docResult is what a command's work on one capture gives writeDocuments:
+// the document (nil when the capture could not be read), the warnings to
+// print before it, and the run's error.
+type docResult[D document] struct {
+	doc    D
+	ok     bool
+	warn   string
+	runErr error
+}
+
+// writeDocuments runs work on every capture, --jobs at a time, and writes
+// each one's document in input order: one document as it is, several as a
+// JSON array of the one-capture documents or as tables one after another.
+// An unreadable capture among several is said on standard error and keeps
+// its place with failed's document. A document that has a Close method
+// (a transaction list's temporary file) is closed once written. The error
+// is the single capture's, or exitUsage naming how many of several failed.
+func writeDocuments[D document](cmd *cobra.Command, names []string, jobs int, format string,
+	work func(i int) docResult[D], failed func(i int, err error) D) error {
+	out := cmd.OutOrStdout()
+	many := len(names) > 1
+	var errs []error
+	if many && format == "json" {
+		fmt.Fprint(out, "[\n")
+	}
+	werr := forEachOrdered(len(names), jobs, work, func(i int, r docResult[D]) error {
+		fmt.Fprint(cmd.ErrOrStderr(), r.warn)
+		errs = append(errs, r.runErr)
+		if !r.ok {
+			if !many {
+				return nil
+			}
+			// Unreadable: said on standard error; the JSON array keeps
+			// its place with the file and the error.
+			fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", unwrapExit(r.runErr))
+			r.doc = failed(i, unwrapExit(r.runErr))
+		} else if many && r.runErr != nil {
+			fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", unwrapExit(r.runErr))
+		}
+		if c, ok := any(r.doc).(interface{ Close() error }); ok {
+			defer c.Close()
+		}
+		if format == "json" {
+			if many && i > 0 {
+				fmt.Fprint(out, ",\n")
+			}
+			return r.doc.WriteJSON(out)
+		}
+		if many && i > 0 {
+			fmt.Fprintln(out)
+		}
+		return r.doc.WriteTable(out)
+	})
+	if werr == nil && many && format == "json" {
+		_, werr = fmt.Fprint(out, "]\n")
+	}
+	if werr != nil {
+		return werr
+	}
+	if many {
+		if bad := countErrs(errs); bad > 0 {
+			return multiNote(exitUsage, bad, len(names))
+		}
+		return nil
+	}
+	return errs[0]
 }

@@ -59,16 +59,11 @@ capture the output is a JSON array of the one-capture documents.`,
 				x := uint32(v)
 				f.XID = &x
 			}
-			type result struct {
-				list   *report.TransactionList
-				warn   string
-				runErr error
-			}
-			work := func(i int) result {
+			work := func(i int) docResult[*report.TransactionList] {
 				list := report.NewTransactionList(displayName(names[i]), max, f)
 				eng, runErr := runTransactions(cmd, g, names[i], list)
 				if eng == nil {
-					return result{runErr: runErr}
+					return docResult[*report.TransactionList]{runErr: runErr}
 				}
 				if runErr == errInterrupted {
 					list.Errors = append(list.Errors, fmt.Sprintf("%s after %d packets", errInterrupted, eng.Stats.Packets))
@@ -79,52 +74,13 @@ capture the output is a JSON array of the one-capture documents.`,
 				}
 				list.SetCounters(snapshot(eng))
 				list.Sort()
-				return result{list, warnText(eng), runErr}
+				return docResult[*report.TransactionList]{list, true, warnText(eng), runErr}
 			}
-			out := cmd.OutOrStdout()
-			many := len(names) > 1
-			var errs []error
-			if many && format == "json" {
-				fmt.Fprint(out, "[\n")
-			}
-			werr := forEachOrdered(len(names), in.jobs, work, func(i int, r result) error {
-				fmt.Fprint(cmd.ErrOrStderr(), r.warn)
-				errs = append(errs, r.runErr)
-				if r.list == nil {
-					if !many {
-						return nil
-					}
-					fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", unwrapExit(r.runErr))
-					r.list = report.NewTransactionList(names[i], max, f)
-					r.list.Errors = []string{unwrapExit(r.runErr).Error()}
-				} else if many && r.runErr != nil {
-					fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", unwrapExit(r.runErr))
-				}
-				defer r.list.Close() // its temporary file, if any
-				if format == "json" {
-					if many && i > 0 {
-						fmt.Fprint(out, ",\n")
-					}
-					return r.list.WriteJSON(out)
-				}
-				if many && i > 0 {
-					fmt.Fprintln(out)
-				}
-				return r.list.WriteTable(out)
+			return writeDocuments(cmd, names, in.jobs, format, work, func(i int, err error) *report.TransactionList {
+				l := report.NewTransactionList(names[i], max, f)
+				l.Errors = []string{err.Error()}
+				return l
 			})
-			if werr == nil && many && format == "json" {
-				_, werr = fmt.Fprint(out, "]\n")
-			}
-			if werr != nil {
-				return werr
-			}
-			if many {
-				if bad := countErrs(errs); bad > 0 {
-					return multiNote(exitUsage, bad, len(names))
-				}
-				return nil
-			}
-			return errs[0]
 		},
 	}
 	in.bind(cmd)
