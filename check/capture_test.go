@@ -1,12 +1,17 @@
 package check
 
 import (
-	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/gopacket/gopacket/pcapgo"
+
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/internal/pcaptest"
+	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"github.com/rdmashark/rdmashark/source"
 )
 
@@ -58,7 +63,10 @@ func TestRealCaptures(t *testing.T) {
 		rules []string // rules with warnings or errors
 		swi   int      // Replies sent With Invalidate
 	}{
-		"rxe-nfs3.pcap":        {[]string{"INV-NOT-NEGOTIATED", "PSN-GAP"}, 14},
+		// rxe-nfs3's 3 PSN-GAP findings are retransmissions the responder
+		// acknowledged (tshark: PSN 1891992 sent in frames 6524 and 6525,
+		// ACKed in 6526): recovered, info.
+		"rxe-nfs3.pcap":        {[]string{"INV-NOT-NEGOTIATED"}, 14},
 		"rxe-nfs41.pcap":       {[]string{"INV-NOT-NEGOTIATED"}, 24},
 		"rxe-nfs42-small.pcap": {[]string{"INV-NOT-NEGOTIATED"}, 747},
 		"siw-nfs3.pcap":        {[]string{"INV-NOT-NEGOTIATED"}, 19},
@@ -93,6 +101,13 @@ func TestRealCaptures(t *testing.T) {
 			}
 			if name == "rxe-nfs3.pcap" && count["PSN-GAP"] != 3 {
 				t.Errorf("PSN-GAP: %d findings, want 3 retransmissions", count["PSN-GAP"])
+			}
+			for _, cr := range res.Connections {
+				for _, f := range cr.Findings() {
+					if f.Rule == "PSN-GAP" && (f.Severity != Info || !strings.Contains(f.Message, "recovered: the responder acknowledged")) {
+						t.Errorf("packet %v: %s %s: want a recovered retransmission (info)", f.Packets, f.Severity, f.Message)
+					}
+				}
 			}
 		})
 	}
@@ -131,5 +146,47 @@ func TestAgreesWithEngine(t *testing.T) {
 					filepath.Base(f), cr.ID, cr.Chunks.Calls, cr.Chunks.Replies, cr.Usage.RepliesWithInvalidate, calls, replies, s.RepliesWithInvalidate)
 			}
 		}
+	}
+}
+
+// TestRetransmissionNotAcknowledged: rxe-nfs3.pcap cut right after the
+// server's retransmission of PSN 1891992 (frame 6525; tshark shows its ACK
+// in frame 6526) leaves the resend unacknowledged: a PSN-GAP warning that
+// says so. The whole capture reports it as recovered (TestRealCaptures).
+func TestRetransmissionNotAcknowledged(t *testing.T) {
+	lt, frames := pcaptest.Read(t, "../testdata/pcaps/rxe-nfs3.pcap")
+	name := filepath.Join(t.TempDir(), "cut.pcap")
+	f, err := os.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := pcapgo.NewWriter(f)
+	if err := w.WriteFileHeader(65535, lt); err != nil {
+		t.Fatal(err)
+	}
+	for _, fr := range frames[:6525] {
+		if err := w.WritePacket(fr.CI, fr.Data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	res := runFile(t, name, Config{})
+	var got []Finding
+	for _, cr := range res.Connections {
+		for _, f := range cr.Findings() {
+			if f.Rule == "PSN-GAP" {
+				got = append(got, f)
+			}
+		}
+	}
+	if len(got) != 1 {
+		t.Fatalf("%d PSN-GAP findings, want 1: %v", len(got), got)
+	}
+	f0 := got[0]
+	if f0.Severity != Warning || !slices.Equal(f0.Packets, []int{6525}) ||
+		!strings.Contains(f0.Message, "PSN 1891992") || !strings.Contains(f0.Message, "no response in the capture acknowledges") {
+		t.Errorf("got %s %v %q; want a warning at packet 6525 that no response acknowledges PSN 1891992", f0.Severity, f0.Packets, f0.Message)
 	}
 }

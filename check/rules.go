@@ -455,7 +455,10 @@ per response packet). A PSN ahead of the expected one means packets are missing
 from the capture: when the responder then NAKs with a PSN sequence error, they
 were lost on the network; when it acknowledges past them, only the capture lost
 them. A PSN behind the expected one is a retransmission by the requester.
-Either way the capture may lack evidence other checks need.`,
+Either way the capture may lack evidence other checks need. What the transport
+recovered is information: a gap the requester sent again, a retransmission the
+responder then acknowledged (or answered, for a Read); what the capture shows
+no recovery of is a warning.`,
 			Evidence: "the connection's RC/UC packets",
 			Applies:  roceOnly, Packet: checkPSN, End: endPSN,
 		},

@@ -162,9 +162,20 @@ type psnState struct {
 	high    uint32
 	retrans bool // inside a burst of retransmitted packets
 	gaps    []psnGap
+	// rtx are bursts of retransmitted requests awaiting a response that
+	// acknowledges them: reported as recovered (info) when one comes,
+	// at the rule's severity when the capture ends first.
+	rtx []rtxBurst
 	// Read responses: the PSN expected of the next middle/last response.
 	// rgaps are response gaps awaiting the responses sent again.
 	rgaps []rspGap
+}
+
+// rtxBurst is the first packet of a burst of retransmitted requests.
+type rtxBurst struct {
+	psn uint32
+	pkt int
+	msg string
 }
 
 // rspGap is a gap in an RDMA Read's responses: reported as recovered (info)
@@ -308,9 +319,13 @@ func (c *Conn) psnRequest(st *psnState, p *dissect.Packet, psn uint32, d int) {
 			}
 			if !st.retrans && a.Retransmission {
 				st.retrans = true
-				c.Reportf([]int{p.Number}, "retransmission",
+				if len(st.rtx) >= maxPendingGaps {
+					c.psnReportRetrans(st.rtx[0], "", 0, 0)
+					st.rtx = st.rtx[1:]
+				}
+				st.rtx = append(st.rtx, rtxBurst{psn: psn, pkt: p.Number, msg: fmt.Sprintf(
 					"%s from %s has PSN %d, below the next expected PSN %d: the requester is retransmitting (the original packets are in the capture)",
-					p.BTH.OpCode.Name(), p.Dir, psn, st.next)
+					p.BTH.OpCode.Name(), p.Dir, psn, st.next)})
 			}
 		}
 	}
@@ -338,6 +353,17 @@ func (c *Conn) psnRequest(st *psnState, p *dissect.Packet, psn uint32, d int) {
 // packets too; an ACK at or past a gap's end says it received them.
 func (c *Conn) psnResolve(d int, p *dissect.Packet, psn uint32, nakSeq bool) {
 	st := &c.psn[d]
+	// A response at or past a retransmission's PSN other than a NAK
+	// (IBA Vol 1 9.7.5.1: an ACK is cumulative; a Read's responses carry
+	// its request's PSNs) says the responder took the resent packets.
+	for len(st.rtx) > 0 && !nakSeq && psnDiff(psn, st.rtx[0].psn) >= 0 {
+		what := "acknowledged"
+		if p.BTH.OpCode.IsReadResponse() {
+			what = "answered"
+		}
+		c.psnReportRetrans(st.rtx[0], what, psn, p.Number)
+		st.rtx = st.rtx[1:]
+	}
 	for i := 0; i < len(st.gaps); i++ {
 		g := st.gaps[i]
 		var why string
@@ -358,6 +384,22 @@ func (c *Conn) psnResolve(d int, p *dissect.Packet, psn uint32, nakSeq bool) {
 		st.gaps = append(st.gaps[:i], st.gaps[i+1:]...)
 		i--
 	}
+}
+
+// psnReportRetrans reports a burst of retransmissions: recovered (info)
+// when the responder acknowledged or answered PSN psn in packet by, at the
+// rule's severity when no response told (by == 0).
+func (c *Conn) psnReportRetrans(b rtxBurst, what string, psn uint32, by int) {
+	saved := c.cur
+	c.cur = byID["PSN-GAP"]
+	if by == 0 {
+		c.Report(Finding{Packets: []int{b.pkt}, Key: "retransmission",
+			Message: b.msg + "; no response in the capture acknowledges the resent packets"})
+	} else {
+		c.Report(Finding{Packets: []int{b.pkt, by}, Key: "retransmission", Severity: Info,
+			Message: fmt.Sprintf("%s; recovered: the responder %s PSN %d in packet %d", b.msg, what, psn, by)})
+	}
+	c.cur = saved
 }
 
 func (c *Conn) psnReportGap(g psnGap, why string, resolvedBy int) {
@@ -396,6 +438,10 @@ func endPSN(c *Conn) {
 			c.psnReportGap(g, "no later response in the capture tells whether the responder received them", 0)
 		}
 		c.psn[d].gaps = nil
+		for _, b := range c.psn[d].rtx {
+			c.psnReportRetrans(b, "", 0, 0)
+		}
+		c.psn[d].rtx = nil
 		for _, g := range c.psn[d].rgaps {
 			c.Reportf([]int{g.pkt}, "gap", "%s", g.msg)
 		}
