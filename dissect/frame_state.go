@@ -20,6 +20,11 @@ type streamKey struct{ a, b netip.AddrPort }
 type tcpStream struct {
 	index  int
 	closed bool // a FIN or RST was seen: a new SYN starts a new stream
+	// synT: the last SYN without ACK (Unix ns, 0 none); firstRTT: from it
+	// to the first segment with ACK and without SYN (tshark's
+	// tcp.analysis.initial_rtt, its out-of-order threshold).
+	synT     int64
+	firstRTT time.Duration
 }
 
 type frameState struct {
@@ -39,7 +44,7 @@ func (s *frameState) note(p *Packet) {
 		p.TimeDelta = 0
 	}
 	s.prev, s.seen = p.Timestamp, true
-	p.TCPStream = -1
+	p.TCPStream, p.TCPInitialRTT = -1, 0
 	if !p.Has(layers.LayerTypeTCP) {
 		return
 	}
@@ -75,6 +80,13 @@ func (s *frameState) note(p *Packet) {
 	if p.TCP.FIN || p.TCP.RST {
 		st.closed = true
 	}
+	switch {
+	case p.TCP.SYN && !p.TCP.ACK:
+		st.synT = p.Timestamp.UnixNano()
+	case p.TCP.ACK && !p.TCP.SYN && st.synT != 0 && st.firstRTT == 0:
+		st.firstRTT = max(time.Duration(p.Timestamp.UnixNano()-st.synT), 1)
+	}
 	s.streams[k] = st
 	p.TCPStream = st.index
+	p.TCPInitialRTT = st.firstRTT
 }

@@ -9,9 +9,22 @@ import (
 // iWARP transport health comes from the TCP layer (RFC 9293): iWARP leaves
 // loss recovery to TCP, so its retransmissions, duplicate ACKs, zero
 // windows and round-trip times are TCP's, as Wireshark's tcp.analysis.*
-// defines them (a segment with data ending at or below the highest
-// sequence number sent is a retransmission; a pure ACK repeating the last
-// ACK number and window is a duplicate ACK).
+// defines them (tshark 4.0, packet-tcp.c's sequence analysis). A segment
+// with data (or SYN/FIN) is, in this order of precedence:
+//   - a spurious retransmission (a retransmission too) when the other side
+//     has acknowledged all of its bytes already;
+// and when it starts below the highest sequence number sent (but for the
+// one byte of a zero window probe):
+//   - a fast retransmission (a retransmission too) when the other side
+//     has sent two or more duplicate ACKs, the last ACK names this
+//     segment's first byte and came less than 20 ms before;
+//   - out of order when it comes within the connection's first RTT (the
+//     time from the last SYN to the first ACK without SYN; 3 ms when the
+//     handshake is not in the capture) of the segment that last advanced
+//     the highest sequence number, and does not end exactly there —
+//     reordering, not resending;
+//   - else a retransmission.
+// A pure ACK repeating the last ACK number and window is a duplicate ACK.
 
 // tcpDir follows one direction of a TCP connection for health.
 type tcpDir struct {
@@ -26,11 +39,23 @@ type tcpDir struct {
 	retrans   bool // a retransmission since rttSeq was sent (Karn)
 	inEpisode bool
 	epIdx     int
+	highT     time.Time // when high last advanced
+	dupAcks   int       // consecutive duplicate ACKs sent in this direction
+	lastAckT  time.Time // when this direction last sent an ACK
 }
 
 type tcpHealth struct {
 	dir [2]tcpDir
 }
+
+// Wireshark's thresholds (tcp.analysis): a resend within fastRetransWindow
+// of the duplicate ACKs asking for it is a fast retransmission; without a
+// handshake RTT, a segment within defaultOOOThreshold of the highest is
+// out of order.
+const (
+	fastRetransWindow   = 20 * time.Millisecond
+	defaultOOOThreshold = 3 * time.Millisecond
+)
 
 func seqAfter(a, b uint32) bool { return int32(a-b) > 0 }
 
@@ -56,6 +81,7 @@ func (e *Engine) classifyTCP(p *Packet) {
 		n++
 	}
 	end := t.Seq + n
+	th := c.tcpH
 	if n == 0 && td.init && !t.RST && seqAfter(t.Seq, td.high) {
 		// An empty segment ahead of everything sent: the capture lacks
 		// what lies between (tshark: "previous segment not captured").
@@ -65,20 +91,43 @@ func (e *Engine) classifyTCP(p *Packet) {
 		td.high = t.Seq
 	}
 	if n > 0 {
+		seglen := uint32(len(t.Payload))
+		od := &th.dir[1-d]
+		behind := td.init && seqAfter(td.high, t.Seq)
+		if seglen > 1 && td.high-1 == t.Seq {
+			behind = false // a zero window probe's byte, then new data
+		}
+		ooo := p.TCPInitialRTT // the TCP conversation's (frame_state.go)
+		if ooo == 0 {
+			ooo = defaultOOOThreshold
+		}
 		switch {
 		case !td.init:
-			td.init, td.high = true, end
-		case !seqAfter(end, td.high):
+			td.init, td.high, td.highT = true, end, p.Timestamp
+		case seglen > 0 && od.ackInit && !seqAfter(t.Seq+seglen, od.lastAck),
+			// Spurious: every byte of it acknowledged already.
+			behind && od.dupAcks >= 2 && od.lastAck == t.Seq && p.Timestamp.Sub(od.lastAckT) < fastRetransWindow,
+			// Fast: what the duplicate ACKs asked for.
+			behind && !(p.Timestamp.Sub(td.highT) < ooo && td.high != end):
 			a.Retransmission = true
 			td.retrans = true
 			dh.TCPRetransmissions++
+			if seqAfter(end, td.high) {
+				td.high, td.highT = end, p.Timestamp
+			}
+		case behind:
+			a.OutOfOrder = true
+			dh.OutOfOrderPackets++
+			if seqAfter(end, td.high) {
+				td.high, td.highT = end, p.Timestamp
+			}
 		default:
 			if seqAfter(t.Seq, td.high) {
 				a.LostSegment = t.Seq - td.high
 				dh.LostSegments++
 				dh.TCPMissingOctets += uint64(t.Seq - td.high)
 			}
-			td.high = end
+			td.high, td.highT = end, p.Timestamp
 			if !td.timing {
 				td.timing, td.rttSeq, td.rttT, td.retrans = true, end, p.Timestamp, false
 			}
@@ -120,8 +169,11 @@ func (e *Engine) classifyTCP(p *Packet) {
 		if td.ackInit && len(t.Payload) == 0 && !t.SYN && !t.FIN && !t.RST && t.Ack == td.lastAck && t.Window == td.lastWin {
 			a.Duplicate = true
 			dh.TCPDupAcks++
+			td.dupAcks++
+		} else if !td.ackInit || t.Ack != td.lastAck {
+			td.dupAcks = 0
 		}
-		td.ackInit, td.lastAck, td.lastWin = true, t.Ack, t.Window
+		td.ackInit, td.lastAck, td.lastWin, td.lastAckT = true, t.Ack, t.Window, p.Timestamp
 		// RTT of the other direction's timed segment (Karn: not when it
 		// was retransmitted).
 		od := &c.tcpH.dir[1-d]

@@ -204,8 +204,9 @@ func TestLossyCapturesRecovered(t *testing.T) {
 func (f rawFlow) String() string { return fmt.Sprintf("%s→QP %#x", f.src, f.dqpn) }
 
 // TestIWARPTCPAnalysisMatchesTshark: on the lossy soft-iWARP captures the
-// TCP segments flagged as retransmitted and the duplicate ACKs are the
-// frames tshark's tcp.analysis flags (testdata/tshark/gen-tcp-analysis.sh).
+// TCP segments flagged as retransmitted, as out of order, and the duplicate
+// ACKs are the frames tshark's tcp.analysis flags
+// (testdata/tshark/gen-tcp-analysis.sh), and the health counts them.
 func TestIWARPTCPAnalysisMatchesTshark(t *testing.T) {
 	read := func(name string) []int {
 		b, err := os.ReadFile(filepath.Join("../testdata/tshark", name))
@@ -223,22 +224,39 @@ func TestIWARPTCPAnalysisMatchesTshark(t *testing.T) {
 		return out
 	}
 	for _, b := range []string{"siw-nfs3-lossy", "siw-ib_write_bw-lossy", "siw-ib_write_bw-reorder"} {
-		var retrans, dup []int
-		runCapture(t, "lossy/"+b+".pcap", Options{}, func(p *Packet) {
+		var retrans, ooo, dup []int
+		var counted, countedOOO uint64
+		e, _ := runCapture(t, "lossy/"+b+".pcap", Options{}, func(p *Packet) {
 			if p.Analysis.Retransmission {
 				retrans = append(retrans, p.Number)
+			}
+			if p.Analysis.OutOfOrder {
+				ooo = append(ooo, p.Number)
 			}
 			if p.Analysis.Duplicate {
 				dup = append(dup, p.Number)
 			}
 		})
-		if want := read(b + ".tcp-retrans.txt"); !slices.Equal(retrans, want) || len(want) == 0 {
-			t.Errorf("%s: retransmissions %v, tshark %v", b, retrans, want)
+		for _, c := range e.Conns.Connections() {
+			if c.Health != nil {
+				for _, dh := range c.Health.Dir {
+					counted += dh.RetransmittedPackets
+					countedOOO += dh.OutOfOrderPackets
+				}
+			}
+		}
+		if want := read(b + ".tcp-retrans.txt"); !slices.Equal(retrans, want) || len(want) == 0 || counted != uint64(len(want)) {
+			t.Errorf("%s: retransmissions %v (%d counted), tshark %v", b, retrans, counted, want)
+		}
+		// Reordering, not loss: the reorder capture has more of it than
+		// retransmissions (tshark 274 to 179).
+		if want := read(b + ".tcp-ooo.txt"); !slices.Equal(ooo, want) || countedOOO != uint64(len(want)) {
+			t.Errorf("%s: out of order %v (%d counted), tshark %v", b, ooo, countedOOO, want)
 		}
 		if want := read(b + ".tcp-dupack.txt"); !slices.Equal(dup, want) || len(want) == 0 {
 			t.Errorf("%s: duplicate ACKs %d, tshark %d", b, len(dup), len(want))
 		}
-		t.Logf("%s: %d retransmitted segments, %d duplicate ACKs, as tshark", b, len(retrans), len(dup))
+		t.Logf("%s: %d retransmitted segments, %d out of order, %d duplicate ACKs, as tshark", b, len(retrans), len(ooo), len(dup))
 	}
 }
 

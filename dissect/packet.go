@@ -75,6 +75,7 @@ type Packet struct {
 	RelTime       time.Duration // since the first packet
 	TimeDelta     time.Duration // since the previous packet (frame_state.go)
 	TCPStream     int           // tcp.stream, as tshark numbers TCP conversations; -1 without TCP
+	TCPInitialRTT time.Duration // tcp.analysis.initial_rtt: last SYN to first ACK without SYN; 0 until seen
 	CaptureLength int
 	Length        int // on the wire
 	LinkType      layers.LinkType
