@@ -2,7 +2,6 @@ package check
 
 import (
 	"bytes"
-	"encoding/binary"
 	"slices"
 	"strings"
 	"testing"
@@ -90,27 +89,6 @@ func TestLossyCapturesNoNewErrors(t *testing.T) {
 	}
 }
 
-// rawRoCE returns, from an Ethernet/IPv4/UDP 4791 frame read by hand, the
-// BTH's destination QP and PSN and what follows the BTH up to the ICRC.
-func rawRoCE(b []byte) (op byte, dqpn, psn uint32, rest []byte, ok bool) {
-	if len(b) < 14+20 || binary.BigEndian.Uint16(b[12:]) != 0x0800 {
-		return 0, 0, 0, nil, false
-	}
-	ip := b[14:]
-	ihl := int(ip[0]&0xf) * 4
-	if ip[9] != 17 || len(ip) < ihl+8+12+4 || binary.BigEndian.Uint16(ip[ihl+2:]) != 4791 {
-		return 0, 0, 0, nil, false
-	}
-	udp := ip[ihl:]
-	end := int(binary.BigEndian.Uint16(udp[4:]))
-	if end > len(udp) || end < 8+12+4 {
-		return 0, 0, 0, nil, false
-	}
-	bth := udp[8:end]
-	return bth[0], binary.BigEndian.Uint32(bth[4:]) & 0xffffff, binary.BigEndian.Uint32(bth[8:]) & 0xffffff,
-		bth[12 : len(bth)-4], true
-}
-
 // rawResendDiffers tells whether frames pk[0] and pk[1] are the same RC
 // request (destination QP and PSN) with a different opcode or different
 // bytes after the BTH: a retransmission that differs, read without the
@@ -132,11 +110,11 @@ func rawResendDiffers(frames []pcaptest.Frame, pk []int) (bool, string) {
 		if n < 1 || n > len(frames) {
 			return false, "no such packet"
 		}
-		var ok bool
-		ops[i], qps[i], psns[i], rests[i], ok = rawRoCE(frames[n-1].Data)
-		if !ok {
-			return false, "not RoCEv2 over IPv4"
+		r, ok := pcaptest.ParseRoCEv2(frames[n-1].Data)
+		if !ok || len(r.BTH) < 16 || len(r.BTH) != r.UDPLength-8 {
+			return false, "not a whole RoCEv2 packet over IPv4"
 		}
+		ops[i], qps[i], psns[i], rests[i] = r.OpCode, r.DestQP, r.PSN, r.AfterBTH()
 	}
 	switch {
 	case qps[0] != qps[1] || psns[0] != psns[1]:

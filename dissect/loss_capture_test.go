@@ -1,7 +1,6 @@
 package dissect
 
 import (
-	"encoding/binary"
 	"fmt"
 	"net/netip"
 	"os"
@@ -58,44 +57,13 @@ func rawRetransmissions(t *testing.T, path string) (map[rawFlow]int, int) {
 	var pkts []pkt
 	pmtu := 0
 	for _, fr := range frames {
-		b := fr.Data
-		if len(b) < 14 {
+		r, ok := pcaptest.ParseRoCEv2(fr.Data)
+		if !ok || !r.RC() {
 			continue
 		}
-		et := binary.BigEndian.Uint16(b[12:])
-		off := 14
-		if et == 0x8100 && len(b) >= 18 {
-			et, off = binary.BigEndian.Uint16(b[16:]), 18
-		}
-		if et != 0x0800 || len(b) < off+20 {
-			continue
-		}
-		ip := b[off:]
-		ihl := int(ip[0]&0xf) * 4
-		if ip[9] != 17 || len(ip) < ihl+8 {
-			continue
-		}
-		src := netip.AddrFrom4([4]byte(ip[12:16]))
-		udp := ip[ihl:]
-		if binary.BigEndian.Uint16(udp[2:]) != 4791 {
-			continue
-		}
-		udpLen := int(binary.BigEndian.Uint16(udp[4:]))
-		bth := udp[8:]
-		if len(bth) < 12 {
-			continue
-		}
-		op := bth[0]
-		if op>>5 != 0 { // RC only
-			continue
-		}
-		p := pkt{f: rawFlow{src, uint32(bth[5])<<16 | uint32(bth[6])<<8 | uint32(bth[7])},
-			op: op, psn: uint32(bth[9])<<16 | uint32(bth[10])<<8 | uint32(bth[11]), frameNum: fr.Num}
-		p.payload = udpLen - 8 - 12 - 4 // BTH, ICRC
-		if op == 0x0c && len(bth) >= 28 {
-			p.dmaLen = binary.BigEndian.Uint32(bth[24:])
-		}
-		if op == 0x01 || op == 0x07 || op == 0x0e { // SEND/WRITE/READ_RESPONSE MIDDLE: no extension header
+		p := pkt{f: rawFlow{r.Src, r.DestQP}, op: r.OpCode, psn: r.PSN, frameNum: fr.Num, payload: r.PayloadLength()}
+		p.dmaLen, _ = r.DMALength()
+		if r.Middle() {
 			pmtu = max(pmtu, p.payload)
 		}
 		pkts = append(pkts, p)
@@ -305,12 +273,10 @@ func TestLossyNetworkDuplicates(t *testing.T) {
 	var want []int
 	for _, fr := range frames {
 		k := string(fr.Data)
-		// RoCEv2 RC requests: Ethernet+IPv4(20)+UDP, BTH opcode below the
-		// responses (0x0d) or from 0x13 (Atomics and later), not an ACK.
-		if len(fr.Data) > 14+20+8+12 && fr.Data[23] == 17 && binary.BigEndian.Uint16(fr.Data[36:]) == 4791 {
-			if op := fr.Data[42]; op>>5 == 0 && (op < 0x0d || op > 0x12) && seen[k] {
-				want = append(want, fr.Num)
-			}
+		// RoCEv2 RC requests: BTH opcode below the responses (0x0d) or
+		// from 0x13 (Atomics and later), not an ACK.
+		if r, ok := pcaptest.ParseRoCEv2(fr.Data); ok && r.RC() && (r.OpCode < 0x0d || r.OpCode > 0x12) && seen[k] {
+			want = append(want, fr.Num)
 		}
 		seen[k] = true
 	}

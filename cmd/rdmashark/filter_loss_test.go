@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"maps"
 	"net/netip"
@@ -43,37 +42,22 @@ func readRawLoss(t *testing.T, path string) rawLoss {
 		psn    uint32
 		dmaLen uint32
 		syn    byte
+		aeth   bool
 	}
-	hasAETH := func(op byte) bool { return op == 0x0d || op == 0x0f || op == 0x10 || op == 0x11 || op == 0x12 }
 	var pkts []pkt
 	pmtu := 0
 	for _, fr := range frames {
-		b := fr.Data
-		if len(b) < 34 || binary.BigEndian.Uint16(b[12:]) != 0x0800 {
+		r, ok := pcaptest.ParseRoCEv2(fr.Data)
+		if !ok || !r.RC() {
 			continue
 		}
-		ip := b[14:]
-		ihl := int(ip[0]&0xf) * 4
-		if ip[9] != 17 || len(ip) < ihl+8+12 {
-			continue
-		}
-		udp := ip[ihl:]
-		if binary.BigEndian.Uint16(udp[2:]) != 4791 {
-			continue
-		}
-		bth := udp[8:]
-		if bth[0]>>5 != 0 { // RC only
-			continue
-		}
-		p := pkt{num: fr.Num, f: flow{netip.AddrFrom4([4]byte(ip[12:16])), uint32(bth[5])<<16 | uint32(bth[6])<<8 | uint32(bth[7])},
-			op: bth[0], psn: uint32(bth[9])<<16 | uint32(bth[10])<<8 | uint32(bth[11])}
-		switch {
-		case p.op == 0x0c && len(bth) >= 28:
-			p.dmaLen = binary.BigEndian.Uint32(bth[24:])
-		case hasAETH(p.op) && len(bth) >= 13:
-			p.syn = bth[12]
-		case p.op == 0x01 || p.op == 0x07 || p.op == 0x0e: // MIDDLE: one PMTU
-			pmtu = max(pmtu, int(binary.BigEndian.Uint16(udp[4:]))-8-12-4)
+		p := pkt{num: fr.Num, f: flow{r.Src, r.DestQP}, op: r.OpCode, psn: r.PSN}
+		var aeth bool
+		p.dmaLen, _ = r.DMALength()
+		p.syn, aeth = r.Syndrome()
+		p.aeth = aeth
+		if r.Middle() { // one PMTU
+			pmtu = max(pmtu, r.PayloadLength())
 		}
 		pkts = append(pkts, p)
 	}
@@ -87,7 +71,7 @@ func readRawLoss(t *testing.T, path string) rawLoss {
 	for _, p := range pkts {
 		switch {
 		case p.op >= 0x0d && p.op <= 0x12: // Read Responses, ACKs, Atomic ACKs
-			if hasAETH(p.op) && (p.syn>>5 == 1 || p.syn>>5 == 3) {
+			if p.aeth && (p.syn>>5 == 1 || p.syn>>5 == 3) {
 				out.naks[p.num] = true
 			}
 		case p.op <= 0x17:
