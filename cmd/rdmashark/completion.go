@@ -33,8 +33,10 @@ func registerCompletions(root *cobra.Command) {
 			reg(cmd, "field", completeFields)
 			reg(cmd, "type", fixed("text\tone line per packet", "json\tone object per packet", "fields\tthe -e fields, tab-separated"))
 			reg(cmd, "glossary", fixed("fields\tevery field rdmashark knows"))
-		case "analyze", "transactions":
+		case "analyze":
 			reg(cmd, "format", fixed("table", "json"))
+		case "transactions":
+			reg(cmd, "format", fixed("table", "json", "jsonl\tone line per transaction, written as it ends"))
 		case "capture":
 			reg(cmd, "format", fixed("table", "json"))
 			reg(cmd, "fail-on", severities)

@@ -39,14 +39,22 @@ stays flat on captures of any length; the output is the same.
 Several captures (files, directories searched recursively, globs, -r) are
 read --jobs at a time and listed one after the other in the order given;
 --max bounds each capture's list. With --format json and more than one
-capture the output is a JSON array of the one-capture documents.`,
+capture the output is a JSON array of the one-capture documents.
+
+--format jsonl streams instead: each transaction is written as one JSON
+object on a line (the JSON document's transaction, with the capture's name
+in "file") the moment it ends — its Reply seen, its Call evicted, or the
+capture over — so nothing is kept and a live pipe is listed as it is read
+(tcpdump -w - ... | rdmashark transactions --format jsonl -). Lines come in
+the order transactions end, not of their Calls; captures are read one after
+the other; the engine's counters are left to analyze.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			names, err := in.names(args)
 			if err != nil {
 				return err
 			}
-			if format != "table" && format != "json" {
-				return usageErr("--format must be table or json, not %q", format)
+			if format != "table" && format != "json" && format != "jsonl" {
+				return usageErr("--format must be table, json or jsonl, not %q", format)
 			}
 			var f report.TxnFilter
 			f.Connection = conn
@@ -58,6 +66,9 @@ capture the output is a JSON array of the one-capture documents.`,
 				}
 				x := uint32(v)
 				f.XID = &x
+			}
+			if format == "jsonl" {
+				return streamTransactions(cmd, g, names, max, f)
 			}
 			work := func(i int) docResult[*report.TransactionList] {
 				list := report.NewTransactionList(displayName(names[i]), max, f)
@@ -84,7 +95,7 @@ capture the output is a JSON array of the one-capture documents.`,
 		},
 	}
 	in.bind(cmd)
-	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
+	cmd.Flags().StringVar(&format, "format", "table", "output format: table, json, or jsonl (one line per transaction, written as it ends)")
 	cmd.Flags().IntVar(&conn, "connection", 0, "only this connection (its ID, as analyze numbers them)")
 	cmd.Flags().StringVar(&xid, "xid", "", "only this XID (hexadecimal)")
 	cmd.Flags().StringVar(&proc, "procedure", "", "only this procedure: its number, its name, or an NFSv4 operation")
@@ -96,4 +107,50 @@ capture the output is a JSON array of the one-capture documents.`,
 // transaction to list.
 func runTransactions(cmd *cobra.Command, g *globalFlags, name string, list *report.TransactionList) (*dissect.Engine, error) {
 	return runEngineOpts(cmd, g, name, dissect.Options{Transaction: list.Add}, nil)
+}
+
+// streamTransactions is --format jsonl: the captures one after the other,
+// each transaction written as it ends, flushed whenever the input would
+// block. An unreadable capture is said on standard error and the others
+// are read; an interrupted one ends the listing.
+func streamTransactions(cmd *cobra.Command, g *globalFlags, names []string, max int, f report.TxnFilter) error {
+	stderr := cmd.ErrOrStderr()
+	var errs []error
+	for _, name := range names {
+		s := report.NewTransactionStream(cmd.OutOrStdout(), displayName(name), max, f)
+		// A write error (a closed pipe) stops the read at the next packet.
+		eng, runErr := runEngineFlush(cmd, g, name, dissect.Options{Transaction: s.Add},
+			func(*dissect.Packet) error { return s.Err() }, s.Flush)
+		if err := s.Flush(); err != nil {
+			return err
+		}
+		if eng != nil {
+			fmt.Fprint(stderr, warnText(eng))
+		}
+		if n := s.Omitted(); n > 0 {
+			fmt.Fprintf(stderr, "rdmashark: %s: %d more transactions past --max %d not listed\n", s.File, n, max)
+		}
+		if runErr == errInterrupted {
+			n := uint64(0)
+			if eng != nil {
+				n = eng.Stats.Packets
+			}
+			fmt.Fprintf(stderr, "rdmashark: %s: %s after %d packets\n", s.File, errInterrupted, n)
+			break
+		}
+		if runErr != nil && len(names) > 1 {
+			fmt.Fprintln(stderr, "rdmashark:", unwrapExit(runErr))
+		}
+		errs = append(errs, runErr)
+	}
+	if len(names) > 1 {
+		if bad := countErrs(errs); bad > 0 {
+			return multiNote(exitUsage, bad, len(names))
+		}
+		return nil
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs[0]
 }
