@@ -63,6 +63,13 @@ type Field[P any] struct {
 	Name string
 	Type Type
 	Each func(p P, emit func(Value))
+	// Names, when set, reads the name of one of the field's values
+	// (Wireshark's value_string, or a boolean's names for true and false)
+	// as that value, ignoring case; ok is false for a name the field's
+	// values do not have (quoted: it was written in double quotes). A
+	// filter may then give the name instead of the
+	// number: rpc.msgtyp == Reply, rpcordma.msg_type == "RDMA_NOMSG".
+	Names func(name string, quoted bool) (v uint64, ok bool)
 }
 
 // Registry resolves the names in a filter. Lookup returns a fresh Field for

@@ -19,7 +19,15 @@ func (r reg) Lookup(name string) (Field[pkt], bool) {
 	if !ok {
 		return Field[pkt]{}, false
 	}
-	return Field[pkt]{Name: name, Type: t, Each: func(p pkt, emit func(Value)) {
+	var names func(string, bool) (uint64, bool)
+	if name == "nfs.opcode" {
+		// Some NFSv4 operation numbers (RFC 8881, section 18).
+		names = func(s string, _ bool) (uint64, bool) {
+			v, ok := map[string]uint64{"getattr": 9, "putfh": 22, "sequence": 53}[strings.ToLower(s)]
+			return v, ok
+		}
+	}
+	return Field[pkt]{Name: name, Type: t, Names: names, Each: func(p pkt, emit func(Value)) {
 		if t == TypeProtocol {
 			if _, ok := p[name]; ok {
 				emit(Value{})
@@ -95,6 +103,9 @@ func TestMatch(t *testing.T) {
 		// A field that does not occur fails every test but its negation.
 		{"ip.ttl != 64 || name != \"x\"", true},
 		{"ipv6.addr != fe80::2", true},
+		// Names of values, as a bare word or quoted, in any case.
+		{"nfs.opcode == SEQUENCE", true}, {`nfs.opcode == "putfh"`, true}, {"nfs.opcode != GetAttr", false},
+		{"nfs.opcode in {PUTFH, 1..3}", true}, {"nfs.opcode > SEQUENCE", false}, {"nfs.opcode in {1..GETATTR}", true},
 	}
 	empty := pkt{}
 	for _, c := range cases {
@@ -162,6 +173,11 @@ func TestErrors(t *testing.T) {
 		{"ip.ttl[0", 7, `"[" without "]"`},
 		{"ip xor flag", 4, `unexpected "xor"`},
 		{"ip ^^ flag", 4, `unexpected character "^"`},
+		{"nfs.opcode == READDIR", 15, `"READDIR" cannot be found among the possible values for nfs.opcode`},
+		{`nfs.opcode == "53"`, 15, "cannot be found among the possible values"},
+		{"nfs.opcode & SEQUENCE", 14, "not a valid"},
+		{"ip.ttl == SEQUENCE", 11, "not a valid unsigned integer"},
+		{`ip.ttl == "64"`, 11, "cannot be converted from a string"},
 	}
 	for _, c := range cases {
 		_, err := Compile[pkt](c.f, testReg)

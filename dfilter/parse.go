@@ -128,6 +128,15 @@ type operand[P any] struct {
 	slices []sliceRange
 }
 
+// names is how the operand's values are named, if they are: a field's,
+// not a slice's.
+func (o *operand[P]) names() func(string, bool) (uint64, bool) {
+	if o.slices != nil || o.field == nil {
+		return nil
+	}
+	return o.field.Names
+}
+
 func (o *operand[P]) typ() Type {
 	if o.slices != nil {
 		return TypeBytes
@@ -286,7 +295,11 @@ func (ps *parser[P]) relation(lhs operand[P], optok token, o op, m mode) (node[P
 		tn.other, tn.oslice = rhs.field, rhs.slices
 		return tn, nil
 	}
-	c, err := ps.literal(rhs.tok, typ, o == opEq || o == opNe)
+	names := lhs.names()
+	if o == opBitAnd {
+		names = nil // tshark takes a number after "&"
+	}
+	c, err := ps.literal(rhs.tok, typ, lhs.field.Name, names, o == opEq || o == opNe)
 	if err != nil {
 		return nil, err
 	}
@@ -370,7 +383,7 @@ func (ps *parser[P]) inSet(lhs operand[P], optok token) (node[P], error) {
 		default:
 			return nil, ps.unexpected(t, `a value or "}"`)
 		}
-		c, err := ps.literal(t, typ, true)
+		c, err := ps.literal(t, typ, lhs.field.Name, lhs.names(), true)
 		if err != nil {
 			return nil, err
 		}
@@ -380,7 +393,7 @@ func (ps *parser[P]) inSet(lhs operand[P], optok token) (node[P], error) {
 			if h.kind != tokWord && h.kind != tokString && h.kind != tokCharLit {
 				return nil, ps.unexpected(h, "the end of the range")
 			}
-			hc, err := ps.literal(h, typ, false)
+			hc, err := ps.literal(h, typ, lhs.field.Name, lhs.names(), false)
 			if err != nil {
 				return nil, err
 			}
@@ -393,9 +406,10 @@ func (ps *parser[P]) inSet(lhs operand[P], optok token) (node[P], error) {
 	}
 }
 
-// literal reads a value of type typ from t. prefixOK allows an address
-// with a prefix length.
-func (ps *parser[P]) literal(t token, typ Type, prefixOK bool) (constant, error) {
+// literal reads a value of type typ from t. names reads the names of the
+// field's values, if they have names; prefixOK allows an address with a
+// prefix length.
+func (ps *parser[P]) literal(t token, typ Type, fname string, names func(string, bool) (uint64, bool), prefixOK bool) (constant, error) {
 	s := t.text
 	bad := func(format string, a ...any) (constant, error) {
 		return constant{}, ps.errAt(t, format, a...)
@@ -407,6 +421,20 @@ func (ps *parser[P]) literal(t token, typ Type, prefixOK bool) (constant, error)
 	}
 	switch typ {
 	case TypeUint, TypeBool:
+		// As tshark 4.0: a bare word is true or false (booleans), then a
+		// number, then a name of a value; a quoted string only a name.
+		byName := func() (constant, error) {
+			if v, ok := names(s, t.kind == tokString); ok {
+				return constant{v: Value{U: v}}, nil
+			}
+			return bad("%q cannot be found among the possible values for %s", s, fname)
+		}
+		if t.kind == tokString {
+			if names != nil {
+				return byName()
+			}
+			return bad("%s cannot be converted from a string (%q)", typ, s)
+		}
 		if typ == TypeBool && t.kind == tokWord {
 			switch strings.ToLower(s) {
 			case "true":
@@ -415,11 +443,13 @@ func (ps *parser[P]) literal(t token, typ Type, prefixOK bool) (constant, error)
 				return constant{}, nil
 			}
 		}
-		if t.kind == tokString {
-			return bad("%q is not a valid %s (names of values are not supported: give the number)", s, typ)
-		}
 		v, err := strconv.ParseUint(s, 0, 64)
 		if err != nil {
+			// tshark reads a word with a "/" as an address with a prefix
+			// length, never as a name.
+			if names != nil && t.kind == tokWord && !strings.Contains(s, "/") {
+				return byName()
+			}
 			if strings.HasPrefix(s, "-") {
 				return bad("%q is not a valid %s: it is negative", s, typ)
 			}

@@ -50,7 +50,7 @@ func (r filterRegistry) Lookup(name string) (dfilter.Field[*dissect.Packet], boo
 		}
 		a := &fieldAdapter{f: f}
 		a.recv = a.forward
-		return dfilter.Field[*dissect.Packet]{Name: name, Type: FilterType(f.Type), Each: a.each}, true
+		return dfilter.Field[*dissect.Packet]{Name: name, Type: FilterType(f.Type), Each: a.each, Names: namesOf(f)}, true
 	}
 	// A protocol: present when any field under it is.
 	prefix := name + "."
@@ -107,5 +107,50 @@ func (a *protoAdapter) each(p *dissect.Packet, emit func(dfilter.Value)) {
 			emit(dfilter.Value{})
 			return
 		}
+	}
+}
+
+// valueName is one name of a field's value (valuenames.go).
+type valueName struct {
+	v    uint64
+	name string
+}
+
+// namesOf reads the names a filter may give for f's values: tshark's
+// value_string of the field, and for a boolean its true_false_string
+// ("True" and "False" when tshark gives it none). Names are compared
+// ignoring case, and a name that occurs twice stands for its first value,
+// as tshark 4.0 reads them.
+func namesOf(f *Field) func(string, bool) (uint64, bool) {
+	if f.Type == FTBoolean {
+		tf, ok := boolNames[f.Name]
+		if !ok {
+			tf = [2]string{"True", "False"}
+		}
+		return func(s string, _ bool) (uint64, bool) {
+			switch {
+			case strings.EqualFold(s, tf[0]):
+				return 1, true
+			case strings.EqualFold(s, tf[1]):
+				return 0, true
+			}
+			return 0, false
+		}
+	}
+	vs, ok := valueNames[f.Name]
+	if !ok {
+		return nil
+	}
+	quotedOnly := quotedNamesOnly[f.Name]
+	return func(s string, quoted bool) (uint64, bool) {
+		if quotedOnly && !quoted {
+			return 0, false
+		}
+		for _, n := range vs {
+			if strings.EqualFold(s, n.name) {
+				return n.v, true
+			}
+		}
+		return 0, false
 	}
 }
