@@ -70,6 +70,11 @@ type Field[P any] struct {
 	// filter may then give the name instead of the
 	// number: rpc.msgtyp == Reply, rpcordma.msg_type == "RDMA_NOMSG".
 	Names func(name string, quoted bool) (v uint64, ok bool)
+	// Size is the width in bytes of an integer field's values (1 for a
+	// uint8, 3 for a uint24, ...), as Wireshark's field type gives it:
+	// len() returns it, and max() and min() take only arguments of one
+	// type and size.
+	Size int
 }
 
 // Registry resolves the names in a filter. Lookup returns a fresh Field for

@@ -27,7 +27,8 @@ func (r reg) Lookup(name string) (Field[pkt], bool) {
 			return v, ok
 		}
 	}
-	return Field[pkt]{Name: name, Type: t, Names: names, Each: func(p pkt, emit func(Value)) {
+	size := map[string]int{"ip.ttl": 1, "tcp.port": 2, "tcp.flags": 2, "nfs.opcode": 4}[name]
+	return Field[pkt]{Name: name, Type: t, Names: names, Size: size, Each: func(p pkt, emit func(Value)) {
 		if t == TypeProtocol {
 			if _, ok := p[name]; ok {
 				emit(Value{})
@@ -106,6 +107,18 @@ func TestMatch(t *testing.T) {
 		// Names of values, as a bare word or quoted, in any case.
 		{"nfs.opcode == SEQUENCE", true}, {`nfs.opcode == "putfh"`, true}, {"nfs.opcode != GetAttr", false},
 		{"nfs.opcode in {PUTFH, 1..3}", true}, {"nfs.opcode > SEQUENCE", false}, {"nfs.opcode in {1..GETATTR}", true},
+		// Functions (wireshark-filter(4), "Functions").
+		{"len(eth.src) == 6", true}, {"len(data) == 7", true}, {"len(name) == 14", true}, {"len(ip.src) == 4", true},
+		{"len(ipv6.addr) == 16", true}, {"len(flag) == 0", true}, {"len(frame.time_relative) == 0", true},
+		{"count(ip.addr) == 2", true}, {"count(nfs.opcode) == 3", true}, {"count(nfs.opcode) > 3", false}, {"count(ip) == 1", true},
+		{`upper(name) == "CLIENT.EXAMPLE"`, true}, {`lower(name) == "client.example"`, true}, {`upper(name) contains "ENT"`, true},
+		{`upper(name)[0:3] == "CLI"`, true}, {`lower(name) matches "(?-i)^cl"`, true},
+		{`string(ip.ttl) == "64"`, true}, {`string(ip.src) == "192.0.2.1"`, true}, {`string(ip.addr) contains "51.100"`, true},
+		{`string(eth.src) == "52:54:00:00:02:01"`, true}, {`string(ipv6.addr) == "2001:db8::5"`, true},
+		{"max(nfs.opcode) == 53", true}, {"min(nfs.opcode) == 9", true}, {"max(nfs.opcode, 60) == 53", false},
+		{"max(ip.src, ip.dst) == 198.51.100.7", true}, {"max(ip.addr) === 198.51.100.7", true},
+		{"abs(ip.ttl) == 64", true}, {"len(eth.src) == len(ip.src)", false},
+		{"count(nfs.opcode) == ip.ttl", false}, {"len(eth.src) & 4", true}, {"count(ip.addr) != 2", false},
 	}
 	empty := pkt{}
 	for _, c := range cases {
@@ -126,6 +139,13 @@ func TestMatch(t *testing.T) {
 	for _, s := range absent[:4] {
 		if f, _ := Compile[pkt](s, testReg); f.Match(empty) {
 			t.Errorf("%s matches a packet without ip.ttl", s)
+		}
+	}
+	// max() and min() with a literal have a value without the field, as
+	// in tshark 4.0 (max(udp.srcport, 4791) == 4791 selects ARP frames).
+	for _, s := range []string{"max(nfs.opcode, 60) == 60", "min(nfs.opcode, 3, 60) == 3"} {
+		if f, _ := Compile[pkt](s, testReg); !f.Match(empty) || !f.Match(samplePkt) {
+			t.Errorf("%s fails", s)
 		}
 	}
 	// not in is the negation of in: true without the field.
@@ -178,6 +198,26 @@ func TestErrors(t *testing.T) {
 		{"nfs.opcode & SEQUENCE", 14, "not a valid"},
 		{"ip.ttl == SEQUENCE", 11, "not a valid unsigned integer"},
 		{`ip.ttl == "64"`, 11, "cannot be converted from a string"},
+		{"foo(ip.ttl) == 1", 1, `function "foo" does not exist`},
+		{"Len(ip.ttl) == 1", 1, "does not exist"},
+		{"len() == 1", 1, "needs an argument"},
+		{"len(ip.ttl, ip.ttl) == 1", 1, "takes one argument"},
+		{"len(ip.ttl)", 1, "presence"},
+		{"len(ip.ttl) in {1}", 1, "membership"},
+		{"1 == len(ip.ttl)", 1, "neither a field"},
+		{`len("abc") == 3`, 5, "only fields"},
+		{"len(upper(name)) == 3", 5, "only fields"},
+		{"upper(ip.ttl) == 1", 7, "only string fields"},
+		{`string(name) == "x"`, 8, "string conversion"},
+		{`string(flag) == "1"`, 8, "string conversion"},
+		{"abs(ip.src) == 1.2.3.4", 5, "not a valid argument"},
+		{"max(3, ip.ttl) == 3", 5, "not valid for max()"},
+		{`max(ip.ttl, "3") == 3`, 13, "not valid for max()"},
+		{"min(tcp.port, nfs.opcode) == 9", 15, "same type"},
+		{"len(ip) == 20", 5, "protocol"},
+		{`len(eth.src) == "6"`, 17, "cannot be converted from a string"},
+		{"len(eth.src[0:2) == 1", 12, `"[" without "]"`},
+		{"len(eth.src == 1", 13, `expected "," or ")"`},
 	}
 	for _, c := range cases {
 		_, err := Compile[pkt](c.f, testReg)
@@ -208,7 +248,8 @@ func TestEmpty(t *testing.T) {
 
 // TestNoAllocs checks that evaluating a compiled filter allocates nothing.
 func TestNoAllocs(t *testing.T) {
-	f, err := Compile[pkt](`ip.addr == 192.0.2.0/24 && eth.src[0:3] == 52:54:00 && name matches "ex.mple" && tcp.port in {1..100, 20049} && ip.addr == ip.dst && data contains "ell" && !(nfs.opcode != 9)`, testReg)
+	f, err := Compile[pkt](`ip.addr == 192.0.2.0/24 && eth.src[0:3] == 52:54:00 && name matches "ex.mple" && tcp.port in {1..100, 20049} && ip.addr == ip.dst && data contains "ell" && !(nfs.opcode != 9)`+
+		` && nfs.opcode == SEQUENCE && len(name) == 14 && count(nfs.opcode) == 3 && upper(name) contains "EXAMPLE" && lower(name)[0:3] == "cli" && string(ip.addr) == "198.51.100.7" && string(ip.ttl) == "64" && max(nfs.opcode, 60) == 60 && min(ip.addr) == 192.0.2.1 && abs(ip.ttl) == 64 && string(eth.src) contains ":02:"`, testReg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,6 +277,7 @@ func BenchmarkMatch(b *testing.B) {
 func FuzzCompile(f *testing.F) {
 	for _, s := range []string{"ip", "ip.src == 1.2.3.4", "eth.src[0:3] == 52:54:00", `name matches "^a"`,
 		"ip.ttl in {1, 2..5}", "not (ip || flag) && ip.addr == 10.0.0.0/8", "data contains 01:02", "'a' < ip.ttl",
+		"len(name) == 3", "max(ip.ttl, 3) < count(ip.addr)", `upper(name)[1:] == "X"`, `string(ip.addr) matches "^1"`,
 		`name == "\x41\101"`, "eth.src[-1:1,2-3,:1,4:] == 00", "tcp.flags & 0x12", "ip.addr === ip.dst"} {
 		f.Add(s)
 	}

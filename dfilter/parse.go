@@ -126,6 +126,7 @@ type operand[P any] struct {
 	tok    token
 	field  *Field[P]
 	slices []sliceRange
+	isCall bool // field is a function call's result
 }
 
 // names is how the operand's values are named, if they are: a field's,
@@ -153,27 +154,142 @@ func (ps *parser[P]) operand(want string) (operand[P], error) {
 	default:
 		return operand[P]{}, ps.unexpected(t, want)
 	}
+	if ps.peek().kind == tokLParen {
+		o, err := ps.call(t)
+		if err != nil {
+			return o, err
+		}
+		return o, ps.slice(&o)
+	}
 	o := operand[P]{tok: t}
 	if f, ok := ps.reg.Lookup(t.text); ok {
 		o.field = &f
-		if s := ps.peek(); s.kind == tokSlice {
-			ps.next()
-			switch f.Type {
-			case TypeBytes, TypeEther, TypeString, TypeIPv4, TypeIPv6:
-			default:
-				return o, ps.errAt(s, "%s is a %s: only byte strings, addresses and strings can be sliced", f.Name, f.Type)
-			}
-			rs, err := parseSlice(s.text)
-			if err != nil {
-				return o, ps.errAt(s, "bad slice %s: %v", s.raw, err)
-			}
-			o.slices = rs
-			o.tok.end = s.end
-		}
+		return o, ps.slice(&o)
 	} else if s := ps.peek(); s.kind == tokSlice {
 		return o, ps.errAt(t, "%q is neither a field nor a protocol name", t.text)
 	}
 	return o, nil
+}
+
+// slice reads a slice after a field or a call, if one follows.
+func (ps *parser[P]) slice(o *operand[P]) error {
+	s := ps.peek()
+	if s.kind != tokSlice {
+		return nil
+	}
+	ps.next()
+	f := o.field
+	switch f.Type {
+	case TypeBytes, TypeEther, TypeString, TypeIPv4, TypeIPv6:
+	default:
+		return ps.errAt(s, "%s is a %s: only byte strings, addresses and strings can be sliced", f.Name, f.Type)
+	}
+	rs, err := parseSlice(s.text)
+	if err != nil {
+		return ps.errAt(s, "bad slice %s: %v", s.raw, err)
+	}
+	o.slices = rs
+	o.tok.end = s.end
+	return nil
+}
+
+// call reads a function call whose name is t (func.go).
+func (ps *parser[P]) call(t token) (operand[P], error) {
+	kind, ok := functions[t.text]
+	if !ok {
+		return operand[P]{}, ps.errAt(t, "function %q does not exist", t.text)
+	}
+	ps.next() // "("
+	var args []operand[P]
+	if ps.peek().kind != tokRParen {
+		for {
+			a, err := ps.operand("a field or a value")
+			if err != nil {
+				return a, err
+			}
+			args = append(args, a)
+			if ps.peek().kind != tokComma {
+				break
+			}
+			ps.next()
+		}
+	}
+	end := ps.next()
+	if end.kind != tokRParen {
+		return operand[P]{}, ps.unexpected(end, `"," or ")"`)
+	}
+	name := t.text + "()"
+	switch {
+	case len(args) == 0:
+		return operand[P]{}, ps.errAt(t, "%s needs an argument", name)
+	case len(args) > 1 && kind != fnMax && kind != fnMin:
+		return operand[P]{}, ps.errAt(t, "%s takes one argument", name)
+	}
+	first := args[0]
+	if first.field == nil || first.isCall || first.slices != nil {
+		if kind == fnMax || kind == fnMin {
+			return operand[P]{}, ps.errAt(first.tok, "argument %s is not valid for %s: the first must be a field", first.tok.raw, name)
+		}
+		return operand[P]{}, ps.errAt(first.tok, "only fields can be used as parameter for %s", name)
+	}
+	c := &call[P]{kind: kind, argTyp: first.field.Type, argLen: first.field.Size}
+	c.visit = c.one
+	typ, size := first.field.Type, first.field.Size
+	bad := func() (operand[P], error) {
+		return operand[P]{}, ps.errAt(first.tok, "%s is a %s: not a valid argument to %s", first.field.Name, first.field.Type, name)
+	}
+	switch kind {
+	case fnLen:
+		if typ == TypeProtocol {
+			return operand[P]{}, ps.errAt(first.tok, "len() of a protocol is not supported: rdmashark keeps no protocol's bytes")
+		}
+		typ, size = TypeUint, 4
+	case fnCount:
+		typ, size = TypeUint, 4
+	case fnUpper, fnLower:
+		if typ != TypeString {
+			return operand[P]{}, ps.errAt(first.tok, "only string fields can be used as parameter for %s", name)
+		}
+	case fnString:
+		switch typ {
+		case TypeUint, TypeIPv4, TypeIPv6, TypeEther:
+		default:
+			return operand[P]{}, ps.errAt(first.tok, "string conversion of %s (a %s) is not supported", first.field.Name, typ)
+		}
+		typ, size = TypeString, 0
+	case fnAbs:
+		if typ != TypeUint && typ != TypeTime {
+			return bad()
+		}
+	case fnMax, fnMin:
+		if typ == TypeProtocol {
+			return bad()
+		}
+	}
+	for _, a := range args {
+		switch {
+		case a.isCall || a.slices != nil:
+			return operand[P]{}, ps.errAt(a.tok, "only fields and values can be arguments of %s", name)
+		case a.field != nil:
+			if a.field.Type != first.field.Type || a.field.Size != first.field.Size {
+				return operand[P]{}, ps.errAt(a.tok, "arguments to %s must have the same type (%s, a %s of %d bytes, is not %s, a %s of %d)",
+					name, a.field.Name, a.field.Type, a.field.Size, first.field.Name, first.field.Type, first.field.Size)
+			}
+			c.args = append(c.args, a.field)
+		default:
+			if a.tok.kind == tokString && c.argTyp != TypeString {
+				return operand[P]{}, ps.errAt(a.tok, "argument %s is not valid for %s", a.tok.raw, name)
+			}
+			k, err := ps.literal(a.tok, c.argTyp, first.field.Name, nil, false)
+			if err != nil {
+				return operand[P]{}, err
+			}
+			c.consts = append(c.consts, k.v)
+		}
+	}
+	span := ps.src[t.pos:end.end]
+	f := &Field[P]{Name: span, Type: typ, Size: size, Each: c.each}
+	return operand[P]{tok: token{kind: tokWord, text: span, raw: span, pos: t.pos, end: end.end}, field: f, isCall: true}, nil
 }
 
 func (ps *parser[P]) test() (node[P], error) {
@@ -226,6 +342,14 @@ func (ps *parser[P]) test() (node[P], error) {
 	if lhs.field == nil {
 		if o == opExists {
 			return nil, ps.errAt(lhs.tok, "%q is neither a field nor a protocol name", lhs.tok.raw)
+		}
+	}
+	if lhs.isCall {
+		switch o {
+		case opExists:
+			return nil, ps.errAt(lhs.tok, "a function cannot be tested for presence: compare its value")
+		case opIn:
+			return nil, ps.errAt(lhs.tok, "only a field may be tested for membership in a set")
 		}
 	}
 	if o == opExists {

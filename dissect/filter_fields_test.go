@@ -17,6 +17,8 @@ var hotFilters = []string{
 	"rpcordma.rdma_length > 1000 and eth.src[0:3] == 52:54:00",
 	"rpc.auth.machinename contains \"cli\" or nfs.procedure_v3 == 6",
 	"rpcordma",
+	"rpcordma.msg_type == RDMA_NOMSG || rpc.msgtyp == \"Reply\"",
+	"count(rpcordma.rdma_length) > 1 && max(rpcordma.rdma_length) > 1000 || upper(rpc.auth.machinename) contains \"CLI\" || string(ip.src) == \"192.0.2.1\" && len(eth.src) == 6",
 }
 
 // TestFilterNoAllocs evaluates compiled filters on rxe-nfs3.pcap's packets

@@ -50,7 +50,8 @@ func (r filterRegistry) Lookup(name string) (dfilter.Field[*dissect.Packet], boo
 		}
 		a := &fieldAdapter{f: f}
 		a.recv = a.forward
-		return dfilter.Field[*dissect.Packet]{Name: name, Type: FilterType(f.Type), Each: a.each, Names: namesOf(f)}, true
+		return dfilter.Field[*dissect.Packet]{Name: name, Type: FilterType(f.Type), Each: a.each, Names: namesOf(f),
+			Size: intSize(f.Type)}, true
 	}
 	// A protocol: present when any field under it is.
 	prefix := name + "."
@@ -108,6 +109,24 @@ func (a *protoAdapter) each(p *dissect.Packet, emit func(dfilter.Value)) {
 			return
 		}
 	}
+}
+
+// intSize is the width of an integer field's values, as its Wireshark
+// field type gives it (len() returns it).
+func intSize(t FieldType) int {
+	switch t {
+	case FTUint8:
+		return 1
+	case FTUint16:
+		return 2
+	case FTUint24:
+		return 3
+	case FTUint32:
+		return 4
+	case FTUint64:
+		return 8
+	}
+	return 0
 }
 
 // valueName is one name of a field's value (valuenames.go).
