@@ -55,6 +55,12 @@ type Value struct {
 	B    []byte
 	S    string
 	Addr netip.Addr
+	// Neg marks an integer of signed type, U holding an int64: the
+	// result of arithmetic that went below zero (or negated), or a
+	// negative literal. As in tshark 4.0, a signed value is compared with
+	// an unsigned one as a signed number when it is on the left, and
+	// cannot be compared when it is negative and on the right.
+	Neg bool
 }
 
 // Field is a field a filter can name. Each calls emit once per occurrence

@@ -119,6 +119,16 @@ func TestMatch(t *testing.T) {
 		{"max(ip.src, ip.dst) == 198.51.100.7", true}, {"max(ip.addr) === 198.51.100.7", true},
 		{"abs(ip.ttl) == 64", true}, {"len(eth.src) == len(ip.src)", false},
 		{"count(nfs.opcode) == ip.ttl", false}, {"len(eth.src) & 4", true}, {"count(ip.addr) != 2", false},
+		// Arithmetic (wireshark-filter(4), "Arithmetic operators"), with
+		// tshark 4.0's signed results below zero.
+		{"ip.ttl + 1 == 65", true}, {"ip.ttl - 64 == 0", true}, {"ip.ttl * 2 == 128", true}, {"ip.ttl / 3 == 21", true},
+		{"ip.ttl % 10 == 4", true}, {"ip.ttl + 1 * 2 == 66", true}, {"{ip.ttl + 1} * 2 == 130", true},
+		{"ip.ttl -1 == 63", true}, {"ip.ttl - 65 < 0", true}, {"ip.ttl - 65 == 0 - 1", true}, {"ip.ttl - 63 > 0 - 5", false},
+		{"-ip.ttl == 0 - 64", true}, {"ip.ttl == 0 - 1", false}, {"ip.ttl != -1", true}, {"ip.ttl ~= -1", false},
+		{"ip.ttl in {-1, 64}", true}, {"tcp.port + 1 == 20050", true}, {"tcp.port + tcp.port == 52582 + 20049", true},
+		{"ip.ttl / 0 == 0", false}, {"ip.ttl - 64", false}, {"ip.ttl - 63", true}, {"ip.ttl + len(eth.src) == 70", true},
+		{"frame.time_relative + 1 > 2.4", true}, {"frame.time_relative - 2 < 0", true}, {"frame.time_relative > -1", true},
+		{"ip.ttl == ip.ttl + 0", true},
 	}
 	empty := pkt{}
 	for _, c := range cases {
@@ -166,7 +176,14 @@ func TestErrors(t *testing.T) {
 		{"ip.src ==", 10, "unexpected end of filter"},
 		{"ip.src == 1.2.3", 11, "not a valid IPv4 address"},
 		{"ip.src == fe80::1", 11, "not a valid IPv4 address"},
-		{"ip.ttl == -1", 11, "negative"},
+		{"ip.ttl == 256", 11, "too big for this field, maximum 255"},
+		{"ip.ttl + ip.src == 1", 10, "only integers and times"},
+		{"0 - 1 == ip.ttl", 1, "constants cannot be on the left"},
+		{`ip.ttl + "1" == 2`, 10, "not a valid arithmetic operand"},
+		{"ip.ttl + 1 in {2}", 12, "cannot follow an arithmetic"},
+		{"frame.time_relative * 2 > 1", 1, "times can only be added"},
+		{"ip.ttl + 1.5 == 3", 10, "not a valid"},
+		{"{ip.ttl + 1 == 2", 13, `expected "}"`},
 		{"ip.ttl == 1 and", 16, "unexpected end"},
 		{"ip.ttl == 1 ip", 13, `unexpected "ip"`},
 		{"(ip", 4, `expected ")"`},
@@ -249,6 +266,7 @@ func TestEmpty(t *testing.T) {
 // TestNoAllocs checks that evaluating a compiled filter allocates nothing.
 func TestNoAllocs(t *testing.T) {
 	f, err := Compile[pkt](`ip.addr == 192.0.2.0/24 && eth.src[0:3] == 52:54:00 && name matches "ex.mple" && tcp.port in {1..100, 20049} && ip.addr == ip.dst && data contains "ell" && !(nfs.opcode != 9)`+
+		` && ip.ttl + 1 == 65 && {ip.ttl - 65} * 2 < 0 && frame.time_relative - 1 > 0.4 && tcp.port + tcp.port > ip.ttl * 2`+
 		` && nfs.opcode == SEQUENCE && len(name) == 14 && count(nfs.opcode) == 3 && upper(name) contains "EXAMPLE" && lower(name)[0:3] == "cli" && string(ip.addr) == "198.51.100.7" && string(ip.ttl) == "64" && max(nfs.opcode, 60) == 60 && min(ip.addr) == 192.0.2.1 && abs(ip.ttl) == 64 && string(eth.src) contains ":02:"`, testReg)
 	if err != nil {
 		t.Fatal(err)
@@ -277,7 +295,7 @@ func BenchmarkMatch(b *testing.B) {
 func FuzzCompile(f *testing.F) {
 	for _, s := range []string{"ip", "ip.src == 1.2.3.4", "eth.src[0:3] == 52:54:00", `name matches "^a"`,
 		"ip.ttl in {1, 2..5}", "not (ip || flag) && ip.addr == 10.0.0.0/8", "data contains 01:02", "'a' < ip.ttl",
-		"len(name) == 3", "max(ip.ttl, 3) < count(ip.addr)", `upper(name)[1:] == "X"`, `string(ip.addr) matches "^1"`,
+		"len(name) == 3", "max(ip.ttl, 3) < count(ip.addr)", "ip.ttl - -1 == {2 * ip.ttl} % 3", "-ip.ttl", "ip.ttl / 0", `upper(name)[1:] == "X"`, `string(ip.addr) matches "^1"`,
 		`name == "\x41\101"`, "eth.src[-1:1,2-3,:1,4:] == 00", "tcp.flags & 0x12", "ip.addr === ip.dst"} {
 		f.Add(s)
 	}

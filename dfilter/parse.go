@@ -126,7 +126,8 @@ type operand[P any] struct {
 	tok    token
 	field  *Field[P]
 	slices []sliceRange
-	isCall bool // field is a function call's result
+	isCall bool     // field is a function call's result
+	arith  *expr[P] // an arithmetic expression, not yet compiled (arith.go)
 }
 
 // names is how the operand's values are named, if they are: a field's,
@@ -154,6 +155,12 @@ func (ps *parser[P]) operand(want string) (operand[P], error) {
 	default:
 		return operand[P]{}, ps.unexpected(t, want)
 	}
+	return ps.wordOperand(t)
+}
+
+// wordOperand reads the operand that starts with the word t: a call, a
+// field (maybe sliced) or a literal.
+func (ps *parser[P]) wordOperand(t token) (operand[P], error) {
 	if ps.peek().kind == tokLParen {
 		o, err := ps.call(t)
 		if err != nil {
@@ -280,7 +287,7 @@ func (ps *parser[P]) call(t token) (operand[P], error) {
 			if a.tok.kind == tokString && c.argTyp != TypeString {
 				return operand[P]{}, ps.errAt(a.tok, "argument %s is not valid for %s", a.tok.raw, name)
 			}
-			k, err := ps.literal(a.tok, c.argTyp, first.field.Name, nil, false)
+			k, err := ps.literal(a.tok, c.argTyp, first.field.Name, first.field.Size, nil, false)
 			if err != nil {
 				return operand[P]{}, err
 			}
@@ -293,9 +300,24 @@ func (ps *parser[P]) call(t token) (operand[P], error) {
 }
 
 func (ps *parser[P]) test() (node[P], error) {
-	lhs, err := ps.operand("a field, a protocol, \"not\" or \"(\"")
+	lhs, err := ps.arithOperand("a field, a protocol, \"not\" or \"(\"")
 	if err != nil {
 		return nil, err
+	}
+	if lhs.arith != nil {
+		f := firstField(lhs.arith)
+		if f == nil {
+			return nil, ps.errAt(lhs.tok, "an arithmetic expression of constants cannot be on the left")
+		}
+		typ := f.field.Type
+		if typ != TypeUint && typ != TypeTime {
+			return nil, ps.errAt(f.tok, "%s is a %s: only integers and times take part in arithmetic", f.field.Name, typ)
+		}
+		af, err := ps.compileArith(lhs.arith, typ, f.field.Size, f.field.Name)
+		if err != nil {
+			return nil, err
+		}
+		lhs.field = af
 	}
 	t := ps.peek()
 	var (
@@ -344,6 +366,17 @@ func (ps *parser[P]) test() (node[P], error) {
 			return nil, ps.errAt(lhs.tok, "%q is neither a field nor a protocol name", lhs.tok.raw)
 		}
 	}
+	if lhs.arith != nil {
+		switch o {
+		case opExists:
+			// An expression alone holds when its value is not zero.
+			tn := &test[P]{field: *lhs.field, typ: lhs.field.Type, op: opNe, consts: []constant{{}}}
+			tn.init()
+			return tn, nil
+		case opIn, opContains, opMatches:
+			return nil, ps.errAt(t, "%q cannot follow an arithmetic expression", t.raw)
+		}
+	}
 	if lhs.isCall {
 		switch o {
 		case opExists:
@@ -377,9 +410,23 @@ func (ps *parser[P]) test() (node[P], error) {
 }
 
 func (ps *parser[P]) relation(lhs operand[P], optok token, o op, m mode) (node[P], error) {
-	rhs, err := ps.operand("a value or a field")
+	rhs, err := ps.arithOperand("a value or a field")
 	if err != nil {
 		return nil, err
+	}
+	if rhs.arith != nil && lhs.field != nil {
+		typ := lhs.typ()
+		if typ != TypeUint && typ != TypeTime {
+			return nil, ps.errAt(rhs.tok, "%s is a %s: it cannot be compared with arithmetic", lhs.field.Name, typ)
+		}
+		if o == opBitAnd || o == opContains {
+			return nil, ps.errAt(rhs.tok, "%q: expected a value", rhs.tok.raw)
+		}
+		af, err := ps.compileArith(rhs.arith, typ, lhs.field.Size, lhs.field.Name)
+		if err != nil {
+			return nil, err
+		}
+		rhs.field = af
 	}
 	if lhs.field == nil && rhs.field == nil {
 		return nil, ps.errAt(lhs.tok, "%q is neither a field nor a protocol name", lhs.tok.raw)
@@ -423,7 +470,7 @@ func (ps *parser[P]) relation(lhs operand[P], optok token, o op, m mode) (node[P
 	if o == opBitAnd {
 		names = nil // tshark takes a number after "&"
 	}
-	c, err := ps.literal(rhs.tok, typ, lhs.field.Name, names, o == opEq || o == opNe)
+	c, err := ps.literal(rhs.tok, typ, lhs.field.Name, lhs.field.Size, names, o == opEq || o == opNe)
 	if err != nil {
 		return nil, err
 	}
@@ -507,7 +554,7 @@ func (ps *parser[P]) inSet(lhs operand[P], optok token) (node[P], error) {
 		default:
 			return nil, ps.unexpected(t, `a value or "}"`)
 		}
-		c, err := ps.literal(t, typ, lhs.field.Name, lhs.names(), true)
+		c, err := ps.literal(t, typ, lhs.field.Name, lhs.field.Size, lhs.names(), true)
 		if err != nil {
 			return nil, err
 		}
@@ -517,7 +564,7 @@ func (ps *parser[P]) inSet(lhs operand[P], optok token) (node[P], error) {
 			if h.kind != tokWord && h.kind != tokString && h.kind != tokCharLit {
 				return nil, ps.unexpected(h, "the end of the range")
 			}
-			hc, err := ps.literal(h, typ, lhs.field.Name, lhs.names(), false)
+			hc, err := ps.literal(h, typ, lhs.field.Name, lhs.field.Size, lhs.names(), false)
 			if err != nil {
 				return nil, err
 			}
@@ -533,7 +580,7 @@ func (ps *parser[P]) inSet(lhs operand[P], optok token) (node[P], error) {
 // literal reads a value of type typ from t. names reads the names of the
 // field's values, if they have names; prefixOK allows an address with a
 // prefix length.
-func (ps *parser[P]) literal(t token, typ Type, fname string, names func(string, bool) (uint64, bool), prefixOK bool) (constant, error) {
+func (ps *parser[P]) literal(t token, typ Type, fname string, size int, names func(string, bool) (uint64, bool), prefixOK bool) (constant, error) {
 	s := t.text
 	bad := func(format string, a ...any) (constant, error) {
 		return constant{}, ps.errAt(t, format, a...)
@@ -567,15 +614,25 @@ func (ps *parser[P]) literal(t token, typ Type, fname string, names func(string,
 				return constant{}, nil
 			}
 		}
+		if neg, ok := strings.CutPrefix(s, "-"); ok && typ == TypeUint && t.kind == tokWord {
+			// A negative number is a signed value no unsigned one
+			// equals (tshark 4.0: frame.number != -1 holds).
+			if v, err := strconv.ParseUint(neg, 0, 63); err == nil {
+				return constant{v: Value{U: uint64(-int64(v)), Neg: true}}, nil
+			}
+		}
 		v, err := strconv.ParseUint(s, 0, 64)
+		if err == nil && size > 0 && size < 8 && v >= 1<<(8*size) {
+			if names != nil {
+				return byName()
+			}
+			return bad("%q is too big for this field, maximum %d", s, uint64(1)<<(8*size)-1)
+		}
 		if err != nil {
 			// tshark reads a word with a "/" as an address with a prefix
 			// length, never as a name.
 			if names != nil && t.kind == tokWord && !strings.Contains(s, "/") {
 				return byName()
-			}
-			if strings.HasPrefix(s, "-") {
-				return bad("%q is not a valid %s: it is negative", s, typ)
 			}
 			return bad("%q is not a valid %s", s, typ)
 		}
@@ -584,9 +641,13 @@ func (ps *parser[P]) literal(t token, typ Type, fname string, names func(string,
 		}
 		return constant{v: Value{U: v}}, nil
 	case TypeTime:
-		ns, ok := parseSeconds(s)
-		if !ok {
+		abs, neg := strings.CutPrefix(s, "-")
+		ns, ok := parseSeconds(abs)
+		if !ok || t.kind != tokWord {
 			return bad("%q is not a valid time in seconds", s)
+		}
+		if neg {
+			ns = uint64(-int64(ns))
 		}
 		return constant{v: Value{U: ns}}, nil
 	case TypeIPv4, TypeIPv6:
