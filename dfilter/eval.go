@@ -224,6 +224,16 @@ func (t *test[P]) pred(v Value) verdict {
 		}
 		return verdictOf(t.re.Match(v.B))
 	case opBitAnd:
+		if t.typ == TypeBytes {
+			// Bytes against a mask (tcp[13] & 02): some bit set in both.
+			m := t.consts[0].v.B
+			for i := 0; i < len(v.B) && i < len(m); i++ {
+				if v.B[i]&m[i] != 0 {
+					return verdictTrue
+				}
+			}
+			return verdictFalse
+		}
 		return verdictOf(v.U&t.consts[0].v.U != 0)
 	}
 	if t.other != nil {

@@ -445,8 +445,8 @@ func (ps *parser[P]) relation(lhs operand[P], optok token, o op, m mode) (node[P
 			return nil, ps.errAt(optok, "%s is a %s: \"contains\" needs a string or a byte string", lhs.field.Name, typ)
 		}
 	case opBitAnd:
-		if typ != TypeUint && typ != TypeBool {
-			return nil, ps.errAt(optok, "%s is a %s: \"&\" needs an integer", lhs.field.Name, typ)
+		if typ != TypeUint && typ != TypeBool && typ != TypeBytes {
+			return nil, ps.errAt(optok, "%s is a %s: \"&\" needs an integer or a byte string", lhs.field.Name, typ)
 		}
 	case opLt, opGt, opLe, opGe:
 		if typ == TypeBool {

@@ -3,8 +3,12 @@ package fields
 import (
 	"strings"
 
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+
 	"github.com/rdmashark/rdmashark/dfilter"
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/layers/roce"
 )
 
 // The display-filter view of the field registry: dfilter compiles filters
@@ -52,6 +56,11 @@ func (r filterRegistry) Lookup(name string) (dfilter.Field[*dissect.Packet], boo
 		a.recv = a.forward
 		return dfilter.Field[*dissect.Packet]{Name: name, Type: FilterType(f.Type), Each: a.each, Names: namesOf(f),
 			Size: intSize(f.Type)}, true
+	}
+	// A protocol whose bytes rdmashark knows: its bytes, once, when present.
+	if span, ok := protocolSpans[name]; ok {
+		a := &spanAdapter{span: span}
+		return dfilter.Field[*dissect.Packet]{Name: name, Type: dfilter.TypeBytes, Each: a.each}, true
 	}
 	// A protocol: present when any field under it is.
 	prefix := name + "."
@@ -171,5 +180,77 @@ func namesOf(f *Field) func(string, bool) (uint64, bool) {
 			}
 		}
 		return 0, false
+	}
+}
+
+// protocolSpans are the protocols a filter can treat as their bytes, as
+// Wireshark does (frame[0:2], ip[12:4], udp contains 12:b7, len(ip)): the
+// bytes each spans in the frame, as tshark 4.0's protocol items span them
+// (checked with tshark -T pdml on the real captures): a link, IP, UDP or
+// TCP header alone; InfiniBand from its first header to the end of the
+// frame; the frame all of it. Other protocols (rpcordma, rpc, nfs, iWARP's)
+// lie in reassembled data tshark keeps apart, and can only be tested for
+// presence here.
+var protocolSpans = map[string]func(p *dissect.Packet) ([]byte, bool){
+	"frame": func(p *dissect.Packet) ([]byte, bool) { return p.Data, true },
+	"eth":   layerSpan(layers.LayerTypeEthernet, func(p *dissect.Packet) []byte { return p.Eth.Contents }),
+	"sll": func(p *dissect.Packet) ([]byte, bool) {
+		switch {
+		case p.Has(layers.LayerTypeLinuxSLL):
+			return within(p, p.SLL.Contents, false)
+		case p.Has(layers.LayerTypeLinuxSLL2):
+			return within(p, p.SLL2.Contents, false)
+		}
+		return nil, false
+	},
+	"ip":   layerSpan(layers.LayerTypeIPv4, func(p *dissect.Packet) []byte { return p.IPv4.Contents }),
+	"ipv6": layerSpan(layers.LayerTypeIPv6, func(p *dissect.Packet) []byte { return p.IPv6.Contents }),
+	"udp":  layerSpan(layers.LayerTypeUDP, func(p *dissect.Packet) []byte { return p.UDP.Contents }),
+	"tcp":  layerSpan(layers.LayerTypeTCP, func(p *dissect.Packet) []byte { return p.TCP.Contents }),
+	"infiniband": func(p *dissect.Packet) ([]byte, bool) {
+		switch {
+		case p.Has(roce.LayerTypeLRH):
+			return within(p, p.LRH.Contents, true)
+		case p.Has(roce.LayerTypeGRH):
+			return within(p, p.GRH.Contents, true)
+		case p.Has(roce.LayerTypeBTH):
+			return within(p, p.BTH.Contents, true)
+		}
+		return nil, false
+	},
+}
+
+func layerSpan(t gopacket.LayerType, contents func(p *dissect.Packet) []byte) func(p *dissect.Packet) ([]byte, bool) {
+	return func(p *dissect.Packet) ([]byte, bool) {
+		if !p.Has(t) {
+			return nil, false
+		}
+		return within(p, contents(p), false)
+	}
+}
+
+// within returns b, a header decoded from p.Data, as the bytes of p.Data it
+// occupies (toEnd: to the end of the frame); ok is false if b is not in
+// p.Data. The decoders slice p.Data, so b's place is where its capacity
+// says.
+func within(p *dissect.Packet, b []byte, toEnd bool) ([]byte, bool) {
+	off := cap(p.Data) - cap(b)
+	if len(b) == 0 || off < 0 || off+len(b) > len(p.Data) || &p.Data[off] != &b[0] {
+		return nil, false
+	}
+	if toEnd {
+		return p.Data[off:], true
+	}
+	return p.Data[off : off+len(b)], true
+}
+
+// spanAdapter is a protocol's bytes, for a filter.
+type spanAdapter struct {
+	span func(p *dissect.Packet) ([]byte, bool)
+}
+
+func (a *spanAdapter) each(p *dissect.Packet, emit func(dfilter.Value)) {
+	if b, ok := a.span(p); ok {
+		emit(dfilter.Value{B: b})
 	}
 }
