@@ -55,6 +55,12 @@ type Value struct {
 	B    []byte
 	S    string
 	Addr netip.Addr
+	// Neg marks an integer of signed type, U holding an int64: the
+	// result of arithmetic that went below zero (or negated), or a
+	// negative literal. As in tshark 4.0, a signed value is compared with
+	// an unsigned one as a signed number when it is on the left, and
+	// cannot be compared when it is negative and on the right.
+	Neg bool
 }
 
 // Field is a field a filter can name. Each calls emit once per occurrence
@@ -63,6 +69,18 @@ type Field[P any] struct {
 	Name string
 	Type Type
 	Each func(p P, emit func(Value))
+	// Names, when set, reads the name of one of the field's values
+	// (Wireshark's value_string, or a boolean's names for true and false)
+	// as that value, ignoring case; ok is false for a name the field's
+	// values do not have (quoted: it was written in double quotes). A
+	// filter may then give the name instead of the
+	// number: rpc.msgtyp == Reply, rpcordma.msg_type == "RDMA_NOMSG".
+	Names func(name string, quoted bool) (v uint64, ok bool)
+	// Size is the width in bytes of an integer field's values (1 for a
+	// uint8, 3 for a uint24, ...), as Wireshark's field type gives it:
+	// len() returns it, and max() and min() take only arguments of one
+	// type and size.
+	Size int
 }
 
 // Registry resolves the names in a filter. Lookup returns a fresh Field for

@@ -19,7 +19,16 @@ func (r reg) Lookup(name string) (Field[pkt], bool) {
 	if !ok {
 		return Field[pkt]{}, false
 	}
-	return Field[pkt]{Name: name, Type: t, Each: func(p pkt, emit func(Value)) {
+	var names func(string, bool) (uint64, bool)
+	if name == "nfs.opcode" {
+		// Some NFSv4 operation numbers (RFC 8881, section 18).
+		names = func(s string, _ bool) (uint64, bool) {
+			v, ok := map[string]uint64{"getattr": 9, "putfh": 22, "sequence": 53}[strings.ToLower(s)]
+			return v, ok
+		}
+	}
+	size := map[string]int{"ip.ttl": 1, "tcp.port": 2, "tcp.flags": 2, "nfs.opcode": 4}[name]
+	return Field[pkt]{Name: name, Type: t, Names: names, Size: size, Each: func(p pkt, emit func(Value)) {
 		if t == TypeProtocol {
 			if _, ok := p[name]; ok {
 				emit(Value{})
@@ -95,6 +104,31 @@ func TestMatch(t *testing.T) {
 		// A field that does not occur fails every test but its negation.
 		{"ip.ttl != 64 || name != \"x\"", true},
 		{"ipv6.addr != fe80::2", true},
+		// Names of values, as a bare word or quoted, in any case.
+		{"nfs.opcode == SEQUENCE", true}, {`nfs.opcode == "putfh"`, true}, {"nfs.opcode != GetAttr", false},
+		{"nfs.opcode in {PUTFH, 1..3}", true}, {"nfs.opcode > SEQUENCE", false}, {"nfs.opcode in {1..GETATTR}", true},
+		// Functions (wireshark-filter(4), "Functions").
+		{"len(eth.src) == 6", true}, {"len(data) == 7", true}, {"len(name) == 14", true}, {"len(ip.src) == 4", true},
+		{"len(ipv6.addr) == 16", true}, {"len(flag) == 0", true}, {"len(frame.time_relative) == 0", true},
+		{"count(ip.addr) == 2", true}, {"count(nfs.opcode) == 3", true}, {"count(nfs.opcode) > 3", false}, {"count(ip) == 1", true},
+		{`upper(name) == "CLIENT.EXAMPLE"`, true}, {`lower(name) == "client.example"`, true}, {`upper(name) contains "ENT"`, true},
+		{`upper(name)[0:3] == "CLI"`, true}, {`lower(name) matches "(?-i)^cl"`, true},
+		{`string(ip.ttl) == "64"`, true}, {`string(ip.src) == "192.0.2.1"`, true}, {`string(ip.addr) contains "51.100"`, true},
+		{`string(eth.src) == "52:54:00:00:02:01"`, true}, {`string(ipv6.addr) == "2001:db8::5"`, true},
+		{"max(nfs.opcode) == 53", true}, {"min(nfs.opcode) == 9", true}, {"max(nfs.opcode, 60) == 53", false},
+		{"max(ip.src, ip.dst) == 198.51.100.7", true}, {"max(ip.addr) === 198.51.100.7", true},
+		{"abs(ip.ttl) == 64", true}, {"len(eth.src) == len(ip.src)", false},
+		{"count(nfs.opcode) == ip.ttl", false}, {"len(eth.src) & 4", true}, {"count(ip.addr) != 2", false},
+		// Arithmetic (wireshark-filter(4), "Arithmetic operators"), with
+		// tshark 4.0's signed results below zero.
+		{"ip.ttl + 1 == 65", true}, {"ip.ttl - 64 == 0", true}, {"ip.ttl * 2 == 128", true}, {"ip.ttl / 3 == 21", true},
+		{"ip.ttl % 10 == 4", true}, {"ip.ttl + 1 * 2 == 66", true}, {"{ip.ttl + 1} * 2 == 130", true},
+		{"ip.ttl -1 == 63", true}, {"ip.ttl - 65 < 0", true}, {"ip.ttl - 65 == 0 - 1", true}, {"ip.ttl - 63 > 0 - 5", false},
+		{"-ip.ttl == 0 - 64", true}, {"ip.ttl == 0 - 1", false}, {"ip.ttl != -1", true}, {"ip.ttl ~= -1", false},
+		{"ip.ttl in {-1, 64}", true}, {"tcp.port + 1 == 20050", true}, {"tcp.port + tcp.port == 52582 + 20049", true},
+		{"ip.ttl / 0 == 0", false}, {"ip.ttl - 64", false}, {"ip.ttl - 63", true}, {"ip.ttl + len(eth.src) == 70", true},
+		{"frame.time_relative + 1 > 2.4", true}, {"frame.time_relative - 2 < 0", true}, {"frame.time_relative > -1", true},
+		{"ip.ttl == ip.ttl + 0", true},
 	}
 	empty := pkt{}
 	for _, c := range cases {
@@ -117,6 +151,13 @@ func TestMatch(t *testing.T) {
 			t.Errorf("%s matches a packet without ip.ttl", s)
 		}
 	}
+	// max() and min() with a literal have a value without the field, as
+	// in tshark 4.0 (max(udp.srcport, 4791) == 4791 selects ARP frames).
+	for _, s := range []string{"max(nfs.opcode, 60) == 60", "min(nfs.opcode, 3, 60) == 3"} {
+		if f, _ := Compile[pkt](s, testReg); !f.Match(empty) || !f.Match(samplePkt) {
+			t.Errorf("%s fails", s)
+		}
+	}
 	// not in is the negation of in: true without the field.
 	if f, _ := Compile[pkt](absent[4], testReg); !f.Match(empty) {
 		t.Errorf("%s fails a packet without ip.ttl", absent[4])
@@ -135,7 +176,14 @@ func TestErrors(t *testing.T) {
 		{"ip.src ==", 10, "unexpected end of filter"},
 		{"ip.src == 1.2.3", 11, "not a valid IPv4 address"},
 		{"ip.src == fe80::1", 11, "not a valid IPv4 address"},
-		{"ip.ttl == -1", 11, "negative"},
+		{"ip.ttl == 256", 11, "too big for this field, maximum 255"},
+		{"ip.ttl + ip.src == 1", 10, "only integers and times"},
+		{"0 - 1 == ip.ttl", 1, "constants cannot be on the left"},
+		{`ip.ttl + "1" == 2`, 10, "not a valid arithmetic operand"},
+		{"ip.ttl + 1 in {2}", 12, "cannot follow an arithmetic"},
+		{"frame.time_relative * 2 > 1", 1, "times can only be added"},
+		{"ip.ttl + 1.5 == 3", 10, "not a valid"},
+		{"{ip.ttl + 1 == 2", 13, `expected "}"`},
 		{"ip.ttl == 1 and", 16, "unexpected end"},
 		{"ip.ttl == 1 ip", 13, `unexpected "ip"`},
 		{"(ip", 4, `expected ")"`},
@@ -162,6 +210,31 @@ func TestErrors(t *testing.T) {
 		{"ip.ttl[0", 7, `"[" without "]"`},
 		{"ip xor flag", 4, `unexpected "xor"`},
 		{"ip ^^ flag", 4, `unexpected character "^"`},
+		{"nfs.opcode == READDIR", 15, `"READDIR" cannot be found among the possible values for nfs.opcode`},
+		{`nfs.opcode == "53"`, 15, "cannot be found among the possible values"},
+		{"nfs.opcode & SEQUENCE", 14, "not a valid"},
+		{"ip.ttl == SEQUENCE", 11, "not a valid unsigned integer"},
+		{`ip.ttl == "64"`, 11, "cannot be converted from a string"},
+		{"foo(ip.ttl) == 1", 1, `function "foo" does not exist`},
+		{"Len(ip.ttl) == 1", 1, "does not exist"},
+		{"len() == 1", 1, "needs an argument"},
+		{"len(ip.ttl, ip.ttl) == 1", 1, "takes one argument"},
+		{"len(ip.ttl)", 1, "presence"},
+		{"len(ip.ttl) in {1}", 1, "membership"},
+		{"1 == len(ip.ttl)", 1, "neither a field"},
+		{`len("abc") == 3`, 5, "only fields"},
+		{"len(upper(name)) == 3", 5, "only fields"},
+		{"upper(ip.ttl) == 1", 7, "only string fields"},
+		{`string(name) == "x"`, 8, "string conversion"},
+		{`string(flag) == "1"`, 8, "string conversion"},
+		{"abs(ip.src) == 1.2.3.4", 5, "not a valid argument"},
+		{"max(3, ip.ttl) == 3", 5, "not valid for max()"},
+		{`max(ip.ttl, "3") == 3`, 13, "not valid for max()"},
+		{"min(tcp.port, nfs.opcode) == 9", 15, "same type"},
+		{"len(ip) == 20", 5, "protocol"},
+		{`len(eth.src) == "6"`, 17, "cannot be converted from a string"},
+		{"len(eth.src[0:2) == 1", 12, `"[" without "]"`},
+		{"len(eth.src == 1", 13, `expected "," or ")"`},
 	}
 	for _, c := range cases {
 		_, err := Compile[pkt](c.f, testReg)
@@ -192,7 +265,9 @@ func TestEmpty(t *testing.T) {
 
 // TestNoAllocs checks that evaluating a compiled filter allocates nothing.
 func TestNoAllocs(t *testing.T) {
-	f, err := Compile[pkt](`ip.addr == 192.0.2.0/24 && eth.src[0:3] == 52:54:00 && name matches "ex.mple" && tcp.port in {1..100, 20049} && ip.addr == ip.dst && data contains "ell" && !(nfs.opcode != 9)`, testReg)
+	f, err := Compile[pkt](`ip.addr == 192.0.2.0/24 && eth.src[0:3] == 52:54:00 && name matches "ex.mple" && tcp.port in {1..100, 20049} && ip.addr == ip.dst && data contains "ell" && !(nfs.opcode != 9)`+
+		` && ip.ttl + 1 == 65 && {ip.ttl - 65} * 2 < 0 && frame.time_relative - 1 > 0.4 && tcp.port + tcp.port > ip.ttl * 2`+
+		` && nfs.opcode == SEQUENCE && len(name) == 14 && count(nfs.opcode) == 3 && upper(name) contains "EXAMPLE" && lower(name)[0:3] == "cli" && string(ip.addr) == "198.51.100.7" && string(ip.ttl) == "64" && max(nfs.opcode, 60) == 60 && min(ip.addr) == 192.0.2.1 && abs(ip.ttl) == 64 && string(eth.src) contains ":02:"`, testReg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,6 +295,7 @@ func BenchmarkMatch(b *testing.B) {
 func FuzzCompile(f *testing.F) {
 	for _, s := range []string{"ip", "ip.src == 1.2.3.4", "eth.src[0:3] == 52:54:00", `name matches "^a"`,
 		"ip.ttl in {1, 2..5}", "not (ip || flag) && ip.addr == 10.0.0.0/8", "data contains 01:02", "'a' < ip.ttl",
+		"len(name) == 3", "max(ip.ttl, 3) < count(ip.addr)", "ip.ttl - -1 == {2 * ip.ttl} % 3", "-ip.ttl", "ip.ttl / 0", `upper(name)[1:] == "X"`, `string(ip.addr) matches "^1"`,
 		`name == "\x41\101"`, "eth.src[-1:1,2-3,:1,4:] == 00", "tcp.flags & 0x12", "ip.addr === ip.dst"} {
 		f.Add(s)
 	}

@@ -2,6 +2,7 @@ package dfilter
 
 import (
 	"bytes"
+	"math"
 	"net/netip"
 	"regexp"
 	"strings"
@@ -147,11 +148,30 @@ func (t *test[P]) visit(v Value) {
 		v = Value{B: t.buf}
 	}
 	t.seen = true
-	if t.pred(v) {
+	switch t.pred(v) {
+	case verdictTrue:
 		t.hit = true
-	} else {
+	case verdictFalse:
 		t.all = false
 	}
+}
+
+// verdict is a test's predicate on one occurrence: true, false, or no
+// verdict when the values cannot be compared (a negative signed value
+// against an unsigned field), which counts neither way.
+type verdict uint8
+
+const (
+	verdictFalse verdict = iota
+	verdictTrue
+	verdictNone
+)
+
+func verdictOf(b bool) verdict {
+	if b {
+		return verdictTrue
+	}
+	return verdictFalse
 }
 
 // valueBytes is the bytes a slice of v is taken from; an address is
@@ -194,17 +214,27 @@ func appendSlice(dst, b []byte, rs []sliceRange) ([]byte, bool) {
 	return dst, true
 }
 
-func (t *test[P]) pred(v Value) bool {
+func (t *test[P]) pred(v Value) verdict {
 	switch t.op {
 	case opExists:
-		return true
+		return verdictTrue
 	case opMatches:
 		if t.typ == TypeString {
-			return t.re.MatchString(v.S)
+			return verdictOf(t.re.MatchString(v.S))
 		}
-		return t.re.Match(v.B)
+		return verdictOf(t.re.Match(v.B))
 	case opBitAnd:
-		return v.U&t.consts[0].v.U != 0
+		if t.typ == TypeBytes {
+			// Bytes against a mask (tcp[13] & 02): some bit set in both.
+			m := t.consts[0].v.B
+			for i := 0; i < len(v.B) && i < len(m); i++ {
+				if v.B[i]&m[i] != 0 {
+					return verdictTrue
+				}
+			}
+			return verdictFalse
+		}
+		return verdictOf(v.U&t.consts[0].v.U != 0)
 	}
 	if t.other != nil {
 		for i := range t.others {
@@ -213,27 +243,49 @@ func (t *test[P]) pred(v Value) bool {
 				off, n := o.U>>32, o.U&0xffffffff
 				o = Value{B: t.obuf[off : off+n]}
 			}
-			if t.relate(v, o, netip.Prefix{}) {
-				return true
+			if comparable(t.typ, v, o) && t.relate(v, o, netip.Prefix{}) {
+				return verdictTrue
 			}
 		}
-		return false
+		return verdictFalse
 	}
 	if t.op == opIn {
 		for i := range t.consts {
 			c := &t.consts[i]
+			if !comparable(t.typ, v, c.v) {
+				continue
+			}
 			if c.isRange {
 				if compare(t.typ, v, c.v) >= 0 && compare(t.typ, v, c.hi) <= 0 {
-					return true
+					return verdictTrue
 				}
 			} else if equal(t.typ, v, c.v, c.prefix) {
-				return true
+				return verdictTrue
 			}
 		}
-		return false
+		return verdictFalse
 	}
 	c := &t.consts[0]
-	return t.relate(v, c.v, c.prefix)
+	if !comparable(t.typ, v, c.v) {
+		return verdictNone
+	}
+	return verdictOf(t.relate(v, c.v, c.prefix))
+}
+
+// comparable reports whether tshark 4.0 compares integers v and c: a
+// negative signed value on the right of an unsigned one, or an unsigned
+// value beyond int64 on the right of a signed one, cannot be.
+func comparable(typ Type, v, c Value) bool {
+	if typ != TypeUint {
+		return true
+	}
+	if !v.Neg && c.Neg && int64(c.U) < 0 {
+		return false
+	}
+	if v.Neg && !c.Neg && c.U > math.MaxInt64 {
+		return false
+	}
+	return true
 }
 
 // relate applies the test's relation to a value and one operand.
@@ -283,6 +335,17 @@ func compare(typ Type, v, c Value) int {
 		return bytes.Compare(v.B, c.B)
 	case TypeString:
 		return strings.Compare(v.S, c.S)
+	}
+	if typ == TypeTime || v.Neg {
+		// Times and signed values compare as int64.
+		a, b := int64(v.U), int64(c.U)
+		switch {
+		case a < b:
+			return -1
+		case a > b:
+			return 1
+		}
+		return 0
 	}
 	switch {
 	case v.U < c.U:

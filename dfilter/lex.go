@@ -35,6 +35,11 @@ const (
 	tokMatches          // matches ~
 	tokIn               // in
 	tokBitAnd           // & bitwise_and
+	tokPlus             // +
+	tokMinus            // - (a word of its own)
+	tokMul              // *
+	tokDiv              // / (a word of its own)
+	tokMod              // %
 )
 
 var tokNames = [...]string{
@@ -43,7 +48,7 @@ var tokNames = [...]string{
 	tokRange: `".."`, tokSlice: "slice", tokEq: `"=="`, tokAllEq: `"==="`, tokNe: `"!="`, tokAnyNe: `"~="`,
 	tokLt: `"<"`, tokGt: `">"`, tokLe: `"<="`, tokGe: `">="`, tokAnd: `"and"`, tokOr: `"or"`,
 	tokNot: `"not"`, tokContains: `"contains"`, tokMatches: `"matches"`, tokIn: `"in"`,
-	tokBitAnd: `"&"`,
+	tokBitAnd: `"&"`, tokPlus: `"+"`, tokMinus: `"-"`, tokMul: `"*"`, tokDiv: `"/"`, tokMod: `"%"`,
 }
 
 func (k tokKind) String() string {
@@ -75,7 +80,7 @@ var keywords = map[string]tokKind{
 // bytes with -).
 func wordByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-		c == '_' || c == '-' || c == '.' || c == ':' || c == '/' || c == '+'
+		c == '_' || c == '-' || c == '.' || c == ':' || c == '/'
 }
 
 // lex splits the filter into tokens.
@@ -141,6 +146,12 @@ func lex(src string) ([]token, error) {
 			op(tokOr, 2)
 		case c == '.' && next == '.':
 			op(tokRange, 2)
+		case c == '+':
+			op(tokPlus, 1)
+		case c == '*':
+			op(tokMul, 1)
+		case c == '%':
+			op(tokMod, 1)
 		case c == '[':
 			j := strings.IndexByte(src[i:], ']')
 			if j < 0 {
@@ -175,6 +186,14 @@ func lex(src string) ([]token, error) {
 			k := tokWord
 			if kw, ok := keywords[w]; ok {
 				k = kw
+			}
+			// "-" and "/" alone are arithmetic (wireshark-filter(4): "A-B"
+			// is one word; write "A - B").
+			switch w {
+			case "-":
+				k = tokMinus
+			case "/":
+				k = tokDiv
 			}
 			toks = append(toks, token{kind: k, text: w, raw: w, pos: i, end: j})
 			i = j

@@ -126,6 +126,17 @@ type operand[P any] struct {
 	tok    token
 	field  *Field[P]
 	slices []sliceRange
+	isCall bool     // field is a function call's result
+	arith  *expr[P] // an arithmetic expression, not yet compiled (arith.go)
+}
+
+// names is how the operand's values are named, if they are: a field's,
+// not a slice's.
+func (o *operand[P]) names() func(string, bool) (uint64, bool) {
+	if o.slices != nil || o.field == nil {
+		return nil
+	}
+	return o.field.Names
 }
 
 func (o *operand[P]) typ() Type {
@@ -144,33 +155,169 @@ func (ps *parser[P]) operand(want string) (operand[P], error) {
 	default:
 		return operand[P]{}, ps.unexpected(t, want)
 	}
+	return ps.wordOperand(t)
+}
+
+// wordOperand reads the operand that starts with the word t: a call, a
+// field (maybe sliced) or a literal.
+func (ps *parser[P]) wordOperand(t token) (operand[P], error) {
+	if ps.peek().kind == tokLParen {
+		o, err := ps.call(t)
+		if err != nil {
+			return o, err
+		}
+		return o, ps.slice(&o)
+	}
 	o := operand[P]{tok: t}
 	if f, ok := ps.reg.Lookup(t.text); ok {
 		o.field = &f
-		if s := ps.peek(); s.kind == tokSlice {
-			ps.next()
-			switch f.Type {
-			case TypeBytes, TypeEther, TypeString, TypeIPv4, TypeIPv6:
-			default:
-				return o, ps.errAt(s, "%s is a %s: only byte strings, addresses and strings can be sliced", f.Name, f.Type)
-			}
-			rs, err := parseSlice(s.text)
-			if err != nil {
-				return o, ps.errAt(s, "bad slice %s: %v", s.raw, err)
-			}
-			o.slices = rs
-			o.tok.end = s.end
-		}
+		return o, ps.slice(&o)
 	} else if s := ps.peek(); s.kind == tokSlice {
 		return o, ps.errAt(t, "%q is neither a field nor a protocol name", t.text)
 	}
 	return o, nil
 }
 
+// slice reads a slice after a field or a call, if one follows.
+func (ps *parser[P]) slice(o *operand[P]) error {
+	s := ps.peek()
+	if s.kind != tokSlice {
+		return nil
+	}
+	ps.next()
+	f := o.field
+	switch f.Type {
+	case TypeBytes, TypeEther, TypeString, TypeIPv4, TypeIPv6:
+	default:
+		return ps.errAt(s, "%s is a %s: only byte strings, addresses and strings can be sliced", f.Name, f.Type)
+	}
+	rs, err := parseSlice(s.text)
+	if err != nil {
+		return ps.errAt(s, "bad slice %s: %v", s.raw, err)
+	}
+	o.slices = rs
+	o.tok.end = s.end
+	return nil
+}
+
+// call reads a function call whose name is t (func.go).
+func (ps *parser[P]) call(t token) (operand[P], error) {
+	kind, ok := functions[t.text]
+	if !ok {
+		return operand[P]{}, ps.errAt(t, "function %q does not exist", t.text)
+	}
+	ps.next() // "("
+	var args []operand[P]
+	if ps.peek().kind != tokRParen {
+		for {
+			a, err := ps.operand("a field or a value")
+			if err != nil {
+				return a, err
+			}
+			args = append(args, a)
+			if ps.peek().kind != tokComma {
+				break
+			}
+			ps.next()
+		}
+	}
+	end := ps.next()
+	if end.kind != tokRParen {
+		return operand[P]{}, ps.unexpected(end, `"," or ")"`)
+	}
+	name := t.text + "()"
+	switch {
+	case len(args) == 0:
+		return operand[P]{}, ps.errAt(t, "%s needs an argument", name)
+	case len(args) > 1 && kind != fnMax && kind != fnMin:
+		return operand[P]{}, ps.errAt(t, "%s takes one argument", name)
+	}
+	first := args[0]
+	if first.field == nil || first.isCall || first.slices != nil {
+		if kind == fnMax || kind == fnMin {
+			return operand[P]{}, ps.errAt(first.tok, "argument %s is not valid for %s: the first must be a field", first.tok.raw, name)
+		}
+		return operand[P]{}, ps.errAt(first.tok, "only fields can be used as parameter for %s", name)
+	}
+	c := &call[P]{kind: kind, argTyp: first.field.Type, argLen: first.field.Size}
+	c.visit = c.one
+	typ, size := first.field.Type, first.field.Size
+	bad := func() (operand[P], error) {
+		return operand[P]{}, ps.errAt(first.tok, "%s is a %s: not a valid argument to %s", first.field.Name, first.field.Type, name)
+	}
+	switch kind {
+	case fnLen:
+		if typ == TypeProtocol {
+			return operand[P]{}, ps.errAt(first.tok, "len() of a protocol is not supported: rdmashark keeps no protocol's bytes")
+		}
+		typ, size = TypeUint, 4
+	case fnCount:
+		typ, size = TypeUint, 4
+	case fnUpper, fnLower:
+		if typ != TypeString {
+			return operand[P]{}, ps.errAt(first.tok, "only string fields can be used as parameter for %s", name)
+		}
+	case fnString:
+		switch typ {
+		case TypeUint, TypeIPv4, TypeIPv6, TypeEther:
+		default:
+			return operand[P]{}, ps.errAt(first.tok, "string conversion of %s (a %s) is not supported", first.field.Name, typ)
+		}
+		typ, size = TypeString, 0
+	case fnAbs:
+		if typ != TypeUint && typ != TypeTime {
+			return bad()
+		}
+	case fnMax, fnMin:
+		if typ == TypeProtocol {
+			return bad()
+		}
+	}
+	for _, a := range args {
+		switch {
+		case a.isCall || a.slices != nil:
+			return operand[P]{}, ps.errAt(a.tok, "only fields and values can be arguments of %s", name)
+		case a.field != nil:
+			if a.field.Type != first.field.Type || a.field.Size != first.field.Size {
+				return operand[P]{}, ps.errAt(a.tok, "arguments to %s must have the same type (%s, a %s of %d bytes, is not %s, a %s of %d)",
+					name, a.field.Name, a.field.Type, a.field.Size, first.field.Name, first.field.Type, first.field.Size)
+			}
+			c.args = append(c.args, a.field)
+		default:
+			if a.tok.kind == tokString && c.argTyp != TypeString {
+				return operand[P]{}, ps.errAt(a.tok, "argument %s is not valid for %s", a.tok.raw, name)
+			}
+			k, err := ps.literal(a.tok, c.argTyp, first.field.Name, first.field.Size, nil, false)
+			if err != nil {
+				return operand[P]{}, err
+			}
+			c.consts = append(c.consts, k.v)
+		}
+	}
+	span := ps.src[t.pos:end.end]
+	f := &Field[P]{Name: span, Type: typ, Size: size, Each: c.each}
+	return operand[P]{tok: token{kind: tokWord, text: span, raw: span, pos: t.pos, end: end.end}, field: f, isCall: true}, nil
+}
+
 func (ps *parser[P]) test() (node[P], error) {
-	lhs, err := ps.operand("a field, a protocol, \"not\" or \"(\"")
+	lhs, err := ps.arithOperand("a field, a protocol, \"not\" or \"(\"")
 	if err != nil {
 		return nil, err
+	}
+	if lhs.arith != nil {
+		f := firstField(lhs.arith)
+		if f == nil {
+			return nil, ps.errAt(lhs.tok, "an arithmetic expression of constants cannot be on the left")
+		}
+		typ := f.field.Type
+		if typ != TypeUint && typ != TypeTime {
+			return nil, ps.errAt(f.tok, "%s is a %s: only integers and times take part in arithmetic", f.field.Name, typ)
+		}
+		af, err := ps.compileArith(lhs.arith, typ, f.field.Size, f.field.Name)
+		if err != nil {
+			return nil, err
+		}
+		lhs.field = af
 	}
 	t := ps.peek()
 	var (
@@ -219,6 +366,25 @@ func (ps *parser[P]) test() (node[P], error) {
 			return nil, ps.errAt(lhs.tok, "%q is neither a field nor a protocol name", lhs.tok.raw)
 		}
 	}
+	if lhs.arith != nil {
+		switch o {
+		case opExists:
+			// An expression alone holds when its value is not zero.
+			tn := &test[P]{field: *lhs.field, typ: lhs.field.Type, op: opNe, consts: []constant{{}}}
+			tn.init()
+			return tn, nil
+		case opIn, opContains, opMatches:
+			return nil, ps.errAt(t, "%q cannot follow an arithmetic expression", t.raw)
+		}
+	}
+	if lhs.isCall {
+		switch o {
+		case opExists:
+			return nil, ps.errAt(lhs.tok, "a function cannot be tested for presence: compare its value")
+		case opIn:
+			return nil, ps.errAt(lhs.tok, "only a field may be tested for membership in a set")
+		}
+	}
 	if o == opExists {
 		tn := &test[P]{field: *lhs.field, typ: lhs.typ(), slices: lhs.slices, op: opExists}
 		tn.init()
@@ -244,9 +410,23 @@ func (ps *parser[P]) test() (node[P], error) {
 }
 
 func (ps *parser[P]) relation(lhs operand[P], optok token, o op, m mode) (node[P], error) {
-	rhs, err := ps.operand("a value or a field")
+	rhs, err := ps.arithOperand("a value or a field")
 	if err != nil {
 		return nil, err
+	}
+	if rhs.arith != nil && lhs.field != nil {
+		typ := lhs.typ()
+		if typ != TypeUint && typ != TypeTime {
+			return nil, ps.errAt(rhs.tok, "%s is a %s: it cannot be compared with arithmetic", lhs.field.Name, typ)
+		}
+		if o == opBitAnd || o == opContains {
+			return nil, ps.errAt(rhs.tok, "%q: expected a value", rhs.tok.raw)
+		}
+		af, err := ps.compileArith(rhs.arith, typ, lhs.field.Size, lhs.field.Name)
+		if err != nil {
+			return nil, err
+		}
+		rhs.field = af
 	}
 	if lhs.field == nil && rhs.field == nil {
 		return nil, ps.errAt(lhs.tok, "%q is neither a field nor a protocol name", lhs.tok.raw)
@@ -265,8 +445,8 @@ func (ps *parser[P]) relation(lhs operand[P], optok token, o op, m mode) (node[P
 			return nil, ps.errAt(optok, "%s is a %s: \"contains\" needs a string or a byte string", lhs.field.Name, typ)
 		}
 	case opBitAnd:
-		if typ != TypeUint && typ != TypeBool {
-			return nil, ps.errAt(optok, "%s is a %s: \"&\" needs an integer", lhs.field.Name, typ)
+		if typ != TypeUint && typ != TypeBool && typ != TypeBytes {
+			return nil, ps.errAt(optok, "%s is a %s: \"&\" needs an integer or a byte string", lhs.field.Name, typ)
 		}
 	case opLt, opGt, opLe, opGe:
 		if typ == TypeBool {
@@ -286,7 +466,11 @@ func (ps *parser[P]) relation(lhs operand[P], optok token, o op, m mode) (node[P
 		tn.other, tn.oslice = rhs.field, rhs.slices
 		return tn, nil
 	}
-	c, err := ps.literal(rhs.tok, typ, o == opEq || o == opNe)
+	names := lhs.names()
+	if o == opBitAnd {
+		names = nil // tshark takes a number after "&"
+	}
+	c, err := ps.literal(rhs.tok, typ, lhs.field.Name, lhs.field.Size, names, o == opEq || o == opNe)
 	if err != nil {
 		return nil, err
 	}
@@ -370,7 +554,7 @@ func (ps *parser[P]) inSet(lhs operand[P], optok token) (node[P], error) {
 		default:
 			return nil, ps.unexpected(t, `a value or "}"`)
 		}
-		c, err := ps.literal(t, typ, true)
+		c, err := ps.literal(t, typ, lhs.field.Name, lhs.field.Size, lhs.names(), true)
 		if err != nil {
 			return nil, err
 		}
@@ -380,7 +564,7 @@ func (ps *parser[P]) inSet(lhs operand[P], optok token) (node[P], error) {
 			if h.kind != tokWord && h.kind != tokString && h.kind != tokCharLit {
 				return nil, ps.unexpected(h, "the end of the range")
 			}
-			hc, err := ps.literal(h, typ, false)
+			hc, err := ps.literal(h, typ, lhs.field.Name, lhs.field.Size, lhs.names(), false)
 			if err != nil {
 				return nil, err
 			}
@@ -393,9 +577,10 @@ func (ps *parser[P]) inSet(lhs operand[P], optok token) (node[P], error) {
 	}
 }
 
-// literal reads a value of type typ from t. prefixOK allows an address
-// with a prefix length.
-func (ps *parser[P]) literal(t token, typ Type, prefixOK bool) (constant, error) {
+// literal reads a value of type typ from t. names reads the names of the
+// field's values, if they have names; prefixOK allows an address with a
+// prefix length.
+func (ps *parser[P]) literal(t token, typ Type, fname string, size int, names func(string, bool) (uint64, bool), prefixOK bool) (constant, error) {
 	s := t.text
 	bad := func(format string, a ...any) (constant, error) {
 		return constant{}, ps.errAt(t, format, a...)
@@ -407,6 +592,20 @@ func (ps *parser[P]) literal(t token, typ Type, prefixOK bool) (constant, error)
 	}
 	switch typ {
 	case TypeUint, TypeBool:
+		// As tshark 4.0: a bare word is true or false (booleans), then a
+		// number, then a name of a value; a quoted string only a name.
+		byName := func() (constant, error) {
+			if v, ok := names(s, t.kind == tokString); ok {
+				return constant{v: Value{U: v}}, nil
+			}
+			return bad("%q cannot be found among the possible values for %s", s, fname)
+		}
+		if t.kind == tokString {
+			if names != nil {
+				return byName()
+			}
+			return bad("%s cannot be converted from a string (%q)", typ, s)
+		}
 		if typ == TypeBool && t.kind == tokWord {
 			switch strings.ToLower(s) {
 			case "true":
@@ -415,13 +614,25 @@ func (ps *parser[P]) literal(t token, typ Type, prefixOK bool) (constant, error)
 				return constant{}, nil
 			}
 		}
-		if t.kind == tokString {
-			return bad("%q is not a valid %s (names of values are not supported: give the number)", s, typ)
+		if neg, ok := strings.CutPrefix(s, "-"); ok && typ == TypeUint && t.kind == tokWord {
+			// A negative number is a signed value no unsigned one
+			// equals (tshark 4.0: frame.number != -1 holds).
+			if v, err := strconv.ParseUint(neg, 0, 63); err == nil {
+				return constant{v: Value{U: uint64(-int64(v)), Neg: true}}, nil
+			}
 		}
 		v, err := strconv.ParseUint(s, 0, 64)
+		if err == nil && size > 0 && size < 8 && v >= 1<<(8*size) {
+			if names != nil {
+				return byName()
+			}
+			return bad("%q is too big for this field, maximum %d", s, uint64(1)<<(8*size)-1)
+		}
 		if err != nil {
-			if strings.HasPrefix(s, "-") {
-				return bad("%q is not a valid %s: it is negative", s, typ)
+			// tshark reads a word with a "/" as an address with a prefix
+			// length, never as a name.
+			if names != nil && t.kind == tokWord && !strings.Contains(s, "/") {
+				return byName()
 			}
 			return bad("%q is not a valid %s", s, typ)
 		}
@@ -430,9 +641,13 @@ func (ps *parser[P]) literal(t token, typ Type, prefixOK bool) (constant, error)
 		}
 		return constant{v: Value{U: v}}, nil
 	case TypeTime:
-		ns, ok := parseSeconds(s)
-		if !ok {
+		abs, neg := strings.CutPrefix(s, "-")
+		ns, ok := parseSeconds(abs)
+		if !ok || t.kind != tokWord {
 			return bad("%q is not a valid time in seconds", s)
+		}
+		if neg {
+			ns = uint64(-int64(ns))
 		}
 		return constant{v: Value{U: ns}}, nil
 	case TypeIPv4, TypeIPv6:

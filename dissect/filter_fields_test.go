@@ -17,6 +17,11 @@ var hotFilters = []string{
 	"rpcordma.rdma_length > 1000 and eth.src[0:3] == 52:54:00",
 	"rpc.auth.machinename contains \"cli\" or nfs.procedure_v3 == 6",
 	"rpcordma",
+	"rpcordma.msg_type == RDMA_NOMSG || rpc.msgtyp == \"Reply\"",
+	"frame.number % 2 == 1 && udp.srcport - udp.dstport > 0 && {frame.number - 100} * 2 > 0 - 50",
+	"udp[2:2] == 12:b7 && len(ip) == 20 && frame[0:3] == 52:54:00 && infiniband[0] == 04 || tcp[13] & 0x02",
+	"frame.protocols contains \"rpcordma:rpc:nfs\" && !(frame.protocols == \"eth:ethertype:ip:udp:infiniband:rpcordma:rpc:nfsacl\")",
+	"count(rpcordma.rdma_length) > 1 && max(rpcordma.rdma_length) > 1000 || upper(rpc.auth.machinename) contains \"CLI\" || string(ip.src) == \"192.0.2.1\" && len(eth.src) == 6",
 }
 
 // TestFilterNoAllocs evaluates compiled filters on rxe-nfs3.pcap's packets

@@ -1,6 +1,7 @@
 // Package pcapwrite writes captures in the pcapng format
 // (draft-ietf-opsawg-pcapng, "PCAP Next Generation Dump File Format"): one
-// Section Header Block, an Interface Description Block per interface (with
+// Section Header Block, an Interface Description Block per interface (its
+// link type and snap length, if_name and if_description when known, and
 // if_tsresol set to nanoseconds), and an Enhanced Packet Block per packet,
 // each with any number of opt_comment options.
 //
@@ -29,6 +30,7 @@ const (
 	optComment   = 1 // opt_comment (3.5)
 	shbUserAppl  = 4 // shb_userappl (4.1)
 	ifName       = 2 // if_name (4.2)
+	ifDescr      = 3 // if_description (4.2)
 	ifTsresol    = 9 // if_tsresol (4.2)
 	tsresolNanos = 9 // 10^-9 s
 )
@@ -42,6 +44,8 @@ type Interface struct {
 	LinkType uint16 // a LINKTYPE_ value (1 Ethernet, 276 Linux SLL2, ...)
 	SnapLen  uint32 // 0: no limit
 	Name     string // if_name, when known
+	// Description is the if_description, when known.
+	Description string
 }
 
 // Writer writes one pcapng section. It is not safe for concurrent use.
@@ -82,6 +86,9 @@ func (w *Writer) AddInterface(ifc Interface) (int, error) {
 	b = le.AppendUint32(b, ifc.SnapLen)
 	if ifc.Name != "" {
 		b = appendOption(b, ifName, ifc.Name)
+	}
+	if ifc.Description != "" {
+		b = appendOption(b, ifDescr, ifc.Description)
 	}
 	b = le.AppendUint16(b, ifTsresol)
 	b = le.AppendUint16(b, 1)

@@ -48,7 +48,7 @@ func writeSample(t testing.TB) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if id, err := w.AddInterface(Interface{LinkType: 1, SnapLen: 65535, Name: "eth0"}); err != nil || id != 0 {
+	if id, err := w.AddInterface(Interface{LinkType: 1, SnapLen: 65535, Name: "eth0", Description: "Soft-RoCE rxe0 netdev"}); err != nil || id != 0 {
 		t.Fatal(id, err)
 	}
 	if id, err := w.AddInterface(Interface{LinkType: 276}); err != nil || id != 1 {
@@ -102,6 +102,11 @@ func TestReadBack(t *testing.T) {
 	if _, err := r.Next(); err != io.EOF {
 		t.Errorf("after the last packet: %v", err)
 	}
+	ifs := r.Interfaces()
+	if len(ifs) != 2 || ifs[0].Name != "eth0" || ifs[0].Description != "Soft-RoCE rxe0 netdev" || ifs[0].SnapLen != 65535 ||
+		ifs[1].Name != "" || ifs[1].SnapLen != 0 {
+		t.Errorf("interfaces read back: %+v", ifs)
+	}
 }
 
 // TestSample requires the writer to write testdata/sample.pcapng byte for
@@ -144,7 +149,8 @@ func TestSample(t *testing.T) {
 	}
 	for _, s := range []string{"pcapng", "Number of packets:   3", "Number of interfaces in file: 2",
 		"Encapsulation = Ethernet (1 - ether)", "Encapsulation = Linux cooked-mode capture v2 (210 - linux-sll2)",
-		"Time precision = nanoseconds (9)", "Capture application: rdmashark test", "Name = eth0"} {
+		"Time precision = nanoseconds (9)", "Capture application: rdmashark test", "Name = eth0",
+		"Description = Soft-RoCE rxe0 netdev", "Capture length = 65535"} {
 		if !strings.Contains(string(info), s) {
 			t.Errorf("capinfos says no %q", s)
 		}

@@ -33,6 +33,7 @@ const (
 	optEndOfOpt   = 0
 	optComment    = 1 // opt_comment (3.5)
 	optIfName     = 2
+	optIfDescr    = 3
 	optIfTSResol  = 9
 	optIfTSOffset = 14
 )
@@ -351,6 +352,8 @@ func (g *ngState) interfaceDescription(b []byte, num int, off int64) error {
 		switch code {
 		case optIfName:
 			ifc.Name = string(v)
+		case optIfDescr:
+			ifc.Description = string(v)
 		case optIfTSResol:
 			if len(v) < 1 {
 				return

@@ -84,12 +84,14 @@ type Record struct {
 // Interface describes a capture interface: the single one of a pcap file, or
 // a pcapng Interface Description Block.
 type Interface struct {
-	Section    int // pcapng section, from 0; 0 for pcap
-	ID         int // interface ID within its section
-	LinkType   layers.LinkType
-	SnapLen    uint32 // 0: no limit
-	Name       string // pcapng if_name, if given
-	Resolution gopacket.TimestampResolution
+	Section  int // pcapng section, from 0; 0 for pcap
+	ID       int // interface ID within its section
+	LinkType layers.LinkType
+	SnapLen  uint32 // 0: no limit
+	Name     string // pcapng if_name, if given
+	// Description is the pcapng if_description, if given.
+	Description string
+	Resolution  gopacket.TimestampResolution
 }
 
 // Reader reads the records of one capture, one at a time. It is not safe

@@ -339,8 +339,8 @@ func TestMixedPcapNG(t *testing.T) {
 	want := []Interface{
 		{ID: 0, LinkType: LinkTypeLinuxSLL2, SnapLen: 262144, Resolution: gopacket.TimestampResolution{Base: 10, Exponent: -6}},
 		{ID: 1, LinkType: LinkTypeIPoIB, SnapLen: 262144, Resolution: gopacket.TimestampResolution{Base: 10, Exponent: -6}},
-		{ID: 2, LinkType: LinkTypeERF, SnapLen: 65535, Name: "Port B (ERF Interface 1)", Resolution: gopacket.TimestampResolution{Base: 10, Exponent: -9}},
-		{ID: 3, LinkType: LinkTypeERF, SnapLen: 65535, Name: "Port A (ERF Interface 0)", Resolution: gopacket.TimestampResolution{Base: 10, Exponent: -9}},
+		{ID: 2, LinkType: LinkTypeERF, SnapLen: 65535, Name: "Port B (ERF Interface 1)", Description: "Port B (ERF Interface 1)", Resolution: gopacket.TimestampResolution{Base: 10, Exponent: -9}},
+		{ID: 3, LinkType: LinkTypeERF, SnapLen: 65535, Name: "Port A (ERF Interface 0)", Description: "Port A (ERF Interface 0)", Resolution: gopacket.TimestampResolution{Base: 10, Exponent: -9}},
 	}
 	got := r.Interfaces()
 	if fmt.Sprint(got) != fmt.Sprint(want) {

@@ -56,6 +56,13 @@ func runEngineOpts(cmd *cobra.Command, g *globalFlags, name string, opts dissect
 // per packet when packets arrive faster than they are printed.) Reading a
 // file, output goes out as its buffer fills.
 func runEngineFlush(cmd *cobra.Command, g *globalFlags, name string, opts dissect.Options, each func(*dissect.Packet) error, flush func() error) (*dissect.Engine, error) {
+	return runEngineOpen(cmd, g, name, opts, each, flush, nil)
+}
+
+// runEngineOpen is runEngineFlush that also hands the opened capture to
+// opened (when not nil) before any packet is read: dissect -w reads the
+// input's interfaces (names, snap lengths) from it.
+func runEngineOpen(cmd *cobra.Command, g *globalFlags, name string, opts dissect.Options, each func(*dissect.Packet) error, flush func() error, opened func(*source.Reader)) (*dissect.Engine, error) {
 	var (
 		r   *source.Reader
 		err error
@@ -93,6 +100,9 @@ func runEngineFlush(cmd *cobra.Command, g *globalFlags, name string, opts dissec
 	defer r.Close()
 	if err := supported(r); err != nil {
 		return nil, &exitError{exitUsage, err}
+	}
+	if opened != nil {
+		opened(r)
 	}
 	g.engineOptions(&opts)
 	eng := dissect.NewEngine(opts)

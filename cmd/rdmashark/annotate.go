@@ -6,7 +6,6 @@ import (
 	"io"
 
 	"github.com/rdmashark/rdmashark/check"
-	"github.com/rdmashark/rdmashark/pcapwrite"
 	"github.com/rdmashark/rdmashark/source"
 )
 
@@ -39,7 +38,7 @@ func findingComments(res *check.Result) map[int][]string {
 
 // annotateCapture reads the capture in again and writes every record of it
 // to out as pcapng, with the comments of its packet number as opt_comments:
-// check --annotate. One interface per link type, as dissect -w writes.
+// check --annotate. One interface per input interface, as dissect -w writes.
 func annotateCapture(in, out string, comments map[int][]string) error {
 	r, err := source.Open(in)
 	if err != nil {
@@ -50,7 +49,8 @@ func annotateCapture(in, out string, comments map[int][]string) error {
 	if err != nil {
 		return err
 	}
-	ifaces := map[uint16]int{}
+	sink.setInput(r)
+	ifaces := map[ifaceKey]int{}
 	for {
 		rec, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -64,14 +64,14 @@ func annotateCapture(in, out string, comments map[int][]string) error {
 			sink.Abort()
 			return err
 		}
-		lt := uint16(rec.LinkType)
-		id, ok := ifaces[lt]
+		k := ifaceKey{rec.CI.InterfaceIndex, rec.LinkType}
+		id, ok := ifaces[k]
 		if !ok {
-			if id, err = sink.w.AddInterface(pcapwrite.Interface{LinkType: lt}); err != nil {
+			if id, err = sink.w.AddInterface(sink.outInterface(k.iface, k.linkType)); err != nil {
 				sink.Abort()
 				return fmt.Errorf("%s: %w", out, err)
 			}
-			ifaces[lt] = id
+			ifaces[k] = id
 		}
 		// The record's own comments first, then the findings'.
 		cs := comments[rec.Number]

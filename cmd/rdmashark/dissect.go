@@ -6,6 +6,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/report"
+	"github.com/rdmashark/rdmashark/source"
 )
 
 func newDissectCmd(g *globalFlags) *cobra.Command {
@@ -125,13 +126,17 @@ a large capture (rdmashark dissect -r big.pcap -Y 'rpcordma.xid == 0x1234' -w xi
 			if hex != nil && pw != hex {
 				hex.inner, pw = pw, hex
 			}
-			eng, runErr := runEngineFlush(cmd, g, name, dissect.Options{Count: count},
+			var opened func(*source.Reader)
+			if sink, ok := pw.(*pcapSink); ok {
+				opened = sink.setInput
+			}
+			eng, runErr := runEngineOpen(cmd, g, name, dissect.Options{Count: count},
 				func(p *dissect.Packet) error {
 					if !flt.Match(p) {
 						return nil
 					}
 					return pw.WritePacket(p)
-				}, pw.Flush)
+				}, pw.Flush, opened)
 			if eng != nil {
 				warn(cmd, eng)
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/internal/outfile"
 	"github.com/rdmashark/rdmashark/pcapwrite"
+	"github.com/rdmashark/rdmashark/source"
 )
 
 // pcapSink writes packets to a pcapng file (-w): one Interface Description
@@ -22,6 +23,30 @@ type pcapSink struct {
 	w        *pcapwrite.Writer
 	ifaces   map[ifaceKey]int
 	comments []string
+	input    *source.Reader // where the interfaces' names and snap lengths come from, if known
+}
+
+// setInput names the capture the packets are read from: each interface
+// written then keeps the input interface's name, description and snap
+// length.
+func (s *pcapSink) setInput(r *source.Reader) { s.input = r }
+
+// outInterface is the output interface for the input's interface iface
+// with link type lt: the input's description of it when there is one
+// (the latest section's: interface numbers start again in each section).
+func (s *pcapSink) outInterface(iface int, lt layers.LinkType) pcapwrite.Interface {
+	out := pcapwrite.Interface{LinkType: uint16(lt)}
+	if s.input == nil {
+		return out
+	}
+	ifs := s.input.Interfaces()
+	for i := len(ifs) - 1; i >= 0; i-- {
+		if ifs[i].ID == iface && ifs[i].LinkType == lt {
+			out.SnapLen, out.Name, out.Description = ifs[i].SnapLen, ifs[i].Name, ifs[i].Description
+			break
+		}
+	}
+	return out
 }
 
 // newPcapSink creates path ("-" is out) and writes the section header.
@@ -76,7 +101,7 @@ func (s *pcapSink) WriteAnnotated(p *dissect.Packet, comments []string) error {
 	id, ok := s.ifaces[k]
 	if !ok {
 		var err error
-		if id, err = s.w.AddInterface(pcapwrite.Interface{LinkType: uint16(p.LinkType)}); err != nil {
+		if id, err = s.w.AddInterface(s.outInterface(p.Interface, p.LinkType)); err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
 		s.ifaces[k] = id

@@ -104,3 +104,49 @@ func TestBadFilter(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", errOut.String(), want)
 	}
 }
+
+// TestWriteKeepsInterfaces: -w gives each output interface the input
+// interface's name, description and snap length (a pcap's snap length
+// from its file header), read back with the capture reader; tshark and
+// capinfos read the same (pcapwrite/testdata/sample.capinfos.txt).
+func TestWriteKeepsInterfaces(t *testing.T) {
+	named, snapped := false, false
+	for _, capture := range []string{"synthetic/eth-sll2.pcapng", "rxe-nfs3.pcap", "rxe-rping-any-sll2.pcap"} {
+		path := filepath.Join("..", "..", "testdata", "pcaps", capture)
+		out := filepath.Join(t.TempDir(), "out.pcapng")
+		var errOut bytes.Buffer
+		if code := run([]string{"dissect", "-w", out, path}, nil, io.Discard, &errOut); code != 0 {
+			t.Fatalf("%s: exit %d: %s", capture, code, errOut.String())
+		}
+		interfaces := func(name string) []source.Interface {
+			r, err := source.Open(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			for {
+				if _, err := r.Next(); err != nil {
+					break
+				}
+			}
+			return r.Interfaces()
+		}
+		in, got := interfaces(path), interfaces(out)
+		if len(in) != len(got) {
+			t.Fatalf("%s: %d interfaces written of %d", capture, len(got), len(in))
+		}
+		for i := range in {
+			if got[i].Name != in[i].Name || got[i].Description != in[i].Description || got[i].SnapLen != in[i].SnapLen ||
+				got[i].LinkType != in[i].LinkType {
+				t.Errorf("%s: interface %d written as %+v, was %+v", capture, i, got[i], in[i])
+			}
+		}
+		for _, ifc := range in {
+			named = named || ifc.Name != ""
+			snapped = snapped || ifc.SnapLen != 0
+		}
+	}
+	if !named || !snapped {
+		t.Errorf("no input interface with a name (%v) or a snap length (%v): the test proves nothing", named, snapped)
+	}
+}

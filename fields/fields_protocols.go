@@ -1,0 +1,310 @@
+package fields
+
+import (
+	"sync"
+
+	"github.com/gopacket/gopacket/layers"
+
+	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/layers/erf"
+	"github.com/rdmashark/rdmashark/layers/ipoib"
+	"github.com/rdmashark/rdmashark/layers/iwarp"
+	"github.com/rdmashark/rdmashark/layers/roce"
+	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
+)
+
+// frame.protocols: the protocols of the packet, outermost first, joined by
+// ":" as tshark lists them ("eth:ethertype:ip:udp:infiniband:rpcordma:rpc:nfs").
+// The names are tshark 4.0's protocol filter names, and the list follows
+// tshark's dissectors: "ethertype" after every link header that carries an
+// EtherType, "data" for a payload no dissector took, one "iwarp_ddp_rdmap"
+// per iWARP FPDU. Where tshark's list depends on dissectors rdmashark does
+// not have (RPC over TCP, ssh, heuristic dissectors), rdmashark's differs:
+// testdata/KNOWN-DIFFERENCES.md, KD-FRAME-PROTOCOLS.
+
+// protocol is one entry of the list.
+type protocol uint8
+
+const (
+	protoNone protocol = iota
+	protoEth
+	protoEthertype
+	protoVLAN
+	protoQinQ
+	protoSLL
+	protoERF
+	protoIPoIB
+	protoRaw
+	protoIP
+	protoIPv6
+	protoARP
+	protoICMP
+	protoICMPv6
+	protoUDP
+	protoTCP
+	protoInfiniBand
+	protoMPA
+	protoDDP
+	protoRPCoRDMA
+	protoRPC
+	protoNFS
+	protoNFSACL
+	protoMount
+	protoPortmap
+	protoNLM
+	protoData
+	protoMACC
+	numProtocols
+)
+
+var protocolNames = [numProtocols]string{
+	protoEth: "eth", protoEthertype: "ethertype", protoVLAN: "vlan", protoQinQ: "ieee8021ad", protoSLL: "sll",
+	protoERF: "erf", protoIPoIB: "ipoib", protoRaw: "raw", protoIP: "ip", protoIPv6: "ipv6", protoARP: "arp",
+	protoICMP: "icmp", protoICMPv6: "icmpv6", protoUDP: "udp", protoTCP: "tcp", protoInfiniBand: "infiniband",
+	protoMPA: "iwarp_mpa", protoDDP: "iwarp_ddp_rdmap", protoRPCoRDMA: "rpcordma", protoRPC: "rpc",
+	protoNFS: "nfs", protoNFSACL: "nfsacl", protoMount: "mount", protoPortmap: "portmap", protoNLM: "nlm",
+	protoData: "data", protoMACC: "macc",
+}
+
+// maxProtocols bounds the list kept as a key; a longer one (an iWARP
+// segment of many FPDUs) is built as a new string.
+const maxProtocols = 48
+
+type protoList struct {
+	n int
+	p [maxProtocols]protocol
+	// over counts the entries beyond maxProtocols, which is built apart
+	over []protocol
+}
+
+func (l *protoList) add(ps ...protocol) {
+	for _, p := range ps {
+		if l.n < maxProtocols {
+			l.p[l.n] = p
+			l.n++
+		} else {
+			l.over = append(l.over, p)
+		}
+	}
+}
+
+// protocolStrings interns the lists seen: a capture has a few dozen
+// different ones, so the string of each is made once.
+var protocolStrings = struct {
+	sync.Mutex
+	m map[[maxProtocols]protocol]string
+}{m: map[[maxProtocols]protocol]string{}}
+
+func (l *protoList) String() string {
+	if l.over == nil {
+		protocolStrings.Lock()
+		s, ok := protocolStrings.m[l.p]
+		protocolStrings.Unlock()
+		if ok {
+			return s
+		}
+	}
+	var b []byte
+	for i, p := range append(l.p[:l.n:l.n], l.over...) {
+		if i > 0 {
+			b = append(b, ':')
+		}
+		b = append(b, protocolNames[p]...)
+	}
+	s := string(b)
+	if l.over == nil {
+		protocolStrings.Lock()
+		if len(protocolStrings.m) < 4096 {
+			protocolStrings.m[l.p] = s
+		}
+		protocolStrings.Unlock()
+	}
+	return s
+}
+
+// frameProtocols is frame.protocols of p.
+func frameProtocols(p *dissect.Packet) string {
+	var l protoList
+	if p.LinkType == layers.LinkTypeRaw {
+		l.add(protoRaw)
+	}
+	ethertype := false // the next IP or ARP layer follows an EtherType
+	ib := false
+	vlan := 0
+	for _, t := range p.Decoded {
+		switch t {
+		case erf.LayerTypeERF:
+			l.add(protoERF)
+		case layers.LayerTypeEthernet:
+			l.add(protoEth, protoEthertype)
+		case layers.LayerTypeLinuxSLL, layers.LayerTypeLinuxSLL2:
+			l.add(protoSLL, protoEthertype)
+		case layers.LayerTypeDot1Q:
+			if isDot1Q(p, vlan) {
+				l.add(protoVLAN, protoEthertype)
+			} else {
+				l.add(protoQinQ, protoEthertype)
+			}
+			vlan++
+		case ipoib.LayerTypeIPoIB:
+			l.add(protoIPoIB)
+		case roce.LayerTypeLRH, roce.LayerTypeGRH, roce.LayerTypeBTH:
+			if !ib {
+				l.add(protoInfiniBand)
+				ib = true
+			}
+			ethertype = true // IPoIB inside a UD Send names its EtherType
+		case layers.LayerTypeARP:
+			if ib && ethertype {
+				l.add(protoEthertype)
+			}
+			l.add(protoARP)
+		case layers.LayerTypeIPv4, layers.LayerTypeIPv6:
+			if ib && ethertype {
+				l.add(protoEthertype)
+			}
+			if t == layers.LayerTypeIPv4 {
+				l.add(protoIP)
+			} else {
+				l.add(protoIPv6)
+			}
+			switch proto := ipProto(p, t); proto {
+			case layers.IPProtocolICMPv4:
+				l.add(protoICMP)
+				if icmpData(p, t) {
+					l.add(protoData)
+				}
+			case layers.IPProtocolICMPv6:
+				l.add(protoICMPv6)
+				if icmpData(p, t) {
+					l.add(protoData)
+				}
+			}
+		case layers.LayerTypeUDP:
+			l.add(protoUDP)
+			if p.Encap != dissect.EncapRoCEv2 && len(p.UDP.Payload) > 0 {
+				l.add(protoData)
+			}
+		case layers.LayerTypeTCP:
+			l.add(protoTCP)
+			tcpProtocols(p, &l)
+		}
+	}
+	if ib && p.BTH.NextLayerType() != roce.LayerTypeMAD && !ibCarriesIP(p) {
+		if len(p.RPC) > 0 {
+			rpcProtocols(p, &l)
+		} else if len(p.BTH.Payload) > 0 {
+			l.add(protoData)
+		}
+	}
+	return l.String()
+}
+
+// ibCarriesIP tells whether an InfiniBand packet carries IPoIB.
+func ibCarriesIP(p *dissect.Packet) bool {
+	return p.Encap == dissect.EncapIB && (p.Has(layers.LayerTypeIPv4) || p.Has(layers.LayerTypeIPv6) || p.Has(layers.LayerTypeARP))
+}
+
+func ipProto(p *dissect.Packet, t interface{ String() string }) layers.IPProtocol {
+	if t == layers.LayerTypeIPv4 {
+		return p.IPv4.Protocol
+	}
+	return p.IPv6.NextHeader
+}
+
+// icmpData tells whether an ICMP message carries data after its header:
+// an echo request or reply (ICMP types 8 and 0, ICMPv6 128 and 129) with a
+// payload, as tshark shows it ("icmp:data").
+func icmpData(p *dissect.Packet, t interface{ String() string }) bool {
+	var b []byte
+	if t == layers.LayerTypeIPv4 {
+		b = p.IPv4.Payload
+		return len(b) > 8 && (b[0] == 8 || b[0] == 0)
+	}
+	b = p.IPv6.Payload
+	return len(b) > 8 && (b[0] == 128 || b[0] == 129)
+}
+
+// tcpProtocols adds what a TCP segment carried: iWARP's MPA, then for each
+// FPDU "iwarp_ddp_rdmap" and what it delivered, as tshark 4.0 lists them:
+// a tagged segment's payload (RDMA Write, Read Response) is "data", unless
+// it completes an RPC message rebuilt from a chunk; an untagged Send's only
+// on its last segment, where RPC-over-RDMA takes it (else "data"); a Read
+// Request or Terminate header carries none.
+func tcpProtocols(p *dissect.Packet, l *protoList) {
+	w := &p.IWARP
+	if !w.HasReqRep && len(w.FPDUs) == 0 {
+		return
+	}
+	l.add(protoMPA)
+	rec := 0 // the next of p.RPC to place
+	for i := range w.FPDUs {
+		f := &w.FPDUs[i]
+		l.add(protoDDP)
+		if f.Err != nil {
+			continue
+		}
+		switch op := f.RDMAP.Opcode; {
+		case f.DDP.T:
+			if f.DDP.L && op == iwarp.OpRDMAReadResponse && rec < len(p.RPC) && !p.RPC[rec].HasHeader {
+				rpcRecordProtocols(&p.RPC[rec], l)
+				rec++
+			} else if f.DataLen > 0 {
+				l.add(protoData)
+			}
+		case op == iwarp.OpSend || op == iwarp.OpSendWithInvalidate || op == iwarp.OpSendWithSE || op == iwarp.OpSendWithSEAndInvalidate:
+			if !f.DDP.L {
+				continue
+			}
+			if rec < len(p.RPC) {
+				rpcRecordProtocols(&p.RPC[rec], l)
+				rec++
+			} else if f.DataLen > 0 {
+				l.add(protoData)
+			}
+		}
+	}
+	for ; rec < len(p.RPC); rec++ {
+		rpcRecordProtocols(&p.RPC[rec], l)
+	}
+}
+
+// rpcProtocols adds the RPC-over-RDMA messages the packet completed and
+// the RPC programs inside.
+func rpcProtocols(p *dissect.Packet, l *protoList) {
+	for i := range p.RPC {
+		rpcRecordProtocols(&p.RPC[i], l)
+	}
+}
+
+// rpcRecordProtocols adds one RPC-over-RDMA message: "rpcordma", then
+// "rpc" when an RPC message is whole, then its program's protocol, except
+// for the NULL procedure, which tshark leaves to RPC.
+func rpcRecordProtocols(r *dissect.RPCRecord, l *protoList) {
+	l.add(protoRPCoRDMA)
+	if !r.HasRPC {
+		return
+	}
+	l.add(protoRPC)
+	prog, _, proc, ok := rpcProgram(r, &r.RPC)
+	if !ok || proc == 0 {
+		return
+	}
+	switch oncrpc.Program(prog) {
+	case oncrpc.ProgNFS:
+		l.add(protoNFS)
+	case oncrpc.ProgNFSACL:
+		l.add(protoNFSACL)
+	case oncrpc.ProgMount:
+		l.add(protoMount)
+	case oncrpc.ProgPortmap:
+		l.add(protoPortmap)
+	}
+}
+
+func protocolsTable() *Table {
+	F := new(Table)
+	F.Register(&Field{Name: "frame.protocols", Label: "Protocols in frame", Type: FTString, Parent: "frame",
+		Get: func(p *dissect.Packet, emit func(Value)) { emit(Value{S: frameProtocols(p)}) }})
+	return F
+}
