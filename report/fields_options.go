@@ -56,16 +56,32 @@ type optFieldsWriter struct {
 	w      *bufio.Writer
 	o      FieldsOptions
 	fields []*fields.Field
-	vals   []string
+	// The line is built in one reused buffer, every value appended with
+	// Field.AppendFormat (no string per value); vals holds the current
+	// field's occurrences, gathered by collect (a method value made once:
+	// a closure per field and packet would be allocated).
+	line    []byte
+	vals    []fields.Value
+	collect func(fields.Value)
 }
 
+func (fw *optFieldsWriter) add(v fields.Value) { fw.vals = append(fw.vals, v) }
+
 func (fw *optFieldsWriter) WritePacket(p *dissect.Packet) error {
+	if fw.collect == nil {
+		fw.collect = fw.add
+	}
+	b := fw.line[:0]
 	for i, f := range fw.fields {
 		if i > 0 {
-			fw.w.WriteString(fw.o.Separator)
+			b = append(b, fw.o.Separator...)
 		}
-		vals := f.Values(p, fw.vals[:0])
-		fw.vals = vals
+		if f.Get == nil {
+			continue
+		}
+		fw.vals = fw.vals[:0]
+		f.Get(p, fw.collect)
+		vals := fw.vals
 		switch n := fw.o.Occurrence; {
 		case n > 0 && n <= len(vals):
 			vals = vals[n-1 : n]
@@ -78,19 +94,22 @@ func (fw *optFieldsWriter) WritePacket(p *dissect.Packet) error {
 			continue
 		}
 		if fw.o.Quote != 0 {
-			fw.w.WriteByte(fw.o.Quote)
+			b = append(b, fw.o.Quote)
 		}
 		for j, v := range vals {
 			if j > 0 {
-				fw.w.WriteString(fw.o.Aggregator)
+				b = append(b, fw.o.Aggregator...)
 			}
-			fw.w.WriteString(v)
+			b = f.AppendFormat(b, v)
 		}
 		if fw.o.Quote != 0 {
-			fw.w.WriteByte(fw.o.Quote)
+			b = append(b, fw.o.Quote)
 		}
 	}
-	return fw.w.WriteByte('\n')
+	b = append(b, '\n')
+	fw.line = b
+	_, err := fw.w.Write(b)
+	return err
 }
 
 func (fw *optFieldsWriter) Flush() error { return fw.w.Flush() }

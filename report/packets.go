@@ -7,7 +7,6 @@ import (
 	"io"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -118,60 +117,8 @@ func (s *summaryWriter) Flush() error { return s.w.Flush() }
 // several occurrences of one field separated by commas, as tshark -T fields
 // -E occurrence=a does. Unknown names are an error before anything runs.
 func NewFieldsWriter(w io.Writer, names []string, header bool) (PacketWriter, error) {
-	fw := &fieldsWriter{w: bufio.NewWriter(w)}
-	for _, n := range names {
-		f, ok := fields.Registry.Lookup(n)
-		if !ok {
-			return nil, fmt.Errorf("unknown field %q (rdmashark dissect -G fields lists them)", n)
-		}
-		fw.fields = append(fw.fields, f)
-	}
-	if header {
-		fmt.Fprintln(fw.w, strings.Join(names, "\t"))
-	}
-	return fw, nil
+	return NewFieldsWriterOptions(w, names, FieldsOptions{Header: header})
 }
-
-type fieldsWriter struct {
-	w      *bufio.Writer
-	fields []*fields.Field
-	// The line is built in line: each value appended with
-	// Field.AppendFormat by emit (made once: a closure per field and
-	// packet would be allocated), cur and n the field and its count.
-	line []byte
-	cur  *fields.Field
-	n    int
-	emit func(fields.Value)
-}
-
-func (fw *fieldsWriter) add(v fields.Value) {
-	if fw.n > 0 {
-		fw.line = append(fw.line, ',')
-	}
-	fw.n++
-	fw.line = fw.cur.AppendFormat(fw.line, v)
-}
-
-func (fw *fieldsWriter) WritePacket(p *dissect.Packet) error {
-	if fw.emit == nil {
-		fw.emit = fw.add
-	}
-	fw.line = fw.line[:0]
-	for i, f := range fw.fields {
-		if i > 0 {
-			fw.line = append(fw.line, '\t')
-		}
-		if f.Get != nil {
-			fw.cur, fw.n = f, 0
-			f.Get(p, fw.emit)
-		}
-	}
-	fw.line = append(fw.line, '\n')
-	_, err := fw.w.Write(fw.line)
-	return err
-}
-
-func (fw *fieldsWriter) Flush() error { return fw.w.Flush() }
 
 // group is one protocol's fields present in a packet, in table order:
 // those that occur once per packet (fields), and those that repeat per
