@@ -33,6 +33,9 @@ func (w *infoBuf) Len() int       { return len(w.b) }
 // uint appends v in decimal (%d).
 func (w *infoBuf) uint(v uint64) { w.b = strconv.AppendUint(w.b, v, 10) }
 
+// int appends v in decimal (%d).
+func (w *infoBuf) int(v int64) { w.b = strconv.AppendInt(w.b, v, 10) }
+
 // hex appends v as 0x and at least digits lowercase hex digits (0x%0*x).
 func (w *infoBuf) hex(v uint64, digits int) {
 	w.b = append(w.b, "0x"...)
