@@ -220,10 +220,15 @@ type Transaction struct {
 	callRPC     []byte    // the Call's inline RPC part, kept to rebuild it
 	chunkData   [][]byte  // per Call chunk, the bytes the RDMA operations moved
 	filled      []uint64  // per Call chunk, bytes placed
-	rebuilt     []byte
-	replyParts  []byte // version 2 *_MIDDLE continuations
-	callDone    bool   // the Call's chunks were rebuilt (or found incomplete)
-	seq         uint64 // creation order
+	// clean is, per Call chunk, how far its buffer holds only bytes placed
+	// or cleared: a reused buffer is cleared lazily (placeChunkData clears
+	// the gap before what it places, chunkBytes the rest before the
+	// buffer is read), not whole when it is taken.
+	clean      []uint64
+	rebuilt    []byte
+	replyParts []byte // version 2 *_MIDDLE continuations
+	callDone   bool   // the Call's chunks were rebuilt (or found incomplete)
+	seq        uint64 // creation order
 }
 
 // RPCStats counts a connection's RPC-over-RDMA traffic. Arrays of two are
