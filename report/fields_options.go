@@ -63,13 +63,34 @@ type optFieldsWriter struct {
 	line    []byte
 	vals    []fields.Value
 	collect func(fields.Value)
+	// With every occurrence printed (-E occurrence=a, the default) the
+	// values are appended as they come, by direct (no copy of each Value
+	// into vals and out again): cur is the field, n its count so far.
+	direct func(fields.Value)
+	cur    *fields.Field
+	n      int
 }
 
 func (fw *optFieldsWriter) add(v fields.Value) { fw.vals = append(fw.vals, v) }
 
+func (fw *optFieldsWriter) appendNext(v fields.Value) {
+	if fw.n == 0 {
+		if fw.o.Quote != 0 {
+			fw.line = append(fw.line, fw.o.Quote)
+		}
+	} else {
+		fw.line = append(fw.line, fw.o.Aggregator...)
+	}
+	fw.n++
+	fw.line = fw.cur.AppendFormat(fw.line, v)
+}
+
 func (fw *optFieldsWriter) WritePacket(p *dissect.Packet) error {
 	if fw.collect == nil {
-		fw.collect = fw.add
+		fw.collect, fw.direct = fw.add, fw.appendNext
+	}
+	if fw.o.Occurrence == 0 {
+		return fw.writeAll(p)
 	}
 	b := fw.line[:0]
 	for i, f := range fw.fields {
@@ -109,6 +130,27 @@ func (fw *optFieldsWriter) WritePacket(p *dissect.Packet) error {
 	b = append(b, '\n')
 	fw.line = b
 	_, err := fw.w.Write(b)
+	return err
+}
+
+// writeAll is WritePacket with every occurrence printed.
+func (fw *optFieldsWriter) writeAll(p *dissect.Packet) error {
+	fw.line = fw.line[:0]
+	for i, f := range fw.fields {
+		if i > 0 {
+			fw.line = append(fw.line, fw.o.Separator...)
+		}
+		if f.Get == nil {
+			continue
+		}
+		fw.cur, fw.n = f, 0
+		f.Get(p, fw.direct)
+		if fw.n > 0 && fw.o.Quote != 0 {
+			fw.line = append(fw.line, fw.o.Quote)
+		}
+	}
+	fw.line = append(fw.line, '\n')
+	_, err := fw.w.Write(fw.line)
 	return err
 }
 
