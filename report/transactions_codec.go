@@ -257,7 +257,7 @@ func (d *txnDecoder) decode(t *Transaction) error {
 		if err == io.EOF {
 			return io.EOF
 		}
-		return err
+		return fmt.Errorf("transactions: reading back a temporary file: %w", err)
 	}
 	*t = Transaction{}
 	t.XID = Hex32(d.u32())
