@@ -245,10 +245,12 @@ type reqModel struct {
 var hashSeed = maphash.MakeSeed()
 
 // packetHash hashes what a retransmission must repeat: opcode, extension
-// headers and payload.
+// headers and payload. The headers and the payload are hashed by one
+// maphash.Bytes call each (a maphash.Hash fed with Write went through its
+// 128-byte buffer, one short hash per 128 bytes of payload: 9% of
+// analyze's CPU) and the two combined; only equality within one run
+// matters (the seed is random per process).
 func packetHash(h *roce.BTH) uint64 {
-	var mh maphash.Hash
-	mh.SetSeed(hashSeed)
 	var b [32]byte
 	b[0] = byte(h.OpCode)
 	n := 1
@@ -266,9 +268,12 @@ func packetHash(h *roce.BTH) uint64 {
 		binary.BigEndian.PutUint32(b[n:], h.ImmDt.Data)
 		n += 4
 	}
-	mh.Write(b[:n])
-	mh.Write(h.Payload)
-	return mh.Sum64()
+	// The headers' length follows from the opcode (b[0]), so the split
+	// between them and the payload is unambiguous; the multiplication by
+	// an odd constant (a bijection) spreads the headers' hash over the
+	// upper bits histHash keeps before the payload's is mixed in.
+	hdr := maphash.Bytes(hashSeed, b[:n]) * 0x9e3779b97f4a7c15
+	return hdr ^ maphash.Bytes(hashSeed, h.Payload)
 }
 
 // readSpan is the number of PSNs a Read Request consumes, 0 when the PMTU is

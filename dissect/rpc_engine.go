@@ -565,6 +565,7 @@ func (s *rpcState) newTxn() *Transaction {
 		reply:      t.reply.reuse(),
 		chunkData:  t.chunkData[:0],
 		filled:     t.filled[:0],
+		clean:      t.clean[:0],
 		seq:        s.seq,
 	}
 	return t

@@ -2,6 +2,7 @@ package fields
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/rdmashark/rdmashark/dissect"
@@ -44,5 +45,17 @@ func TestAppendFormatIsFormat(t *testing.T) {
 	}
 	if n < 100000 {
 		t.Errorf("only %d values compared", n)
+	}
+}
+
+// TestAppendHex: appendHex is fmt's %0*x for every width tshark and the
+// summary lines use, and beyond.
+func TestAppendHex(t *testing.T) {
+	for _, v := range []uint64{0, 1, 0xf, 0x10, 0xabc, 0xffffffff, 1 << 32, 1<<63 | 0xf00, ^uint64(0)} {
+		for _, d := range []int{0, 1, 2, 4, 6, 8, 16, 18} {
+			if got, want := string(appendHex([]byte("x"), v, d)), "x"+fmt.Sprintf("%0*x", d, v); got != want {
+				t.Errorf("appendHex(%#x, %d) = %q, want %q", v, d, got, want)
+			}
+		}
 	}
 }

@@ -2,6 +2,7 @@ package fields
 
 import (
 	"fmt"
+	"math/bits"
 	"strconv"
 )
 
@@ -33,6 +34,9 @@ func (w *infoBuf) Len() int       { return len(w.b) }
 // uint appends v in decimal (%d).
 func (w *infoBuf) uint(v uint64) { w.b = strconv.AppendUint(w.b, v, 10) }
 
+// int appends v in decimal (%d).
+func (w *infoBuf) int(v int64) { w.b = strconv.AppendInt(w.b, v, 10) }
+
 // hex appends v as 0x and at least digits lowercase hex digits (0x%0*x).
 func (w *infoBuf) hex(v uint64, digits int) {
 	w.b = append(w.b, "0x"...)
@@ -41,12 +45,16 @@ func (w *infoBuf) hex(v uint64, digits int) {
 
 // appendHex appends v in lowercase hex, zero-padded to digits.
 func appendHex(dst []byte, v uint64, digits int) []byte {
-	var tmp [16]byte
-	n := len(strconv.AppendUint(tmp[:0], v, 16))
-	for ; n < digits; n++ {
-		dst = append(dst, '0')
+	const hexDigits = "0123456789abcdef"
+	n := max((bits.Len64(v)+3)/4, digits, 1)
+	for i := n - 1; i >= 0; i-- {
+		if i >= 16 {
+			dst = append(dst, '0')
+			continue
+		}
+		dst = append(dst, hexDigits[v>>(4*uint(i))&0xf])
 	}
-	return strconv.AppendUint(dst, v, 16)
+	return dst
 }
 
 // printf appends fmt's formatting (fmt.Appendf: w itself does not escape,

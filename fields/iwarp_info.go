@@ -65,31 +65,52 @@ func fpduInfo(f *dissect.IWARPFPDU, b *infoBuf) {
 	d, r := &f.DDP, &f.RDMAP
 	switch {
 	case f.Err != nil && d.DV == 0:
-		b.printf("FPDU Len=%d", f.ULPDULength)
+		b.WriteString("FPDU Len=")
+		b.uint(uint64(f.ULPDULength))
 	case d.T:
-		b.printf("%s STag=0x%08x TO=0x%x Len=%d", r.Opcode, d.STag, d.TO, f.DataLen)
+		// "%s STag=0x%08x TO=0x%x Len=%d", without fmt (one per FPDU).
+		b.WriteString(r.Opcode.String())
+		b.WriteString(" STag=")
+		b.hex(uint64(d.STag), 8)
+		b.WriteString(" TO=")
+		b.hex(d.TO, 0)
+		b.WriteString(" Len=")
+		b.int(int64(f.DataLen))
 	default:
-		b.printf("%s", r.Opcode)
+		b.WriteString(r.Opcode.String())
 		if d.QN != standardQN(r.Opcode) {
-			b.printf(" QN=%d", d.QN)
+			b.WriteString(" QN=")
+			b.uint(uint64(d.QN))
 		}
-		b.printf(" MSN=%d", d.MSN)
+		b.WriteString(" MSN=")
+		b.uint(uint64(d.MSN))
 		if d.MO != 0 {
-			b.printf(" MO=%d", d.MO)
+			b.WriteString(" MO=")
+			b.uint(uint64(d.MO))
 		}
 		switch {
 		case r.Opcode == iwarp.OpRDMAReadRequest:
 			q := &r.ReadRequest
-			b.printf(" SrcSTag=0x%08x SrcTO=0x%x Len=%d SinkSTag=0x%08x SinkTO=0x%x",
-				q.SourceSTag, q.SourceTaggedOffset, q.RDMAReadMessageSize, q.SinkSTag, q.SinkTaggedOffset)
+			b.WriteString(" SrcSTag=")
+			b.hex(uint64(q.SourceSTag), 8)
+			b.WriteString(" SrcTO=")
+			b.hex(q.SourceTaggedOffset, 0)
+			b.WriteString(" Len=")
+			b.uint(uint64(q.RDMAReadMessageSize))
+			b.WriteString(" SinkSTag=")
+			b.hex(uint64(q.SinkSTag), 8)
+			b.WriteString(" SinkTO=")
+			b.hex(q.SinkTaggedOffset, 0)
 		case r.Opcode == iwarp.OpTerminate:
 			t := &r.Terminate
 			b.printf(" Layer=%s EType=%s Code=%s", t.Layer, t.ETypeString(), t.ErrorCodeString())
 		default:
 			if r.Opcode.HasInvalidateSTag() {
-				b.printf(" InvSTag=0x%08x", r.InvalidateSTag)
+				b.WriteString(" InvSTag=")
+				b.hex(uint64(r.InvalidateSTag), 8)
 			}
-			b.printf(" Len=%d", f.DataLen)
+			b.WriteString(" Len=")
+			b.int(int64(f.DataLen))
 		}
 	}
 	if !d.L && f.Err == nil {

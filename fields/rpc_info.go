@@ -1,8 +1,6 @@
 package fields
 
 import (
-	"strings"
-
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma"
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
@@ -33,19 +31,24 @@ func recordInfo(r *dissect.RPCRecord, b *infoBuf) {
 			return
 		}
 		h := &r.Header
-		b.printf(" %s xid=0x%08x", dissect.ProcName(h.Vers, headerProc(h)), h.XID())
+		b.WriteByte(' ')
+		b.WriteString(dissect.ProcName(h.Vers, headerProc(h)))
+		b.WriteString(" xid=")
+		b.hex(uint64(h.XID()), 8)
 		if h.Vers == rpcrdma.Version2 {
 			b.WriteString(" v2")
 		}
 		ch := h.Chunks()
 		if n := len(ch.ReadChunks); n > 0 {
-			b.printf(" read-chunks=%d", n)
+			b.WriteString(" read-chunks=")
+			b.uint(uint64(n))
 		}
 		if h.Vers == rpcrdma.Version2 && len(h.V2.CallList) > 0 {
 			b.WriteString(" call-chunk=1")
 		}
 		if n := len(ch.WriteList); n > 0 {
-			b.printf(" write-chunks=%d", n)
+			b.WriteString(" write-chunks=")
+			b.uint(uint64(n))
 		}
 		if ch.HasReplyChunk {
 			b.WriteString(" reply-chunk=1")
@@ -57,7 +60,8 @@ func recordInfo(r *dissect.RPCRecord, b *infoBuf) {
 			b.printf(" %s", h.V2.Err)
 		}
 		if r.Invalidate {
-			b.printf(" inv=0x%08x", r.InvalidatedSTag)
+			b.WriteString(" inv=")
+			b.hex(uint64(r.InvalidatedSTag), 8)
 		}
 		if r.Truncated {
 			b.WriteString(" [truncated]")
@@ -87,33 +91,62 @@ func recordInfo(r *dissect.RPCRecord, b *infoBuf) {
 		if h.MsgType != oncrpc.Call {
 			vers = r.Version
 		}
-		b.printf("%s V%d %s %s", u.Protocol, vers, kind, u.Procedure)
-		if len(u.Operations) > 0 {
-			b.printf(" %s", strings.Join(u.Operations, ","))
+		b.WriteString(u.Protocol)
+		b.WriteString(" V")
+		b.uint(uint64(vers))
+		b.WriteByte(' ')
+		b.WriteString(kind)
+		b.WriteByte(' ')
+		b.WriteString(u.Procedure)
+		for i, op := range u.Operations {
+			if i == 0 {
+				b.WriteByte(' ')
+			} else {
+				b.WriteByte(',')
+			}
+			b.WriteString(op)
 		}
 	case h.MsgType == oncrpc.Call:
-		b.printf("RPC Call %s v%d proc %d", h.Prog, h.Vers, h.Proc)
+		b.WriteString("RPC Call ")
+		b.WriteString(h.Prog.String())
+		b.WriteString(" v")
+		b.uint(uint64(h.Vers))
+		b.WriteString(" proc ")
+		b.uint(uint64(h.Proc))
 	default:
 		b.WriteString("RPC Reply")
 		if r.HasProgram {
-			b.printf(" %s v%d proc %d", oncrpc.Program(r.Program), r.Version, r.Procedure)
+			b.WriteByte(' ')
+			b.WriteString(oncrpc.Program(r.Program).String())
+			b.WriteString(" v")
+			b.uint(uint64(r.Version))
+			b.WriteString(" proc ")
+			b.uint(uint64(r.Procedure))
 		}
 	}
 	if h.MsgType != oncrpc.Call {
 		if h.ReplyStat != oncrpc.MsgAccepted {
-			b.printf(" %s", h.ReplyStat)
+			b.WriteByte(' ')
+			b.WriteString(h.ReplyStat.String())
 		} else if h.AcceptStat != oncrpc.Success {
-			b.printf(" %s", h.AcceptStat)
+			b.WriteByte(' ')
+			b.WriteString(h.AcceptStat.String())
 		}
 	}
 	switch {
 	case r.ReducedRPC:
 		b.WriteString(" (inline part; Read chunks follow)")
 	case r.Rebuilt:
-		b.printf(" (rebuilt from the %s chunk, %d bytes)", r.Source, r.RPCLength)
+		b.WriteString(" (rebuilt from the ")
+		b.WriteString(r.Source.String())
+		b.WriteString(" chunk, ")
+		b.int(int64(r.RPCLength))
+		b.WriteString(" bytes)")
 	}
 	if r.Reply && r.CallPacket > 0 {
-		b.printf(" (call in %d)", r.CallPacket)
+		b.WriteString(" (call in ")
+		b.int(int64(r.CallPacket))
+		b.WriteByte(')')
 	}
 }
 

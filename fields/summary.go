@@ -231,21 +231,40 @@ func cmInfo(p *dissect.Packet, b *infoBuf) {
 	cm := &p.CM
 	switch cm.Attr {
 	case roce.LayerTypeCMREQ:
+		// "CM REQ LocalCommID=0x%08x QPN=0x%06x PSN=%d ServiceID=0x%016x"
 		r := &cm.REQ
-		b.printf("CM REQ LocalCommID=0x%08x QPN=0x%06x PSN=%d ServiceID=0x%016x", r.LocalCommID, r.LocalQPN, r.StartingPSN, r.ServiceID)
+		b.WriteString("CM REQ LocalCommID=")
+		b.hex(uint64(r.LocalCommID), 8)
+		b.WriteString(" QPN=")
+		b.hex(uint64(r.LocalQPN), 6)
+		b.WriteString(" PSN=")
+		b.uint(uint64(r.StartingPSN))
+		b.WriteString(" ServiceID=")
+		b.hex(uint64(r.ServiceID), 16)
 	case roce.LayerTypeCMREP:
+		// "CM REP LocalCommID=0x%08x RemoteCommID=0x%08x QPN=0x%06x PSN=%d"
 		r := &cm.REP
-		b.printf("CM REP LocalCommID=0x%08x RemoteCommID=0x%08x QPN=0x%06x PSN=%d", r.LocalCommID, r.RemoteCommID, r.LocalQPN, r.StartingPSN)
+		cmIDs(b, "CM REP", r.LocalCommID, r.RemoteCommID)
+		b.WriteString(" QPN=")
+		b.hex(uint64(r.LocalQPN), 6)
+		b.WriteString(" PSN=")
+		b.uint(uint64(r.StartingPSN))
 	case roce.LayerTypeCMRTU:
-		b.printf("CM RTU LocalCommID=0x%08x RemoteCommID=0x%08x", cm.RTU.LocalCommID, cm.RTU.RemoteCommID)
+		cmIDs(b, "CM RTU", cm.RTU.LocalCommID, cm.RTU.RemoteCommID)
 	case roce.LayerTypeCMREJ:
-		b.printf("CM REJ LocalCommID=0x%08x RemoteCommID=0x%08x Reason=%d (%s)", cm.REJ.LocalCommID, cm.REJ.RemoteCommID, uint16(cm.REJ.Reason), cm.REJ.Reason)
+		// "... Reason=%d (%s)"
+		cmIDs(b, "CM REJ", cm.REJ.LocalCommID, cm.REJ.RemoteCommID)
+		b.WriteString(" Reason=")
+		b.uint(uint64(uint16(cm.REJ.Reason)))
+		b.WriteString(" (")
+		b.WriteString(cm.REJ.Reason.String())
+		b.WriteByte(')')
 	case roce.LayerTypeCMMRA:
-		b.printf("CM MRA LocalCommID=0x%08x RemoteCommID=0x%08x", cm.MRA.LocalCommID, cm.MRA.RemoteCommID)
+		cmIDs(b, "CM MRA", cm.MRA.LocalCommID, cm.MRA.RemoteCommID)
 	case roce.LayerTypeCMDREQ:
-		b.printf("CM DREQ LocalCommID=0x%08x RemoteCommID=0x%08x", cm.DREQ.LocalCommID, cm.DREQ.RemoteCommID)
+		cmIDs(b, "CM DREQ", cm.DREQ.LocalCommID, cm.DREQ.RemoteCommID)
 	case roce.LayerTypeCMDREP:
-		b.printf("CM DREP LocalCommID=0x%08x RemoteCommID=0x%08x", cm.DREP.LocalCommID, cm.DREP.RemoteCommID)
+		cmIDs(b, "CM DREP", cm.DREP.LocalCommID, cm.DREP.RemoteCommID)
 	case roce.LayerTypeCMSIDRREQ:
 		b.WriteString("CM SIDR_REQ")
 	case roce.LayerTypeCMSIDRREP:
@@ -260,4 +279,13 @@ func cmInfo(p *dissect.Packet, b *infoBuf) {
 	if p.Has(roce.LayerTypeMAD) {
 		b.printf(" (%s)", p.MAD.Method)
 	}
+}
+
+// cmIDs appends "NAME LocalCommID=0x%08x RemoteCommID=0x%08x".
+func cmIDs(b *infoBuf, name string, local, remote uint32) {
+	b.WriteString(name)
+	b.WriteString(" LocalCommID=")
+	b.hex(uint64(local), 8)
+	b.WriteString(" RemoteCommID=")
+	b.hex(uint64(remote), 8)
 }

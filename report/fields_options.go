@@ -56,16 +56,53 @@ type optFieldsWriter struct {
 	w      *bufio.Writer
 	o      FieldsOptions
 	fields []*fields.Field
-	vals   []string
+	// The line is built in one reused buffer, every value appended with
+	// Field.AppendFormat (no string per value); vals holds the current
+	// field's occurrences, gathered by collect (a method value made once:
+	// a closure per field and packet would be allocated).
+	line    []byte
+	vals    []fields.Value
+	collect func(fields.Value)
+	// With every occurrence printed (-E occurrence=a, the default) the
+	// values are appended as they come, by direct (no copy of each Value
+	// into vals and out again): cur is the field, n its count so far.
+	direct func(fields.Value)
+	cur    *fields.Field
+	n      int
+}
+
+func (fw *optFieldsWriter) add(v fields.Value) { fw.vals = append(fw.vals, v) }
+
+func (fw *optFieldsWriter) appendNext(v fields.Value) {
+	if fw.n == 0 {
+		if fw.o.Quote != 0 {
+			fw.line = append(fw.line, fw.o.Quote)
+		}
+	} else {
+		fw.line = append(fw.line, fw.o.Aggregator...)
+	}
+	fw.n++
+	fw.line = fw.cur.AppendFormat(fw.line, v)
 }
 
 func (fw *optFieldsWriter) WritePacket(p *dissect.Packet) error {
+	if fw.collect == nil {
+		fw.collect, fw.direct = fw.add, fw.appendNext
+	}
+	if fw.o.Occurrence == 0 {
+		return fw.writeAll(p)
+	}
+	b := fw.line[:0]
 	for i, f := range fw.fields {
 		if i > 0 {
-			fw.w.WriteString(fw.o.Separator)
+			b = append(b, fw.o.Separator...)
 		}
-		vals := f.Values(p, fw.vals[:0])
-		fw.vals = vals
+		if f.Get == nil {
+			continue
+		}
+		fw.vals = fw.vals[:0]
+		f.Get(p, fw.collect)
+		vals := fw.vals
 		switch n := fw.o.Occurrence; {
 		case n > 0 && n <= len(vals):
 			vals = vals[n-1 : n]
@@ -78,19 +115,43 @@ func (fw *optFieldsWriter) WritePacket(p *dissect.Packet) error {
 			continue
 		}
 		if fw.o.Quote != 0 {
-			fw.w.WriteByte(fw.o.Quote)
+			b = append(b, fw.o.Quote)
 		}
 		for j, v := range vals {
 			if j > 0 {
-				fw.w.WriteString(fw.o.Aggregator)
+				b = append(b, fw.o.Aggregator...)
 			}
-			fw.w.WriteString(v)
+			b = f.AppendFormat(b, v)
 		}
 		if fw.o.Quote != 0 {
-			fw.w.WriteByte(fw.o.Quote)
+			b = append(b, fw.o.Quote)
 		}
 	}
-	return fw.w.WriteByte('\n')
+	b = append(b, '\n')
+	fw.line = b
+	_, err := fw.w.Write(b)
+	return err
+}
+
+// writeAll is WritePacket with every occurrence printed.
+func (fw *optFieldsWriter) writeAll(p *dissect.Packet) error {
+	fw.line = fw.line[:0]
+	for i, f := range fw.fields {
+		if i > 0 {
+			fw.line = append(fw.line, fw.o.Separator...)
+		}
+		if f.Get == nil {
+			continue
+		}
+		fw.cur, fw.n = f, 0
+		f.Get(p, fw.direct)
+		if fw.n > 0 && fw.o.Quote != 0 {
+			fw.line = append(fw.line, fw.o.Quote)
+		}
+	}
+	fw.line = append(fw.line, '\n')
+	_, err := fw.w.Write(fw.line)
+	return err
 }
 
 func (fw *optFieldsWriter) Flush() error { return fw.w.Flush() }

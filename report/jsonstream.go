@@ -6,8 +6,11 @@ import (
 	"encoding"
 	"encoding/json"
 	"io"
+	"math"
 	"reflect"
+	"strconv"
 	"strings"
+	"sync"
 )
 
 // writeJSONStream writes v as json.Encoder with SetIndent("", "  ") and
@@ -34,6 +37,7 @@ type jsonStream struct {
 	buf bytes.Buffer
 	enc *json.Encoder
 	err error
+	num []byte // scratch for numbers
 }
 
 // jsonStreamer writes its own value, at the nesting whose lines start with
@@ -49,10 +53,201 @@ var (
 	textMarshaler = reflect.TypeFor[encoding.TextMarshaler]()
 )
 
+// leafKind is how a value written whole is encoded: the common scalars
+// directly, the way encoding/json writes them, anything else through
+// json.Encoder. A transaction list of 12,000 entries made ~500,000 leaves,
+// and an Encoder call (reflection, SetIndent, a copy) for each was most of
+// `transactions --format json`'s time.
+type leafKind uint8
+
+const (
+	leafEncoder leafKind = iota
+	leafString
+	leafBool
+	leafInt
+	leafUint
+	leafFloat64
+	leafText // a value-receiver encoding.TextMarshaler: its text as a string
+)
+
+// jsType is what the stream needs to know of a type, worked out once.
+type jsType struct {
+	streamer bool // implements jsonStreamer
+	whole    bool // has a marshaller: encoded whole
+	leaf     leafKind
+	// ptrText: a pointer to a value-receiver TextMarshaler, written as
+	// null or its element's text as json.Encoder would.
+	ptrText bool
+	// Structs: the fields encoding/json writes, with their keys encoded
+	// ("name": ), or wholeStruct when the struct must be encoded whole
+	// (embedded fields, the ,string option).
+	fields      []jsField
+	wholeStruct bool
+}
+
+type jsField struct {
+	key       string // the JSON-encoded name, a colon and a space
+	i         int
+	omitEmpty bool
+}
+
+var jsTypes sync.Map // reflect.Type -> *jsType
+
+func typeInfo(t reflect.Type) *jsType {
+	if ti, ok := jsTypes.Load(t); ok {
+		return ti.(*jsType)
+	}
+	ti := &jsType{streamer: t.Implements(jsonStreamerType), whole: marshals(t)}
+	switch {
+	case t.Implements(jsonMarshaler):
+	case t.Implements(textMarshaler):
+		if t.Kind() != reflect.Pointer && t.Kind() != reflect.Interface {
+			ti.leaf = leafText
+		}
+	case reflect.PointerTo(t).Implements(jsonMarshaler) || reflect.PointerTo(t).Implements(textMarshaler):
+		// json.Encoder decides (it sees the value unaddressable).
+	default:
+		switch t.Kind() {
+		case reflect.String:
+			ti.leaf = leafString
+		case reflect.Bool:
+			ti.leaf = leafBool
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			ti.leaf = leafInt
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+			ti.leaf = leafUint
+		case reflect.Float64:
+			ti.leaf = leafFloat64
+		}
+	}
+	if t.Kind() == reflect.Struct {
+		ti.structFields(t)
+	}
+	if e := t.Elem; t.Kind() == reflect.Pointer && !t.Implements(jsonMarshaler) &&
+		e().Kind() != reflect.Pointer && e().Kind() != reflect.Interface &&
+		!e().Implements(jsonMarshaler) && e().Implements(textMarshaler) {
+		ti.ptrText = true
+	}
+	jsTypes.Store(t, ti)
+	return ti
+}
+
+// structFields lists the fields as encoding/json names and tags them.
+func (ti *jsType) structFields(t reflect.Type) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous {
+			ti.wholeStruct = true
+			return
+		}
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if strings.Contains(","+opts+",", ",string,") {
+			ti.wholeStruct = true
+			return
+		}
+		if name == "" {
+			name = f.Name
+		}
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		enc.Encode(name)
+		ti.fields = append(ti.fields, jsField{
+			key:       strings.TrimSuffix(b.String(), "\n") + ": ",
+			i:         i,
+			omitEmpty: strings.Contains(","+opts+",", ",omitempty,"),
+		})
+	}
+}
+
+// indent is the prefix one level deeper than prefix (prefixes are spaces).
+func indent(prefix string) string {
+	const spaces = "                                                                " +
+		"                                                                "
+	if n := len(prefix) + 2; n <= len(spaces) {
+		return spaces[:n]
+	}
+	return prefix + "  "
+}
+
+// jsonPlain reports whether encoding/json writes s as it is between quotes
+// (printable ASCII but '"' and '\\'; with SetEscapeHTML(false), <, > and &
+// are printable too).
+func jsonPlain[T string | []byte](s T) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
 // leaf encodes v whole, its lines after the first starting with prefix.
 func (s *jsonStream) leaf(v reflect.Value, prefix string) {
+	s.leafAs(v, typeInfo(v.Type()).leaf, prefix)
+}
+
+func (s *jsonStream) leafAs(v reflect.Value, k leafKind, prefix string) {
 	if s.err != nil {
 		return
+	}
+	b := s.num[:0]
+	switch k {
+	case leafString:
+		if str := v.String(); jsonPlain(str) {
+			s.w.WriteByte('"')
+			s.w.WriteString(str)
+			s.w.WriteByte('"')
+			return
+		}
+	case leafBool:
+		if v.Bool() {
+			s.w.WriteString("true")
+		} else {
+			s.w.WriteString("false")
+		}
+		return
+	case leafInt:
+		s.num = strconv.AppendInt(b, v.Int(), 10)
+		s.w.Write(s.num)
+		return
+	case leafUint:
+		s.num = strconv.AppendUint(b, v.Uint(), 10)
+		s.w.Write(s.num)
+		return
+	case leafFloat64:
+		// encoding/json's floatEncoder: ES6 number form.
+		f := v.Float()
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			break // the Encoder's error
+		}
+		format := byte('f')
+		if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+			format = 'e'
+		}
+		b = strconv.AppendFloat(b, f, format, -1, 64)
+		if n := len(b); format == 'e' && n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+		s.num = b
+		s.w.Write(b)
+		return
+	case leafText:
+		text, err := v.Interface().(encoding.TextMarshaler).MarshalText()
+		if err == nil && jsonPlain(text) {
+			s.w.WriteByte('"')
+			s.w.Write(text)
+			s.w.WriteByte('"')
+			return
+		}
 	}
 	s.buf.Reset()
 	s.enc.SetIndent(prefix, "  ")
@@ -78,12 +273,21 @@ func (s *jsonStream) value(v reflect.Value, prefix string) {
 		return
 	}
 	t := v.Type()
-	if t.Implements(jsonStreamerType) {
+	ti := typeInfo(t)
+	if ti.streamer {
 		v.Interface().(jsonStreamer).streamJSON(s, prefix)
 		return
 	}
-	if marshals(t) {
-		s.leaf(v, prefix)
+	if ti.ptrText {
+		if v.IsNil() {
+			s.w.WriteString("null")
+		} else {
+			s.leafAs(v.Elem(), leafText, prefix)
+		}
+		return
+	}
+	if ti.whole {
+		s.leafAs(v, ti.leaf, prefix)
 		return
 	}
 	switch v.Kind() {
@@ -95,77 +299,61 @@ func (s *jsonStream) value(v reflect.Value, prefix string) {
 		s.value(v.Elem(), prefix)
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.Uint8 || v.IsNil() || v.Len() == 0 {
-			s.leaf(v, prefix)
+			s.leafAs(v, ti.leaf, prefix)
 			return
 		}
 		s.w.WriteString("[\n")
+		in := indent(prefix)
 		for i := range v.Len() {
-			s.w.WriteString(prefix + "  ")
-			s.value(v.Index(i), prefix+"  ")
+			s.w.WriteString(in)
+			s.value(v.Index(i), in)
 			if i < v.Len()-1 {
 				s.w.WriteString(",")
 			}
 			s.w.WriteString("\n")
 		}
-		s.w.WriteString(prefix + "]")
+		s.w.WriteString(prefix)
+		s.w.WriteString("]")
 	case reflect.Struct:
-		s.object(v, prefix)
+		s.object(v, ti, prefix)
 	default:
-		s.leaf(v, prefix)
+		s.leafAs(v, ti.leaf, prefix)
 	}
 }
 
 // object writes a struct field by field, as encoding/json names and omits
 // them; a struct with embedded fields is encoded whole.
-func (s *jsonStream) object(v reflect.Value, prefix string) {
-	t := v.Type()
-	type field struct {
-		name string
-		i    int
+func (s *jsonStream) object(v reflect.Value, ti *jsType, prefix string) {
+	if ti.wholeStruct {
+		s.leafAs(v, leafEncoder, prefix)
+		return
 	}
-	var fields []field
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if f.Anonymous {
-			s.leaf(v, prefix)
-			return
+	last := -1 // the last field written
+	for k, f := range ti.fields {
+		if !f.omitEmpty || !emptyJSON(v.Field(f.i)) {
+			last = k
 		}
-		if !f.IsExported() {
-			continue
-		}
-		tag := f.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if strings.Contains(","+opts+",", ",string,") {
-			s.leaf(v, prefix)
-			return
-		}
-		if name == "" {
-			name = f.Name
-		}
-		if strings.Contains(","+opts+",", ",omitempty,") && emptyJSON(v.Field(i)) {
-			continue
-		}
-		fields = append(fields, field{name, i})
 	}
-	if len(fields) == 0 {
+	if last < 0 {
 		s.w.WriteString("{}")
 		return
 	}
 	s.w.WriteString("{\n")
-	for k, f := range fields {
-		s.w.WriteString(prefix + "  ")
-		s.leaf(reflect.ValueOf(f.name), "")
-		s.w.WriteString(": ")
-		s.value(v.Field(f.i), prefix+"  ")
-		if k < len(fields)-1 {
+	in := indent(prefix)
+	for k, f := range ti.fields[:last+1] {
+		if f.omitEmpty && emptyJSON(v.Field(f.i)) {
+			continue
+		}
+		s.w.WriteString(in)
+		s.w.WriteString(f.key)
+		s.value(v.Field(f.i), in)
+		if k < last {
 			s.w.WriteString(",")
 		}
 		s.w.WriteString("\n")
 	}
-	s.w.WriteString(prefix + "}")
+	s.w.WriteString(prefix)
+	s.w.WriteString("}")
 }
 
 // emptyJSON is encoding/json's omitempty test.

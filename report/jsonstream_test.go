@@ -95,6 +95,44 @@ func TestJSONStreamMatchesEncoder(t *testing.T) {
 	sameJSON(t, "hand-made", v)
 	sameJSON(t, "hand-made pointer", &v)
 	sameJSON(t, "empty slice", []int{})
+	// The scalars written without json.Encoder, at their edges.
+	h32, h64 := Hex32(0xbeef), Hex64(1<<63|5)
+	tiny, huge, neg := 1e-7, 1e21, -123.456e-3
+	scalars := struct {
+		S     []string   `json:"s"`
+		F     []float64  `json:"f"`
+		F32   float32    `json:"f32"`
+		PF    []*float64 `json:"pf"`
+		I     []int64    `json:"i"`
+		U8    uint8      `json:"u8"`
+		U     []uint64   `json:"u"`
+		B     []bool     `json:"b"`
+		H     []Hex32    `json:"h"`
+		PH    []*Hex32   `json:"ph"`
+		H64   *Hex64     `json:"h64"`
+		State []dissect.ConnState
+		Empty string  `json:"empty,omitempty"`
+		Zero  float64 `json:"zero,omitempty"`
+	}{
+		S:     []string{"", "plain <&>", "quote\"", "back\\slash", "tab\t nl\n cr\r \b \f \x01 \x7f", "µs ×", "\u2028\u2029", "bad \xff utf-8"},
+		F:     []float64{0, math.Copysign(0, -1), 1, -1.5, 0.1, 1e-6, 9.99e-7, 1e20, 1e21, 123456789.125, math.SmallestNonzeroFloat64, -math.MaxFloat64},
+		F32:   0.1,
+		PF:    []*float64{nil, &tiny, &huge, &neg},
+		I:     []int64{0, -1, math.MinInt64, math.MaxInt64},
+		U8:    255,
+		U:     []uint64{0, math.MaxUint64},
+		B:     []bool{true, false},
+		H:     []Hex32{0, 0xffffffff, 0x1234},
+		PH:    []*Hex32{nil, &h32},
+		H64:   &h64,
+		State: []dissect.ConnState{dissect.StateEstablished, dissect.ConnState(200)},
+	}
+	sameJSON(t, "scalars", scalars)
+	sameJSON(t, "scalars in a struct with ,string", struct {
+		X struct {
+			Quoted int `json:"quoted,string"`
+		} `json:"x"`
+	}{})
 
 	rep := sampleReport(t)
 	rep.FailOnDamage = true

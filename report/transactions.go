@@ -325,7 +325,7 @@ func (l *TransactionList) WriteTable(w io.Writer) error {
 		}
 	} else if len(l.Transactions) > 0 {
 		t := newTable(w)
-		t.Header(txnHeader)
+		t.Header(txnHeader[:])
 		for i := range l.Transactions {
 			_ = t.Append(txnRow(&l.Transactions[i]))
 		}
@@ -353,87 +353,179 @@ func (l *TransactionList) WriteTable(w io.Writer) error {
 	return nil
 }
 
-func programText(x *Transaction) string {
+// txnCells is one table row built without fmt: its cells appended to one
+// reused buffer, ends[i] where cell i ends.
+type txnCells struct {
+	b    []byte
+	ends [txnColumns]int
+}
+
+func (c *txnCells) cell(i int) []byte {
+	start := 0
+	if i > 0 {
+		start = c.ends[i-1]
+	}
+	return c.b[start:c.ends[i]]
+}
+
+// build fills the row of x: XID, connection, direction, program (name or
+// number, " v" and the version), procedure (name or number, then the NFSv4
+// operations), the Call and the Reply (sideCell), the Call's chunks
+// (chunksCell), the RDMA bytes read and written, the invalidated STag and
+// the latency with one decimal; "?" or "-" where there is nothing.
+func (c *txnCells) build(x *Transaction) {
+	b := c.b[:0]
+	end := func(i int) { c.ends[i] = len(b) }
+	b = appendHexPad(b, uint64(x.XID), 8)
+	end(0)
+	b = strconv.AppendInt(b, int64(x.Connection), 10)
+	end(1)
+	b = append(b, x.Direction...)
+	end(2)
 	if x.Program == nil {
-		return "?"
+		b = append(b, '?')
+	} else {
+		if x.ProgramName != "" {
+			b = append(b, x.ProgramName...)
+		} else {
+			b = strconv.AppendUint(b, uint64(*x.Program), 10)
+		}
+		b = append(b, " v"...)
+		b = strconv.AppendUint(b, uint64(*x.Version), 10)
 	}
-	name := x.ProgramName
-	if name == "" {
-		name = strconv.FormatUint(uint64(*x.Program), 10)
-	}
-	return fmt.Sprintf("%s v%d", name, *x.Version)
-}
-
-func procedureText(x *Transaction) string {
+	end(3)
 	if x.Procedure == nil {
-		return "?"
-	}
-	s := strconv.FormatUint(uint64(*x.Procedure), 10)
-	if x.ProcedureName != "" {
-		s = x.ProcedureName
-	}
-	if len(x.Operations) > 0 {
-		s += " " + strings.Join(x.Operations, ",")
-	}
-	return s
-}
-
-func sideText(s *TxnSide) string {
-	if s == nil {
-		return "-"
-	}
-	pk := "?"
-	if n := len(s.Packets); n == 1 {
-		pk = strconv.Itoa(s.Packets[0])
-	} else if n > 1 {
-		pk = fmt.Sprintf("%d-%d", s.Packets[0], s.Packets[n-1])
-	}
-	text := fmt.Sprintf("%s %s cr=%d", pk, strings.TrimPrefix(s.RDMAProc, "RDMA_"), s.Credits)
-	if s.Status != "" && s.Status != "SUCCESS" {
-		text += " " + s.Status
-	}
-	return text
-}
-
-// chunksText summarises the Call's chunks: R (Read, with position), W
-// (Write), Rp (Reply), C (v2 Call), with their segment counts.
-func chunksText(x *Transaction) string {
-	if x.Call == nil {
-		return "?"
-	}
-	var parts []string
-	for _, c := range x.Call.Chunks {
-		switch c.Kind {
-		case "read":
-			parts = append(parts, fmt.Sprintf("R@%d×%d", *c.Position, len(c.Segments)))
-		case "write":
-			parts = append(parts, fmt.Sprintf("W×%d", len(c.Segments)))
-		case "reply":
-			parts = append(parts, fmt.Sprintf("Rp×%d", len(c.Segments)))
-		case "call":
-			parts = append(parts, fmt.Sprintf("C×%d", len(c.Segments)))
+		b = append(b, '?')
+	} else {
+		if x.ProcedureName != "" {
+			b = append(b, x.ProcedureName...)
+		} else {
+			b = strconv.AppendUint(b, uint64(*x.Procedure), 10)
+		}
+		for i, op := range x.Operations {
+			if i == 0 {
+				b = append(b, ' ')
+			} else {
+				b = append(b, ',')
+			}
+			b = append(b, op...)
 		}
 	}
-	if len(parts) == 0 {
-		return "-"
+	end(4)
+	b = appendSideCell(b, x.Call)
+	end(5)
+	b = appendSideCell(b, x.Reply)
+	end(6)
+	b = appendChunksCell(b, x)
+	end(7)
+	b = strconv.AppendUint(b, x.RDMA.ReadBytes, 10)
+	end(8)
+	b = strconv.AppendUint(b, x.RDMA.WriteBytes, 10)
+	end(9)
+	if x.InvalidatedSTag == nil {
+		b = append(b, '-')
+	} else {
+		b = appendHexPad(b, uint64(*x.InvalidatedSTag), 8)
 	}
-	return strings.Join(parts, " ")
+	end(10)
+	if x.LatencyUS == nil {
+		b = append(b, '-')
+	} else {
+		b = strconv.AppendFloat(b, *x.LatencyUS, 'f', 1, 64)
+	}
+	end(11)
+	c.b = b
 }
 
-func stagText(s *Hex32) string {
+// appendSideCell: "-" without the side; else its packets ("?", one, or
+// first-last), rdma_proc without "RDMA_", "cr=" and the credits, and a
+// Reply's status unless SUCCESS.
+func appendSideCell(b []byte, s *TxnSide) []byte {
 	if s == nil {
-		return "-"
+		return append(b, '-')
 	}
-	return s.String()
+	switch n := len(s.Packets); {
+	case n == 0:
+		b = append(b, '?')
+	case n == 1:
+		b = strconv.AppendInt(b, int64(s.Packets[0]), 10)
+	default:
+		b = strconv.AppendInt(b, int64(s.Packets[0]), 10)
+		b = append(b, '-')
+		b = strconv.AppendInt(b, int64(s.Packets[n-1]), 10)
+	}
+	b = append(b, ' ')
+	b = append(b, strings.TrimPrefix(s.RDMAProc, "RDMA_")...)
+	b = append(b, " cr="...)
+	b = strconv.AppendUint(b, uint64(s.Credits), 10)
+	if s.Status != "" && s.Status != "SUCCESS" {
+		b = append(b, ' ')
+		b = append(b, s.Status...)
+	}
+	return b
+}
+
+// appendChunksCell summarises the Call's chunks: R (Read, with position), W
+// (Write), Rp (Reply), C (v2 Call), with their segment counts; "?" without
+// the Call, "-" without chunks.
+func appendChunksCell(b []byte, x *Transaction) []byte {
+	if x.Call == nil {
+		return append(b, '?')
+	}
+	start := len(b)
+	for _, c := range x.Call.Chunks {
+		var kind string
+		switch c.Kind {
+		case "read":
+			kind = "R@"
+		case "write":
+			kind = "W"
+		case "reply":
+			kind = "Rp"
+		case "call":
+			kind = "C"
+		default:
+			continue
+		}
+		if len(b) > start {
+			b = append(b, ' ')
+		}
+		b = append(b, kind...)
+		if c.Kind == "read" {
+			b = strconv.AppendUint(b, uint64(*c.Position), 10)
+		}
+		b = append(b, "×"...)
+		b = strconv.AppendInt(b, int64(len(c.Segments)), 10)
+	}
+	if len(b) == start {
+		b = append(b, '-')
+	}
+	return b
 }
 
 // Hex32 is a 32-bit value shown as "0x%08x" (in JSON, a string).
 type Hex32 uint32
 
-func (h Hex32) String() string { return fmt.Sprintf("0x%08x", uint32(h)) }
+func (h Hex32) String() string { return string(appendHexPad(nil, uint64(h), 8)) }
 
 // MarshalText implements encoding.TextMarshaler.
-func (h Hex32) MarshalText() ([]byte, error) { return []byte(h.String()), nil }
+func (h Hex32) MarshalText() ([]byte, error) { return appendHexPad(nil, uint64(h), 8), nil }
+
+// appendHexPad appends "0x" and v in lower-case hexadecimal, zero-padded to
+// digits ("0x%0*x").
+func appendHexPad(dst []byte, v uint64, digits int) []byte {
+	const hexDigits = "0123456789abcdef"
+	n := 1
+	for x := v >> 4; x != 0; x >>= 4 {
+		n++
+	}
+	n = max(n, digits)
+	dst = append(dst, "0x"...)
+	for i := n - 1; i >= 0; i-- {
+		dst = append(dst, hexDigits[v>>(4*uint(i))&0xf])
+	}
+	return dst
+}
 
 // UnmarshalText reads what MarshalText writes.
 func (h *Hex32) UnmarshalText(b []byte) error {
@@ -445,10 +537,10 @@ func (h *Hex32) UnmarshalText(b []byte) error {
 // Hex64 is a 64-bit value shown as "0x%016x" (in JSON, a string).
 type Hex64 uint64
 
-func (h Hex64) String() string { return fmt.Sprintf("0x%016x", uint64(h)) }
+func (h Hex64) String() string { return string(appendHexPad(nil, uint64(h), 16)) }
 
 // MarshalText implements encoding.TextMarshaler.
-func (h Hex64) MarshalText() ([]byte, error) { return []byte(h.String()), nil }
+func (h Hex64) MarshalText() ([]byte, error) { return appendHexPad(nil, uint64(h), 16), nil }
 
 // UnmarshalText reads what MarshalText writes.
 func (h *Hex64) UnmarshalText(b []byte) error {

@@ -3,14 +3,10 @@ package report
 import (
 	"bufio"
 	"container/heap"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"reflect"
-	"strconv"
-	"strings"
 
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
 )
@@ -20,18 +16,19 @@ import (
 // transactions finish out of that order and a Call without a Reply finishes
 // only when the capture does. So the list is sorted externally: every
 // spillAt transactions kept, the ones in memory are sorted (stably, by
-// first packet) and written as one run of JSON lines to an unlinked
-// temporary file; at the end the runs and what is left in memory are
-// merged (by first packet, then by run: exactly the stable sort of the
-// whole list). Memory stays at spillAt transactions plus a read buffer per
-// run, whatever the capture's length; the disk holds the compact JSON of
-// the transactions past the first spillAt (~1 KB each). A capture with
-// fewer transactions never touches the disk and is written as before.
+// first packet) and written as one run to an unlinked temporary file; at
+// the end the runs and what is left in memory are merged (by first packet,
+// then by run: exactly the stable sort of the whole list). Memory stays at
+// spillAt transactions plus a read buffer per run, whatever the capture's
+// length; the disk holds the transactions past the first spillAt in a
+// compact binary form (transactions_codec.go, a few hundred bytes each). A
+// capture with fewer transactions never touches the disk and is written as
+// before.
 //
-// The JSON form round-trips a Transaction exactly (Hex32/Hex64 are text,
-// LatencyUS a float64 in its shortest exact form, empty and nil slices as
-// encoding/json writes and reads them), so the merged list is written
-// through the same code, byte for byte.
+// The binary form round-trips a Transaction exactly (every pointer and
+// slice keeps nil apart from present and empty, LatencyUS its float64
+// bits), so the merged list is written through the same code, byte for
+// byte.
 
 // spillAt is how many transactions are held in memory before a run is
 // written to disk (a variable for the tests).
@@ -45,11 +42,16 @@ type txnSpill struct {
 	f    *os.File
 	name string // to remove on Close where an open file cannot be unlinked
 	w    *bufio.Writer
-	enc  *json.Encoder
+	enc  txnEncoder
 	runs []txnRun
 	n    int   // transactions written to runs
 	err  error // the first error writing; reported by the Write methods
 	off2 int64 // bytes written so far (the next run's offset)
+	// widths are the table's column widths for the transactions in the
+	// runs, taken as they are written, so that the table needs one pass
+	// over the runs, not two.
+	widths [txnColumns]int
+	cells  txnCells
 }
 
 // Len is the number of transactions kept: those in memory and those
@@ -81,8 +83,7 @@ func (l *TransactionList) maybeSpill() {
 			s.name = ""
 		}
 		s.w = bufio.NewWriterSize(f, 256<<10)
-		s.enc = json.NewEncoder(countWriter{s.w, &s.off2})
-		s.enc.SetEscapeHTML(false)
+		s.enc.w = s.w
 		l.spill = s
 	}
 	if s.err != nil {
@@ -91,7 +92,10 @@ func (l *TransactionList) maybeSpill() {
 	l.Sort()
 	start := s.off2
 	for i := range l.Transactions {
-		if err := s.enc.Encode(&l.Transactions[i]); err != nil {
+		addWidths(s.widths[:], &s.cells, &l.Transactions[i])
+		n, err := s.enc.encode(&l.Transactions[i])
+		s.off2 += int64(n)
+		if err != nil {
 			s.err = err
 			break
 		}
@@ -107,17 +111,6 @@ func (l *TransactionList) maybeSpill() {
 	s.n += len(l.Transactions)
 	clear(l.Transactions)
 	l.Transactions = l.Transactions[:0]
-}
-
-type countWriter struct {
-	w *bufio.Writer
-	n *int64
-}
-
-func (c countWriter) Write(b []byte) (int, error) {
-	n, err := c.w.Write(b)
-	*c.n += int64(n)
-	return n, err
 }
 
 // Close removes the temporary file, if any. The list holds only what is
@@ -167,8 +160,9 @@ func (l *TransactionList) each(fn func(*Transaction) error) error {
 	}
 	l.Sort()
 	h := &runHeap{}
+	strs := map[string]string{} // the runs' decoders share their names
 	for i, r := range s.runs {
-		it := &runIter{run: i, dec: json.NewDecoder(bufio.NewReaderSize(io.NewSectionReader(s.f, r.off, r.size), 32<<10))}
+		it := &runIter{run: i, dec: &txnDecoder{r: bufio.NewReaderSize(io.NewSectionReader(s.f, r.off, r.size), 32<<10), strs: strs}}
 		if err := it.next(); err != nil {
 			return err
 		}
@@ -204,7 +198,7 @@ func (l *TransactionList) each(fn func(*Transaction) error) error {
 // runIter reads one sorted run: from disk (dec) or the list in memory.
 type runIter struct {
 	run int
-	dec *json.Decoder
+	dec *txnDecoder
 	mem []Transaction
 	i   int
 	cur *Transaction
@@ -222,11 +216,11 @@ func (it *runIter) next() error {
 		return nil
 	}
 	t := new(Transaction)
-	if err := it.dec.Decode(t); err != nil {
-		if errors.Is(err, io.EOF) {
+	if err := it.dec.decode(t); err != nil {
+		if err == io.EOF {
 			return nil
 		}
-		return fmt.Errorf("transactions: reading back a temporary file: %w", err)
+		return err
 	}
 	it.cur, it.key = t, firstPacket(t)
 	return nil
@@ -292,35 +286,58 @@ func (q txnSeq) streamJSON(s *jsonStream, prefix string) {
 	s.w.WriteString("\n" + prefix + "]")
 }
 
-var txnHeader = []string{"XID", "Conn", "Dir", "Program", "Procedure", "Call", "Reply", "Chunks", "RDMA Read", "RDMA Write", "Inv. STag", "Latency µs"}
+// txnColumns is the number of columns of the table.
+const txnColumns = 12
 
+var txnHeader = [txnColumns]string{"XID", "Conn", "Dir", "Program", "Procedure", "Call", "Reply", "Chunks", "RDMA Read", "RDMA Write", "Inv. STag", "Latency µs"}
+
+// txnRow is the row of x as tablewriter takes it.
 func txnRow(x *Transaction) []string {
-	return []string{
-		x.XID.String(), strconv.Itoa(x.Connection), x.Direction,
-		programText(x), procedureText(x),
-		sideText(x.Call), sideText(x.Reply), chunksText(x),
-		strconv.FormatUint(x.RDMA.ReadBytes, 10), strconv.FormatUint(x.RDMA.WriteBytes, 10),
-		stagText(x.InvalidatedSTag), latencyText(x),
+	var c txnCells
+	c.build(x)
+	all := string(c.b)
+	row := make([]string, txnColumns)
+	start := 0
+	for i, e := range c.ends {
+		row[i] = all[start:e]
+		start = e
+	}
+	return row
+}
+
+// cellWidth is twwidth.Width of a cell: its length when it is printable
+// ASCII (one column a byte, no escape sequence to strip).
+func cellWidth(b []byte) int {
+	for _, c := range b {
+		if c < 0x20 || c >= 0x7f {
+			return twwidth.Width(string(b))
+		}
+	}
+	return len(b)
+}
+
+// addWidths widens widths to the cells of x.
+func addWidths(widths []int, c *txnCells, x *Transaction) {
+	c.build(x)
+	for i := range widths {
+		widths[i] = max(widths[i], cellWidth(c.cell(i)))
 	}
 }
 
-// writeTableSpilled writes the table of a list with runs on disk in two
-// passes over the merged runs: the column widths, then the rows. The
-// bytes are the house tablewriter style's (newTable: a box of light lines,
-// headers centred, cells left-aligned, one space of padding), which
-// TestTransactionsSpilledSame compares with tablewriter itself.
+// writeTableSpilled writes the table of a list with runs on disk: the
+// column widths are those of the runs (taken as they were written) and of
+// the transactions in memory, then the rows in one pass over the merged
+// runs. The bytes are the house tablewriter style's (newTable: a box of
+// light lines, headers centred, cells left-aligned, one space of padding),
+// which TestTransactionsSpilledSame compares with tablewriter itself.
 func (l *TransactionList) writeTableSpilled(w io.Writer) error {
 	widths := make([]int, len(txnHeader))
 	for i, h := range txnHeader {
-		widths[i] = twwidth.Width(h)
+		widths[i] = max(twwidth.Width(h), l.spill.widths[i])
 	}
-	if err := l.each(func(x *Transaction) error {
-		for i, c := range txnRow(x) {
-			widths[i] = max(widths[i], twwidth.Width(c))
-		}
-		return nil
-	}); err != nil {
-		return err
+	var c txnCells
+	for i := range l.Transactions {
+		addWidths(widths, &c, &l.Transactions[i])
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	rule := func(l, m, r string) {
@@ -329,27 +346,44 @@ func (l *TransactionList) writeTableSpilled(w io.Writer) error {
 			if i > 0 {
 				bw.WriteString(m)
 			}
-			bw.WriteString(strings.Repeat("─", wd+2))
-		}
-		bw.WriteString(r + "\n")
-	}
-	line := func(cells []string, center bool) {
-		bw.WriteString("│")
-		for i, c := range cells {
-			gap := widths[i] - twwidth.Width(c)
-			left := 0
-			if center {
-				left = gap / 2
+			for range wd + 2 {
+				bw.WriteString("─")
 			}
-			bw.WriteString(" " + strings.Repeat(" ", left) + c + strings.Repeat(" ", gap-left) + " │")
 		}
+		bw.WriteString(r)
 		bw.WriteString("\n")
 	}
+	spaces := func(n int) {
+		for range n {
+			bw.WriteByte(' ')
+		}
+	}
+	cell := func(i int, text []byte, center bool) {
+		gap := widths[i] - cellWidth(text)
+		left := 0
+		if center {
+			left = gap / 2
+		}
+		bw.WriteByte(' ')
+		spaces(left)
+		bw.Write(text)
+		spaces(gap - left)
+		bw.WriteString(" │")
+	}
 	rule("┌", "┬", "┐")
-	line(txnHeader, true)
+	bw.WriteString("│")
+	for i, h := range txnHeader {
+		cell(i, []byte(h), true)
+	}
+	bw.WriteString("\n")
 	rule("├", "┼", "┤")
 	if err := l.each(func(x *Transaction) error {
-		line(txnRow(x), false)
+		c.build(x)
+		bw.WriteString("│")
+		for i := range txnHeader {
+			cell(i, c.cell(i), false)
+		}
+		bw.WriteString("\n")
 		return nil
 	}); err != nil {
 		return err

@@ -133,8 +133,18 @@ func (s Syndrome) RNRTimer() RNRTimer { return RNRTimer(s.Value()) }
 func (s Syndrome) NAKCode() NAKCode { return NAKCode(s.Value()) }
 
 // String, e.g. "ACK credits 6 (code 5)", "ACK credits invalid (code 31)",
-// "RNR NAK timer 1.28 ms (code 14)", "NAK PSN sequence error".
-func (s Syndrome) String() string {
+// "RNR NAK timer 1.28 ms (code 14)", "NAK PSN sequence error". Every ACK
+// has one (dissect's summary line prints it), so the 256 are made once.
+func (s Syndrome) String() string { return syndromeNames[s] }
+
+var syndromeNames = func() (n [256]string) {
+	for i := range n {
+		n[i] = Syndrome(i).format()
+	}
+	return n
+}()
+
+func (s Syndrome) format() string {
 	switch s.Kind() {
 	case AckKindACK:
 		if n, ok := s.Credits(); ok {

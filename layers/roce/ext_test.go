@@ -166,3 +166,22 @@ func TestSyndrome(t *testing.T) {
 		}
 	}
 }
+
+// TestExtInfoBitOrder: extInfo's k-th entry is bit k of ExtHeaders, and
+// every opcode's headers are among them, as BTH decoding (which indexes
+// extInfo by bit number) assumes.
+func TestExtInfoBitOrder(t *testing.T) {
+	for k, i := range extInfo {
+		if i.ext != 1<<k {
+			t.Errorf("extInfo[%d] is %s (%#x), want bit %d", k, i.name, uint16(i.ext), k)
+		}
+	}
+	if extLast != 1<<len(extInfo) {
+		t.Errorf("extLast %#x, %d entries in extInfo", uint16(extLast), len(extInfo))
+	}
+	for code := range opTable {
+		if e := opTable[code].ext; e >= extLast {
+			t.Errorf("opcode %#x: headers %#x beyond extInfo", code, uint16(e))
+		}
+	}
+}

@@ -1,0 +1,66 @@
+package dissect
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// setNonZero makes v non-zero, reaching unexported fields too.
+func setNonZero(t *testing.T, v reflect.Value) {
+	if !v.CanSet() {
+		v = reflect.NewAt(v.Type(), unsafe.Pointer(v.UnsafeAddr())).Elem()
+	}
+	switch v.Kind() {
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(1)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(1)
+	case reflect.String:
+		v.SetString("x")
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+	case reflect.Map:
+		v.Set(reflect.MakeMap(v.Type()))
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+	case reflect.Interface:
+		v.Set(reflect.ValueOf(errors.New("x")))
+	case reflect.Array:
+		setNonZero(t, v.Index(0))
+	case reflect.Struct:
+		if v.Type() == reflect.TypeFor[time.Time]() {
+			v.Set(reflect.ValueOf(time.Unix(5, 0)))
+			return
+		}
+		setNonZero(t, v.Field(0))
+	default:
+		t.Fatalf("setNonZero: %v", v.Type())
+	}
+}
+
+// TestClearKeepClearsEveryField: newRecord's clearKeep zeroes every field
+// of RPCRecord but the three whose storage it keeps, so that a field
+// added to RPCRecord and forgotten there fails here.
+func TestClearKeepClearsEveryField(t *testing.T) {
+	keep := map[string]bool{"Header": true, "RPC": true, "ULP": true}
+	var r RPCRecord
+	v := reflect.ValueOf(&r).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		setNonZero(t, v.Field(i))
+		if v.Field(i).IsZero() {
+			t.Fatalf("field %s still zero", v.Type().Field(i).Name)
+		}
+	}
+	r.clearKeep()
+	for i := 0; i < v.NumField(); i++ {
+		name := v.Type().Field(i).Name
+		if zero := v.Field(i).IsZero(); zero == keep[name] {
+			t.Errorf("field %s: zero %v after clearKeep, want %v", name, zero, !keep[name])
+		}
+	}
+}
