@@ -244,6 +244,8 @@ func (e *Engine) Run(r source.Source, each func(*Packet) error) error {
 	}
 	ready, _ := r.(interface{ Ready() bool })
 	var first int64
+	st := newPipeStat("inline")
+	defer st.end()
 	for {
 		if e.opts.Count > 0 && e.Stats.Packets >= uint64(e.opts.Count) {
 			return nil

@@ -4,26 +4,39 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"time"
 
+	"github.com/gopacket/gopacket/layers"
+
+	"github.com/rdmashark/rdmashark/layers/roce"
 	"github.com/rdmashark/rdmashark/source"
 )
 
-// The pipeline runs Engine.Run on two cores: one goroutine reads the
-// records, copies each into a slot of a ring of reused Packets and decodes
-// it there (link, IP, transport headers, the ICRC and VCRC); the caller's
-// goroutine takes the decoded Packets in capture order and does everything
-// that has state — connection tracking, reassembly, the RPC layer, the
-// Observer and Run's callback. Decoding depends on nothing but the bytes
-// of the frame (Decoder has no state between packets), so the output is
-// the same as decoding in line, packet for packet.
+// The pipeline runs Engine.Run on two cores. One goroutine reads the
+// records, copies each frame into its batch's byte arena and computes what
+// costs most of decoding and depends on nothing but the frame's bytes: the
+// ICRC and VCRC verdicts, and the hash the RC requester model keeps of a
+// request (packetHash). It hands over a small record (pipeRec: ~100
+// bytes) per frame. The caller's goroutine takes the batches in capture
+// order, decodes each frame's headers again into the engine's one Packet —
+// cheap once the CRCs are known (Decoder.pre) — and does everything that
+// has state: connection tracking, reassembly, the RPC layer, the Observer
+// and Run's callback. The output is the same as in line, packet for
+// packet: the values handed over are those the engine would compute from
+// the same bytes (TestPipelineHandOver).
 //
-// The ring holds pipeDepth batches of pipeBatch Packets and their frames'
-// bytes; a batch goes back to the reader once the engine is done with it,
-// so the steady state allocates nothing. A partial batch is handed over
-// before each read of the input (source.Reader.Ready), which may block on a
-// live stream on standard input, so that no packet waits for the next one;
-// the engine calls Options.BeforeWait once it has processed that batch, as
-// Run does before each read when it decodes in line.
+// Why not hand over the decoded Packet: it is 4.6 KB, written by one core
+// and read by the other, and the cache traffic cost more than the decoding
+// it saved (docs/speed.md, "The pipeline").
+//
+// The ring holds pipeDepth batches of at most pipeBatch records and
+// pipeBytes of frames; a batch goes back to the reader once the engine is
+// done with it, so the steady state allocates nothing. A partial batch is
+// handed over before each read of the input (source.Reader.Ready), which
+// may block on a live stream on standard input, so that no packet waits
+// for the next one; the engine calls Options.BeforeWait once it has
+// processed that batch, as Run does before each read when it decodes in
+// line.
 
 // PipelineMode says whether Engine.Run decodes on a goroutine of its own.
 type PipelineMode uint8
@@ -64,31 +77,50 @@ func ParsePipelineMode(s string) (PipelineMode, error) {
 }
 
 const (
-	pipeBatch = 64 // Packets handed over at once
-	pipeDepth = 4  // batches in the ring
+	pipeBatch = 128      // records handed over at once, at most
+	pipeBytes = 96 << 10 // frame bytes of a batch past which it is handed over
+	pipeDepth = 4        // batches in the ring
 )
 
-// pipeItem is one slot of the ring: a decoded Packet and its frame, or the
-// reader's error in its place.
-type pipeItem struct {
-	p    Packet
-	buf  []byte // the frame; p.Data and the decoded layers point into it
-	cbuf []byte // the record's comments, which p.Comments point into
-	err  error
+// pipeRec is what the reading goroutine hands over of one record: the
+// record's header, where its frame and comments are in the batch, the
+// verdicts of its CRCs and its request hash; or the reader's error.
+type pipeRec struct {
+	number         int
+	ts             time.Time
+	caplen, length int
+	iface          int
+	linkType       layers.LinkType
+	start, end     int32 // the frame: batch.data[start:end]
+	cstart, cend   int32 // its comments: batch.comments[cstart:cend]
+	pre            preDecoded
+	err            error
+}
+
+// preDecoded is what the reading goroutine computed of a frame ahead of
+// the engine.
+type preDecoded struct {
+	icrc, vcrc CRCCheck
+	hash       uint64 // packetHash of the BTH, when hashed
+	hashed     bool
 }
 
 type pipeBatchBuf struct {
-	items [pipeBatch]pipeItem
-	n     int
-	wait  bool // the reader reads its input after this batch
+	recs     [pipeBatch]pipeRec
+	n        int
+	data     []byte   // the frames, one after the other
+	cdata    []byte   // the comments' bytes
+	comments [][]byte // slices of cdata
+	wait     bool     // the reader reads its input after this batch
 }
 
 type pipeline struct {
-	free   chan *pipeBatchBuf // batches the engine is done with
-	full   chan *pipeBatchBuf // decoded batches, in capture order
-	stop   chan struct{}      // closed when the engine stops early
-	exited chan struct{}      // closed when the reading goroutine returns
-	dec    Decoder
+	free    chan *pipeBatchBuf // batches the engine is done with
+	full    chan *pipeBatchBuf // filled batches, in capture order
+	stop    chan struct{}      // closed when the engine stops early
+	exited  chan struct{}      // closed when the reading goroutine returns
+	dec     Decoder
+	scratch Packet // the reading goroutine's: decoded to find the CRCs and the BTH
 }
 
 // pipelined tells whether Run uses the pipeline on r.
@@ -102,7 +134,8 @@ func (e *Engine) pipelined(r *source.Reader) bool {
 	return runtime.GOMAXPROCS(0) > 1 && r.Regular()
 }
 
-// runPipeline is Run with the decoding on a goroutine of its own.
+// runPipeline is Run with the reading and the CRCs on a goroutine of their
+// own.
 func (e *Engine) runPipeline(r *source.Reader, each func(*Packet) error) error {
 	pl := &pipeline{
 		free:   make(chan *pipeBatchBuf, pipeDepth),
@@ -112,7 +145,7 @@ func (e *Engine) runPipeline(r *source.Reader, each func(*Packet) error) error {
 		dec:    Decoder{RoCEPort: e.dec.RoCEPort},
 	}
 	for range pipeDepth {
-		pl.free <- new(pipeBatchBuf)
+		pl.free <- &pipeBatchBuf{data: make([]byte, 0, pipeBytes+2048)}
 	}
 	go pl.read(r)
 	defer func() {
@@ -122,24 +155,37 @@ func (e *Engine) runPipeline(r *source.Reader, each func(*Packet) error) error {
 		<-pl.exited
 	}()
 	var first int64
+	p := &e.pkt
+	st := newPipeStat("engine")
+	defer st.end()
 	for {
+		t := st.waitStart()
 		b := <-pl.full
-		for i := range b.items[:b.n] {
+		st.waitEnd(t)
+		st.batch(b.n)
+		for i := range b.recs[:b.n] {
 			if e.opts.Count > 0 && e.Stats.Packets >= uint64(e.opts.Count) {
 				return nil
 			}
-			it := &b.items[i]
-			if it.err != nil {
-				if e.skipRecord(it.err) {
+			rec := &b.recs[i]
+			if rec.err != nil {
+				if e.skipRecord(rec.err) {
 					continue
 				}
-				return nilIfEOF(it.err)
+				return nilIfEOF(rec.err)
 			}
-			p := &it.p
+			p.Number = rec.number
+			p.Timestamp = rec.ts
 			if e.Stats.Packets == 0 {
-				first = p.Timestamp.UnixNano()
+				first = rec.ts.UnixNano()
 			}
-			p.RelTime = durationSince(first, p.Timestamp.UnixNano())
+			p.RelTime = durationSince(first, rec.ts.UnixNano())
+			p.CaptureLength = rec.caplen
+			p.Length = rec.length
+			p.LinkType = rec.linkType
+			p.Interface = rec.iface
+			p.Comments = b.comments[rec.cstart:rec.cend:rec.cend]
+			e.dec.decodePre(p, b.data[rec.start:rec.end:rec.end], &rec.pre)
 			e.processDecoded(p)
 			if each != nil {
 				if err := each(p); err != nil {
@@ -155,23 +201,29 @@ func (e *Engine) runPipeline(r *source.Reader, each func(*Packet) error) error {
 	}
 }
 
-// read is the reading and decoding goroutine.
+// read is the reading goroutine.
 func (pl *pipeline) read(r *source.Reader) {
 	defer close(pl.exited)
+	st := newPipeStat("reader")
+	defer st.end()
 	var b *pipeBatchBuf
 	announced := false
 	for {
 		if b == nil {
+			t := st.waitStart()
 			select {
 			case b = <-pl.free:
+				st.waitEnd(t)
+				st.batch(0)
 				b.n, b.wait = 0, false
+				b.data, b.cdata, b.comments = b.data[:0], b.cdata[:0], b.comments[:0]
 			case <-pl.stop:
 				return
 			}
 		}
 		if !announced && !r.Ready() {
 			// Next reads the input, and may block on a live one: hand
-			// over what is decoded, even nothing, marked so that the
+			// over what is read, even nothing, marked so that the
 			// engine calls BeforeWait once it is done with it.
 			b.wait = true
 			if !pl.send(b) {
@@ -182,7 +234,7 @@ func (pl *pipeline) read(r *source.Reader) {
 		}
 		announced = false
 		rec, err := r.Next()
-		it := &b.items[b.n]
+		it := &b.recs[b.n]
 		b.n++
 		it.err = err
 		if err != nil {
@@ -192,30 +244,43 @@ func (pl *pipeline) read(r *source.Reader) {
 				return
 			}
 		} else {
-			it.buf = append(it.buf[:0], rec.Data...)
-			p := &it.p
-			p.Number = rec.Number
-			p.Timestamp = rec.CI.Timestamp
-			p.CaptureLength = rec.CI.CaptureLength
-			p.Length = rec.CI.Length
-			p.LinkType = rec.LinkType
-			p.Interface = rec.CI.InterfaceIndex
-			// The comments, like the data, are the reader's until its
-			// next Next: copied.
-			it.cbuf, p.Comments = it.cbuf[:0], p.Comments[:0]
-			for _, c := range rec.Comments {
-				start := len(it.cbuf)
-				it.cbuf = append(it.cbuf, c...)
-				p.Comments = append(p.Comments, it.cbuf[start:len(it.cbuf):len(it.cbuf)])
-			}
-			pl.dec.Decode(p, it.buf)
+			pl.hold(b, it, &rec)
 		}
-		if b.n == pipeBatch {
+		if b.n == pipeBatch || len(b.data) >= pipeBytes {
 			if !pl.send(b) {
 				return
 			}
 			b = nil
 		}
+	}
+}
+
+// hold copies rec into b (the reader's bytes are its own again at its
+// next Next) and computes it's pre-decoded values into it.
+func (pl *pipeline) hold(b *pipeBatchBuf, it *pipeRec, rec *source.Record) {
+	it.number = rec.Number
+	it.ts = rec.CI.Timestamp
+	it.caplen, it.length = rec.CI.CaptureLength, rec.CI.Length
+	it.iface = rec.CI.InterfaceIndex
+	it.linkType = rec.LinkType
+	it.start = int32(len(b.data))
+	b.data = append(b.data, rec.Data...)
+	it.end = int32(len(b.data))
+	it.cstart = int32(len(b.comments))
+	for _, c := range rec.Comments {
+		start := len(b.cdata)
+		b.cdata = append(b.cdata, c...)
+		b.comments = append(b.comments, b.cdata[start:len(b.cdata):len(b.cdata)])
+	}
+	it.cend = int32(len(b.comments))
+	p := &pl.scratch
+	p.LinkType, p.CaptureLength, p.Length = rec.LinkType, rec.CI.CaptureLength, rec.CI.Length
+	pl.dec.Decode(p, rec.Data)
+	it.pre = preDecoded{icrc: p.ICRC, vcrc: p.VCRC}
+	if p.Has(roce.LayerTypeBTH) && p.BTH.OpCode.IsRequest() {
+		// What classifyRequest hashes (histHash); Acks and Read
+		// Responses are not hashed.
+		it.pre.hash, it.pre.hashed = packetHash(&p.BTH), true
 	}
 }
 
@@ -227,4 +292,22 @@ func (pl *pipeline) send(b *pipeBatchBuf) bool {
 	case <-pl.stop:
 		return false
 	}
+}
+
+// decodePre is Decode with the CRC verdicts and the request hash computed
+// ahead (by the pipeline's reading goroutine, from the same bytes).
+func (d *Decoder) decodePre(p *Packet, data []byte, pre *preDecoded) {
+	d.pre = pre
+	d.Decode(p, data)
+	d.pre = nil
+	p.hash, p.hashed = pre.hash, pre.hashed
+}
+
+// requestHash is packetHash of p's BTH: the one the pipeline computed
+// ahead, if it did.
+func requestHash(p *Packet) uint64 {
+	if p.hashed {
+		return p.hash
+	}
+	return packetHash(&p.BTH)
 }

@@ -1,0 +1,57 @@
+//go:build pipestats
+
+package dissect
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"syscall"
+	"time"
+)
+
+// Built with -tags pipestats, the pipeline reports on standard error what
+// each of its goroutines spent: CPU time of its thread (getrusage
+// RUSAGE_THREAD; the goroutine is locked to it), wall time, and the time it
+// waited for the other (docs/speed.md, "The pipeline").
+
+type pipeStat struct {
+	name       string
+	cpu0, wall time.Time
+	cpuStart   time.Duration
+	wait       time.Duration
+	waits      int
+	batches    int
+	recs       int
+}
+
+func threadCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(1, &ru) // RUSAGE_THREAD
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func newPipeStat(name string) *pipeStat {
+	runtime.LockOSThread()
+	return &pipeStat{name: name, wall: time.Now(), cpuStart: threadCPU()}
+}
+
+func (s *pipeStat) waitStart() time.Time { return time.Now() }
+
+func (s *pipeStat) waitEnd(t time.Time) {
+	if d := time.Since(t); d > 2*time.Microsecond {
+		s.waits++
+		s.wait += d
+	}
+}
+
+func (s *pipeStat) batch(n int) { s.batches++; s.recs += n }
+
+func (s *pipeStat) end() {
+	cpu := threadCPU() - s.cpuStart
+	fmt.Fprintf(os.Stderr, "pipestats %-7s cpu %6.1f ms  wall %6.1f ms  waited %6.1f ms in %5d waits  batches %5d  records %7d\n",
+		s.name, ms(cpu), ms(time.Since(s.wall)), ms(s.wait), s.waits, s.batches, s.recs)
+	runtime.UnlockOSThread()
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
