@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/gopacket/gopacket/layers"
@@ -78,8 +79,18 @@ func ParsePipelineMode(s string) (PipelineMode, error) {
 
 const (
 	pipeBatch = 128      // records handed over at once, at most
-	pipeBytes = 96 << 10 // frame bytes of a batch past which it is handed over
-	pipeDepth = 4        // batches in the ring
+	pipeBytes = 64 << 10 // frame bytes of a batch past which it is handed over
+	pipeDepth = 16       // batches in the ring
+	// pipeResume: a reader waiting for the ring to drain is woken once
+	// this many batches are free, not at the first one. Waking a parked
+	// goroutine takes ~150 µs on the 2-vCPU VM this was measured on,
+	// longer than the engine takes for a batch (~60 µs): woken at every
+	// batch, the reader fell behind and both goroutines spent a third of
+	// their time waiting for each other (docs/speed.md).
+	pipeResume = pipeDepth / 2
+	// pipeAhead: the reader computes the CRCs and the request hash of a
+	// record only while at least this many batches wait for the engine.
+	pipeAhead = 2
 )
 
 // pipeRec is what the reading goroutine hands over of one record: the
@@ -98,8 +109,9 @@ type pipeRec struct {
 }
 
 // preDecoded is what the reading goroutine computed of a frame ahead of
-// the engine.
+// the engine, if done.
 type preDecoded struct {
+	done       bool
 	icrc, vcrc CRCCheck
 	hash       uint64 // packetHash of the BTH, when hashed
 	hashed     bool
@@ -114,13 +126,24 @@ type pipeBatchBuf struct {
 	wait     bool     // the reader reads its input after this batch
 }
 
+// pipeline is a single-producer single-consumer ring of batches: the
+// reader fills ring[filled%pipeDepth] and publishes it by advancing
+// filled; the engine takes ring[taken%pipeDepth] and gives it back by
+// advancing taken. Each side parks only when it cannot go on (the ring
+// full, or empty), after saying so in its waiting flag; the other side
+// wakes it (a token in its wake channel) — the engine the reader once
+// pipeResume batches are free, the reader the engine at the next batch.
 type pipeline struct {
-	free    chan *pipeBatchBuf // batches the engine is done with
-	full    chan *pipeBatchBuf // filled batches, in capture order
-	stop    chan struct{}      // closed when the engine stops early
-	exited  chan struct{}      // closed when the reading goroutine returns
-	dec     Decoder
-	scratch Packet // the reading goroutine's: decoded to find the CRCs and the BTH
+	ring          [pipeDepth]*pipeBatchBuf
+	filled, taken atomic.Int64
+	readerWaits   atomic.Bool
+	engineWaits   atomic.Bool
+	readerWake    chan struct{} // capacity 1
+	engineWake    chan struct{} // capacity 1
+	stop          chan struct{} // closed when the engine stops early
+	exited        chan struct{} // closed when the reading goroutine returns
+	dec           Decoder
+	scratch       Packet // the reading goroutine's: decoded to find the CRCs and the BTH
 }
 
 // pipelined tells whether Run uses the pipeline on r.
@@ -138,14 +161,14 @@ func (e *Engine) pipelined(r *source.Reader) bool {
 // own.
 func (e *Engine) runPipeline(r *source.Reader, each func(*Packet) error) error {
 	pl := &pipeline{
-		free:   make(chan *pipeBatchBuf, pipeDepth),
-		full:   make(chan *pipeBatchBuf, pipeDepth),
-		stop:   make(chan struct{}),
-		exited: make(chan struct{}),
-		dec:    Decoder{RoCEPort: e.dec.RoCEPort},
+		readerWake: make(chan struct{}, 1),
+		engineWake: make(chan struct{}, 1),
+		stop:       make(chan struct{}),
+		exited:     make(chan struct{}),
+		dec:        Decoder{RoCEPort: e.dec.RoCEPort},
 	}
-	for range pipeDepth {
-		pl.free <- &pipeBatchBuf{data: make([]byte, 0, pipeBytes+2048)}
+	for i := range pl.ring {
+		pl.ring[i] = &pipeBatchBuf{data: make([]byte, 0, pipeBytes+2048)}
 	}
 	go pl.read(r)
 	defer func() {
@@ -159,9 +182,7 @@ func (e *Engine) runPipeline(r *source.Reader, each func(*Packet) error) error {
 	st := newPipeStat("engine")
 	defer st.end()
 	for {
-		t := st.waitStart()
-		b := <-pl.full
-		st.waitEnd(t)
+		b := pl.next(st)
 		st.batch(b.n)
 		for i := range b.recs[:b.n] {
 			if e.opts.Count > 0 && e.Stats.Packets >= uint64(e.opts.Count) {
@@ -197,8 +218,82 @@ func (e *Engine) runPipeline(r *source.Reader, each func(*Packet) error) error {
 			// The reader is about to read its input, which may block.
 			e.opts.BeforeWait()
 		}
-		pl.free <- b
+		pl.release()
 	}
+}
+
+// next returns the engine's next batch, waiting for the reader if need be.
+// The reader always ends with a batch that holds its final error, so the
+// engine never waits for a reader that has returned.
+func (pl *pipeline) next(st *pipeStat) *pipeBatchBuf {
+	taken := pl.taken.Load()
+	if pl.filled.Load() == taken {
+		t := st.waitStart()
+		for {
+			pl.engineWaits.Store(true)
+			if pl.filled.Load() != taken {
+				if !pl.engineWaits.CompareAndSwap(true, false) {
+					<-pl.engineWake // the reader saw the flag: take its token
+				}
+				break
+			}
+			<-pl.engineWake
+		}
+		st.waitEnd(t)
+	}
+	return pl.ring[taken%pipeDepth]
+}
+
+// release gives the engine's batch back to the reader.
+func (pl *pipeline) release() {
+	taken := pl.taken.Add(1)
+	if pl.readerWaits.Load() && pl.filled.Load()-taken <= pipeDepth-pipeResume &&
+		pl.readerWaits.CompareAndSwap(true, false) {
+		pl.readerWake <- struct{}{}
+	}
+}
+
+// free returns the reader's next batch to fill, emptied, waiting for the
+// engine if the ring is full; nil when the engine stopped.
+func (pl *pipeline) free(st *pipeStat) *pipeBatchBuf {
+	filled := pl.filled.Load()
+	if filled-pl.taken.Load() == pipeDepth {
+		t := st.waitStart()
+		for {
+			pl.readerWaits.Store(true)
+			if filled-pl.taken.Load() <= pipeDepth-pipeResume {
+				if !pl.readerWaits.CompareAndSwap(true, false) {
+					<-pl.readerWake // the engine saw the flag: take its token
+				}
+				break
+			}
+			select {
+			case <-pl.readerWake:
+			case <-pl.stop:
+				return nil
+			}
+		}
+		st.waitEnd(t)
+	}
+	b := pl.ring[filled%pipeDepth]
+	b.n, b.wait = 0, false
+	b.data, b.cdata, b.comments = b.data[:0], b.cdata[:0], b.comments[:0]
+	return b
+}
+
+// send hands the reader's batch to the engine; false when the engine
+// stopped.
+func (pl *pipeline) send() bool {
+	select {
+	case <-pl.stop:
+		return false
+	default:
+	}
+	pl.filled.Add(1)
+	if pl.engineWaits.Load() && pl.engineWaits.CompareAndSwap(true, false) {
+		pl.engineWake <- struct{}{}
+	}
+	return true
 }
 
 // read is the reading goroutine.
@@ -210,23 +305,17 @@ func (pl *pipeline) read(r *source.Reader) {
 	announced := false
 	for {
 		if b == nil {
-			t := st.waitStart()
-			select {
-			case b = <-pl.free:
-				st.waitEnd(t)
-				st.batch(0)
-				b.n, b.wait = 0, false
-				b.data, b.cdata, b.comments = b.data[:0], b.cdata[:0], b.comments[:0]
-			case <-pl.stop:
+			if b = pl.free(st); b == nil {
 				return
 			}
+			st.batch(0)
 		}
 		if !announced && !r.Ready() {
 			// Next reads the input, and may block on a live one: hand
 			// over what is read, even nothing, marked so that the
 			// engine calls BeforeWait once it is done with it.
 			b.wait = true
-			if !pl.send(b) {
+			if !pl.send() {
 				return
 			}
 			b, announced = nil, true
@@ -240,14 +329,19 @@ func (pl *pipeline) read(r *source.Reader) {
 		if err != nil {
 			var serr *source.Error
 			if !errors.As(err, &serr) || serr.Final {
-				pl.send(b) // the last batch: the error ends the input
+				pl.send() // the last batch: the error ends the input
 				return
 			}
 		} else {
-			pl.hold(b, it, &rec)
+			// The CRCs and the hash only when the engine has enough
+			// to do meanwhile; when it is about to run dry, it does
+			// them itself (the reader is the slower one then: large
+			// frames, whose CRCs and copies cost more than their
+			// tracking).
+			pl.hold(b, it, &rec, pl.filled.Load()-pl.taken.Load() >= pipeAhead)
 		}
 		if b.n == pipeBatch || len(b.data) >= pipeBytes {
-			if !pl.send(b) {
+			if !pl.send() {
 				return
 			}
 			b = nil
@@ -257,7 +351,7 @@ func (pl *pipeline) read(r *source.Reader) {
 
 // hold copies rec into b (the reader's bytes are its own again at its
 // next Next) and computes it's pre-decoded values into it.
-func (pl *pipeline) hold(b *pipeBatchBuf, it *pipeRec, rec *source.Record) {
+func (pl *pipeline) hold(b *pipeBatchBuf, it *pipeRec, rec *source.Record, ahead bool) {
 	it.number = rec.Number
 	it.ts = rec.CI.Timestamp
 	it.caplen, it.length = rec.CI.CaptureLength, rec.CI.Length
@@ -273,10 +367,14 @@ func (pl *pipeline) hold(b *pipeBatchBuf, it *pipeRec, rec *source.Record) {
 		b.comments = append(b.comments, b.cdata[start:len(b.cdata):len(b.cdata)])
 	}
 	it.cend = int32(len(b.comments))
+	if !ahead {
+		it.pre = preDecoded{} // the engine computes it all
+		return
+	}
 	p := &pl.scratch
 	p.LinkType, p.CaptureLength, p.Length = rec.LinkType, rec.CI.CaptureLength, rec.CI.Length
 	pl.dec.Decode(p, rec.Data)
-	it.pre = preDecoded{icrc: p.ICRC, vcrc: p.VCRC}
+	it.pre = preDecoded{done: true, icrc: p.ICRC, vcrc: p.VCRC}
 	if p.Has(roce.LayerTypeBTH) && p.BTH.OpCode.IsRequest() {
 		// What classifyRequest hashes (histHash); Acks and Read
 		// Responses are not hashed.
@@ -284,19 +382,13 @@ func (pl *pipeline) hold(b *pipeBatchBuf, it *pipeRec, rec *source.Record) {
 	}
 }
 
-// send hands b to the engine; false when the engine stopped.
-func (pl *pipeline) send(b *pipeBatchBuf) bool {
-	select {
-	case pl.full <- b:
-		return true
-	case <-pl.stop:
-		return false
-	}
-}
-
 // decodePre is Decode with the CRC verdicts and the request hash computed
 // ahead (by the pipeline's reading goroutine, from the same bytes).
 func (d *Decoder) decodePre(p *Packet, data []byte, pre *preDecoded) {
+	if !pre.done {
+		d.Decode(p, data)
+		return
+	}
 	d.pre = pre
 	d.Decode(p, data)
 	d.pre = nil

@@ -32,10 +32,10 @@ func pipelineCaptures(t *testing.T) []string {
 
 // TestPipelineHandOver: what the pipeline's reading goroutine hands over
 // of a record (pipeline.hold: the frame's bytes and comments, the CRC
-// verdicts, the request hash), decoded by the engine's goroutine
-// (decodePre), makes the same Packet as decoding the record in line, field
-// for field, and requestHash is then packetHash of its BTH — for every
-// record of every capture. A verdict or hash computed from other bytes, or
+// verdicts, the request hash — or not these three, left to the engine),
+// decoded by the engine's goroutine (decodePre), makes the same Packet as
+// decoding the record in line, field for field, and requestHash is then
+// packetHash of its BTH — for every record of every capture. A verdict or hash computed from other bytes, or
 // kept from another record, fails it.
 func TestPipelineHandOver(t *testing.T) {
 	var hashed, crcs, n int
@@ -67,7 +67,11 @@ func TestPipelineHandOver(t *testing.T) {
 			}
 			it := &b.recs[b.n]
 			b.n++
-			pl.hold(b, it, &rec)
+			// Most records with their CRCs and hash computed ahead,
+			// some without (the reader leaves them to the engine when
+			// it is about to run dry).
+			ahead := rec.Number%4 != 0
+			pl.hold(b, it, &rec, ahead)
 
 			// Fresh Packets: a reused one keeps the layers of earlier
 			// records (valid only when Has says so), whose slices point
@@ -90,7 +94,7 @@ func TestPipelineHandOver(t *testing.T) {
 				if h := packetHash(&want.BTH); requestHash(&got) != h {
 					t.Errorf("%s packet %d: request hash %x, in line %x", name, rec.Number, requestHash(&got), h)
 				}
-			} else if want.Has(roce.LayerTypeBTH) && want.BTH.OpCode.IsRequest() {
+			} else if ahead && want.Has(roce.LayerTypeBTH) && want.BTH.OpCode.IsRequest() {
 				t.Errorf("%s packet %d: %v request not hashed ahead", name, rec.Number, want.BTH.OpCode)
 			}
 			if want.ICRC.Status != CRCNotApplicable || want.VCRC.Status != CRCNotApplicable {
@@ -145,7 +149,7 @@ func TestPipelineHandOverAllocatesNothing(t *testing.T) {
 			b.n, b.data, b.cdata, b.comments = 0, b.data[:0], b.cdata[:0], b.comments[:0]
 			it := &b.recs[0]
 			b.n++
-			pl.hold(b, it, &rec)
+			pl.hold(b, it, &rec, true)
 			p.LinkType, p.CaptureLength, p.Length = it.linkType, it.caplen, it.length
 			dec.decodePre(&p, b.data[it.start:it.end:it.end], &it.pre)
 		}

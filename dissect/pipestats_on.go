@@ -23,6 +23,7 @@ type pipeStat struct {
 	waits      int
 	batches    int
 	recs       int
+	log        []string
 }
 
 func threadCPU() time.Duration {
@@ -42,6 +43,9 @@ func (s *pipeStat) waitEnd(t time.Time) {
 	if d := time.Since(t); d > 2*time.Microsecond {
 		s.waits++
 		s.wait += d
+		if os.Getenv("PIPESTATS_LOG") != "" {
+			s.log = append(s.log, fmt.Sprintf("%d:%.0f@%.1f", s.batches, float64(d)/1e3, ms(t.Sub(s.wall))))
+		}
 	}
 }
 
@@ -51,6 +55,9 @@ func (s *pipeStat) end() {
 	cpu := threadCPU() - s.cpuStart
 	fmt.Fprintf(os.Stderr, "pipestats %-7s cpu %6.1f ms  wall %6.1f ms  waited %6.1f ms in %5d waits  batches %5d  records %7d\n",
 		s.name, ms(cpu), ms(time.Since(s.wall)), ms(s.wait), s.waits, s.batches, s.recs)
+	if len(s.log) > 0 {
+		fmt.Fprintf(os.Stderr, "pipestats %s waits (batch:µs@ms): %v\n", s.name, s.log)
+	}
 	runtime.UnlockOSThread()
 }
 
