@@ -11,5 +11,5 @@ type pipeStat struct{}
 func newPipeStat(string) *pipeStat         { return nil }
 func (*pipeStat) waitStart() (t time.Time) { return }
 func (*pipeStat) waitEnd(time.Time)        {}
-func (*pipeStat) batch(int)                {}
+func (*pipeStat) batch(int, int)           {}
 func (*pipeStat) end()                     {}

@@ -24,6 +24,7 @@ type pipeStat struct {
 	batches    int
 	recs       int
 	log        []string
+	trace      [][3]int64
 }
 
 func threadCPU() time.Duration {
@@ -49,12 +50,25 @@ func (s *pipeStat) waitEnd(t time.Time) {
 	}
 }
 
-func (s *pipeStat) batch(n int) { s.batches++; s.recs += n }
+func (s *pipeStat) batch(n, bytes int) {
+	s.batches++
+	s.recs += n
+	if os.Getenv("PIPESTATS_TRACE") != "" {
+		s.trace = append(s.trace, [3]int64{int64(time.Since(s.wall) / time.Microsecond), int64(n), int64(bytes)})
+	}
+}
 
 func (s *pipeStat) end() {
 	cpu := threadCPU() - s.cpuStart
 	fmt.Fprintf(os.Stderr, "pipestats %-7s cpu %6.1f ms  wall %6.1f ms  waited %6.1f ms in %5d waits  batches %5d  records %7d\n",
 		s.name, ms(cpu), ms(time.Since(s.wall)), ms(s.wait), s.waits, s.batches, s.recs)
+	if f := os.Getenv("PIPESTATS_TRACE"); f != "" {
+		w, _ := os.Create(f + "." + s.name)
+		for _, t := range s.trace {
+			fmt.Fprintf(w, "%d %d %d\n", t[0], t[1], t[2])
+		}
+		w.Close()
+	}
 	if len(s.log) > 0 {
 		fmt.Fprintf(os.Stderr, "pipestats %s waits (batch:µs@ms): %v\n", s.name, s.log)
 	}
