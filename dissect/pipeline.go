@@ -39,7 +39,8 @@ import (
 // processed that batch, as Run does before each read when it decodes in
 // line.
 
-// PipelineMode says whether Engine.Run decodes on a goroutine of its own.
+// PipelineMode says whether Engine.Run reads the capture (and computes its
+// CRCs) on a goroutine of its own.
 type PipelineMode uint8
 
 const (
@@ -49,9 +50,10 @@ const (
 	// goroutine, which may be blocked reading a live input until its next
 	// packet comes.
 	PipelineAuto PipelineMode = iota
-	// PipelineOff decodes each packet in line, on the caller's goroutine.
+	// PipelineOff reads and decodes each packet in line, on the caller's
+	// goroutine.
 	PipelineOff
-	// PipelineOn decodes ahead on a goroutine of its own.
+	// PipelineOn reads ahead on a goroutine of its own.
 	PipelineOn
 )
 

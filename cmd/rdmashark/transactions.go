@@ -45,6 +45,7 @@ capture the output is a JSON array of the one-capture documents.`,
 			if err != nil {
 				return err
 			}
+			g.concurrent = min(in.jobs, len(names))
 			if format != "table" && format != "json" {
 				return usageErr("--format must be table or json, not %q", format)
 			}
