@@ -186,10 +186,12 @@ func (e *Engine) runPipeline(r *source.Reader, each func(*Packet) error) error {
 	p := &e.pkt
 	st := newPipeStat("engine")
 	defer st.end()
-	spin := false
+	// Spinning makes sense only while the reader runs meanwhile on
+	// another CPU.
+	multi, spin := runtime.GOMAXPROCS(0) > 1, false
 	for {
 		b := pl.next(st, spin)
-		spin = !b.wait
+		spin = multi && !b.wait
 		st.batch(b.n, len(b.data))
 		for i := range b.recs[:b.n] {
 			if e.opts.Count > 0 && e.Stats.Packets >= uint64(e.opts.Count) {
