@@ -93,6 +93,9 @@ const (
 	// pipeAhead: the reader computes the CRCs and the request hash of a
 	// record only while at least this many batches wait for the engine.
 	pipeAhead = 2
+	// pipeHungry: the records a batch is handed over with, at least,
+	// when the engine has nothing left to do.
+	pipeHungry = 16
 	// pipeSpin: how long the engine, finding the ring empty, watches it
 	// before parking, when the reader is not waiting for its input.
 	pipeSpin = 50 * time.Microsecond
@@ -352,15 +355,19 @@ func (pl *pipeline) read(r *source.Reader) {
 				pl.send() // the last batch: the error ends the input
 				return
 			}
-		} else {
+		}
+		queued := pl.filled.Load() - pl.taken.Load()
+		if err == nil {
 			// The CRCs and the hash only when the engine has enough
 			// to do meanwhile; when it is about to run dry, it does
 			// them itself (the reader is the slower one then: large
 			// frames, whose CRCs and copies cost more than their
 			// tracking).
-			pl.hold(b, it, &rec, pl.filled.Load()-pl.taken.Load() >= pipeAhead)
+			pl.hold(b, it, &rec, queued >= pipeAhead)
 		}
-		if b.n == pipeBatch || len(b.data) >= pipeBytes {
+		// A full batch goes; so does a partial one when the engine has
+		// nothing left (the first batch, stretches of large frames).
+		if b.n == pipeBatch || len(b.data) >= pipeBytes || queued == 0 && b.n >= pipeHungry {
 			if !pl.send() {
 				return
 			}
