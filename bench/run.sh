@@ -19,9 +19,10 @@
 # Environment: BENCH_DIR (default /tmp/rdmashark-bench) holds the built
 # files, which are kept between runs and never belong in the repository
 # (symbolic links to files built elsewhere will do);
-# REPS (default 5); BENCH_FILES (e.g. "rxe-nfs3-x20.pcap", default: all
-# three) the files measured; TSHARK_BIG=1 runs tshark on the 1 GB file too (about a
-# minute per run here). Needs tshark and GNU time (/usr/bin/time).
+# REPS (default 5); IDLE_WAIT=1 starts each run only once the machine is
+# idle (see wait_idle); BENCH_FILES (e.g. "rxe-nfs3-x20.pcap", default: all
+# three) the files measured; TSHARK_BIG=1 runs tshark on the 1 GB file too
+# (about a minute per run here). Needs tshark and GNU time (/usr/bin/time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${BENCH_DIR:-/tmp/rdmashark-bench}
@@ -57,6 +58,22 @@ fi
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(awk '/MemTotal/ {printf "%.0f GiB RAM", $2/1048576}' /proc/meminfo); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "rdmashark $(git describe --always --dirty), $(go version | cut -d' ' -f3), tshark $(tshark --version 2> /dev/null | head -1 | awk '{print $3}'); $reps runs each, in turn"
 
+# wait_idle: with IDLE_WAIT=1, each run waits until the CPUs were less than
+# 10% busy over 0.3 s (at most 30 s; on a shared machine, what others run
+# disturbs wall-clock times far more than anything measured here).
+wait_idle() {
+	local a b c d e f g h t0 t1 i0 i1 n=0
+	while ((n++ < 100)); do
+		read -r _ a b c d e f g h _ < /proc/stat
+		t0=$((a + b + c + d + e + f + g + h)) i0=$((d + e))
+		sleep 0.3
+		read -r _ a b c d e f g h _ < /proc/stat
+		t1=$((a + b + c + d + e + f + g + h)) i1=$((d + e))
+		(((t1 - t0 - (i1 - i0)) * 10 < t1 - t0)) && return 0
+	done
+	return 0
+}
+
 # Commands of one file: add NAME CMD... queues one; run_all runs the queue
 # REPS rounds, each command once per round, and prints per command
 # "NAME|median wall s|median user+sys s|max peak RSS KiB".
@@ -73,6 +90,7 @@ run_all() {
 	for ((r = 0; r < reps; r++)); do
 		for i in "${!names[@]}"; do
 			IFS=$'\x1f' read -r -a argv <<< "${cmds[$i]}"
+			[ "${IDLE_WAIT:-}" = 1 ] && wait_idle
 			t0=$EPOCHREALTIME
 			/usr/bin/time -o "$dir/time" -f '%e %U %S %M' "${argv[@]}" > /dev/null 2> "$dir/stderr" || true
 			t1=$EPOCHREALTIME
