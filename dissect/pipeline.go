@@ -17,14 +17,15 @@ import (
 // records, copies each frame into its batch's byte arena and computes what
 // costs most of decoding and depends on nothing but the frame's bytes: the
 // ICRC and VCRC verdicts, and the hash the RC requester model keeps of a
-// request (packetHash). It hands over a small record (pipeRec: ~100
-// bytes) per frame. The caller's goroutine takes the batches in capture
-// order, decodes each frame's headers again into the engine's one Packet —
-// cheap once the CRCs are known (Decoder.pre) — and does everything that
-// has state: connection tracking, reassembly, the RPC layer, the Observer
-// and Run's callback. The output is the same as in line, packet for
-// packet: the values handed over are those the engine would compute from
-// the same bytes (TestPipelineHandOver).
+// request (packetHash) — only while the engine has enough to do meanwhile
+// (pipeAhead); otherwise the engine computes them. It hands over a small
+// record (pipeRec: 144 bytes) per frame. The caller's goroutine takes the
+// batches in capture order, decodes each frame's headers again into the
+// engine's one Packet — cheap once the CRCs are known (Decoder.pre) — and
+// does everything that has state: connection tracking, reassembly, the
+// RPC layer, the Observer and Run's callback. The output is the same as in
+// line, packet for packet: the values handed over are those the engine
+// would compute from the same bytes (TestPipelineHandOver).
 //
 // Why not hand over the decoded Packet: it is 4.6 KB, written by one core
 // and read by the other, and the cache traffic cost more than the decoding
