@@ -93,7 +93,7 @@ const (
 	pipeResume = pipeDepth / 2
 	// pipeAhead: the reader computes the CRCs and the request hash of a
 	// record only while at least this many batches wait for the engine.
-	pipeAhead = 2
+	pipeAhead = 4
 	// pipeHungry: the records a batch is handed over with, at least,
 	// when the engine has nothing left to do.
 	pipeHungry = 16
