@@ -395,7 +395,7 @@ func (pl *pipeline) hold(b *pipeBatchBuf, it *pipeRec, rec *source.Record, ahead
 		b.comments = append(b.comments, b.cdata[start:len(b.cdata):len(b.cdata)])
 	}
 	it.cend = int32(len(b.comments))
-	if !ahead {
+	if !ahead || plainTCP(rec.LinkType, rec.Data) {
 		it.pre = preDecoded{} // the engine computes it all
 		return
 	}
@@ -408,6 +408,24 @@ func (pl *pipeline) hold(b *pipeBatchBuf, it *pipeRec, rec *source.Record, ahead
 		// Responses are not hashed.
 		it.pre.hash, it.pre.hashed = packetHash(&p.BTH), true
 	}
+}
+
+// plainTCP tells, from a glance at the bytes, whether data is a TCP
+// segment in IPv4 or IPv6 right after an untagged Ethernet header: it has
+// no CRC to verify ahead (iWARP's MPA CRCs need the TCP stream) and no BTH,
+// so the reader's scratch decode would be wasted. Anything else — VLAN
+// tags, other link types, short frames — is decoded.
+func plainTCP(lt layers.LinkType, data []byte) bool {
+	if lt != layers.LinkTypeEthernet || len(data) < 14+40 {
+		return false
+	}
+	switch layers.EthernetType(uint16(data[12])<<8 | uint16(data[13])) {
+	case layers.EthernetTypeIPv4:
+		return data[14]>>4 == 4 && layers.IPProtocol(data[14+9]) == layers.IPProtocolTCP
+	case layers.EthernetTypeIPv6:
+		return data[14]>>4 == 6 && layers.IPProtocol(data[14+6]) == layers.IPProtocolTCP
+	}
+	return false
 }
 
 // decodePre is Decode with the CRC verdicts and the request hash computed
