@@ -2,18 +2,27 @@
 # Speed and memory of rdmashark against tshark on large captures built from
 # the real ones (issue 14). Not a test: the numbers depend on the machine
 # and on what else runs on it. Prints, per command: the median wall-clock
-# time of REPS runs run in turn, MB/s of capture, the median CPU time
-# (user+sys, which a busy machine disturbs less), peak RSS, and the ratio
-# to tshark on the same file.
+# time of REPS runs, MB/s of capture, the median CPU time (user+sys, which
+# a busy machine disturbs less), peak RSS, and the ratio to tshark on the
+# same file. The commands of a file run in turn, one run of each per round
+# (REPS rounds), so that a change of load disturbs them alike.
 #
 #   bench/run.sh                  # rxe-nfs3 x20 and x200, siw-nfs3 x20
 #   REPS=3 BENCH_4G=1 bench/run.sh  # also rxe-nfs3 x800 (3.9 GB) for RSS
 #
+# One capture on two cores: `analyze`, `check` and `dissect -T fields` run
+# with the default --pipeline (auto: the reading and the CRCs on a second
+# goroutine when there is more than one CPU) and with --pipeline off (one
+# goroutine); compare their wall-clock columns on an idle machine (the load
+# average is printed before and after), their CPU columns for the price.
+#
 # Environment: BENCH_DIR (default /tmp/rdmashark-bench) holds the built
 # files, which are kept between runs and never belong in the repository
 # (symbolic links to files built elsewhere will do);
-# REPS (default 5); TSHARK_BIG=1 runs tshark on the 1 GB file too (about a
-# minute per run here). Needs tshark and GNU time (/usr/bin/time).
+# REPS (default 5); IDLE_WAIT=1 starts each run only once the machine is
+# idle (see wait_idle); BENCH_FILES (e.g. "rxe-nfs3-x20.pcap", default: all
+# three) the files measured; TSHARK_BIG=1 runs tshark on the 1 GB file too
+# (about a minute per run here). Needs tshark and GNU time (/usr/bin/time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${BENCH_DIR:-/tmp/rdmashark-bench}
@@ -42,51 +51,91 @@ if [ "${BENCH_4G:-}" = 1 ]; then
 	build rxe-nfs3-x800.pcap testdata/pcaps/rxe-nfs3.pcap 800
 	files+=(rxe-nfs3-x800.pcap)
 fi
+if [ -n "${BENCH_FILES:-}" ]; then
+	read -r -a files <<< "$BENCH_FILES"
+fi
 
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(awk '/MemTotal/ {printf "%.0f GiB RAM", $2/1048576}' /proc/meminfo); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "rdmashark $(git describe --always --dirty), $(go version | cut -d' ' -f3), tshark $(tshark --version 2> /dev/null | head -1 | awk '{print $3}'); $reps runs each, in turn"
 
-# measure NAME CMD...: median wall s, median user+sys s, max peak RSS KiB.
-measure() {
-	local name=$1
-	shift
-	local walls=() cpus=() rss=0
-	for ((i = 0; i < reps; i++)); do
-		/usr/bin/time -o "$dir/time" -f '%e %U %S %M' "$@" > /dev/null 2> "$dir/stderr" || true
-		read -r e u s m < <(tail -1 "$dir/time")
-		walls+=("$e")
-		cpus+=("$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }')")
-		((m > rss)) && rss=$m
+# wait_idle: with IDLE_WAIT=1, each run waits until the CPUs were less than
+# 10% busy over 0.3 s (at most 30 s; on a shared machine, what others run
+# disturbs wall-clock times far more than anything measured here).
+wait_idle() {
+	local a b c d e f g h t0 t1 i0 i1 n=0
+	while ((n++ < 100)); do
+		read -r _ a b c d e f g h _ < /proc/stat
+		t0=$((a + b + c + d + e + f + g + h)) i0=$((d + e))
+		sleep 0.3
+		read -r _ a b c d e f g h _ < /proc/stat
+		t1=$((a + b + c + d + e + f + g + h)) i1=$((d + e))
+		(((t1 - t0 - (i1 - i0)) * 10 < t1 - t0)) && return 0
 	done
-	local wall cpu
-	wall=$(printf '%s\n' "${walls[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-	cpu=$(printf '%s\n' "${cpus[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-	echo "$name|$wall|$cpu|$rss"
+	return 0
+}
+
+# Commands of one file: add NAME CMD... queues one; run_all runs the queue
+# REPS rounds, each command once per round, and prints per command
+# "NAME|median wall s|median user+sys s|max peak RSS KiB".
+names=() cmds=()
+add() {
+	names+=("$1")
+	shift
+	local IFS=$'\x1f'
+	cmds+=("$*")
+}
+run_all() {
+	local r i e u s m argv t0 t1
+	for i in "${!names[@]}"; do : > "$dir/samples.$i"; done
+	for ((r = 0; r < reps; r++)); do
+		for i in "${!names[@]}"; do
+			IFS=$'\x1f' read -r -a argv <<< "${cmds[$i]}"
+			[ "${IDLE_WAIT:-}" = 1 ] && wait_idle
+			t0=$EPOCHREALTIME
+			/usr/bin/time -o "$dir/time" -f '%e %U %S %M' "${argv[@]}" > /dev/null 2> "$dir/stderr" || true
+			t1=$EPOCHREALTIME
+			read -r e u s m < <(tail -1 "$dir/time")
+			# Wall time from the shell's clock (µs; time's %e has 10 ms).
+			echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }') $(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }') $m" >> "$dir/samples.$i"
+		done
+	done
+	for i in "${!names[@]}"; do
+		local wall cpu rss
+		wall=$(cut -d' ' -f1 "$dir/samples.$i" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+		cpu=$(cut -d' ' -f2 "$dir/samples.$i" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+		rss=$(cut -d' ' -f3 "$dir/samples.$i" | sort -n | tail -1)
+		echo "${names[$i]}|$wall|$cpu|$rss"
+	done
 }
 
 fields=(-e frame.number -e infiniband.bth.opcode -e infiniband.bth.destqp -e infiniband.bth.psn -e infiniband.invariant.crc)
 for f in "${files[@]}"; do
 	path=$dir/$f
 	size=$(stat -L -c %s "$path")
-	results=()
-	results+=("$(measure "analyze" "$bin" analyze "$path")")
-	results+=("$(measure "analyze --pipeline off" "$bin" --pipeline off analyze "$path")")
-	results+=("$(measure "check" "$bin" check "$path")")
-	results+=("$(measure "dissect -T fields (5 fields)" "$bin" dissect -T fields "${fields[@]}" "$path")")
-	results+=("$(measure "dissect (text)" "$bin" dissect "$path")")
-	results+=("$(measure "transactions" "$bin" transactions "$path")")
-	results+=("$(measure "transactions --format json" "$bin" transactions --format json "$path")")
+	add "analyze" "$bin" analyze "$path"
+	add "analyze --pipeline off" "$bin" --pipeline off analyze "$path"
+	add "check" "$bin" check "$path"
+	add "check --pipeline off" "$bin" --pipeline off check "$path"
+	add "dissect -T fields (5 fields)" "$bin" dissect -T fields "${fields[@]}" "$path"
+	add "dissect -T fields --pipeline off" "$bin" --pipeline off dissect -T fields "${fields[@]}" "$path"
+	add "dissect (text)" "$bin" dissect "$path"
+	add "transactions" "$bin" transactions "$path"
+	add "transactions --format json" "$bin" transactions --format json "$path"
 	tsx= tsf= tsxc= tsfc=
 	if [[ $f != *x200* && $f != *x800* ]] || [ "${TSHARK_BIG:-}" = 1 ]; then
-		r=$(measure "tshark -Y rpcordma -T fields -e rpcordma.xid" tshark -n -r "$path" -Y rpcordma -T fields -e rpcordma.xid)
-		results+=("$r")
-		tsx=$(cut -d'|' -f2 <<< "$r") tsxc=$(cut -d'|' -f3 <<< "$r")
+		add "tshark -Y rpcordma -T fields -e rpcordma.xid" tshark -n -r "$path" -Y rpcordma -T fields -e rpcordma.xid
 		if [[ $f == rxe* ]]; then
-			r=$(measure "tshark -T fields (5 fields)" tshark -n -r "$path" -T fields "${fields[@]}")
-			results+=("$r")
-			tsf=$(cut -d'|' -f2 <<< "$r") tsfc=$(cut -d'|' -f3 <<< "$r")
+			add "tshark -T fields (5 fields)" tshark -n -r "$path" -T fields "${fields[@]}"
 		fi
 	fi
+	mapfile -t results < <(run_all)
+	names=() cmds=()
+	for r in "${results[@]}"; do
+		case $r in
+		"tshark -Y"*) tsx=$(cut -d'|' -f2 <<< "$r") tsxc=$(cut -d'|' -f3 <<< "$r") ;;
+		"tshark -T"*) tsf=$(cut -d'|' -f2 <<< "$r") tsfc=$(cut -d'|' -f3 <<< "$r") ;;
+		esac
+	done
 	echo
 	echo "$f: $size bytes, $(capinfos -c -M "$path" 2> /dev/null | awk -F: '/Number of packets/ {gsub(/ /,"",$2); print $2}') packets"
 	# × tshark: tshark's median over rdmashark's, of wall-clock time and
@@ -97,10 +146,12 @@ for f in "${files[@]}"; do
 		IFS='|' read -r name wall cpu rss <<< "$r"
 		rw="" rc=""
 		case $name in
-		analyze* | check) [ -n "$tsx" ] && rw=$(awk -v t="$tsx" -v w="$wall" 'BEGIN { printf "%.1f", t / w }') && rc=$(awk -v t="$tsxc" -v w="$cpu" 'BEGIN { printf "%.1f", t / w }') ;;
+		analyze* | check*) [ -n "$tsx" ] && rw=$(awk -v t="$tsx" -v w="$wall" 'BEGIN { printf "%.1f", t / w }') && rc=$(awk -v t="$tsxc" -v w="$cpu" 'BEGIN { printf "%.1f", t / w }') ;;
 		"dissect -T fields"*) [ -n "$tsf" ] && rw=$(awk -v t="$tsf" -v w="$wall" 'BEGIN { printf "%.1f", t / w }') && rc=$(awk -v t="$tsfc" -v w="$cpu" 'BEGIN { printf "%.1f", t / w }') ;;
 		esac
 		awk -v n="$name" -v w="$wall" -v c="$cpu" -v k="$rss" -v b="$size" -v rw="$rw" -v rc="$rc" \
-			'BEGIN { printf "%-46s %8.2f %9.0f %8.2f %9.0f %10s %10s\n", n, w, b / w / 1e6, c, k / 1024, rw, rc }'
+			'BEGIN { printf "%-46s %8.3f %9.0f %8.2f %9.0f %10s %10s\n", n, w, b / w / 1e6, c, k / 1024, rw, rc }'
 	done
 done
+echo
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

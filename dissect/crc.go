@@ -6,6 +6,10 @@ import "github.com/rdmashark/rdmashark/layers/roce"
 // over whole, the packet from the header the CRC starts at — the IP header
 // (RoCEv2), the GRH (RoCEv1) or the LRH (native IB) — to the end of the ICRC.
 func (d *Decoder) checkICRC(p *Packet, whole []byte) {
+	if d.pre != nil {
+		p.ICRC = d.pre.icrc // computed ahead from the same bytes (pipeline.go)
+		return
+	}
 	b := &p.BTH
 	if !b.HasICRC || b.Truncated {
 		p.ICRC = CRCCheck{Status: CRCTruncated}
@@ -38,6 +42,10 @@ func (d *Decoder) checkICRC(p *Packet, whole []byte) {
 // checkVCRC verifies the variant CRC of a native InfiniBand packet (IBA
 // 7.8.2), which covers the LRH through the ICRC.
 func (d *Decoder) checkVCRC(p *Packet, lrh []byte) {
+	if d.pre != nil {
+		p.VCRC = d.pre.vcrc // computed ahead from the same bytes (pipeline.go)
+		return
+	}
 	l := &p.LRH
 	if !l.HasVCRC || l.Truncated {
 		p.VCRC = CRCCheck{Status: CRCTruncated}

@@ -28,6 +28,9 @@ type Decoder struct {
 	RoCEPort uint16
 	// icrc holds the masked headers of the invariant CRC (crc.go).
 	icrc roce.ICRC
+	// pre, during decodePre, has the CRC verdicts the pipeline's reading
+	// goroutine computed from the same bytes (pipeline.go).
+	pre *preDecoded
 }
 
 // errorf records a decoding error on the packet and returns it.

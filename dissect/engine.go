@@ -56,8 +56,9 @@ type Options struct {
 	// and results (rpcrdma/nfs.NewBinding() for NFS, RFC 8267), one per
 	// engine; nil decodes no RPC body (rpc_ulp.go).
 	ULP rpcrdma.UpperLayerBinding
-	// Pipeline: whether Run decodes on a goroutine of its own, ahead of
-	// the connection engine (pipeline.go); the output is the same.
+	// Pipeline: whether Run reads the capture and computes its CRCs on a
+	// goroutine of its own, ahead of the connection engine (pipeline.go);
+	// the output is the same.
 	Pipeline PipelineMode
 	// BeforeWait, when set, is called on Run's goroutine each time Run is
 	// about to wait for its input: the packets handed out so far are all
@@ -244,6 +245,8 @@ func (e *Engine) Run(r source.Source, each func(*Packet) error) error {
 	}
 	ready, _ := r.(interface{ Ready() bool })
 	var first int64
+	st := newPipeStat("inline")
+	defer st.end()
 	for {
 		if e.opts.Count > 0 && e.Stats.Packets >= uint64(e.opts.Count) {
 			return nil

@@ -130,6 +130,11 @@ type Packet struct {
 
 	// Analysis is the RC requester model's verdict (rcmodel.go).
 	Analysis Analysis
+
+	// hash is packetHash of BTH when hashed: computed ahead by the
+	// pipeline's reading goroutine (pipeline.go, requestHash).
+	hash   uint64
+	hashed bool
 }
 
 // Has tells whether layer t was decoded.
@@ -173,4 +178,5 @@ func (p *Packet) reset() {
 	p.Conn = nil
 	p.Dir = DirUnknown
 	p.Analysis = Analysis{}
+	p.hashed = false
 }

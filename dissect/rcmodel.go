@@ -188,7 +188,7 @@ type histEntry struct {
 // histHash packs what a histEntry keeps of p: the upper 48 bits of its
 // packetHash and its IPv4 Identification.
 func histHash(p *Packet) uint64 {
-	return packetHash(&p.BTH)&^0xffff | uint64(ipv4ID(p))
+	return requestHash(p)&^0xffff | uint64(ipv4ID(p))
 }
 
 // ipv4ID is the IPv4 header's Identification, 0 when the packet has none.

@@ -160,6 +160,7 @@ output is a JSON array of the one-capture documents, in that order.`,
 			if err != nil {
 				return err
 			}
+			g.concurrent = min(in.jobs, len(names))
 			if format != "table" && format != "json" {
 				return usageErr("--format must be table or json, not %q", format)
 			}

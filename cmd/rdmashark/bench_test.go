@@ -55,3 +55,7 @@ func BenchmarkCLIDissectFieldsSequential(b *testing.B) {
 	benchCLI(b, "--pipeline", "off", "dissect", "-T", "fields", "-e", "frame.number", "-e", "infiniband.bth.opcode",
 		"-e", "infiniband.bth.destqp", "-e", "infiniband.bth.psn", "-e", "infiniband.invariant.crc")
 }
+
+// The same with the reading on a goroutine of its own (--pipeline on).
+func BenchmarkCLIAnalyzePipeline(b *testing.B) { benchCLI(b, "--pipeline", "on", "analyze") }
+func BenchmarkCLICheckPipeline(b *testing.B)   { benchCLI(b, "--pipeline", "on", "check") }

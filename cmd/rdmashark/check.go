@@ -65,6 +65,7 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 			if err != nil {
 				return err
 			}
+			g.concurrent = min(in.jobs, len(names))
 			sev, err := check.ParseSeverity(failOn)
 			if err != nil {
 				return usageErr("--fail-on: %v", err)

@@ -40,6 +40,7 @@ part files, it never overwrites.`,
 			if err != nil {
 				return err
 			}
+			g.concurrent = min(in.jobs, len(names))
 			f, err := export.ParseFormat(format)
 			if err != nil {
 				return usageErr("--format: %v", err)

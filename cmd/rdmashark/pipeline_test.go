@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/rdmashark/rdmashark/dissect"
 )
 
 // TestPipelineSameOutput: decoding on a goroutine of its own (--pipeline
@@ -70,5 +73,39 @@ func TestPipelineSameOutput(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestPipelineAuto: --pipeline auto (the default) leaves the choice to the
+// engine for one capture, and turns the pipeline off when more captures
+// are read at once than leave a CPU to spare for a second goroutine each
+// (--jobs): the engines keep the CPUs busy already. on and off are kept.
+func TestPipelineAuto(t *testing.T) {
+	procs := runtime.GOMAXPROCS(0)
+	for _, c := range []struct {
+		flag       string
+		concurrent int
+		want       dissect.PipelineMode
+	}{
+		{"auto", 0, dissect.PipelineAuto},
+		{"auto", 1, dissect.PipelineAuto},
+		{"auto", procs/2 + 1, dissect.PipelineOff},
+		{"auto", procs + 1, dissect.PipelineOff},
+		{"on", procs + 1, dissect.PipelineOn},
+		{"off", 1, dissect.PipelineOff},
+	} {
+		if c.concurrent == procs/2+1 && c.concurrent < 2 {
+			continue // one CPU: a single capture is the case above
+		}
+		g := &globalFlags{pipeline: c.flag, concurrent: c.concurrent}
+		var opts dissect.Options
+		g.engineOptions(&opts)
+		if opts.Pipeline != c.want {
+			t.Errorf("--pipeline %s, %d captures at once, GOMAXPROCS %d: %v, want %v", c.flag, c.concurrent, procs, opts.Pipeline, c.want)
+		}
+	}
+	// The default is auto.
+	if f := newRoot().PersistentFlags().Lookup("pipeline"); f == nil || f.DefValue != "auto" {
+		t.Errorf("--pipeline default: %v", f)
 	}
 }
