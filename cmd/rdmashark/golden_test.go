@@ -37,16 +37,28 @@ func hexShiftedBy(s string, n uint) string {
 
 // goldenCaptures are the captures gen.sh ran tshark on.
 func goldenCaptures(t *testing.T) []string {
+	return globCaptures(t, 10, "rxe-*.pcap", "public/montybeatnik-*.pcap", "public/srinivaskoritala-*.pcap")
+}
+
+// everyCapture is every real capture, the lossy and the mutated ones too.
+func everyCapture(t *testing.T) []string {
+	return globCaptures(t, 30, "*.pcap*", "lossy/*.pcap*", "mutated/*.pcap*")
+}
+
+// globCaptures lists the captures under testdata/pcaps that match the
+// patterns, failing the test when fewer than min are found.
+func globCaptures(t *testing.T, min int, patterns ...string) []string {
+	t.Helper()
 	var out []string
-	for _, pat := range []string{"rxe-*.pcap", "public/montybeatnik-*.pcap", "public/srinivaskoritala-*.pcap"} {
+	for _, pat := range patterns {
 		m, err := filepath.Glob(filepath.Join("..", "..", "testdata", "pcaps", pat))
 		if err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, m...)
 	}
-	if len(out) < 10 {
-		t.Fatalf("found only %d golden captures", len(out))
+	if len(out) < min {
+		t.Fatalf("found only %d captures of %q", len(out), patterns)
 	}
 	return out
 }

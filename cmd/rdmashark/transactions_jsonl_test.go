@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -60,17 +59,7 @@ func docTransactions(t *testing.T, out string) []string {
 // limit (both keep the first --max transactions to end), only in the order
 // they ended.
 func TestTransactionsJSONLSameAsDocument(t *testing.T) {
-	var caps []string
-	for _, pat := range []string{"*.pcap*", "lossy/*.pcap*", "mutated/*.pcap*"} {
-		m, err := filepath.Glob(filepath.Join("..", "..", "testdata", "pcaps", pat))
-		if err != nil {
-			t.Fatal(err)
-		}
-		caps = append(caps, m...)
-	}
-	if len(caps) < 30 {
-		t.Fatalf("only %d captures found", len(caps))
-	}
+	caps := everyCapture(t)
 	withTxns := 0
 	for _, c := range caps {
 		for _, extra := range [][]string{nil, {"--procedure", "READ"}, {"--max", "5"}, {"--connection", "2"}} {
