@@ -189,11 +189,6 @@ func jsonPlain[T string | []byte](s T) bool {
 	return true
 }
 
-// leaf encodes v whole, its lines after the first starting with prefix.
-func (s *jsonStream) leaf(v reflect.Value, prefix string) {
-	s.leafAs(v, typeInfo(v.Type()).leaf, prefix)
-}
-
 func (s *jsonStream) leafAs(v reflect.Value, k leafKind, prefix string) {
 	if s.err != nil {
 		return

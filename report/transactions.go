@@ -549,9 +549,3 @@ func (h *Hex64) UnmarshalText(b []byte) error {
 	return err
 }
 
-func latencyText(x *Transaction) string {
-	if x.LatencyUS == nil {
-		return "-"
-	}
-	return strconv.FormatFloat(*x.LatencyUS, 'f', 1, 64)
-}
