@@ -548,4 +548,3 @@ func (h *Hex64) UnmarshalText(b []byte) error {
 	*h = Hex64(v)
 	return err
 }
-
