@@ -2,6 +2,7 @@ package dissect
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/rdmashark/rdmashark/layers/pfc"
@@ -80,8 +81,11 @@ type Histogram struct {
 	N   uint64
 	Max time.Duration
 	// bucket is allocated with the first sample (1 KiB): most
-	// connections never fill most of their histograms.
-	bucket *[histBuckets]uint32
+	// connections never fill most of their histograms. When the
+	// connection is released, compact trims it to the buckets from the
+	// first to the last non-empty one, lo the index of the first.
+	bucket []uint32
+	lo     uint16
 }
 
 const (
@@ -107,7 +111,7 @@ func (h *Histogram) add(d time.Duration) {
 		d = 0
 	}
 	if h.bucket == nil {
-		h.bucket = new([histBuckets]uint32)
+		h.bucket = make([]uint32, histBuckets)
 	}
 	h.N++
 	if d > h.Max {
@@ -127,7 +131,8 @@ func (h *Histogram) Quantile(q float64) time.Duration {
 		rank = 1
 	}
 	var cum uint64
-	for i, n := range h.bucket {
+	for j, n := range h.bucket {
+		i := j + int(h.lo)
 		cum += uint64(n)
 		if cum >= rank {
 			v := time.Duration(math.Exp2(float64(i+1)/histSub) * float64(time.Microsecond))
@@ -141,6 +146,47 @@ func (h *Histogram) Quantile(q float64) time.Duration {
 		}
 	}
 	return h.Max
+}
+
+// compact trims the buckets of a histogram that takes no more samples
+// (its connection was released) to those from the first non-empty one to
+// the last: Quantile answers the same.
+func (h *Histogram) compact() {
+	if h.lo != 0 || len(h.bucket) != histBuckets {
+		return // empty, or compacted already
+	}
+	first, last := -1, -1
+	for i, n := range h.bucket {
+		if n != 0 {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	if first < 0 {
+		h.bucket = nil
+		return
+	}
+	h.bucket = slices.Clone(h.bucket[first : last+1])
+	h.lo = uint16(first)
+}
+
+// compact lets go of what a released connection's health no longer
+// needs: its histograms' empty buckets and its slices' spare capacity.
+func (hl *Health) compact() {
+	for d := range hl.Dir {
+		dh := &hl.Dir[d]
+		for _, h := range []*Histogram{&dh.EpisodeDuration, &dh.AckLatency, &dh.ReadLatency, &dh.CEToCNP} {
+			h.compact()
+		}
+		if cap(dh.Intervals) > len(dh.Intervals) {
+			dh.Intervals = slices.Clone(dh.Intervals)
+		}
+		if cap(dh.Episodes) > len(dh.Episodes) {
+			dh.Episodes = slices.Clone(dh.Episodes)
+		}
+	}
 }
 
 // DirHealth is one direction's transport health: the packets that travel

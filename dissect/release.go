@@ -173,6 +173,9 @@ func (e *Engine) retired(c *Connection) {
 	if o, ok := e.opts.Observer.(ConnObserver); ok {
 		o.ConnectionDone(c)
 	}
+	if c.Health != nil {
+		c.Health.compact() // no packet reaches it any more
+	}
 }
 
 // forgotten tells the Observer that a summary left the table.
