@@ -128,7 +128,9 @@ type ConnResult struct {
 // Connection returns the engine's connection (nil for ID 0).
 func (cr *ConnResult) Connection() *dissect.Connection { return cr.conn }
 
-// Findings returns the connection's findings, in packet order.
+// Findings returns the connection's findings, in packet order. After
+// Runner.Finish they share their array with Result.Findings: filter that
+// into a new slice, not in place.
 func (cr *ConnResult) Findings() []Finding { return cr.findings }
 
 // Name describes the connection for people: "1 roce 192.0.2.2 QP 0x11 →
@@ -280,7 +282,7 @@ func (c *Conn) result() *ConnResult {
 		}
 		switch {
 		case ru.Waits != "":
-			ch.Status, ch.Reason = StatusNotEvaluated, "waits for "+ru.Waits
+			ch.Status, ch.Reason = StatusNotEvaluated, ru.waitsText()
 		case s.total > 0:
 			ch.Status = StatusFound
 		case why != "":
@@ -290,7 +292,7 @@ func (c *Conn) result() *ConnResult {
 		case skipped > 0:
 			ch.Status, ch.Reason = StatusNotEvaluated, top.String()
 		default:
-			ch.Status, ch.Reason = StatusNotEvaluated, "nothing in the capture to check: needs "+ru.Evidence
+			ch.Status, ch.Reason = StatusNotEvaluated, ru.noEvidenceText()
 		}
 		if ch.Status != StatusNotEvaluated && skipped > 0 {
 			var parts []string

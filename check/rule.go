@@ -47,6 +47,25 @@ type Rule struct {
 	End func(c *Conn)
 
 	index int // position in the table
+	// The reasons a rule not evaluated gives, made once (init) rather
+	// than once per connection, whose result keeps them to the end.
+	waitsReason, noEvidenceReason string
+}
+
+// waitsText is the reason of a rule that waits (Waits).
+func (r *Rule) waitsText() string {
+	if r.waitsReason == "" { // a rule not in the table
+		return "waits for " + r.Waits
+	}
+	return r.waitsReason
+}
+
+// noEvidenceText is the reason of a rule that examined nothing.
+func (r *Rule) noEvidenceText() string {
+	if r.noEvidenceReason == "" {
+		return "nothing in the capture to check: needs " + r.Evidence
+	}
+	return r.noEvidenceReason
 }
 
 // Rules returns every rule in table order. The slice is shared: do not
@@ -121,6 +140,8 @@ func init() {
 			panic("check: duplicate rule " + r.ID)
 		}
 		r.index = i
+		r.waitsReason = "waits for " + r.Waits
+		r.noEvidenceReason = "nothing in the capture to check: needs " + r.Evidence
 		byID[r.ID] = r
 	}
 }

@@ -233,8 +233,21 @@ func (r *Runner) Finish(conns []*dissect.Connection) *Result {
 		cr := c.result()
 		res.Connections = append([]*ConnResult{cr}, res.Connections...)
 	}
+	n := 0
 	for _, cr := range res.Connections {
+		n += len(cr.findings)
+	}
+	if n > 0 {
+		res.Findings = make([]Finding, 0, n)
+	}
+	for _, cr := range res.Connections {
+		i := len(res.Findings)
 		res.Findings = append(res.Findings, cr.findings...)
+		if len(cr.findings) > 0 {
+			// The connection's findings are now those of res: one copy of
+			// them, not two, is held to the end.
+			cr.findings = res.Findings[i:len(res.Findings):len(res.Findings)]
+		}
 	}
 	res.Omitted = r.omitted
 	res.ForgottenConnections = r.forgotten.n

@@ -184,6 +184,9 @@ func directionHealth(c *dissect.Connection, d, other *dissect.DirHealth) Directi
 			out.Episodes += n
 		}
 	}
+	if len(d.Episodes) > 0 {
+		out.EpisodeList = make([]EpisodeJSON, 0, len(d.Episodes))
+	}
 	for _, ep := range d.Episodes {
 		j := EpisodeJSON{Number: ep.Number, Trigger: ep.Trigger.String(), FirstPacket: ep.FirstPacket,
 			LastPacket: ep.LastPacket, Packets: ep.Packets, DurationUs: float64(ep.Duration) / float64(time.Microsecond)}
@@ -192,6 +195,9 @@ func directionHealth(c *dissect.Connection, d, other *dissect.DirHealth) Directi
 			j.FirstPSN = &psn
 		}
 		out.EpisodeList = append(out.EpisodeList, j)
+	}
+	if len(d.Intervals) > 0 {
+		out.Throughput = make([]IntervalJSON, 0, len(d.Intervals)) // kept to the end: sized exactly
 	}
 	for _, iv := range d.Intervals {
 		out.Throughput = append(out.Throughput, IntervalJSON{StartSeconds: iv.Start.Seconds(), Packets: iv.Packets,

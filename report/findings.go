@@ -485,7 +485,13 @@ func (e *errWriter) printf(format string, a ...any) {
 // findings, and per connection the use of remote invalidation, the chunks,
 // and the status of every rule.
 func (a *Analysis) AddChecks(res *check.Result) {
-	a.Findings = append(a.Findings[:0], res.Findings...)
+	if len(res.Findings) > 0 {
+		// Shared, not copied: a copy of every finding held to the end
+		// was one per closed connection's findings more (docs/streaming.md).
+		a.Findings = res.Findings
+	} else {
+		a.Findings = a.Findings[:0]
+	}
 	a.CheckCaveats = res.Caveats
 	byID := map[int]*check.ConnResult{}
 	for _, cr := range res.Connections {

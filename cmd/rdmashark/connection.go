@@ -23,7 +23,12 @@ func narrowResult(res *check.Result, id int) bool {
 		}
 	}
 	res.Connections = conns
-	fs := res.Findings[:0]
+	// A new slice, not res.Findings filtered in place: the connections'
+	// findings share its array (check.Runner.Finish).
+	var fs []check.Finding
+	if res.Findings != nil {
+		fs = []check.Finding{}
+	}
 	for _, f := range res.Findings {
 		if f.Connection == id {
 			fs = append(fs, f)
@@ -46,7 +51,10 @@ func narrowAnalysis(a *report.Analysis, id int) bool {
 		}
 	}
 	a.Connections = conns
-	fs := a.Findings[:0]
+	var fs []report.Finding
+	if a.Findings != nil {
+		fs = []report.Finding{} // a new slice: a.Findings is the check.Result's (AddChecks)
+	}
 	for _, f := range a.Findings {
 		if f.Connection == id {
 			fs = append(fs, f)
