@@ -123,6 +123,10 @@ type ConnResult struct {
 	Caveats  []string `json:"caveats,omitempty"`
 	conn     *dissect.Connection
 	findings []Finding
+	// packed holds Checks while the result of a released connection
+	// waits for Runner.Finish (packed.go); packedRules are its rules.
+	packed      []byte
+	packedRules []*Rule
 }
 
 // Connection returns the engine's connection (nil for ID 0).

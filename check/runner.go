@@ -227,6 +227,9 @@ func (r *Runner) Finish(conns []*dissect.Connection) *Result {
 	for _, c := range r.order {
 		res.Connections = append(res.Connections, c.end())
 	}
+	for _, cr := range r.done {
+		cr.unpack()
+	}
 	res.Connections = append(res.Connections, r.done...)
 	sort.SliceStable(res.Connections, func(i, j int) bool { return res.Connections[i].ID < res.Connections[j].ID })
 	if c := r.none; c.found() {
@@ -275,7 +278,9 @@ func (c *Conn) end() *ConnResult {
 // the runner keeps its result and lets go of the rest.
 func (r *Runner) ConnectionDone(dc *dissect.Connection) {
 	c := r.conn(dc)
-	r.done = append(r.done, c.end())
+	cr := c.end()
+	cr.pack(r.rules) // kept to the end: packed.go
+	r.done = append(r.done, cr)
 	delete(r.conns, dc)
 	r.last, r.lastC = nil, nil
 	if i := slices.Index(r.order, c); i >= 0 {
@@ -312,6 +317,7 @@ type forgottenConns struct {
 }
 
 func (f *forgottenConns) add(cr *ConnResult) {
+	cr.unpack()
 	f.n++
 	for _, ch := range cr.Checks {
 		var sum *CheckResult
