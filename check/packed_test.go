@@ -3,6 +3,7 @@ package check
 import (
 	"math"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -84,5 +85,43 @@ func TestPackedChecksSize(t *testing.T) {
 	cr.pack(rules)
 	if n := len(cr.packed); n != 8*len(rules) {
 		t.Errorf("packed into %d bytes for %d rules, want %d", n, len(rules), 8*len(rules))
+	}
+}
+
+// The connections' findings share Result.Findings' array (Runner.Finish);
+// after a baseline removed some in place, each connection's findings are
+// still its own, in the order of Result.Findings.
+func TestFindingsSharedAfterBaseline(t *testing.T) {
+	for _, f := range realCaptures(t) {
+		rules := map[string]bool{}
+		for _, fd := range runFile(t, f, Config{}).Findings {
+			rules[fd.Rule] = true
+		}
+		for rule := range rules {
+			res := runFile(t, f, Config{})
+			before := slices.Clone(res.Findings)
+			b := &Baseline{Entries: []BaselineEntry{{Rule: rule}}}
+			n := b.Apply(res)
+			var want []Finding
+			for _, fd := range before {
+				if fd.Rule != rule {
+					want = append(want, fd)
+				}
+			}
+			if n == 0 || !reflect.DeepEqual(res.Findings, want) && len(want)+len(res.Findings) > 0 {
+				t.Fatalf("%s, baseline %s: %d suppressed, %d of %d findings left, want %d", f, rule, n, len(res.Findings), len(before), len(want))
+			}
+			for _, cr := range res.Connections {
+				var own []Finding
+				for _, fd := range res.Findings {
+					if fd.Connection == cr.ID {
+						own = append(own, fd)
+					}
+				}
+				if got := cr.Findings(); len(got)+len(own) > 0 && !reflect.DeepEqual(got, own) {
+					t.Errorf("%s, baseline %s: connection %d's findings are not its own: %d, want %d", f, rule, cr.ID, len(got), len(own))
+				}
+			}
+		}
 	}
 }
