@@ -181,16 +181,9 @@ func (b *Baseline) Apply(res *Result) int {
 			}
 		}
 	}
-	res.Findings = res.Findings[:0]
-	for _, cr := range res.Connections {
-		i := len(res.Findings)
-		res.Findings = append(res.Findings, cr.findings...)
-		if len(cr.findings) > 0 {
-			// As in Runner.Finish: the connection's findings are those of
-			// res (which the loop has just moved down over the old ones).
-			cr.findings = res.Findings[i:len(res.Findings):len(res.Findings)]
-		}
-	}
+	// The kept findings move down over the old ones in res's array,
+	// which they share (Runner.Finish).
+	res.collectFindings(res.Findings[:0])
 	res.Suppressed += total
 	return total
 }

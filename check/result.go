@@ -129,6 +129,22 @@ type ConnResult struct {
 	packedRules []*Rule
 }
 
+// collectFindings appends every connection's findings, in order, to all
+// and makes that res.Findings, each connection's findings then a slice of
+// it: one copy of them is held to the end, not two. all may be
+// res.Findings[:0] when the connections' findings already lie in its
+// array in that order (each only moves down over itself).
+func (res *Result) collectFindings(all []Finding) {
+	for _, cr := range res.Connections {
+		i := len(all)
+		all = append(all, cr.findings...)
+		if len(cr.findings) > 0 {
+			cr.findings = all[i:len(all):len(all)]
+		}
+	}
+	res.Findings = all
+}
+
 // Connection returns the engine's connection (nil for ID 0).
 func (cr *ConnResult) Connection() *dissect.Connection { return cr.conn }
 

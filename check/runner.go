@@ -240,18 +240,11 @@ func (r *Runner) Finish(conns []*dissect.Connection) *Result {
 	for _, cr := range res.Connections {
 		n += len(cr.findings)
 	}
+	var all []Finding
 	if n > 0 {
-		res.Findings = make([]Finding, 0, n)
+		all = make([]Finding, 0, n) // kept to the end: sized exactly
 	}
-	for _, cr := range res.Connections {
-		i := len(res.Findings)
-		res.Findings = append(res.Findings, cr.findings...)
-		if len(cr.findings) > 0 {
-			// The connection's findings are now those of res: one copy of
-			// them, not two, is held to the end.
-			cr.findings = res.Findings[i:len(res.Findings):len(res.Findings)]
-		}
-	}
+	res.collectFindings(all)
 	res.Omitted = r.omitted
 	res.ForgottenConnections = r.forgotten.n
 	for _, ch := range r.forgotten.checks {
