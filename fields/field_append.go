@@ -11,7 +11,7 @@ func (f *Field) AppendFormat(dst []byte, v Value) []byte {
 	switch f.Type {
 	case FTUint8, FTUint16, FTUint24, FTUint32, FTUint64:
 		if f.Base == BaseHex {
-			return appendHex(append(dst, "0x"...), v.U, f.Type.hexDigits())
+			return AppendHex(dst, v.U, f.Type.hexDigits())
 		}
 		return strconv.AppendUint(dst, v.U, 10)
 	case FTBoolean:

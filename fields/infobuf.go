@@ -38,9 +38,13 @@ func (w *infoBuf) uint(v uint64) { w.b = strconv.AppendUint(w.b, v, 10) }
 func (w *infoBuf) int(v int64) { w.b = strconv.AppendInt(w.b, v, 10) }
 
 // hex appends v as 0x and at least digits lowercase hex digits (0x%0*x).
-func (w *infoBuf) hex(v uint64, digits int) {
-	w.b = append(w.b, "0x"...)
-	w.b = appendHex(w.b, v, digits)
+func (w *infoBuf) hex(v uint64, digits int) { w.b = AppendHex(w.b, v, digits) }
+
+// AppendHex appends "0x" and v in lowercase hex, zero-padded to digits
+// (fmt's "0x%0*x") without fmt: the value format of hexadecimal fields,
+// the summary lines, and report's XIDs and STags.
+func AppendHex(dst []byte, v uint64, digits int) []byte {
+	return appendHex(append(dst, "0x"...), v, digits)
 }
 
 // appendHex appends v in lowercase hex, zero-padded to digits.
@@ -48,11 +52,7 @@ func appendHex(dst []byte, v uint64, digits int) []byte {
 	const hexDigits = "0123456789abcdef"
 	n := max((bits.Len64(v)+3)/4, digits, 1)
 	for i := n - 1; i >= 0; i-- {
-		if i >= 16 {
-			dst = append(dst, '0')
-			continue
-		}
-		dst = append(dst, hexDigits[v>>(4*uint(i))&0xf])
+		dst = append(dst, hexDigits[v>>(4*uint(i))&0xf]) // 0 past the 16th digit
 	}
 	return dst
 }

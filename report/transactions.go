@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/fields"
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
 )
 
@@ -376,7 +377,7 @@ func (c *txnCells) cell(i int) []byte {
 func (c *txnCells) build(x *Transaction) {
 	b := c.b[:0]
 	end := func(i int) { c.ends[i] = len(b) }
-	b = appendHexPad(b, uint64(x.XID), 8)
+	b = fields.AppendHex(b, uint64(x.XID), 8)
 	end(0)
 	b = strconv.AppendInt(b, int64(x.Connection), 10)
 	end(1)
@@ -425,7 +426,7 @@ func (c *txnCells) build(x *Transaction) {
 	if x.InvalidatedSTag == nil {
 		b = append(b, '-')
 	} else {
-		b = appendHexPad(b, uint64(*x.InvalidatedSTag), 8)
+		b = fields.AppendHex(b, uint64(*x.InvalidatedSTag), 8)
 	}
 	end(10)
 	if x.LatencyUS == nil {
@@ -506,26 +507,10 @@ func appendChunksCell(b []byte, x *Transaction) []byte {
 // Hex32 is a 32-bit value shown as "0x%08x" (in JSON, a string).
 type Hex32 uint32
 
-func (h Hex32) String() string { return string(appendHexPad(nil, uint64(h), 8)) }
+func (h Hex32) String() string { return string(fields.AppendHex(nil, uint64(h), 8)) }
 
 // MarshalText implements encoding.TextMarshaler.
-func (h Hex32) MarshalText() ([]byte, error) { return appendHexPad(nil, uint64(h), 8), nil }
-
-// appendHexPad appends "0x" and v in lower-case hexadecimal, zero-padded to
-// digits ("0x%0*x").
-func appendHexPad(dst []byte, v uint64, digits int) []byte {
-	const hexDigits = "0123456789abcdef"
-	n := 1
-	for x := v >> 4; x != 0; x >>= 4 {
-		n++
-	}
-	n = max(n, digits)
-	dst = append(dst, "0x"...)
-	for i := n - 1; i >= 0; i-- {
-		dst = append(dst, hexDigits[v>>(4*uint(i))&0xf])
-	}
-	return dst
-}
+func (h Hex32) MarshalText() ([]byte, error) { return fields.AppendHex(nil, uint64(h), 8), nil }
 
 // UnmarshalText reads what MarshalText writes.
 func (h *Hex32) UnmarshalText(b []byte) error {
@@ -537,10 +522,10 @@ func (h *Hex32) UnmarshalText(b []byte) error {
 // Hex64 is a 64-bit value shown as "0x%016x" (in JSON, a string).
 type Hex64 uint64
 
-func (h Hex64) String() string { return string(appendHexPad(nil, uint64(h), 16)) }
+func (h Hex64) String() string { return string(fields.AppendHex(nil, uint64(h), 16)) }
 
 // MarshalText implements encoding.TextMarshaler.
-func (h Hex64) MarshalText() ([]byte, error) { return appendHexPad(nil, uint64(h), 16), nil }
+func (h Hex64) MarshalText() ([]byte, error) { return fields.AppendHex(nil, uint64(h), 16), nil }
 
 // UnmarshalText reads what MarshalText writes.
 func (h *Hex64) UnmarshalText(b []byte) error {
