@@ -15,13 +15,9 @@ import (
 	"github.com/rdmashark/rdmashark/layers/roce"
 )
 
-// fuzzLinkTypes is what the first byte of a fuzz input selects (modulo its
-// length): every link type the decoder reads, and two it does not.
-var fuzzLinkTypes = []layers.LinkType{
-	layers.LinkTypeEthernet, layers.LinkTypeLinuxSLL, layers.LinkTypeLinuxSLL2, layers.LinkTypeRaw,
-	layers.LinkTypeIPv4, layers.LinkTypeIPv6, 247 /* InfiniBand */, 197 /* ERF */, 242, /* IPoIB */
-	0 /* NULL: unsupported */, 9, /* PPP: unsupported */
-}
+// fuzzLinkTypes is what the first byte of a fuzz input selects
+// (pipeline_fuzz_test.go).
+var fuzzLinkTypes = dissect.FuzzLinkTypes
 
 func linkSelector(lt layers.LinkType) byte {
 	for i, l := range fuzzLinkTypes {

@@ -378,7 +378,7 @@ func (pl *pipeline) read(r *source.Reader) {
 }
 
 // hold copies rec into b (the reader's bytes are its own again at its
-// next Next) and computes it's pre-decoded values into it.
+// next Next) and computes its pre-decoded values into it.
 func (pl *pipeline) hold(b *pipeBatchBuf, it *pipeRec, rec *source.Record, ahead bool) {
 	it.number = rec.Number
 	it.ts = rec.CI.Timestamp

@@ -11,9 +11,10 @@ import (
 	"github.com/rdmashark/rdmashark/source"
 )
 
-// handOverLinkTypes are the link types FuzzPipelineHandOver's first byte
-// selects (the same as FuzzDecode's, unsupported ones included).
-var handOverLinkTypes = []layers.LinkType{
+// FuzzLinkTypes is what the first byte of a fuzz input selects (modulo
+// its length): every link type the decoder reads, and two it does not.
+// Exported for the fuzz targets of package dissect_test (fuzz_test.go).
+var FuzzLinkTypes = []layers.LinkType{
 	layers.LinkTypeEthernet, layers.LinkTypeLinuxSLL, layers.LinkTypeLinuxSLL2, layers.LinkTypeRaw,
 	layers.LinkTypeIPv4, layers.LinkTypeIPv6, 247 /* InfiniBand */, 197 /* ERF */, 242, /* IPoIB */
 	0 /* NULL: unsupported */, 9, /* PPP: unsupported */
@@ -22,7 +23,8 @@ var handOverLinkTypes = []layers.LinkType{
 // FuzzPipelineHandOver: whatever the bytes, a frame held in a pipeline
 // batch by the reading goroutine (its CRC verdicts and request hash
 // computed ahead, or left to the engine) and decoded on the engine's side
-// makes the same Packet as the frame decoded in line, and neither panics.
+// makes the same Packet as the frame decoded in line, and neither panics
+// (sel picks its link type from FuzzLinkTypes, as FuzzDecode's first byte does).
 // Seeded with the first records of real captures of every encapsulation
 // (RoCEv2, iWARP, SLL/SLL2, native InfiniBand with its VCRC in ERF, IPoIB).
 func FuzzPipelineHandOver(f *testing.F) {
@@ -43,7 +45,7 @@ func FuzzPipelineHandOver(f *testing.F) {
 				break
 			}
 			sel := -1
-			for k, lt := range handOverLinkTypes {
+			for k, lt := range FuzzLinkTypes {
 				if lt == rec.LinkType {
 					sel = k
 				}
@@ -59,7 +61,7 @@ func FuzzPipelineHandOver(f *testing.F) {
 	inline := Decoder{RoCEPort: DefaultRoCEPort}
 	dec := Decoder{RoCEPort: DefaultRoCEPort}
 	f.Fuzz(func(t *testing.T, sel, mode byte, data []byte) {
-		lt := handOverLinkTypes[int(sel)%len(handOverLinkTypes)]
+		lt := FuzzLinkTypes[int(sel)%len(FuzzLinkTypes)]
 		rec := source.Record{Number: 1, Data: data, LinkType: lt,
 			CI: gopacket.CaptureInfo{CaptureLength: len(data), Length: len(data)}}
 		b.n, b.data, b.cdata, b.comments = 0, b.data[:0], b.cdata[:0], b.comments[:0]
