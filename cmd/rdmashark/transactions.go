@@ -53,7 +53,6 @@ the other; the engine's counters are left to analyze.`,
 			if err != nil {
 				return err
 			}
-			g.concurrent = min(in.jobs, len(names))
 			if format != "table" && format != "json" && format != "jsonl" {
 				return usageErr("--format must be table, json or jsonl, not %q", format)
 			}
@@ -69,8 +68,9 @@ the other; the engine's counters are left to analyze.`,
 				f.XID = &x
 			}
 			if format == "jsonl" {
-				return streamTransactions(cmd, g, names, max, f)
+				return streamTransactions(cmd, g, names, max, f) // one capture after the other
 			}
+			g.concurrent = min(in.jobs, len(names))
 			work := func(i int) docResult[*report.TransactionList] {
 				list := report.NewTransactionList(displayName(names[i]), max, f)
 				eng, runErr := runTransactions(cmd, g, names[i], list)
@@ -116,7 +116,6 @@ func runTransactions(cmd *cobra.Command, g *globalFlags, name string, list *repo
 // are read; an interrupted one ends the listing.
 func streamTransactions(cmd *cobra.Command, g *globalFlags, names []string, max int, f report.TxnFilter) error {
 	stderr := cmd.ErrOrStderr()
-	g.concurrent = 1 // one capture after the other
 	var errs []error
 	for _, name := range names {
 		s := report.NewTransactionStream(cmd.OutOrStdout(), displayName(name), max, f)
