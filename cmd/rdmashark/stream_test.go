@@ -93,36 +93,50 @@ func TestDissectStdinStreams(t *testing.T) {
 				if first.code != 0 || whole.code != 0 || first.stdout == "" || !strings.HasPrefix(whole.stdout, first.stdout) || len(whole.stdout) == len(first.stdout) {
 					t.Fatalf("from the file: exit %d/%d; the first %d packets' output is not a proper prefix of the whole", first.code, whole.code, k)
 				}
-				pr, pw := io.Pipe()
-				out := newWatchWriter(len(first.stdout))
-				reached := out.reached // Write clears the field under its lock
-				var errb bytes.Buffer
-				done := make(chan int)
-				go func() { done <- run(append(args, "-r", "-"), pr, out, &errb) }()
-				if _, err := pw.Write(data[:ends[k-1]]); err != nil {
-					t.Fatal(err)
-				}
-				select {
-				case <-reached:
-				case code := <-done:
-					t.Fatalf("dissect ended (exit %d) before its input did: %s", code, errb.String())
-				case <-time.After(time.Minute):
-					pw.CloseWithError(io.ErrUnexpectedEOF)
-					t.Fatalf("the first %d packets' output did not appear while the input waited; got %d of %d octets", k, len(out.String()), len(first.stdout))
-				}
-				if got := out.String(); got != first.stdout {
-					t.Fatalf("while the input waited dissect printed\n%s\nwant\n%s", got, first.stdout)
-				}
-				if _, err := pw.Write(data[ends[k-1]:]); err != nil {
-					t.Fatal(err)
-				}
-				pw.Close()
-				if code := <-done; code != 0 || out.String() != whole.stdout {
-					t.Errorf("exit %d (%s); output from the pipe differs from the file's", code, errb.String())
+				code, out, stderr := runHeld(t, append(args, "-r", "-"), data[:ends[k-1]], data[ends[k-1]:], first.stdout)
+				if code != 0 || out != whole.stdout {
+					t.Errorf("exit %d (%s); output from the pipe differs from the file's", code, stderr)
 				}
 			})
 		}
 	}
+}
+
+// runHeld runs the command line args with standard input a pipe that gets
+// head, then nothing until the output is as long as want — which it must
+// then equal: what the command wrote while its input waited — then tail.
+// It returns the exit status, the whole output and standard error. The
+// command ending before its input did fails the test, and so does want not
+// appearing (the bound on that wait, a minute, only keeps a failure from
+// hanging the test: the assertion is about what comes before what).
+func runHeld(t *testing.T, args []string, head, tail []byte, want string) (int, string, string) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	out := newWatchWriter(len(want))
+	reached := out.reached // Write clears the field under its lock
+	var errb bytes.Buffer
+	done := make(chan int)
+	go func() { done <- run(args, pr, out, &errb) }()
+	if _, err := pw.Write(head); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-reached:
+	case code := <-done:
+		t.Fatalf("%s ended (exit %d) before its input did: %s", args[0], code, errb.String())
+	case <-time.After(time.Minute):
+		pw.CloseWithError(io.ErrUnexpectedEOF)
+		t.Fatalf("%s: what it should write while its input waits did not appear; got %d of %d octets: %q", args[0], len(out.String()), len(want), out.String())
+	}
+	if got := out.String(); got != want {
+		t.Fatalf("while the input waited %s wrote\n%s\nwant\n%s", args[0], got, want)
+	}
+	if _, err := pw.Write(tail); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	code := <-done
+	return code, out.String(), errb.String()
 }
 
 // TestEveryCommandReadsStdin: analyze, transactions, check and dissect

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"os"
 	"sort"
 	"strings"
 	"testing"
-	"time"
 )
 
 // jsonlLines splits transactions --format jsonl output into its objects,
@@ -121,35 +118,11 @@ func TestTransactionsJSONLStreams(t *testing.T) {
 	stdin := func(s string) string {
 		return strings.ReplaceAll(s, `"file":"`+nfs3Pcap+`"`, `"file":"<stdin>"`)
 	}
-	want := stdin(first[0] + first[1])
-	pr, pw := io.Pipe()
-	out := newWatchWriter(len(want))
-	reached := out.reached
-	var errb bytes.Buffer
-	done := make(chan int)
-	go func() { done <- run([]string{"transactions", "--format", "jsonl", "-"}, pr, out, &errb) }()
-	if _, err := pw.Write(data[:ends[k-1]]); err != nil {
-		t.Fatal(err)
+	code, out, stderr := runHeld(t, []string{"transactions", "--format", "jsonl", "-"}, data[:ends[k-1]], data[ends[k-1]:], stdin(first[0]+first[1]))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	select {
-	case <-reached:
-	case code := <-done:
-		t.Fatalf("transactions ended (exit %d) before its input did: %s", code, errb.String())
-	case <-time.After(time.Minute):
-		pw.CloseWithError(io.ErrUnexpectedEOF)
-		t.Fatalf("the first two transactions were not written while the input waited; got %q", out.String())
-	}
-	if got := out.String(); got != want {
-		t.Fatalf("while the input waited: %s\nwant %s", got, want)
-	}
-	if _, err := pw.Write(data[ends[k-1]:]); err != nil {
-		t.Fatal(err)
-	}
-	pw.Close()
-	if code := <-done; code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
-	if out.String() != stdin(whole.stdout) {
+	if out != stdin(whole.stdout) {
 		t.Errorf("from the pipe the listing differs from the file's")
 	}
 }
