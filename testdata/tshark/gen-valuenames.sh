@@ -44,19 +44,30 @@ done
 	echo
 	echo 'package fields'
 	echo
-	echo '// valueNames are the names of the values of integer fields, as tshark'"'"'s'
-	echo '// value_string tables give them, in tshark'"'"'s order (a filter takes the'
-	echo '// first value of a name that occurs twice). A field whose table is'
-	echo '// empty has names in tshark, none of which tshark'"'"'s filters accept.'
-	echo 'var valueNames = map[string][]valueName{'
+	# One Go table per distinct list of names, named in order of first use;
+	# the map then names each field's table (ip.proto and ipv6.nxt, the
+	# EtherType fields, the ECN fields and NFSv4's opcodes share theirs).
 	awk -F'\t' 'FILENAME==ARGV[1]{refused[$1]=1;next}
 		$1=="V" { if (!($2 in order)) { order[$2]=++n; name[n]=$2 }
 			# A value seen again starts the table of another field of the
 			# same name (vlan.priority has five); tshark reads the first.
 			if (($2 SUBSEP $3) in seen) { done[$2]=1 }
 			seen[$2, $3]=1
-			if (!($2 in refused) && !($2 in done)) { gsub(/\\/, "\\\\", $4); gsub(/"/, "\\\"", $4); body[$2]=body[$2] sprintf("\t\t{%s, \"%s\"},\n", $3, $4) } }
-		END { for (i=1;i<=n;i++) { f=name[i]; if (f in refused) printf "\t\"%s\": {},\n", f; else printf "\t\"%s\": {\n%s\t},\n", f, body[f] } }' "$tmp/refused" "$tmp/names"
+			if (!($2 in refused) && !($2 in done)) { gsub(/\\/, "\\\\", $4); gsub(/"/, "\\\"", $4); body[$2]=body[$2] sprintf("\t{%s, \"%s\"},\n", $3, $4) } }
+		END {
+			for (i=1;i<=n;i++) { f=name[i]; if (f in refused) continue
+				if (!(body[f] in table)) { table[body[f]]=++k; users[k]=f } else { users[table[body[f]]]=users[table[body[f]]] ", " f } }
+			for (i=1;i<=n;i++) { f=name[i]; if (f in refused) continue
+				t=table[body[f]]; if (t in emitted) continue; emitted[t]=1
+				printf "\n// valueNames%d: %s.\nvar valueNames%d = []valueName{\n%s}\n", t, users[t], t, body[f] }
+			print "\n// valueNames are the names of the values of integer fields, as tshark\x27s"
+			print "// value_string tables give them, in tshark\x27s order (a filter takes the"
+			print "// first value of a name that occurs twice). A field whose table is"
+			print "// empty has names in tshark, none of which tshark\x27s filters accept."
+			print "// Fields with the same names share one table (valueNames1, ...)."
+			print "var valueNames = map[string][]valueName{"
+			for (i=1;i<=n;i++) { f=name[i]; if (f in refused) printf "\t\"%s\": {},\n", f; else printf "\t\"%s\": valueNames%d,\n", f, table[body[f]] }
+		}' "$tmp/refused" "$tmp/names"
 	echo '}'
 	echo
 	echo '// quotedNamesOnly are the fields whose names tshark takes only in'
