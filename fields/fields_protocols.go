@@ -3,6 +3,7 @@ package fields
 import (
 	"sync"
 
+	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/rdmashark/rdmashark/dissect"
@@ -205,7 +206,7 @@ func ibCarriesIP(p *dissect.Packet) bool {
 	return p.Encap == dissect.EncapIB && (p.Has(layers.LayerTypeIPv4) || p.Has(layers.LayerTypeIPv6) || p.Has(layers.LayerTypeARP))
 }
 
-func ipProto(p *dissect.Packet, t interface{ String() string }) layers.IPProtocol {
+func ipProto(p *dissect.Packet, t gopacket.LayerType) layers.IPProtocol {
 	if t == layers.LayerTypeIPv4 {
 		return p.IPv4.Protocol
 	}
@@ -215,7 +216,7 @@ func ipProto(p *dissect.Packet, t interface{ String() string }) layers.IPProtoco
 // icmpData tells whether an ICMP message carries data after its header:
 // an echo request or reply (ICMP types 8 and 0, ICMPv6 128 and 129) with a
 // payload, as tshark shows it ("icmp:data").
-func icmpData(p *dissect.Packet, t interface{ String() string }) bool {
+func icmpData(p *dissect.Packet, t gopacket.LayerType) bool {
 	var b []byte
 	if t == layers.LayerTypeIPv4 {
 		b = p.IPv4.Payload
