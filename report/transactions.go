@@ -386,11 +386,7 @@ func (c *txnCells) build(x *Transaction) {
 	if x.Program == nil {
 		b = append(b, '?')
 	} else {
-		if x.ProgramName != "" {
-			b = append(b, x.ProgramName...)
-		} else {
-			b = strconv.AppendUint(b, uint64(*x.Program), 10)
-		}
+		b = appendNameOr(b, x.ProgramName, *x.Program)
 		b = append(b, " v"...)
 		b = strconv.AppendUint(b, uint64(*x.Version), 10)
 	}
@@ -398,11 +394,7 @@ func (c *txnCells) build(x *Transaction) {
 	if x.Procedure == nil {
 		b = append(b, '?')
 	} else {
-		if x.ProcedureName != "" {
-			b = append(b, x.ProcedureName...)
-		} else {
-			b = strconv.AppendUint(b, uint64(*x.Procedure), 10)
-		}
+		b = appendNameOr(b, x.ProcedureName, *x.Procedure)
 		for i, op := range x.Operations {
 			if i == 0 {
 				b = append(b, ' ')
@@ -436,6 +428,14 @@ func (c *txnCells) build(x *Transaction) {
 	}
 	end(11)
 	c.b = b
+}
+
+// appendNameOr appends name, or n in decimal when there is no name.
+func appendNameOr(b []byte, name string, n uint32) []byte {
+	if name != "" {
+		return append(b, name...)
+	}
+	return strconv.AppendUint(b, uint64(n), 10)
 }
 
 // appendSideCell: "-" without the side; else its packets ("?", one, or
