@@ -53,14 +53,14 @@ func (d *Decoder) Decode(p *Packet, data []byte) {
 			p.fail("Linux SLL", err)
 			return
 		}
-		p.Decoded = append(p.Decoded, layers.LayerTypeLinuxSLL)
+		p.decoded(layers.LayerTypeLinuxSLL)
 		d.etherType(p, p.SLL.EthernetType, p.SLL.Payload)
 	case layers.LinkTypeLinuxSLL2:
 		if err := p.SLL2.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
 			p.fail("Linux SLL2", err)
 			return
 		}
-		p.Decoded = append(p.Decoded, layers.LayerTypeLinuxSLL2)
+		p.decoded(layers.LayerTypeLinuxSLL2)
 		d.etherType(p, p.SLL2.ProtocolType, p.SLL2.Payload)
 	case layers.LinkTypeRaw, layers.LinkTypeIPv4, layers.LinkTypeIPv6:
 		d.rawIP(p, data)
@@ -86,7 +86,7 @@ func (d *Decoder) ethernet(p *Packet, data []byte) {
 		p.fail("Ethernet", err)
 		return
 	}
-	p.Decoded = append(p.Decoded, layers.LayerTypeEthernet)
+	p.decoded(layers.LayerTypeEthernet)
 	d.etherType(p, p.Eth.EthernetType, p.Eth.Payload)
 }
 
@@ -102,7 +102,7 @@ func (d *Decoder) etherType(p *Packet, et layers.EthernetType, data []byte) {
 			return
 		}
 		p.NVLAN++
-		p.Decoded = append(p.Decoded, layers.LayerTypeDot1Q)
+		p.decoded(layers.LayerTypeDot1Q)
 		et, data = v.Type, v.Payload
 	}
 	switch et {
@@ -114,14 +114,14 @@ func (d *Decoder) etherType(p *Packet, et layers.EthernetType, data []byte) {
 		p.Encap = EncapRoCEv1
 		d.grh(p, data, data)
 	case layers.EthernetTypeARP:
-		p.Decoded = append(p.Decoded, layers.LayerTypeARP)
+		p.decoded(layers.LayerTypeARP)
 	case pfc.EtherTypeMACControl:
 		// PAUSE and PFC frames (health.go counts them).
 		if err := p.PFC.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
 			p.fail("MAC Control", err)
 			return
 		}
-		p.Decoded = append(p.Decoded, pfc.LayerTypeMACControl)
+		p.decoded(pfc.LayerTypeMACControl)
 	}
 }
 
@@ -145,7 +145,7 @@ func (d *Decoder) ipv4(p *Packet, data []byte) {
 		p.fail("IPv4", err)
 		return
 	}
-	p.Decoded = append(p.Decoded, layers.LayerTypeIPv4)
+	p.decoded(layers.LayerTypeIPv4)
 	if p.IPv4.Flags&layers.IPv4MoreFragments != 0 || p.IPv4.FragOffset != 0 {
 		return // fragments are not reassembled; RoCE and iWARP never fragment
 	}
@@ -158,7 +158,7 @@ func (d *Decoder) ipv6(p *Packet, data []byte) {
 		p.fail("IPv6", err)
 		return
 	}
-	p.Decoded = append(p.Decoded, layers.LayerTypeIPv6)
+	p.decoded(layers.LayerTypeIPv6)
 	ip := data[:len(p.IPv6.Contents)+len(p.IPv6.Payload)]
 	d.transport(p, p.IPv6.NextHeader, p.IPv6.Payload, ip)
 }
@@ -170,7 +170,7 @@ func (d *Decoder) transport(p *Packet, proto layers.IPProtocol, data, ip []byte)
 			p.fail("UDP", err)
 			return
 		}
-		p.Decoded = append(p.Decoded, layers.LayerTypeUDP)
+		p.decoded(layers.LayerTypeUDP)
 		// RoCE inside RoCE (IP carried by IPoIB in an IB datagram) is not
 		// followed: one transport header per packet.
 		if uint16(p.UDP.DstPort) == d.RoCEPort && p.Encap == EncapNone {
@@ -182,7 +182,7 @@ func (d *Decoder) transport(p *Packet, proto layers.IPProtocol, data, ip []byte)
 			p.fail("TCP", err)
 			return
 		}
-		p.Decoded = append(p.Decoded, layers.LayerTypeTCP)
+		p.decoded(layers.LayerTypeTCP)
 	}
 }
 
@@ -191,7 +191,7 @@ func (d *Decoder) erf(p *Packet, data []byte) {
 		p.fail("ERF", err)
 		return
 	}
-	p.Decoded = append(p.Decoded, erf.LayerTypeERF)
+	p.decoded(erf.LayerTypeERF)
 	// As Wireshark's wiretap does, the ERF header is the record's
 	// pseudo-header: the packet is what follows it, its wire length the
 	// header's WLen.
@@ -216,7 +216,7 @@ func (d *Decoder) lrh(p *Packet, data []byte) {
 		p.fail("LRH", err)
 		return
 	}
-	p.Decoded = append(p.Decoded, roce.LayerTypeLRH)
+	p.decoded(roce.LayerTypeLRH)
 	d.checkVCRC(p, data)
 	switch p.LRH.NextLayerType() {
 	case roce.LayerTypeGRH:
@@ -233,7 +233,7 @@ func (d *Decoder) grh(p *Packet, data, whole []byte) {
 		p.fail("GRH", err)
 		return
 	}
-	p.Decoded = append(p.Decoded, roce.LayerTypeGRH)
+	p.decoded(roce.LayerTypeGRH)
 	if p.GRH.NextLayerType() != roce.LayerTypeBTH {
 		return
 	}
@@ -249,7 +249,7 @@ func (d *Decoder) bth(p *Packet, data []byte, wireLen int, whole []byte) {
 		p.fail("BTH", err)
 		return
 	}
-	p.Decoded = append(p.Decoded, roce.LayerTypeBTH)
+	p.decoded(roce.LayerTypeBTH)
 	d.checkICRC(p, whole)
 	switch {
 	case p.BTH.NextLayerType() == roce.LayerTypeMAD:
@@ -279,7 +279,7 @@ func (d *Decoder) mad(p *Packet, data []byte) {
 		p.fail("MAD", err)
 		return
 	}
-	p.Decoded = append(p.Decoded, roce.LayerTypeMAD)
+	p.decoded(roce.LayerTypeMAD)
 	next := p.MAD.NextLayerType()
 	var l gopacket.DecodingLayer
 	switch next {
@@ -315,5 +315,5 @@ func (d *Decoder) mad(p *Packet, data []byte) {
 		return
 	}
 	p.CM.Attr = next
-	p.Decoded = append(p.Decoded, next)
+	p.decoded(next)
 }

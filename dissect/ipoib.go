@@ -13,6 +13,6 @@ func (d *Decoder) ipoib(p *Packet, data []byte) {
 		p.fail("IPoIB", err)
 		return
 	}
-	p.Decoded = append(p.Decoded, ipoib.LayerTypeIPoIB)
+	p.decoded(ipoib.LayerTypeIPoIB)
 	d.etherType(p, p.IPoIB.Type, p.IPoIB.Payload)
 }

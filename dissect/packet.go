@@ -85,6 +85,12 @@ type Packet struct {
 
 	// Decoded lists the layers decoded, outermost first.
 	Decoded []gopacket.LayerType
+	// has holds a bit (layerBit) for each of the first nhas entries of
+	// Decoded, which the decoder appended through decoded: Has answers
+	// from it instead of walking the list, which it is asked ~20 times
+	// per packet (6% of analyze's CPU profile as a loop).
+	has  uint64
+	nhas int
 
 	ERF   erf.ERF
 	IPoIB ipoib.IPoIB
@@ -139,6 +145,11 @@ type Packet struct {
 
 // Has tells whether layer t was decoded.
 func (p *Packet) Has(t gopacket.LayerType) bool {
+	if uint(t) < uint(len(layerBit)) && len(p.Decoded) == p.nhas {
+		if b := layerBit[t]; b != 0 {
+			return p.has&(1<<(b-1)) != 0
+		}
+	}
 	for _, d := range p.Decoded {
 		if d == t {
 			return true
@@ -165,8 +176,48 @@ type CM struct {
 	APR           roce.CMAPR
 }
 
+// decoded records that layer t was decoded: Decoded and its bit.
+func (p *Packet) decoded(t gopacket.LayerType) {
+	if len(p.Decoded) != p.nhas {
+		// Decoded was set from outside: Has walks it from now on.
+		p.Decoded = append(p.Decoded, t)
+		return
+	}
+	p.Decoded = append(p.Decoded, t)
+	p.nhas = len(p.Decoded)
+	if uint(t) < uint(len(layerBit)) {
+		if b := layerBit[t]; b != 0 {
+			p.has |= 1 << (b - 1)
+		}
+	}
+}
+
+// layerBit gives each layer type the decoder appends to Decoded its bit
+// in Packet.has, plus one (0: none; Has walks Decoded for such a type).
+// Layer types are small numbers: gopacket's below 200, ours 1700-1799.
+var layerBit = func() (a [1800]uint8) {
+	types := []gopacket.LayerType{
+		layers.LayerTypeLinuxSLL, layers.LayerTypeLinuxSLL2, layers.LayerTypeEthernet,
+		layers.LayerTypeDot1Q, layers.LayerTypeARP, pfc.LayerTypeMACControl,
+		layers.LayerTypeIPv4, layers.LayerTypeIPv6, layers.LayerTypeUDP, layers.LayerTypeTCP,
+		erf.LayerTypeERF, ipoib.LayerTypeIPoIB,
+		roce.LayerTypeLRH, roce.LayerTypeGRH, roce.LayerTypeBTH, roce.LayerTypeMAD,
+		roce.LayerTypeClassPortInfo, roce.LayerTypeCMREQ, roce.LayerTypeCMMRA,
+		roce.LayerTypeCMREJ, roce.LayerTypeCMREP, roce.LayerTypeCMRTU,
+		roce.LayerTypeCMDREQ, roce.LayerTypeCMDREP, roce.LayerTypeCMSIDRREQ,
+		roce.LayerTypeCMSIDRREP, roce.LayerTypeCMLAP, roce.LayerTypeCMAPR,
+	}
+	for i, t := range types {
+		if uint(t) < uint(len(a)) {
+			a[t] = uint8(i + 1)
+		}
+	}
+	return a
+}()
+
 func (p *Packet) reset() {
 	p.Decoded = p.Decoded[:0]
+	p.has, p.nhas = 0, 0
 	p.NVLAN = 0
 	p.Encap = EncapNone
 	p.ICRC = CRCCheck{}
