@@ -41,28 +41,34 @@ func (in *input) name(args []string) (string, error) {
 	return "", usageErr("no capture file: give one as an argument or with -r (\"-\" reads standard input)")
 }
 
-// runEngineOpts is runEngine with engine options (an Observer, limits);
-// the RoCE port comes from the flags.
-func runEngineOpts(cmd *cobra.Command, g *globalFlags, name string, opts dissect.Options, each func(*dissect.Packet) error) (*dissect.Engine, error) {
-	return runEngineFlush(cmd, g, name, opts, each, nil)
+// engineRun is what a command asks of runEngine besides the capture: the
+// engine's options (an Observer, limits; the RoCE port and the other
+// global flags are added from the flags), each, called with every packet
+// (nil: nothing per packet), and for the commands that need them:
+//   - flush, for a command that prints as packets come (dissect,
+//     transactions --format jsonl). Reading standard input — a pipe from
+//     tcpdump -w -, a live stream — it is called each time the engine is
+//     about to wait for more input, so that what was printed of the
+//     packets so far goes out at once, not when a buffer fills or the
+//     input ends. (That is each time the capture reader's buffer runs dry:
+//     at most once per read of the input, never once per packet when
+//     packets arrive faster than they are printed.) Reading a file, output
+//     goes out as its buffer fills.
+//   - opened, handed the opened capture before any packet is read:
+//     dissect -w reads the input's interfaces (names, snap lengths) from
+//     it.
+type engineRun struct {
+	opts   dissect.Options
+	each   func(*dissect.Packet) error
+	flush  func() error
+	opened func(*source.Reader)
 }
 
-// runEngineFlush is runEngineOpts for a command that prints as packets come
-// (dissect). Reading standard input — a pipe from tcpdump -w -, a live
-// stream — flush is called each time the engine is about to wait for more
-// input, so that what it printed of the packets so far goes out at once,
-// not when a buffer fills or the input ends. (That is each time the capture
-// reader's buffer runs dry: at most once per read of the input, never once
-// per packet when packets arrive faster than they are printed.) Reading a
-// file, output goes out as its buffer fills.
-func runEngineFlush(cmd *cobra.Command, g *globalFlags, name string, opts dissect.Options, each func(*dissect.Packet) error, flush func() error) (*dissect.Engine, error) {
-	return runEngineOpen(cmd, g, name, opts, each, flush, nil)
-}
-
-// runEngineOpen is runEngineFlush that also hands the opened capture to
-// opened (when not nil) before any packet is read: dissect -w reads the
-// input's interfaces (names, snap lengths) from it.
-func runEngineOpen(cmd *cobra.Command, g *globalFlags, name string, opts dissect.Options, each func(*dissect.Packet) error, flush func() error, opened func(*source.Reader)) (*dissect.Engine, error) {
+// runEngine reads the capture name (a file, "-" for standard input, a
+// FIFO) through an engine as run says, stopping at a signal
+// (errInterrupted); the engine is returned with what it read even then.
+func runEngine(cmd *cobra.Command, g *globalFlags, name string, run engineRun) (*dissect.Engine, error) {
+	opts, each, flush, opened := run.opts, run.each, run.flush, run.opened
 	var (
 		r   *source.Reader
 		err error
@@ -170,7 +176,7 @@ output is a JSON array of the one-capture documents, in that order.`,
 			work := func(i int) docResult[*report.Analysis] {
 				opts := dissect.Options{HealthInterval: interval}
 				checks, each := withChecks(check.Config{}, &opts, nil)
-				eng, runErr := runEngineOpts(cmd, g, names[i], opts, each)
+				eng, runErr := runEngine(cmd, g, names[i], engineRun{opts: opts, each: each})
 				if eng == nil {
 					return docResult[*report.Analysis]{runErr: runErr}
 				}

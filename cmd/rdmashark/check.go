@@ -125,7 +125,7 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 			work := func(i int) result {
 				var opts dissect.Options
 				runner, each := withChecks(check.Config{Rules: rules}, &opts, nil)
-				eng, runErr := runEngineOpts(cmd, g, names[i], opts, each)
+				eng, runErr := runEngine(cmd, g, names[i], engineRun{opts: opts, each: each})
 				r := result{eng: eng, runErr: runErr}
 				if eng != nil {
 					r.warn = warnText(eng)

@@ -130,13 +130,13 @@ a large capture (rdmashark dissect -r big.pcap -Y 'rpcordma.xid == 0x1234' -w xi
 			if sink, ok := pw.(*pcapSink); ok {
 				opened = sink.setInput
 			}
-			eng, runErr := runEngineOpen(cmd, g, name, dissect.Options{Count: count},
-				func(p *dissect.Packet) error {
+			eng, runErr := runEngine(cmd, g, name, engineRun{opts: dissect.Options{Count: count},
+				each: func(p *dissect.Packet) error {
 					if !flt.Match(p) {
 						return nil
 					}
 					return pw.WritePacket(p)
-				}, pw.Flush, opened)
+				}, flush: pw.Flush, opened: opened})
 			if eng != nil {
 				warn(cmd, eng)
 			}

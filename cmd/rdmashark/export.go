@@ -67,7 +67,7 @@ part files, it never overwrites.`,
 				opts.Transaction = xc.Transaction
 				opts.Observer = xc.Observer(nil)
 				runner, each := withChecks(check.Config{}, &opts, xc.Packet)
-				eng, runErr := runEngineOpts(cmd, g, names[i], opts, each)
+				eng, runErr := runEngine(cmd, g, names[i], engineRun{opts: opts, each: each})
 				if eng == nil {
 					_ = xc.Remove()
 					return result{runErr: runErr}

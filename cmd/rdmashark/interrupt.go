@@ -19,7 +19,7 @@ import (
 // The first signal also gives the signal back its default action, so a
 // second Ctrl-C ends a run that does not stop at once.
 
-// errInterrupted is what runEngineFlush returns, with the engine, when a
+// errInterrupted is what runEngine returns, with the engine, when a
 // signal stopped the read.
 var errInterrupted = errors.New("interrupted by a signal before the end of the input")
 

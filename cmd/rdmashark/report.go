@@ -60,7 +60,7 @@ exits 2.`,
 				col.Packet(p)
 				return nil
 			})
-			eng, runErr := runEngineOpts(cmd, g, name, eopts, each)
+			eng, runErr := runEngine(cmd, g, name, engineRun{opts: eopts, each: each})
 			if eng == nil {
 				return runErr
 			}
