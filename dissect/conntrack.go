@@ -87,6 +87,8 @@ type ConnTable struct {
 	done      []*Connection
 	retired   func(*Connection)
 	forgotten func(*Connection)
+	// forgetReleased: Options.ForgetReleased.
+	forgetReleased bool
 }
 
 // DefaultMaxConnections bounds the connection table: live connections plus
@@ -386,6 +388,9 @@ func (t *ConnTable) retireOldest() bool {
 	t.done = append(t.done, c)
 	if t.retired != nil {
 		t.retired(c)
+	}
+	if t.forgetReleased {
+		t.forgetOldest() // c: the only one in done
 	}
 	return true
 }

@@ -66,6 +66,16 @@ type Options struct {
 	// no whole record; with the pipeline, no decoded packet is ready). A
 	// command printing a live stream flushes its output there.
 	BeforeWait func()
+	// ForgetReleased drops the summary of a released connection as soon
+	// as no packet can reach it any more (it leaves the grace window,
+	// release.go) instead of keeping it to the end for a report: for a
+	// program that reports packets or transactions as they come and
+	// nothing per connection at the end (rdmashark dissect and
+	// transactions), whose memory then does not grow with the number of
+	// connections the input held. ConnTable.Forgotten counts them, and a
+	// ConnForgetter hears ConnectionForgotten, as when a full table
+	// forgets one.
+	ForgetReleased bool
 }
 
 // fillDefaults replaces every unset (zero or negative) limit by its
@@ -227,6 +237,7 @@ func NewEngine(opts Options) *Engine {
 	opts.fillDefaults()
 	e := &Engine{opts: opts, Conns: NewConnTable()}
 	e.Conns.Max = opts.MaxConnections
+	e.Conns.forgetReleased = opts.ForgetReleased
 	e.Conns.retired, e.Conns.forgotten = e.retired, e.forgotten
 	e.dec.RoCEPort = opts.RoCEPort
 	return e

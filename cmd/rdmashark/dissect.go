@@ -130,7 +130,7 @@ a large capture (rdmashark dissect -r big.pcap -Y 'rpcordma.xid == 0x1234' -w xi
 			if sink, ok := pw.(*pcapSink); ok {
 				opened = sink.setInput
 			}
-			eng, runErr := runEngine(cmd, g, name, engineRun{opts: dissect.Options{Count: count},
+			eng, runErr := runEngine(cmd, g, name, engineRun{opts: dissect.Options{Count: count, ForgetReleased: true},
 				each: func(p *dissect.Packet) error {
 					if !flt.Match(p) {
 						return nil
