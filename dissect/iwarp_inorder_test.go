@@ -1,0 +1,156 @@
+package dissect
+
+import (
+	"fmt"
+	"math/rand"
+	"strings"
+	"testing"
+
+	"github.com/rdmashark/rdmashark/layers/iwarp"
+)
+
+// The in-order path (inOrder) frames a segment that starts at the next
+// sequence number without gopacket's assembler, which catchUp brings up to
+// date before it sees anything else of the direction. Every capture (and
+// the siw captures re-segmented, reordered and duplicated) must give the
+// same packets, FPDUs, Sends, RDMA operations and counters with the path
+// on and off.
+
+// iwInOrderLog runs frames through a new engine with the in-order path on
+// or off and writes down everything the engine showed and handed up.
+func iwInOrderLog(t *testing.T, frames []iwFrame, fast bool) (string, *iwarpEngine) {
+	t.Helper()
+	defer func(old bool) { iwarpFastPath = old }(iwarpFastPath)
+	iwarpFastPath = fast
+	var b strings.Builder
+	obs := &iwObserver{
+		onMsg: func(m *Message) {
+			fmt.Fprintf(&b, "msg conn %d dir %d: %d %x pkts %v\n", m.Conn.ID, m.Dir, len(m.Data), m.Data, m.Packets)
+		},
+		onOp: func(op *RDMAOp) {
+			fmt.Fprintf(&b, "op conn %d dir %d: %v %08x %x %d %v %x\n", op.Conn.ID, op.Dir, op.Kind, op.STag, op.Offset, op.Length, op.Complete, op.Data)
+		},
+	}
+	e := NewEngine(Options{Observer: obs})
+	e.iw = newIWARPEngine(e)
+	e.iw.fpduHook = func(c *Connection, d Direction, f *IWARPFPDU) {
+		fmt.Fprintf(&b, "fpdu conn %d dir %d: %+v\n", c.ID, d, *f)
+	}
+	var p Packet
+	for _, f := range frames {
+		p.Number, p.Timestamp, p.LinkType = f.num, f.ci.Timestamp, f.link
+		p.CaptureLength, p.Length = f.ci.CaptureLength, f.ci.Length
+		e.Process(&p, f.data)
+		fmt.Fprintf(&b, "pkt %d: reqrep %v resync %v fpdus %+v\n", p.Number, p.IWARP.HasReqRep, p.IWARP.Resync, p.IWARP.FPDUs)
+	}
+	e.Finish()
+	for _, c := range e.Conns.Connections() {
+		fmt.Fprintf(&b, "conn %d %v %v", c.ID, c.State, c.Transport)
+		if c.IWARP != nil {
+			fmt.Fprintf(&b, " %+v", *c.IWARP)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String(), e.iw
+}
+
+// iwFirstDiff returns the first line where two logs differ.
+func iwFirstDiff(a, b string) string {
+	la, lb := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; i < min(len(la), len(lb)); i++ {
+		if la[i] != lb[i] {
+			return fmt.Sprintf("line %d:\n on: %s\noff: %s", i+1, la[i], lb[i])
+		}
+	}
+	return fmt.Sprintf("%d lines, want %d", len(la), len(lb))
+}
+
+func TestIWARPInOrderPathAgrees(t *testing.T) {
+	runs := map[string][]iwFrame{}
+	for _, name := range append(append([]string{}, iwCaptures...),
+		"lossy/siw-nfs3-lossy", "lossy/siw-ib_write_bw-lossy", "lossy/siw-ib_write_bw-reorder") {
+		runs[name] = iwReadFrames(t, name+".pcap")
+	}
+	for _, name := range []string{"siw-rping", "siw-nfs3"} {
+		frames := runs[name]
+		e0, _ := iwRecordRun(t, frames)
+		streams := iwStreams(t, frames, e0)
+		for seed := int64(1); seed <= 2; seed++ {
+			segs := iwResegment(rand.New(rand.NewSource(seed)), streams)
+			runs[fmt.Sprintf("%s-reseg%d", name, seed)] = iwSegFrames(t, streams, segs)
+		}
+	}
+	for name, frames := range runs {
+		on, ie := iwInOrderLog(t, frames, true)
+		off, ieOff := iwInOrderLog(t, frames, false)
+		if on != off {
+			t.Errorf("%s: the in-order path changes the output, %s", name, iwFirstDiff(on, off))
+		}
+		if ie == nil || ie.inOrderSegs == 0 || ieOff.inOrderSegs != 0 {
+			t.Errorf("%s: in-order path not taken", name)
+			continue
+		}
+		t.Logf("%s: %d of %d frames in order past the assembler, %d catch-ups", name, ie.inOrderSegs, len(frames), ie.catchUps)
+	}
+}
+
+// TestIWARPInOrderReordered: one connection whose Sends are fed in order,
+// and again with one segment held back behind the next (and a FIN at the
+// end). The reordered run must take the in-order path before the hole, let
+// the assembler hold the early segment, catch it up, and take the path
+// again once the hole is filled; both runs must frame the same FPDUs and
+// reassemble the same Sends.
+func TestIWARPInOrderReordered(t *testing.T) {
+	build := func(swap int) []iwFrame {
+		c := newIWConn(t, 40010, 20049)
+		c.send(0, mpaFrame(true, false, true, false, 1, nil))
+		c.send(1, mpaFrame(false, false, true, false, 1, nil))
+		var stream []byte
+		for i := 0; i < 40; i++ {
+			stream = append(stream, fpdus(false, true, c.seq[0]+uint32(len(stream)), 0,
+				untaggedULPDU(iwarp.OpSend, true, 0, 0, uint32(i+1), 0, iwPattern(100+37*i, i)))...)
+		}
+		c.sendSplit(0, stream, 700)
+		fin := c.frame(0, c.seq[0], nil)
+		c.out = append(c.out, fin)
+		if swap > 0 {
+			c.out[swap], c.out[swap+1] = c.out[swap+1], c.out[swap]
+		}
+		return c.out
+	}
+	collect := func(frames []iwFrame) ([]string, []string, *iwarpEngine) {
+		var msgs, fp []string
+		e := NewEngine(Options{Observer: &iwObserver{onMsg: func(m *Message) {
+			msgs = append(msgs, fmt.Sprintf("%d %x", len(m.Data), m.Data))
+		}}})
+		e.iw = newIWARPEngine(e)
+		e.iw.fpduHook = func(_ *Connection, _ Direction, f *IWARPFPDU) {
+			fp = append(fp, fmt.Sprintf("%d %d %08x %v", f.Seq, f.ULPDULength, f.CRC, f.CRCBad()))
+		}
+		var p Packet
+		for _, f := range frames {
+			p.Number, p.Timestamp, p.LinkType = f.num, f.ci.Timestamp, f.link
+			p.CaptureLength, p.Length = f.ci.CaptureLength, f.ci.Length
+			e.Process(&p, f.data)
+		}
+		e.Finish()
+		return msgs, fp, e.iw
+	}
+	wantMsgs, wantFP, ie0 := collect(build(0))
+	// In order, only the FIN has the assembler catch up.
+	if len(wantMsgs) != 40 || len(wantFP) != 40 || ie0.catchUps != 1 {
+		t.Fatalf("in order: %d Sends, %d FPDUs, %d catch-ups", len(wantMsgs), len(wantFP), ie0.catchUps)
+	}
+	frames := build(0)
+	for swap := 3; swap < len(frames)-3; swap += 7 {
+		msgs, fp, ie := collect(build(swap))
+		if strings.Join(msgs, "\n") != strings.Join(wantMsgs, "\n") || strings.Join(fp, "\n") != strings.Join(wantFP, "\n") {
+			t.Errorf("segment %d held back: %d Sends, %d FPDUs differ from the in-order run's", swap, len(msgs), len(fp))
+		}
+		// Before the hole, after it: all but the two swapped segments.
+		if ie.catchUps < 2 || ie.inOrderSegs < ie0.inOrderSegs-2 {
+			t.Errorf("segment %d held back: %d segments in order (in-order run %d), %d catch-ups",
+				swap, ie.inOrderSegs, ie0.inOrderSegs, ie.catchUps)
+		}
+	}
+}
