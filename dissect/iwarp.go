@@ -256,6 +256,7 @@ type iwarpEngine struct {
 	maxMsg   int // Options.MaxMessageBytes
 	maxReads int // Options.MaxOutstandingReads
 	streams  map[tcpKey]*iwStream
+	last     *iwStream // the stream lookup found last (while in streams)
 	order    []*iwStream
 	pool     *reassembly.StreamPool
 	asm      *reassembly.Assembler
@@ -343,9 +344,12 @@ func tcpKeyOf(p *Packet) (tcpKey, bool) {
 }
 
 func (ie *iwarpEngine) lookup(k tcpKey) (*iwStream, int) {
-	s := ie.streams[k]
-	if s == nil {
-		return nil, 0
+	s := ie.last
+	if s == nil || k != s.key && k != s.key.reverse() {
+		if s = ie.streams[k]; s == nil {
+			return nil, 0
+		}
+		ie.last = s
 	}
 	if s.key == k {
 		return s, 0
@@ -691,6 +695,7 @@ func (ie *iwarpEngine) newStream(p *Packet, k tcpKey, hint bool) *iwStream {
 	s := &iwStream{ie: ie, id: ie.nextID, key: k, conn: c, info: c.IWARP, hint: hint}
 	ie.streams[k] = s
 	ie.streams[k.reverse()] = s
+	ie.last = nil
 	ie.order = append(ie.order, s)
 	return s
 }
@@ -732,6 +737,7 @@ func (ie *iwarpEngine) close(s *iwStream) {
 
 // drop removes a closed stream's 4-tuple from the table.
 func (ie *iwarpEngine) drop(s *iwStream) {
+	ie.last = nil
 	if ie.streams[s.key] == s {
 		delete(ie.streams, s.key)
 		delete(ie.streams, s.key.reverse())
