@@ -5,6 +5,7 @@ import (
 	"errors"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"net/netip"
+	"sort"
 	"time"
 
 	"github.com/gopacket/gopacket"
@@ -283,6 +284,9 @@ type iwarpEngine struct {
 	// octets inOrder delivered already (catchUp).
 	aborting bool
 	catching bool
+	// flushing: FlushAll runs (finish); flushed what it delivered.
+	flushing bool
+	flushed  []iwFlushed
 	// inOrderSegs and catchUps count the segments inOrder took and the
 	// catchUps that had octets to give (tests).
 	inOrderSegs, catchUps int
@@ -785,7 +789,23 @@ func (ie *iwarpEngine) finish() {
 				}
 			}
 		}
+		// FlushAll goes through its connections in the order of a map:
+		// what it delivers is handed on afterwards, stream by stream in
+		// the order they began (their ids), each stream's in the order
+		// FlushAll made it — as if the map went in that order.
+		ie.flushing = true
 		ie.asm.FlushAll()
+		ie.flushing = false
+		sort.SliceStable(ie.flushed, func(i, j int) bool { return ie.flushed[i].s.id < ie.flushed[j].s.id })
+		for _, f := range ie.flushed {
+			if f.complete {
+				f.s.complete = true
+				f.s.end()
+			} else {
+				f.s.reassembled(f.d, f.end, f.skip, f.data)
+			}
+		}
+		ie.flushed = nil
 	}
 	for _, s := range ie.order {
 		s.end()
@@ -872,21 +892,32 @@ func (s *iwStream) Accept(t *layers.TCP, _ gopacket.CaptureInfo, d reassembly.TC
 
 // ReassembledSG implements reassembly.Stream: stream octets in order.
 func (s *iwStream) ReassembledSG(sg reassembly.ScatterGather, _ reassembly.AssemblerContext) {
-	if s.ie.catching {
+	ie := s.ie
+	if ie.catching {
 		return
 	}
 	d, _, end, skip := sg.Info()
+	n, _ := sg.Lengths()
+	// One segment is handed over without copying; octets held out of order
+	// come in several pieces, which Fetch joins.
+	data := sg.Fetch(n)
+	if ie.flushing {
+		ie.flushed = append(ie.flushed, iwFlushed{s: s, d: d, end: end, skip: skip, data: append([]byte(nil), data...)})
+		return
+	}
+	s.reassembled(d, end, skip, data)
+}
+
+// reassembled takes stream octets in order from TCP reassembly: skip
+// octets missing before data, end when the direction ended with them.
+func (s *iwStream) reassembled(d reassembly.TCPFlowDirection, end bool, skip int, data []byte) {
 	h := s.halfOf(d)
 	if end {
 		s.half[h].asmEnd = true
 	}
-	n, _ := sg.Lengths()
 	if skip < 0 {
 		skip = 0
 	}
-	// One segment is handed over without copying; octets held out of order
-	// come in several pieces, which Fetch joins.
-	data := sg.Fetch(n)
 	hf := &s.half[h]
 	seq := hf.seq
 	if ie := s.ie; ie.filler > 0 && ie.fillStream == s && ie.fillHalf == h {
@@ -906,9 +937,24 @@ func (s *iwStream) ReassembledSG(sg reassembly.ScatterGather, _ reassembly.Assem
 
 // ReassemblyComplete implements reassembly.Stream: both directions ended.
 func (s *iwStream) ReassemblyComplete(reassembly.AssemblerContext) bool {
+	if s.ie.flushing {
+		s.ie.flushed = append(s.ie.flushed, iwFlushed{s: s, complete: true})
+		return true
+	}
 	s.complete = true
 	s.end()
 	return true
+}
+
+// iwFlushed is what FlushAll delivered to a stream (complete: it ended
+// both directions), held until it is done.
+type iwFlushed struct {
+	s        *iwStream
+	d        reassembly.TCPFlowDirection
+	end      bool
+	skip     int
+	data     []byte
+	complete bool
 }
 
 // end gives up what is in progress and returns the buffers.
