@@ -33,6 +33,11 @@ type frameState struct {
 	streams   map[streamKey]tcpStream
 	next      int
 	Forgotten int
+	// last is streams[lastKey] (when hasLast): a conversation's segments,
+	// both ways, mostly follow each other.
+	lastKey streamKey
+	last    tcpStream
+	hasLast bool
 }
 
 // note sets p.TimeDelta and p.TCPStream; the engine calls it for every
@@ -68,7 +73,14 @@ func (s *frameState) note(p *Packet) {
 	if s.streams == nil {
 		s.streams = map[streamKey]tcpStream{}
 	}
-	st, ok := s.streams[k]
+	var st tcpStream
+	ok := s.hasLast && s.lastKey == k
+	if ok {
+		st = s.last
+	} else {
+		st, ok = s.streams[k]
+	}
+	was := st
 	if !ok || st.closed && p.TCP.SYN && !p.TCP.ACK {
 		if len(s.streams) >= maxTCPStreams {
 			clear(s.streams)
@@ -86,7 +98,10 @@ func (s *frameState) note(p *Packet) {
 	case p.TCP.ACK && !p.TCP.SYN && st.synT != 0 && st.firstRTT == 0:
 		st.firstRTT = max(time.Duration(p.Timestamp.UnixNano()-st.synT), 1)
 	}
-	s.streams[k] = st
+	if !ok || st != was {
+		s.streams[k] = st
+	}
+	s.lastKey, s.last, s.hasLast = k, st, true
 	p.TCPStream = st.index
 	p.TCPInitialRTT = st.firstRTT
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"net/netip"
+	"sort"
 	"time"
 
 	"github.com/gopacket/gopacket"
@@ -31,7 +32,11 @@ import (
 //     and what a gap or a limit cut is counted (IWARPCounters.GapOctets).
 //     The engine's loop is synchronous: the FPDUs whose last octet a packet
 //     delivers are that packet's (Packet.IWARP); octets held until a later
-//     segment fills the hole are that segment's.
+//     segment fills the hole are that segment's. A segment that starts at
+//     the next sequence number while the assembler holds nothing of its
+//     direction skips it (inOrder): that is most of them, and gopacket
+//     would only advance its next sequence number, which catchUp does
+//     before it sees anything else of the direction.
 //  3. MPA framing with layers/iwarp's Framer, markers and CRC32c as the
 //     Request and Reply negotiated (iwarp.Negotiate), CRCs verified. When
 //     framing loses sync (a gap, a malformed FPDU) the direction hunts for a
@@ -213,6 +218,13 @@ type iwHalf struct {
 	reads      []*iwOp // RDMA Read Requests sent in this direction, awaiting responses
 	// asmEnd: TCP reassembly ended the direction (a FIN or RST in order).
 	asmEnd bool
+	// lag: octets delivered in order past the assembler (inOrder) that
+	// its own next sequence number has not caught up with (catchUp).
+	// queued: segments given to the assembler may wait in it, none beyond
+	// qEnd.
+	lag    uint32
+	queued bool
+	qEnd   uint32
 }
 
 // iwStream is one TCP connection carrying iWARP. Its halves are indexed by
@@ -245,6 +257,7 @@ type iwarpEngine struct {
 	maxMsg   int // Options.MaxMessageBytes
 	maxReads int // Options.MaxOutstandingReads
 	streams  map[tcpKey]*iwStream
+	last     *iwStream // the stream lookup found last (while in streams)
 	order    []*iwStream
 	pool     *reassembly.StreamPool
 	asm      *reassembly.Assembler
@@ -267,8 +280,16 @@ type iwarpEngine struct {
 	filler     int
 	fillHalf   int
 	fillStream *iwStream
-	// aborting: a RST of our own is being assembled (abort).
+	// aborting: a RST of our own is being assembled (abort); catching:
+	// octets inOrder delivered already (catchUp).
 	aborting bool
+	catching bool
+	// flushing: FlushAll runs (finish); flushed what it delivered.
+	flushing bool
+	flushed  []iwFlushed
+	// inOrderSegs and catchUps count the segments inOrder took and the
+	// catchUps that had octets to give (tests).
+	inOrderSegs, catchUps int
 
 	ddp   iwarp.DDP
 	rdmap iwarp.RDMAP
@@ -327,9 +348,12 @@ func tcpKeyOf(p *Packet) (tcpKey, bool) {
 }
 
 func (ie *iwarpEngine) lookup(k tcpKey) (*iwStream, int) {
-	s := ie.streams[k]
-	if s == nil {
-		return nil, 0
+	s := ie.last
+	if s == nil || k != s.key && k != s.key.reverse() {
+		if s = ie.streams[k]; s == nil {
+			return nil, 0
+		}
+		ie.last = s
 	}
 	if s.key == k {
 		return s, 0
@@ -411,7 +435,12 @@ func (ie *iwarpEngine) packet(p *Packet) {
 		}
 	}
 	ie.curStream, ie.curHalf = s, h
-	ie.assembler().AssembleWithContext(s.flow(h), t, &ie.ctx)
+	if !ie.inOrder(s, h, t) {
+		ie.catchUp(s, h)
+		hf.noteQueued(t)
+		ie.assembler().AssembleWithContext(s.flow(h), t, &ie.ctx)
+		hf.unqueue()
+	}
 	hf.pruneAhead()
 	// The acknowledgement this segment carries may say the same of a hole
 	// in the other direction: what waited behind it goes on now (shown
@@ -428,6 +457,102 @@ func (ie *iwarpEngine) packet(p *Packet) {
 		// Both directions ended in order, or a RST the reassembly took
 		// (RFC 793 3.4: it aborts both): the connection is over.
 		ie.close(s)
+	}
+}
+
+// iwarpMaxLag bounds the octets inOrder delivers before the assembler
+// catches up, well inside the half of the sequence space that its
+// comparisons (and RFC 793 section 3.3's) take as ahead.
+const iwarpMaxLag = 1 << 30
+
+// iwarpFastPath: inOrder may bypass the assembler (tests turn it off to
+// compare).
+var iwarpFastPath = true
+
+// inOrder hands a segment that starts exactly at direction h's next
+// sequence number straight to the framing, as ReassembledSG would have it,
+// when the assembler holds nothing for the direction: gopacket's in-order
+// path would only advance its next sequence number (no overlap to trim, no
+// page to append), which catchUp does later. A SYN, FIN or RST, a
+// direction not started or ended, and anything while segments may wait in
+// the assembler go through it.
+func (ie *iwarpEngine) inOrder(s *iwStream, h int, t *layers.TCP) bool {
+	hf := &s.half[h]
+	n := len(t.Payload)
+	if !iwarpFastPath || n == 0 || t.FIN || t.RST || t.SYN || !hf.started || hf.asmEnd || hf.queued ||
+		s.complete || t.Seq != hf.seq || hf.lag+uint32(n) >= iwarpMaxLag || ie.filler > 0 {
+		return false
+	}
+	ie.inOrderSegs++
+	hf.lag += uint32(n)
+	hf.seq = t.Seq + uint32(n)
+	s.process(h, t.Payload, t.Seq)
+	return true
+}
+
+// catchUp brings the assembler's next sequence number of direction h to
+// ours: the octets inOrder delivered are given to it again (as zeros, in
+// order), and ReassembledSG ignores them. Nothing waits in the assembler
+// for the direction meanwhile (inOrder ran only then), so these go its
+// in-order path and deliver nothing else.
+func (ie *iwarpEngine) catchUp(s *iwStream, h int) {
+	hf := &s.half[h]
+	if hf.lag == 0 {
+		return
+	}
+	ie.catchUps++
+	k := s.key
+	if h == 1 {
+		k = k.reverse()
+	}
+	b := ie.fillBuf[:0]
+	b = append(b, byte(k.sport>>8), byte(k.sport), byte(k.dport>>8), byte(k.dport))
+	b = binary.BigEndian.AppendUint32(b, 0)
+	// Acknowledgement 0, data offset 5 words, no flags (RFC 793 3.1).
+	b = append(b, 0, 0, 0, 0, 5<<4, 0, 0, 0, 0, 0, 0, 0)
+	ie.fillBuf = b
+	t := &ie.fillTCP
+	if err := t.DecodeFromBytes(b, gopacket.NilDecodeFeedback); err != nil {
+		return
+	}
+	cs, ch := ie.curStream, ie.curHalf
+	ie.curStream, ie.curHalf = s, h
+	ie.catching = true
+	for hf.lag > 0 {
+		n := min(hf.lag, uint32(len(iwZeros)))
+		t.Seq, t.Payload = hf.seq-hf.lag, iwZeros[:n]
+		hf.lag -= n
+		ie.asm.AssembleWithContext(s.flow(h), t, &ie.ctx)
+	}
+	ie.catching = false
+	ie.curStream, ie.curHalf = cs, ch
+}
+
+// iwZeros are the octets catchUp gives the assembler; nothing writes them.
+var iwZeros [1 << 20]byte
+
+// noteQueued records that the assembler may hold segment t of this
+// direction: one beyond the next sequence number, or any before the
+// direction started. (A FIN ahead counts its sequence number.)
+func (hf *iwHalf) noteQueued(t *layers.TCP) {
+	if len(t.Payload) == 0 && !t.FIN || hf.started && int32(t.Seq-hf.seq) <= 0 {
+		return
+	}
+	end := t.Seq + uint32(len(t.Payload))
+	if t.FIN {
+		end++
+	}
+	if !hf.queued || int32(end-hf.qEnd) > 0 {
+		hf.qEnd = end
+	}
+	hf.queued = true
+}
+
+// unqueue notes that the assembler delivered everything it may have held
+// for the direction.
+func (hf *iwHalf) unqueue() {
+	if hf.queued && hf.started && int32(hf.seq-hf.qEnd) >= 0 {
+		hf.queued = false
 	}
 }
 
@@ -477,6 +602,7 @@ func (ie *iwarpEngine) fill(s *iwStream, h, n int) bool {
 	if n <= 0 || n > iwarpMaxFill || !hf.started || ie.asm == nil {
 		return false
 	}
+	ie.catchUp(s, h)
 	k := s.key
 	if h == 1 {
 		k = k.reverse()
@@ -503,6 +629,7 @@ func (ie *iwarpEngine) fill(s *iwStream, h, n int) bool {
 	ie.asm.AssembleWithContext(s.flow(h), &ie.fillTCP, &ie.ctx)
 	ie.filler, ie.fillStream = 0, nil
 	ie.curStream, ie.curHalf = cs, ch
+	hf.unqueue()
 	return hf.seq != before
 }
 
@@ -572,6 +699,7 @@ func (ie *iwarpEngine) newStream(p *Packet, k tcpKey, hint bool) *iwStream {
 	s := &iwStream{ie: ie, id: ie.nextID, key: k, conn: c, info: c.IWARP, hint: hint}
 	ie.streams[k] = s
 	ie.streams[k.reverse()] = s
+	ie.last = nil
 	ie.order = append(ie.order, s)
 	return s
 }
@@ -613,6 +741,7 @@ func (ie *iwarpEngine) close(s *iwStream) {
 
 // drop removes a closed stream's 4-tuple from the table.
 func (ie *iwarpEngine) drop(s *iwStream) {
+	ie.last = nil
 	if ie.streams[s.key] == s {
 		delete(ie.streams, s.key)
 		delete(ie.streams, s.key.reverse())
@@ -628,6 +757,7 @@ func (ie *iwarpEngine) abort(s *iwStream) {
 		if s.half[h].asmEnd || s.complete {
 			continue
 		}
+		ie.catchUp(s, h)
 		k := s.key
 		if h == 1 {
 			k = k.reverse()
@@ -652,7 +782,30 @@ func (ie *iwarpEngine) abort(s *iwStream) {
 func (ie *iwarpEngine) finish() {
 	ie.cur, ie.curStream, ie.pktStream = nil, nil, nil
 	if ie.asm != nil {
+		for _, s := range ie.order {
+			for h := range s.half {
+				if !s.half[h].asmEnd && !s.complete {
+					ie.catchUp(s, h)
+				}
+			}
+		}
+		// FlushAll goes through its connections in the order of a map:
+		// what it delivers is handed on afterwards, stream by stream in
+		// the order they began (their ids), each stream's in the order
+		// FlushAll made it — as if the map went in that order.
+		ie.flushing = true
 		ie.asm.FlushAll()
+		ie.flushing = false
+		sort.SliceStable(ie.flushed, func(i, j int) bool { return ie.flushed[i].s.id < ie.flushed[j].s.id })
+		for _, f := range ie.flushed {
+			if f.complete {
+				f.s.complete = true
+				f.s.end()
+			} else {
+				f.s.reassembled(f.d, f.end, f.skip, f.data)
+			}
+		}
+		ie.flushed = nil
 	}
 	for _, s := range ie.order {
 		s.end()
@@ -739,18 +892,32 @@ func (s *iwStream) Accept(t *layers.TCP, _ gopacket.CaptureInfo, d reassembly.TC
 
 // ReassembledSG implements reassembly.Stream: stream octets in order.
 func (s *iwStream) ReassembledSG(sg reassembly.ScatterGather, _ reassembly.AssemblerContext) {
+	ie := s.ie
+	if ie.catching {
+		return
+	}
 	d, _, end, skip := sg.Info()
+	n, _ := sg.Lengths()
+	// One segment is handed over without copying; octets held out of order
+	// come in several pieces, which Fetch joins.
+	data := sg.Fetch(n)
+	if ie.flushing {
+		ie.flushed = append(ie.flushed, iwFlushed{s: s, d: d, end: end, skip: skip, data: append([]byte(nil), data...)})
+		return
+	}
+	s.reassembled(d, end, skip, data)
+}
+
+// reassembled takes stream octets in order from TCP reassembly: skip
+// octets missing before data, end when the direction ended with them.
+func (s *iwStream) reassembled(d reassembly.TCPFlowDirection, end bool, skip int, data []byte) {
 	h := s.halfOf(d)
 	if end {
 		s.half[h].asmEnd = true
 	}
-	n, _ := sg.Lengths()
 	if skip < 0 {
 		skip = 0
 	}
-	// One segment is handed over without copying; octets held out of order
-	// come in several pieces, which Fetch joins.
-	data := sg.Fetch(n)
 	hf := &s.half[h]
 	seq := hf.seq
 	if ie := s.ie; ie.filler > 0 && ie.fillStream == s && ie.fillHalf == h {
@@ -770,9 +937,24 @@ func (s *iwStream) ReassembledSG(sg reassembly.ScatterGather, _ reassembly.Assem
 
 // ReassemblyComplete implements reassembly.Stream: both directions ended.
 func (s *iwStream) ReassemblyComplete(reassembly.AssemblerContext) bool {
+	if s.ie.flushing {
+		s.ie.flushed = append(s.ie.flushed, iwFlushed{s: s, complete: true})
+		return true
+	}
 	s.complete = true
 	s.end()
 	return true
+}
+
+// iwFlushed is what FlushAll delivered to a stream (complete: it ended
+// both directions), held until it is done.
+type iwFlushed struct {
+	s        *iwStream
+	d        reassembly.TCPFlowDirection
+	end      bool
+	skip     int
+	data     []byte
+	complete bool
 }
 
 // end gives up what is in progress and returns the buffers.
