@@ -9,6 +9,11 @@
 #
 #   bench/run.sh                  # rxe-nfs3 x20 and x200, siw-nfs3 x20
 #   REPS=3 BENCH_4G=1 bench/run.sh  # also rxe-nfs3 x800 (3.9 GB) for RSS
+#   REPS=1 BENCH_10G=1 BENCH_FILES=rxe-nfs3-x2100.pcap bench/run.sh
+#                                   # rxe-nfs3 x2100 (10 GB, 4,200
+#                                   # connections: past the 4096-entry
+#                                   # connection table, the most memory
+#                                   # the closed connections' summaries take)
 #
 # One capture on two cores: `analyze`, `check` and `dissect -T fields` run
 # with the default --pipeline (auto: the reading and the CRCs on a second
@@ -50,6 +55,10 @@ files=(rxe-nfs3-x20.pcap siw-nfs3-x20.pcap rxe-nfs3-x200.pcap)
 if [ "${BENCH_4G:-}" = 1 ]; then
 	build rxe-nfs3-x800.pcap testdata/pcaps/rxe-nfs3.pcap 800
 	files+=(rxe-nfs3-x800.pcap)
+fi
+if [ "${BENCH_10G:-}" = 1 ]; then
+	build rxe-nfs3-x2100.pcap testdata/pcaps/rxe-nfs3.pcap 2100
+	files+=(rxe-nfs3-x2100.pcap)
 fi
 if [ -n "${BENCH_FILES:-}" ]; then
 	read -r -a files <<< "$BENCH_FILES"
@@ -122,7 +131,7 @@ for f in "${files[@]}"; do
 	add "transactions" "$bin" transactions "$path"
 	add "transactions --format json" "$bin" transactions --format json "$path"
 	tsx= tsf= tsxc= tsfc=
-	if [[ $f != *x200* && $f != *x800* ]] || [ "${TSHARK_BIG:-}" = 1 ]; then
+	if [[ $f != *x200* && $f != *x800* && $f != *x2100* ]] || [ "${TSHARK_BIG:-}" = 1 ]; then
 		add "tshark -Y rpcordma -T fields -e rpcordma.xid" tshark -n -r "$path" -Y rpcordma -T fields -e rpcordma.xid
 		if [[ $f == rxe* ]]; then
 			add "tshark -T fields (5 fields)" tshark -n -r "$path" -T fields "${fields[@]}"
