@@ -75,15 +75,15 @@ func (r *CheckReport) WriteJUnit(w io.Writer) error {
 			}
 			s.Cases = append(s.Cases, tc)
 		}
+		idx := indexFindings(f.Findings)
 		for _, c := range f.Connections {
 			class := fmt.Sprintf("%s: %s", s.Name, stableName(&c))
 			for _, ch := range c.Checks {
 				tc := junitCase{Name: ch.Rule, Classname: class, Time: "0"}
 				var lines []string
-				for _, fd := range f.Findings {
-					if fd.Connection == c.ID && fd.Rule == ch.Rule {
-						lines = append(lines, fmt.Sprintf("%s %s%s", fd.Severity, where(&fd), fd.Message))
-					}
+				for _, i := range idx.of(c.ID, ch.Rule) {
+					fd := &f.Findings[i]
+					lines = append(lines, fmt.Sprintf("%s %s%s", fd.Severity, where(fd), fd.Message))
 				}
 				if ch.Omitted > 0 {
 					lines = append(lines, fmt.Sprintf("… and %d more", ch.Omitted))
