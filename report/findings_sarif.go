@@ -3,10 +3,10 @@ package report
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/url"
+	"reflect"
 	"strings"
 
 	"github.com/rdmashark/rdmashark/check"
@@ -33,7 +33,10 @@ type sarifRun struct {
 	Tool        sarifTool         `json:"tool"`
 	Invocations []sarifInvocation `json:"invocations"`
 	Artifacts   []sarifArtifact   `json:"artifacts"`
-	Results     []sarifResult     `json:"results"`
+	// Results are the gate's; the findings' are written before them as
+	// they are made (findings).
+	Results  []sarifResult `json:"-"`
+	Findings sarifResults  `json:"results"`
 }
 
 type sarifTool struct {
@@ -206,67 +209,114 @@ func (r *CheckReport) WriteSARIF(w io.Writer) error {
 					Locations: []sarifLocation{{PhysicalLocation: &sarifPhysical{ArtifactLocation: art}}}})
 			}
 		}
-		conns := map[int]*CheckConnection{}
-		for ci := range f.Connections {
-			conns[f.Connections[ci].ID] = &f.Connections[ci]
-		}
-		for _, fd := range f.Findings {
-			c := conns[fd.Connection]
-			connName := fmt.Sprintf("connection %d", fd.Connection)
-			if c != nil {
-				connName = c.name
-			}
-			connFQN := fmt.Sprintf("%s/connection-%d", uri, fd.Connection)
-			logical := []sarifLogical{{Name: fmt.Sprintf("connection %d", fd.Connection), FullyQualifiedName: connFQN, Kind: "object"}}
-			if fd.XID != nil {
-				logical = append(logical, sarifLogical{Name: fmt.Sprintf("XID 0x%08x", *fd.XID),
-					FullyQualifiedName: fmt.Sprintf("%s/xid-0x%08x", connFQN, *fd.XID), Kind: "value"})
-			}
-			if p := fd.First(); p > 0 {
-				logical = append(logical, sarifLogical{Name: fmt.Sprintf("packet %d", p),
-					FullyQualifiedName: fmt.Sprintf("%s/packet-%d", connFQN, p), Kind: "element"})
-			}
-			props := map[string]any{"connection": fd.Connection, "connectionName": connName, "packets": fd.Packets,
-				"reference": fd.Reference, "severity": fd.Severity.String()}
-			if fd.XID != nil {
-				props["xid"] = fmt.Sprintf("0x%08x", *fd.XID)
-			}
-			if fd.PacketsOmitted > 0 {
-				props["packetsOmitted"] = fd.PacketsOmitted
-			}
-			if c != nil && len(c.Caveats) > 0 {
-				props["caveats"] = c.Caveats
-			}
-			loc := sarifLocation{PhysicalLocation: &sarifPhysical{ArtifactLocation: art, Region: f.region(fd.First())}, LogicalLocations: logical}
-			res := sarifResult{RuleID: fd.Rule, RuleIndex: index[fd.Rule], Level: sarifLevel(fd.Severity),
-				Message:             sarifText{where(&fd) + fd.Message},
-				Locations:           []sarifLocation{loc},
-				PartialFingerprints: map[string]string{"rdmasharkBaselineKey/v1": fingerprint(c, &fd)},
-				Properties:          props}
-			// The finding's other packets, where the capture has them.
-			for n, p := range fd.Packets {
-				if n == 0 || len(res.RelatedLocations) == maxRelated {
-					continue
-				}
-				if reg := f.region(p); reg != nil {
-					id := len(res.RelatedLocations) + 1
-					res.RelatedLocations = append(res.RelatedLocations, sarifLocation{ID: &id,
-						PhysicalLocation: &sarifPhysical{ArtifactLocation: art, Region: reg},
-						Message:          &sarifText{fmt.Sprintf("packet %d", p)}})
-				}
-			}
-			if _, ok := index[fd.Rule]; !ok {
-				res.RuleIndex = -1
-			}
-			run.Results = append(run.Results, res)
-		}
 	}
 	r.sarifGate(&run, &inv)
 	run.Invocations = []sarifInvocation{inv}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false) // "<stdin>", "a < b" as they are: this is no HTML
-	return enc.Encode(sarifLog{Schema: SARIFSchema, Version: "2.1.0", Runs: []sarifRun{run}})
+	run.Findings = sarifResults{r: r, index: index, gate: run.Results}
+	// As json.Encoder with SetIndent("", "  ") and SetEscapeHTML(false)
+	// would write it ("<stdin>", "a < b" as they are: this is no HTML),
+	// one result at a time: a capture of 4,096 connections and 28,000
+	// findings held them all, then their encoding (380 MiB peak RSS).
+	return writeJSONStream(w, sarifLog{Schema: SARIFSchema, Version: "2.1.0", Runs: []sarifRun{run}})
+}
+
+// sarifResults writes a run's results: one per finding of every file, made
+// as it is written, then the gate's.
+type sarifResults struct {
+	r     *CheckReport
+	index map[string]int
+	gate  []sarifResult
+}
+
+// streamJSON writes the results as jsonStream writes a slice ([] when
+// there is none).
+func (q sarifResults) streamJSON(s *jsonStream, prefix string) {
+	n := 0
+	put := func(res *sarifResult) {
+		if n == 0 {
+			s.w.WriteString("[\n")
+		} else {
+			s.w.WriteString(",\n")
+		}
+		n++
+		s.w.WriteString(prefix + "  ")
+		s.value(reflect.ValueOf(res).Elem(), prefix+"  ")
+	}
+	if q.r != nil {
+		for fi := range q.r.Files {
+			q.r.fileResults(fi, q.index, put)
+		}
+	}
+	for i := range q.gate {
+		put(&q.gate[i])
+	}
+	if n == 0 {
+		s.w.WriteString("[]")
+		return
+	}
+	s.w.WriteString("\n" + prefix + "]")
+}
+
+// fileResults makes the result of each finding of file fi in turn.
+func (r *CheckReport) fileResults(fi int, index map[string]int, put func(*sarifResult)) {
+	f := &r.Files[fi]
+	i := fi
+	uri := fileURI(f.File)
+	art := sarifArtifactLocation{URI: uri, Index: &i}
+	conns := map[int]*CheckConnection{}
+	for ci := range f.Connections {
+		conns[f.Connections[ci].ID] = &f.Connections[ci]
+	}
+	for _, fd := range f.Findings {
+		c := conns[fd.Connection]
+		connName := fmt.Sprintf("connection %d", fd.Connection)
+		if c != nil {
+			connName = c.name
+		}
+		connFQN := fmt.Sprintf("%s/connection-%d", uri, fd.Connection)
+		logical := []sarifLogical{{Name: fmt.Sprintf("connection %d", fd.Connection), FullyQualifiedName: connFQN, Kind: "object"}}
+		if fd.XID != nil {
+			logical = append(logical, sarifLogical{Name: fmt.Sprintf("XID 0x%08x", *fd.XID),
+				FullyQualifiedName: fmt.Sprintf("%s/xid-0x%08x", connFQN, *fd.XID), Kind: "value"})
+		}
+		if p := fd.First(); p > 0 {
+			logical = append(logical, sarifLogical{Name: fmt.Sprintf("packet %d", p),
+				FullyQualifiedName: fmt.Sprintf("%s/packet-%d", connFQN, p), Kind: "element"})
+		}
+		props := map[string]any{"connection": fd.Connection, "connectionName": connName, "packets": fd.Packets,
+			"reference": fd.Reference, "severity": fd.Severity.String()}
+		if fd.XID != nil {
+			props["xid"] = fmt.Sprintf("0x%08x", *fd.XID)
+		}
+		if fd.PacketsOmitted > 0 {
+			props["packetsOmitted"] = fd.PacketsOmitted
+		}
+		if c != nil && len(c.Caveats) > 0 {
+			props["caveats"] = c.Caveats
+		}
+		loc := sarifLocation{PhysicalLocation: &sarifPhysical{ArtifactLocation: art, Region: f.region(fd.First())}, LogicalLocations: logical}
+		res := sarifResult{RuleID: fd.Rule, RuleIndex: index[fd.Rule], Level: sarifLevel(fd.Severity),
+			Message:             sarifText{where(&fd) + fd.Message},
+			Locations:           []sarifLocation{loc},
+			PartialFingerprints: map[string]string{"rdmasharkBaselineKey/v1": fingerprint(c, &fd)},
+			Properties:          props}
+		// The finding's other packets, where the capture has them.
+		for n, p := range fd.Packets {
+			if n == 0 || len(res.RelatedLocations) == maxRelated {
+				continue
+			}
+			if reg := f.region(p); reg != nil {
+				id := len(res.RelatedLocations) + 1
+				res.RelatedLocations = append(res.RelatedLocations, sarifLocation{ID: &id,
+					PhysicalLocation: &sarifPhysical{ArtifactLocation: art, Region: reg},
+					Message:          &sarifText{fmt.Sprintf("packet %d", p)}})
+			}
+		}
+		if _, ok := index[fd.Rule]; !ok {
+			res.RuleIndex = -1
+		}
+		put(&res)
+	}
 }
 
 // maxRelated bounds a result's related locations (its other packets).
