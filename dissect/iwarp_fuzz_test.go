@@ -3,7 +3,6 @@ package dissect
 import (
 	"encoding/binary"
 	"testing"
-	"time"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -138,40 +137,14 @@ func FuzzIWARPStream(f *testing.F) {
 				}
 			},
 		}})
-		next := [2]uint32{1000, 500000}
 		var p Packet
-		t0 := time.Unix(1700000000, 0)
-		for n := 1; len(in) >= 5; n++ {
-			ctl, off, l := in[0], int16(binary.BigEndian.Uint16(in[1:])), int(binary.BigEndian.Uint16(in[3:]))
-			in = in[5:]
-			l = min(l, len(in))
-			payload := in[:l]
-			in = in[l:]
-			d := int(ctl & 1)
-			var flags byte
-			if ctl&0x10 == 0 {
-				flags |= 0x10 // ACK
-			}
-			if ctl&2 != 0 {
-				flags |= 0x01
-			}
-			if ctl&4 != 0 {
-				flags |= 0x04
-			}
-			if ctl&8 != 0 {
-				flags |= 0x02
-			}
-			seq := next[d] + uint32(int32(off))
-			data := iwFuzzFrame(d, seq, next[1-d], flags, payload)
-			if off == 0 {
-				next[d] += uint32(l)
-			}
-			p.Number, p.Timestamp, p.LinkType = n, t0.Add(time.Duration(n)*time.Millisecond), layers.LinkTypeEthernet
-			p.CaptureLength, p.Length = len(data), len(data)
-			e.Process(&p, data)
+		for _, fr := range iwFuzzFrames(in) {
+			p.Number, p.Timestamp, p.LinkType = fr.num, fr.ci.Timestamp, fr.link
+			p.CaptureLength, p.Length = fr.ci.CaptureLength, fr.ci.Length
+			e.Process(&p, fr.data)
 			for _, fp := range p.IWARP.FPDUs {
 				if int(fp.ULPDULength) > iwarp.MaxFPDULen || fp.DataLen > int(fp.ULPDULength) {
-					t.Fatalf("packet %d: FPDU %+v", n, fp)
+					t.Fatalf("packet %d: FPDU %+v", fr.num, fp)
 				}
 			}
 			_ = summary(&p)
