@@ -59,3 +59,9 @@ func BenchmarkCLIDissectFieldsSequential(b *testing.B) {
 // The same with the reading on a goroutine of its own (--pipeline on).
 func BenchmarkCLIAnalyzePipeline(b *testing.B) { benchCLI(b, "--pipeline", "on", "analyze") }
 func BenchmarkCLICheckPipeline(b *testing.B)   { benchCLI(b, "--pipeline", "on", "check") }
+
+// BenchmarkCLIReport writes the HTML report (to a file under the
+// benchmark's temporary directory).
+func BenchmarkCLIReport(b *testing.B) {
+	benchCLI(b, "report", "-o", filepath.Join(b.TempDir(), "report.html"))
+}
