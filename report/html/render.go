@@ -11,27 +11,16 @@ import (
 //go:embed page.tmpl
 var pageTemplate string
 
-type blockArg struct {
-	L Ladder
-	B Block
-}
-
 // page is parsed once, when the first page is written (not at program
 // start: parsing took 0.5 ms of every command's start-up, the most of any
 // package's init); html/template escapes every value by its context
-// (text, attribute, URL), so capture data never becomes markup.
+// (text, attribute, URL), so capture data never becomes markup. The
+// ladder's blocks are the exception: ladderBlock writes them, escaping
+// each value as the template did.
 var page = sync.OnceValue(func() *template.Template {
 	return template.Must(template.New("page").Funcs(template.FuncMap{
-		"add": func(a, b int) int { return a + b },
-		"sub": func(a, b int) int { return b - a },
-		// invX places the INV mark outside the lifeline the arrow ends at.
-		"invX": func(leftToRight bool, x2 int) int {
-			if leftToRight {
-				return x2 + 8
-			}
-			return x2 - 34
-		},
-		"blockArgs": func(l Ladder, b Block) blockArg { return blockArg{l, b} },
+		"sub":         func(a, b int) int { return b - a },
+		"ladderBlock": ladderBlock,
 	}).Parse(pageTemplate))
 })
 
