@@ -43,6 +43,21 @@ func (f *Field) AppendFormat(dst []byte, v Value) []byte {
 	return append(dst, v.S...)
 }
 
+// AppendDisplay appends Display(v) to dst: the -V tree's form of v.
+func (f *Field) AppendDisplay(dst []byte, v Value) []byte {
+	n := len(dst)
+	dst = f.AppendFormat(dst, v)
+	if v.Text != "" {
+		if len(dst) == n {
+			return append(dst, v.Text...)
+		}
+		dst = append(dst, " ("...)
+		dst = append(dst, v.Text...)
+		dst = append(dst, ')')
+	}
+	return dst
+}
+
 // appendDecPadded appends v in decimal, zero-padded to digits.
 func appendDecPadded(dst []byte, v uint64, digits int) []byte {
 	var tmp [20]byte

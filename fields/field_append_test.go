@@ -11,8 +11,9 @@ import (
 // TestAppendFormatIsFormat: for every value of every registered field on
 // every packet of a RoCE, an iWARP and an SLL2 capture (and a few values
 // made up at the edges: zero, all ones, empty bytes, no address),
-// AppendFormat appends exactly what Format returns, after what the buffer
-// already held.
+// AppendFormat appends exactly what Format returns, and AppendDisplay what
+// Display returns (-V's form, with the value's meaning), after what the
+// buffer already held.
 func TestAppendFormatIsFormat(t *testing.T) {
 	check := func(where string, f *Field, v Value) {
 		want := f.Format(v)
@@ -20,8 +21,14 @@ func TestAppendFormatIsFormat(t *testing.T) {
 		if !bytes.HasPrefix(got, []byte("x|")) || string(got[2:]) != want {
 			t.Fatalf("%s %s (%v): AppendFormat %q, Format %q", where, f.Name, f.Type, got, want)
 		}
+		want = f.Display(v)
+		got = f.AppendDisplay([]byte("x|"), v)
+		if !bytes.HasPrefix(got, []byte("x|")) || string(got[2:]) != want {
+			t.Fatalf("%s %s (%v): AppendDisplay %q, Display %q", where, f.Name, f.Type, got, want)
+		}
 	}
-	edge := []Value{{}, {U: ^uint64(0)}, {U: 1e9 - 1}, {U: 12345678901}, {B: []byte{}}, {B: []byte{0, 0xab, 0xff}}, {S: "s"}}
+	edge := []Value{{}, {U: ^uint64(0)}, {U: 1e9 - 1}, {U: 12345678901}, {B: []byte{}}, {B: []byte{0, 0xab, 0xff}}, {S: "s"},
+		{Text: "meaning"}, {U: 7, Text: "meaning"}, {S: "s", Text: "t"}}
 	for _, f := range Registry.All() {
 		for _, v := range edge {
 			check("edge", f, v)

@@ -155,6 +155,9 @@ type group struct {
 	// the packet holds (even those where this protocol has no field).
 	kind  string
 	count int
+	// gen and order: the packet that last used the group, and its place
+	// among that packet's groups before sorting (collector).
+	gen, order int
 }
 
 // instance is one FPDU's or RPC message's fields of a protocol; n is its
@@ -169,42 +172,90 @@ type fieldValues struct {
 	vals []fields.Value
 }
 
-// collect walks the field table once and groups the occurrences in p by
-// protocol and, within a protocol, by instance. Hidden fields are left out,
-// as tshark leaves them out of its tree.
-func collect(p *dissect.Packet) []group {
-	var out []group
-	index := map[string]int{}
-	groupOf := func(f *fields.Field) *group {
-		i, ok := index[f.Parent]
-		if !ok {
-			i = len(out)
-			index[f.Parent] = i
-			out = append(out, group{name: f.Parent, title: fields.Registry.Title(f.Parent)})
+// collector walks the field table once per packet and groups the
+// occurrences in p by protocol and, within a protocol, by instance. Hidden
+// fields are left out, as tshark leaves them out of its tree. A writer
+// keeps one and reuses its buffers from packet to packet: a packet's
+// groups and values are valid until the next collect. (A new closure,
+// slice and map per field and packet were ~700 allocations a packet, half
+// of -V's and -T json's CPU.)
+type collector struct {
+	vals   []fields.Value     // every value of the packet, one after the other
+	emit   func(fields.Value) // appends to vals; made once
+	groups map[string]*group  // by name, kept from packet to packet
+	out    []group
+	gen    int // the packet being collected: a group last used in an earlier one is reset
+	counts []kindCount
+}
+
+// kindCount caches Registry.Count for one kind of instance in this packet.
+type kindCount struct {
+	kind string
+	n    int
+}
+
+func (c *collector) count(kind string, p *dissect.Packet) int {
+	for _, k := range c.counts {
+		if k.kind == kind {
+			return k.n
 		}
-		return &out[i]
 	}
+	n := fields.Registry.Count(kind, p)
+	c.counts = append(c.counts, kindCount{kind, n})
+	return n
+}
+
+// groupOf returns f's group in this packet, reset at its first use.
+func (c *collector) groupOf(f *fields.Field) *group {
+	g := c.groups[f.Parent]
+	if g == nil {
+		if c.groups == nil {
+			c.groups = map[string]*group{}
+		}
+		g = &group{name: f.Parent, title: fields.Registry.Title(f.Parent)}
+		c.groups[f.Parent] = g
+	}
+	if g.gen != c.gen {
+		g.gen = c.gen
+		g.fields = g.fields[:0]
+		g.instances = g.instances[:0]
+		clear(g.byIndex)
+		g.kind, g.count = "", 0
+		g.order = len(c.out)
+		c.out = append(c.out, group{}) // filled in when the walk is done
+	}
+	return g
+}
+
+// collect returns p's groups, outermost protocol first.
+func (c *collector) collect(p *dissect.Packet) []group {
+	if c.emit == nil {
+		c.emit = func(v fields.Value) { c.vals = append(c.vals, v) }
+	}
+	c.gen++
+	c.vals, c.out, c.counts = c.vals[:0], c.out[:0], c.counts[:0]
 	for _, f := range fields.Registry.All() {
 		if f.Get == nil || f.Hidden {
 			continue
 		}
 		if f.At == nil {
-			var vals []fields.Value
-			f.Get(p, func(v fields.Value) { vals = append(vals, v) })
-			if len(vals) > 0 {
-				g := groupOf(f)
-				g.fields = append(g.fields, fieldValues{f, vals})
+			start := len(c.vals)
+			f.Get(p, c.emit)
+			if len(c.vals) > start {
+				g := c.groupOf(f)
+				g.fields = append(g.fields, fieldValues{f, c.vals[start:len(c.vals):len(c.vals)]})
 			}
 			continue
 		}
-		n := fields.Registry.Count(f.Per, p)
+		n := c.count(f.Per, p)
 		for i := 0; i < n; i++ {
-			var vals []fields.Value
-			f.At(p, i, func(v fields.Value) { vals = append(vals, v) })
-			if len(vals) == 0 {
+			start := len(c.vals)
+			f.At(p, i, c.emit)
+			if len(c.vals) == start {
 				continue
 			}
-			g := groupOf(f)
+			vals := c.vals[start:len(c.vals):len(c.vals)]
+			g := c.groupOf(f)
 			g.kind, g.count = f.Per, max(g.count, n)
 			if g.byIndex == nil {
 				g.byIndex = map[int]int{}
@@ -213,15 +264,25 @@ func collect(p *dissect.Packet) []group {
 			if !ok {
 				k = len(g.instances)
 				g.byIndex[i] = k
-				g.instances = append(g.instances, instance{n: i + 1})
+				if k < cap(g.instances) {
+					g.instances = g.instances[:k+1]
+					g.instances[k].n, g.instances[k].fields = i+1, g.instances[k].fields[:0]
+				} else {
+					g.instances = append(g.instances, instance{n: i + 1})
+				}
 			}
 			g.instances[k].fields = append(g.instances[k].fields, fieldValues{f, vals})
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		return fields.Registry.Rank(out[i].name) < fields.Registry.Rank(out[j].name)
+	for _, g := range c.groups {
+		if g.gen == c.gen {
+			c.out[g.order] = *g
+		}
+	}
+	sort.SliceStable(c.out, func(i, j int) bool {
+		return fields.Registry.Rank(c.out[i].name) < fields.Registry.Rank(c.out[j].name)
 	})
-	return out
+	return c.out
 }
 
 // repeated tells whether the group shows its instances apart: the packet
@@ -230,14 +291,14 @@ func collect(p *dissect.Packet) []group {
 // FPDU), also in a protocol that only some of them have.
 func (g *group) repeated() bool { return g.count > 1 }
 
-// flat is the group's fields with every instance's values joined, in
-// table order (a group that does not repeat).
-func (g *group) flat() []fieldValues {
-	out := append([]fieldValues(nil), g.fields...)
+// flatInto appends to dst the group's fields with every instance's values
+// joined, in table order (a group that does not repeat).
+func (g *group) flatInto(dst []fieldValues) []fieldValues {
+	dst = append(dst, g.fields...)
 	for _, inst := range g.instances {
-		out = append(out, inst.fields...)
+		dst = append(dst, inst.fields...)
 	}
-	return out
+	return dst
 }
 
 // NewVerboseWriter prints every packet's full field tree (-V).
@@ -245,13 +306,18 @@ func NewVerboseWriter(w io.Writer) PacketWriter {
 	return &verboseWriter{w: bufio.NewWriter(w)}
 }
 
-type verboseWriter struct{ w *bufio.Writer }
+type verboseWriter struct {
+	w    *bufio.Writer
+	c    collector
+	buf  []byte
+	flat []fieldValues
+}
 
 func (v *verboseWriter) WritePacket(p *dissect.Packet) error {
 	fmt.Fprintf(v.w, "Packet %d: %d bytes on wire, %d captured, %s\n", p.Number, p.Length, p.CaptureLength,
 		p.Timestamp.UTC().Format("2006-01-02 15:04:05.000000000 UTC"))
 	fmt.Fprintf(v.w, "    %s → %s %s %s\n", fields.Source(p), fields.Destination(p), fields.Protocol(p), fields.Info(p))
-	gs := collect(p)
+	gs := v.c.collect(p)
 	for i := 0; i < len(gs); {
 		g := &gs[i]
 		if g.name == "frame" {
@@ -259,8 +325,9 @@ func (v *verboseWriter) WritePacket(p *dissect.Packet) error {
 			continue
 		}
 		if !g.repeated() {
-			fmt.Fprintf(v.w, "  %s\n", g.title)
-			v.fields(g.flat())
+			v.heading(g.title, 0)
+			v.flat = g.flatInto(v.flat[:0])
+			v.fields(v.flat)
 			i++
 			continue
 		}
@@ -276,14 +343,14 @@ func (v *verboseWriter) WritePacket(p *dissect.Packet) error {
 		run := gs[i:j]
 		for k := range run {
 			if len(run[k].fields) > 0 {
-				fmt.Fprintf(v.w, "  %s\n", run[k].title)
+				v.heading(run[k].title, 0)
 				v.fields(run[k].fields)
 			}
 		}
 		for n := 1; n <= g.count; n++ {
 			for k := range run {
 				if x, ok := run[k].byIndex[n-1]; ok {
-					fmt.Fprintf(v.w, "  %s #%d\n", run[k].title, n)
+					v.heading(run[k].title, n)
 					v.fields(run[k].instances[x].fields)
 				}
 			}
@@ -297,10 +364,31 @@ func (v *verboseWriter) WritePacket(p *dissect.Packet) error {
 	return err
 }
 
+// heading writes a group's line: "  %s\n", or "  %s #%d\n" of instance
+// n when n > 0.
+func (v *verboseWriter) heading(title string, n int) {
+	b := append(v.buf[:0], "  "...)
+	b = append(b, title...)
+	if n > 0 {
+		b = append(b, " #"...)
+		b = strconv.AppendInt(b, int64(n), 10)
+	}
+	b = append(b, '\n')
+	v.w.Write(b)
+	v.buf = b
+}
+
 func (v *verboseWriter) fields(fvs []fieldValues) {
 	for _, fv := range fvs {
 		for _, val := range fv.vals {
-			fmt.Fprintf(v.w, "      %s: %s\n", fv.f.Label, fv.f.Display(val))
+			// "      %s: %s\n" of the label and Display, appended.
+			b := append(v.buf[:0], "      "...)
+			b = append(b, fv.f.Label...)
+			b = append(b, ": "...)
+			b = fv.f.AppendDisplay(b, val)
+			b = append(b, '\n')
+			v.w.Write(b)
+			v.buf = b
 		}
 	}
 }
@@ -319,24 +407,31 @@ func NewJSONWriter(w io.Writer) PacketWriter {
 	return &jsonWriter{w: bufio.NewWriter(w)}
 }
 
-type jsonWriter struct{ w *bufio.Writer }
+type jsonWriter struct {
+	w    *bufio.Writer
+	c    collector
+	buf  []byte
+	flat []fieldValues
+}
 
 func (j *jsonWriter) WritePacket(p *dissect.Packet) error {
 	w := j.w
 	fmt.Fprintf(w, `{"number":%d,"time":%q,"length":%d,"captured":%d,"source":%s,"destination":%s,"protocol":%s,"info":%s,"layers":{`,
 		p.Number, p.Timestamp.UTC().Format("2006-01-02T15:04:05.000000000Z"), p.Length, p.CaptureLength,
 		jsonString(fields.Source(p)), jsonString(fields.Destination(p)), jsonString(fields.Protocol(p)), jsonString(fields.Info(p)))
-	for i, g := range collect(p) {
+	for i, g := range j.c.collect(p) {
 		if i > 0 {
 			w.WriteByte(',')
 		}
-		fmt.Fprintf(w, "%s:", jsonString(g.name))
+		writeJSONString(w, g.name)
+		w.WriteByte(':')
 		if !g.repeated() {
-			writeJSONFields(w, g.flat())
+			j.flat = g.flatInto(j.flat[:0])
+			writeJSONFields(w, &j.buf, j.flat)
 			continue
 		}
 		w.WriteByte('{')
-		writeJSONMembers(w, g.fields)
+		writeJSONMembers(w, &j.buf, g.fields)
 		if len(g.fields) > 0 {
 			w.WriteByte(',')
 		}
@@ -346,7 +441,7 @@ func (j *jsonWriter) WritePacket(p *dissect.Packet) error {
 				w.WriteByte(',')
 			}
 			if x, ok := g.byIndex[n-1]; ok {
-				writeJSONFields(w, g.instances[x].fields)
+				writeJSONFields(w, &j.buf, g.instances[x].fields)
 			} else {
 				w.WriteString("null")
 			}
@@ -363,22 +458,23 @@ func (j *jsonWriter) WritePacket(p *dissect.Packet) error {
 
 // writeJSONFields writes one object: each field's value, or its values
 // as an array when it occurs more than once.
-func writeJSONFields(w *bufio.Writer, fvs []fieldValues) {
+func writeJSONFields(w *bufio.Writer, buf *[]byte, fvs []fieldValues) {
 	w.WriteByte('{')
-	writeJSONMembers(w, fvs)
+	writeJSONMembers(w, buf, fvs)
 	w.WriteByte('}')
 }
 
 // writeJSONMembers writes the members of writeJSONFields' object.
-func writeJSONMembers(w *bufio.Writer, fvs []fieldValues) {
+func writeJSONMembers(w *bufio.Writer, buf *[]byte, fvs []fieldValues) {
 	for k, fv := range fvs {
 		if k > 0 {
 			w.WriteByte(',')
 		}
-		w.WriteString(jsonString(fv.f.Name))
+		writeJSONString(w, fv.f.Name)
 		w.WriteByte(':')
 		if len(fv.vals) == 1 {
-			w.WriteString(jsonString(fv.f.Format(fv.vals[0])))
+			*buf = fv.f.AppendFormat((*buf)[:0], fv.vals[0])
+			writeJSONBytes(w, *buf)
 			continue
 		}
 		w.WriteByte('[')
@@ -386,7 +482,8 @@ func writeJSONMembers(w *bufio.Writer, fvs []fieldValues) {
 			if n > 0 {
 				w.WriteByte(',')
 			}
-			w.WriteString(jsonString(fv.f.Format(val)))
+			*buf = fv.f.AppendFormat((*buf)[:0], val)
+			writeJSONBytes(w, *buf)
 		}
 		w.WriteByte(']')
 	}
@@ -397,6 +494,40 @@ func (j *jsonWriter) Flush() error { return j.w.Flush() }
 func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// marshalPlain reports whether json.Marshal writes s as it is between
+// quotes: printable ASCII without '"', '\\' or the HTML characters it
+// escapes (<, >, &).
+func marshalPlain[T string | []byte](s T) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
+// writeJSONString writes s as json.Marshal does.
+func writeJSONString(w *bufio.Writer, s string) {
+	if !marshalPlain(s) {
+		w.WriteString(jsonString(s))
+		return
+	}
+	w.WriteByte('"')
+	w.WriteString(s)
+	w.WriteByte('"')
+}
+
+// writeJSONBytes writes the string in b as json.Marshal does.
+func writeJSONBytes(w *bufio.Writer, b []byte) {
+	if !marshalPlain(b) {
+		w.WriteString(jsonString(string(b)))
+		return
+	}
+	w.WriteByte('"')
+	w.Write(b)
+	w.WriteByte('"')
 }
 
 // WriteFieldList prints the field table (-G fields): name, type, base,
