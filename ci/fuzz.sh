@@ -46,10 +46,30 @@ for dir in "$@"; do
 		echo "== $dir $target ($fuzztime)"
 		set -- go test -run '^$' -fuzz "^$target\$" -fuzztime "$fuzztime" -fuzzminimizetime "$minimize"
 		[ -n "$parallel" ] && set -- "$@" -parallel "$parallel"
-		if ! timeout "$limit" "$@" "$dir"; then
-			echo "!! $dir $target failed; a crasher is in $dir/testdata/fuzz/$target/ (if fuzzing found one)"
-			failed="$failed $dir:$target"
+		corpus=$dir/testdata/fuzz/$target
+		before=$(ls "$corpus" 2> /dev/null | sort)
+		out=$(mktemp)
+		# The output is shown as it comes and kept, with the exit status.
+		{
+			rc=0
+			timeout "$limit" "$@" "$dir" 2>&1 || rc=$?
+			echo "$rc" > "$out.rc"
+		} | tee "$out"
+		if [ "$(cat "$out.rc")" != 0 ]; then
+			# Go 1.26's fuzzing coordinator can fail a target at the end
+			# of -fuzztime with "context deadline exceeded" when nothing
+			# failed: a race between the deadline and its workers'
+			# context (golang/go#75804, fixed in Go 1.27). That, with no
+			# new crasher written, is not a finding.
+			after=$(ls "$corpus" 2> /dev/null | sort)
+			if grep -q '^    context deadline exceeded$' "$out" && [ "$before" = "$after" ]; then
+				echo "~~ $dir $target: \"context deadline exceeded\" at the end of -fuzztime and no crasher: golang/go#75804, not a failure"
+			else
+				echo "!! $dir $target failed; a crasher is in $corpus/ (if fuzzing found one)"
+				failed="$failed $dir:$target"
+			fi
 		fi
+		rm -f "$out" "$out.rc"
 	done
 done
 echo "fuzzed $count targets in $(($(date +%s) - start))s"
