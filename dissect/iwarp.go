@@ -501,15 +501,7 @@ func (ie *iwarpEngine) catchUp(s *iwStream, h int) {
 		return
 	}
 	ie.catchUps++
-	k := s.key
-	if h == 1 {
-		k = k.reverse()
-	}
-	b := ie.fillBuf[:0]
-	b = append(b, byte(k.sport>>8), byte(k.sport), byte(k.dport>>8), byte(k.dport))
-	b = binary.BigEndian.AppendUint32(b, 0)
-	// Acknowledgement 0, data offset 5 words, no flags (RFC 793 3.1).
-	b = append(b, 0, 0, 0, 0, 5<<4, 0, 0, 0, 0, 0, 0, 0)
+	b := s.tcpHeader(ie.fillBuf[:0], h, 0, 0)
 	ie.fillBuf = b
 	t := &ie.fillTCP
 	if err := t.DecodeFromBytes(b, gopacket.NilDecodeFeedback); err != nil {
@@ -526,6 +518,25 @@ func (ie *iwarpEngine) catchUp(s *iwStream, h int) {
 	}
 	ie.catching = false
 	ie.curStream, ie.curHalf = cs, ch
+}
+
+// tcpFlagRST is the RST bit of the TCP header's flags octet (RFC 793 3.1).
+const tcpFlagRST = 0x04
+
+// tcpHeader appends a 20-octet TCP header of direction h of s with
+// sequence number seq and flags, acknowledgement 0 and no options (RFC
+// 793 3.1), for the segments the engine makes up for the assembler
+// (catchUp, fill, abort).
+func (s *iwStream) tcpHeader(b []byte, h int, seq uint32, flags byte) []byte {
+	k := s.key
+	if h == 1 {
+		k = k.reverse()
+	}
+	b = append(b, byte(k.sport>>8), byte(k.sport), byte(k.dport>>8), byte(k.dport))
+	b = binary.BigEndian.AppendUint32(b, seq)
+	// Acknowledgement 0, data offset 5 words, the flags, window, checksum
+	// and urgent pointer 0.
+	return append(b, 0, 0, 0, 0, 5<<4, flags, 0, 0, 0, 0, 0, 0)
 }
 
 // iwZeros are the octets catchUp gives the assembler; nothing writes them.
@@ -603,15 +614,8 @@ func (ie *iwarpEngine) fill(s *iwStream, h, n int) bool {
 		return false
 	}
 	ie.catchUp(s, h)
-	k := s.key
-	if h == 1 {
-		k = k.reverse()
-	}
 	const hdr = 20
-	b := ie.fillBuf[:0]
-	b = append(b, byte(k.sport>>8), byte(k.sport), byte(k.dport>>8), byte(k.dport))
-	b = binary.BigEndian.AppendUint32(b, hf.seq)
-	b = append(b, 0, 0, 0, 0, 5<<4, 0, 0, 0, 0, 0, 0, 0)
+	b := s.tcpHeader(ie.fillBuf[:0], h, hf.seq, 0)
 	for len(b) < hdr+n {
 		b = append(b, make([]byte, min(hdr+n-len(b), 4096))...)
 	}
@@ -758,15 +762,7 @@ func (ie *iwarpEngine) abort(s *iwStream) {
 			continue
 		}
 		ie.catchUp(s, h)
-		k := s.key
-		if h == 1 {
-			k = k.reverse()
-		}
-		b := ie.fillBuf[:0]
-		b = append(b, byte(k.sport>>8), byte(k.sport), byte(k.dport>>8), byte(k.dport))
-		b = binary.BigEndian.AppendUint32(b, s.half[h].seq)
-		// Acknowledgement 0, data offset 5 words, flags RST (RFC 793 3.1).
-		b = append(b, 0, 0, 0, 0, 5<<4, 0x04, 0, 0, 0, 0, 0, 0)
+		b := s.tcpHeader(ie.fillBuf[:0], h, s.half[h].seq, tcpFlagRST)
 		ie.fillBuf = b
 		if err := ie.fillTCP.DecodeFromBytes(b, gopacket.NilDecodeFeedback); err != nil {
 			continue
