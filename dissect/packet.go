@@ -178,12 +178,10 @@ type CM struct {
 
 // decoded records that layer t was decoded: Decoded and its bit.
 func (p *Packet) decoded(t gopacket.LayerType) {
-	if len(p.Decoded) != p.nhas {
-		// Decoded was set from outside: Has walks it from now on.
-		p.Decoded = append(p.Decoded, t)
-		return
-	}
 	p.Decoded = append(p.Decoded, t)
+	if len(p.Decoded)-1 != p.nhas {
+		return // Decoded was set from outside: Has walks it from now on
+	}
 	p.nhas = len(p.Decoded)
 	if uint(t) < uint(len(layerBit)) {
 		if b := layerBit[t]; b != 0 {

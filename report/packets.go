@@ -155,9 +155,8 @@ type group struct {
 	// the packet holds (even those where this protocol has no field).
 	kind  string
 	count int
-	// gen and order: the packet that last used the group, and its place
-	// among that packet's groups before sorting (collector).
-	gen, order int
+	// gen: the packet that last used the group (collector).
+	gen int
 }
 
 // instance is one FPDU's or RPC message's fields of a protocol; n is its
@@ -183,6 +182,7 @@ type collector struct {
 	vals   []fields.Value     // every value of the packet, one after the other
 	emit   func(fields.Value) // appends to vals; made once
 	groups map[string]*group  // by name, kept from packet to packet
+	used   []*group           // this packet's, in the order the walk found them
 	out    []group
 	gen    int // the packet being collected: a group last used in an earlier one is reset
 	counts []kindCount
@@ -221,8 +221,7 @@ func (c *collector) groupOf(f *fields.Field) *group {
 		g.instances = g.instances[:0]
 		clear(g.byIndex)
 		g.kind, g.count = "", 0
-		g.order = len(c.out)
-		c.out = append(c.out, group{}) // filled in when the walk is done
+		c.used = append(c.used, g)
 	}
 	return g
 }
@@ -233,7 +232,7 @@ func (c *collector) collect(p *dissect.Packet) []group {
 		c.emit = func(v fields.Value) { c.vals = append(c.vals, v) }
 	}
 	c.gen++
-	c.vals, c.out, c.counts = c.vals[:0], c.out[:0], c.counts[:0]
+	c.vals, c.used, c.out, c.counts = c.vals[:0], c.used[:0], c.out[:0], c.counts[:0]
 	for _, f := range fields.Registry.All() {
 		if f.Get == nil || f.Hidden {
 			continue
@@ -274,10 +273,8 @@ func (c *collector) collect(p *dissect.Packet) []group {
 			g.instances[k].fields = append(g.instances[k].fields, fieldValues{f, vals})
 		}
 	}
-	for _, g := range c.groups {
-		if g.gen == c.gen {
-			c.out[g.order] = *g
-		}
+	for _, g := range c.used {
+		c.out = append(c.out, *g)
 	}
 	sort.SliceStable(c.out, func(i, j int) bool {
 		return fields.Registry.Rank(c.out[i].name) < fields.Registry.Rank(c.out[j].name)
