@@ -231,30 +231,18 @@ type sarifResults struct {
 // streamJSON writes the results as jsonStream writes a slice ([] when
 // there is none).
 func (q sarifResults) streamJSON(s *jsonStream, prefix string) {
-	n := 0
-	put := func(res *sarifResult) {
-		if n == 0 {
-			s.w.WriteString("[\n")
-		} else {
-			s.w.WriteString(",\n")
+	s.list(prefix, "[]", func(put func(reflect.Value)) error {
+		res := func(r *sarifResult) { put(reflect.ValueOf(r).Elem()) }
+		if q.r != nil {
+			for fi := range q.r.Files {
+				q.r.fileResults(fi, q.index, res)
+			}
 		}
-		n++
-		s.w.WriteString(prefix + "  ")
-		s.value(reflect.ValueOf(res).Elem(), prefix+"  ")
-	}
-	if q.r != nil {
-		for fi := range q.r.Files {
-			q.r.fileResults(fi, q.index, put)
+		for i := range q.gate {
+			res(&q.gate[i])
 		}
-	}
-	for i := range q.gate {
-		put(&q.gate[i])
-	}
-	if n == 0 {
-		s.w.WriteString("[]")
-		return
-	}
-	s.w.WriteString("\n" + prefix + "]")
+		return nil
+	})
 }
 
 // fileResults makes the result of each finding of file fi in turn.

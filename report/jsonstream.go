@@ -46,6 +46,31 @@ type jsonStreamer interface {
 	streamJSON(s *jsonStream, prefix string)
 }
 
+// list writes the elements each hands to put as value writes a slice of
+// them, at the nesting of prefix, and empty ("[]" or "null") when there
+// is none: the lists made as they are written (jsonStreamer).
+func (s *jsonStream) list(prefix, empty string, each func(put func(elem reflect.Value)) error) {
+	n := 0
+	err := each(func(elem reflect.Value) {
+		if n == 0 {
+			s.w.WriteString("[\n")
+		} else {
+			s.w.WriteString(",\n")
+		}
+		n++
+		s.w.WriteString(prefix + "  ")
+		s.value(elem, prefix+"  ")
+	})
+	if err != nil && s.err == nil {
+		s.err = err
+	}
+	if n == 0 {
+		s.w.WriteString(empty)
+		return
+	}
+	s.w.WriteString("\n" + prefix + "]")
+}
+
 var jsonStreamerType = reflect.TypeFor[jsonStreamer]()
 
 var (

@@ -260,30 +260,16 @@ type txnSeq struct{ l *TransactionList }
 // streamJSON writes the list as jsonStream writes a slice (null for a nil
 // list, [] for an empty one), one transaction at a time.
 func (q txnSeq) streamJSON(s *jsonStream, prefix string) {
-	l := q.l
-	if l.Len() == 0 {
-		if l.Transactions == nil {
-			s.w.WriteString("null")
-		} else {
-			s.w.WriteString("[]")
-		}
-		return
+	l, empty := q.l, "[]"
+	if l.Transactions == nil && l.Len() == 0 {
+		empty = "null"
 	}
-	s.w.WriteString("[\n")
-	first := true
-	err := l.each(func(t *Transaction) error {
-		if !first {
-			s.w.WriteString(",\n")
-		}
-		first = false
-		s.w.WriteString(prefix + "  ")
-		s.value(reflect.ValueOf(t).Elem(), prefix+"  ")
-		return s.err
+	s.list(prefix, empty, func(put func(reflect.Value)) error {
+		return l.each(func(t *Transaction) error {
+			put(reflect.ValueOf(t).Elem())
+			return s.err
+		})
 	})
-	if err != nil && s.err == nil {
-		s.err = err
-	}
-	s.w.WriteString("\n" + prefix + "]")
 }
 
 // txnColumns is the number of columns of the table.
