@@ -284,6 +284,23 @@ func (r *Runner) ConnectionDone(dc *dissect.Connection) {
 	}
 }
 
+// TakeDone hands over the result of dc, a connection the engine released
+// (ConnectionDone was called for it), and forgets it: Finish will not
+// report it, the caller does. Its findings still count towards
+// Config.MaxTotal, as when Finish reports them. nil when the runner holds
+// no released result of dc. A Config.Next observer may call it from its
+// ConnectionDone (report's spill of finished connections, issue 14).
+func (r *Runner) TakeDone(dc *dissect.Connection) *ConnResult {
+	for i := len(r.done) - 1; i >= 0; i-- {
+		if cr := r.done[i]; cr.conn == dc {
+			r.done = slices.Delete(r.done, i, i+1)
+			cr.unpack()
+			return cr
+		}
+	}
+	return nil
+}
+
 // ConnectionForgotten implements dissect.ConnForgetter: the engine's
 // connection table was full and dropped dc's summary. Its result goes too;
 // its checks are added up in Result.ForgottenChecks so that the verdict

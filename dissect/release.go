@@ -1,6 +1,10 @@
 package dissect
 
-import "time"
+import (
+	"time"
+
+	"github.com/rdmashark/rdmashark/pvtdata"
+)
 
 // Releasing finished connections: however long the input runs, the engine
 // holds state only for live connections, plus a compact summary (the
@@ -245,4 +249,23 @@ func (e *Engine) Retained() Retained {
 		rl.retained(&r)
 	}
 	return r
+}
+
+// DropDetail lets go of what a released connection's summary holds beyond
+// its identity and counters: its transport health, iWARP and RPC-over-RDMA
+// statistics and the bytes of its private data. It is for an observer that
+// took what it reports of the connection when ConnectionDone was called
+// (report's spill of finished connections keeps analyze's memory flat however
+// many connections the input closes: issue 14); the summary stays in the
+// table only so that the table's bound counts it as before. A live
+// connection keeps everything: DropDetail does nothing to it.
+func (c *Connection) DropDetail() {
+	if c.rel.state != relDone {
+		return
+	}
+	c.Health, c.tcpH, c.IWARP, c.RPC = nil, nil, nil, nil
+	for i := range c.PrivateData {
+		c.PrivateData[i].Bytes = nil
+		c.PrivateData[i].Result = pvtdata.Result{}
+	}
 }

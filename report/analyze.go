@@ -6,6 +6,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -55,6 +56,12 @@ type Analysis struct {
 	PFC *PFCSummary `json:"pfc"`
 	// UDFlows are the Unreliable Datagram flows (analyze_health.go).
 	UDFlows []UDFlow `json:"ud_flows,omitempty"`
+
+	// spill holds the connections released during the read, when
+	// analyze took them out of memory (analyze_spill.go): Connections and
+	// Findings then hold only the others, and the reports walk both
+	// (eachConn, eachFinding).
+	spill *ConnSpill
 }
 
 // Finding is a conformance finding (the checks' type; its JSON keys rule,
@@ -157,7 +164,12 @@ type Connection struct {
 // NewAnalysis builds the document from the snapshot of an engine that has
 // read a capture (Engine.Snapshot).
 func NewAnalysis(file string, eng *dissect.Snapshot) *Analysis {
+	return newAnalysis(file, eng, nil)
+}
+
+func newAnalysis(file string, eng *dissect.Snapshot, spill *ConnSpill) *Analysis {
 	a := &Analysis{
+		spill:                     spill,
 		File:                      file,
 		Packets:                   eng.Stats.Packets,
 		Findings:                  []Finding{},
@@ -178,6 +190,9 @@ func NewAnalysis(file string, eng *dissect.Snapshot) *Analysis {
 		Truncated: eng.Stats.ICRC[dissect.CRCTruncated],
 	}
 	for _, c := range eng.Connections {
+		if spill != nil && spill.has(c) {
+			continue // read back by the reports (analyze_spill.go)
+		}
 		a.Connections = append(a.Connections, connection(c))
 	}
 	return a
@@ -248,27 +263,55 @@ func privateData(s dissect.PDSummary) PrivateData {
 func (a *Analysis) WriteJSON(w io.Writer) error {
 	// Written as it is encoded, not built whole first (jsonstream.go);
 	// "<stdin>" and "a < b" as they are: this is no HTML.
-	return writeJSONStream(w, a)
+	if a.spill == nil || a.spill.Len() == 0 {
+		return writeJSONStream(w, a)
+	}
+	// The connections and the findings are read back from the spill as
+	// they are written (analyze_spill.go).
+	t := reflect.TypeFor[Analysis]()
+	conns, _ := t.FieldByName("Connections")
+	finds, _ := t.FieldByName("Findings")
+	return writeJSONStreamFields(w, a, map[int]func(*jsonStream, string){
+		conns.Index[0]: func(s *jsonStream, prefix string) {
+			s.list(prefix, "[]", func(put func(reflect.Value)) error {
+				return a.eachConn(func(c *Connection, _ []Finding) error {
+					put(reflect.ValueOf(c).Elem())
+					return nil
+				})
+			})
+		},
+		finds.Index[0]: func(s *jsonStream, prefix string) {
+			s.list(prefix, "[]", func(put func(reflect.Value)) error {
+				return a.eachFinding(func(f *Finding) error {
+					put(reflect.ValueOf(f).Elem())
+					return nil
+				})
+			})
+		},
+	})
 }
 
 // WriteTable writes the connections table, then the protocol counts.
 func (a *Analysis) WriteTable(w io.Writer) error {
-	fmt.Fprintf(w, "%s: %d packets, %d connections", a.File, a.Packets, len(a.Connections))
+	// Every table's rows are taken in one walk over the connections: a
+	// connection the spill took is read back once (analyze_spill.go).
+	var rows analysisRows
+	if err := a.eachConn(func(c *Connection, fs []Finding) error {
+		rows.add(a, c, fs)
+		return nil
+	}); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s: %d packets, %d connections", a.File, a.Packets, len(rows.conns))
 	if n := len(a.UDFlows); n > 0 {
 		fmt.Fprintf(w, ", %d UD flows", n)
 	}
 	fmt.Fprintln(w)
-	if len(a.Connections) > 0 {
+	if len(rows.conns) > 0 {
 		t := newTable(w)
 		t.Header("ID", "Transport", "Client", "Server", "Port", "State", "Packets C→S / S→C", "Bytes C→S / S→C")
-		for _, c := range a.Connections {
-			_ = t.Append([]string{
-				strconv.Itoa(c.ID), c.Transport,
-				endpointText(c.Client), endpointText(c.Server),
-				optU16(c.ServicePort), stateText(c),
-				fmt.Sprintf("%d / %d", c.Traffic.ClientToServer.Packets, c.Traffic.ServerToClient.Packets),
-				fmt.Sprintf("%d / %d", c.Traffic.ClientToServer.Bytes, c.Traffic.ServerToClient.Bytes),
-			})
+		for _, r := range rows.conns {
+			_ = t.Append(r)
 		}
 		if err := t.Render(); err != nil {
 			return err
@@ -276,33 +319,22 @@ func (a *Analysis) WriteTable(w io.Writer) error {
 		fmt.Fprintln(w, "\nNegotiated at connection set-up (RFC 8797):")
 		t = newTable(w)
 		t.Header("ID", "Client private data", "Server private data", "C→S inline", "S→C inline", "Remote invalidation")
-		for _, c := range a.Connections {
-			if notRPCOverRDMA(c) {
-				// perftest, rping, NCCL: no RFC 8797 negotiation to show.
-				const no = "not RPC-over-RDMA"
-				_ = t.Append([]string{strconv.Itoa(c.ID), no, no, "-", "-", "-"})
-				continue
-			}
-			_ = t.Append([]string{
-				strconv.Itoa(c.ID),
-				pdText(c.PrivateData.Client), pdText(c.PrivateData.Server),
-				thresholdText(c.InlineThreshold, true), thresholdText(c.InlineThreshold, false),
-				boolText(c.RemoteInvalidate),
-			})
+		for _, r := range rows.negotiated {
+			_ = t.Append(r)
 		}
 		if err := t.Render(); err != nil {
 			return err
 		}
-		if err := writeIWARPTable(w, a); err != nil {
+		if err := writeIWARPTable(w, rows.iwarp); err != nil {
 			return err
 		}
-		if err := writeRPCTable(w, a); err != nil {
+		if err := writeRPCTable(w, rows.rpc); err != nil {
 			return err
 		}
-		if err := writeHealthTable(w, a); err != nil {
+		if err := writeHealthTable(w, rows.health); err != nil {
 			return err
 		}
-		if err := writeFindingsTable(w, a); err != nil {
+		if err := writeFindingsTable(w, a, &rows); err != nil {
 			return err
 		}
 	}
@@ -340,6 +372,49 @@ func (a *Analysis) WriteTable(w io.Writer) error {
 		fmt.Fprintf(w, "INCOMPLETE: %s\n", line)
 	}
 	return nil
+}
+
+// analysisRows are the rows of analyze's tables.
+type analysisRows struct {
+	conns, negotiated, iwarp, rpc, health, findings [][]string
+	// checks are the lines under the findings table: each connection's
+	// checks, and its own caveats.
+	checks strings.Builder
+	// anyChecks: a connection has check results; anyFindings: one has
+	// findings.
+	anyChecks, anyFindings bool
+	first                  map[string]*Finding // scratch of findingRows
+}
+
+// add takes connection c's rows; fs are its findings.
+func (r *analysisRows) add(a *Analysis, c *Connection, fs []Finding) {
+	r.conns = append(r.conns, []string{
+		strconv.Itoa(c.ID), c.Transport,
+		endpointText(c.Client), endpointText(c.Server),
+		optU16(c.ServicePort), stateText(*c),
+		fmt.Sprintf("%d / %d", c.Traffic.ClientToServer.Packets, c.Traffic.ServerToClient.Packets),
+		fmt.Sprintf("%d / %d", c.Traffic.ClientToServer.Bytes, c.Traffic.ServerToClient.Bytes),
+	})
+	if notRPCOverRDMA(*c) {
+		// perftest, rping, NCCL: no RFC 8797 negotiation to show.
+		const no = "not RPC-over-RDMA"
+		r.negotiated = append(r.negotiated, []string{strconv.Itoa(c.ID), no, no, "-", "-", "-"})
+	} else {
+		r.negotiated = append(r.negotiated, []string{
+			strconv.Itoa(c.ID),
+			pdText(c.PrivateData.Client), pdText(c.PrivateData.Server),
+			thresholdText(c.InlineThreshold, true), thresholdText(c.InlineThreshold, false),
+			boolText(c.RemoteInvalidate),
+		})
+	}
+	if row := iwarpRow(c); row != nil {
+		r.iwarp = append(r.iwarp, row)
+	}
+	if row := rpcRow(c); row != nil {
+		r.rpc = append(r.rpc, row)
+	}
+	r.health = appendHealthRows(r.health, c)
+	r.findingRows(a, c, fs)
 }
 
 // incompleteText says why a report covers less than the whole input, or "".

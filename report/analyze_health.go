@@ -275,41 +275,43 @@ func naksText(d *DirectionHealth) string {
 	return s
 }
 
-// writeHealthTable writes the "Transport health" section.
-func writeHealthTable(w io.Writer, a *Analysis) error {
-	any := false
-	for _, c := range a.Connections {
-		if c.TransportHealth != nil {
-			any = true
-		}
+// appendHealthRows appends c's rows of the transport health table, one
+// per direction, when it has any.
+func appendHealthRows(rows [][]string, c *Connection) [][]string {
+	h := c.TransportHealth
+	if h == nil {
+		return rows
 	}
-	if !any {
+	for i, d := range []*DirectionHealth{&h.ClientToServer, &h.ServerToClient} {
+		missing := fmt.Sprintf("%d (%d / %d / %d)", d.PSNsMissing, d.PSNsWireLost, d.PSNsCaptureLost, d.PSNsNeverSeen)
+		if d.TCP != nil {
+			missing = fmt.Sprintf("TCP: %d octets", d.TCP.MissingOctets)
+		}
+		dup := fmt.Sprintf("%d / %d", d.DuplicatePackets, d.OutOfOrderPackets)
+		if d.TCP != nil {
+			dup = fmt.Sprintf("%d dup ACKs, %d zero win.", d.TCP.DupAcks, d.TCP.ZeroWindows)
+		}
+		rows = append(rows, []string{strconv.Itoa(c.ID), [2]string{"C→S", "S→C"}[i],
+			strconv.FormatUint(d.Packets, 10),
+			fmt.Sprintf("%d (%d)", d.RetransmittedPackets, d.RetransmittedBytes),
+			triggersText(d.EpisodesByTrigger), naksText(d), dup, missing,
+			healthLatencyText(d.AckLatency), healthLatencyText(d.ReadLatency),
+			fmt.Sprintf("%d / %d", d.ECNCEPackets, d.CNPs)})
+	}
+	return rows
+}
+
+// writeHealthTable writes the "Transport health" section (rows from
+// appendHealthRows).
+func writeHealthTable(w io.Writer, rows [][]string) error {
+	if len(rows) == 0 {
 		return nil
 	}
 	fmt.Fprintln(w, "\nTransport health (p50 / p99 / max; docs/loss.md):")
 	t := newTable(w)
 	t.Header("ID", "Dir", "Packets", "Retrans. pkts (bytes)", "Episodes", "NAKs", "Dup / OOO", "PSNs missing (wire / capture / never seen)", "ACK latency", "Read latency", "CE / CNP")
-	for _, c := range a.Connections {
-		h := c.TransportHealth
-		if h == nil {
-			continue
-		}
-		for i, d := range []*DirectionHealth{&h.ClientToServer, &h.ServerToClient} {
-			missing := fmt.Sprintf("%d (%d / %d / %d)", d.PSNsMissing, d.PSNsWireLost, d.PSNsCaptureLost, d.PSNsNeverSeen)
-			if d.TCP != nil {
-				missing = fmt.Sprintf("TCP: %d octets", d.TCP.MissingOctets)
-			}
-			dup := fmt.Sprintf("%d / %d", d.DuplicatePackets, d.OutOfOrderPackets)
-			if d.TCP != nil {
-				dup = fmt.Sprintf("%d dup ACKs, %d zero win.", d.TCP.DupAcks, d.TCP.ZeroWindows)
-			}
-			_ = t.Append([]string{strconv.Itoa(c.ID), [2]string{"C→S", "S→C"}[i],
-				strconv.FormatUint(d.Packets, 10),
-				fmt.Sprintf("%d (%d)", d.RetransmittedPackets, d.RetransmittedBytes),
-				triggersText(d.EpisodesByTrigger), naksText(d), dup, missing,
-				healthLatencyText(d.AckLatency), healthLatencyText(d.ReadLatency),
-				fmt.Sprintf("%d / %d", d.ECNCEPackets, d.CNPs)})
-		}
+	for _, r := range rows {
+		_ = t.Append(r)
 	}
 	return t.Render()
 }

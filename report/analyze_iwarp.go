@@ -135,24 +135,26 @@ func iwarpConnection(c *dissect.Connection) *IWARPConnection {
 	return out
 }
 
-// writeIWARPTable prints the iWARP connections' MPA negotiation and
-// framing record, if any.
-func writeIWARPTable(w io.Writer, a *Analysis) error {
-	var rows [][]string
-	for _, c := range a.Connections {
-		iw := c.IWARP
-		if iw == nil {
-			continue
-		}
-		rows = append(rows, []string{
-			strconv.Itoa(c.ID),
-			optInt(iw.Revision.Client) + " / " + optInt(iw.Revision.Server),
-			dirBoolText(iw.Markers, iw.MidStream), dirBoolText(iw.CRC, iw.MidStream),
-			irdOrdText(iw.IRDORD.Client), irdOrdText(iw.IRDORD.Server),
-			dirCountText(iw.FPDUs), dirCountText(iw.CRCErrors),
-			dirCountText(iw.LostSync), dirCountText(iw.GapOctets),
-		})
+// iwarpRow is c's row of the iWARP table, nil when c is no iWARP
+// connection.
+func iwarpRow(c *Connection) []string {
+	iw := c.IWARP
+	if iw == nil {
+		return nil
 	}
+	return []string{
+		strconv.Itoa(c.ID),
+		optInt(iw.Revision.Client) + " / " + optInt(iw.Revision.Server),
+		dirBoolText(iw.Markers, iw.MidStream), dirBoolText(iw.CRC, iw.MidStream),
+		irdOrdText(iw.IRDORD.Client), irdOrdText(iw.IRDORD.Server),
+		dirCountText(iw.FPDUs), dirCountText(iw.CRCErrors),
+		dirCountText(iw.LostSync), dirCountText(iw.GapOctets),
+	}
+}
+
+// writeIWARPTable prints the iWARP connections' MPA negotiation and
+// framing record, if any (rows from iwarpRow).
+func writeIWARPTable(w io.Writer, rows [][]string) error {
 	if len(rows) == 0 {
 		return nil
 	}

@@ -123,36 +123,36 @@ func rpcConnection(c *dissect.Connection) *RPCConnection {
 	return out
 }
 
-// writeRPCTable prints the connections' RPC-over-RDMA summary, if any.
-func writeRPCTable(w io.Writer, a *Analysis) error {
-	any := false
-	for _, c := range a.Connections {
-		if c.RPC != nil {
-			any = true
-		}
+// rpcRow is c's row of the RPC-over-RDMA table, nil when c carried none.
+func rpcRow(c *Connection) []string {
+	r := c.RPC
+	if r == nil {
+		return nil
 	}
-	if !any {
+	return []string{
+		strconv.Itoa(c.ID), strconv.FormatUint(uint64(r.Version), 10),
+		fmt.Sprintf("%d / %d", r.Calls.Forward, r.Calls.Backchannel),
+		fmt.Sprintf("%d / %d", r.Replies.Forward, r.Replies.Backchannel),
+		fmt.Sprintf("%d / %d", r.Credits.MaxRequested.ClientToServer, r.Credits.MaxGranted.ServerToClient),
+		pair(r.Short), pair(r.Chunked), pair(r.Long),
+		pair(r.Bytes.Send), pair(r.Bytes.RDMARead), pair(r.Bytes.RDMAWrite),
+		fmt.Sprintf("%d / %d", r.RepliesWithInvalidate, r.RepliesWithoutInvalidate),
+		r.Problems(),
+	}
+}
+
+// writeRPCTable prints the connections' RPC-over-RDMA summary, if any
+// (rows from rpcRow).
+func writeRPCTable(w io.Writer, rows [][]string) error {
+	if len(rows) == 0 {
 		return nil
 	}
 	fmt.Fprintln(w, "\nRPC-over-RDMA (C→S / S→C; calls and replies forward / backchannel):")
 	t := newTable(w)
 	t.Header("ID", "Vers", "Calls", "Replies", "Credits req / granted", "Short", "Chunked", "Long",
 		"Send bytes", "RDMA Read bytes", "RDMA Write bytes", "Replies w/ / w/o inv.", "Problems")
-	for _, c := range a.Connections {
-		r := c.RPC
-		if r == nil {
-			continue
-		}
-		_ = t.Append([]string{
-			strconv.Itoa(c.ID), strconv.FormatUint(uint64(r.Version), 10),
-			fmt.Sprintf("%d / %d", r.Calls.Forward, r.Calls.Backchannel),
-			fmt.Sprintf("%d / %d", r.Replies.Forward, r.Replies.Backchannel),
-			fmt.Sprintf("%d / %d", r.Credits.MaxRequested.ClientToServer, r.Credits.MaxGranted.ServerToClient),
-			pair(r.Short), pair(r.Chunked), pair(r.Long),
-			pair(r.Bytes.Send), pair(r.Bytes.RDMARead), pair(r.Bytes.RDMAWrite),
-			fmt.Sprintf("%d / %d", r.RepliesWithInvalidate, r.RepliesWithoutInvalidate),
-			r.Problems(),
-		})
+	for _, r := range rows {
+		_ = t.Append(r)
 	}
 	return t.Render()
 }

@@ -529,77 +529,88 @@ func indexFindings(fs []check.Finding) findingIndex {
 // of returns the positions of the findings of connection conn and rule.
 func (x findingIndex) of(conn int, rule string) []int { return x[connRule{conn, rule}] }
 
-// writeFindingsTable prints analyze's findings: per connection, each rule
-// that found something, its count and its first finding; then which checks
-// ran.
-func writeFindingsTable(w io.Writer, a *Analysis) error {
-	if len(a.Findings) == 0 && !hasChecks(a) {
+// findingRows takes connection c's rows of analyze's findings table: each
+// rule that found something, its count and its first finding; and the
+// line that says which of its checks ran.
+func (r *analysisRows) findingRows(a *Analysis, c *Connection, fs []Finding) {
+	r.anyChecks = r.anyChecks || len(c.Checks) > 0
+	r.anyFindings = r.anyFindings || len(fs) > 0
+	if r.first == nil {
+		r.first = map[string]*Finding{}
+	}
+	clear(r.first)
+	for i := range fs {
+		if _, ok := r.first[fs[i].Rule]; !ok {
+			r.first[fs[i].Rule] = &fs[i]
+		}
+	}
+	for _, ch := range c.Checks {
+		if ch.Findings == 0 {
+			continue
+		}
+		first := ""
+		if f := r.first[ch.Rule]; f != nil {
+			first = where(f) + f.Message
+		}
+		if len(first) > 120 {
+			first = first[:117] + "..."
+		}
+		r.findings = append(r.findings, []string{strconv.Itoa(c.ID), ch.Worst.String(), ch.Rule, strconv.Itoa(ch.Findings), first})
+	}
+	var passed, found, notEval int
+	for _, ch := range c.Checks {
+		switch ch.Status {
+		case check.StatusPassed:
+			passed++
+		case check.StatusFound:
+			found++
+		default:
+			notEval++
+		}
+	}
+	if len(c.Checks) > 0 {
+		w := &r.checks
+		fmt.Fprintf(w, "connection %d: %d checks passed, %d found something, %d not evaluated", c.ID, passed, found, notEval)
+		if u := c.RemoteInvalidation; u != nil {
+			fmt.Fprintf(w, "; %d of %d Replies With Invalidate", u.RepliesWithInvalidate, u.Replies)
+		}
+		fmt.Fprintln(w)
+		for _, note := range c.CheckCaveats {
+			if !slices.Contains(a.CheckCaveats, note) {
+				fmt.Fprintf(w, "  caveat: %s\n", note)
+			}
+		}
+	}
+}
+
+// writeFindingsTable prints analyze's findings (rows from findingRows),
+// then which checks ran.
+func writeFindingsTable(w io.Writer, a *Analysis, rows *analysisRows) error {
+	var none []Finding // findings of no connection: first in Findings
+	for i := range a.Findings {
+		if a.Findings[i].Connection != 0 {
+			break
+		}
+		none = a.Findings[: i+1 : i+1]
+	}
+	if !rows.anyFindings && len(none) == 0 && !rows.anyChecks {
 		return nil
 	}
 	fmt.Fprintln(w, "\nConformance (rdmashark rules ID explains a rule):")
 	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
 	t.Header("Conn", "Severity", "Rule", "Count", "First finding")
-	idx := indexFindings(a.Findings)
-	for _, c := range a.Connections {
-		for _, ch := range c.Checks {
-			if ch.Findings == 0 {
-				continue
-			}
-			first := ""
-			if is := idx.of(c.ID, ch.Rule); len(is) > 0 {
-				f := &a.Findings[is[0]]
-				first = where(f) + f.Message
-			}
-			if len(first) > 120 {
-				first = first[:117] + "..."
-			}
-			_ = t.Append([]string{strconv.Itoa(c.ID), ch.Worst.String(), ch.Rule, strconv.Itoa(ch.Findings), first})
-		}
+	for _, r := range rows.findings {
+		_ = t.Append(r)
 	}
-	for _, f := range a.Findings {
-		if f.Connection == 0 {
-			_ = t.Append([]string{"-", f.Severity.String(), f.Rule, "1", where(&f) + f.Message})
-		}
+	for _, f := range none {
+		_ = t.Append([]string{"-", f.Severity.String(), f.Rule, "1", where(&f) + f.Message})
 	}
 	if err := t.Render(); err != nil {
 		return err
 	}
-	for _, c := range a.Connections {
-		var passed, found, notEval int
-		for _, ch := range c.Checks {
-			switch ch.Status {
-			case check.StatusPassed:
-				passed++
-			case check.StatusFound:
-				found++
-			default:
-				notEval++
-			}
-		}
-		if len(c.Checks) > 0 {
-			fmt.Fprintf(w, "connection %d: %d checks passed, %d found something, %d not evaluated", c.ID, passed, found, notEval)
-			if u := c.RemoteInvalidation; u != nil {
-				fmt.Fprintf(w, "; %d of %d Replies With Invalidate", u.RepliesWithInvalidate, u.Replies)
-			}
-			fmt.Fprintln(w)
-			for _, note := range c.CheckCaveats {
-				if !slices.Contains(a.CheckCaveats, note) {
-					fmt.Fprintf(w, "  caveat: %s\n", note)
-				}
-			}
-		}
-	}
+	io.WriteString(w, rows.checks.String())
 	for _, note := range a.CheckCaveats {
 		fmt.Fprintf(w, "caveat on every connection's checks: %s\n", note)
 	}
 	return nil
-}
-
-func hasChecks(a *Analysis) bool {
-	for _, c := range a.Connections {
-		if len(c.Checks) > 0 {
-			return true
-		}
-	}
-	return false
 }

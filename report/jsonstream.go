@@ -21,7 +21,16 @@ import (
 // connections used to be built two or three times over in memory before it
 // was written, some 40 KB per connection (issue 13, docs/streaming.md).
 func writeJSONStream(w io.Writer, v any) error {
-	s := &jsonStream{w: bufio.NewWriterSize(w, 64<<10)}
+	return writeJSONStreamFields(w, v, nil)
+}
+
+// writeJSONStreamFields is writeJSONStream with the fields of v's struct
+// (v is a pointer to it) that fields has a writer for written by it.
+func writeJSONStreamFields(w io.Writer, v any, fields map[int]func(s *jsonStream, prefix string)) error {
+	s := &jsonStream{w: bufio.NewWriterSize(w, 64<<10), fields: fields}
+	if fields != nil {
+		s.fieldsOf = reflect.TypeOf(v).Elem()
+	}
 	s.enc = json.NewEncoder(&s.buf)
 	s.enc.SetEscapeHTML(false)
 	s.value(reflect.ValueOf(v), "")
@@ -38,6 +47,11 @@ type jsonStream struct {
 	enc *json.Encoder
 	err error
 	num []byte // scratch for numbers
+	// fields writes, for the struct type fieldsOf, the fields it has a
+	// writer for in their place (by field index): an analysis with
+	// spilled connections (analyze_spill.go).
+	fieldsOf reflect.Type
+	fields   map[int]func(s *jsonStream, prefix string)
 }
 
 // jsonStreamer writes its own value, at the nesting whose lines start with
@@ -366,7 +380,11 @@ func (s *jsonStream) object(v reflect.Value, ti *jsType, prefix string) {
 		}
 		s.w.WriteString(in)
 		s.w.WriteString(f.key)
-		s.value(v.Field(f.i), in)
+		if fw := s.fields[f.i]; fw != nil && v.Type() == s.fieldsOf {
+			fw(s, in)
+		} else {
+			s.value(v.Field(f.i), in)
+		}
 		if k < last {
 			s.w.WriteString(",")
 		}

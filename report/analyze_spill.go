@@ -1,0 +1,339 @@
+package report
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+
+	"github.com/rdmashark/rdmashark/check"
+	"github.com/rdmashark/rdmashark/dissect"
+)
+
+// Flat memory for `analyze` (issue 14). A connection the engine released
+// (closed, and no packet reaches it any more: dissect/release.go) used to
+// stay in memory to the end of the input twice over — the engine's summary
+// and the checks' result with its findings, ~10 KB — and the end of the run
+// built its document next to them, ~25 KB a connection at the peak: a
+// capture of many short connections (an NFS client remounting, rping in a
+// loop) grew to the connection table's bound. The ConnSpill takes each
+// released connection as it goes: it builds the connection's part of the
+// document then (report.Connection with its checks, and its findings, as
+// they would be at the end: nothing of a released connection changes
+// later), writes it to an unlinked temporary file, and lets the engine and
+// the runner drop it (dissect.Connection.DropDetail, check.Runner.TakeDone).
+// The reports read the connections back one at a time, in ID order, merged
+// with those still in memory (Analysis.eachConn).
+//
+// The first spillConnsAfter released connections stay in memory as before,
+// so that a capture of a few connections never touches the disk. Without a
+// temporary file (none can be made) the encoded connections are kept in
+// memory: still ~4× smaller than the structures. The encoding is
+// encoding/json's, which round-trips the document exactly (every pointer
+// and slice keeps nil apart from present, floats their bits;
+// TestConnSpillMatches holds every output to the in-memory path's).
+
+// spillConnsAfter is how many released connections stay in memory before
+// the spill starts (a variable for the tests).
+var spillConnsAfter = 64
+
+// spillToFile: the spill writes to a temporary file (false in tests: the
+// in-memory fallback).
+var spillToFile = true
+
+// connDoc is one connection's part of the analyze document.
+type connDoc struct {
+	Conn     Connection `json:"c"`
+	Findings []Finding  `json:"f"`
+}
+
+type spillEntry struct {
+	id  int
+	off int64
+	n   int
+}
+
+// ConnSpill takes released connections out of memory for the analyze
+// document (see above). Make it the check runner's Config.Next observer and
+// hand it the runner (SetRunner); build the document with its Analysis.
+type ConnSpill struct {
+	runner   *check.Runner
+	released int
+	f        *os.File
+	name     string
+	w        *bufio.Writer
+	mem      []byte // the records when there is no file
+	off      int64
+	index    []spillEntry
+	byConn   map[*dissect.Connection]int // index position; -1 once forgotten
+	dead     int
+	err      error
+	buf      []byte
+	noSpill  bool
+	finished bool
+}
+
+// NewConnSpill returns an empty spill.
+func NewConnSpill() *ConnSpill {
+	return &ConnSpill{byConn: map[*dissect.Connection]int{}}
+}
+
+// SetRunner gives the spill the runner whose released results it takes.
+func (s *ConnSpill) SetRunner(r *check.Runner) { s.runner = r }
+
+// Message and RDMAOp implement dissect.Observer: the spill wants only the
+// released connections.
+func (s *ConnSpill) Message(*dissect.Message) {}
+func (s *ConnSpill) RDMAOp(*dissect.RDMAOp)   {}
+
+// ConnectionDone implements dissect.ConnObserver: dc's part of the
+// document is written out, and the engine and the runner let go of it.
+func (s *ConnSpill) ConnectionDone(dc *dissect.Connection) {
+	s.released++
+	if s.released <= spillConnsAfter || s.noSpill || s.runner == nil {
+		return
+	}
+	cr := s.runner.TakeDone(dc)
+	if cr == nil {
+		return // not the runner's: left where it is
+	}
+	d := connDoc{Conn: connection(dc)}
+	addCheckResult(&d.Conn, cr)
+	d.Findings = cr.Findings()
+	b, err := json.Marshal(&d)
+	if err != nil {
+		// Not expected (no NaN in the document); should it happen the
+		// report says so rather than leave the connection out silently.
+		s.fail(fmt.Errorf("connection %d: %w", dc.ID, err))
+		return
+	}
+	s.write(dc, b)
+	dc.DropDetail()
+}
+
+// ConnectionForgotten implements dissect.ConnForgetter: the engine's table
+// was full and forgot dc; the document loses it as it would have.
+func (s *ConnSpill) ConnectionForgotten(dc *dissect.Connection) {
+	if i, ok := s.byConn[dc]; ok {
+		s.index[i].n = -1
+		s.dead++
+		delete(s.byConn, dc)
+	}
+}
+
+func (s *ConnSpill) fail(err error) {
+	if s.err == nil {
+		s.err = err
+	}
+}
+
+// write appends one record: its length, then b.
+func (s *ConnSpill) write(dc *dissect.Connection, b []byte) {
+	if s.f == nil && s.mem == nil {
+		f, err := os.CreateTemp("", "rdmashark-connections-*")
+		if err == nil && !spillToFile {
+			f.Close()
+			os.Remove(f.Name())
+			err = os.ErrPermission
+		}
+		if err == nil {
+			s.f, s.name = f, f.Name()
+			if os.Remove(s.name) == nil {
+				s.name = ""
+			}
+			s.w = bufio.NewWriterSize(f, 64<<10)
+		} else {
+			s.mem = []byte{}
+		}
+	}
+	s.byConn[dc] = len(s.index)
+	s.index = append(s.index, spillEntry{id: dc.ID, off: s.off, n: len(b)})
+	s.off += int64(len(b))
+	if s.f != nil {
+		if _, err := s.w.Write(b); err != nil {
+			s.fail(fmt.Errorf("writing connections to a temporary file: %w", err))
+		}
+		return
+	}
+	s.mem = append(s.mem, b...)
+}
+
+// Len is the number of connections the spill holds.
+func (s *ConnSpill) Len() int { return len(s.index) - s.dead }
+
+// finish makes the records readable, in ID order.
+func (s *ConnSpill) finish() {
+	if s.finished {
+		return
+	}
+	s.finished = true
+	if s.w != nil {
+		if err := s.w.Flush(); err != nil {
+			s.fail(fmt.Errorf("writing connections to a temporary file: %w", err))
+		}
+	}
+	s.index = slices.DeleteFunc(s.index, func(e spillEntry) bool { return e.n < 0 })
+	s.dead = 0
+	s.byConn = nil
+	slices.SortStableFunc(s.index, func(a, b spillEntry) int { return a.id - b.id })
+}
+
+// read decodes record e into d (whose slices it may reuse).
+func (s *ConnSpill) read(e spillEntry, d *connDoc) error {
+	if s.f != nil {
+		s.buf = slices.Grow(s.buf[:0], e.n)[:e.n]
+		if _, err := s.f.ReadAt(s.buf, e.off); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return fmt.Errorf("reading connection %d back from a temporary file: %w", e.id, err)
+		}
+	} else {
+		s.buf = s.mem[e.off : e.off+int64(e.n)]
+	}
+	*d = connDoc{}
+	if err := json.Unmarshal(s.buf, d); err != nil {
+		return fmt.Errorf("reading connection %d back: %w", e.id, err)
+	}
+	return nil
+}
+
+// Close removes the temporary file.
+func (s *ConnSpill) Close() error {
+	if s == nil || s.f == nil {
+		return nil
+	}
+	err := s.f.Close()
+	if s.name != "" {
+		os.Remove(s.name)
+	}
+	s.f = nil
+	return err
+}
+
+// Analysis builds the document from the engine's snapshot as NewAnalysis
+// does, but with the connections the spill took: they are left out of
+// Connections and read back by the reports in their place.
+func (s *ConnSpill) Analysis(file string, eng *dissect.Snapshot) *Analysis {
+	a := newAnalysis(file, eng, s)
+	s.finish()
+	return a
+}
+
+// has reports whether the spill took dc.
+func (s *ConnSpill) has(dc *dissect.Connection) bool {
+	_, ok := s.byConn[dc]
+	return ok
+}
+
+// addCheckResult puts one connection's checks into its document (AddChecks).
+func addCheckResult(c *Connection, cr *check.ConnResult) {
+	c.RemoteInvalidation, c.Chunks, c.Checks = cr.Usage, cr.Chunks, cr.Checks
+	c.CheckCaveats = cr.Caveats
+}
+
+// NumConnections is the number of connections the document reports.
+func (a *Analysis) NumConnections() int {
+	n := len(a.Connections)
+	if a.spill != nil {
+		n += a.spill.Len()
+	}
+	return n
+}
+
+// eachConn calls fn with every connection of the document in ID order and
+// its findings; the spilled ones are read back one at a time into the same
+// Connection, which fn must not keep. An error reading them back stops
+// the walk and is returned.
+func (a *Analysis) eachConn(fn func(c *Connection, fs []Finding) error) error {
+	byConn := a.findingsByConn()
+	if a.spill == nil || a.spill.Len() == 0 {
+		for i := range a.Connections {
+			c := &a.Connections[i]
+			if err := fn(c, byConn[c.ID]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	s := a.spill
+	if s.err != nil {
+		return s.err
+	}
+	var d connDoc
+	i := 0
+	for _, e := range s.index {
+		for ; i < len(a.Connections) && a.Connections[i].ID < e.id; i++ {
+			c := &a.Connections[i]
+			if err := fn(c, byConn[c.ID]); err != nil {
+				return err
+			}
+		}
+		if err := s.read(e, &d); err != nil {
+			return err
+		}
+		// The caveats on every connection came at the end (NoteLoss,
+		// AddChecks); a spilled connection always had a check result.
+		d.Conn.CheckCaveats = append(d.Conn.CheckCaveats, a.CheckCaveats...)
+		if err := fn(&d.Conn, d.Findings); err != nil {
+			return err
+		}
+	}
+	for ; i < len(a.Connections); i++ {
+		c := &a.Connections[i]
+		if err := fn(c, byConn[c.ID]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// findingsByConn splits Findings by connection (they are in connection
+// order, each connection's together).
+func (a *Analysis) findingsByConn() map[int][]Finding {
+	m := map[int][]Finding{}
+	fs := a.Findings
+	for i := 0; i < len(fs); {
+		j := i + 1
+		for j < len(fs) && fs[j].Connection == fs[i].Connection {
+			j++
+		}
+		m[fs[i].Connection] = fs[i:j:j]
+		i = j
+	}
+	return m
+}
+
+// eachFinding calls fn with every finding in the document's order: those of
+// no connection, then each connection's.
+func (a *Analysis) eachFinding(fn func(f *Finding) error) error {
+	if a.spill == nil || a.spill.Len() == 0 {
+		for i := range a.Findings {
+			if err := fn(&a.Findings[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for i := range a.Findings {
+		if a.Findings[i].Connection != 0 {
+			break
+		}
+		if err := fn(&a.Findings[i]); err != nil {
+			return err
+		}
+	}
+	return a.eachConn(func(_ *Connection, fs []Finding) error {
+		for i := range fs {
+			if err := fn(&fs[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Close lets go of the spill's temporary file.
+func (a *Analysis) Close() error { return a.spill.Close() }
