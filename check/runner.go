@@ -301,6 +301,16 @@ func (r *Runner) TakeDone(dc *dissect.Connection) *ConnResult {
 	return nil
 }
 
+// ForgetTaken counts a connection whose result TakeDone handed over and
+// whose summary the engine then forgot (ConnectionForgotten finds nothing
+// of it here): its checks are added up in Result.ForgottenChecks and its
+// findings, no longer listed, leave Config.MaxTotal's count, as
+// ConnectionForgotten does with a result the runner holds.
+func (r *Runner) ForgetTaken(checks []CheckResult, findings int) {
+	r.forgotten.add(&ConnResult{Checks: checks})
+	r.kept -= findings
+}
+
 // ConnectionForgotten implements dissect.ConnForgetter: the engine's
 // connection table was full and dropped dc's summary. Its result goes too;
 // its checks are added up in Result.ForgottenChecks so that the verdict

@@ -271,22 +271,24 @@ func (a *Analysis) WriteJSON(w io.Writer) error {
 	t := reflect.TypeFor[Analysis]()
 	conns, _ := t.FieldByName("Connections")
 	finds, _ := t.FieldByName("Findings")
-	return writeJSONStreamFields(w, a, map[int]func(*jsonStream, string){
-		conns.Index[0]: func(s *jsonStream, prefix string) {
+	return writeJSONStreamFields(w, a, t, map[int]jsonFieldWriter{
+		conns.Index[0]: func(s *jsonStream, prefix string, _ reflect.Value) bool {
 			s.list(prefix, "[]", func(put func(reflect.Value)) error {
 				return a.eachConn(func(c *Connection, _ []Finding) error {
 					put(reflect.ValueOf(c).Elem())
 					return nil
 				})
 			})
+			return true
 		},
-		finds.Index[0]: func(s *jsonStream, prefix string) {
+		finds.Index[0]: func(s *jsonStream, prefix string, _ reflect.Value) bool {
 			s.list(prefix, "[]", func(put func(reflect.Value)) error {
 				return a.eachFinding(func(f *Finding) error {
 					put(reflect.ValueOf(f).Elem())
 					return nil
 				})
 			})
+			return true
 		},
 	})
 }

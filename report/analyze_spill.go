@@ -55,56 +55,76 @@ type spillEntry struct {
 	n   int
 }
 
+// connSpill is what ConnSpill and CheckSpill share: it takes released
+// connections from the runner, builds their part of a document D with
+// build, and keeps the encoded documents out of memory, to be read back in
+// ID order.
+type connSpill[D any] struct {
+	runner *check.Runner
+	build  func(dc *dissect.Connection, cr *check.ConnResult) D
+	// forgotten gives the checks and the number of findings of a
+	// document (ConnectionForgotten).
+	forgotten func(d *D) ([]check.CheckResult, int)
+	released  int
+	f         *os.File
+	name      string
+	w         *bufio.Writer
+	mem       []byte // the records when there is no file
+	off       int64
+	index     []spillEntry
+	byConn    map[*dissect.Connection]int // index position
+	dead      int
+	err       error
+	buf       []byte
+	finished  bool
+}
+
 // ConnSpill takes released connections out of memory for the analyze
 // document (see above). Make it the check runner's Config.Next observer and
 // hand it the runner (SetRunner); build the document with its Analysis.
 type ConnSpill struct {
-	runner   *check.Runner
-	released int
-	f        *os.File
-	name     string
-	w        *bufio.Writer
-	mem      []byte // the records when there is no file
-	off      int64
-	index    []spillEntry
-	byConn   map[*dissect.Connection]int // index position; -1 once forgotten
-	dead     int
-	err      error
-	buf      []byte
-	noSpill  bool
-	finished bool
+	connSpill[connDoc]
 }
 
 // NewConnSpill returns an empty spill.
 func NewConnSpill() *ConnSpill {
-	return &ConnSpill{byConn: map[*dissect.Connection]int{}}
+	s := &ConnSpill{}
+	s.init(func(dc *dissect.Connection, cr *check.ConnResult) connDoc {
+		d := connDoc{Conn: connection(dc)}
+		addCheckResult(&d.Conn, cr)
+		d.Findings = cr.Findings()
+		return d
+	}, func(d *connDoc) ([]check.CheckResult, int) { return d.Conn.Checks, len(d.Findings) })
+	return s
+}
+
+func (s *connSpill[D]) init(build func(dc *dissect.Connection, cr *check.ConnResult) D, forgotten func(d *D) ([]check.CheckResult, int)) {
+	s.build, s.forgotten, s.byConn = build, forgotten, map[*dissect.Connection]int{}
 }
 
 // SetRunner gives the spill the runner whose released results it takes.
-func (s *ConnSpill) SetRunner(r *check.Runner) { s.runner = r }
+func (s *connSpill[D]) SetRunner(r *check.Runner) { s.runner = r }
 
 // Message and RDMAOp implement dissect.Observer: the spill wants only the
 // released connections.
-func (s *ConnSpill) Message(*dissect.Message) {}
-func (s *ConnSpill) RDMAOp(*dissect.RDMAOp)   {}
+func (s *connSpill[D]) Message(*dissect.Message) {}
+func (s *connSpill[D]) RDMAOp(*dissect.RDMAOp)   {}
 
 // ConnectionDone implements dissect.ConnObserver: dc's part of the
 // document is written out, and the engine and the runner let go of it.
-func (s *ConnSpill) ConnectionDone(dc *dissect.Connection) {
+func (s *connSpill[D]) ConnectionDone(dc *dissect.Connection) {
 	s.released++
-	if s.released <= spillConnsAfter || s.noSpill || s.runner == nil {
+	if s.released <= spillConnsAfter || s.runner == nil {
 		return
 	}
 	cr := s.runner.TakeDone(dc)
 	if cr == nil {
 		return // not the runner's: left where it is
 	}
-	d := connDoc{Conn: connection(dc)}
-	addCheckResult(&d.Conn, cr)
-	d.Findings = cr.Findings()
+	d := s.build(dc, cr)
 	b, err := json.Marshal(&d)
 	if err != nil {
-		// Not expected (no NaN in the document); should it happen the
+		// Not expected (no NaN in the documents); should it happen the
 		// report says so rather than leave the connection out silently.
 		s.fail(fmt.Errorf("connection %d: %w", dc.ID, err))
 		return
@@ -115,22 +135,41 @@ func (s *ConnSpill) ConnectionDone(dc *dissect.Connection) {
 
 // ConnectionForgotten implements dissect.ConnForgetter: the engine's table
 // was full and forgot dc; the document loses it as it would have.
-func (s *ConnSpill) ConnectionForgotten(dc *dissect.Connection) {
-	if i, ok := s.byConn[dc]; ok {
-		s.index[i].n = -1
-		s.dead++
-		delete(s.byConn, dc)
+// The runner counts the checks of a forgotten connection and lets its
+// findings leave the bound on findings kept: the record is read back for
+// them.
+func (s *connSpill[D]) ConnectionForgotten(dc *dissect.Connection) {
+	i, ok := s.byConn[dc]
+	if !ok {
+		return
 	}
+	e := s.index[i]
+	s.index[i].n = -1
+	s.dead++
+	delete(s.byConn, dc)
+	if s.w != nil {
+		if err := s.w.Flush(); err != nil {
+			s.fail(fmt.Errorf("writing connections to a temporary file: %w", err))
+			return
+		}
+	}
+	var d D
+	if err := s.read(e, &d); err != nil {
+		s.fail(err)
+		return
+	}
+	checks, findings := s.forgotten(&d)
+	s.runner.ForgetTaken(checks, findings)
 }
 
-func (s *ConnSpill) fail(err error) {
+func (s *connSpill[D]) fail(err error) {
 	if s.err == nil {
 		s.err = err
 	}
 }
 
-// write appends one record: its length, then b.
-func (s *ConnSpill) write(dc *dissect.Connection, b []byte) {
+// write appends one record.
+func (s *connSpill[D]) write(dc *dissect.Connection, b []byte) {
 	if s.f == nil && s.mem == nil {
 		f, err := os.CreateTemp("", "rdmashark-connections-*")
 		if err == nil && !spillToFile {
@@ -160,11 +199,16 @@ func (s *ConnSpill) write(dc *dissect.Connection, b []byte) {
 	s.mem = append(s.mem, b...)
 }
 
-// Len is the number of connections the spill holds.
-func (s *ConnSpill) Len() int { return len(s.index) - s.dead }
+func (s *connSpill[D]) Len() int { return len(s.index) - s.dead }
+
+// has reports whether the spill took dc.
+func (s *connSpill[D]) has(dc *dissect.Connection) bool {
+	_, ok := s.byConn[dc]
+	return ok
+}
 
 // finish makes the records readable, in ID order.
-func (s *ConnSpill) finish() {
+func (s *connSpill[D]) finish() {
 	if s.finished {
 		return
 	}
@@ -180,8 +224,8 @@ func (s *ConnSpill) finish() {
 	slices.SortStableFunc(s.index, func(a, b spillEntry) int { return a.id - b.id })
 }
 
-// read decodes record e into d (whose slices it may reuse).
-func (s *ConnSpill) read(e spillEntry, d *connDoc) error {
+// read decodes record e into d.
+func (s *connSpill[D]) read(e spillEntry, d *D) error {
 	if s.f != nil {
 		s.buf = slices.Grow(s.buf[:0], e.n)[:e.n]
 		if _, err := s.f.ReadAt(s.buf, e.off); err != nil {
@@ -190,19 +234,55 @@ func (s *ConnSpill) read(e spillEntry, d *connDoc) error {
 			}
 			return fmt.Errorf("reading connection %d back from a temporary file: %w", e.id, err)
 		}
-	} else {
+	} else if s.mem != nil {
 		s.buf = s.mem[e.off : e.off+int64(e.n)]
+	} else {
+		return fmt.Errorf("reading connection %d back: the spill was closed", e.id)
 	}
-	*d = connDoc{}
+	var zero D
+	*d = zero
 	if err := json.Unmarshal(s.buf, d); err != nil {
 		return fmt.Errorf("reading connection %d back: %w", e.id, err)
 	}
 	return nil
 }
 
+// merge calls mem(i) for each of n connections in memory, whose IDs id(i)
+// ascend, and spilled(d) for each spilled one read back into d, in ID
+// order; the first error stops it.
+func (s *connSpill[D]) merge(n int, id func(i int) int, mem func(i int) error, spilled func(d *D) error) error {
+	i := 0
+	if s != nil && len(s.index) > 0 {
+		if s.err != nil {
+			return s.err
+		}
+		var d D
+		for _, e := range s.index {
+			for ; i < n && id(i) < e.id; i++ {
+				if err := mem(i); err != nil {
+					return err
+				}
+			}
+			if err := s.read(e, &d); err != nil {
+				return err
+			}
+			if err := spilled(&d); err != nil {
+				return err
+			}
+		}
+	}
+	for ; i < n; i++ {
+		if err := mem(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Close removes the temporary file.
-func (s *ConnSpill) Close() error {
-	if s == nil || s.f == nil {
+func (s *connSpill[D]) Close() error {
+	s.mem = nil
+	if s.f == nil {
 		return nil
 	}
 	err := s.f.Close()
@@ -213,6 +293,22 @@ func (s *ConnSpill) Close() error {
 	return err
 }
 
+// Len is the number of connections the spill holds.
+func (s *ConnSpill) Len() int {
+	if s == nil {
+		return 0
+	}
+	return s.connSpill.Len()
+}
+
+// Close removes the temporary file.
+func (s *ConnSpill) Close() error {
+	if s == nil {
+		return nil
+	}
+	return s.connSpill.Close()
+}
+
 // Analysis builds the document from the engine's snapshot as NewAnalysis
 // does, but with the connections the spill took: they are left out of
 // Connections and read back by the reports in their place.
@@ -220,12 +316,6 @@ func (s *ConnSpill) Analysis(file string, eng *dissect.Snapshot) *Analysis {
 	a := newAnalysis(file, eng, s)
 	s.finish()
 	return a
-}
-
-// has reports whether the spill took dc.
-func (s *ConnSpill) has(dc *dissect.Connection) bool {
-	_, ok := s.byConn[dc]
-	return ok
 }
 
 // addCheckResult puts one connection's checks into its document (AddChecks).
@@ -248,62 +338,22 @@ func (a *Analysis) NumConnections() int {
 // Connection, which fn must not keep. An error reading them back stops
 // the walk and is returned.
 func (a *Analysis) eachConn(fn func(c *Connection, fs []Finding) error) error {
-	byConn := a.findingsByConn()
-	if a.spill == nil || a.spill.Len() == 0 {
-		for i := range a.Connections {
+	byConn := findingsByConn(a.Findings)
+	var sp *connSpill[connDoc]
+	if a.spill != nil {
+		sp = &a.spill.connSpill
+	}
+	return sp.merge(len(a.Connections), func(i int) int { return a.Connections[i].ID },
+		func(i int) error {
 			c := &a.Connections[i]
-			if err := fn(c, byConn[c.ID]); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	s := a.spill
-	if s.err != nil {
-		return s.err
-	}
-	var d connDoc
-	i := 0
-	for _, e := range s.index {
-		for ; i < len(a.Connections) && a.Connections[i].ID < e.id; i++ {
-			c := &a.Connections[i]
-			if err := fn(c, byConn[c.ID]); err != nil {
-				return err
-			}
-		}
-		if err := s.read(e, &d); err != nil {
-			return err
-		}
-		// The caveats on every connection came at the end (NoteLoss,
-		// AddChecks); a spilled connection always had a check result.
-		d.Conn.CheckCaveats = append(d.Conn.CheckCaveats, a.CheckCaveats...)
-		if err := fn(&d.Conn, d.Findings); err != nil {
-			return err
-		}
-	}
-	for ; i < len(a.Connections); i++ {
-		c := &a.Connections[i]
-		if err := fn(c, byConn[c.ID]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// findingsByConn splits Findings by connection (they are in connection
-// order, each connection's together).
-func (a *Analysis) findingsByConn() map[int][]Finding {
-	m := map[int][]Finding{}
-	fs := a.Findings
-	for i := 0; i < len(fs); {
-		j := i + 1
-		for j < len(fs) && fs[j].Connection == fs[i].Connection {
-			j++
-		}
-		m[fs[i].Connection] = fs[i:j:j]
-		i = j
-	}
-	return m
+			return fn(c, byConn[c.ID])
+		},
+		func(d *connDoc) error {
+			// The caveats on every connection came at the end (NoteLoss,
+			// AddChecks); a spilled connection always had a check result.
+			d.Conn.CheckCaveats = append(d.Conn.CheckCaveats, a.CheckCaveats...)
+			return fn(&d.Conn, d.Findings)
+		})
 }
 
 // eachFinding calls fn with every finding in the document's order: those of
@@ -336,4 +386,9 @@ func (a *Analysis) eachFinding(fn func(f *Finding) error) error {
 }
 
 // Close lets go of the spill's temporary file.
-func (a *Analysis) Close() error { return a.spill.Close() }
+func (a *Analysis) Close() error {
+	if a.spill == nil {
+		return nil
+	}
+	return a.spill.Close()
+}

@@ -2,7 +2,9 @@ package report
 
 import (
 	"bytes"
+	"encoding/binary"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,7 +18,7 @@ import (
 // analyzeChecked reads name as `rdmashark analyze` does, with every check,
 // through a ConnSpill when spill is set, and returns the table and the
 // JSON, and how many connections the spill took.
-func analyzeChecked(t *testing.T, name string, opts dissect.Options, spill bool) (table, js string, spilled int) {
+func analyzeChecked(t *testing.T, name string, opts dissect.Options, cfg check.Config, spill bool) (table, js string, spilled int) {
 	t.Helper()
 	r, err := source.Open(name)
 	if err != nil {
@@ -28,7 +30,6 @@ func analyzeChecked(t *testing.T, name string, opts dissect.Options, spill bool)
 		s = NewConnSpill()
 		defer s.Close()
 	}
-	cfg := check.Config{}
 	if s != nil {
 		cfg.Next = s
 	}
@@ -63,6 +64,61 @@ func analyzeChecked(t *testing.T, name string, opts dissect.Options, spill bool)
 	return tb.String(), jb.String(), spilled
 }
 
+// spillCopies writes captures of many connections that close: three
+// times an NFS capture (rxe-nfs3, siw-nfs3: connections with findings)
+// followed by 20 copies of an rping capture of the same link (a connection
+// without), as bench/run.sh builds its large files, each copy's
+// connections new ones. A closed connection is released only after 16
+// more closes (dissect/release.go): the rping connections release the
+// NFS ones before the end, so the spill takes connections with findings.
+func spillCopies(t *testing.T) []string {
+	t.Helper()
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join("..", "testdata", "pcaps", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) < 24 || binary.LittleEndian.Uint32(b) != 0xa1b2c3d4 {
+			t.Fatalf("%s: not a little-endian pcap file", name)
+		}
+		return b
+	}
+	var out []string
+	for _, pair := range [][2]string{{"rxe-nfs3.pcap", "rxe-rping.pcap"}, {"siw-nfs3.pcap", "siw-rping.pcap"}} {
+		nfs, rping := read(pair[0]), read(pair[1])
+		if binary.LittleEndian.Uint32(nfs[20:]) != binary.LittleEndian.Uint32(rping[20:]) {
+			t.Fatalf("%s and %s: not the same link type", pair[0], pair[1])
+		}
+		c := append([]byte(nil), nfs[:24]...)
+		for range 3 {
+			c = append(c, nfs[24:]...)
+			c = append(c, bytes.Repeat(rping[24:], 20)...)
+		}
+		path := filepath.Join(t.TempDir(), "mixed-"+pair[0])
+		if err := os.WriteFile(path, c, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, path)
+	}
+	return out
+}
+
+// spillVariants are the engine's and the runner's options the spill is
+// tested with: the defaults; the connection table bound at 3 and at 20, so
+// that connections are forgotten, spilled or not, with the findings kept
+// bounded at 10 and 30 in all (the forgotten ones' findings leave that
+// count); and a 1 s idle timeout.
+var spillVariants = []struct {
+	name string
+	opts dissect.Options
+	cfg  check.Config
+}{
+	{"default", dissect.Options{}, check.Config{}},
+	{"max-connections-3", dissect.Options{MaxConnections: 3}, check.Config{MaxTotal: 10}},
+	{"max-connections-20", dissect.Options{MaxConnections: 20}, check.Config{MaxTotal: 30}},
+	{"idle-1s", dissect.Options{IdleTimeout: time.Second}, check.Config{}},
+}
+
 // TestConnSpillMatches: analyze with the connections released during the
 // read taken out of memory as they go (written to a temporary file, or
 // kept encoded when there is none, from the first or from the second
@@ -84,25 +140,19 @@ func TestConnSpillMatches(t *testing.T) {
 	if len(files) < 20 {
 		t.Fatalf("only %d captures found", len(files))
 	}
+	files = append(files, spillCopies(t)...)
 	defer func(after int, toFile bool) { spillConnsAfter, spillToFile = after, toFile }(spillConnsAfter, spillToFile)
-	variants := []struct {
-		name string
-		opts dissect.Options
-	}{
-		{"default", dissect.Options{}},
-		{"max-connections-3", dissect.Options{MaxConnections: 3}},
-		{"idle-1s", dissect.Options{IdleTimeout: time.Second}},
-	}
+	variants := spillVariants
 	took := 0
 	for _, v := range variants {
 		for _, f := range files {
-			wantT, wantJ, _ := analyzeChecked(t, f, v.opts, false)
+			wantT, wantJ, _ := analyzeChecked(t, f, v.opts, v.cfg, false)
 			for _, mode := range []struct {
 				after  int
 				toFile bool
 			}{{0, true}, {1, false}} {
 				spillConnsAfter, spillToFile = mode.after, mode.toFile
-				gotT, gotJ, n := analyzeChecked(t, f, v.opts, true)
+				gotT, gotJ, n := analyzeChecked(t, f, v.opts, v.cfg, true)
 				took += n
 				if gotT != wantT {
 					t.Errorf("%s %s (after %d, file %v): table differs with the spill\n--- got\n%s\n--- want\n%s", v.name, f, mode.after, mode.toFile, gotT, wantT)
@@ -111,6 +161,135 @@ func TestConnSpillMatches(t *testing.T) {
 					t.Errorf("%s %s (after %d, file %v): JSON differs with the spill", v.name, f, mode.after, mode.toFile)
 				}
 			}
+		}
+	}
+	if took < 50 {
+		t.Fatalf("the spill took %d connections in all: the comparison proves little", took)
+	}
+	t.Logf("%d connections spilled in all", took)
+}
+
+// checkFileOf reads name as `rdmashark check` does, through a CheckSpill
+// when spill is set, and returns the file's part of the report and how
+// many connections the spill took.
+func checkFileOf(t *testing.T, name string, opts dissect.Options, cfg check.Config, spill bool) (CheckFile, int) {
+	t.Helper()
+	r, err := source.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var s *CheckSpill
+	if spill {
+		s = NewCheckSpill()
+		cfg.Next = s
+	}
+	run := check.NewRunner(cfg)
+	if s != nil {
+		s.SetRunner(run)
+	}
+	opts.Observer = run
+	eng := dissect.NewEngine(opts)
+	err = eng.Run(r, func(p *dissect.Packet) error { run.Packet(p); return nil })
+	res := run.Finish(eng.Conns.Connections())
+	res.NoteLoss(0, eng.Stats.Skipped)
+	res.NoteLoss(3, 0) // a caveat on every connection, spilled or not
+	if s != nil {
+		return s.CheckFile(name, eng.Snapshot(), res, err), s.Len()
+	}
+	return NewCheckFile(name, eng.Snapshot(), res, err), 0
+}
+
+// checkOutputs writes a report of files in every format, judged by a gate
+// with every assertion.
+func checkOutputs(t *testing.T, files []CheckFile) map[string]string {
+	t.Helper()
+	yes := true
+	rep := &CheckReport{FailOn: check.Warning, FailOnDamage: true, Version: "test"}
+	for _, f := range files {
+		// Records for SARIF's regions: every finding's packets, as
+		// check finds them in the file (any span will do here).
+		f.Records = map[int]RecordSpan{}
+		if err := f.EachFinding(func(fd *check.Finding) error {
+			for _, p := range fd.Packets {
+				f.Records[p] = RecordSpan{Offset: int64(p) * 100, Length: p}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		rep.Add(f)
+	}
+	rep.Judge(GateOptions{MinConnections: 5, MinTransactions: 10, ExpectRemoteInvalidation: &yes, MinInlineThreshold: 8192})
+	out := map[string]string{}
+	for _, w := range []struct {
+		name  string
+		write func(*bytes.Buffer) error
+	}{
+		{"text", func(b *bytes.Buffer) error { return rep.WriteText(b, TextOptions{}) }},
+		{"text -v", func(b *bytes.Buffer) error { return rep.WriteText(b, TextOptions{Verbose: true}) }},
+		{"json", func(b *bytes.Buffer) error { return rep.WriteJSON(b) }},
+		{"sarif", func(b *bytes.Buffer) error { return rep.WriteSARIF(b) }},
+		{"junit", func(b *bytes.Buffer) error { return rep.WriteJUnit(b) }},
+	} {
+		var b bytes.Buffer
+		if err := w.write(&b); err != nil {
+			t.Fatalf("%s: %v", w.name, err)
+		}
+		out[w.name] = b.String()
+	}
+	return out
+}
+
+// TestCheckSpillMatches: check with the connections released during the
+// read taken out of memory writes the same text (plain and verbose), JSON,
+// SARIF and JUnit, with the same gate verdicts, byte for byte, as with
+// every connection kept: every capture alone, and all of them in one
+// report, with the spill from the first and from the second released
+// connection, to a file and in memory, with the connection table bound at
+// 3 and a 1 s idle timeout.
+func TestCheckSpillMatches(t *testing.T) {
+	var files []string
+	filepath.WalkDir(filepath.Join("..", "testdata", "pcaps"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".pcap") || strings.HasSuffix(p, ".pcapng")) {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if len(files) < 20 {
+		t.Fatalf("only %d captures found", len(files))
+	}
+	files = append(files, spillCopies(t)...)
+	defer func(after int, toFile bool) { spillConnsAfter, spillToFile = after, toFile }(spillConnsAfter, spillToFile)
+	variants := spillVariants
+	took := 0
+	for _, v := range variants {
+		var allWant, allGot []CheckFile
+		for _, mode := range []struct {
+			after  int
+			toFile bool
+		}{{0, true}, {1, false}} {
+			spillConnsAfter, spillToFile = mode.after, mode.toFile
+			allWant, allGot = allWant[:0], allGot[:0]
+			for _, f := range files {
+				want, _ := checkFileOf(t, f, v.opts, v.cfg, false)
+				got, n := checkFileOf(t, f, v.opts, v.cfg, true)
+				took += n
+				allWant, allGot = append(allWant, want), append(allGot, got)
+				w, g := checkOutputs(t, []CheckFile{want}), checkOutputs(t, []CheckFile{got})
+				for k := range w {
+					if w[k] != g[k] {
+						t.Errorf("%s %s (after %d, file %v): %s differs with the spill\n--- got\n%s\n--- want\n%s", v.name, f, mode.after, mode.toFile, k, g[k], w[k])
+					}
+				}
+			}
+			w, g := checkOutputs(t, allWant), checkOutputs(t, allGot)
+			for k := range w {
+				if w[k] != g[k] {
+					t.Errorf("%s, all captures (after %d, file %v): %s differs with the spill", v.name, mode.after, mode.toFile, k)
+				}
+			}
+			(&CheckReport{Files: allGot}).Close()
 		}
 	}
 	if took < 50 {

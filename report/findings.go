@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,6 +40,16 @@ type CheckReport struct {
 	// FindingsDoNotFail: findings do not fail the gate (check
 	// --write-baseline records them instead).
 	FindingsDoNotFail bool `json:"-"`
+	// err is the first error reading a file's spilled connections back
+	// (findings_spill.go): the report cannot be written whole.
+	err error
+}
+
+// keepErr keeps the first error of reading spilled connections back.
+func (r *CheckReport) keepErr(err error) {
+	if err != nil && r.err == nil {
+		r.err = err
+	}
 }
 
 // CheckFile is one capture's checks.
@@ -63,6 +74,11 @@ type CheckFile struct {
 	// Records locate the findings' packets in the file (SARIF regions);
 	// set by the caller, which can read the file again.
 	Records map[int]RecordSpan `json:"-"`
+	// spill holds the connections released during the read when check
+	// took them out of memory (findings_spill.go): Connections and
+	// Findings then hold only the others, and the reports walk both
+	// (eachConn, EachFinding).
+	spill *CheckSpill
 
 	// Interrupted: a signal stopped reading before the end of the file
 	// (or before the file was opened); SkippedRecords counts damaged
@@ -146,22 +162,27 @@ func NewCheckFile(name string, eng *dissect.Snapshot, res *check.Result, readErr
 	f.Caveats = res.Caveats
 	f.Findings = append(f.Findings, res.Findings...)
 	for _, cr := range res.Connections {
-		c := CheckConnection{ID: cr.ID, Transport: cr.Transport, State: cr.State, RPC: cr.RPC,
-			Checks: cr.Checks, RemoteInvalidation: cr.Usage, Chunks: cr.Chunks, Caveats: cr.Caveats, name: cr.Name()}
-		if c.Checks == nil {
-			c.Checks = []check.CheckResult{}
-		}
-		if dc := cr.Connection(); dc != nil {
-			c.Client, c.Server = endpoint(dc.Transport, dc.Client), endpoint(dc.Transport, dc.Server)
-			c.Negotiated, c.Transactions = gateFacts(dc, cr.RPC)
-		}
-		if cr.ServicePort != 0 {
-			p := cr.ServicePort
-			c.ServicePort = &p
-		}
-		f.Connections = append(f.Connections, c)
+		f.Connections = append(f.Connections, checkConnection(cr))
 	}
 	return f
+}
+
+// checkConnection is one connection's part of a CheckFile.
+func checkConnection(cr *check.ConnResult) CheckConnection {
+	c := CheckConnection{ID: cr.ID, Transport: cr.Transport, State: cr.State, RPC: cr.RPC,
+		Checks: cr.Checks, RemoteInvalidation: cr.Usage, Chunks: cr.Chunks, Caveats: cr.Caveats, name: cr.Name()}
+	if c.Checks == nil {
+		c.Checks = []check.CheckResult{}
+	}
+	if dc := cr.Connection(); dc != nil {
+		c.Client, c.Server = endpoint(dc.Transport, dc.Client), endpoint(dc.Transport, dc.Server)
+		c.Negotiated, c.Transactions = gateFacts(dc, cr.RPC)
+	}
+	if cr.ServicePort != 0 {
+		p := cr.ServicePort
+		c.ServicePort = &p
+	}
+	return c
 }
 
 // Add appends a file and updates the summary.
@@ -183,27 +204,24 @@ func (r *CheckReport) Add(f CheckFile) {
 		}
 	}
 	s.Suppressed += f.Suppressed
-	for _, c := range f.Connections {
+	rules := ruleFindings{}
+	err := f.eachConn(func(c *CheckConnection, fs []check.Finding) error {
 		if c.ID != 0 {
 			s.Connections++
 		}
+		rules.reset(fs)
 		for _, ch := range c.Checks {
 			if ch.Status == check.StatusNotEvaluated {
 				s.NotEvaluated++
 			}
-		}
-	}
-	idx := indexFindings(f.Findings)
-	for _, c := range f.Connections {
-		for _, ch := range c.Checks {
 			if ch.Findings == 0 {
 				continue
 			}
 			// Findings kept carry their own severity; omitted ones count
 			// at the worst severity kept.
 			kept := 0
-			for _, i := range idx.of(c.ID, ch.Rule) {
-				fd := &f.Findings[i]
+			for _, i := range rules.of(ch.Rule) {
+				fd := &fs[i]
 				kept++
 				s.Findings[fd.Severity.String()]++
 				if fd.Severity >= r.FailOn {
@@ -217,7 +235,9 @@ func (r *CheckReport) Add(f CheckFile) {
 				}
 			}
 		}
-	}
+		return nil
+	})
+	r.keepErr(err)
 	// The forgotten connections' findings are not listed: they count at
 	// the worst severity their rule found.
 	s.Connections += f.ForgottenConnections
@@ -242,9 +262,44 @@ func (r *CheckReport) WriteJSON(w io.Writer) error {
 	if r.Summary.Findings == nil {
 		r.Summary.Findings = map[string]int{}
 	}
+	if r.err != nil {
+		return r.err
+	}
 	// Written as it is encoded, not built whole first (jsonstream.go);
-	// "<stdin>" and "a < b" as they are: this is no HTML.
-	return writeJSONStream(w, r)
+	// "<stdin>" and "a < b" as they are: this is no HTML. A file's
+	// spilled connections and findings are read back as they are written
+	// (findings_spill.go).
+	t := reflect.TypeFor[CheckFile]()
+	conns, _ := t.FieldByName("Connections")
+	finds, _ := t.FieldByName("Findings")
+	return writeJSONStreamFields(w, r, reflect.TypeFor[CheckFile](), map[int]jsonFieldWriter{
+		conns.Index[0]: func(s *jsonStream, prefix string, v reflect.Value) bool {
+			f := v.Addr().Interface().(*CheckFile)
+			if f.spill.Len() == 0 {
+				return false
+			}
+			s.list(prefix, "[]", func(put func(reflect.Value)) error {
+				return f.eachConn(func(c *CheckConnection, _ []check.Finding) error {
+					put(reflect.ValueOf(c).Elem())
+					return nil
+				})
+			})
+			return true
+		},
+		finds.Index[0]: func(s *jsonStream, prefix string, v reflect.Value) bool {
+			f := v.Addr().Interface().(*CheckFile)
+			if f.spill.Len() == 0 {
+				return false
+			}
+			s.list(prefix, "[]", func(put func(reflect.Value)) error {
+				return f.EachFinding(func(fd *check.Finding) error {
+					put(reflect.ValueOf(fd).Elem())
+					return nil
+				})
+			})
+			return true
+		},
+	})
 }
 
 // TextOptions tune WriteText.
@@ -262,15 +317,13 @@ func (r *CheckReport) WriteText(w io.Writer, o TextOptions) error {
 	if o.MaxPerRule <= 0 {
 		o.MaxPerRule = 3
 	}
+	if r.err != nil {
+		return r.err
+	}
 	ew := &errWriter{w: w}
+	rules := ruleFindings{}
 	for _, f := range r.Files {
-		conns := 0
-		for _, c := range f.Connections {
-			if c.ID != 0 {
-				conns++
-			}
-		}
-		ew.printf("%s: %d packets, %d connections\n", f.File, f.Packets, conns)
+		ew.printf("%s: %d packets, %d connections\n", f.File, f.Packets, f.numConnections())
 		if f.Error != "" {
 			ew.printf("  could not be read: %s\n", f.Error)
 		}
@@ -280,9 +333,12 @@ func (r *CheckReport) WriteText(w io.Writer, o TextOptions) error {
 		for _, note := range f.Caveats {
 			ew.printf("  caveat: %s\n", note)
 		}
-		idx := indexFindings(f.Findings)
-		for _, c := range f.Connections {
-			writeConnText(ew, &f, idx, &c, o)
+		if err := f.eachConn(func(c *CheckConnection, fs []check.Finding) error {
+			rules.reset(fs)
+			writeConnText(ew, &f, fs, rules, c, o)
+			return nil
+		}); err != nil {
+			return err
 		}
 		if f.Suppressed > 0 {
 			ew.printf("  %d findings suppressed by the baseline\n", f.Suppressed)
@@ -318,7 +374,9 @@ func (r *CheckReport) WriteText(w io.Writer, o TextOptions) error {
 	return ew.err
 }
 
-func writeConnText(ew *errWriter, f *CheckFile, idx findingIndex, c *CheckConnection, o TextOptions) {
+// writeConnText writes connection c; fs are its findings, rules indexes
+// them.
+func writeConnText(ew *errWriter, f *CheckFile, fs []check.Finding, rules ruleFindings, c *CheckConnection, o TextOptions) {
 	ew.printf("  %s\n", c.name)
 	var passed, found, notEval int
 	for _, ch := range c.Checks {
@@ -342,8 +400,8 @@ func writeConnText(ew *errWriter, f *CheckFile, idx findingIndex, c *CheckConnec
 		}
 		ew.printf("    %-7s %-23s %d finding%s  %s\n", ch.Worst, ch.Rule, ch.Findings, plural, ru.Reference)
 		shown := 0
-		for _, i := range idx.of(c.ID, ch.Rule) {
-			fd := &f.Findings[i]
+		for _, i := range rules.of(ch.Rule) {
+			fd := &fs[i]
 			if !o.Verbose && shown == o.MaxPerRule {
 				break
 			}
@@ -504,30 +562,6 @@ func (a *Analysis) AddChecks(res *check.Result) {
 		}
 	}
 }
-
-// findingIndex lists, for a connection and a rule, where its findings are
-// in a findings slice, in the slice's order: the reports look them up per
-// connection and rule, and scanning all findings each time made them
-// quadratic (analyze's table of 4,096 connections and 28,000 findings
-// spent 1.5 s there, check's text and JUnit more).
-type findingIndex map[connRule][]int
-
-type connRule struct {
-	conn int
-	rule string
-}
-
-func indexFindings(fs []check.Finding) findingIndex {
-	idx := make(findingIndex)
-	for i := range fs {
-		k := connRule{fs[i].Connection, fs[i].Rule}
-		idx[k] = append(idx[k], i)
-	}
-	return idx
-}
-
-// of returns the positions of the findings of connection conn and rule.
-func (x findingIndex) of(conn int, rule string) []int { return x[connRule{conn, rule}] }
 
 // findingRows takes connection c's rows of analyze's findings table: each
 // rule that found something, its count and its first finding; and the

@@ -56,7 +56,11 @@ type junitMessage struct {
 
 // WriteJUnit writes the report as JUnit XML.
 func (r *CheckReport) WriteJUnit(w io.Writer) error {
+	if r.err != nil {
+		return r.err
+	}
 	doc := junitSuites{Name: "rdmashark check", Time: "0"}
+	rules := ruleFindings{}
 	for _, f := range r.Files {
 		s := junitSuite{Name: artifactName(f.File), Time: "0", File: artifactName(f.File)}
 		if f.Error != "" {
@@ -75,14 +79,14 @@ func (r *CheckReport) WriteJUnit(w io.Writer) error {
 			}
 			s.Cases = append(s.Cases, tc)
 		}
-		idx := indexFindings(f.Findings)
-		for _, c := range f.Connections {
-			class := fmt.Sprintf("%s: %s", s.Name, stableName(&c))
+		err := f.eachConn(func(c *CheckConnection, fs []check.Finding) error {
+			rules.reset(fs)
+			class := fmt.Sprintf("%s: %s", s.Name, stableName(c))
 			for _, ch := range c.Checks {
 				tc := junitCase{Name: ch.Rule, Classname: class, Time: "0"}
 				var lines []string
-				for _, i := range idx.of(c.ID, ch.Rule) {
-					fd := &f.Findings[i]
+				for _, i := range rules.of(ch.Rule) {
+					fd := &fs[i]
 					lines = append(lines, fmt.Sprintf("%s %s%s", fd.Severity, where(fd), fd.Message))
 				}
 				if ch.Omitted > 0 {
@@ -112,6 +116,10 @@ func (r *CheckReport) WriteJUnit(w io.Writer) error {
 				}
 				s.Cases = append(s.Cases, tc)
 			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		s.Tests = len(s.Cases)
 		doc.Tests += s.Tests

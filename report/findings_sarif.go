@@ -149,6 +149,9 @@ func fileURI(name string) string {
 
 // WriteSARIF writes the report as a SARIF 2.1.0 log.
 func (r *CheckReport) WriteSARIF(w io.Writer) error {
+	if r.err != nil {
+		return r.err
+	}
 	rules := r.Rules
 	if rules == nil {
 		rules = check.Rules()
@@ -203,11 +206,14 @@ func (r *CheckReport) WriteSARIF(w io.Writer) error {
 			inv.Notifications = append(inv.Notifications, sarifNotification{Level: "warning", Message: sarifText{note},
 				Locations: []sarifLocation{{PhysicalLocation: &sarifPhysical{ArtifactLocation: art}}}})
 		}
-		for _, c := range f.Connections {
-			for _, note := range ownCaveats(&f, &c) {
+		if err := f.eachConn(func(c *CheckConnection, _ []check.Finding) error {
+			for _, note := range ownCaveats(&f, c) {
 				inv.Notifications = append(inv.Notifications, sarifNotification{Level: "warning", Message: sarifText{c.name + ": " + note},
 					Locations: []sarifLocation{{PhysicalLocation: &sarifPhysical{ArtifactLocation: art}}}})
 			}
+			return nil
+		}); err != nil {
+			return err
 		}
 	}
 	r.sarifGate(&run, &inv)
@@ -235,7 +241,9 @@ func (q sarifResults) streamJSON(s *jsonStream, prefix string) {
 		res := func(r *sarifResult) { put(reflect.ValueOf(r).Elem()) }
 		if q.r != nil {
 			for fi := range q.r.Files {
-				q.r.fileResults(fi, q.index, res)
+				if err := q.r.fileResults(fi, q.index, res); err != nil {
+					return err
+				}
 			}
 		}
 		for i := range q.gate {
@@ -246,65 +254,64 @@ func (q sarifResults) streamJSON(s *jsonStream, prefix string) {
 }
 
 // fileResults makes the result of each finding of file fi in turn.
-func (r *CheckReport) fileResults(fi int, index map[string]int, put func(*sarifResult)) {
+func (r *CheckReport) fileResults(fi int, index map[string]int, put func(*sarifResult)) error {
 	f := &r.Files[fi]
-	i := fi
 	uri := fileURI(f.File)
-	art := sarifArtifactLocation{URI: uri, Index: &i}
-	conns := map[int]*CheckConnection{}
-	for ci := range f.Connections {
-		conns[f.Connections[ci].ID] = &f.Connections[ci]
+	return f.eachConn(func(c *CheckConnection, fs []check.Finding) error {
+		for k := range fs {
+			f.findingResult(fi, uri, index, c, &fs[k], put)
+		}
+		return nil
+	})
+}
+
+// findingResult makes the result of finding fd of connection c of file fi
+// (at uri).
+func (f *CheckFile) findingResult(fi int, uri string, index map[string]int, c *CheckConnection, fd *check.Finding, put func(*sarifResult)) {
+	art := sarifArtifactLocation{URI: uri, Index: &fi}
+	connFQN := fmt.Sprintf("%s/connection-%d", uri, fd.Connection)
+	logical := []sarifLogical{{Name: fmt.Sprintf("connection %d", fd.Connection), FullyQualifiedName: connFQN, Kind: "object"}}
+	if fd.XID != nil {
+		logical = append(logical, sarifLogical{Name: fmt.Sprintf("XID 0x%08x", *fd.XID),
+			FullyQualifiedName: fmt.Sprintf("%s/xid-0x%08x", connFQN, *fd.XID), Kind: "value"})
 	}
-	for _, fd := range f.Findings {
-		c := conns[fd.Connection]
-		connName := fmt.Sprintf("connection %d", fd.Connection)
-		if c != nil {
-			connName = c.name
-		}
-		connFQN := fmt.Sprintf("%s/connection-%d", uri, fd.Connection)
-		logical := []sarifLogical{{Name: fmt.Sprintf("connection %d", fd.Connection), FullyQualifiedName: connFQN, Kind: "object"}}
-		if fd.XID != nil {
-			logical = append(logical, sarifLogical{Name: fmt.Sprintf("XID 0x%08x", *fd.XID),
-				FullyQualifiedName: fmt.Sprintf("%s/xid-0x%08x", connFQN, *fd.XID), Kind: "value"})
-		}
-		if p := fd.First(); p > 0 {
-			logical = append(logical, sarifLogical{Name: fmt.Sprintf("packet %d", p),
-				FullyQualifiedName: fmt.Sprintf("%s/packet-%d", connFQN, p), Kind: "element"})
-		}
-		props := map[string]any{"connection": fd.Connection, "connectionName": connName, "packets": fd.Packets,
-			"reference": fd.Reference, "severity": fd.Severity.String()}
-		if fd.XID != nil {
-			props["xid"] = fmt.Sprintf("0x%08x", *fd.XID)
-		}
-		if fd.PacketsOmitted > 0 {
-			props["packetsOmitted"] = fd.PacketsOmitted
-		}
-		if c != nil && len(c.Caveats) > 0 {
-			props["caveats"] = c.Caveats
-		}
-		loc := sarifLocation{PhysicalLocation: &sarifPhysical{ArtifactLocation: art, Region: f.region(fd.First())}, LogicalLocations: logical}
-		res := sarifResult{RuleID: fd.Rule, RuleIndex: index[fd.Rule], Level: sarifLevel(fd.Severity),
-			Message:             sarifText{where(&fd) + fd.Message},
-			Locations:           []sarifLocation{loc},
-			PartialFingerprints: map[string]string{"rdmasharkBaselineKey/v1": fingerprint(c, &fd)},
-			Properties:          props}
-		// The finding's other packets, where the capture has them.
-		for n, p := range fd.Packets {
-			if n == 0 || len(res.RelatedLocations) == maxRelated {
-				continue
-			}
-			if reg := f.region(p); reg != nil {
-				id := len(res.RelatedLocations) + 1
-				res.RelatedLocations = append(res.RelatedLocations, sarifLocation{ID: &id,
-					PhysicalLocation: &sarifPhysical{ArtifactLocation: art, Region: reg},
-					Message:          &sarifText{fmt.Sprintf("packet %d", p)}})
-			}
-		}
-		if _, ok := index[fd.Rule]; !ok {
-			res.RuleIndex = -1
-		}
-		put(&res)
+	if p := fd.First(); p > 0 {
+		logical = append(logical, sarifLogical{Name: fmt.Sprintf("packet %d", p),
+			FullyQualifiedName: fmt.Sprintf("%s/packet-%d", connFQN, p), Kind: "element"})
 	}
+	props := map[string]any{"connection": fd.Connection, "connectionName": c.name, "packets": fd.Packets,
+		"reference": fd.Reference, "severity": fd.Severity.String()}
+	if fd.XID != nil {
+		props["xid"] = fmt.Sprintf("0x%08x", *fd.XID)
+	}
+	if fd.PacketsOmitted > 0 {
+		props["packetsOmitted"] = fd.PacketsOmitted
+	}
+	if len(c.Caveats) > 0 {
+		props["caveats"] = c.Caveats
+	}
+	loc := sarifLocation{PhysicalLocation: &sarifPhysical{ArtifactLocation: art, Region: f.region(fd.First())}, LogicalLocations: logical}
+	res := sarifResult{RuleID: fd.Rule, RuleIndex: index[fd.Rule], Level: sarifLevel(fd.Severity),
+		Message:             sarifText{where(fd) + fd.Message},
+		Locations:           []sarifLocation{loc},
+		PartialFingerprints: map[string]string{"rdmasharkBaselineKey/v1": fingerprint(c, fd)},
+		Properties:          props}
+	// The finding's other packets, where the capture has them.
+	for n, p := range fd.Packets {
+		if n == 0 || len(res.RelatedLocations) == maxRelated {
+			continue
+		}
+		if reg := f.region(p); reg != nil {
+			id := len(res.RelatedLocations) + 1
+			res.RelatedLocations = append(res.RelatedLocations, sarifLocation{ID: &id,
+				PhysicalLocation: &sarifPhysical{ArtifactLocation: art, Region: reg},
+				Message:          &sarifText{fmt.Sprintf("packet %d", p)}})
+		}
+	}
+	if _, ok := index[fd.Rule]; !ok {
+		res.RuleIndex = -1
+	}
+	put(&res)
 }
 
 // maxRelated bounds a result's related locations (its other packets).

@@ -94,9 +94,9 @@ func (r *CheckReport) Judge(o GateOptions) {
 	reasons := map[string]int{}
 	for _, f := range r.Files {
 		conns += f.ForgottenConnections
-		for _, c := range f.Connections {
+		r.keepErr(f.eachConn(func(c *CheckConnection, _ []check.Finding) error {
 			if c.ID == 0 {
-				continue
+				return nil
 			}
 			conns++
 			if c.RPC {
@@ -114,7 +114,8 @@ func (r *CheckReport) Judge(o GateOptions) {
 					evaluated++
 				}
 			}
-		}
+			return nil
+		}))
 		for _, ch := range f.ForgottenChecks {
 			if ch.Status != check.StatusNotEvaluated {
 				evaluated++
@@ -199,15 +200,15 @@ func (r *CheckReport) eachNegotiated(ok func(*Negotiated) (bool, string)) (GateS
 	var bad []string
 	n, good := 0, 0
 	for _, f := range r.Files {
-		for _, c := range f.Connections {
+		r.keepErr(f.eachConn(func(c *CheckConnection, _ []check.Finding) error {
 			if c.ID == 0 || !c.RPC {
-				continue
+				return nil
 			}
 			n++
 			name := fmt.Sprintf("%s connection %d", artifactName(f.File), c.ID)
 			if c.Negotiated == nil {
 				bad = append(bad, name+": set-up not in the capture")
-				continue
+				return nil
 			}
 			pass, what := ok(c.Negotiated)
 			if pass {
@@ -215,7 +216,8 @@ func (r *CheckReport) eachNegotiated(ok func(*Negotiated) (bool, string)) (GateS
 			} else {
 				bad = append(bad, name+": "+what)
 			}
-		}
+			return nil
+		}))
 	}
 	switch {
 	case n == 0:

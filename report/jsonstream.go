@@ -21,16 +21,13 @@ import (
 // connections used to be built two or three times over in memory before it
 // was written, some 40 KB per connection (issue 13, docs/streaming.md).
 func writeJSONStream(w io.Writer, v any) error {
-	return writeJSONStreamFields(w, v, nil)
+	return writeJSONStreamFields(w, v, nil, nil)
 }
 
-// writeJSONStreamFields is writeJSONStream with the fields of v's struct
-// (v is a pointer to it) that fields has a writer for written by it.
-func writeJSONStreamFields(w io.Writer, v any, fields map[int]func(s *jsonStream, prefix string)) error {
-	s := &jsonStream{w: bufio.NewWriterSize(w, 64<<10), fields: fields}
-	if fields != nil {
-		s.fieldsOf = reflect.TypeOf(v).Elem()
-	}
+// writeJSONStreamFields is writeJSONStream with the fields of the structs
+// of type of in v that fields has a writer for written by it.
+func writeJSONStreamFields(w io.Writer, v any, of reflect.Type, fields map[int]jsonFieldWriter) error {
+	s := &jsonStream{w: bufio.NewWriterSize(w, 64<<10), fieldsOf: of, fields: fields}
 	s.enc = json.NewEncoder(&s.buf)
 	s.enc.SetEscapeHTML(false)
 	s.value(reflect.ValueOf(v), "")
@@ -47,12 +44,17 @@ type jsonStream struct {
 	enc *json.Encoder
 	err error
 	num []byte // scratch for numbers
-	// fields writes, for the struct type fieldsOf, the fields it has a
-	// writer for in their place (by field index): an analysis with
-	// spilled connections (analyze_spill.go).
+	// fields write, for the struct type fieldsOf, the fields they are
+	// given for in their place (by field index): a document with spilled
+	// connections (analyze_spill.go, findings_spill.go).
 	fieldsOf reflect.Type
-	fields   map[int]func(s *jsonStream, prefix string)
+	fields   map[int]jsonFieldWriter
 }
+
+// jsonFieldWriter writes field of struct v at the nesting of prefix, as
+// it takes it from the struct's other fields; false: it did not, and the
+// field's value is written.
+type jsonFieldWriter func(s *jsonStream, prefix string, v reflect.Value) bool
 
 // jsonStreamer writes its own value, at the nesting whose lines start with
 // prefix (a list too long to hold, transactions_spill.go).
@@ -380,9 +382,7 @@ func (s *jsonStream) object(v reflect.Value, ti *jsType, prefix string) {
 		}
 		s.w.WriteString(in)
 		s.w.WriteString(f.key)
-		if fw := s.fields[f.i]; fw != nil && v.Type() == s.fieldsOf {
-			fw(s, in)
-		} else {
+		if fw := s.fields[f.i]; fw == nil || v.Type() != s.fieldsOf || !fw(s, in, v) {
 			s.value(v.Field(f.i), in)
 		}
 		if k < last {

@@ -119,14 +119,29 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 			type result struct {
 				eng    *dissect.Engine
 				res    *check.Result
+				spill  *report.CheckSpill
 				warn   string
 				runErr error
 			}
+			// Connections released during the read leave memory as they
+			// go (report/findings_spill.go), unless an option needs the
+			// whole result at the end: a baseline applied or written,
+			// --annotate, --connection.
+			spill := baseline == "" && writeBaseline == "" && annotate == "" && conn == 0
+			defer rep.Close()
 			work := func(i int) result {
 				var opts dissect.Options
+				var sp *report.CheckSpill
+				if spill {
+					sp = report.NewCheckSpill()
+					opts.Observer = sp
+				}
 				runner, each := withChecks(check.Config{Rules: rules}, &opts, nil)
+				if sp != nil {
+					sp.SetRunner(runner)
+				}
 				eng, runErr := runEngine(cmd, g, names[i], engineRun{opts: opts, each: each})
-				r := result{eng: eng, runErr: runErr}
+				r := result{eng: eng, runErr: runErr, spill: sp}
 				if eng != nil {
 					r.warn = warnText(eng)
 					r.res = runner.Finish(eng.Conns.Connections())
@@ -160,10 +175,16 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 						return &exitError{exitUsage, fmt.Errorf("--annotate: %w", err)}
 					}
 				}
-				cf := report.NewCheckFile(displayName(names[i]), snapshot(r.eng), r.res, unwrapExit(runErr))
+				var cf report.CheckFile
+				if r.spill != nil && r.res != nil {
+					cf = r.spill.CheckFile(displayName(names[i]), snapshot(r.eng), r.res, unwrapExit(runErr))
+				} else {
+					r.spill.Close()
+					cf = report.NewCheckFile(displayName(names[i]), snapshot(r.eng), r.res, unwrapExit(runErr))
+				}
 				cf.Interrupted = interrupted
 				if format == "sarif" {
-					cf.Records = locateRecords(names[i], cf.Findings)
+					cf.Records = locateRecords(names[i], cf.EachFinding)
 				}
 				rep.Add(cf)
 				return nil

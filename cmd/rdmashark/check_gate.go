@@ -84,15 +84,18 @@ func gateExit(rep *report.CheckReport) error {
 // locateRecords reads the capture again for where the findings' packets
 // are in the file (SARIF regions). It gives nothing for standard input and
 // compressed files (offsets would not be the file's), or when the file
-// cannot be read again.
-func locateRecords(name string, findings []check.Finding) map[int]report.RecordSpan {
+// cannot be read again. findings walks the findings (CheckFile.EachFinding).
+func locateRecords(name string, findings func(func(*check.Finding) error) error) map[int]report.RecordSpan {
 	want := map[int]bool{}
 	last := 0
-	for _, f := range findings {
+	if findings(func(f *check.Finding) error {
 		for _, p := range f.Packets {
 			want[p] = true
 			last = max(last, p)
 		}
+		return nil
+	}) != nil {
+		return nil // the report says why
 	}
 	if len(want) == 0 || name == "-" {
 		return nil

@@ -1,0 +1,164 @@
+package report
+
+import (
+	"github.com/rdmashark/rdmashark/check"
+	"github.com/rdmashark/rdmashark/dissect"
+)
+
+// Flat memory for `check` (issue 14): as for analyze (analyze_spill.go),
+// a connection the engine released has its part of the report — its
+// CheckConnection and its findings — built then and written out, and the
+// reports read it back in its place. Options that need the whole check
+// result at the end (a baseline to apply or write, --annotate,
+// --connection) keep everything in memory as before.
+
+// checkDoc is one connection's part of a CheckFile.
+type checkDoc struct {
+	Conn CheckConnection `json:"c"`
+	// Name is Conn.name (unexported: not in the report's JSON).
+	Name     string          `json:"n"`
+	Findings []check.Finding `json:"f"`
+}
+
+// CheckSpill takes released connections out of memory for the check
+// report. Make it the check runner's Config.Next observer and hand it the
+// runner (SetRunner); build the file's part with its CheckFile, and Close
+// it once the report is written (CheckReport.Close).
+type CheckSpill struct {
+	connSpill[checkDoc]
+}
+
+// NewCheckSpill returns an empty spill.
+func NewCheckSpill() *CheckSpill {
+	s := &CheckSpill{}
+	s.init(func(_ *dissect.Connection, cr *check.ConnResult) checkDoc {
+		c := checkConnection(cr)
+		return checkDoc{Conn: c, Name: c.name, Findings: cr.Findings()}
+	}, func(d *checkDoc) ([]check.CheckResult, int) { return d.Conn.Checks, len(d.Findings) })
+	return s
+}
+
+// Len is the number of connections the spill holds.
+func (s *CheckSpill) Len() int {
+	if s == nil {
+		return 0
+	}
+	return s.connSpill.Len()
+}
+
+// Close removes the temporary file.
+func (s *CheckSpill) Close() error {
+	if s == nil {
+		return nil
+	}
+	return s.connSpill.Close()
+}
+
+// CheckFile builds the file's part of the report as NewCheckFile does; the
+// connections the spill took are read back by the reports in their place.
+func (s *CheckSpill) CheckFile(name string, eng *dissect.Snapshot, res *check.Result, readErr error) CheckFile {
+	f := NewCheckFile(name, eng, res, readErr)
+	s.finish()
+	f.spill = s
+	return f
+}
+
+// eachConn calls fn with every connection of the file in ID order and its
+// findings; a spilled one is read back into a Connection fn must not keep.
+func (f *CheckFile) eachConn(fn func(c *CheckConnection, fs []check.Finding) error) error {
+	var sp *connSpill[checkDoc]
+	if f.spill != nil {
+		sp = &f.spill.connSpill
+	}
+	byConn := findingsByConn(f.Findings)
+	return sp.merge(len(f.Connections), func(i int) int { return f.Connections[i].ID },
+		func(i int) error {
+			c := &f.Connections[i]
+			return fn(c, byConn[c.ID])
+		},
+		func(d *checkDoc) error {
+			d.Conn.name = d.Name
+			// The caveats on every connection came at the end
+			// (check.Result.NoteLoss).
+			d.Conn.Caveats = append(d.Conn.Caveats, f.Caveats...)
+			return fn(&d.Conn, d.Findings)
+		})
+}
+
+// EachFinding calls fn with every finding of the file, in the report's
+// order (by connection, then by first packet).
+func (f *CheckFile) EachFinding(fn func(*check.Finding) error) error {
+	if f.spill.Len() == 0 {
+		for i := range f.Findings {
+			if err := fn(&f.Findings[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return f.eachConn(func(_ *CheckConnection, fs []check.Finding) error {
+		for i := range fs {
+			if err := fn(&fs[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// numConnections counts the file's connections (not the packets outside
+// any).
+func (f *CheckFile) numConnections() int {
+	n := f.spill.Len()
+	for _, c := range f.Connections {
+		if c.ID != 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// Close lets go of the files' spills.
+func (r *CheckReport) Close() error {
+	var first error
+	for i := range r.Files {
+		if s := r.Files[i].spill; s != nil {
+			if err := s.Close(); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}
+
+// findingsByConn splits findings by connection (they are in connection
+// order, each connection's together).
+func findingsByConn(fs []check.Finding) map[int][]check.Finding {
+	m := map[int][]check.Finding{}
+	for i := 0; i < len(fs); {
+		j := i + 1
+		for j < len(fs) && fs[j].Connection == fs[i].Connection {
+			j++
+		}
+		m[fs[i].Connection] = fs[i:j:j]
+		i = j
+	}
+	return m
+}
+
+// ruleFindings lists one connection's findings by rule, in their order.
+type ruleFindings map[string][]int
+
+// of returns the positions in fs of the findings of rule, fs being the
+// connection's findings ruleFindings was last reset with.
+func (x ruleFindings) of(rule string) []int { return x[rule] }
+
+// reset indexes fs.
+func (x ruleFindings) reset(fs []check.Finding) {
+	for k, v := range x {
+		x[k] = v[:0]
+	}
+	for i := range fs {
+		x[fs[i].Rule] = append(x[fs[i].Rule], i)
+	}
+}
