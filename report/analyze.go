@@ -297,34 +297,24 @@ func (a *Analysis) WriteJSON(w io.Writer) error {
 func (a *Analysis) WriteTable(w io.Writer) error {
 	// Every table's rows are taken in one walk over the connections: a
 	// connection the spill took is read back once (analyze_spill.go).
-	var rows analysisRows
+	rows := newAnalysisRows()
 	if err := a.eachConn(func(c *Connection, fs []Finding) error {
 		rows.add(a, c, fs)
 		return nil
 	}); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%s: %d packets, %d connections", a.File, a.Packets, len(rows.conns))
+	fmt.Fprintf(w, "%s: %d packets, %d connections", a.File, a.Packets, rows.conns.len())
 	if n := len(a.UDFlows); n > 0 {
 		fmt.Fprintf(w, ", %d UD flows", n)
 	}
 	fmt.Fprintln(w)
-	if len(rows.conns) > 0 {
-		t := newTable(w)
-		t.Header("ID", "Transport", "Client", "Server", "Port", "State", "Packets C→S / S→C", "Bytes C→S / S→C")
-		for _, r := range rows.conns {
-			_ = t.Append(r)
-		}
-		if err := t.Render(); err != nil {
+	if rows.conns.len() > 0 {
+		if err := rows.conns.render(w, houseStyle...); err != nil {
 			return err
 		}
 		fmt.Fprintln(w, "\nNegotiated at connection set-up (RFC 8797):")
-		t = newTable(w)
-		t.Header("ID", "Client private data", "Server private data", "C→S inline", "S→C inline", "Remote invalidation")
-		for _, r := range rows.negotiated {
-			_ = t.Append(r)
-		}
-		if err := t.Render(); err != nil {
+		if err := rows.negotiated.render(w, houseStyle...); err != nil {
 			return err
 		}
 		if err := writeIWARPTable(w, rows.iwarp); err != nil {
@@ -336,7 +326,7 @@ func (a *Analysis) WriteTable(w io.Writer) error {
 		if err := writeHealthTable(w, rows.health); err != nil {
 			return err
 		}
-		if err := writeFindingsTable(w, a, &rows); err != nil {
+		if err := writeFindingsTable(w, a, rows); err != nil {
 			return err
 		}
 	}
@@ -378,7 +368,7 @@ func (a *Analysis) WriteTable(w io.Writer) error {
 
 // analysisRows are the rows of analyze's tables.
 type analysisRows struct {
-	conns, negotiated, iwarp, rpc, health, findings [][]string
+	conns, negotiated, iwarp, rpc, health, findings *rowTable
 	// checks are the lines under the findings table: each connection's
 	// checks, and its own caveats.
 	checks strings.Builder
@@ -388,34 +378,45 @@ type analysisRows struct {
 	first                  map[string]*Finding // scratch of findingRows
 }
 
+func newAnalysisRows() *analysisRows {
+	return &analysisRows{
+		conns:      newRowTable("ID", "Transport", "Client", "Server", "Port", "State", "Packets C→S / S→C", "Bytes C→S / S→C"),
+		negotiated: newRowTable("ID", "Client private data", "Server private data", "C→S inline", "S→C inline", "Remote invalidation"),
+		iwarp:      newRowTable(iwarpHeader...),
+		rpc:        newRowTable(rpcHeader...),
+		health:     newRowTable(healthHeader...),
+		findings:   batchTable("Conn", "Severity", "Rule", "Count", "First finding"),
+	}
+}
+
 // add takes connection c's rows; fs are its findings.
 func (r *analysisRows) add(a *Analysis, c *Connection, fs []Finding) {
-	r.conns = append(r.conns, []string{
+	r.conns.add(
 		strconv.Itoa(c.ID), c.Transport,
 		endpointText(c.Client), endpointText(c.Server),
 		optU16(c.ServicePort), stateText(*c),
 		fmt.Sprintf("%d / %d", c.Traffic.ClientToServer.Packets, c.Traffic.ServerToClient.Packets),
 		fmt.Sprintf("%d / %d", c.Traffic.ClientToServer.Bytes, c.Traffic.ServerToClient.Bytes),
-	})
+	)
 	if notRPCOverRDMA(*c) {
 		// perftest, rping, NCCL: no RFC 8797 negotiation to show.
 		const no = "not RPC-over-RDMA"
-		r.negotiated = append(r.negotiated, []string{strconv.Itoa(c.ID), no, no, "-", "-", "-"})
+		r.negotiated.add(strconv.Itoa(c.ID), no, no, "-", "-", "-")
 	} else {
-		r.negotiated = append(r.negotiated, []string{
+		r.negotiated.add(
 			strconv.Itoa(c.ID),
 			pdText(c.PrivateData.Client), pdText(c.PrivateData.Server),
 			thresholdText(c.InlineThreshold, true), thresholdText(c.InlineThreshold, false),
 			boolText(c.RemoteInvalidate),
-		})
+		)
 	}
 	if row := iwarpRow(c); row != nil {
-		r.iwarp = append(r.iwarp, row)
+		r.iwarp.add(row...)
 	}
 	if row := rpcRow(c); row != nil {
-		r.rpc = append(r.rpc, row)
+		r.rpc.add(row...)
 	}
-	r.health = appendHealthRows(r.health, c)
+	addHealthRows(r.health, c)
 	r.findingRows(a, c, fs)
 }
 
@@ -452,9 +453,12 @@ func stateText(c Connection) string {
 	return s
 }
 
-// newTable is the house table style: headers as written, no wrapping.
+// houseStyle is the house table style: headers as written, no wrapping.
+var houseStyle = []tablewriter.Option{tablewriter.WithRowAutoWrap(tw.WrapNone), tablewriter.WithHeaderAutoFormat(tw.Off)}
+
+// newTable is a table of the house style.
 func newTable(w io.Writer) *tablewriter.Table {
-	return tablewriter.NewTable(w, tablewriter.WithRowAutoWrap(tw.WrapNone), tablewriter.WithHeaderAutoFormat(tw.Off))
+	return tablewriter.NewTable(w, houseStyle...)
 }
 
 // pdText is one side's private data in a table cell; the reasons for an

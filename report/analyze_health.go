@@ -275,12 +275,16 @@ func naksText(d *DirectionHealth) string {
 	return s
 }
 
-// appendHealthRows appends c's rows of the transport health table, one
-// per direction, when it has any.
-func appendHealthRows(rows [][]string, c *Connection) [][]string {
+// healthHeader heads the transport health table.
+var healthHeader = []string{"ID", "Dir", "Packets", "Retrans. pkts (bytes)", "Episodes", "NAKs", "Dup / OOO",
+	"PSNs missing (wire / capture / never seen)", "ACK latency", "Read latency", "CE / CNP"}
+
+// addHealthRows adds c's rows of the transport health table, one per
+// direction, when it has any.
+func addHealthRows(rows *rowTable, c *Connection) {
 	h := c.TransportHealth
 	if h == nil {
-		return rows
+		return
 	}
 	for i, d := range []*DirectionHealth{&h.ClientToServer, &h.ServerToClient} {
 		missing := fmt.Sprintf("%d (%d / %d / %d)", d.PSNsMissing, d.PSNsWireLost, d.PSNsCaptureLost, d.PSNsNeverSeen)
@@ -291,29 +295,23 @@ func appendHealthRows(rows [][]string, c *Connection) [][]string {
 		if d.TCP != nil {
 			dup = fmt.Sprintf("%d dup ACKs, %d zero win.", d.TCP.DupAcks, d.TCP.ZeroWindows)
 		}
-		rows = append(rows, []string{strconv.Itoa(c.ID), [2]string{"C→S", "S→C"}[i],
+		rows.add(strconv.Itoa(c.ID), [2]string{"C→S", "S→C"}[i],
 			strconv.FormatUint(d.Packets, 10),
 			fmt.Sprintf("%d (%d)", d.RetransmittedPackets, d.RetransmittedBytes),
 			triggersText(d.EpisodesByTrigger), naksText(d), dup, missing,
 			healthLatencyText(d.AckLatency), healthLatencyText(d.ReadLatency),
-			fmt.Sprintf("%d / %d", d.ECNCEPackets, d.CNPs)})
+			fmt.Sprintf("%d / %d", d.ECNCEPackets, d.CNPs))
 	}
-	return rows
 }
 
 // writeHealthTable writes the "Transport health" section (rows from
-// appendHealthRows).
-func writeHealthTable(w io.Writer, rows [][]string) error {
-	if len(rows) == 0 {
+// addHealthRows).
+func writeHealthTable(w io.Writer, rows *rowTable) error {
+	if rows.len() == 0 {
 		return nil
 	}
 	fmt.Fprintln(w, "\nTransport health (p50 / p99 / max; docs/loss.md):")
-	t := newTable(w)
-	t.Header("ID", "Dir", "Packets", "Retrans. pkts (bytes)", "Episodes", "NAKs", "Dup / OOO", "PSNs missing (wire / capture / never seen)", "ACK latency", "Read latency", "CE / CNP")
-	for _, r := range rows {
-		_ = t.Append(r)
-	}
-	return t.Render()
+	return rows.render(w, houseStyle...)
 }
 
 // PFCSummary is what the capture shows of link-level flow control: IEEE

@@ -152,20 +152,18 @@ func iwarpRow(c *Connection) []string {
 	}
 }
 
+// iwarpHeader heads the iWARP table.
+var iwarpHeader = []string{"ID", "MPA rev. C / S", "Markers", "CRC32c", "Client IRD/ORD", "Server IRD/ORD",
+	"FPDUs", "CRC errors", "Lost sync", "Missing octets"}
+
 // writeIWARPTable prints the iWARP connections' MPA negotiation and
 // framing record, if any (rows from iwarpRow).
-func writeIWARPTable(w io.Writer, rows [][]string) error {
-	if len(rows) == 0 {
+func writeIWARPTable(w io.Writer, rows *rowTable) error {
+	if rows.len() == 0 {
 		return nil
 	}
 	fmt.Fprintln(w, "\niWARP: MPA negotiation (RFC 5044, RFC 6581) and framing, C→S / S→C:")
-	t := newTable(w)
-	t.Header("ID", "MPA rev. C / S", "Markers", "CRC32c", "Client IRD/ORD", "Server IRD/ORD",
-		"FPDUs", "CRC errors", "Lost sync", "Missing octets")
-	for _, r := range rows {
-		_ = t.Append(r)
-	}
-	return t.Render()
+	return rows.render(w, houseStyle...)
 }
 
 func optInt(p *int) string {

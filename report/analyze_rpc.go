@@ -141,20 +141,18 @@ func rpcRow(c *Connection) []string {
 	}
 }
 
+// rpcHeader heads the RPC-over-RDMA table.
+var rpcHeader = []string{"ID", "Vers", "Calls", "Replies", "Credits req / granted", "Short", "Chunked", "Long",
+	"Send bytes", "RDMA Read bytes", "RDMA Write bytes", "Replies w/ / w/o inv.", "Problems"}
+
 // writeRPCTable prints the connections' RPC-over-RDMA summary, if any
 // (rows from rpcRow).
-func writeRPCTable(w io.Writer, rows [][]string) error {
-	if len(rows) == 0 {
+func writeRPCTable(w io.Writer, rows *rowTable) error {
+	if rows.len() == 0 {
 		return nil
 	}
 	fmt.Fprintln(w, "\nRPC-over-RDMA (C→S / S→C; calls and replies forward / backchannel):")
-	t := newTable(w)
-	t.Header("ID", "Vers", "Calls", "Replies", "Credits req / granted", "Short", "Chunked", "Long",
-		"Send bytes", "RDMA Read bytes", "RDMA Write bytes", "Replies w/ / w/o inv.", "Problems")
-	for _, r := range rows {
-		_ = t.Append(r)
-	}
-	return t.Render()
+	return rows.render(w, houseStyle...)
 }
 
 func pair(d DirCount) string { return fmt.Sprintf("%d / %d", d.ClientToServer, d.ServerToClient) }

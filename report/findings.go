@@ -589,7 +589,7 @@ func (r *analysisRows) findingRows(a *Analysis, c *Connection, fs []Finding) {
 		if len(first) > 120 {
 			first = first[:117] + "..."
 		}
-		r.findings = append(r.findings, []string{strconv.Itoa(c.ID), ch.Worst.String(), ch.Rule, strconv.Itoa(ch.Findings), first})
+		r.findings.add(strconv.Itoa(c.ID), ch.Worst.String(), ch.Rule, strconv.Itoa(ch.Findings), first)
 	}
 	var passed, found, notEval int
 	for _, ch := range c.Checks {
@@ -631,15 +631,10 @@ func writeFindingsTable(w io.Writer, a *Analysis, rows *analysisRows) error {
 		return nil
 	}
 	fmt.Fprintln(w, "\nConformance (rdmashark rules ID explains a rule):")
-	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
-	t.Header("Conn", "Severity", "Rule", "Count", "First finding")
-	for _, r := range rows.findings {
-		_ = t.Append(r)
-	}
 	for _, f := range none {
-		_ = t.Append([]string{"-", f.Severity.String(), f.Rule, "1", where(&f) + f.Message})
+		rows.findings.add("-", f.Severity.String(), f.Rule, "1", where(&f)+f.Message)
 	}
-	if err := t.Render(); err != nil {
+	if err := rows.findings.render(w, tablewriter.WithHeaderAutoFormat(tw.Off)); err != nil {
 		return err
 	}
 	io.WriteString(w, rows.checks.String())

@@ -61,14 +61,14 @@ func BenchmarkCheckReportManyConnections(b *testing.B) {
 	})
 	b.Run("analyze-findings-table", func(b *testing.B) {
 		for range b.N {
-			var rows analysisRows
+			rows := newAnalysisRows()
 			if err := a.eachConn(func(c *Connection, fs []Finding) error {
 				rows.findingRows(a, c, fs)
 				return nil
 			}); err != nil {
 				b.Fatal(err)
 			}
-			if err := writeFindingsTable(io.Discard, a, &rows); err != nil {
+			if err := writeFindingsTable(io.Discard, a, rows); err != nil {
 				b.Fatal(err)
 			}
 		}
