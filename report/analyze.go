@@ -298,6 +298,7 @@ func (a *Analysis) WriteTable(w io.Writer) error {
 	// Every table's rows are taken in one walk over the connections: a
 	// connection the spill took is read back once (analyze_spill.go).
 	rows := newAnalysisRows()
+	defer rows.close()
 	if err := a.eachConn(func(c *Connection, fs []Finding) error {
 		rows.add(a, c, fs)
 		return nil
@@ -385,7 +386,14 @@ func newAnalysisRows() *analysisRows {
 		iwarp:      newRowTable(iwarpHeader...),
 		rpc:        newRowTable(rpcHeader...),
 		health:     newRowTable(healthHeader...),
-		findings:   batchTable("Conn", "Severity", "Rule", "Count", "First finding"),
+		findings:   newRowTable("Conn", "Severity", "Rule", "Count", "First finding"),
+	}
+}
+
+// close removes the tables' temporary files.
+func (r *analysisRows) close() {
+	for _, t := range []*rowTable{r.conns, r.negotiated, r.iwarp, r.rpc, r.health, r.findings} {
+		t.close()
 	}
 }
 

@@ -1,8 +1,13 @@
 package report
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/binary"
+	"fmt"
 	"io"
+	"os"
+	"slices"
 	"strings"
 
 	"github.com/olekukonko/tablewriter"
@@ -17,25 +22,25 @@ import (
 // but tablewriter neither holds every row nor works on them all at once.
 // analyze's table of 4,096 connections held its rows as [][]string, then
 // tablewriter its own copies of them while it rendered: some 7 KB a
-// connection at the peak, against ~1 KB here (issue 14).
+// connection at the peak. Past rowSpillAt bytes the rows go to an unlinked
+// temporary file (they stay in memory when none can be made), so that
+// what the tables hold does not grow with the connections (issue 14).
 type rowTable struct {
 	header []string
 	widths []int
 	rows   []byte
 	n      int
-	// batch: the rows go through Render as before: a cell holds what
-	// tablewriter's streaming mode might lay out otherwise (a line break,
-	// a tab, a control character), or the table's style wraps cells,
-	// which the streaming mode does otherwise (spaces inside a wrapped
-	// cell are squeezed: findings' table, batchTable).
+	// f holds the rows written out, through w; noFile: none could be
+	// made; err: writing them failed.
+	f      *os.File
+	name   string // to remove at close when it could not be unlinked open
+	w      *bufio.Writer
+	noFile bool
+	err    error
+	// batch: a cell holds what tablewriter's streaming mode might lay out
+	// otherwise (a line break, a tab, a control character): the rows go
+	// through Render as before.
 	batch bool
-}
-
-// batchTable is a rowTable for a style that wraps cells.
-func batchTable(header ...string) *rowTable {
-	t := newRowTable(header...)
-	t.batch = true
-	return t
 }
 
 func newRowTable(header ...string) *rowTable {
@@ -61,6 +66,44 @@ func (t *rowTable) add(cells ...string) {
 		t.rows = append(t.rows, c...)
 	}
 	t.n++
+	if len(t.rows) >= rowSpillAt && !t.noFile {
+		t.spill()
+	}
+}
+
+// rowSpillAt is how many bytes of encoded rows a table holds in memory
+// before it writes them to its temporary file (a variable for the tests).
+var rowSpillAt = 256 << 10
+
+// spill writes the rows in memory to the temporary file.
+func (t *rowTable) spill() {
+	if t.f == nil {
+		f, err := os.CreateTemp("", "rdmashark-table-*")
+		if err != nil {
+			t.noFile = true
+			return
+		}
+		if os.Remove(f.Name()) != nil {
+			// Not unlinked while open (some systems): removed at close.
+			t.name = f.Name()
+		}
+		t.f, t.w = f, bufio.NewWriterSize(f, 64<<10)
+	}
+	if _, err := t.w.Write(t.rows); err != nil && t.err == nil {
+		t.err = fmt.Errorf("writing a table's rows to a temporary file: %w", err)
+	}
+	t.rows = t.rows[:0]
+}
+
+// close removes the temporary file.
+func (t *rowTable) close() {
+	if t.f != nil {
+		t.f.Close()
+		if t.name != "" {
+			os.Remove(t.name)
+		}
+		t.f = nil
+	}
 }
 
 // trimmedWidth is the columns c takes in a table: tablewriter trims the
@@ -70,19 +113,41 @@ func trimmedWidth(c string) int { return twwidth.Width(strings.TrimSpace(c)) }
 // len is the number of rows.
 func (t *rowTable) len() int { return t.n }
 
-// each calls fn with every row; its cells are in one reused slice unless
-// fresh is set (batch Append keeps the slice it is given).
+// each calls fn with every row, those in the file first; its cells are in
+// one reused slice unless fresh is set (batch Append keeps the slice it is
+// given).
 func (t *rowTable) each(fresh bool, fn func(cells []string) error) error {
+	if t.err != nil {
+		return t.err
+	}
+	var src io.Reader = bytes.NewReader(t.rows)
+	if t.f != nil {
+		if err := t.w.Flush(); err != nil {
+			return fmt.Errorf("writing a table's rows to a temporary file: %w", err)
+		}
+		end, err := t.f.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return fmt.Errorf("reading a table's rows back: %w", err)
+		}
+		src = io.MultiReader(io.NewSectionReader(t.f, 0, end), src)
+	}
+	r := bufio.NewReaderSize(src, 64<<10)
 	cells := make([]string, len(t.header))
-	b := t.rows
+	var buf []byte
 	for range t.n {
 		if fresh {
 			cells = make([]string, len(t.header))
 		}
 		for i := range cells {
-			n, k := binary.Uvarint(b)
-			cells[i] = string(b[k : k+int(n)])
-			b = b[k+int(n):]
+			n, err := binary.ReadUvarint(r)
+			if err == nil {
+				buf = slices.Grow(buf[:0], int(n))[:n]
+				_, err = io.ReadFull(r, buf)
+			}
+			if err != nil {
+				return fmt.Errorf("reading a table's rows back: %w", err)
+			}
+			cells[i] = string(buf)
 		}
 		if err := fn(cells); err != nil {
 			return err
@@ -105,7 +170,12 @@ func (t *rowTable) render(w io.Writer, opts ...tablewriter.Option) error {
 	for i, n := range t.widths {
 		widths.Set(i, n+2) // a space of padding each side
 	}
-	opts = append(opts, tablewriter.WithStreaming(tw.StreamConfig{Enable: true}), tablewriter.WithColumnWidths(widths))
+	// No wrapping: every cell fits its column, and a style that wraps
+	// (the findings table's) would have the streaming mode squeeze the
+	// spaces inside a cell, which Render, with no width to wrap to,
+	// leaves as they are.
+	opts = append(opts, tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithStreaming(tw.StreamConfig{Enable: true}), tablewriter.WithColumnWidths(widths))
 	tb := tablewriter.NewTable(w, opts...)
 	if err := tb.Start(); err != nil {
 		return err

@@ -25,6 +25,7 @@ func renderBatch(header []string, rows [][]string, opts []tablewriter.Option) st
 
 func renderRows(t *testing.T, rt *rowTable, rows [][]string, opts []tablewriter.Option) (string, bool) {
 	t.Helper()
+	defer rt.close()
 	for _, r := range rows {
 		rt.add(r...)
 	}
@@ -59,17 +60,28 @@ func randomCell(r *rand.Rand) string {
 }
 
 // TestRowTableMatchesRender: rowTable writes what tablewriter's Render
-// writes of the same rows in the reports' style, byte for byte: tables of
+// writes of the same rows in the reports' style, byte for byte, its rows
+// in memory or (half the tables) in a temporary file: tables of
 // 0 to 40 random rows of the characters the reports' cells hold (wide
 // characters, an ellipsis that is one column in three bytes, spaces at
 // either end, cells longer than 120 columns, empty cells), and those with
-// a tab or a line break, which go through Render; and batchTable, in the
-// findings table's style, which wraps. It fails when the widths given to
-// the streaming mode are off by one, or not of the trimmed cells (tried).
+// a tab or a line break, which go through Render; in the house style and
+// in the findings table's, which wraps. It fails when the widths given to
+// the streaming mode are off by one, or not of the trimmed cells, or when
+// the rows in the temporary file are read back after those in memory, or
+// the findings table's style is streamed as it is (it squeezes spaces:
+// all tried).
 func TestRowTableMatchesRender(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	streamed := 0
+	defer func(n int) { rowSpillAt = n }(rowSpillAt)
 	for i := range 1500 {
+		// Half the tables write their rows to a temporary file, from a
+		// few rows on.
+		rowSpillAt = 256 << 10
+		if i%2 == 1 {
+			rowSpillAt = 1 + r.IntN(400)
+		}
 		cols := 1 + r.IntN(8)
 		header := make([]string, cols)
 		for c := range header {
@@ -93,10 +105,9 @@ func TestRowTableMatchesRender(t *testing.T) {
 		if got != want {
 			t.Fatalf("table %d (batch %v): rowTable writes\n%s\nRender writes\n%s", i, batch, got, want)
 		}
-		// The findings table's style wraps: batchTable renders it
-		// through Render.
+		// The findings table's style wraps (with no width to wrap to).
 		findings := []tablewriter.Option{tablewriter.WithHeaderAutoFormat(tw.Off)}
-		if got, _ := renderRows(t, batchTable(header...), rows, findings); got != renderBatch(header, rows, findings) {
+		if got, _ := renderRows(t, newRowTable(header...), rows, findings); got != renderBatch(header, rows, findings) {
 			t.Fatalf("table %d, findings style: rowTable writes\n%s\nRender writes\n%s", i, got, renderBatch(header, rows, findings))
 		}
 	}
