@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/xml"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -296,4 +297,110 @@ func TestCheckSpillMatches(t *testing.T) {
 		t.Fatalf("the spill took %d connections in all: the comparison proves little", took)
 	}
 	t.Logf("%d connections spilled in all", took)
+}
+
+// TestJUnitStreamMatchesEncoder: WriteJUnit, which writes one test case at
+// a time after counting them, writes what xml.Encoder writes of the whole
+// document built first (as WriteJUnit did before), and every count in it
+// is that of the cases written: every capture in one
+// report, with and without a failing gate, its connections spilled or
+// not, unreadable and incomplete files included. It fails when a suite's
+// count or an attribute is off, or the indentation of the streamed
+// elements differs.
+func TestJUnitStreamMatchesEncoder(t *testing.T) {
+	var files []string
+	filepath.WalkDir(filepath.Join("..", "testdata", "pcaps"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".pcap") || strings.HasSuffix(p, ".pcapng")) {
+			files = append(files, p)
+		}
+		return nil
+	})
+	defer func(after int) { spillConnsAfter = after }(spillConnsAfter)
+	spillConnsAfter = 0
+	var cfs []CheckFile
+	for i, f := range append(files, spillCopies(t)...) {
+		cf, _ := checkFileOf(t, f, dissect.Options{}, check.Config{}, i%2 == 0)
+		cfs = append(cfs, cf)
+	}
+	cfs = append(cfs, CheckFile{File: "missing.pcap", Error: "open missing.pcap: no such file"},
+		CheckFile{File: "cut.pcap", Interrupted: true, SkippedRecords: 2, Connections: []CheckConnection{}})
+	for _, gate := range []GateOptions{{}, {MinConnections: 100000, AllowEmpty: true}} {
+		for _, damage := range []bool{true, false} {
+			rep := &CheckReport{FailOn: check.Warning, FailOnDamage: damage}
+			for _, f := range cfs {
+				rep.Add(f)
+			}
+			rep.Judge(gate)
+			var got bytes.Buffer
+			if err := rep.WriteJUnit(&got); err != nil {
+				t.Fatal(err)
+			}
+			doc := junitSuites{Name: "rdmashark check", Time: "0"}
+			for i := range rep.Files {
+				f := &rep.Files[i]
+				s := junitSuite{Name: artifactName(f.File), Time: "0", File: artifactName(f.File)}
+				if err := rep.fileCases(f, s.Name, func(tc *junitCase) error {
+					s.Cases = append(s.Cases, *tc)
+					return s.count(tc)
+				}); err != nil {
+					t.Fatal(err)
+				}
+				doc.Tests += s.Tests
+				doc.Failures += s.Failures
+				doc.Errors += s.Errors
+				doc.Suites = append(doc.Suites, s)
+			}
+			if gs, ok := rep.junitGate(); ok {
+				doc.Tests += gs.Tests
+				doc.Failures += gs.Failures
+				doc.Suites = append(doc.Suites, gs)
+			}
+			var want bytes.Buffer
+			want.WriteString(xml.Header)
+			enc := xml.NewEncoder(&want)
+			enc.Indent("", "  ")
+			if err := enc.Encode(doc); err != nil {
+				t.Fatal(err)
+			}
+			want.WriteString("\n")
+			if got.String() != want.String() {
+				t.Fatalf("gate %+v, fail on damage %v: streamed JUnit differs from the encoded document (%d and %d bytes)", gate, damage, got.Len(), want.Len())
+			}
+			// The counts, read back from what was written: each suite's
+			// its cases', the document's its suites'.
+			var back junitSuites
+			if err := xml.Unmarshal(got.Bytes(), &back); err != nil {
+				t.Fatal(err)
+			}
+			tests, failures, errs := 0, 0, 0
+			for _, s := range back.Suites {
+				var n junitSuite
+				for _, tc := range s.Cases {
+					n.Tests++
+					if tc.Failure != nil {
+						n.Failures++
+					}
+					if tc.Skipped != nil {
+						n.Skipped++
+					}
+					if tc.Error != nil {
+						n.Errors++
+					}
+				}
+				if n.Tests != s.Tests || n.Failures != s.Failures || n.Skipped != s.Skipped || n.Errors != s.Errors {
+					t.Fatalf("suite %s says %d tests, %d failures, %d skipped, %d errors; its cases are %d, %d, %d, %d",
+						s.Name, s.Tests, s.Failures, s.Skipped, s.Errors, n.Tests, n.Failures, n.Skipped, n.Errors)
+				}
+				tests, failures, errs = tests+s.Tests, failures+s.Failures, errs+s.Errors
+			}
+			if tests != back.Tests || failures != back.Failures || errs != back.Errors {
+				t.Fatalf("testsuites says %d tests, %d failures, %d errors; its suites add up to %d, %d, %d",
+					back.Tests, back.Failures, back.Errors, tests, failures, errs)
+			}
+			if !strings.Contains(got.String(), "<skipped") || !strings.Contains(got.String(), "<failure") || !strings.Contains(got.String(), "<error") {
+				t.Fatal("the report lacks skipped, failed or erroneous cases: the comparison proves little")
+			}
+		}
+	}
+	(&CheckReport{Files: cfs}).Close()
 }
