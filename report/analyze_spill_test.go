@@ -404,3 +404,39 @@ func TestJUnitStreamMatchesEncoder(t *testing.T) {
 	}
 	(&CheckReport{Files: cfs}).Close()
 }
+
+// TestSpillWithoutTempDir: where no temporary file can be made (TMPDIR
+// names no directory), the spilled connections and the tables' rows stay
+// in memory, encoded, and analyze and check write what they write with a
+// temporary file.
+func TestSpillWithoutTempDir(t *testing.T) {
+	files := spillCopies(t) // made before TMPDIR goes
+	defer func(after, rows int) { spillConnsAfter, rowSpillAt = after, rows }(spillConnsAfter, rowSpillAt)
+	spillConnsAfter = 0
+	for _, f := range files {
+		wantT, wantJ, _ := analyzeChecked(t, f, dissect.Options{}, check.Config{}, false)
+		wantC, _ := checkFileOf(t, f, dissect.Options{}, check.Config{}, false)
+		want := checkOutputs(t, []CheckFile{wantC})
+		t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+		rowSpillAt = 1
+		gotT, gotJ, n := analyzeChecked(t, f, dissect.Options{}, check.Config{}, true)
+		if n == 0 {
+			t.Fatalf("%s: nothing spilled", f)
+		}
+		if gotT != wantT || gotJ != wantJ {
+			t.Errorf("%s: analyze differs without a temporary directory", f)
+		}
+		gotC, _ := checkFileOf(t, f, dissect.Options{}, check.Config{}, true)
+		if gotC.spill.f != nil || gotC.spill.mem == nil {
+			t.Fatalf("%s: the check spill did not fall back to memory", f)
+		}
+		got := checkOutputs(t, []CheckFile{gotC})
+		for k := range want {
+			if got[k] != want[k] {
+				t.Errorf("%s: check %s differs without a temporary directory", f, k)
+			}
+		}
+		rowSpillAt = 256 << 10
+		os.Unsetenv("TMPDIR")
+	}
+}

@@ -317,6 +317,16 @@ func (f *CheckFile) findingResult(fi int, uri string, index map[string]int, c *C
 // maxRelated bounds a result's related locations (its other packets).
 const maxRelated = 16
 
+// SARIFPackets are the packets of f whose records a SARIF result points
+// to (CheckFile.Records): the first, and the next maxRelated as related
+// locations. Locating only these, not every packet of every finding (up
+// to 100 each), keeps what check --format sarif holds small (issue 14);
+// should one of them be missing from the file when it is read again, its
+// result has one related location fewer.
+func SARIFPackets(f *check.Finding) []int {
+	return f.Packets[:min(len(f.Packets), 1+maxRelated)]
+}
+
 // RecordSpan locates a packet's record in its capture file: the byte
 // offset and length of the pcap record (header and data) or pcapng block.
 type RecordSpan struct {

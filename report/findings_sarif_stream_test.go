@@ -3,7 +3,10 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
+
+	"github.com/rdmashark/rdmashark/check"
 )
 
 // TestSARIFStreamMatchesEncoder: WriteSARIF makes each finding's result as
@@ -96,5 +99,53 @@ func TestSARIFStreamMatchesEncoder(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSARIFPacketsSuffice: locating only the packets SARIFPackets names
+// gives the same SARIF as locating every packet of every finding: a
+// finding of 150 packets, one of 17, one of 2 and one of none, with the
+// file's records all found. It fails when SARIFPackets leaves out a
+// packet a related location needs (tried with one fewer).
+func TestSARIFPacketsSuffice(t *testing.T) {
+	pkts := func(n int) []int {
+		out := make([]int, n)
+		for i := range out {
+			out[i] = 10 + 3*i
+		}
+		return out
+	}
+	fs := []check.Finding{
+		{Rule: "CHUNK-UNNEEDED", Severity: check.Info, Connection: 1, Packets: pkts(150), Message: "m"},
+		{Rule: "PSN-GAP", Severity: check.Info, Connection: 1, Packets: pkts(17), Message: "m"},
+		{Rule: "INV-USAGE", Severity: check.Info, Connection: 1, Packets: pkts(2), Message: "m"},
+		{Rule: "INV-USAGE", Severity: check.Info, Connection: 1, Message: "m"},
+	}
+	write := func(some bool) string {
+		f := CheckFile{File: "x.pcap", Findings: fs, Records: map[int]RecordSpan{},
+			Connections: []CheckConnection{{ID: 1, Transport: "roce", Checks: []check.CheckResult{}, name: "connection 1"}}}
+		for i := range fs {
+			ps := fs[i].Packets
+			if some {
+				ps = SARIFPackets(&fs[i])
+			}
+			for _, p := range ps {
+				f.Records[p] = RecordSpan{Offset: int64(p) * 64, Length: 60}
+			}
+		}
+		var r CheckReport
+		r.Add(f)
+		var b bytes.Buffer
+		if err := r.WriteSARIF(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	all, some := write(false), write(true)
+	if all != some {
+		t.Fatal("SARIF differs when only SARIFPackets are located")
+	}
+	if n := strings.Count(all, `"byteOffset"`); n != 1+16+1+16+1+1 {
+		t.Fatalf("%d regions: the test's findings do not have the related locations they should", n)
 	}
 }

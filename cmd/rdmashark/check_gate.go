@@ -82,14 +82,14 @@ func gateExit(rep *report.CheckReport) error {
 }
 
 // locateRecords reads the capture again for where the findings' packets
-// are in the file (SARIF regions). It gives nothing for standard input and
+// that SARIF points to are in the file (regions; report.SARIFPackets). It gives nothing for standard input and
 // compressed files (offsets would not be the file's), or when the file
 // cannot be read again. findings walks the findings (CheckFile.EachFinding).
 func locateRecords(name string, findings func(func(*check.Finding) error) error) map[int]report.RecordSpan {
 	want := map[int]bool{}
 	last := 0
 	if findings(func(f *check.Finding) error {
-		for _, p := range f.Packets {
+		for _, p := range report.SARIFPackets(f) {
 			want[p] = true
 			last = max(last, p)
 		}
