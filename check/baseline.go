@@ -137,53 +137,64 @@ func (b *Baseline) Add(res *Result) {
 func (b *Baseline) Apply(res *Result) int {
 	total := 0
 	for _, cr := range res.Connections {
-		kept := cr.findings[:0]
-		gone := map[string]int{}
-		left := map[string]int{}
-		for _, f := range cr.findings {
-			x := entryOf(cr, &f)
-			hit := false
-			for i := range b.Entries {
-				if b.Entries[i].matches(x) {
-					hit = true
-					break
-				}
-			}
-			if hit {
-				gone[f.Rule]++
-				continue
-			}
-			left[f.Rule]++
-			kept = append(kept, f)
-		}
-		cr.findings = kept
-		for i := range cr.Checks {
-			ch := &cr.Checks[i]
-			n := gone[ch.Rule]
-			if n == 0 {
-				continue
-			}
-			if left[ch.Rule] == 0 {
-				n += ch.Omitted // all kept ones matched: the omitted ones are the same kind
-				ch.Omitted = 0
-			}
-			ch.Findings -= n
-			ch.Suppressed += n
-			total += n
-			ch.Worst = 0
-			for _, f := range kept {
-				if f.Rule == ch.Rule {
-					ch.Worst = max(ch.Worst, f.Severity)
-				}
-			}
-			if ch.Findings == 0 {
-				ch.Status = StatusPassed
-			}
-		}
+		total += b.ApplyConn(cr)
 	}
 	// The kept findings move down over the old ones in res's array,
 	// which they share (Runner.Finish).
 	res.collectFindings(res.Findings[:0])
 	res.Suppressed += total
+	return total
+}
+
+// ApplyConn is Apply on one connection's result, one the caller reports
+// itself (Runner.TakeDone): it removes the findings the baseline lists,
+// updates the connection's check results, and returns how many findings
+// it suppressed, which the caller adds to the file's count. A Baseline
+// is only read: connections may be applied to from several goroutines.
+func (b *Baseline) ApplyConn(cr *ConnResult) int {
+	total := 0
+	kept := cr.findings[:0]
+	gone := map[string]int{}
+	left := map[string]int{}
+	for _, f := range cr.findings {
+		x := entryOf(cr, &f)
+		hit := false
+		for i := range b.Entries {
+			if b.Entries[i].matches(x) {
+				hit = true
+				break
+			}
+		}
+		if hit {
+			gone[f.Rule]++
+			continue
+		}
+		left[f.Rule]++
+		kept = append(kept, f)
+	}
+	cr.findings = kept
+	for i := range cr.Checks {
+		ch := &cr.Checks[i]
+		n := gone[ch.Rule]
+		if n == 0 {
+			continue
+		}
+		if left[ch.Rule] == 0 {
+			n += ch.Omitted // all kept ones matched: the omitted ones are the same kind
+			ch.Omitted = 0
+		}
+		ch.Findings -= n
+		ch.Suppressed += n
+		total += n
+		ch.Worst = 0
+		for _, f := range kept {
+			if f.Rule == ch.Rule {
+				ch.Worst = max(ch.Worst, f.Severity)
+			}
+		}
+		if ch.Findings == 0 {
+			ch.Status = StatusPassed
+		}
+	}
 	return total
 }

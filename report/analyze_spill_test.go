@@ -173,7 +173,7 @@ func TestConnSpillMatches(t *testing.T) {
 // checkFileOf reads name as `rdmashark check` does, through a CheckSpill
 // when spill is set, and returns the file's part of the report and how
 // many connections the spill took.
-func checkFileOf(t *testing.T, name string, opts dissect.Options, cfg check.Config, spill bool) (CheckFile, int) {
+func checkFileOf(t *testing.T, name string, opts dissect.Options, cfg check.Config, known *check.Baseline, spill bool) (CheckFile, int) {
 	t.Helper()
 	r, err := source.Open(name)
 	if err != nil {
@@ -182,7 +182,7 @@ func checkFileOf(t *testing.T, name string, opts dissect.Options, cfg check.Conf
 	defer r.Close()
 	var s *CheckSpill
 	if spill {
-		s = NewCheckSpill()
+		s = NewCheckSpill(known)
 		cfg.Next = s
 	}
 	run := check.NewRunner(cfg)
@@ -195,6 +195,9 @@ func checkFileOf(t *testing.T, name string, opts dissect.Options, cfg check.Conf
 	res := run.Finish(eng.Conns.Connections())
 	res.NoteLoss(0, eng.Stats.Skipped)
 	res.NoteLoss(3, 0) // a caveat on every connection, spilled or not
+	if known != nil {
+		known.Apply(res) // as check does, to what it holds at the end
+	}
 	if s != nil {
 		return s.CheckFile(name, eng.Snapshot(), res, err), s.Len()
 	}
@@ -262,20 +265,27 @@ func TestCheckSpillMatches(t *testing.T) {
 	}
 	files = append(files, spillCopies(t)...)
 	defer func(after int, toFile bool) { spillConnsAfter, spillToFile = after, toFile }(spillConnsAfter, spillToFile)
-	variants := spillVariants
-	took := 0
-	for _, v := range variants {
+	// A baseline of every other kind of finding the captures have, so
+	// that some findings are suppressed and some are not.
+	known := spillBaseline(t, files)
+	took, suppressed := 0, 0
+	for _, v := range spillVariants {
 		var allWant, allGot []CheckFile
 		for _, mode := range []struct {
 			after  int
 			toFile bool
-		}{{0, true}, {1, false}} {
+			known  *check.Baseline
+		}{{0, true, nil}, {1, false, nil}, {0, true, known}} {
 			spillConnsAfter, spillToFile = mode.after, mode.toFile
+			known := mode.known
 			allWant, allGot = allWant[:0], allGot[:0]
 			for _, f := range files {
-				want, _ := checkFileOf(t, f, v.opts, v.cfg, false)
-				got, n := checkFileOf(t, f, v.opts, v.cfg, true)
+				want, _ := checkFileOf(t, f, v.opts, v.cfg, known, false)
+				got, n := checkFileOf(t, f, v.opts, v.cfg, known, true)
 				took += n
+				if n > 0 {
+					suppressed += got.spill.suppressed
+				}
 				allWant, allGot = append(allWant, want), append(allGot, got)
 				w, g := checkOutputs(t, []CheckFile{want}), checkOutputs(t, []CheckFile{got})
 				for k := range w {
@@ -293,10 +303,35 @@ func TestCheckSpillMatches(t *testing.T) {
 			(&CheckReport{Files: allGot}).Close()
 		}
 	}
-	if took < 50 {
-		t.Fatalf("the spill took %d connections in all: the comparison proves little", took)
+	if took < 50 || suppressed < 50 {
+		t.Fatalf("the spill took %d connections in all, the baseline suppressed %d of their findings: the comparison proves little", took, suppressed)
 	}
-	t.Logf("%d connections spilled in all", took)
+	t.Logf("%d connections spilled in all, %d of their findings suppressed by the baseline", took, suppressed)
+}
+
+// spillBaseline is a baseline of every other kind of finding the captures
+// have (check --write-baseline on them, one entry in two kept).
+func spillBaseline(t *testing.T, files []string) *check.Baseline {
+	t.Helper()
+	var all check.Baseline
+	for _, f := range files {
+		r, err := source.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := check.NewRunner(check.Config{})
+		eng := dissect.NewEngine(dissect.Options{Observer: run})
+		_ = eng.Run(r, func(p *dissect.Packet) error { run.Packet(p); return nil })
+		r.Close()
+		all.Add(run.Finish(eng.Conns.Connections()))
+	}
+	known := &check.Baseline{Format: check.BaselineFormat}
+	for i, e := range all.Entries {
+		if i%2 == 0 {
+			known.Entries = append(known.Entries, e)
+		}
+	}
+	return known
 }
 
 // TestJUnitStreamMatchesEncoder: WriteJUnit, which writes one test case at
@@ -319,7 +354,7 @@ func TestJUnitStreamMatchesEncoder(t *testing.T) {
 	spillConnsAfter = 0
 	var cfs []CheckFile
 	for i, f := range append(files, spillCopies(t)...) {
-		cf, _ := checkFileOf(t, f, dissect.Options{}, check.Config{}, i%2 == 0)
+		cf, _ := checkFileOf(t, f, dissect.Options{}, check.Config{}, nil, i%2 == 0)
 		cfs = append(cfs, cf)
 	}
 	cfs = append(cfs, CheckFile{File: "missing.pcap", Error: "open missing.pcap: no such file"},
@@ -415,7 +450,7 @@ func TestSpillWithoutTempDir(t *testing.T) {
 	spillConnsAfter = 0
 	for _, f := range files {
 		wantT, wantJ, _ := analyzeChecked(t, f, dissect.Options{}, check.Config{}, false)
-		wantC, _ := checkFileOf(t, f, dissect.Options{}, check.Config{}, false)
+		wantC, _ := checkFileOf(t, f, dissect.Options{}, check.Config{}, nil, false)
 		want := checkOutputs(t, []CheckFile{wantC})
 		t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
 		rowSpillAt = 1
@@ -426,7 +461,7 @@ func TestSpillWithoutTempDir(t *testing.T) {
 		if gotT != wantT || gotJ != wantJ {
 			t.Errorf("%s: analyze differs without a temporary directory", f)
 		}
-		gotC, _ := checkFileOf(t, f, dissect.Options{}, check.Config{}, true)
+		gotC, _ := checkFileOf(t, f, dissect.Options{}, check.Config{}, nil, true)
 		if gotC.spill.f != nil || gotC.spill.mem == nil {
 			t.Fatalf("%s: the check spill did not fall back to memory", f)
 		}

@@ -1,15 +1,17 @@
 package report
 
 import (
+	"slices"
+
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
 )
 
 // Flat memory for `check` (issue 14): as for analyze (analyze_spill.go),
 // a connection the engine released has its part of the report — its
-// CheckConnection and its findings — built then and written out, and the
-// reports read it back in its place. Options that need the whole check
-// result at the end (a baseline to apply or write, --annotate,
+// CheckConnection and its findings, a baseline applied — built then and
+// written out, and the reports read it back in its place. Options that
+// need the whole check result at the end (--write-baseline, --annotate,
 // --connection) keep everything in memory as before.
 
 // checkDoc is one connection's part of a CheckFile.
@@ -18,6 +20,13 @@ type checkDoc struct {
 	// Name is Conn.name (unexported: not in the report's JSON).
 	Name     string          `json:"n"`
 	Findings []check.Finding `json:"f"`
+	// With a baseline: how many findings it suppressed, and when it did,
+	// the checks and the number of findings before (what the runner
+	// counts of a connection the full table forgets: it forgets results
+	// the baseline was not applied to).
+	Suppressed     int                 `json:"s,omitempty"`
+	ChecksBefore   []check.CheckResult `json:"cb,omitempty"`
+	FindingsBefore int                 `json:"fb,omitempty"`
 }
 
 // CheckSpill takes released connections out of memory for the check
@@ -26,15 +35,37 @@ type checkDoc struct {
 // it once the report is written (CheckReport.Close).
 type CheckSpill struct {
 	connSpill[checkDoc]
+	// suppressed counts the findings the baseline suppressed in the
+	// connections spilled (and not forgotten since).
+	suppressed int
 }
 
-// NewCheckSpill returns an empty spill.
-func NewCheckSpill() *CheckSpill {
+// NewCheckSpill returns an empty spill. known, when not nil, is the
+// baseline the check applies: it is applied to each connection as it is
+// spilled (check.Baseline.ApplyConn), as check applies it to the others
+// at the end.
+func NewCheckSpill(known *check.Baseline) *CheckSpill {
 	s := &CheckSpill{}
 	s.init(func(_ *dissect.Connection, cr *check.ConnResult) checkDoc {
-		c := checkConnection(cr)
-		return checkDoc{Conn: c, Name: c.name, Findings: cr.Findings()}
-	}, func(d *checkDoc) ([]check.CheckResult, int) { return d.Conn.Checks, len(d.Findings) })
+		var d checkDoc
+		if known != nil {
+			before := slices.Clone(cr.Checks)
+			n := len(cr.Findings())
+			if d.Suppressed = known.ApplyConn(cr); d.Suppressed > 0 {
+				d.ChecksBefore, d.FindingsBefore = before, n
+				s.suppressed += d.Suppressed
+			}
+		}
+		d.Conn = checkConnection(cr)
+		d.Name, d.Findings = d.Conn.name, cr.Findings()
+		return d
+	}, func(d *checkDoc) ([]check.CheckResult, int) {
+		if d.Suppressed > 0 {
+			s.suppressed -= d.Suppressed
+			return d.ChecksBefore, d.FindingsBefore
+		}
+		return d.Conn.Checks, len(d.Findings)
+	})
 	return s
 }
 
@@ -60,6 +91,7 @@ func (s *CheckSpill) CheckFile(name string, eng *dissect.Snapshot, res *check.Re
 	f := NewCheckFile(name, eng, res, readErr)
 	s.finish()
 	f.spill = s
+	f.Suppressed += s.suppressed
 	return f
 }
 

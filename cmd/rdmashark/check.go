@@ -124,16 +124,16 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 				runErr error
 			}
 			// Connections released during the read leave memory as they
-			// go (report/findings_spill.go), unless an option needs the
-			// whole result at the end: a baseline applied or written,
-			// --annotate, --connection.
-			spill := baseline == "" && writeBaseline == "" && annotate == "" && conn == 0
+			// go (report/findings_spill.go), the baseline applied to each,
+			// unless an option needs the whole result at the end:
+			// --write-baseline, --annotate, --connection.
+			spill := writeBaseline == "" && annotate == "" && conn == 0
 			defer rep.Close()
 			work := func(i int) result {
 				var opts dissect.Options
 				var sp *report.CheckSpill
 				if spill {
-					sp = report.NewCheckSpill()
+					sp = report.NewCheckSpill(known)
 					opts.Observer = sp
 				}
 				runner, each := withChecks(check.Config{Rules: rules}, &opts, nil)
