@@ -71,6 +71,22 @@ type CheckResult struct {
 	Worst Severity `json:"worst,omitempty"`
 }
 
+// Tally counts the rules of checks that passed, found something, and were
+// not evaluated.
+func Tally(checks []CheckResult) (passed, found, notEvaluated int) {
+	for _, ch := range checks {
+		switch ch.Status {
+		case StatusPassed:
+			passed++
+		case StatusFound:
+			found++
+		case StatusNotEvaluated:
+			notEvaluated++
+		}
+	}
+	return passed, found, notEvaluated
+}
+
 // InvUsage is a connection's use of remote invalidation (INV-USAGE, and
 // analyze's "remote_invalidation").
 type InvUsage struct {

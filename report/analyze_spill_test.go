@@ -16,21 +16,22 @@ import (
 	"github.com/rdmashark/rdmashark/source"
 )
 
-// analyzeChecked reads name as `rdmashark analyze` does, with every check,
-// through a ConnSpill when spill is set, and returns the table and the
-// JSON, and how many connections the spill took.
-func analyzeChecked(t *testing.T, name string, opts dissect.Options, cfg check.Config, spill bool) (table, js string, spilled int) {
+// spiller is a ConnSpill or a CheckSpill.
+type spiller interface {
+	dissect.ConnForgetter
+	SetRunner(*check.Runner)
+}
+
+// runChecked reads name through an engine with a check runner, and the
+// spill s after the runner unless it is nil, as analyze and check do; the
+// error is what stopped the reading.
+func runChecked(t *testing.T, name string, opts dissect.Options, cfg check.Config, s spiller) (*dissect.Engine, *check.Runner, error) {
 	t.Helper()
 	r, err := source.Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	var s *ConnSpill
-	if spill {
-		s = NewConnSpill()
-		defer s.Close()
-	}
 	if s != nil {
 		cfg.Next = s
 	}
@@ -41,6 +42,25 @@ func analyzeChecked(t *testing.T, name string, opts dissect.Options, cfg check.C
 	opts.Observer = run
 	eng := dissect.NewEngine(opts)
 	err = eng.Run(r, func(p *dissect.Packet) error { run.Packet(p); return nil })
+	return eng, run, err
+}
+
+// analyzeChecked reads name as `rdmashark analyze` does, with every check,
+// through a ConnSpill when spill is set, and returns the table and the
+// JSON, and how many connections the spill took.
+func analyzeChecked(t *testing.T, name string, opts dissect.Options, cfg check.Config, spill bool) (table, js string, spilled int) {
+	t.Helper()
+	var s *ConnSpill
+	var eng *dissect.Engine
+	var run *check.Runner
+	var err error
+	if spill {
+		s = NewConnSpill()
+		defer s.Close()
+		eng, run, err = runChecked(t, name, opts, cfg, s)
+	} else {
+		eng, run, err = runChecked(t, name, opts, cfg, nil)
+	}
 	var a *Analysis
 	if s != nil {
 		a = s.Analysis(name, eng.Snapshot())
@@ -63,6 +83,20 @@ func analyzeChecked(t *testing.T, name string, opts dissect.Options, cfg check.C
 		t.Fatal(err)
 	}
 	return tb.String(), jb.String(), spilled
+}
+
+// bundledCaptures lists the captures under testdata/pcaps (real, lossy,
+// mutated, synthetic).
+func bundledCaptures(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	filepath.WalkDir(filepath.Join("..", "testdata", "pcaps"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".pcap") || strings.HasSuffix(p, ".pcapng")) {
+			files = append(files, p)
+		}
+		return nil
+	})
+	return files
 }
 
 // spillCopies writes captures of many connections that close: three
@@ -131,13 +165,7 @@ var spillVariants = []struct {
 // connection's document differs in any way after its trip (a field lost,
 // nil and empty confused, the caveats of every connection not added back).
 func TestConnSpillMatches(t *testing.T) {
-	var files []string
-	filepath.WalkDir(filepath.Join("..", "testdata", "pcaps"), func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".pcap") || strings.HasSuffix(p, ".pcapng")) {
-			files = append(files, p)
-		}
-		return nil
-	})
+	files := bundledCaptures(t)
 	if len(files) < 20 {
 		t.Fatalf("only %d captures found", len(files))
 	}
@@ -175,23 +203,16 @@ func TestConnSpillMatches(t *testing.T) {
 // many connections the spill took.
 func checkFileOf(t *testing.T, name string, opts dissect.Options, cfg check.Config, known *check.Baseline, spill bool) (CheckFile, int) {
 	t.Helper()
-	r, err := source.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
 	var s *CheckSpill
+	var eng *dissect.Engine
+	var run *check.Runner
+	var err error
 	if spill {
 		s = NewCheckSpill(known)
-		cfg.Next = s
+		eng, run, err = runChecked(t, name, opts, cfg, s)
+	} else {
+		eng, run, err = runChecked(t, name, opts, cfg, nil)
 	}
-	run := check.NewRunner(cfg)
-	if s != nil {
-		s.SetRunner(run)
-	}
-	opts.Observer = run
-	eng := dissect.NewEngine(opts)
-	err = eng.Run(r, func(p *dissect.Packet) error { run.Packet(p); return nil })
 	res := run.Finish(eng.Conns.Connections())
 	res.NoteLoss(0, eng.Stats.Skipped)
 	res.NoteLoss(3, 0) // a caveat on every connection, spilled or not
@@ -253,13 +274,7 @@ func checkOutputs(t *testing.T, files []CheckFile) map[string]string {
 // connection, to a file and in memory, with the connection table bound at
 // 3 and a 1 s idle timeout.
 func TestCheckSpillMatches(t *testing.T) {
-	var files []string
-	filepath.WalkDir(filepath.Join("..", "testdata", "pcaps"), func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".pcap") || strings.HasSuffix(p, ".pcapng")) {
-			files = append(files, p)
-		}
-		return nil
-	})
+	files := bundledCaptures(t)
 	if len(files) < 20 {
 		t.Fatalf("only %d captures found", len(files))
 	}
@@ -315,14 +330,7 @@ func spillBaseline(t *testing.T, files []string) *check.Baseline {
 	t.Helper()
 	var all check.Baseline
 	for _, f := range files {
-		r, err := source.Open(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		run := check.NewRunner(check.Config{})
-		eng := dissect.NewEngine(dissect.Options{Observer: run})
-		_ = eng.Run(r, func(p *dissect.Packet) error { run.Packet(p); return nil })
-		r.Close()
+		eng, run, _ := runChecked(t, f, dissect.Options{}, check.Config{}, nil)
 		all.Add(run.Finish(eng.Conns.Connections()))
 	}
 	known := &check.Baseline{Format: check.BaselineFormat}
@@ -343,13 +351,7 @@ func spillBaseline(t *testing.T, files []string) *check.Baseline {
 // count or an attribute is off, or the indentation of the streamed
 // elements differs.
 func TestJUnitStreamMatchesEncoder(t *testing.T) {
-	var files []string
-	filepath.WalkDir(filepath.Join("..", "testdata", "pcaps"), func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".pcap") || strings.HasSuffix(p, ".pcapng")) {
-			files = append(files, p)
-		}
-		return nil
-	})
+	files := bundledCaptures(t)
 	defer func(after int) { spillConnsAfter = after }(spillConnsAfter)
 	spillConnsAfter = 0
 	var cfs []CheckFile

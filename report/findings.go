@@ -378,17 +378,7 @@ func (r *CheckReport) WriteText(w io.Writer, o TextOptions) error {
 // them.
 func writeConnText(ew *errWriter, f *CheckFile, fs []check.Finding, rules ruleFindings, c *CheckConnection, o TextOptions) {
 	ew.printf("  %s\n", c.name)
-	var passed, found, notEval int
-	for _, ch := range c.Checks {
-		switch ch.Status {
-		case check.StatusPassed:
-			passed++
-		case check.StatusFound:
-			found++
-		case check.StatusNotEvaluated:
-			notEval++
-		}
-	}
+	passed, found, notEval := check.Tally(c.Checks)
 	for _, ch := range c.Checks {
 		if ch.Findings == 0 {
 			continue
@@ -591,17 +581,7 @@ func (r *analysisRows) findingRows(a *Analysis, c *Connection, fs []Finding) {
 		}
 		r.findings.add(strconv.Itoa(c.ID), ch.Worst.String(), ch.Rule, strconv.Itoa(ch.Findings), first)
 	}
-	var passed, found, notEval int
-	for _, ch := range c.Checks {
-		switch ch.Status {
-		case check.StatusPassed:
-			passed++
-		case check.StatusFound:
-			found++
-		default:
-			notEval++
-		}
-	}
+	passed, found, notEval := check.Tally(c.Checks)
 	if len(c.Checks) > 0 {
 		w := &r.checks
 		fmt.Fprintf(w, "connection %d: %d checks passed, %d found something, %d not evaluated", c.ID, passed, found, notEval)

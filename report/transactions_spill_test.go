@@ -2,10 +2,8 @@ package report
 
 import (
 	"bytes"
-	"io/fs"
 	"math/rand"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/rdmashark/rdmashark/dissect"
@@ -50,13 +48,7 @@ func spilled(t *testing.T, from *TransactionList, ts []Transaction, n int) *Tran
 // sorted whole in memory (tablewriter's table, json.Encoder's bytes), on
 // every bundled capture (real, lossy, mutated), whole and with --max.
 func TestTransactionsSpilledSame(t *testing.T) {
-	var files []string
-	filepath.WalkDir(filepath.Join("..", "testdata", "pcaps"), func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".pcap") || strings.HasSuffix(p, ".pcapng")) {
-			files = append(files, p)
-		}
-		return nil
-	})
+	files := bundledCaptures(t)
 	if len(files) < 50 {
 		t.Fatalf("%d captures", len(files))
 	}

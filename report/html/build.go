@@ -328,17 +328,7 @@ func connView(c *report.Connection) *ConnView {
 			{"Problems", r.Problems()},
 		}
 	}
-	var passed, found, ne int
-	for _, ch := range c.Checks {
-		switch ch.Status {
-		case check.StatusPassed:
-			passed++
-		case check.StatusFound:
-			found++
-		case check.StatusNotEvaluated:
-			ne++
-		}
-	}
+	passed, found, ne := check.Tally(c.Checks)
 	cv.Checks = fmt.Sprintf("%d passed, %d with findings, %d not evaluated", passed, found, ne)
 	return cv
 }
