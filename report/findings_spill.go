@@ -11,7 +11,7 @@ import (
 // a connection the engine released has its part of the report — its
 // CheckConnection and its findings, a baseline applied — built then and
 // written out, and the reports read it back in its place. Options that
-// need the whole check result at the end (--write-baseline, --annotate,
+// need the whole check result at the end (--write-baseline,
 // --connection) keep everything in memory as before.
 
 // checkDoc is one connection's part of a CheckFile.

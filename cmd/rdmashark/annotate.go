@@ -11,13 +11,10 @@ import (
 
 // findingComments maps each packet number to the comments that name the
 // findings it shows: "rdmashark RULE (severity, connection N, xid 0x...):
-// message [reference]".
-func findingComments(res *check.Result) map[int][]string {
+// message [reference]". findings walks the findings (CheckFile.EachFinding).
+func findingComments(findings func(func(*check.Finding) error) error) (map[int][]string, error) {
 	out := map[int][]string{}
-	if res == nil {
-		return out
-	}
-	for _, f := range res.Findings {
+	err := findings(func(f *check.Finding) error {
 		c := fmt.Sprintf("rdmashark %s (%s", f.Rule, f.Severity)
 		if f.Connection > 0 {
 			c += fmt.Sprintf(", connection %d", f.Connection)
@@ -32,8 +29,9 @@ func findingComments(res *check.Result) map[int][]string {
 		for _, n := range f.Packets {
 			out[n] = append(out[n], c)
 		}
-	}
-	return out
+		return nil
+	})
+	return out, err
 }
 
 // annotateCapture reads the capture in again and writes every record of it

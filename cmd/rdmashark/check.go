@@ -126,8 +126,8 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 			// Connections released during the read leave memory as they
 			// go (report/findings_spill.go), the baseline applied to each,
 			// unless an option needs the whole result at the end:
-			// --write-baseline, --annotate, --connection.
-			spill := writeBaseline == "" && annotate == "" && conn == 0
+			// --write-baseline, --connection.
+			spill := writeBaseline == "" && conn == 0
 			defer rep.Close()
 			work := func(i int) result {
 				var opts dissect.Options
@@ -170,17 +170,21 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 				if runErr != nil {
 					fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", runErr)
 				}
-				if annotate != "" && runErr == nil && r.res != nil {
-					if err := annotateCapture(names[i], annotate, findingComments(r.res)); err != nil {
-						return &exitError{exitUsage, fmt.Errorf("--annotate: %w", err)}
-					}
-				}
 				var cf report.CheckFile
 				if r.spill != nil && r.res != nil {
 					cf = r.spill.CheckFile(displayName(names[i]), snapshot(r.eng), r.res, unwrapExit(runErr))
 				} else {
 					r.spill.Close()
 					cf = report.NewCheckFile(displayName(names[i]), snapshot(r.eng), r.res, unwrapExit(runErr))
+				}
+				if annotate != "" && runErr == nil && r.res != nil {
+					comments, err := findingComments(cf.EachFinding)
+					if err == nil {
+						err = annotateCapture(names[i], annotate, comments)
+					}
+					if err != nil {
+						return &exitError{exitUsage, fmt.Errorf("--annotate: %w", err)}
+					}
 				}
 				cf.Interrupted = interrupted
 				if format == "sarif" {
