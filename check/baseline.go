@@ -40,12 +40,20 @@ type BaselineEntry struct {
 	// they are not matched.
 	Count   int    `json:"count,omitempty"`
 	Example string `json:"example,omitempty"`
+	// first is where Example was found: the file (the Add it came with),
+	// the connection's ID, the finding's place in its findings. The
+	// entries are listed in that order before they are sorted, and the
+	// example is the first finding, however the connections came
+	// (AddFindings: check's spill reads them back after the others).
+	first [3]int
 }
 
 // Baseline is a set of known findings.
 type Baseline struct {
 	Format  string          `json:"format"`
 	Entries []BaselineEntry `json:"entries"`
+	// file counts the Adds: the files recorded.
+	file int
 }
 
 // ReadBaseline reads a baseline file.
@@ -95,28 +103,66 @@ func (e *BaselineEntry) matches(x BaselineEntry) bool {
 }
 
 // Add records every finding of res, one entry per distinct rule,
-// connection endpoints and key.
+// connection endpoints and key; res is the next file's result (together
+// with what Merge took of it before).
 func (b *Baseline) Add(res *Result) {
 	b.Format = BaselineFormat
 	for _, cr := range res.Connections {
-		for i := range cr.findings {
-			f := &cr.findings[i]
-			x := entryOf(cr, f)
-			found := false
-			for j := range b.Entries {
-				if e := &b.Entries[j]; e.Rule == x.Rule && e.Transport == x.Transport && e.Client == x.Client &&
-					e.Server == x.Server && e.ServicePort == x.ServicePort && e.Key == x.Key {
-					e.Count++
-					found = true
-					break
-				}
+		b.AddConn(cr)
+	}
+	b.file++
+	b.sort()
+}
+
+// AddConn records the findings of one connection of the next file's
+// result, in any order of the connections: one check reports itself
+// (Runner.TakeDone). Add, or sort, puts the entries in order.
+func (b *Baseline) AddConn(cr *ConnResult) {
+	b.AddFindings(cr.ID, cr.Transport, cr.Client.Address, cr.Server.Address, cr.ServicePort, cr.findings)
+}
+
+// AddFindings records the findings of connection id of the next file's
+// result, with its transport, endpoints and service port (AddConn of a
+// result read back from a report).
+func (b *Baseline) AddFindings(id int, transport, client, server string, servicePort uint16, findings []Finding) {
+	b.Format = BaselineFormat
+	for i := range findings {
+		f := &findings[i]
+		x := BaselineEntry{Rule: f.Rule, Transport: transport, Client: client, Server: server, ServicePort: servicePort,
+			Key: f.Key, Count: 1, Example: f.Message, first: [3]int{b.file, id, i}}
+		b.add(x)
+	}
+}
+
+// add adds an entry's count to the one of the same finding, the earlier
+// example kept, or appends it.
+func (b *Baseline) add(x BaselineEntry) {
+	for j := range b.Entries {
+		if e := &b.Entries[j]; e.Rule == x.Rule && e.Transport == x.Transport && e.Client == x.Client &&
+			e.Server == x.Server && e.ServicePort == x.ServicePort && e.Key == x.Key {
+			e.Count += x.Count
+			if less(x.first, e.first) {
+				e.first, e.Example = x.first, x.Example
 			}
-			if !found {
-				x.Count, x.Example = 1, f.Message
-				b.Entries = append(b.Entries, x)
-			}
+			return
 		}
 	}
+	b.Entries = append(b.Entries, x)
+}
+
+func less(a, b [3]int) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return false
+}
+
+// sort lists the entries by rule, server, client and key, those alike in
+// the order they were first found.
+func (b *Baseline) sort() {
+	sort.SliceStable(b.Entries, func(i, j int) bool { return less(b.Entries[i].first, b.Entries[j].first) })
 	sort.SliceStable(b.Entries, func(i, j int) bool {
 		a, c := &b.Entries[i], &b.Entries[j]
 		if a.Rule != c.Rule {

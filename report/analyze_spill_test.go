@@ -202,13 +202,19 @@ func TestConnSpillMatches(t *testing.T) {
 // when spill is set, and returns the file's part of the report and how
 // many connections the spill took.
 func checkFileOf(t *testing.T, name string, opts dissect.Options, cfg check.Config, known *check.Baseline, spill bool) (CheckFile, int) {
+	return checkFileSeen(t, name, opts, cfg, known, nil, spill)
+}
+
+// checkFileSeen is checkFileOf that also records the file's findings in
+// seen (check --write-baseline) unless it is nil.
+func checkFileSeen(t *testing.T, name string, opts dissect.Options, cfg check.Config, known, seen *check.Baseline, spill bool) (CheckFile, int) {
 	t.Helper()
 	var s *CheckSpill
 	var eng *dissect.Engine
 	var run *check.Runner
 	var err error
 	if spill {
-		s = NewCheckSpill(known)
+		s = NewCheckSpill(known, seen != nil)
 		eng, run, err = runChecked(t, name, opts, cfg, s)
 	} else {
 		eng, run, err = runChecked(t, name, opts, cfg, nil)
@@ -216,6 +222,15 @@ func checkFileOf(t *testing.T, name string, opts dissect.Options, cfg check.Conf
 	res := run.Finish(eng.Conns.Connections())
 	res.NoteLoss(0, eng.Stats.Skipped)
 	res.NoteLoss(3, 0) // a caveat on every connection, spilled or not
+	if seen != nil {
+		// As check --write-baseline does, before the baseline applied.
+		if s != nil {
+			if err := s.RecordBaseline(seen); err != nil {
+				t.Fatal(err)
+			}
+		}
+		seen.Add(res)
+	}
 	if known != nil {
 		known.Apply(res) // as check does, to what it holds at the end
 	}
@@ -272,7 +287,8 @@ func checkOutputs(t *testing.T, files []CheckFile) map[string]string {
 // every connection kept: every capture alone, and all of them in one
 // report, with the spill from the first and from the second released
 // connection, to a file and in memory, with the connection table bound at
-// 3 and a 1 s idle timeout.
+// 3 and 20 and a 1 s idle timeout, with and without a baseline applied;
+// and the baseline check --write-baseline writes of them all is the same.
 func TestCheckSpillMatches(t *testing.T) {
 	files := bundledCaptures(t)
 	if len(files) < 20 {
@@ -294,9 +310,12 @@ func TestCheckSpillMatches(t *testing.T) {
 			spillConnsAfter, spillToFile = mode.after, mode.toFile
 			known := mode.known
 			allWant, allGot = allWant[:0], allGot[:0]
+			// check --write-baseline of all the captures, spilled or
+			// not: the same baseline.
+			var seenWant, seenGot check.Baseline
 			for _, f := range files {
-				want, _ := checkFileOf(t, f, v.opts, v.cfg, known, false)
-				got, n := checkFileOf(t, f, v.opts, v.cfg, known, true)
+				want, _ := checkFileSeen(t, f, v.opts, v.cfg, known, &seenWant, false)
+				got, n := checkFileSeen(t, f, v.opts, v.cfg, known, &seenGot, true)
 				took += n
 				if n > 0 {
 					suppressed += got.spill.suppressed
@@ -314,6 +333,19 @@ func TestCheckSpillMatches(t *testing.T) {
 				if w[k] != g[k] {
 					t.Errorf("%s, all captures (after %d, file %v): %s differs with the spill", v.name, mode.after, mode.toFile, k)
 				}
+			}
+			var bw, bg bytes.Buffer
+			if err := seenWant.Write(&bw); err != nil {
+				t.Fatal(err)
+			}
+			if err := seenGot.Write(&bg); err != nil {
+				t.Fatal(err)
+			}
+			if bw.String() != bg.String() {
+				t.Errorf("%s (after %d, file %v, baseline %v): the baseline written differs with the spill\n--- got\n%s\n--- want\n%s", v.name, mode.after, mode.toFile, known != nil, bg.String(), bw.String())
+			}
+			if len(seenWant.Entries) < 5 {
+				t.Fatalf("the baseline written has %d entries: the comparison proves little", len(seenWant.Entries))
 			}
 			(&CheckReport{Files: allGot}).Close()
 		}

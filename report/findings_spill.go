@@ -10,9 +10,9 @@ import (
 // Flat memory for `check` (issue 14): as for analyze (analyze_spill.go),
 // a connection the engine released has its part of the report — its
 // CheckConnection and its findings, a baseline applied — built then and
-// written out, and the reports read it back in its place. Options that
-// need the whole check result at the end (--write-baseline,
-// --connection) keep everything in memory as before.
+// written out, and the reports read it back in its place. Only
+// --connection, which picks one connection out of the whole result, keeps
+// everything in memory as before.
 
 // checkDoc is one connection's part of a CheckFile.
 type checkDoc struct {
@@ -27,6 +27,10 @@ type checkDoc struct {
 	Suppressed     int                 `json:"s,omitempty"`
 	ChecksBefore   []check.CheckResult `json:"cb,omitempty"`
 	FindingsBefore int                 `json:"fb,omitempty"`
+	// Unsuppressed are the findings before the baseline, when a baseline
+	// is written (check --write-baseline records them) and the one applied
+	// suppressed any.
+	Unsuppressed []check.Finding `json:"fu,omitempty"`
 }
 
 // CheckSpill takes released connections out of memory for the check
@@ -43,16 +47,21 @@ type CheckSpill struct {
 // NewCheckSpill returns an empty spill. known, when not nil, is the
 // baseline the check applies: it is applied to each connection as it is
 // spilled (check.Baseline.ApplyConn), as check applies it to the others
-// at the end.
-func NewCheckSpill(known *check.Baseline) *CheckSpill {
+// at the end. record: a baseline is written of the findings
+// (RecordBaseline).
+func NewCheckSpill(known *check.Baseline, record bool) *CheckSpill {
 	s := &CheckSpill{}
 	s.init(func(_ *dissect.Connection, cr *check.ConnResult) checkDoc {
 		var d checkDoc
 		if known != nil {
 			before := slices.Clone(cr.Checks)
+			var all []check.Finding
+			if record {
+				all = slices.Clone(cr.Findings())
+			}
 			n := len(cr.Findings())
 			if d.Suppressed = known.ApplyConn(cr); d.Suppressed > 0 {
-				d.ChecksBefore, d.FindingsBefore = before, n
+				d.ChecksBefore, d.FindingsBefore, d.Unsuppressed = before, n, all
 				s.suppressed += d.Suppressed
 			}
 		}
@@ -67,6 +76,27 @@ func NewCheckSpill(known *check.Baseline) *CheckSpill {
 		return d.Conn.Checks, len(d.Findings)
 	})
 	return s
+}
+
+// RecordBaseline records in b the findings of the connections spilled
+// (before the baseline applied to them, if any), as check.Baseline.Add
+// records those of a result: call it before b.Add of the file's result.
+// The spill must have been made with record set.
+func (s *CheckSpill) RecordBaseline(b *check.Baseline) error {
+	s.finish()
+	return s.merge(0, nil, nil, func(d *checkDoc) error {
+		fs := d.Findings
+		if d.Suppressed > 0 {
+			fs = d.Unsuppressed
+		}
+		c := &d.Conn
+		port := uint16(0)
+		if c.ServicePort != nil {
+			port = *c.ServicePort
+		}
+		b.AddFindings(c.ID, c.Transport, c.Client.Address, c.Server.Address, port, fs)
+		return nil
+	})
 }
 
 // Len is the number of connections the spill holds.

@@ -125,15 +125,14 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 			}
 			// Connections released during the read leave memory as they
 			// go (report/findings_spill.go), the baseline applied to each,
-			// unless an option needs the whole result at the end:
-			// --write-baseline, --connection.
-			spill := writeBaseline == "" && conn == 0
+			// unless --connection picks one out of the whole result.
+			spill := conn == 0
 			defer rep.Close()
 			work := func(i int) result {
 				var opts dissect.Options
 				var sp *report.CheckSpill
 				if spill {
-					sp = report.NewCheckSpill(known)
+					sp = report.NewCheckSpill(known, writeBaseline != "")
 					opts.Observer = sp
 				}
 				runner, each := withChecks(check.Config{Rules: rules}, &opts, nil)
@@ -153,6 +152,13 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 				fmt.Fprint(cmd.ErrOrStderr(), r.warn)
 				if r.res != nil {
 					if writeBaseline != "" {
+						// The spilled connections' findings, then the
+						// others': the baseline puts them in order.
+						if r.spill != nil {
+							if err := r.spill.RecordBaseline(&seen); err != nil {
+								return &exitError{exitUsage, fmt.Errorf("--write-baseline: %w", err)}
+							}
+						}
 						seen.Add(r.res)
 					}
 					if known != nil {
