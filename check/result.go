@@ -216,6 +216,34 @@ type Result struct {
 	Caveats []string `json:"caveats,omitempty"`
 }
 
+// Narrow keeps connection id's results and findings only (check
+// --connection: its ID as analyze numbers them); it reports whether the
+// connection is there. The forgotten connections' checks stay.
+func (r *Result) Narrow(id int) bool {
+	found := false
+	conns := r.Connections[:0]
+	for _, cr := range r.Connections {
+		if cr.ID == id {
+			conns = append(conns, cr)
+			found = true
+		}
+	}
+	r.Connections = conns
+	// A new slice, not r.Findings filtered in place: the connections'
+	// findings share its array (Runner.Finish).
+	var fs []Finding
+	if r.Findings != nil {
+		fs = []Finding{}
+	}
+	for _, f := range r.Findings {
+		if f.Connection == id {
+			fs = append(fs, f)
+		}
+	}
+	r.Findings = fs
+	return found
+}
+
 // AddCaveat notes that every connection's results may lack evidence.
 func (r *Result) AddCaveat(note string) {
 	r.Caveats = append(r.Caveats, note)

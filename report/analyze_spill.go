@@ -77,6 +77,7 @@ type connSpill[D any] struct {
 	err       error
 	buf       []byte
 	finished  bool
+	only      int // Only
 }
 
 // ConnSpill takes released connections out of memory for the analyze
@@ -199,7 +200,24 @@ func (s *connSpill[D]) write(dc *dissect.Connection, b []byte) {
 	s.mem = append(s.mem, b...)
 }
 
-func (s *connSpill[D]) Len() int { return len(s.index) - s.dead }
+func (s *connSpill[D]) Len() int {
+	if s.only == 0 {
+		return len(s.index) - s.dead
+	}
+	n := 0
+	for _, e := range s.index {
+		if e.n >= 0 && e.id == s.only {
+			n++
+		}
+	}
+	return n
+}
+
+// Only narrows what the reports read back to connection id (analyze and
+// check --connection); the others are still spilled, so that what the
+// runner counts of them (forgotten connections, a baseline written) is as
+// without the spill.
+func (s *connSpill[D]) Only(id int) { s.only = id }
 
 // has reports whether the spill took dc.
 func (s *connSpill[D]) has(dc *dissect.Connection) bool {
@@ -258,6 +276,9 @@ func (s *connSpill[D]) merge(n int, id func(i int) int, mem func(i int) error, s
 		}
 		var d D
 		for _, e := range s.index {
+			if s.only != 0 && e.id != s.only {
+				continue
+			}
 			for ; i < n && id(i) < e.id; i++ {
 				if err := mem(i); err != nil {
 					return err
@@ -322,6 +343,32 @@ func (s *ConnSpill) Analysis(file string, eng *dissect.Snapshot) *Analysis {
 func addCheckResult(c *Connection, cr *check.ConnResult) {
 	c.RemoteInvalidation, c.Chunks, c.Checks = cr.Usage, cr.Chunks, cr.Checks
 	c.CheckCaveats = cr.Caveats
+}
+
+// Narrow keeps connection id and its findings only (analyze --connection:
+// its ID as analyze numbers them); the packet and protocol counts stay the
+// capture's. Of the connections the spill took, only those it was told to
+// keep (ConnSpill.Only) are read back. It reports whether the connection
+// is there.
+func (a *Analysis) Narrow(id int) bool {
+	conns := a.Connections[:0]
+	for _, c := range a.Connections {
+		if c.ID == id {
+			conns = append(conns, c)
+		}
+	}
+	a.Connections = conns
+	var fs []Finding
+	if a.Findings != nil {
+		fs = []Finding{} // a new slice: a.Findings is the check.Result's (AddChecks)
+	}
+	for _, f := range a.Findings {
+		if f.Connection == id {
+			fs = append(fs, f)
+		}
+	}
+	a.Findings = fs
+	return a.NumConnections() > 0
 }
 
 // NumConnections is the number of connections the document reports.

@@ -509,3 +509,67 @@ func TestSpillWithoutTempDir(t *testing.T) {
 		os.Unsetenv("TMPDIR")
 	}
 }
+
+// TestSpillNarrow: analyze and check --connection ID with the spill told
+// to read back that connection only (Only) write what they write with
+// every connection kept and the result narrowed, and find the same
+// connections there or not: on the captures of many connections, for
+// connections spilled, still in memory, of the first and the last copy,
+// and one that is not there.
+func TestSpillNarrow(t *testing.T) {
+	defer func(after int) { spillConnsAfter = after }(spillConnsAfter)
+	spillConnsAfter = 0
+	for _, f := range spillCopies(t) {
+		for _, id := range []int{1, 2, 23, 45, 66, 67} {
+			// analyze
+			eng, run, err := runChecked(t, f, dissect.Options{}, check.Config{}, nil)
+			want := NewAnalysis(f, eng.Snapshot())
+			want.AddChecks(run.Finish(eng.Conns.Connections()))
+			wantFound := want.Narrow(id)
+			s := NewConnSpill()
+			s.Only(id)
+			eng, run, err2 := runChecked(t, f, dissect.Options{}, check.Config{}, s)
+			if err != nil || err2 != nil {
+				t.Fatal(err, err2)
+			}
+			got := s.Analysis(f, eng.Snapshot())
+			got.AddChecks(run.Finish(eng.Conns.Connections()))
+			if found := got.Narrow(id); found != wantFound {
+				t.Fatalf("%s connection %d: found %v with the spill, %v without", f, id, found, wantFound)
+			}
+			var wt, gt, wj, gj bytes.Buffer
+			want.WriteTable(&wt)
+			got.WriteTable(&gt)
+			want.WriteJSON(&wj)
+			got.WriteJSON(&gj)
+			if wt.String() != gt.String() || wj.String() != gj.String() {
+				t.Errorf("%s: analyze --connection %d differs with the spill\n--- got\n%s\n--- want\n%s", f, id, gt.String(), wt.String())
+			}
+			s.Close()
+			if id == 23 && s.connSpill.Len() != 1 {
+				t.Fatalf("%s: connection 23 was not spilled (%d read back): the test proves little", f, s.connSpill.Len())
+			}
+			// check
+			eng, run, _ = runChecked(t, f, dissect.Options{}, check.Config{}, nil)
+			res := run.Finish(eng.Conns.Connections())
+			wantFound = res.Narrow(id)
+			wantC := NewCheckFile(f, eng.Snapshot(), res, nil)
+			cs := NewCheckSpill(nil, false)
+			cs.Only(id)
+			eng, run, _ = runChecked(t, f, dissect.Options{}, check.Config{}, cs)
+			res = run.Finish(eng.Conns.Connections())
+			found := res.Narrow(id) || cs.Len() > 0
+			if found != wantFound {
+				t.Fatalf("%s connection %d: check found %v with the spill, %v without", f, id, found, wantFound)
+			}
+			gotC := cs.CheckFile(f, eng.Snapshot(), res, nil)
+			w, g := checkOutputs(t, []CheckFile{wantC}), checkOutputs(t, []CheckFile{gotC})
+			for k := range w {
+				if w[k] != g[k] {
+					t.Errorf("%s: check --connection %d %s differs with the spill", f, id, k)
+				}
+			}
+			cs.Close()
+		}
+	}
+}

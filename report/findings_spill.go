@@ -10,9 +10,8 @@ import (
 // Flat memory for `check` (issue 14): as for analyze (analyze_spill.go),
 // a connection the engine released has its part of the report — its
 // CheckConnection and its findings, a baseline applied — built then and
-// written out, and the reports read it back in its place. Only
-// --connection, which picks one connection out of the whole result, keeps
-// everything in memory as before.
+// written out, and the reports read it back in its place (with
+// --connection, that one only: Only).
 
 // checkDoc is one connection's part of a CheckFile.
 type checkDoc struct {
@@ -84,7 +83,11 @@ func NewCheckSpill(known *check.Baseline, record bool) *CheckSpill {
 // The spill must have been made with record set.
 func (s *CheckSpill) RecordBaseline(b *check.Baseline) error {
 	s.finish()
-	return s.merge(0, nil, nil, func(d *checkDoc) error {
+	for _, e := range s.index { // all, whatever Only picks
+		var d checkDoc
+		if err := s.read(e, &d); err != nil {
+			return err
+		}
 		fs := d.Findings
 		if d.Suppressed > 0 {
 			fs = d.Unsuppressed
@@ -95,8 +98,8 @@ func (s *CheckSpill) RecordBaseline(b *check.Baseline) error {
 			port = *c.ServicePort
 		}
 		b.AddFindings(c.ID, c.Transport, c.Client.Address, c.Server.Address, port, fs)
-		return nil
-	})
+	}
+	return nil
 }
 
 // Len is the number of connections the spill holds.

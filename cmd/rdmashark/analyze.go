@@ -176,28 +176,21 @@ output is a JSON array of the one-capture documents, in that order.`,
 			work := func(i int) docResult[*report.Analysis] {
 				opts := dissect.Options{HealthInterval: interval}
 				// Connections released during the read leave memory as
-				// they go (report/analyze_spill.go); --connection keeps
-				// them to pick one out.
-				var spill *report.ConnSpill
-				if conn == 0 {
-					spill = report.NewConnSpill()
-					opts.Observer = spill
+				// they go (report/analyze_spill.go); with --connection
+				// only that one is read back.
+				spill := report.NewConnSpill()
+				if conn != 0 {
+					spill.Only(conn)
 				}
+				opts.Observer = spill
 				checks, each := withChecks(check.Config{}, &opts, nil)
-				if spill != nil {
-					spill.SetRunner(checks)
-				}
+				spill.SetRunner(checks)
 				eng, runErr := runEngine(cmd, g, names[i], engineRun{opts: opts, each: each})
 				if eng == nil {
 					spill.Close()
 					return docResult[*report.Analysis]{runErr: runErr}
 				}
-				var a *report.Analysis
-				if spill != nil {
-					a = spill.Analysis(displayName(names[i]), snapshot(eng))
-				} else {
-					a = report.NewAnalysis(displayName(names[i]), snapshot(eng))
-				}
+				a := spill.Analysis(displayName(names[i]), snapshot(eng))
 				if runErr == errInterrupted {
 					// Reported as such; like capture's Ctrl-C, not a failure.
 					a.Interrupted, runErr = true, nil
@@ -205,7 +198,7 @@ output is a JSON array of the one-capture documents, in that order.`,
 				res := checks.Finish(eng.Conns.Connections())
 				res.NoteLoss(0, eng.Stats.Skipped)
 				a.AddChecks(res)
-				if conn != 0 && !narrowAnalysis(a, conn) {
+				if conn != 0 && !a.Narrow(conn) {
 					return docResult[*report.Analysis]{runErr: usageErr("--connection %d: no such connection in %s", conn, names[i])}
 				}
 				if runErr != nil {

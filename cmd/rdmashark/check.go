@@ -124,21 +124,18 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 				runErr error
 			}
 			// Connections released during the read leave memory as they
-			// go (report/findings_spill.go), the baseline applied to each,
-			// unless --connection picks one out of the whole result.
-			spill := conn == 0
+			// go (report/findings_spill.go), the baseline applied to each;
+			// with --connection only that one is read back.
 			defer rep.Close()
 			work := func(i int) result {
 				var opts dissect.Options
-				var sp *report.CheckSpill
-				if spill {
-					sp = report.NewCheckSpill(known, writeBaseline != "")
-					opts.Observer = sp
+				sp := report.NewCheckSpill(known, writeBaseline != "")
+				if conn != 0 {
+					sp.Only(conn)
 				}
+				opts.Observer = sp
 				runner, each := withChecks(check.Config{Rules: rules}, &opts, nil)
-				if sp != nil {
-					sp.SetRunner(runner)
-				}
+				sp.SetRunner(runner)
 				eng, runErr := runEngine(cmd, g, names[i], engineRun{opts: opts, each: each})
 				r := result{eng: eng, runErr: runErr, spill: sp}
 				if eng != nil {
@@ -164,7 +161,7 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 					if known != nil {
 						known.Apply(r.res)
 					}
-					if conn != 0 && !narrowResult(r.res, conn) {
+					if conn != 0 && !r.res.Narrow(conn) && r.spill.Len() == 0 {
 						return usageErr("--connection %d: no such connection in %s", conn, names[i])
 					}
 				}
