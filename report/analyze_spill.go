@@ -66,18 +66,18 @@ type connSpill[D any] struct {
 	// document (ConnectionForgotten).
 	forgotten func(d *D) ([]check.CheckResult, int)
 	released  int
-	f         *os.File
-	name      string
-	w         *bufio.Writer
-	mem       []byte // the records when there is no file
-	off       int64
-	index     []spillEntry
-	byConn    map[*dissect.Connection]int // index position
-	dead      int
-	err       error
-	buf       []byte
-	finished  bool
-	only      int // Only
+	store
+	off       int64 // the bytes of the records in the store
+	deadBytes int64 // of those, the forgotten connections'
+	// compactions counts the compactions (for the tests).
+	compactions int
+	index       []spillEntry
+	byConn      map[*dissect.Connection]int // index position
+	dead        int
+	err         error
+	buf         []byte
+	finished    bool
+	only        int // Only
 }
 
 // ConnSpill takes released connections out of memory for the analyze
@@ -147,6 +147,7 @@ func (s *connSpill[D]) ConnectionForgotten(dc *dissect.Connection) {
 	e := s.index[i]
 	s.index[i].n = -1
 	s.dead++
+	s.deadBytes += int64(e.n)
 	delete(s.byConn, dc)
 	if s.w != nil {
 		if err := s.w.Flush(); err != nil {
@@ -161,6 +162,9 @@ func (s *connSpill[D]) ConnectionForgotten(dc *dissect.Connection) {
 	}
 	checks, findings := s.forgotten(&d)
 	s.runner.ForgetTaken(checks, findings)
+	if s.deadBytes >= compactAt && s.deadBytes > s.off-s.deadBytes {
+		s.compact()
+	}
 }
 
 func (s *connSpill[D]) fail(err error) {
@@ -169,35 +173,106 @@ func (s *connSpill[D]) fail(err error) {
 	}
 }
 
+// store is where the records go: an unlinked temporary file, written
+// through w, or memory when no file can be made.
+type store struct {
+	f    *os.File
+	name string // to remove on Close where an open file cannot be unlinked
+	w    *bufio.Writer
+	mem  []byte
+}
+
+func newStore() store {
+	f, err := os.CreateTemp("", "rdmashark-connections-*")
+	if err == nil && !spillToFile {
+		f.Close()
+		os.Remove(f.Name())
+		err = os.ErrPermission
+	}
+	if err != nil {
+		return store{mem: []byte{}}
+	}
+	st := store{f: f, name: f.Name(), w: bufio.NewWriterSize(f, 64<<10)}
+	if os.Remove(st.name) == nil {
+		st.name = ""
+	}
+	return st
+}
+
+// put appends b.
+func (st *store) put(b []byte) error {
+	if st.f != nil {
+		_, err := st.w.Write(b)
+		return err
+	}
+	st.mem = append(st.mem, b...)
+	return nil
+}
+
+func (st *store) close() error {
+	st.mem = nil
+	if st.f == nil {
+		return nil
+	}
+	err := st.f.Close()
+	if st.name != "" {
+		os.Remove(st.name)
+	}
+	st.f = nil
+	return err
+}
+
 // write appends one record.
 func (s *connSpill[D]) write(dc *dissect.Connection, b []byte) {
 	if s.f == nil && s.mem == nil {
-		f, err := os.CreateTemp("", "rdmashark-connections-*")
-		if err == nil && !spillToFile {
-			f.Close()
-			os.Remove(f.Name())
-			err = os.ErrPermission
-		}
-		if err == nil {
-			s.f, s.name = f, f.Name()
-			if os.Remove(s.name) == nil {
-				s.name = ""
-			}
-			s.w = bufio.NewWriterSize(f, 64<<10)
-		} else {
-			s.mem = []byte{}
-		}
+		s.store = newStore()
 	}
 	s.byConn[dc] = len(s.index)
 	s.index = append(s.index, spillEntry{id: dc.ID, off: s.off, n: len(b)})
 	s.off += int64(len(b))
-	if s.f != nil {
-		if _, err := s.w.Write(b); err != nil {
-			s.fail(fmt.Errorf("writing connections to a temporary file: %w", err))
-		}
-		return
+	if err := s.put(b); err != nil {
+		s.fail(fmt.Errorf("writing connections to a temporary file: %w", err))
 	}
-	s.mem = append(s.mem, b...)
+}
+
+// compactAt: past this many bytes of forgotten connections' records, when
+// they are more than the others', the spill copies the others to a new
+// store and lets the old one go, so that what it holds stays bounded by
+// the connection table however many connections the input closes (a
+// variable for the tests).
+var compactAt int64 = 8 << 20
+
+// compact copies the records of the connections not forgotten to a new
+// store.
+func (s *connSpill[D]) compact() {
+	if s.w != nil {
+		if err := s.w.Flush(); err != nil {
+			s.fail(fmt.Errorf("writing connections to a temporary file: %w", err))
+			return
+		}
+	}
+	nst := newStore()
+	index := make([]spillEntry, 0, len(s.byConn))
+	var off int64
+	for dc, pos := range s.byConn {
+		e := s.index[pos]
+		b, err := s.bytesOf(e)
+		if err == nil {
+			err = nst.put(b)
+		}
+		if err != nil {
+			s.fail(fmt.Errorf("compacting the connections' temporary file: %w", err))
+			nst.close()
+			return
+		}
+		e.off = off
+		off += int64(e.n)
+		s.byConn[dc] = len(index)
+		index = append(index, e)
+	}
+	s.store.close()
+	s.store, s.index, s.off, s.dead, s.deadBytes = nst, index, off, 0, 0
+	s.compactions++
 }
 
 func (s *connSpill[D]) Len() int {
@@ -242,24 +317,33 @@ func (s *connSpill[D]) finish() {
 	slices.SortStableFunc(s.index, func(a, b spillEntry) int { return a.id - b.id })
 }
 
-// read decodes record e into d.
-func (s *connSpill[D]) read(e spillEntry, d *D) error {
-	if s.f != nil {
+// bytesOf returns record e's bytes, valid until the next call.
+func (s *connSpill[D]) bytesOf(e spillEntry) ([]byte, error) {
+	switch {
+	case s.f != nil:
 		s.buf = slices.Grow(s.buf[:0], e.n)[:e.n]
 		if _, err := s.f.ReadAt(s.buf, e.off); err != nil {
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF
 			}
-			return fmt.Errorf("reading connection %d back from a temporary file: %w", e.id, err)
+			return nil, fmt.Errorf("reading connection %d back from a temporary file: %w", e.id, err)
 		}
-	} else if s.mem != nil {
-		s.buf = s.mem[e.off : e.off+int64(e.n)]
-	} else {
-		return fmt.Errorf("reading connection %d back: the spill was closed", e.id)
+		return s.buf, nil
+	case s.mem != nil:
+		return s.mem[e.off : e.off+int64(e.n)], nil
+	}
+	return nil, fmt.Errorf("reading connection %d back: the spill was closed", e.id)
+}
+
+// read decodes record e into d.
+func (s *connSpill[D]) read(e spillEntry, d *D) error {
+	b, err := s.bytesOf(e)
+	if err != nil {
+		return err
 	}
 	var zero D
 	*d = zero
-	if err := json.Unmarshal(s.buf, d); err != nil {
+	if err := json.Unmarshal(b, d); err != nil {
 		return fmt.Errorf("reading connection %d back: %w", e.id, err)
 	}
 	return nil
@@ -301,18 +385,7 @@ func (s *connSpill[D]) merge(n int, id func(i int) int, mem func(i int) error, s
 }
 
 // Close removes the temporary file.
-func (s *connSpill[D]) Close() error {
-	s.mem = nil
-	if s.f == nil {
-		return nil
-	}
-	err := s.f.Close()
-	if s.name != "" {
-		os.Remove(s.name)
-	}
-	s.f = nil
-	return err
-}
+func (s *connSpill[D]) Close() error { return s.store.close() }
 
 // Len is the number of connections the spill holds.
 func (s *ConnSpill) Len() int {

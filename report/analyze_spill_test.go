@@ -16,6 +16,10 @@ import (
 	"github.com/rdmashark/rdmashark/source"
 )
 
+// compactions counts the spills' compactions in the tests
+// (analyzeChecked, checkFileSeen).
+var compactions int
+
 // spiller is a ConnSpill or a CheckSpill.
 type spiller interface {
 	dissect.ConnForgetter
@@ -65,6 +69,7 @@ func analyzeChecked(t *testing.T, name string, opts dissect.Options, cfg check.C
 	if s != nil {
 		a = s.Analysis(name, eng.Snapshot())
 		spilled = s.Len()
+		compactions += s.compactions
 	} else {
 		a = NewAnalysis(name, eng.Snapshot())
 	}
@@ -170,7 +175,11 @@ func TestConnSpillMatches(t *testing.T) {
 		t.Fatalf("only %d captures found", len(files))
 	}
 	files = append(files, spillCopies(t)...)
-	defer func(after int, toFile bool) { spillConnsAfter, spillToFile = after, toFile }(spillConnsAfter, spillToFile)
+	defer func(after int, toFile bool, at int64) {
+		spillConnsAfter, spillToFile, compactAt = after, toFile, at
+	}(spillConnsAfter, spillToFile, compactAt)
+	compactAt = 1 // compact at every forgotten connection
+	compactions = 0
 	variants := spillVariants
 	took := 0
 	for _, v := range variants {
@@ -192,10 +201,10 @@ func TestConnSpillMatches(t *testing.T) {
 			}
 		}
 	}
-	if took < 50 {
-		t.Fatalf("the spill took %d connections in all: the comparison proves little", took)
+	if took < 50 || compactions < 10 {
+		t.Fatalf("the spill took %d connections in all and compacted %d times: the comparison proves little", took, compactions)
 	}
-	t.Logf("%d connections spilled in all", took)
+	t.Logf("%d connections spilled in all, %d compactions", took, compactions)
 }
 
 // checkFileOf reads name as `rdmashark check` does, through a CheckSpill
@@ -235,6 +244,7 @@ func checkFileSeen(t *testing.T, name string, opts dissect.Options, cfg check.Co
 		known.Apply(res) // as check does, to what it holds at the end
 	}
 	if s != nil {
+		compactions += s.compactions
 		return s.CheckFile(name, eng.Snapshot(), res, err), s.Len()
 	}
 	return NewCheckFile(name, eng.Snapshot(), res, err), 0
@@ -295,7 +305,11 @@ func TestCheckSpillMatches(t *testing.T) {
 		t.Fatalf("only %d captures found", len(files))
 	}
 	files = append(files, spillCopies(t)...)
-	defer func(after int, toFile bool) { spillConnsAfter, spillToFile = after, toFile }(spillConnsAfter, spillToFile)
+	defer func(after int, toFile bool, at int64) {
+		spillConnsAfter, spillToFile, compactAt = after, toFile, at
+	}(spillConnsAfter, spillToFile, compactAt)
+	compactAt = 1 // compact at every forgotten connection
+	compactions = 0
 	// A baseline of every other kind of finding the captures have, so
 	// that some findings are suppressed and some are not.
 	known := spillBaseline(t, files)
@@ -350,8 +364,8 @@ func TestCheckSpillMatches(t *testing.T) {
 			(&CheckReport{Files: allGot}).Close()
 		}
 	}
-	if took < 50 || suppressed < 50 {
-		t.Fatalf("the spill took %d connections in all, the baseline suppressed %d of their findings: the comparison proves little", took, suppressed)
+	if took < 50 || suppressed < 50 || compactions < 10 {
+		t.Fatalf("the spill took %d connections in all, the baseline suppressed %d of their findings, %d compactions: the comparison proves little", took, suppressed, compactions)
 	}
 	t.Logf("%d connections spilled in all, %d of their findings suppressed by the baseline", took, suppressed)
 }
