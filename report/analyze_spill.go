@@ -31,9 +31,11 @@ import (
 // so that a capture of a few connections never touches the disk. Without a
 // temporary file (none can be made) the encoded connections are kept in
 // memory: still ~4× smaller than the structures. The encoding is
-// encoding/json's, which round-trips the document exactly (every pointer
-// and slice keeps nil apart from present, floats their bits;
-// TestConnSpillMatches holds every output to the in-memory path's).
+// encoding/json's, which round-trips what the reports write: pointers keep
+// nil apart from present, floats their bits, and a slice the JSON omits
+// when empty comes back nil, which every report writes as an empty one
+// (TestConnSpillMatches and TestCheckSpillMatches hold every output to the
+// in-memory path's).
 
 // spillConnsAfter is how many released connections stay in memory before
 // the spill starts (a variable for the tests).
@@ -275,6 +277,8 @@ func (s *connSpill[D]) compact() {
 	s.compactions++
 }
 
+// Len is the number of connections the spill holds and the reports read
+// back (those Only picks, when it was told one).
 func (s *connSpill[D]) Len() int {
 	if s.only == 0 {
 		return len(s.index) - s.dead
