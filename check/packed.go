@@ -23,14 +23,36 @@ const (
 // pack replaces cr.Checks by their packed form when every row is the rule
 // of the same place in rules (it is so for every connection but 0).
 func (cr *ConnResult) pack(rules []*Rule) {
-	if len(cr.Checks) == 0 || len(cr.Checks) != len(rules) {
+	b := PackChecks(cr.Checks, rules)
+	if b == nil {
 		return
 	}
-	b := make([]byte, 0, 8*len(cr.Checks))
-	for i := range cr.Checks {
-		ch, ru := &cr.Checks[i], rules[i]
+	if cap(b) > len(b) {
+		b = append([]byte(nil), b...) // kept to the end: sized exactly
+	}
+	cr.packed, cr.packedRules, cr.Checks = b, rules, nil
+}
+
+// unpack restores cr.Checks from their packed form.
+func (cr *ConnResult) unpack() {
+	if cr.packed == nil {
+		return
+	}
+	cr.Checks, cr.packed, cr.packedRules = UnpackChecks(cr.packed, cr.packedRules), nil, nil
+}
+
+// PackChecks returns checks in the packed form above, a few bytes a rule;
+// nil when they are not one per rule of rules, in order. report's spill
+// keeps a released connection's checks so (issue 14).
+func PackChecks(checks []CheckResult, rules []*Rule) []byte {
+	if len(checks) == 0 || len(checks) != len(rules) {
+		return nil
+	}
+	b := make([]byte, 0, 8*len(checks))
+	for i := range checks {
+		ch, ru := &checks[i], rules[i]
 		if ch.Rule != ru.ID {
-			return
+			return nil
 		}
 		b = append(b, byte(ch.Status), byte(ch.Worst))
 		switch ch.Reason {
@@ -49,18 +71,11 @@ func (cr *ConnResult) pack(rules []*Rule) {
 			b = binary.AppendVarint(b, int64(n))
 		}
 	}
-	if cap(b) > len(b) {
-		b = append([]byte(nil), b...) // kept to the end: sized exactly
-	}
-	cr.packed, cr.packedRules, cr.Checks = b, rules, nil
+	return b
 }
 
-// unpack restores cr.Checks from their packed form.
-func (cr *ConnResult) unpack() {
-	if cr.packed == nil {
-		return
-	}
-	b, rules := cr.packed, cr.packedRules
+// UnpackChecks restores the checks PackChecks packed with the same rules.
+func UnpackChecks(b []byte, rules []*Rule) []CheckResult {
 	checks := make([]CheckResult, len(rules))
 	for i, ru := range rules {
 		ch := &checks[i]
@@ -84,5 +99,5 @@ func (cr *ConnResult) unpack() {
 			b = b[k:]
 		}
 	}
-	cr.Checks, cr.packed, cr.packedRules = checks, nil, nil
+	return checks
 }

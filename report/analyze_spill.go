@@ -45,10 +45,14 @@ var spillConnsAfter = 64
 // in-memory fallback).
 var spillToFile = true
 
-// connDoc is one connection's part of the analyze document.
+// connDoc is one connection's part of the analyze document. Its checks,
+// most of the encoding and of the time to decode it, are packed
+// (check.PackChecks: Conn.Checks is then nil) when they are one per rule
+// of the runner's rules.
 type connDoc struct {
 	Conn     Connection `json:"c"`
 	Findings []Finding  `json:"f"`
+	Checks   []byte     `json:"k,omitempty"`
 }
 
 type spillEntry struct {
@@ -67,7 +71,9 @@ type connSpill[D any] struct {
 	// forgotten gives the checks and the number of findings of a
 	// document (ConnectionForgotten).
 	forgotten func(d *D) ([]check.CheckResult, int)
-	released  int
+	// unpack restores the packed checks of a document read back.
+	unpack   func(d *D)
+	released int
 	store
 	off       int64 // the bytes of the records in the store
 	deadBytes int64 // of those, the forgotten connections'
@@ -96,13 +102,22 @@ func NewConnSpill() *ConnSpill {
 		d := connDoc{Conn: connection(dc)}
 		addCheckResult(&d.Conn, cr)
 		d.Findings = cr.Findings()
+		if b := check.PackChecks(d.Conn.Checks, s.runner.Rules()); b != nil {
+			d.Checks, d.Conn.Checks = b, nil
+		}
 		return d
-	}, func(d *connDoc) ([]check.CheckResult, int) { return d.Conn.Checks, len(d.Findings) })
+	}, func(d *connDoc) ([]check.CheckResult, int) { return d.Conn.Checks, len(d.Findings) },
+		func(d *connDoc) {
+			if d.Checks != nil {
+				d.Conn.Checks = check.UnpackChecks(d.Checks, s.runner.Rules())
+			}
+		})
 	return s
 }
 
-func (s *connSpill[D]) init(build func(dc *dissect.Connection, cr *check.ConnResult) D, forgotten func(d *D) ([]check.CheckResult, int)) {
-	s.build, s.forgotten, s.byConn = build, forgotten, map[*dissect.Connection]int{}
+func (s *connSpill[D]) init(build func(dc *dissect.Connection, cr *check.ConnResult) D,
+	forgotten func(d *D) ([]check.CheckResult, int), unpack func(d *D)) {
+	s.build, s.forgotten, s.unpack, s.byConn = build, forgotten, unpack, map[*dissect.Connection]int{}
 }
 
 // SetRunner gives the spill the runner whose released results it takes.
@@ -350,6 +365,7 @@ func (s *connSpill[D]) read(e spillEntry, d *D) error {
 	if err := json.Unmarshal(b, d); err != nil {
 		return fmt.Errorf("reading connection %d back: %w", e.id, err)
 	}
+	s.unpack(d)
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/xml"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -29,7 +30,7 @@ type spiller interface {
 // runChecked reads name through an engine with a check runner, and the
 // spill s after the runner unless it is nil, as analyze and check do; the
 // error is what stopped the reading.
-func runChecked(t *testing.T, name string, opts dissect.Options, cfg check.Config, s spiller) (*dissect.Engine, *check.Runner, error) {
+func runChecked(t testing.TB, name string, opts dissect.Options, cfg check.Config, s spiller) (*dissect.Engine, *check.Runner, error) {
 	t.Helper()
 	r, err := source.Open(name)
 	if err != nil {
@@ -111,7 +112,7 @@ func bundledCaptures(t *testing.T) []string {
 // connections new ones. A closed connection is released only after 16
 // more closes (dissect/release.go): the rping connections release the
 // NFS ones before the end, so the spill takes connections with findings.
-func spillCopies(t *testing.T) []string {
+func spillCopies(t testing.TB) []string {
 	t.Helper()
 	read := func(name string) []byte {
 		b, err := os.ReadFile(filepath.Join("..", "testdata", "pcaps", name))
@@ -585,5 +586,57 @@ func TestSpillNarrow(t *testing.T) {
 			}
 			cs.Close()
 		}
+	}
+}
+
+// BenchmarkAnalyzeSpill: analyze of a capture of 66 connections (NFS and
+// rping copies) with every connection kept to the end and with the
+// connections spilled from the first one released (to a temporary file,
+// read back for the table and the JSON): what the spill costs in time and
+// allocations per capture.
+//
+//	go test ./report -run '^$' -bench BenchmarkAnalyzeSpill -benchmem
+func BenchmarkAnalyzeSpill(b *testing.B) {
+	files := spillCopies(b)
+	defer func(after int) { spillConnsAfter = after }(spillConnsAfter)
+	spillConnsAfter = 0
+	for _, spill := range []bool{false, true} {
+		name := "kept"
+		if spill {
+			name = "spilled"
+		}
+		b.Run(name, func(b *testing.B) {
+			for range b.N {
+				for _, f := range files {
+					analyzeBench(b, f, spill)
+				}
+			}
+		})
+	}
+}
+
+func analyzeBench(b *testing.B, name string, spill bool) {
+	var s *ConnSpill
+	var eng *dissect.Engine
+	var run *check.Runner
+	if spill {
+		s = NewConnSpill()
+		defer s.Close()
+		eng, run, _ = runChecked(b, name, dissect.Options{}, check.Config{}, s)
+	} else {
+		eng, run, _ = runChecked(b, name, dissect.Options{}, check.Config{}, nil)
+	}
+	var a *Analysis
+	if s != nil {
+		a = s.Analysis(name, eng.Snapshot())
+	} else {
+		a = NewAnalysis(name, eng.Snapshot())
+	}
+	a.AddChecks(run.Finish(eng.Conns.Connections()))
+	if err := a.WriteTable(io.Discard); err != nil {
+		b.Fatal(err)
+	}
+	if err := a.WriteJSON(io.Discard); err != nil {
+		b.Fatal(err)
 	}
 }

@@ -79,6 +79,8 @@ type CheckFile struct {
 	// Findings then hold only the others, and the reports walk both
 	// (eachConn, EachFinding).
 	spill *CheckSpill
+	// gate is what Add counted for the gate (Judge).
+	gate gateCounts
 
 	// Interrupted: a signal stopped reading before the end of the file
 	// (or before the file was opened); SkippedRecords counts damaged
@@ -187,7 +189,6 @@ func checkConnection(cr *check.ConnResult) CheckConnection {
 
 // Add appends a file and updates the summary.
 func (r *CheckReport) Add(f CheckFile) {
-	r.Files = append(r.Files, f)
 	s := &r.Summary
 	if s.Findings == nil {
 		s.Findings = map[string]int{}
@@ -205,7 +206,9 @@ func (r *CheckReport) Add(f CheckFile) {
 	}
 	s.Suppressed += f.Suppressed
 	rules := ruleFindings{}
+	f.gate = gateCounts{}
 	err := f.eachConn(func(c *CheckConnection, fs []check.Finding) error {
+		f.gate.add(c)
 		if c.ID != 0 {
 			s.Connections++
 		}
@@ -238,6 +241,7 @@ func (r *CheckReport) Add(f CheckFile) {
 		return nil
 	})
 	r.keepErr(err)
+	r.Files = append(r.Files, f)
 	// The forgotten connections' findings are not listed: they count at
 	// the worst severity their rule found.
 	s.Connections += f.ForgottenConnections

@@ -19,6 +19,8 @@ type checkDoc struct {
 	// Name is Conn.name (unexported: not in the report's JSON).
 	Name     string          `json:"n"`
 	Findings []check.Finding `json:"f"`
+	// Checks are Conn.Checks packed (connDoc).
+	Checks []byte `json:"k,omitempty"`
 	// With a baseline: how many findings it suppressed, and when it did,
 	// the checks and the number of findings before (what the runner
 	// counts of a connection the full table forgets: it forgets results
@@ -66,6 +68,9 @@ func NewCheckSpill(known *check.Baseline, record bool) *CheckSpill {
 		}
 		d.Conn = checkConnection(cr)
 		d.Name, d.Findings = d.Conn.name, cr.Findings()
+		if b := check.PackChecks(d.Conn.Checks, s.runner.Rules()); b != nil {
+			d.Checks, d.Conn.Checks = b, nil
+		}
 		return d
 	}, func(d *checkDoc) ([]check.CheckResult, int) {
 		if d.Suppressed > 0 {
@@ -73,6 +78,10 @@ func NewCheckSpill(known *check.Baseline, record bool) *CheckSpill {
 			return d.ChecksBefore, d.FindingsBefore
 		}
 		return d.Conn.Checks, len(d.Findings)
+	}, func(d *checkDoc) {
+		if d.Checks != nil {
+			d.Conn.Checks = check.UnpackChecks(d.Checks, s.runner.Rules())
+		}
 	})
 	return s
 }

@@ -93,29 +93,17 @@ func (r *CheckReport) Judge(o GateOptions) {
 	var txns uint64
 	reasons := map[string]int{}
 	for _, f := range r.Files {
-		conns += f.ForgottenConnections
-		r.keepErr(f.eachConn(func(c *CheckConnection, _ []check.Finding) error {
-			if c.ID == 0 {
-				return nil
-			}
-			conns++
-			if c.RPC {
-				rpcConns++
-				if c.Negotiated != nil {
-					negotiated++
-				}
-			}
-			txns += c.Transactions
-			for _, ch := range c.Checks {
-				checks++
-				if ch.Status == check.StatusNotEvaluated {
-					reasons[ch.Reason]++
-				} else {
-					evaluated++
-				}
-			}
-			return nil
-		}))
+		// What Add counted of the file's connections (gateCounts).
+		g := &f.gate
+		conns += f.ForgottenConnections + g.conns
+		rpcConns += g.rpcConns
+		negotiated += g.negotiated
+		txns += g.txns
+		checks += g.checks
+		evaluated += g.evaluated
+		for why, n := range g.reasons {
+			reasons[why] += n
+		}
 		for _, ch := range f.ForgottenChecks {
 			if ch.Status != check.StatusNotEvaluated {
 				evaluated++
@@ -190,6 +178,43 @@ func (r *CheckReport) Judge(o GateOptions) {
 		}
 	}
 	r.Verdict = r.verdict()
+}
+
+// gateCounts are what the gate needs of a file's connections (those of no
+// connection aside), counted by CheckReport.Add as it walks them for the
+// summary: Judge then need not walk them again, reading back the spilled
+// ones (findings_spill.go).
+type gateCounts struct {
+	conns, rpcConns, negotiated int
+	txns                        uint64
+	checks, evaluated           int
+	reasons                     map[string]int // of the checks not evaluated
+}
+
+// add counts connection c.
+func (g *gateCounts) add(c *CheckConnection) {
+	if c.ID == 0 {
+		return
+	}
+	g.conns++
+	if c.RPC {
+		g.rpcConns++
+		if c.Negotiated != nil {
+			g.negotiated++
+		}
+	}
+	g.txns += c.Transactions
+	for _, ch := range c.Checks {
+		g.checks++
+		if ch.Status == check.StatusNotEvaluated {
+			if g.reasons == nil {
+				g.reasons = map[string]int{}
+			}
+			g.reasons[ch.Reason]++
+		} else {
+			g.evaluated++
+		}
+	}
 }
 
 // eachNegotiated applies an expectation to every RPC-over-RDMA
