@@ -1,12 +1,12 @@
 package report
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"slices"
+	"syscall"
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
@@ -59,6 +59,7 @@ type spillEntry struct {
 	id  int
 	off int64
 	n   int
+	dc  *dissect.Connection // only while compact rebuilds byConn
 }
 
 // connSpill is what ConnSpill and CheckSpill share: it takes released
@@ -166,12 +167,6 @@ func (s *connSpill[D]) ConnectionForgotten(dc *dissect.Connection) {
 	s.dead++
 	s.deadBytes += int64(e.n)
 	delete(s.byConn, dc)
-	if s.w != nil {
-		if err := s.w.Flush(); err != nil {
-			s.fail(fmt.Errorf("writing connections to a temporary file: %w", err))
-			return
-		}
-	}
 	var d D
 	if err := s.read(e, &d); err != nil {
 		s.fail(err)
@@ -190,13 +185,15 @@ func (s *connSpill[D]) fail(err error) {
 	}
 }
 
-// store is where the records go: an unlinked temporary file, written
-// through w, or memory when no file can be made.
+// store is where the records go: an unlinked temporary file, or memory
+// when no file can be made or a write to it fails (a full disk: what was
+// written is read back into memory and the spill goes on there, rather
+// than fail the report).
 type store struct {
-	f    *os.File
-	name string // to remove on Close where an open file cannot be unlinked
-	w    *bufio.Writer
-	mem  []byte
+	f       *os.File
+	name    string // to remove on Close where an open file cannot be unlinked
+	written int64  // bytes written to f
+	mem     []byte
 }
 
 func newStore() store {
@@ -209,20 +206,43 @@ func newStore() store {
 	if err != nil {
 		return store{mem: []byte{}}
 	}
-	st := store{f: f, name: f.Name(), w: bufio.NewWriterSize(f, 64<<10)}
+	st := store{f: f, name: f.Name()}
 	if os.Remove(st.name) == nil {
 		st.name = ""
 	}
 	return st
 }
 
-// put appends b.
+// spillDiskFull, when positive, fails a write to a store's file that
+// would take it past this many bytes, as a full disk would (for the
+// tests).
+var spillDiskFull int64
+
+// put appends b (a record: written whole, one write each).
 func (st *store) put(b []byte) error {
-	if st.f != nil {
-		_, err := st.w.Write(b)
+	if st.f == nil {
+		st.mem = append(st.mem, b...)
+		return nil
+	}
+	if spillDiskFull > 0 && st.written+int64(len(b)) > spillDiskFull {
+		n, _ := st.f.Write(b[:spillDiskFull-st.written])
+		st.written += int64(n)
+		return fmt.Errorf("write %s: %w", st.f.Name(), syscall.ENOSPC)
+	}
+	n, err := st.f.Write(b)
+	st.written += int64(n)
+	return err
+}
+
+// toMemory moves the store's first n bytes, written whole to its file,
+// into memory, and lets the file go.
+func (st *store) toMemory(n int64) error {
+	mem := make([]byte, n, max(n, 1))
+	if _, err := st.f.ReadAt(mem, 0); err != nil && !(err == io.EOF && n == 0) {
 		return err
 	}
-	st.mem = append(st.mem, b...)
+	st.close()
+	st.mem = mem
 	return nil
 }
 
@@ -235,7 +255,7 @@ func (st *store) close() error {
 	if st.name != "" {
 		os.Remove(st.name)
 	}
-	st.f = nil
+	st.f, st.written = nil, 0
 	return err
 }
 
@@ -244,12 +264,18 @@ func (s *connSpill[D]) write(dc *dissect.Connection, b []byte) {
 	if s.f == nil && s.mem == nil {
 		s.store = newStore()
 	}
+	if err := s.put(b); err != nil {
+		// The records before this one are whole in the file: they go to
+		// memory with it.
+		if s.f == nil || s.toMemory(s.off) != nil {
+			s.fail(fmt.Errorf("writing connections to a temporary file: %w", err))
+			return
+		}
+		s.mem = append(s.mem, b...)
+	}
 	s.byConn[dc] = len(s.index)
 	s.index = append(s.index, spillEntry{id: dc.ID, off: s.off, n: len(b)})
 	s.off += int64(len(b))
-	if err := s.put(b); err != nil {
-		s.fail(fmt.Errorf("writing connections to a temporary file: %w", err))
-	}
 }
 
 // compactAt: past this many bytes of forgotten connections' records, when
@@ -260,15 +286,40 @@ func (s *connSpill[D]) write(dc *dissect.Connection, b []byte) {
 var compactAt int64 = 8 << 20
 
 // compact copies the records of the connections not forgotten to a new
-// store.
+// store (to memory, should writing a new file fail).
 func (s *connSpill[D]) compact() {
-	if s.w != nil {
-		if err := s.w.Flush(); err != nil {
-			s.fail(fmt.Errorf("writing connections to a temporary file: %w", err))
-			return
-		}
-	}
 	nst := newStore()
+	index, err := s.copyTo(&nst)
+	if err != nil && nst.f != nil {
+		nst.close()
+		nst = store{mem: []byte{}}
+		index, err = s.copyTo(&nst)
+	}
+	if err != nil {
+		s.fail(fmt.Errorf("compacting the connections' temporary file: %w", err))
+		nst.close()
+		return
+	}
+	s.store.close()
+	s.store, s.index, s.off, s.dead, s.deadBytes = nst, index, nst.size(), 0, 0
+	for i, e := range index {
+		s.byConn[e.dc] = i
+		index[i].dc = nil
+	}
+	s.compactions++
+}
+
+// size is how many bytes the store holds.
+func (st *store) size() int64 {
+	if st.f != nil {
+		return st.written
+	}
+	return int64(len(st.mem))
+}
+
+// copyTo copies the records of the connections not forgotten to nst and
+// returns their entries there, each with its connection (dc) for compact.
+func (s *connSpill[D]) copyTo(nst *store) ([]spillEntry, error) {
 	index := make([]spillEntry, 0, len(s.byConn))
 	var off int64
 	for dc, pos := range s.byConn {
@@ -278,18 +329,13 @@ func (s *connSpill[D]) compact() {
 			err = nst.put(b)
 		}
 		if err != nil {
-			s.fail(fmt.Errorf("compacting the connections' temporary file: %w", err))
-			nst.close()
-			return
+			return nil, err
 		}
-		e.off = off
+		e.off, e.dc = off, dc
 		off += int64(e.n)
-		s.byConn[dc] = len(index)
 		index = append(index, e)
 	}
-	s.store.close()
-	s.store, s.index, s.off, s.dead, s.deadBytes = nst, index, off, 0, 0
-	s.compactions++
+	return index, nil
 }
 
 // Len is the number of connections the spill holds and the reports read
@@ -325,11 +371,6 @@ func (s *connSpill[D]) finish() {
 		return
 	}
 	s.finished = true
-	if s.w != nil {
-		if err := s.w.Flush(); err != nil {
-			s.fail(fmt.Errorf("writing connections to a temporary file: %w", err))
-		}
-	}
 	s.index = slices.DeleteFunc(s.index, func(e spillEntry) bool { return e.n < 0 })
 	s.dead = 0
 	s.byConn = nil

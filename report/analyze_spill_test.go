@@ -640,3 +640,47 @@ func analyzeBench(b *testing.B, name string, spill bool) {
 		b.Fatal(err)
 	}
 }
+
+// TestSpillDiskFull: when writing the spill's file or a table's rows
+// fails partway (a full disk), what was written comes back to memory and
+// the spill goes on there: analyze and check write what they write with
+// everything kept, at the default connection table and at 20 (forgotten
+// connections, compacted at every forget), rather than fail; the disk
+// filling at 3 KB and at 30 KB. It fails when the record that did not fit
+// is lost, or a table's rows written before (both tried).
+func TestSpillDiskFull(t *testing.T) {
+	defer func(after, rows int, full, at int64) {
+		spillConnsAfter, rowSpillAt, spillDiskFull, compactAt = after, rows, full, at
+	}(spillConnsAfter, rowSpillAt, spillDiskFull, compactAt)
+	spillConnsAfter, compactAt = 0, 1
+	moved := 0
+	for _, f := range spillCopies(t) {
+		for _, opts := range []dissect.Options{{}, {MaxConnections: 20}} {
+			for _, full := range []int64{3 << 10, 30 << 10} {
+				spillDiskFull, rowSpillAt = 0, 256<<10
+				wantT, wantJ, _ := analyzeChecked(t, f, opts, check.Config{}, false)
+				wantC, _ := checkFileOf(t, f, opts, check.Config{}, nil, false)
+				want := checkOutputs(t, []CheckFile{wantC})
+				spillDiskFull, rowSpillAt = full, 1000
+				gotT, gotJ, _ := analyzeChecked(t, f, opts, check.Config{}, true)
+				if gotT != wantT || gotJ != wantJ {
+					t.Errorf("%s %+v: analyze differs when the disk fills", f, opts)
+				}
+				gotC, _ := checkFileOf(t, f, opts, check.Config{}, nil, true)
+				if gotC.spill.f == nil && gotC.spill.mem != nil && gotC.spill.Len() > 0 {
+					moved++
+				}
+				got := checkOutputs(t, []CheckFile{gotC})
+				for k := range want {
+					if got[k] != want[k] {
+						t.Errorf("%s %+v: check %s differs when the disk fills", f, opts, k)
+					}
+				}
+				gotC.spill.Close()
+			}
+		}
+	}
+	if moved == 0 {
+		t.Fatal("no spill moved to memory: the test proves little")
+	}
+}

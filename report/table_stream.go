@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
@@ -30,13 +31,14 @@ type rowTable struct {
 	widths []int
 	rows   []byte
 	n      int
-	// f holds the rows written out, through w; noFile: none could be
-	// made; err: writing them failed.
-	f      *os.File
-	name   string // to remove at close when it could not be unlinked open
-	w      *bufio.Writer
-	noFile bool
-	err    error
+	// f holds the rows written out; noFile: none could be made, or
+	// writing to it failed (they came back to memory); err: neither
+	// worked.
+	f       *os.File
+	name    string // to remove at close when it could not be unlinked open
+	written int64  // bytes in f
+	noFile  bool
+	err     error
 	// batch: a cell holds what tablewriter's streaming mode might lay out
 	// otherwise (a line break, a tab, a control character): the rows go
 	// through Render as before.
@@ -87,11 +89,28 @@ func (t *rowTable) spill() {
 			// Not unlinked while open (some systems): removed at close.
 			t.name = f.Name()
 		}
-		t.f, t.w = f, bufio.NewWriterSize(f, 64<<10)
+		t.f = f
 	}
-	if _, err := t.w.Write(t.rows); err != nil && t.err == nil {
-		t.err = fmt.Errorf("writing a table's rows to a temporary file: %w", err)
+	n, err := t.f.Write(t.rows)
+	if spillDiskFull > 0 && t.written+int64(n) > spillDiskFull {
+		n, err = int(spillDiskFull-t.written), syscall.ENOSPC // a full disk, for the tests
 	}
+	if err != nil {
+		// A full disk: the rows written whole so far come back to memory,
+		// before those not written, and the table stays there.
+		back := make([]byte, t.written, t.written+int64(len(t.rows)))
+		if _, rerr := t.f.ReadAt(back, 0); rerr != nil && !(rerr == io.EOF && t.written == 0) {
+			if t.err == nil {
+				t.err = fmt.Errorf("writing a table's rows to a temporary file: %w", err)
+			}
+			return
+		}
+		t.rows = append(back, t.rows...)
+		t.close()
+		t.noFile = true
+		return
+	}
+	t.written += int64(n)
 	t.rows = t.rows[:0]
 }
 
@@ -122,14 +141,7 @@ func (t *rowTable) each(fresh bool, fn func(cells []string) error) error {
 	}
 	var src io.Reader = bytes.NewReader(t.rows)
 	if t.f != nil {
-		if err := t.w.Flush(); err != nil {
-			return fmt.Errorf("writing a table's rows to a temporary file: %w", err)
-		}
-		end, err := t.f.Seek(0, io.SeekCurrent)
-		if err != nil {
-			return fmt.Errorf("reading a table's rows back: %w", err)
-		}
-		src = io.MultiReader(io.NewSectionReader(t.f, 0, end), src)
+		src = io.MultiReader(io.NewSectionReader(t.f, 0, t.written), src)
 	}
 	r := bufio.NewReaderSize(src, 64<<10)
 	cells := make([]string, len(t.header))
