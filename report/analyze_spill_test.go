@@ -160,6 +160,23 @@ var spillVariants = []struct {
 	{"idle-1s", dissect.Options{IdleTimeout: time.Second}, check.Config{}},
 }
 
+// spillTestFiles returns the bundled captures and those of many
+// connections (spillCopies), and makes the spill compact at every
+// forgotten connection for the test; the spill's settings come back after
+// it.
+func spillTestFiles(t *testing.T) []string {
+	t.Helper()
+	files := bundledCaptures(t)
+	if len(files) < 20 {
+		t.Fatalf("only %d captures found", len(files))
+	}
+	after, toFile, at := spillConnsAfter, spillToFile, compactAt
+	t.Cleanup(func() { spillConnsAfter, spillToFile, compactAt = after, toFile, at })
+	compactAt = 1
+	compactions = 0
+	return append(files, spillCopies(t)...)
+}
+
 // TestConnSpillMatches: analyze with the connections released during the
 // read taken out of memory as they go (written to a temporary file, or
 // kept encoded when there is none, from the first or from the second
@@ -171,16 +188,7 @@ var spillVariants = []struct {
 // connection's document differs in any way after its trip (a field lost,
 // nil and empty confused, the caveats of every connection not added back).
 func TestConnSpillMatches(t *testing.T) {
-	files := bundledCaptures(t)
-	if len(files) < 20 {
-		t.Fatalf("only %d captures found", len(files))
-	}
-	files = append(files, spillCopies(t)...)
-	defer func(after int, toFile bool, at int64) {
-		spillConnsAfter, spillToFile, compactAt = after, toFile, at
-	}(spillConnsAfter, spillToFile, compactAt)
-	compactAt = 1 // compact at every forgotten connection
-	compactions = 0
+	files := spillTestFiles(t)
 	variants := spillVariants
 	took := 0
 	for _, v := range variants {
@@ -301,16 +309,7 @@ func checkOutputs(t *testing.T, files []CheckFile) map[string]string {
 // 3 and 20 and a 1 s idle timeout, with and without a baseline applied;
 // and the baseline check --write-baseline writes of them all is the same.
 func TestCheckSpillMatches(t *testing.T) {
-	files := bundledCaptures(t)
-	if len(files) < 20 {
-		t.Fatalf("only %d captures found", len(files))
-	}
-	files = append(files, spillCopies(t)...)
-	defer func(after int, toFile bool, at int64) {
-		spillConnsAfter, spillToFile, compactAt = after, toFile, at
-	}(spillConnsAfter, spillToFile, compactAt)
-	compactAt = 1 // compact at every forgotten connection
-	compactions = 0
+	files := spillTestFiles(t)
 	// A baseline of every other kind of finding the captures have, so
 	// that some findings are suppressed and some are not.
 	known := spillBaseline(t, files)
