@@ -376,7 +376,7 @@ type analysisRows struct {
 	// anyChecks: a connection has check results; anyFindings: one has
 	// findings.
 	anyChecks, anyFindings bool
-	first                  map[string]*Finding // scratch of findingRows
+	rules                  ruleFindings // scratch of findingRows
 }
 
 func newAnalysisRows() *analysisRows {

@@ -563,21 +563,17 @@ func (a *Analysis) AddChecks(res *check.Result) {
 func (r *analysisRows) findingRows(a *Analysis, c *Connection, fs []Finding) {
 	r.anyChecks = r.anyChecks || len(c.Checks) > 0
 	r.anyFindings = r.anyFindings || len(fs) > 0
-	if r.first == nil {
-		r.first = map[string]*Finding{}
+	if r.rules == nil {
+		r.rules = ruleFindings{}
 	}
-	clear(r.first)
-	for i := range fs {
-		if _, ok := r.first[fs[i].Rule]; !ok {
-			r.first[fs[i].Rule] = &fs[i]
-		}
-	}
+	r.rules.reset(fs)
 	for _, ch := range c.Checks {
 		if ch.Findings == 0 {
 			continue
 		}
 		first := ""
-		if f := r.first[ch.Rule]; f != nil {
+		if is := r.rules.of(ch.Rule); len(is) > 0 {
+			f := &fs[is[0]]
 			first = where(f) + f.Message
 		}
 		if len(first) > 120 {
