@@ -268,28 +268,9 @@ func (a *Analysis) WriteJSON(w io.Writer) error {
 	}
 	// The connections and the findings are read back from the spill as
 	// they are written (analyze_spill.go).
-	t := reflect.TypeFor[Analysis]()
-	conns, _ := t.FieldByName("Connections")
-	finds, _ := t.FieldByName("Findings")
-	return writeJSONStreamFields(w, a, t, map[int]jsonFieldWriter{
-		conns.Index[0]: func(s *jsonStream, prefix string, _ reflect.Value) bool {
-			s.list(prefix, "[]", func(put func(reflect.Value)) error {
-				return a.eachConn(func(c *Connection, _ []Finding) error {
-					put(reflect.ValueOf(c).Elem())
-					return nil
-				})
-			})
-			return true
-		},
-		finds.Index[0]: func(s *jsonStream, prefix string, _ reflect.Value) bool {
-			s.list(prefix, "[]", func(put func(reflect.Value)) error {
-				return a.eachFinding(func(f *Finding) error {
-					put(reflect.ValueOf(f).Elem())
-					return nil
-				})
-			})
-			return true
-		},
+	return writeJSONStreamLists(w, a, reflect.TypeFor[Analysis](), map[string]jsonList{
+		"Connections": func(reflect.Value) func(func(reflect.Value)) error { return walkList(a.eachConnection) },
+		"Findings":    func(reflect.Value) func(func(reflect.Value)) error { return walkList(a.eachFinding) },
 	})
 }
 

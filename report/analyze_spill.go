@@ -538,6 +538,11 @@ func (a *Analysis) eachConn(fn func(c *Connection, fs []Finding) error) error {
 		})
 }
 
+// eachConnection calls fn with every connection, as eachConn does.
+func (a *Analysis) eachConnection(fn func(*Connection) error) error {
+	return a.eachConn(func(c *Connection, _ []Finding) error { return fn(c) })
+}
+
 // eachFinding calls fn with every finding in the document's order: those of
 // no connection, then each connection's.
 func (a *Analysis) eachFinding(fn func(f *Finding) error) error {

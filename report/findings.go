@@ -273,35 +273,24 @@ func (r *CheckReport) WriteJSON(w io.Writer) error {
 	// "<stdin>" and "a < b" as they are: this is no HTML. A file's
 	// spilled connections and findings are read back as they are written
 	// (findings_spill.go).
-	t := reflect.TypeFor[CheckFile]()
-	conns, _ := t.FieldByName("Connections")
-	finds, _ := t.FieldByName("Findings")
-	return writeJSONStreamFields(w, r, reflect.TypeFor[CheckFile](), map[int]jsonFieldWriter{
-		conns.Index[0]: func(s *jsonStream, prefix string, v reflect.Value) bool {
-			f := v.Addr().Interface().(*CheckFile)
-			if f.spill.Len() == 0 {
-				return false
+	spilled := func(v reflect.Value) *CheckFile {
+		if f := v.Addr().Interface().(*CheckFile); f.spill.Len() > 0 {
+			return f
+		}
+		return nil
+	}
+	return writeJSONStreamLists(w, r, reflect.TypeFor[CheckFile](), map[string]jsonList{
+		"Connections": func(v reflect.Value) func(func(reflect.Value)) error {
+			if f := spilled(v); f != nil {
+				return walkList(f.eachConnection)
 			}
-			s.list(prefix, "[]", func(put func(reflect.Value)) error {
-				return f.eachConn(func(c *CheckConnection, _ []check.Finding) error {
-					put(reflect.ValueOf(c).Elem())
-					return nil
-				})
-			})
-			return true
+			return nil
 		},
-		finds.Index[0]: func(s *jsonStream, prefix string, v reflect.Value) bool {
-			f := v.Addr().Interface().(*CheckFile)
-			if f.spill.Len() == 0 {
-				return false
+		"Findings": func(v reflect.Value) func(func(reflect.Value)) error {
+			if f := spilled(v); f != nil {
+				return walkList(f.EachFinding)
 			}
-			s.list(prefix, "[]", func(put func(reflect.Value)) error {
-				return f.EachFinding(func(fd *check.Finding) error {
-					put(reflect.ValueOf(fd).Elem())
-					return nil
-				})
-			})
-			return true
+			return nil
 		},
 	})
 }

@@ -159,6 +159,11 @@ func (f *CheckFile) eachConn(fn func(c *CheckConnection, fs []check.Finding) err
 		})
 }
 
+// eachConnection calls fn with every connection, as eachConn does.
+func (f *CheckFile) eachConnection(fn func(*CheckConnection) error) error {
+	return f.eachConn(func(c *CheckConnection, _ []check.Finding) error { return fn(c) })
+}
+
 // EachFinding calls fn with every finding of the file, in the report's
 // order (by connection, then by first packet).
 func (f *CheckFile) EachFinding(fn func(*check.Finding) error) error {

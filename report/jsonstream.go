@@ -21,13 +21,40 @@ import (
 // connections used to be built two or three times over in memory before it
 // was written, some 40 KB per connection (issue 13, docs/streaming.md).
 func writeJSONStream(w io.Writer, v any) error {
-	return writeJSONStreamFields(w, v, nil, nil)
+	return writeJSONStreamLists(w, v, nil, nil)
 }
 
-// writeJSONStreamFields is writeJSONStream with the fields of the structs
-// of type of in v that fields has a writer for written by it.
-func writeJSONStreamFields(w io.Writer, v any, of reflect.Type, fields map[int]jsonFieldWriter) error {
-	s := &jsonStream{w: bufio.NewWriterSize(w, 64<<10), fieldsOf: of, fields: fields}
+// jsonList gives, for a struct value, the walk over the elements of one of
+// its list fields that is written in the field's place; nil: the field's
+// own value is written.
+type jsonList func(v reflect.Value) func(put func(elem reflect.Value)) error
+
+// walkList is the element walk of a walk over *T.
+func walkList[T any](each func(fn func(*T) error) error) func(put func(reflect.Value)) error {
+	return func(put func(reflect.Value)) error {
+		return each(func(x *T) error {
+			put(reflect.ValueOf(x).Elem())
+			return nil
+		})
+	}
+}
+
+// writeJSONStreamLists is writeJSONStream with the list fields of the
+// structs of type of in v that lists names written from the walks they
+// give: a document whose connections were spilled, read back as they are
+// written (analyze_spill.go, findings_spill.go).
+func writeJSONStreamLists(w io.Writer, v any, of reflect.Type, lists map[string]jsonList) error {
+	s := &jsonStream{w: bufio.NewWriterSize(w, 64<<10), listsOf: of}
+	for name, l := range lists {
+		f, ok := of.FieldByName(name)
+		if !ok {
+			panic("report: no field " + name + " in " + of.String())
+		}
+		if s.lists == nil {
+			s.lists = map[int]jsonList{}
+		}
+		s.lists[f.Index[0]] = l
+	}
 	s.enc = json.NewEncoder(&s.buf)
 	s.enc.SetEscapeHTML(false)
 	s.value(reflect.ValueOf(v), "")
@@ -44,17 +71,11 @@ type jsonStream struct {
 	enc *json.Encoder
 	err error
 	num []byte // scratch for numbers
-	// fields write, for the struct type fieldsOf, the fields they are
-	// given for in their place (by field index): a document with spilled
-	// connections (analyze_spill.go, findings_spill.go).
-	fieldsOf reflect.Type
-	fields   map[int]jsonFieldWriter
+	// lists are the list fields (by index) of the struct type listsOf
+	// written from walks (writeJSONStreamLists).
+	listsOf reflect.Type
+	lists   map[int]jsonList
 }
-
-// jsonFieldWriter writes field of struct v at the nesting of prefix, as
-// it takes it from the struct's other fields; false: it did not, and the
-// field's value is written.
-type jsonFieldWriter func(s *jsonStream, prefix string, v reflect.Value) bool
 
 // jsonStreamer writes its own value, at the nesting whose lines start with
 // prefix (a list too long to hold, transactions_spill.go).
@@ -382,9 +403,7 @@ func (s *jsonStream) object(v reflect.Value, ti *jsType, prefix string) {
 		}
 		s.w.WriteString(in)
 		s.w.WriteString(f.key)
-		if fw := s.fields[f.i]; fw == nil || v.Type() != s.fieldsOf || !fw(s, in, v) {
-			s.value(v.Field(f.i), in)
-		}
+		s.field(v, f.i, in)
 		if k < last {
 			s.w.WriteString(",")
 		}
@@ -392,6 +411,23 @@ func (s *jsonStream) object(v reflect.Value, ti *jsType, prefix string) {
 	}
 	s.w.WriteString(prefix)
 	s.w.WriteString("}")
+}
+
+// field writes field i of struct v, at the nesting of prefix: from its
+// walk, when it is a list writeJSONStreamLists was given one for, or as it
+// is.
+func (s *jsonStream) field(v reflect.Value, i int, prefix string) {
+	if l := s.lists[i]; l != nil && v.Type() == s.listsOf {
+		if walk := l(v); walk != nil {
+			empty := "[]"
+			if v.Field(i).IsNil() {
+				empty = "null"
+			}
+			s.list(prefix, empty, walk)
+			return
+		}
+	}
+	s.value(v.Field(i), prefix)
 }
 
 // emptyJSON is encoding/json's omitempty test.
