@@ -46,10 +46,8 @@ var spillConnsAfter = 64
 // in-memory fallback).
 var spillToFile = true
 
-// connDoc is one connection's part of the analyze document. Its checks,
-// most of the encoding and of the time to decode it, are packed
-// (check.PackChecks: Conn.Checks is then nil) when they are one per rule
-// of the runner's rules.
+// connDoc is one connection's part of the analyze document; Checks are
+// Conn.Checks packed (connSpill.checks).
 type connDoc struct {
 	Conn     Connection `json:"c"`
 	Findings []Finding  `json:"f"`
@@ -73,8 +71,11 @@ type connSpill[D any] struct {
 	// forgotten gives the checks and the number of findings of a
 	// document (ConnectionForgotten).
 	forgotten func(d *D) ([]check.CheckResult, int)
-	// unpack restores the packed checks of a document read back.
-	unpack   func(d *D)
+	// checks points to a document's check rows and to where they are
+	// kept packed (check.PackChecks: most of the encoding and of the
+	// time to decode it), which the spill fills when it writes the
+	// document and empties when it reads it back.
+	checks   func(d *D) (rows *[]check.CheckResult, packed *[]byte)
 	released int
 	store
 	off       int64 // the bytes of the records in the store
@@ -104,22 +105,15 @@ func NewConnSpill() *ConnSpill {
 		d := connDoc{Conn: connection(dc)}
 		addCheckResult(&d.Conn, cr)
 		d.Findings = cr.Findings()
-		if b := check.PackChecks(d.Conn.Checks, s.runner.Rules()); b != nil {
-			d.Checks, d.Conn.Checks = b, nil
-		}
 		return d
 	}, func(d *connDoc) ([]check.CheckResult, int) { return d.Conn.Checks, len(d.Findings) },
-		func(d *connDoc) {
-			if d.Checks != nil {
-				d.Conn.Checks = check.UnpackChecks(d.Checks, s.runner.Rules())
-			}
-		})
+		func(d *connDoc) (*[]check.CheckResult, *[]byte) { return &d.Conn.Checks, &d.Checks })
 	return s
 }
 
 func (s *connSpill[D]) init(build func(dc *dissect.Connection, cr *check.ConnResult) D,
-	forgotten func(d *D) ([]check.CheckResult, int), unpack func(d *D)) {
-	s.build, s.forgotten, s.unpack, s.byConn = build, forgotten, unpack, map[*dissect.Connection]int{}
+	forgotten func(d *D) ([]check.CheckResult, int), checks func(d *D) (*[]check.CheckResult, *[]byte)) {
+	s.build, s.forgotten, s.checks, s.byConn = build, forgotten, checks, map[*dissect.Connection]int{}
 }
 
 // SetRunner gives the spill the runner whose released results it takes.
@@ -142,6 +136,10 @@ func (s *connSpill[D]) ConnectionDone(dc *dissect.Connection) {
 		return // not the runner's: left where it is
 	}
 	d := s.build(dc, cr)
+	rows, packed := s.checks(&d)
+	if *packed = check.PackChecks(*rows, s.runner.Rules()); *packed != nil {
+		*rows = nil
+	}
 	b, err := json.Marshal(&d)
 	if err != nil {
 		// Not expected (no NaN in the documents); should it happen the
@@ -407,7 +405,9 @@ func (s *connSpill[D]) read(e spillEntry, d *D) error {
 	if err := json.Unmarshal(b, d); err != nil {
 		return fmt.Errorf("reading connection %d back: %w", e.id, err)
 	}
-	s.unpack(d)
+	if rows, packed := s.checks(d); *packed != nil {
+		*rows, *packed = check.UnpackChecks(*packed, s.runner.Rules()), nil
+	}
 	return nil
 }
 

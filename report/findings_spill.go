@@ -19,7 +19,7 @@ type checkDoc struct {
 	// Name is Conn.name (unexported: not in the report's JSON).
 	Name     string          `json:"n"`
 	Findings []check.Finding `json:"f"`
-	// Checks are Conn.Checks packed (connDoc).
+	// Checks are Conn.Checks packed (connSpill.checks).
 	Checks []byte `json:"k,omitempty"`
 	// With a baseline: how many findings it suppressed, and when it did,
 	// the checks and the number of findings before (what the runner
@@ -68,9 +68,6 @@ func NewCheckSpill(known *check.Baseline, record bool) *CheckSpill {
 		}
 		d.Conn = checkConnection(cr)
 		d.Name, d.Findings = d.Conn.name, cr.Findings()
-		if b := check.PackChecks(d.Conn.Checks, s.runner.Rules()); b != nil {
-			d.Checks, d.Conn.Checks = b, nil
-		}
 		return d
 	}, func(d *checkDoc) ([]check.CheckResult, int) {
 		if d.Suppressed > 0 {
@@ -78,11 +75,7 @@ func NewCheckSpill(known *check.Baseline, record bool) *CheckSpill {
 			return d.ChecksBefore, d.FindingsBefore
 		}
 		return d.Conn.Checks, len(d.Findings)
-	}, func(d *checkDoc) {
-		if d.Checks != nil {
-			d.Conn.Checks = check.UnpackChecks(d.Checks, s.runner.Rules())
-		}
-	})
+	}, func(d *checkDoc) (*[]check.CheckResult, *[]byte) { return &d.Conn.Checks, &d.Checks })
 	return s
 }
 
