@@ -151,10 +151,8 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 					if writeBaseline != "" {
 						// The spilled connections' findings, then the
 						// others': the baseline puts them in order.
-						if r.spill != nil {
-							if err := r.spill.RecordBaseline(&seen); err != nil {
-								return &exitError{exitUsage, fmt.Errorf("--write-baseline: %w", err)}
-							}
+						if err := r.spill.RecordBaseline(&seen); err != nil {
+							return &exitError{exitUsage, fmt.Errorf("--write-baseline: %w", err)}
 						}
 						seen.Add(r.res)
 					}
@@ -173,13 +171,7 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 				if runErr != nil {
 					fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", runErr)
 				}
-				var cf report.CheckFile
-				if r.spill != nil && r.res != nil {
-					cf = r.spill.CheckFile(displayName(names[i]), snapshot(r.eng), r.res, unwrapExit(runErr))
-				} else {
-					r.spill.Close()
-					cf = report.NewCheckFile(displayName(names[i]), snapshot(r.eng), r.res, unwrapExit(runErr))
-				}
+				cf := r.spill.CheckFile(displayName(names[i]), snapshot(r.eng), r.res, unwrapExit(runErr))
 				if annotate != "" && runErr == nil && r.res != nil {
 					comments, err := findingComments(cf.EachFinding)
 					if err == nil {

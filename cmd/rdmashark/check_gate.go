@@ -82,9 +82,10 @@ func gateExit(rep *report.CheckReport) error {
 }
 
 // locateRecords reads the capture again for where the findings' packets
-// that SARIF points to are in the file (regions; report.SARIFPackets). It gives nothing for standard input and
-// compressed files (offsets would not be the file's), or when the file
-// cannot be read again. findings walks the findings (CheckFile.EachFinding).
+// that SARIF points to are in the file (regions; report.SARIFPackets).
+// findings walks the findings (CheckFile.EachFinding). It gives nothing
+// for standard input and compressed files (offsets would not be the
+// file's), or when the file cannot be read again.
 func locateRecords(name string, findings func(func(*check.Finding) error) error) map[int]report.RecordSpan {
 	want := map[int]bool{}
 	last := 0
