@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -28,8 +29,8 @@ type spiller interface {
 }
 
 // runChecked reads name through an engine with a check runner, and the
-// spill s after the runner unless it is nil, as analyze and check do; the
-// error is what stopped the reading.
+// spill s after the runner unless it is nil (or a nil spill), as analyze
+// and check do; the error is what stopped the reading.
 func runChecked(t testing.TB, name string, opts dissect.Options, cfg check.Config, s spiller) (*dissect.Engine, *check.Runner, error) {
 	t.Helper()
 	r, err := source.Open(name)
@@ -37,6 +38,9 @@ func runChecked(t testing.TB, name string, opts dissect.Options, cfg check.Confi
 		t.Fatal(err)
 	}
 	defer r.Close()
+	if s != nil && reflect.ValueOf(s).IsNil() {
+		s = nil // a nil *ConnSpill or *CheckSpill: no spill
+	}
 	if s != nil {
 		cfg.Next = s
 	}
@@ -56,16 +60,11 @@ func runChecked(t testing.TB, name string, opts dissect.Options, cfg check.Confi
 func analyzeChecked(t *testing.T, name string, opts dissect.Options, cfg check.Config, spill bool) (table, js string, spilled int) {
 	t.Helper()
 	var s *ConnSpill
-	var eng *dissect.Engine
-	var run *check.Runner
-	var err error
 	if spill {
 		s = NewConnSpill()
 		defer s.Close()
-		eng, run, err = runChecked(t, name, opts, cfg, s)
-	} else {
-		eng, run, err = runChecked(t, name, opts, cfg, nil)
 	}
+	eng, run, err := runChecked(t, name, opts, cfg, s)
 	var a *Analysis
 	if s != nil {
 		a = s.Analysis(name, eng.Snapshot())
@@ -228,15 +227,10 @@ func checkFileOf(t *testing.T, name string, opts dissect.Options, cfg check.Conf
 func checkFileSeen(t *testing.T, name string, opts dissect.Options, cfg check.Config, known, seen *check.Baseline, spill bool) (CheckFile, int) {
 	t.Helper()
 	var s *CheckSpill
-	var eng *dissect.Engine
-	var run *check.Runner
-	var err error
 	if spill {
 		s = NewCheckSpill(known, seen != nil)
-		eng, run, err = runChecked(t, name, opts, cfg, s)
-	} else {
-		eng, run, err = runChecked(t, name, opts, cfg, nil)
 	}
+	eng, run, err := runChecked(t, name, opts, cfg, s)
 	res := run.Finish(eng.Conns.Connections())
 	res.NoteLoss(0, eng.Stats.Skipped)
 	res.NoteLoss(3, 0) // a caveat on every connection, spilled or not
@@ -616,15 +610,11 @@ func BenchmarkAnalyzeSpill(b *testing.B) {
 
 func analyzeBench(b *testing.B, name string, spill bool) {
 	var s *ConnSpill
-	var eng *dissect.Engine
-	var run *check.Runner
 	if spill {
 		s = NewConnSpill()
 		defer s.Close()
-		eng, run, _ = runChecked(b, name, dissect.Options{}, check.Config{}, s)
-	} else {
-		eng, run, _ = runChecked(b, name, dissect.Options{}, check.Config{}, nil)
 	}
+	eng, run, _ := runChecked(b, name, dissect.Options{}, check.Config{}, s)
 	var a *Analysis
 	if s != nil {
 		a = s.Analysis(name, eng.Snapshot())
