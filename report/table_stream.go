@@ -43,6 +43,8 @@ type rowTable struct {
 	// otherwise (a line break, a tab, a control character): the rows go
 	// through Render as before.
 	batch bool
+	// appended: rows render wrote itself (appendRow), not tablewriter.
+	appended int
 }
 
 func newRowTable(header ...string) *rowTable {
@@ -188,13 +190,95 @@ func (t *rowTable) render(w io.Writer, opts ...tablewriter.Option) error {
 	// leaves as they are.
 	opts = append(opts, tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithStreaming(tw.StreamConfig{Enable: true}), tablewriter.WithColumnWidths(widths))
-	tb := tablewriter.NewTable(w, opts...)
+	// tablewriter writes into out, which goes to w in pieces.
+	var out bytes.Buffer
+	tb := tablewriter.NewTable(&out, opts...)
 	if err := tb.Start(); err != nil {
 		return err
 	}
 	tb.Header(t.header)
-	if err := t.each(false, func(cells []string) error { return tb.Append(cells) }); err != nil {
+	// tablewriter takes ~20 µs a row (a map of cell contexts per line,
+	// merge state, width lookups): 7 ms of analyze's 70 on rxe-nfs3 ×20,
+	// ~0.8 s for 4,096 connections. A row is laid out the same each time
+	// in this style, so once tablewriter has written the second row
+	// exactly as appendRow would, appendRow writes the rest.
+	fast, plain := false, plainRows(tb.Config())
+	var line []byte
+	row := 0
+	err := t.each(false, func(cells []string) error {
+		row++
+		if fast {
+			line = t.appendRow(line[:0], cells)
+			out.Write(line)
+			t.appended++
+		} else {
+			before := out.Len()
+			if err := tb.Append(cells); err != nil {
+				return err
+			}
+			if row == 2 && plain {
+				line = t.appendRow(line[:0], cells)
+				fast = bytes.Equal(out.Bytes()[before:], line)
+			}
+		}
+		if out.Len() >= 64<<10 {
+			if _, err := w.Write(out.Bytes()); err != nil {
+				return err
+			}
+			out.Reset()
+		}
+		return nil
+	})
+	if err != nil {
 		return err
 	}
-	return tb.Close()
+	if err := tb.Close(); err != nil {
+		return err
+	}
+	_, err = w.Write(out.Bytes())
+	return err
+}
+
+// plainRows reports whether a table's rows are laid out as appendRow lays
+// them out: left-aligned, trimmed, one space of padding each side, no
+// filters and no merging.
+func plainRows(c tablewriter.Config) bool {
+	r := c.Row
+	left := func(a tw.Align) bool { return a == tw.AlignLeft || a == tw.AlignDefault }
+	if !left(r.Alignment.Global) || r.Formatting.AutoFormat.Enabled() || r.Merging.Mode != tw.MergeNone ||
+		r.Formatting.MergeMode != tw.MergeNone || r.Filter.Global != nil || len(r.Filter.PerColumn) > 0 ||
+		len(r.Padding.PerColumn) > 0 || r.Padding.Global.Left != " " || r.Padding.Global.Right != " " ||
+		!c.Behavior.TrimSpace.Enabled() || c.Counter != nil {
+		return false
+	}
+	for _, a := range r.Alignment.PerColumn {
+		if a != "" && !left(a) {
+			return false
+		}
+	}
+	for _, a := range r.ColumnAligns {
+		if a != "" && !left(a) {
+			return false
+		}
+	}
+	return true
+}
+
+// appendRow appends a row's line: each cell trimmed, left-aligned in its
+// column with a space each side, between vertical bars.
+func (t *rowTable) appendRow(b []byte, cells []string) []byte {
+	for i, c := range cells {
+		c = strings.TrimSpace(c)
+		b = append(b, "│ "...)
+		b = append(b, c...)
+		b = appendSpaces(b, t.widths[i]-cellWidth(c)+1)
+	}
+	return append(b, "│\n"...)
+}
+
+func appendSpaces(b []byte, n int) []byte {
+	for ; n > 0; n-- {
+		b = append(b, ' ')
+	}
+	return b
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -25,6 +26,14 @@ func renderBatch(header []string, rows [][]string, opts []tablewriter.Option) st
 
 func renderRows(t *testing.T, rt *rowTable, rows [][]string, opts []tablewriter.Option) (string, bool) {
 	t.Helper()
+	s, batch, _ := renderRowsFast(t, rt, rows, opts)
+	return s, batch
+}
+
+// renderRowsFast is renderRows, also returning how many rows rowTable
+// wrote itself rather than through tablewriter.
+func renderRowsFast(t *testing.T, rt *rowTable, rows [][]string, opts []tablewriter.Option) (string, bool, int) {
+	t.Helper()
 	defer rt.close()
 	for _, r := range rows {
 		rt.add(r...)
@@ -33,7 +42,7 @@ func renderRows(t *testing.T, rt *rowTable, rows [][]string, opts []tablewriter.
 	if err := rt.render(&b, opts...); err != nil {
 		t.Fatal(err)
 	}
-	return b.String(), rt.batch
+	return b.String(), rt.batch, rt.appended
 }
 
 // cellParts are what the reports' cells are made of: digits, words,
@@ -73,7 +82,7 @@ func randomCell(r *rand.Rand) string {
 // all tried).
 func TestRowTableMatchesRender(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	streamed := 0
+	streamed, appended := 0, 0
 	defer func(n int) { rowSpillAt = n }(rowSpillAt)
 	for i := range 1500 {
 		// Half the tables write their rows to a temporary file, from a
@@ -98,18 +107,34 @@ func TestRowTableMatchesRender(t *testing.T) {
 			}
 		}
 		want := renderBatch(header, rows, houseStyle)
-		got, batch := renderRows(t, newRowTable(header...), rows, houseStyle)
+		got, batch, fast := renderRowsFast(t, newRowTable(header...), rows, houseStyle)
 		if !batch {
 			streamed++
+			if len(rows) > 2 && fast != len(rows)-2 {
+				t.Fatalf("table %d: %d of its %d rows written by appendRow, want all but the first two", i, fast, len(rows))
+			}
+			appended += fast
 		}
 		if got != want {
 			t.Fatalf("table %d (batch %v): rowTable writes\n%s\nRender writes\n%s", i, batch, got, want)
+		}
+		// A style whose rows appendRow does not lay out goes through
+		// tablewriter whole.
+		if i%10 == 0 {
+			right := append(slices.Clone(houseStyle), tablewriter.WithRowAlignment(tw.AlignRight))
+			got, _, fast := renderRowsFast(t, newRowTable(header...), rows, right)
+			if want := renderBatch(header, rows, right); got != want || fast != 0 {
+				t.Fatalf("table %d, right-aligned (%d rows by appendRow): rowTable writes\n%s\nRender writes\n%s", i, fast, got, want)
+			}
 		}
 		// The findings table's style wraps (with no width to wrap to).
 		findings := []tablewriter.Option{tablewriter.WithHeaderAutoFormat(tw.Off)}
 		if got, _ := renderRows(t, newRowTable(header...), rows, findings); got != renderBatch(header, rows, findings) {
 			t.Fatalf("table %d, findings style: rowTable writes\n%s\nRender writes\n%s", i, got, renderBatch(header, rows, findings))
 		}
+	}
+	if appended == 0 {
+		t.Fatal("no row written by appendRow")
 	}
 	if streamed < 1000 || streamed == 1500 {
 		t.Fatalf("%d tables of 1500 streamed: both paths must be taken", streamed)

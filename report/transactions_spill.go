@@ -293,9 +293,9 @@ func txnRow(x *Transaction) []string {
 
 // cellWidth is twwidth.Width of a cell: its length when it is printable
 // ASCII (one column a byte, no escape sequence to strip).
-func cellWidth(b []byte) int {
-	for _, c := range b {
-		if c < 0x20 || c >= 0x7f {
+func cellWidth[T string | []byte](b T) int {
+	for i := 0; i < len(b); i++ {
+		if c := b[i]; c < 0x20 || c >= 0x7f {
 			return twwidth.Width(string(b))
 		}
 	}
