@@ -2,7 +2,6 @@ package source
 
 import (
 	"bufio"
-	"compress/gzip"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+	"github.com/klauspost/compress/gzip"
 )
 
 // MaxRecordLength is the longest record (captured length) accepted: libpcap's
