@@ -10,8 +10,10 @@
 //     either byte order, version 2.4;
 //   - pcapng, any number of sections (each with its own byte order) and of
 //     interfaces with different link types and timestamp resolutions;
-//   - either of them gzip-compressed (magic 0x1f 0x8b, as tcpdump -w - | gzip
-//     or Wireshark's .pcapng.gz write it).
+//   - either of them compressed (Compression): gzip (magic 0x1f 0x8b, as
+//     tcpdump -w - | gzip or Wireshark's .pcapng.gz write it), Zstandard
+//     (RFC 8878; zstd, tshark --compress zstd) or LZ4 frames (lz4, tshark
+//     --compress lz4), each of several members or frames.
 //
 // Every record is checked whole before any of it is used, so that a damaged
 // file gives an error naming the packet rather than garbage:
@@ -33,7 +35,10 @@
 //     capture. A gzip stream cut short (in a member's header, data or
 //     trailer) is ErrTruncated, "gzip stream cut short"; a bad checksum or
 //     bytes after the last member that are not another member are
-//     ErrCompressed.
+//     ErrCompressed. Zstandard and LZ4 likewise, frame after frame: cut
+//     inside a frame, ErrTruncated ("zstd stream cut short"); a damaged
+//     frame, a bad checksum, bytes after the last frame, or a Zstandard
+//     frame asking for a window over 128 MiB (maxZstdWindow), ErrCompressed.
 //   - a pcapng file whose interfaces so far all have link types this
 //     package does not read (Supported) fails at its first packet with a
 //     *LinkTypeError, as a pcap file of such a link type fails in the

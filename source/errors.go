@@ -8,7 +8,7 @@ import (
 // Kinds of capture errors; an *Error's Err wraps one of them (errors.Is).
 var (
 	// ErrNotCapture: the stream starts with neither a pcap nor a pcapng magic
-	// number (after gzip decompression, if it is gzip).
+	// number (after decompression, if it is compressed).
 	ErrNotCapture = errors.New("not a pcap or pcapng file")
 	// ErrUnsupported: a pcap or pcapng version this reader does not know.
 	ErrUnsupported = errors.New("unsupported capture format")
@@ -19,10 +19,11 @@ var (
 	ErrBadLength = errors.New("bad record length")
 	// ErrIsDirectory: Open was given a directory.
 	ErrIsDirectory = errors.New("is a directory, not a capture file")
-	// ErrCompressed: the gzip stream around the capture is bad: a wrong
-	// checksum, a damaged member, data after the last member. (A gzip
-	// stream cut short is ErrTruncated.)
-	ErrCompressed = errors.New("bad gzip stream")
+	// ErrCompressed: the gzip, Zstandard or LZ4 stream around the capture
+	// is bad: a wrong checksum, a damaged member, frame or block, data
+	// after the last member or frame. (A stream cut short is
+	// ErrTruncated.) The message names the format: "bad gzip stream: …".
+	ErrCompressed = errors.New("bad compressed stream")
 	// ErrBadBlock: a pcapng block whose framing or fixed fields are invalid.
 	ErrBadBlock = errors.New("bad pcapng block")
 )

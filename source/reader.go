@@ -100,10 +100,12 @@ type Reader struct {
 	name       string
 	closer     io.Closer
 	gz         *gzip.Reader
-	cnt        countReader // counts the uncompressed bytes br has taken in
+	dc         *decompressor // a Zstandard or LZ4 stream
+	cnt        countReader   // counts the uncompressed bytes br has taken in
 	br         *bufio.Reader
 	format     Format
 	compressed bool
+	comp       Compression
 
 	// pcap
 	order    binary.ByteOrder
@@ -194,8 +196,9 @@ func NewReader(rd io.Reader, name string) (*Reader, error) {
 		}
 	}
 	head := bufio.NewReaderSize(rd, 4096)
-	m, err := head.Peek(2)
-	if len(m) == 2 && m[0] == 0x1f && m[1] == 0x8b {
+	m, err := head.Peek(4)
+	switch r.comp = compressionOf(m); r.comp {
+	case CompressionGzip:
 		gz, err := gzip.NewReader(head)
 		if err != nil {
 			return nil, r.headerErr(fmt.Errorf("gzip: %w", err))
@@ -203,7 +206,14 @@ func NewReader(rd io.Reader, name string) (*Reader, error) {
 		gz.Multistream(false) // members are followed by gzipStream
 		r.gz, r.compressed = gz, true
 		r.cnt.r = &gzipStream{src: head, gz: gz}
-	} else {
+	case CompressionZstd, CompressionLZ4:
+		dc, err := newDecompressor(r.comp, head)
+		if err != nil {
+			return nil, r.headerErr(err)
+		}
+		r.dc, r.compressed = dc, true
+		r.cnt.r = dc
+	default:
 		if err != nil && !isEOF(err) {
 			return nil, r.headerErr(err)
 		}
@@ -237,7 +247,7 @@ func NewReader(rd io.Reader, name string) (*Reader, error) {
 
 func (r *Reader) afterGzip() string {
 	if r.compressed {
-		return " after gzip decompression"
+		return " after " + r.comp.String() + " decompression"
 	}
 	return ""
 }
@@ -419,8 +429,11 @@ func (r *Reader) Name() string { return r.name }
 // Format returns the container format.
 func (r *Reader) Format() Format { return r.format }
 
-// Compressed reports whether the capture is gzip-compressed.
+// Compressed reports whether the capture is compressed (Compression).
 func (r *Reader) Compressed() bool { return r.compressed }
+
+// Compression returns how the capture is compressed.
+func (r *Reader) Compression() Compression { return r.comp }
 
 // LinkTypes returns the distinct link types of the interfaces described so
 // far, in order of appearance. A pcapng file may describe more interfaces
@@ -455,6 +468,10 @@ func (r *Reader) Close() error {
 	var err error
 	if r.gz != nil {
 		err = r.gz.Close()
+	}
+	if r.dc != nil {
+		r.dc.close() // the Zstandard decoder's buffers back to its pool
+		r.dc = nil
 	}
 	if r.closer != nil {
 		if cerr := r.closer.Close(); err == nil {
@@ -507,7 +524,7 @@ func (g *gzipStream) Read(p []byte) (int, error) {
 			g.err = perr
 		default:
 			rest, _ := g.src.Peek(64)
-			g.err = newDetail(ErrCompressed, "%s: data after the end of the gzip stream is not another gzip member (starts % x)", ErrCompressed, rest[:min(len(rest), 8)])
+			g.err = newDetail(ErrCompressed, "bad gzip stream: data after the end of the gzip stream is not another gzip member (starts % x)", rest[:min(len(rest), 8)])
 		}
 	default:
 		g.err = g.wrap(err)
@@ -527,7 +544,7 @@ func (g *gzipStream) wrap(err error) error {
 	case err == io.ErrUnexpectedEOF || err == io.EOF:
 		return newDetail(ErrTruncated, "gzip stream cut short: the file ends inside gzip member %d (its header, compressed data or 8-byte trailer)", g.members+1)
 	}
-	return &detail{kind: ErrCompressed, msg: fmt.Sprintf("%s: gzip member %d: %v", ErrCompressed, g.members+1, err), err: err}
+	return &detail{kind: ErrCompressed, msg: fmt.Sprintf("bad gzip stream: gzip member %d: %v", g.members+1, err), err: err}
 }
 
 // detail is an error message of one of the Err* kinds.

@@ -32,8 +32,17 @@ func (in *inputs) bind(cmd *cobra.Command) {
 		"captures read at once, each by its own engine within its own memory bounds; the default is the CPUs Go may use (GOMAXPROCS)")
 }
 
-// captureExts are the file name endings a directory is searched for.
-var captureExts = []string{".pcap", ".pcapng", ".cap", ".erf", ".pcap.gz", ".pcapng.gz", ".cap.gz", ".erf.gz"}
+// captureExts are the file name endings a directory is searched for: the
+// capture formats, plain or compressed (gzip, Zstandard, LZ4).
+var captureExts = func() []string {
+	var exts []string
+	for _, c := range []string{"", ".gz", ".zst", ".lz4"} {
+		for _, f := range []string{".pcap", ".pcapng", ".cap", ".erf"} {
+			exts = append(exts, f+c)
+		}
+	}
+	return exts
+}()
 
 func isCaptureName(name string) bool {
 	name = strings.ToLower(name)

@@ -72,7 +72,7 @@ func TestForEachOrdered(t *testing.T) {
 // -r and arguments combined in the order given, duplicates read once.
 func TestInputNames(t *testing.T) {
 	dir := t.TempDir()
-	for _, n := range []string{"b.pcap", "a.pcapng", "sub/c.pcap.gz", "sub/notes.txt", "d.cap"} {
+	for _, n := range []string{"b.pcap", "a.pcapng", "sub/c.pcap.gz", "sub/notes.txt", "d.cap", "sub/e.pcapng.zst", "sub/f.pcap.lz4", "sub/g.zst"} {
 		p := filepath.Join(dir, n)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -87,7 +87,7 @@ func TestInputNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{j("d.cap"), j("a.pcapng"), j("b.pcap"), j("sub/c.pcap.gz"), "-"}
+	want := []string{j("d.cap"), j("a.pcapng"), j("b.pcap"), j("sub/c.pcap.gz"), j("sub/e.pcapng.zst"), j("sub/f.pcap.lz4"), "-"}
 	if !slices.Equal(got, want) {
 		t.Errorf("names:\n got %q\nwant %q", got, want)
 	}
@@ -99,6 +99,27 @@ func TestInputNames(t *testing.T) {
 	}
 	if _, err := (&inputs{jobs: 0}).names([]string{dir}); err == nil {
 		t.Error("--jobs 0 accepted")
+	}
+}
+
+// A capture compressed by the zstd or lz4 tool (testdata/pcaps/compressed)
+// gives the report of the uncompressed capture, in text and JSON, analyze
+// and check, but for the file's name.
+func TestCompressedCaptureReport(t *testing.T) {
+	for _, c := range []struct{ compressed, plain string }{
+		{"../../testdata/pcaps/compressed/rxe-rping.pcap.zst", rpingPcap},
+		{"../../testdata/pcaps/compressed/siw-rping.pcap.lz4", "../../testdata/pcaps/siw-rping.pcap"},
+	} {
+		for _, args := range [][]string{{"analyze"}, {"analyze", "--format", "json"}, {"check"}, {"check", "--format", "json"}} {
+			code, got, stderr := runCmd(t, append(slices.Clone(args), c.compressed)...)
+			wcode, want, _ := runCmd(t, append(slices.Clone(args), c.plain)...)
+			if code != wcode || stderr != "" {
+				t.Fatalf("%s %v: exit %d (want %d), stderr %q", c.compressed, args, code, wcode, stderr)
+			}
+			if !strings.Contains(got, c.compressed) || strings.ReplaceAll(got, c.compressed, c.plain) != want {
+				t.Errorf("%s %v: the report differs from %s's:\n%s\n----\n%s", c.compressed, args, c.plain, got, want)
+			}
+		}
 	}
 }
 
