@@ -242,7 +242,10 @@ func (p *Page) Sections() iter.Seq[*ConnView] {
 					cv.ConnFindings = append(cv.ConnFindings, views[i])
 				}
 			}
-			cv.Ladder = ladder(ac, cd, fs, mine, views)
+			var err error
+			if cv.Ladder, err = ladder(ac, cd, fs, mine, views); err != nil {
+				return err
+			}
 			cv.Throughput = throughputChart(ac, &cd.tput)
 			for i := range views {
 				if views[i].Pinned {

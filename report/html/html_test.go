@@ -101,8 +101,8 @@ func TestDetailLimit(t *testing.T) {
 		if total <= limit {
 			continue
 		}
-		if len(cd.txns) != limit || cd.txnsOmitted != uint64(total-limit) {
-			t.Errorf("conn %d: %d drawn, %d omitted of %d (limit %d)", cv.ID, len(cd.txns), cd.txnsOmitted, total, limit)
+		if cd.txns.Len() != limit || cd.txnsOmitted != uint64(total-limit) {
+			t.Errorf("conn %d: %d drawn, %d omitted of %d (limit %d)", cv.ID, cd.txns.Len(), cd.txnsOmitted, total, limit)
 		}
 		var sum uint64
 		for _, kv := range cv.Ladder.Omitted {
@@ -280,5 +280,37 @@ func BenchmarkCollect(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(uint64(b.N)*packets), "ns/packet")
 		})
+	}
+}
+
+// TestRPCConnectionsKeepNoEvents: a connection that carries RPC draws its
+// transactions, so the collector keeps none of its RDMA messages (they
+// were ~100 bytes each, MaxDetail of them per connection); one without
+// RPC keeps them for its diagram.
+func TestRPCConnectionsKeepNoEvents(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		rpc  bool
+	}{{nfs3, true}, {"../../testdata/pcaps/siw-nfs3.pcap", true}, {"../../testdata/pcaps/rxe-rping.pcap", false}, {"../../testdata/pcaps/siw-ib_send_bw.pcap", false}} {
+		_, col, _ := build(t, c.name, Options{})
+		if len(col.conns) == 0 {
+			t.Fatalf("%s: no connection collected", c.name)
+		}
+		rpc, events := 0, 0
+		for _, cd := range col.conns {
+			if cd.txns.Len() > 0 {
+				rpc++
+				if len(cd.events) > 0 || !cd.rpc {
+					t.Errorf("%s: connection %d carries RPC and keeps %d events", c.name, cd.id, len(cd.events))
+				}
+			}
+			events += len(cd.events)
+		}
+		if c.rpc && rpc == 0 {
+			t.Errorf("%s: no connection with transactions", c.name)
+		}
+		if !c.rpc && (rpc > 0 || events == 0) {
+			t.Errorf("%s: %d connections with transactions, %d events", c.name, rpc, events)
+		}
 	}
 }

@@ -92,7 +92,7 @@ type item struct {
 	sig   string
 }
 
-func ladder(ac *report.Connection, cd *connData, fs []report.Finding, mine []int, views []FindingView) Ladder {
+func ladder(ac *report.Connection, cd *connData, fs []report.Finding, mine []int, views []FindingView) (Ladder, error) {
 	l := Ladder{Width: ladderWidth, ClientX: clientX, ServerX: serverX, MidX: (clientX + serverX) / 2,
 		ClientLabel: "client " + endpointText(ac.Client), ServerLabel: "server " + endpointText(ac.Server)}
 	cli, srv := ac.Client.Address, ac.Server.Address
@@ -102,11 +102,14 @@ func ladder(ac *report.Connection, cd *connData, fs []report.Finding, mine []int
 	}
 	l.RPC = isRPC(ac, cd)
 	if l.RPC {
-		for i := range cd.txns {
-			x := &cd.txns[i]
+		err := cd.txns.Each(func(x *report.Transaction) error {
 			it := item{rows: txnRows(ac.ID, x, cli, srv), sig: Signature(x, nil)}
 			it.first = it.rows[0].First
 			items = append(items, it)
+			return nil
+		})
+		if err != nil {
+			return Ladder{}, fmt.Errorf("connection %d: %w", ac.ID, err)
 		}
 		if cd.txnsOmitted > 0 {
 			l.OmittedTotal = cd.txnsOmitted
@@ -166,13 +169,13 @@ func ladder(ac *report.Connection, cd *connData, fs []report.Finding, mine []int
 		}
 	}
 	l.Blocks = blocks(items, &l.Arrows)
-	return l
+	return l, nil
 }
 
 // isRPC: the connection's diagram draws RPC transactions (otherwise its
 // RDMA messages).
 func isRPC(ac *report.Connection, cd *connData) bool {
-	return len(cd.txns) > 0 || cd.txnsOmitted > 0 || ac.RPC != nil
+	return cd.txns.Len() > 0 || cd.txnsOmitted > 0 || ac.RPC != nil
 }
 
 // ladderNotes are the page's notes on what the connection's diagram does

@@ -93,7 +93,10 @@ func refBuild(a *report.Analysis, c *Collector) *wholePage {
 				cv.ConnFindings = append(cv.ConnFindings, p.Findings[fi])
 			}
 		}
-		cv.Ladder = ladder(ac, cd, a.Findings, byConn[ac.ID], p.Findings)
+		var err error
+		if cv.Ladder, err = ladder(ac, cd, a.Findings, byConn[ac.ID], p.Findings); err != nil {
+			panic(err)
+		}
 		cv.Notes = ladderNotes(ac, cd, c.opts.MaxDetail)
 		cv.Throughput = throughputChart(ac, &cd.tput)
 	}
