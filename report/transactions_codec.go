@@ -64,7 +64,13 @@ func (e *txnEncoder) optU32(p *uint32) {
 
 // encode appends t to the writer; it returns how many bytes it wrote.
 func (e *txnEncoder) encode(t *Transaction) (int, error) {
-	e.buf = e.buf[:0]
+	e.buf = e.appendTxn(e.buf[:0], t)
+	return e.w.Write(e.buf)
+}
+
+// appendTxn appends t's record to b (TransactionPack keeps it in memory).
+func (e *txnEncoder) appendTxn(b []byte, t *Transaction) []byte {
+	e.buf = b
 	e.uvarint(uint64(t.XID))
 	e.varint(int64(t.Connection))
 	e.str(t.Direction)
@@ -90,7 +96,7 @@ func (e *txnEncoder) encode(t *Transaction) (int, error) {
 		e.buf = binary.LittleEndian.AppendUint64(e.buf, math.Float64bits(*t.LatencyUS))
 	}
 	e.str(t.Outcome)
-	return e.w.Write(e.buf)
+	return e.buf
 }
 
 func (e *txnEncoder) side(s *TxnSide) {

@@ -55,16 +55,23 @@ exits 2.`,
 			}
 			opts.MaxConnections = maxConn
 			col := htmlreport.NewCollector(opts)
-			eopts := dissect.Options{Transaction: col.Transaction}
+			// Connections released during the read leave memory as they
+			// go, as for analyze (report/analyze_spill.go); the page reads
+			// them back as it writes them.
+			spill := report.NewConnSpill()
+			eopts := dissect.Options{Transaction: col.Transaction, Observer: spill}
 			checks, each := withChecks(check.Config{}, &eopts, func(p *dissect.Packet) error {
 				col.Packet(p)
 				return nil
 			})
+			spill.SetRunner(checks)
 			eng, runErr := runEngine(cmd, g, name, engineRun{opts: eopts, each: each})
 			if eng == nil {
+				spill.Close()
 				return runErr
 			}
-			a := report.NewAnalysis(displayName(name), snapshot(eng))
+			a := spill.Analysis(displayName(name), snapshot(eng))
+			defer a.Close()
 			res := checks.Finish(eng.Conns.Connections())
 			res.NoteLoss(0, eng.Stats.Skipped)
 			a.AddChecks(res)
@@ -72,7 +79,10 @@ exits 2.`,
 				a.Errors = append(a.Errors, runErr.Error())
 			}
 			warn(cmd, eng)
-			page := htmlreport.Build(a, col)
+			page, err := htmlreport.Build(a, col)
+			if err != nil {
+				return &exitError{exitUsage, err}
+			}
 			write := func(w io.Writer) error { return page.Write(w) }
 			if output == "" || output == "-" {
 				err = write(cmd.OutOrStdout())

@@ -38,14 +38,15 @@ var refFuncs = template.FuncMap{
 	"blockArgs": func(l Ladder, b Block) blockArg { return blockArg{l, b} },
 }
 
-// refPage is the page as it was: page.tmpl with the block template in
-// place of ladderBlock.
+// refPage is the page as it was before ladderBlock: the whole page's
+// template with the block template in place of ladderBlock.
 var refPage = sync.OnceValue(func() *template.Template {
 	const call = "{{ladderBlock $l .}}"
-	if strings.Count(pageTemplate, call) != 2 {
+	text := wholeTemplateText()
+	if strings.Count(text, call) != 2 {
 		panic("page.tmpl no longer calls ladderBlock twice")
 	}
-	text := strings.ReplaceAll(pageTemplate, call, `{{template "block" (blockArgs $l .)}}`) + blockTemplate
+	text = strings.ReplaceAll(text, call, `{{template "block" (blockArgs $l .)}}`) + blockTemplate
 	return template.Must(template.New("page").Funcs(refFuncs).Parse(text))
 })
 
@@ -121,13 +122,15 @@ func TestLadderBlockMatches(t *testing.T) {
 }
 
 // TestPageMatches: pages written with ladderBlock are the pages the
-// block template wrote.
+// block template wrote (on the whole page: TestStreamMatchesWhole holds
+// the streamed page to it).
 func TestPageMatches(t *testing.T) {
 	for _, name := range []string{nfs3, "../../testdata/pcaps/siw-nfs42-small.pcap",
 		"../../testdata/pcaps/synthetic/rocev2-ipv6-qinq.pcap", "../../testdata/pcaps/mutated/ib-erf--vcrc-corrupt.pcap"} {
 		for _, opts := range []Options{{}, {MaxDetail: 7}} {
 			t.Run(fmt.Sprintf("%s/%d", name[strings.LastIndex(name, "/")+1:], opts.MaxDetail), func(t *testing.T) {
-				p, _, _ := build(t, name, opts)
+				a, col, _, _ := analysis(t, name, opts, false)
+				p := refBuild(a, col)
 				// Something in every field of a row, pins with more
 				// than fit.
 				for _, cv := range p.Connections {
@@ -140,7 +143,7 @@ func TestPageMatches(t *testing.T) {
 					}
 				}
 				var got, want bytes.Buffer
-				if err := p.Write(&got); err != nil {
+				if err := wholeTemplate().Execute(&got, p); err != nil {
 					t.Fatal(err)
 				}
 				if err := refPage().Execute(&want, p); err != nil {

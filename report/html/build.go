@@ -1,9 +1,11 @@
 package html
 
 import (
+	"errors"
 	"fmt"
+	"iter"
+	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -13,13 +15,25 @@ import (
 
 // Page is what the template draws. Every string in it may hold capture
 // data; the template (html/template) escapes all of them.
+//
+// The page is written as it is drawn (Write): each connection's diagram
+// is built just before the template writes it and let go after
+// (Sections), the findings are listed as the document's walk reads them
+// (Findings), so that what is in memory at once is the summary of the
+// connections that get a diagram and one diagram, not every diagram and
+// every finding: with report.ConnSpill the connections released during
+// the read come back from its temporary file one at a time.
 type Page struct {
-	File        string
-	Packets     uint64
-	Verdict     Verdict
-	Protocols   []KV
+	File      string
+	Packets   uint64
+	Verdict   Verdict
+	Protocols []KV
+	// Connections are those that get a diagram, in ID order, for the
+	// overview's table: without their diagram, chart and findings, which
+	// Sections adds as it writes each.
 	Connections []*ConnView
-	Findings    []FindingView
+	// NumFindings is how many findings the table lists (Findings).
+	NumFindings int
 	Rules       []RuleView
 	Latency     LatencyChart
 	Chunks      ChunkChart
@@ -28,6 +42,19 @@ type Page struct {
 	Errors []string
 	// Caveats are the checks' caveats on the whole capture.
 	Caveats []string
+
+	a *report.Analysis
+	c *Collector
+	// drawn are the IDs of Connections; firstFinding gives, for those with
+	// findings, the index of their first in the table.
+	drawn        map[int]bool
+	firstFinding map[int]int
+	// links are where the table links the findings Sections pinned to an
+	// arrow (by index), filled as it writes the diagrams.
+	links map[int]string
+	// err is the first error of a walk of the document (a connection not
+	// read back from the spill's file); Write returns it.
+	err error
 }
 
 // KV is a label and its value.
@@ -103,84 +130,26 @@ type RuleView struct {
 	ID, Anchor, Severity, Reference, Summary, Explanation string
 }
 
-// Build makes the page from the Analysis document (report.NewAnalysis
-// with AddChecks, as `analyze --format json` writes it) and what the
-// collector gathered from the same run.
-func Build(a *report.Analysis, c *Collector) *Page {
-	p := &Page{File: a.File, Packets: a.Packets, Errors: a.Errors, Caveats: a.CheckCaveats}
+// Build makes the page from the Analysis document (report.NewAnalysis or
+// report.ConnSpill.Analysis, with AddChecks, as `analyze --format json`
+// writes it) and what the collector gathered from the same run. It walks
+// the document once for what the page says before its diagrams (the
+// verdict, the connections drawn, the notes, the rules); Write walks it
+// again for the diagrams and the findings, so the document must stay open
+// until the page is written. The error is a connection that could not be
+// read back from the spill.
+func Build(a *report.Analysis, c *Collector) (*Page, error) {
+	p := &Page{File: a.File, Packets: a.Packets, Errors: a.Errors, Caveats: a.CheckCaveats,
+		a: a, c: c, drawn: map[int]bool{}, firstFinding: map[int]int{}, links: map[int]string{}}
 	for _, pr := range a.Protocols {
 		p.Protocols = append(p.Protocols, KV{pr.Proto, strconv.FormatUint(pr.Packets, 10)})
 	}
-	p.Verdict = verdict(a)
-	p.Findings = make([]FindingView, len(a.Findings))
-	byConn := map[int][]int{}
-	for i := range a.Findings {
-		f := &a.Findings[i]
-		p.Findings[i] = findingView(i, f)
-		byConn[f.Connection] = append(byConn[f.Connection], i)
-	}
-	p.Rules = rulesOf(a.Findings)
-	for i := range a.Connections {
-		ac := &a.Connections[i]
-		cd := c.conns[ac.ID]
-		if cd == nil {
-			continue
-		}
-		cv := connView(ac)
-		p.Connections = append(p.Connections, cv)
-		for _, fi := range byConn[ac.ID] {
-			if len(a.Findings[fi].Packets) == 0 {
-				cv.ConnFindings = append(cv.ConnFindings, p.Findings[fi])
-			}
-		}
-		cv.Ladder, cv.Notes = ladder(ac, cd, a.Findings, byConn[ac.ID], p.Findings, c.opts.MaxDetail)
-		cv.Throughput = throughputChart(ac, &cd.tput)
-	}
-	drawn := map[int]bool{}
-	for _, cv := range p.Connections {
-		drawn[cv.ID] = true
-	}
-	for i := range p.Findings {
-		f := &p.Findings[i]
-		if drawn[f.Conn] {
-			f.ConnLink = "#conn-" + strconv.Itoa(f.Conn)
-		} else if !f.Pinned {
-			// No diagram to link to: the link stays on the table's row.
-			f.Link = "#row-" + f.Anchor
-		}
-	}
-	if c.notDrawn || len(p.Connections) < len(a.Connections) {
-		p.Notes = append(p.Notes, fmt.Sprintf("%d of %d connections have no diagram: the report draws at most %d (report --max-diagrams); they are in the overview, the charts and the findings.",
-			len(a.Connections)-len(p.Connections), len(a.Connections), c.opts.MaxConnections))
-	}
-	p.Latency = latencyChart(c)
-	p.Chunks = chunkChart(c)
-	if p.Latency.Sampled {
-		p.Notes = append(p.Notes, fmt.Sprintf("Latency distributions and percentiles of procedures with more than %d replies are estimated from a uniform sample of %d.",
-			c.opts.LatencySample, c.opts.LatencySample))
-	}
-	for i := range p.Connections {
-		p.Notes = append(p.Notes, p.Connections[i].Notes...)
-	}
-	return p
-}
-
-func verdict(a *report.Analysis) Verdict {
-	var v Verdict
-	conns := map[int]bool{}
-	for _, f := range a.Findings {
-		switch f.Severity {
-		case check.Error:
-			v.Errors++
-		case check.Warning:
-			v.Warnings++
-		default:
-			v.Infos++
-		}
-		conns[f.Connection] = true
-	}
-	for _, c := range a.Connections {
-		for _, ch := range c.Checks {
+	v := &p.Verdict
+	total := 0
+	var connNotes []string
+	err := a.EachConnection(func(ac *report.Connection, _ []report.Finding) error {
+		total++
+		for _, ch := range ac.Checks {
 			switch ch.Status {
 			case check.StatusPassed:
 				v.Passed++
@@ -191,11 +160,140 @@ func verdict(a *report.Analysis) Verdict {
 			}
 			v.Omitted += ch.Omitted
 		}
+		cd := c.conns[ac.ID]
+		if cd == nil {
+			return nil
+		}
+		cv := connView(ac)
+		p.Connections = append(p.Connections, cv)
+		p.drawn[ac.ID] = true
+		connNotes = append(connNotes, ladderNotes(ac, cd, c.opts.MaxDetail)...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	v.ConnectionsWithFindings = len(conns)
-	v.FindingsListed = len(a.Findings)
+	withFindings := map[int]bool{}
+	rules := map[string]bool{}
+	err = a.EachFinding(func(f *report.Finding) error {
+		switch f.Severity {
+		case check.Error:
+			v.Errors++
+		case check.Warning:
+			v.Warnings++
+		default:
+			v.Infos++
+		}
+		withFindings[f.Connection] = true
+		rules[f.Rule] = true
+		if _, ok := p.firstFinding[f.Connection]; !ok && p.drawn[f.Connection] {
+			p.firstFinding[f.Connection] = p.NumFindings
+		}
+		p.NumFindings++
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	v.ConnectionsWithFindings = len(withFindings)
+	v.FindingsListed = p.NumFindings
 	v.Pass = v.Errors == 0
-	return v
+	p.Rules = rulesOf(rules)
+	if c.notDrawn || len(p.Connections) < total {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d of %d connections have no diagram: the report draws at most %d (report --max-diagrams); they are in the overview, the charts and the findings.",
+			total-len(p.Connections), total, c.opts.MaxConnections))
+	}
+	p.Latency = latencyChart(c)
+	p.Chunks = chunkChart(c)
+	if p.Latency.Sampled {
+		p.Notes = append(p.Notes, fmt.Sprintf("Latency distributions and percentiles of procedures with more than %d replies are estimated from a uniform sample of %d.",
+			c.opts.LatencySample, c.opts.LatencySample))
+	}
+	p.Notes = append(p.Notes, connNotes...)
+	return p, nil
+}
+
+// errStop ends a walk of the document when the template stops ranging.
+var errStop = errors.New("stop")
+
+// Sections yields the connections that get a diagram, in ID order, each
+// with its diagram, throughput chart and connection-wide findings built
+// for the template to write, and let go when it asks for the next one
+// (the ConnView must not be kept). It records where the findings table
+// links the findings it pinned, so Findings must come after it.
+func (p *Page) Sections() iter.Seq[*ConnView] {
+	return func(yield func(*ConnView) bool) {
+		k := 0
+		var views []FindingView
+		var mine []int
+		err := p.a.EachConnection(func(ac *report.Connection, fs []report.Finding) error {
+			if k >= len(p.Connections) || p.Connections[k].ID != ac.ID {
+				return nil
+			}
+			cv := p.Connections[k]
+			k++
+			cd := p.c.conns[ac.ID]
+			base := p.firstFinding[ac.ID]
+			views, mine = views[:0], mine[:0]
+			for i := range fs {
+				views = append(views, findingView(base+i, &fs[i]))
+				mine = append(mine, i)
+				if len(fs[i].Packets) == 0 {
+					cv.ConnFindings = append(cv.ConnFindings, views[i])
+				}
+			}
+			var err error
+			if cv.Ladder, err = ladder(ac, cd, fs, mine, views); err != nil {
+				return err
+			}
+			cv.Throughput = throughputChart(ac, &cd.tput)
+			for i := range views {
+				if views[i].Pinned {
+					p.links[base+i] = views[i].Link
+				}
+			}
+			more := yield(cv)
+			cv.ConnFindings, cv.Ladder, cv.Throughput = nil, Ladder{}, ThroughputChart{}
+			if !more {
+				return errStop
+			}
+			return nil
+		})
+		p.fail(err)
+	}
+}
+
+// Findings yields every finding of the document in its order, linked to
+// its pin on a diagram, its connection's section, or (a connection
+// without a diagram) its own row. The FindingView must not be kept.
+func (p *Page) Findings() iter.Seq[*FindingView] {
+	return func(yield func(*FindingView) bool) {
+		i := 0
+		err := p.a.EachFinding(func(f *report.Finding) error {
+			fv := findingView(i, f)
+			if p.drawn[f.Connection] {
+				fv.ConnLink = "#conn-" + strconv.Itoa(f.Connection)
+				if l, ok := p.links[i]; ok {
+					fv.Pinned, fv.Link = true, l
+				}
+			} else {
+				// No diagram to link to: the link stays on the table's row.
+				fv.Link = "#row-" + fv.Anchor
+			}
+			i++
+			if !yield(&fv) {
+				return errStop
+			}
+			return nil
+		})
+		p.fail(err)
+	}
+}
+
+func (p *Page) fail(err error) {
+	if err != nil && err != errStop && p.err == nil {
+		p.err = err
+	}
 }
 
 func findingView(i int, f *report.Finding) FindingView {
@@ -222,14 +320,10 @@ func findingView(i int, f *report.Finding) FindingView {
 	return fv
 }
 
-func rulesOf(fs []report.Finding) []RuleView {
-	var ids []string
-	for _, f := range fs {
-		if !slices.Contains(ids, f.Rule) {
-			ids = append(ids, f.Rule)
-		}
-	}
-	sort.Strings(ids)
+// rulesOf explains the rules that found something, in the order of their
+// IDs.
+func rulesOf(found map[string]bool) []RuleView {
+	ids := slices.Sorted(maps.Keys(found))
 	var out []RuleView
 	for _, id := range ids {
 		rv := RuleView{ID: id, Anchor: "rule-" + id}

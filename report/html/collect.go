@@ -101,11 +101,17 @@ type connData struct {
 	eventsOmitted uint64
 	omittedKinds  map[string]uint64
 	acks          [2]uint64
-	txns          []report.Transaction
-	txnsOmitted   uint64
-	omittedSigs   map[string]uint64
-	sigOrder      []string
-	tput          throughput
+	// rpc: a transaction of the connection finished, so its diagram
+	// draws transactions (isRPC), never events: they are let go and no
+	// more are recorded (dropEvents).
+	rpc bool
+	// txns are the transactions drawn, packed (~5× smaller than the
+	// structures, most of what the report holds).
+	txns        report.TransactionPack
+	txnsOmitted uint64
+	omittedSigs map[string]uint64
+	sigOrder    []string
+	tput        throughput
 	// marks are the packets the transport analysis flagged, in capture
 	// order (at most maxLossMarks; marksCut counts the rest).
 	marks    []lossMark
@@ -176,20 +182,45 @@ func (c *Collector) Packet(p *dissect.Packet) {
 	case p.Has(roce.LayerTypeBTH) && (p.BTH.OpCode.IsAck() || p.BTH.OpCode.IsAtomicAck()):
 		cd.acks[d]++
 	case p.Has(roce.LayerTypeBTH):
-		cd.bth(p, src, c.opts.MaxDetail)
+		if !cd.rpc {
+			cd.bth(p, src, c.opts.MaxDetail)
+		}
 	default:
 		if p.IWARP.HasReqRep && len(cd.cm) < maxCMEvents {
 			cd.cm = append(cd.cm, Event{Kind: "mpa", Label: mpaName(&p.IWARP.ReqRep), Dir: p.Dir, Src: src,
 				First: p.Number, Last: p.Number, Packets: 1, Bytes: uint64(p.Length), Time: p.RelTime})
 		}
 		for i := range p.IWARP.FPDUs {
+			if cd.rpc {
+				break
+			}
 			cd.fpdu(p, &p.IWARP.FPDUs[i], src, c.opts.MaxDetail)
+		}
+	}
+}
+
+// dropEvents lets the connection's RDMA messages go: it carries RPC, and
+// its diagram draws the transactions (isRPC holds from its first
+// transaction on). At ~100 bytes an arrow, MaxDetail of them on every
+// drawn connection were the second largest thing the report held.
+func (cd *connData) dropEvents() {
+	if cd.rpc {
+		return
+	}
+	cd.rpc = true
+	cd.events, cd.eventsOmitted, cd.omittedKinds = nil, 0, nil
+	for d := range cd.open {
+		for cls := range cd.open[d] {
+			cd.open[d][cls] = openNone
 		}
 	}
 }
 
 // event appends an arrow, or counts it when the connection's detail is full.
 func (cd *connData) event(e Event, max int) int {
+	if cd.rpc {
+		return -1
+	}
 	if len(cd.events) >= max {
 		cd.eventsOmitted++
 		cd.omittedKinds[e.Kind]++

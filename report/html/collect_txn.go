@@ -25,8 +25,9 @@ func (c *Collector) Transaction(t *dissect.Transaction) {
 	if cd == nil {
 		return
 	}
-	if len(cd.txns) < c.opts.MaxDetail {
-		cd.txns = append(cd.txns, x)
+	cd.dropEvents()
+	if cd.txns.Len() < c.opts.MaxDetail {
+		cd.txns.Add(&x)
 		return
 	}
 	cd.txnsOmitted++

@@ -17,9 +17,12 @@ import (
 
 const nfs3 = "../../testdata/pcaps/rxe-nfs3.pcap"
 
-// build reads a capture as `rdmashark report` does and returns the page,
-// the collector, and every transaction the engine handed out.
-func build(t *testing.T, name string, opts Options) (*Page, *Collector, []report.Transaction) {
+// analysis reads a capture as `rdmashark report` does, through a
+// report.ConnSpill when spill is set (the document must then be closed:
+// the test's cleanup does it), and returns the document, the collector,
+// every transaction the engine handed out, and how many connections the
+// spill took.
+func analysis(t testing.TB, name string, opts Options, spill bool) (*report.Analysis, *Collector, []report.Transaction, int) {
 	t.Helper()
 	r, err := source.Open(name)
 	if err != nil {
@@ -28,17 +31,58 @@ func build(t *testing.T, name string, opts Options) (*Page, *Collector, []report
 	defer r.Close()
 	col := NewCollector(opts)
 	var all []report.Transaction
-	run := check.NewRunner(check.Config{})
+	var cfg check.Config
+	var s *report.ConnSpill
+	if spill {
+		s = report.NewConnSpill()
+		cfg.Next = s
+	}
+	run := check.NewRunner(cfg)
+	if s != nil {
+		s.SetRunner(run)
+	}
 	eng := dissect.NewEngine(dissect.Options{ULP: nfs.NewBinding(), Observer: run, Transaction: func(x *dissect.Transaction) {
 		all = append(all, report.ConvertTransaction(x))
 		col.Transaction(x)
 	}})
-	if err := eng.Run(r, func(p *dissect.Packet) error { run.Packet(p); col.Packet(p); return nil }); err != nil {
+	runErr := eng.Run(r, func(p *dissect.Packet) error { run.Packet(p); col.Packet(p); return nil })
+	var a *report.Analysis
+	if s != nil {
+		a = s.Analysis(name, eng.Snapshot())
+		t.Cleanup(func() { a.Close() })
+	} else {
+		a = report.NewAnalysis(name, eng.Snapshot())
+	}
+	res := run.Finish(eng.Conns.Connections())
+	res.NoteLoss(0, eng.Stats.Skipped)
+	a.AddChecks(res)
+	if runErr != nil {
+		a.Errors = append(a.Errors, runErr.Error())
+	}
+	return a, col, all, s.Len()
+}
+
+// build reads a capture as `rdmashark report` does (without the spill)
+// and returns the page, the collector, and every transaction the engine
+// handed out.
+func build(t *testing.T, name string, opts Options) (*Page, *Collector, []report.Transaction) {
+	t.Helper()
+	a, col, all, _ := analysis(t, name, opts, false)
+	p, err := Build(a, col)
+	if err != nil {
 		t.Fatal(err)
 	}
-	a := report.NewAnalysis(name, eng.Snapshot())
-	a.AddChecks(run.Finish(eng.Conns.Connections()))
-	return Build(a, col), col, all
+	return p, col, all
+}
+
+// sections draws the page's diagrams as Write would and returns a copy of
+// each connection's section.
+func sections(p *Page) []ConnView {
+	var out []ConnView
+	for cv := range p.Sections() {
+		out = append(out, *cv)
+	}
+	return out
 }
 
 // TestDetailLimit: past MaxDetail a connection's transactions are not
@@ -51,14 +95,14 @@ func TestDetailLimit(t *testing.T) {
 	for _, x := range all {
 		perConn[x.Connection]++
 	}
-	for _, cv := range p.Connections {
+	for _, cv := range sections(p) {
 		cd := col.conns[cv.ID]
 		total := perConn[cv.ID]
 		if total <= limit {
 			continue
 		}
-		if len(cd.txns) != limit || cd.txnsOmitted != uint64(total-limit) {
-			t.Errorf("conn %d: %d drawn, %d omitted of %d (limit %d)", cv.ID, len(cd.txns), cd.txnsOmitted, total, limit)
+		if cd.txns.Len() != limit || cd.txnsOmitted != uint64(total-limit) {
+			t.Errorf("conn %d: %d drawn, %d omitted of %d (limit %d)", cv.ID, cd.txns.Len(), cd.txnsOmitted, total, limit)
 		}
 		var sum uint64
 		for _, kv := range cv.Ladder.Omitted {
@@ -121,7 +165,11 @@ func TestLinksWithLimits(t *testing.T) {
 // TestEscaping: capture data (file names, finding messages) is escaped,
 // never written as markup.
 func TestEscaping(t *testing.T) {
-	p, _, _ := build(t, nfs3, Options{})
+	a, col, _, _ := analysis(t, nfs3, Options{}, false)
+	p, err := Build(a, col)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var clean bytes.Buffer
 	if err := p.Write(&clean); err != nil {
 		t.Fatal(err)
@@ -136,12 +184,15 @@ func TestEscaping(t *testing.T) {
 		}
 	}
 	evil := `<script>alert(1)</script>"><img src=x onerror=alert(2)>`
-	p.File = evil
-	if len(p.Findings) == 0 {
+	a.File = evil
+	if len(a.Findings) == 0 || len(a.Connections) == 0 {
 		t.Fatal("no findings on rxe-nfs3")
 	}
-	p.Findings[0].Message = evil
-	p.Connections[0].Ladder.ClientLabel = evil
+	a.Findings[0].Message = evil
+	a.Connections[0].Client.Address = evil
+	if p, err = Build(a, col); err != nil {
+		t.Fatal(err)
+	}
 	var out bytes.Buffer
 	if err := p.Write(&out); err != nil {
 		t.Fatal(err)
@@ -229,5 +280,37 @@ func BenchmarkCollect(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(uint64(b.N)*packets), "ns/packet")
 		})
+	}
+}
+
+// TestRPCConnectionsKeepNoEvents: a connection that carries RPC draws its
+// transactions, so the collector keeps none of its RDMA messages (they
+// were ~100 bytes each, MaxDetail of them per connection); one without
+// RPC keeps them for its diagram.
+func TestRPCConnectionsKeepNoEvents(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		rpc  bool
+	}{{nfs3, true}, {"../../testdata/pcaps/siw-nfs3.pcap", true}, {"../../testdata/pcaps/rxe-rping.pcap", false}, {"../../testdata/pcaps/siw-ib_send_bw.pcap", false}} {
+		_, col, _ := build(t, c.name, Options{})
+		if len(col.conns) == 0 {
+			t.Fatalf("%s: no connection collected", c.name)
+		}
+		rpc, events := 0, 0
+		for _, cd := range col.conns {
+			if cd.txns.Len() > 0 {
+				rpc++
+				if len(cd.events) > 0 || !cd.rpc {
+					t.Errorf("%s: connection %d carries RPC and keeps %d events", c.name, cd.id, len(cd.events))
+				}
+			}
+			events += len(cd.events)
+		}
+		if c.rpc && rpc == 0 {
+			t.Errorf("%s: no connection with transactions", c.name)
+		}
+		if !c.rpc && (rpc > 0 || events == 0) {
+			t.Errorf("%s: %d connections with transactions, %d events", c.name, rpc, events)
+		}
 	}
 }

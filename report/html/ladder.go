@@ -92,7 +92,7 @@ type item struct {
 	sig   string
 }
 
-func ladder(ac *report.Connection, cd *connData, fs []report.Finding, mine []int, views []FindingView, maxDetail int) (Ladder, []string) {
+func ladder(ac *report.Connection, cd *connData, fs []report.Finding, mine []int, views []FindingView) (Ladder, error) {
 	l := Ladder{Width: ladderWidth, ClientX: clientX, ServerX: serverX, MidX: (clientX + serverX) / 2,
 		ClientLabel: "client " + endpointText(ac.Client), ServerLabel: "server " + endpointText(ac.Server)}
 	cli, srv := ac.Client.Address, ac.Server.Address
@@ -100,19 +100,19 @@ func ladder(ac *report.Connection, cd *connData, fs []report.Finding, mine []int
 	for _, e := range cd.cm {
 		items = append(items, item{first: e.First, rows: []Row{eventRow(ac.ID, &e, cli, srv)}})
 	}
-	var notes []string
-	l.RPC = len(cd.txns) > 0 || cd.txnsOmitted > 0 || ac.RPC != nil
+	l.RPC = isRPC(ac, cd)
 	if l.RPC {
-		for i := range cd.txns {
-			x := &cd.txns[i]
+		err := cd.txns.Each(func(x *report.Transaction) error {
 			it := item{rows: txnRows(ac.ID, x, cli, srv), sig: Signature(x, nil)}
 			it.first = it.rows[0].First
 			items = append(items, it)
+			return nil
+		})
+		if err != nil {
+			return Ladder{}, fmt.Errorf("connection %d: %w", ac.ID, err)
 		}
 		if cd.txnsOmitted > 0 {
 			l.OmittedTotal = cd.txnsOmitted
-			notes = append(notes, fmt.Sprintf("Connection %d: %d transactions after the first %d are not drawn (report --max-detail); they are counted by kind under its diagram and in the charts.",
-				ac.ID, cd.txnsOmitted, maxDetail))
 			sigs := slices.Clone(cd.sigOrder)
 			sort.SliceStable(sigs, func(i, j int) bool { return cd.omittedSigs[sigs[i]] > cd.omittedSigs[sigs[j]] })
 			for _, s := range sigs {
@@ -126,8 +126,6 @@ func ladder(ac *report.Connection, cd *connData, fs []report.Finding, mine []int
 		}
 		if cd.eventsOmitted > 0 {
 			l.OmittedTotal = cd.eventsOmitted
-			notes = append(notes, fmt.Sprintf("Connection %d: %d RDMA messages after the first %d are not drawn (report --max-detail); they are counted by kind under its diagram and in the throughput chart.",
-				ac.ID, cd.eventsOmitted, maxDetail))
 			kinds := make([]string, 0, len(cd.omittedKinds))
 			for k := range cd.omittedKinds {
 				kinds = append(kinds, k)
@@ -171,7 +169,28 @@ func ladder(ac *report.Connection, cd *connData, fs []report.Finding, mine []int
 		}
 	}
 	l.Blocks = blocks(items, &l.Arrows)
-	return l, notes
+	return l, nil
+}
+
+// isRPC: the connection's diagram draws RPC transactions (otherwise its
+// RDMA messages).
+func isRPC(ac *report.Connection, cd *connData) bool {
+	return cd.txns.Len() > 0 || cd.txnsOmitted > 0 || ac.RPC != nil
+}
+
+// ladderNotes are the page's notes on what the connection's diagram does
+// not draw (the page lists them before the diagrams: Build takes them
+// without drawing the diagram).
+func ladderNotes(ac *report.Connection, cd *connData, maxDetail int) []string {
+	switch {
+	case isRPC(ac, cd) && cd.txnsOmitted > 0:
+		return []string{fmt.Sprintf("Connection %d: %d transactions after the first %d are not drawn (report --max-detail); they are counted by kind under its diagram and in the charts.",
+			ac.ID, cd.txnsOmitted, maxDetail)}
+	case !isRPC(ac, cd) && cd.eventsOmitted > 0:
+		return []string{fmt.Sprintf("Connection %d: %d RDMA messages after the first %d are not drawn (report --max-detail); they are counted by kind under its diagram and in the throughput chart.",
+			ac.ID, cd.eventsOmitted, maxDetail)}
+	}
+	return nil
 }
 
 func appendUnique(s []string, v string) []string {

@@ -25,11 +25,15 @@ var page = sync.OnceValue(func() *template.Template {
 })
 
 // Write writes the page: one self-contained HTML document (its CSS, SVG
-// and script inline; it loads nothing).
+// and script inline; it loads nothing), each part as the template reaches
+// it (Page). Call it once.
 func (p *Page) Write(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	if err := page().Execute(bw, p); err != nil {
 		return err
+	}
+	if p.err != nil {
+		return p.err
 	}
 	return bw.Flush()
 }
