@@ -62,6 +62,7 @@ type connRelease struct {
 	nqp, ncm   uint8
 	pending    pairKey
 	hasPending bool
+	dropped    bool      // DropDetail took its detail
 	stream     *iwStream // iWARP
 	last       time.Time // timestamp of its last packet (IdleTimeout)
 }
@@ -265,8 +266,14 @@ func (c *Connection) DropDetail() {
 		return
 	}
 	c.Health, c.tcpH, c.IWARP, c.RPC = nil, nil, nil, nil
+	c.rel.dropped = true
 	for i := range c.PrivateData {
 		c.PrivateData[i].Bytes = nil
 		c.PrivateData[i].Result = pvtdata.Result{}
 	}
 }
+
+// DetailDropped reports whether DropDetail took c's detail: what a report
+// would show of it now is no longer what the capture said (a live view
+// leaves it out; the report that took it has it).
+func (c *Connection) DetailDropped() bool { return c.rel.dropped }

@@ -4,6 +4,8 @@
 package report
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"reflect"
@@ -272,6 +274,69 @@ func (a *Analysis) WriteJSON(w io.Writer) error {
 		"Connections": func(reflect.Value) func(func(reflect.Value)) error { return walkList(a.eachConnection) },
 		"Findings":    func(reflect.Value) func(func(reflect.Value)) error { return walkList(a.eachFinding) },
 	})
+}
+
+// WriteJSONWith writes the document as WriteJSON does, with one more
+// member after the others, key: extra: what encoding/json writes, indented,
+// of a struct that embeds *Analysis and then has that field (capture's
+// document: the analysis, and the capture's facts under "capture"), but
+// streamed as WriteJSON streams, and with no HTML escaping.
+func (a *Analysis) WriteJSONWith(w io.Writer, key string, extra any) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(map[string]any{key: extra}); err != nil {
+		return err
+	}
+	// {"key": value} indented: "{\n  \"key\": …\n}\n"; the member is
+	// what lies between the braces, indented as a member of the document.
+	m := bytes.TrimSuffix(bytes.TrimPrefix(b.Bytes(), []byte("{\n")), []byte("\n}\n"))
+	tw := &tailWriter{w: w}
+	if err := a.WriteJSON(tw); err != nil {
+		return err
+	}
+	if string(tw.tail[:tw.n]) != "\n}\n" {
+		return fmt.Errorf("report: the analysis document does not end as an object (%q)", tw.tail[:tw.n])
+	}
+	if _, err := fmt.Fprintf(w, ",\n%s\n}\n", m); err != nil {
+		return err
+	}
+	return nil
+}
+
+// tailWriter writes all but the last three bytes written to it, which it
+// keeps.
+type tailWriter struct {
+	w    io.Writer
+	tail [3]byte
+	n    int
+}
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	all := len(p)
+	if t.n+len(p) <= len(t.tail) {
+		t.n += copy(t.tail[t.n:], p)
+		return all, nil
+	}
+	// What is held and the start of p go out; p's last three bytes stay.
+	out := t.n + len(p) - len(t.tail)
+	if out >= t.n {
+		if _, err := t.w.Write(t.tail[:t.n]); err != nil {
+			return 0, err
+		}
+		if _, err := t.w.Write(p[:out-t.n]); err != nil {
+			return 0, err
+		}
+		t.n = copy(t.tail[:], p[out-t.n:])
+		return all, nil
+	}
+	if _, err := t.w.Write(t.tail[:out]); err != nil {
+		return 0, err
+	}
+	keep := append(t.tail[out:t.n:t.n], p...)
+	t.n = copy(t.tail[:], keep)
+	return all, nil
 }
 
 // WriteTable writes the connections table, then the protocol counts.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -48,9 +49,11 @@ func newCaptureCmd(g *globalFlags) *cobra.Command {
 		Short: "Capture RDMA traffic from an interface and analyse it as it arrives",
 		Long: `capture reads frames from a network interface (Linux AF_PACKET, no libpcap) and
 analyses them as they arrive: one summary line per packet as dissect prints
-them, or with --summary the connections table refreshed every second; on
-Ctrl-C, at -c packets or after --duration, the full analyze report, and the
-number of packets the kernel dropped.
+them, or with --summary the connections table refreshed every second (past
+64 closed connections, those whose results left memory are counted rather
+than shown); on Ctrl-C, at -c packets or after --duration, the full analyze
+report, every connection in it, and the number of packets the kernel
+dropped. What it keeps does not grow with the connections that close.
 
 The filter runs in the kernel. By default it keeps RoCEv2 (UDP port 4791, or
 --roce-port), RoCEv1 (EtherType 0x8915) and NFS over RDMA on iWARP (TCP port
@@ -107,13 +110,8 @@ func captureVerdict(out io.Writer, res *check.Result, failOn check.Severity, dro
 	return exitFindings
 }
 
-// captureDocument is capture's JSON: the analyze document with the
-// capture's own facts beside it under "capture".
-type captureDocument struct {
-	*report.Analysis
-	Capture captureInfo `json:"capture"`
-}
-
+// captureInfo is what capture's JSON has beside the analyze document,
+// under "capture" (Analysis.WriteJSONWith).
 type captureInfo struct {
 	Interface string `json:"interface"`
 	Filter    string `json:"filter"`
@@ -223,10 +221,16 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 	if err != nil {
 		return usageErr("--fail-on: %v", err)
 	}
-	// The checks see every packet as it arrives, as analyze's do.
+	// The checks see every packet as it arrives, as analyze's do; and as
+	// in analyze, a connection the engine releases leaves memory with its
+	// results (report/analyze_spill.go), so that a capture that runs for
+	// days does not grow with the connections it saw close.
 	var opts dissect.Options
 	g.engineOptions(&opts)
+	spill := report.NewConnSpill()
+	opts.Observer = spill
 	checks, _ := withChecks(check.Config{}, &opts, nil)
+	spill.SetRunner(checks)
 	eng := dissect.NewEngine(opts)
 	cfg := live.RunConfig{Count: o.count, Duration: o.duration, Save: save}
 	var each func(*dissect.Packet) error
@@ -279,7 +283,8 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 		fmt.Fprintf(errOut, "rdmashark: warning: %d packets dropped by the kernel: the analysis misses them (a larger -B or a narrower -f helps)\n", stats.Drops)
 	}
 
-	a := report.NewAnalysis(name, eng.Snapshot())
+	a := spill.Analysis(name, eng.Snapshot())
+	defer a.Close()
 	if runErr != nil {
 		a.Errors = append(a.Errors, runErr.Error())
 	}
@@ -299,9 +304,7 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 	}
 	var werr error
 	if o.format == "json" {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		werr = enc.Encode(captureDocument{Analysis: a, Capture: info})
+		werr = a.WriteJSONWith(out, "capture", info)
 	} else {
 		if o.summary && !isTerminal(out) {
 			fmt.Fprintln(out, "--- final ---")
@@ -363,8 +366,17 @@ func (s *summaryView) tick(now time.Time) error {
 	}
 	fmt.Fprintf(&s.buf, "--- %s: %d packets, %d dropped by the kernel so far, at %s ---\n",
 		strings.TrimPrefix(s.name, "live:"), n, s.drops, now.Format("15:04:05"))
-	if err := report.NewAnalysis(s.name, s.eng.Snapshot()).WriteTable(&s.buf); err != nil {
+	// The connections whose results the spill took show what is left of
+	// them (DropDetail): they are left out here, counted, and in the
+	// final report whole.
+	snap := s.eng.Snapshot()
+	all := snap.Connections
+	snap.Connections = slices.DeleteFunc(slices.Clone(all), (*dissect.Connection).DetailDropped)
+	if err := report.NewAnalysis(s.name, snap).WriteTable(&s.buf); err != nil {
 		return err
+	}
+	if n := len(all) - len(snap.Connections); n > 0 {
+		fmt.Fprintf(&s.buf, "(%d closed connections not shown: they are in the final report)\n", n)
 	}
 	_, err := s.w.Write(s.buf.Bytes())
 	return err

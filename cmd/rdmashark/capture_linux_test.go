@@ -15,6 +15,7 @@ import (
 	"reflect"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,6 +32,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmashark/rdmashark/internal/netnstest"
+	"github.com/rdmashark/rdmashark/report"
 	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/source/live"
 )
@@ -608,5 +610,111 @@ func countRecords(name string) int {
 			return n
 		}
 		n++
+	}
+}
+
+// TestCaptureSummary: capture --summary, its output not a terminal, prints
+// the connections table when packets came in the second before, then the
+// final report. rxe-rping replayed 20 times (20 connections, each released
+// once 16 more closed) with the spill taking every released connection:
+// the table printed after the first 20 copies leaves out the 4 released
+// connections the spill took and says so; the final report, with 6 more
+// copies, is analyze's of the frames kept, every connection whole.
+func TestCaptureSummary(t *testing.T) {
+	defer report.SpillConnsAfter(report.SpillConnsAfter(0))
+	p := netnstest.New(t)
+	inj, err := p.Injector(netnstest.Inject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inj.Close()
+	rping, err := os.ReadFile(filepath.Join(pcapDir, "rxe-rping.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	copies := func(name string, n int) []pcapFrame {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, append(slices.Clone(rping), bytes.Repeat(rping[24:], n-1)...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return readPcap(t, path)
+	}
+	first, all := copies("x20.pcap", 20), copies("x26.pcap", 26)
+	kept := keptBy(t, live.DefaultFilter(0), all)
+	expected := filepath.Join(dir, "expected.pcap")
+	writePcap(t, expected, kept)
+	var want, errb bytes.Buffer
+	if code := run([]string{"analyze", expected}, nil, &want, &errb); code != 0 {
+		t.Fatalf("analyze: %d %s", code, errb.String())
+	}
+
+	wait := startCapture(t, p, "capture", "-i", netnstest.Capture, "--summary", "-c", strconv.Itoa(len(kept)))
+	send := func(frames []pcapFrame) {
+		data := make([][]byte, len(frames))
+		for i, f := range frames {
+			data[i] = f.data
+		}
+		if err := inj.Replay(data, 20); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(first)
+	time.Sleep(2500 * time.Millisecond) // a table or two in between
+	send(all[len(first):])
+	r := wait()
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	live, final, ok := strings.Cut(r.stdout, "--- final ---\n")
+	if !ok {
+		t.Fatalf("no final report:\n%s", r.stdout)
+	}
+	// The last table printed before the rest came: 20 connections, 4 of
+	// them released and spilled.
+	tables := strings.Split(live, "--- live:")
+	mid := tables[len(tables)-1]
+	if !strings.Contains(mid, "(4 closed connections not shown: they are in the final report)") {
+		t.Errorf("the table after 20 copies does not count the 4 spilled connections:\n%s", mid)
+	}
+	for id := 1; id <= 20; id++ {
+		row := regexp.MustCompile(fmt.Sprintf(`(?m)^│ %d +│`, id))
+		if shown := row.MatchString(mid); shown != (id > 4) {
+			t.Errorf("connection %d shown %v in the table after 20 copies:\n%s", id, shown, mid)
+		}
+	}
+	// The final report is analyze's, whole, but for its first line (the
+	// name), the capture's own lines after it, and the latencies of the
+	// transport health: the frames were replayed at other times than they
+	// were captured (the health table's cells are compared with every
+	// time in them masked, its borders not: their widths follow the
+	// times').
+	_, wantBody, _ := strings.Cut(want.String(), "\n")
+	_, gotBody, _ := strings.Cut(final, "\n")
+	times := regexp.MustCompile(`\d+(\.\d+)? (ns|µs|ms|s)\b`)
+	norm := func(s string) string {
+		var out []string
+		health := false
+		for _, l := range strings.Split(s, "\n") {
+			switch {
+			case strings.HasPrefix(l, "Transport health"):
+				health = true
+			case l == "":
+				health = false
+			case health && strings.HasPrefix(l, "│"):
+				cells := strings.Split(l, "│")
+				for i, c := range cells {
+					cells[i] = times.ReplaceAllString(strings.TrimSpace(c), "T")
+				}
+				l = strings.Join(cells, "|")
+			case health:
+				continue // a border
+			}
+			out = append(out, l)
+		}
+		return strings.Join(out, "\n")
+	}
+	if !strings.HasPrefix(norm(gotBody), norm(wantBody)) {
+		t.Errorf("final report:\n%s\nanalyze of the frames kept:\n%s", gotBody, wantBody)
 	}
 }
