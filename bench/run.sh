@@ -8,6 +8,10 @@
 # (REPS rounds), so that a change of load disturbs them alike.
 #
 #   bench/run.sh                  # rxe-nfs3 x20 and x200, siw-nfs3 x20
+#   BENCH_COMPRESSED=1 BENCH_LOSSY=1 BENCH_FILES=- bench/run.sh
+#                                   # only the compressed copies of x20
+#                                   # (gzip, zstd, lz4) and the lossy
+#                                   # captures x10
 #   REPS=3 BENCH_4G=1 bench/run.sh  # also rxe-nfs3 x800 (3.9 GB) for RSS
 #   REPS=1 BENCH_10G=1 BENCH_FILES=rxe-nfs3-x2100.pcap bench/run.sh
 #                                   # rxe-nfs3 x2100 (10 GB, 4,200
@@ -60,7 +64,30 @@ if [ "${BENCH_10G:-}" = 1 ]; then
 	build rxe-nfs3-x2100.pcap testdata/pcaps/rxe-nfs3.pcap 2100
 	files+=(rxe-nfs3-x2100.pcap)
 fi
-if [ -n "${BENCH_FILES:-}" ]; then
+# Compressed copies of rxe-nfs3 x20 (BENCH_COMPRESSED=1): as gzip -6, zstd
+# -3 with a 1 MiB window (so that it cannot find the 20 copies in one
+# another: a capture does not repeat itself) and lz4 -1; tshark reads the
+# three too.
+if [ "${BENCH_COMPRESSED:-}" = 1 ]; then
+	x20=$dir/rxe-nfs3-x20.pcap
+	[ -s "$dir/rxe-nfs3-x20.pcap.gz" ] || gzip -6 -c "$x20" > "$dir/rxe-nfs3-x20.pcap.gz"
+	[ -s "$dir/rxe-nfs3-x20-w20.pcap.zst" ] || zstd -q -3 --zstd=wlog=20 -o "$dir/rxe-nfs3-x20-w20.pcap.zst" "$x20"
+	[ -s "$dir/rxe-nfs3-x20-l1.pcap.lz4" ] || lz4 -q -1 "$x20" "$dir/rxe-nfs3-x20-l1.pcap.lz4"
+	files+=(rxe-nfs3-x20.pcap.gz rxe-nfs3-x20-w20.pcap.zst rxe-nfs3-x20-l1.pcap.lz4)
+fi
+# The lossy captures (BENCH_LOSSY=1), 10 copies each: retransmissions,
+# NAKs, duplicates and reordering for the loss analysis.
+if [ "${BENCH_LOSSY:-}" = 1 ]; then
+	for l in rxe-nfs3-lossy rxe-nfs3-lossreorder rxe-ib_write_bw-lossy siw-nfs3-lossy; do
+		src=testdata/pcaps/lossy/$l.pcap
+		[ -f "$src" ] || src=../shared/pcaps/lossy/$l.pcap
+		build "$l-x10.pcap" "$src" 10
+		files+=("$l-x10.pcap")
+	done
+fi
+if [ "${BENCH_FILES:-}" = - ]; then
+	files=("${files[@]:3}") # all but the three default files
+elif [ -n "${BENCH_FILES:-}" ]; then
 	read -r -a files <<< "$BENCH_FILES"
 fi
 
@@ -124,16 +151,21 @@ for f in "${files[@]}"; do
 	add "analyze" "$bin" analyze "$path"
 	add "analyze --pipeline off" "$bin" --pipeline off analyze "$path"
 	add "check" "$bin" check "$path"
-	add "check --pipeline off" "$bin" --pipeline off check "$path"
-	add "dissect -T fields (5 fields)" "$bin" dissect -T fields "${fields[@]}" "$path"
-	add "dissect -T fields --pipeline off" "$bin" --pipeline off dissect -T fields "${fields[@]}" "$path"
-	add "dissect (text)" "$bin" dissect "$path"
-	add "transactions" "$bin" transactions "$path"
-	add "transactions --format json" "$bin" transactions --format json "$path"
+	# Compressed and lossy files: analyze and check against tshark only.
+	light=
+	[[ $f == *.gz || $f == *.zst || $f == *.lz4 || $f == *-loss* ]] && light=1
+	[ -z "$light" ] && add "check --pipeline off" "$bin" --pipeline off check "$path"
+	[ -z "$light" ] && add "dissect -T fields (5 fields)" "$bin" dissect -T fields "${fields[@]}" "$path"
+	if [ -z "$light" ]; then
+		add "dissect -T fields --pipeline off" "$bin" --pipeline off dissect -T fields "${fields[@]}" "$path"
+		add "dissect (text)" "$bin" dissect "$path"
+		add "transactions" "$bin" transactions "$path"
+		add "transactions --format json" "$bin" transactions --format json "$path"
+	fi
 	tsx= tsf= tsxc= tsfc=
 	if [[ $f != *x200* && $f != *x800* && $f != *x2100* ]] || [ "${TSHARK_BIG:-}" = 1 ]; then
 		add "tshark -Y rpcordma -T fields -e rpcordma.xid" tshark -n -r "$path" -Y rpcordma -T fields -e rpcordma.xid
-		if [[ $f == rxe* ]]; then
+		if [[ $f == rxe* && -z $light ]]; then
 			add "tshark -T fields (5 fields)" tshark -n -r "$path" -T fields "${fields[@]}"
 		fi
 	fi
