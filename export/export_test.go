@@ -33,6 +33,7 @@ func exportCapture(t testing.TB, cfg export.Config, name string, r *source.Reade
 	}
 	opts := dissect.Options{ULP: nfs.NewBinding(), Transaction: xc.Transaction}
 	runner := check.NewRunner(check.Config{Next: xc.Observer(nil)})
+	xc.SetRunner(runner)
 	opts.Observer = runner
 	eng := dissect.NewEngine(opts)
 	if err := eng.Run(r, func(p *dissect.Packet) error {

@@ -140,6 +140,8 @@ type table[T any] struct {
 	buf  []T
 	max  int
 	rows int64
+	// closed: written out and closed (close does nothing more).
+	closed bool
 }
 
 func newTable[T any](cfg *Config, name string, part int, capture string) (*table[T], error) {
@@ -208,6 +210,10 @@ func (t *table[T]) flush() error {
 }
 
 func (t *table[T]) close() error {
+	if t == nil || t.closed {
+		return nil
+	}
+	t.closed = true
 	err := t.flush()
 	if t.pw != nil {
 		if cerr := t.pw.Close(); err == nil && cerr != nil {
@@ -234,7 +240,7 @@ type closer interface {
 	remove() error
 }
 
-func closeAll(ts []closer) error {
+func closeAll(ts ...closer) error {
 	var errs []error
 	for _, t := range ts {
 		errs = append(errs, t.close())

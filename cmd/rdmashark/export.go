@@ -67,6 +67,9 @@ part files, it never overwrites.`,
 				opts.Transaction = xc.Transaction
 				opts.Observer = xc.Observer(nil)
 				runner, each := withChecks(check.Config{}, &opts, xc.Packet)
+				// Released connections' rows leave memory as they go
+				// (export/spill.go).
+				xc.SetRunner(runner)
 				eng, runErr := runEngine(cmd, g, names[i], engineRun{opts: opts, each: each})
 				if eng == nil {
 					_ = xc.Remove()
