@@ -11,5 +11,14 @@ func SetSpill(after int, toFile bool) (restore func()) {
 	return func() { spillAfter, spillToFile = a, f }
 }
 
-// Spilled is how many connections the capture's spill took.
-func (c *Capture) Spilled() int { return c.spill.taken }
+// SetCompactAt sets the bytes of forgotten records past which the spill
+// compacts its file; it returns a func that restores it.
+func SetCompactAt(n int64) (restore func()) {
+	c := compactAt
+	compactAt = n
+	return func() { compactAt = c }
+}
+
+// Spilled is how many connections the capture's spill took, and how many
+// times it compacted its file.
+func (c *Capture) Spilled() (taken, compactions int) { return c.spill.taken, c.spill.compactions }

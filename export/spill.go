@@ -67,9 +67,18 @@ type connSpill struct {
 	index    map[*dissect.Connection]spillEntry
 	buf      []byte
 	err      error
-	// taken counts the connections spilled (for the tests).
-	taken int
+	// dead counts the bytes of the forgotten connections' records in f.
+	dead int64
+	// taken counts the connections spilled, compactions the
+	// compactions (for the tests).
+	taken, compactions int
 }
+
+// compactAt: past this many bytes of forgotten connections' records in the
+// file, when they are more than the others', the spill copies the others
+// to a new file, so that the file stays bounded by the connection table
+// however many connections the capture closes (a variable for the tests).
+var compactAt int64 = 8 << 20
 
 // connectionDone is told that the engine released dc (the runner has its
 // result). Past spillAfter, dc's rows go to the spill.
@@ -143,18 +152,26 @@ func (s *connSpill) open() {
 	}
 }
 
+// bytes returns record e's bytes, valid until the next call.
+func (s *connSpill) bytes(e spillEntry) ([]byte, error) {
+	if e.mem != nil {
+		return e.mem, nil
+	}
+	s.buf = slices.Grow(s.buf[:0], e.n)[:e.n]
+	if _, err := s.f.ReadAt(s.buf, e.off); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("reading connection %d back from a temporary file: %w", e.id, err)
+	}
+	return s.buf, nil
+}
+
 // read decodes record e.
 func (s *connSpill) read(e spillEntry) (*connRecord, error) {
-	b := e.mem
-	if b == nil {
-		s.buf = slices.Grow(s.buf[:0], e.n)[:e.n]
-		if _, err := s.f.ReadAt(s.buf, e.off); err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return nil, fmt.Errorf("reading connection %d back from a temporary file: %w", e.id, err)
-		}
-		b = s.buf
+	b, err := s.bytes(e)
+	if err != nil {
+		return nil, err
 	}
 	rec := new(connRecord)
 	if err := json.Unmarshal(b, rec); err != nil {
@@ -185,6 +202,52 @@ func (s *connSpill) connectionForgotten(dc *dissect.Connection) {
 		checks = check.UnpackChecks(rec.Checks, s.runner.Rules())
 	}
 	s.runner.ForgetTaken(checks, rec.NumFindings)
+	if e.mem == nil {
+		s.dead += int64(e.n)
+		if s.dead >= compactAt && s.dead > s.off-s.dead {
+			s.compact()
+		}
+	}
+}
+
+// compact copies the records in the file of the connections not forgotten
+// to a new file, and lets the old one go. Should that fail, the old one
+// stays.
+func (s *connSpill) compact() {
+	old, oldName, noFile := s.f, s.name, s.noFile
+	s.f, s.name = nil, ""
+	s.open()
+	nf, newName := s.f, s.name
+	s.f, s.name, s.noFile = old, oldName, noFile
+	if nf == nil {
+		return
+	}
+	index := make(map[*dissect.Connection]spillEntry, len(s.index))
+	var off int64
+	for dc, e := range s.index {
+		if e.mem == nil {
+			b, err := s.bytes(e)
+			if err == nil {
+				_, err = nf.WriteAt(b, off)
+			}
+			if err != nil {
+				nf.Close()
+				if newName != "" {
+					os.Remove(newName)
+				}
+				return
+			}
+			e.off = off
+			off += int64(e.n)
+		}
+		index[dc] = e
+	}
+	old.Close()
+	if oldName != "" {
+		os.Remove(oldName)
+	}
+	s.f, s.name, s.index, s.off, s.dead = nf, newName, index, off, 0
+	s.compactions++
 }
 
 // close removes the temporary file.

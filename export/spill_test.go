@@ -34,7 +34,7 @@ func spillInputs(t *testing.T) []spillInput {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ins = append(ins, spillInput{f + "x12", func(*testing.T) io.Reader { return c.Reader(12) }})
+		ins = append(ins, spillInput{f + "x16", func(*testing.T) io.Reader { return c.Reader(16) }})
 	}
 	// An NFS mount with rping runs between: connections of the two kinds
 	// released in turn (report's spill tests make the same).
@@ -61,9 +61,10 @@ func spillInputs(t *testing.T) []spillInput {
 }
 
 // spillRun exports in into a new directory, as the export command wires
-// the engine, and returns the directory and how many connections the
-// spill took and the engine forgot.
-func spillRun(t *testing.T, in spillInput, f export.Format, maxConns, maxFindings int) (dir string, spilled int, forgotten uint64) {
+// the engine, and returns the directory, how many connections the spill
+// took, how many times it compacted its file, and how many connections
+// the engine forgot.
+func spillRun(t *testing.T, in spillInput, f export.Format, maxConns, maxFindings int) (dir string, spilled, compactions int, forgotten uint64) {
 	t.Helper()
 	dir = t.TempDir()
 	cfg := export.Config{Dir: dir, Format: f, Label: "spill", RowGroupRows: 500}
@@ -92,7 +93,8 @@ func spillRun(t *testing.T, in spillInput, f export.Format, maxConns, maxFinding
 	if err := xc.Finish(eng, runner.Finish(eng.Conns.Connections())); err != nil {
 		t.Fatal(err)
 	}
-	return dir, xc.Spilled(), eng.Conns.Forgotten
+	spilled, compactions = xc.Spilled()
+	return dir, spilled, compactions, eng.Conns.Forgotten
 }
 
 // The spill of released connections changes nothing in the tables: on
@@ -113,30 +115,36 @@ func TestSpillSameRows(t *testing.T) {
 		// findings are left out (the runner counts those of a
 		// forgotten connection out of the bound: its findings, read
 		// back from the spill).
-		for _, bound := range [][2]int{{0, 0}, {6, 0}, {6, 12}} {
+		for _, bound := range [][2]int{{0, 0}, {6, 12}, {20, 0}} {
 			maxConns, maxFindings := bound[0], bound[1]
 			t.Run(fmt.Sprintf("%s/max-connections=%d/max-findings=%d", in.name, maxConns, maxFindings), func(t *testing.T) {
 				restore := export.SetSpill(-1, false)
 				defer restore()
-				wantJSON, n, _ := spillRun(t, in, export.NDJSON, maxConns, maxFindings)
-				wantParquet, _, _ := spillRun(t, in, export.Parquet, maxConns, maxFindings)
+				wantJSON, n, _, _ := spillRun(t, in, export.NDJSON, maxConns, maxFindings)
+				wantParquet, _, _, _ := spillRun(t, in, export.Parquet, maxConns, maxFindings)
 				if n != 0 {
 					t.Fatalf("the spill took %d connections with the spill off", n)
 				}
 				// The spill from the first connection released, or
 				// after 3 (those stay in memory: rows of both kinds,
-				// merged), to a file or in memory.
+				// merged), to a file or in memory; the file compacted
+				// as soon as the forgotten connections' records are
+				// more than the others'.
+				defer export.SetCompactAt(1)()
 				for _, sp := range []struct {
 					after  int
 					toFile bool
 				}{{0, true}, {3, false}, {0, false}} {
 					export.SetSpill(sp.after, sp.toFile)
-					dir, spilled, forgotten := spillRun(t, in, export.NDJSON, maxConns, maxFindings)
+					dir, spilled, compactions, forgotten := spillRun(t, in, export.NDJSON, maxConns, maxFindings)
 					if spilled < 3 {
 						t.Fatalf("the spill took %d connections", spilled)
 					}
 					if maxConns > 0 && forgotten == 0 {
 						t.Fatalf("with %d connections at most, the engine forgot none", maxConns)
+					}
+					if maxConns > 0 && sp.toFile && compactions == 0 {
+						t.Fatalf("the spill's file was never compacted")
 					}
 					for _, tb := range tables {
 						part := func(d string) string {
@@ -159,7 +167,7 @@ func TestSpillSameRows(t *testing.T) {
 					}
 				}
 				export.SetSpill(3, true)
-				dir, _, _ := spillRun(t, in, export.Parquet, maxConns, maxFindings)
+				dir, _, _, _ := spillRun(t, in, export.Parquet, maxConns, maxFindings)
 				sameParquet[export.Connection](t, dir, wantParquet, export.TableConnections)
 				sameParquet[export.Transaction](t, dir, wantParquet, export.TableTransactions)
 				sameParquet[export.RDMAOp](t, dir, wantParquet, export.TableRDMAOps)
