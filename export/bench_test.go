@@ -63,6 +63,7 @@ func BenchmarkExport(b *testing.B) {
 						b.Fatal(err)
 					}
 					runner := check.NewRunner(check.Config{Next: xc.Observer(nil)})
+					xc.SetRunner(runner)
 					eng := dissect.NewEngine(dissect.Options{ULP: nfs.NewBinding(), Observer: runner, Transaction: xc.Transaction})
 					var ms runtime.MemStats
 					runtime.GC()

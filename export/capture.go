@@ -31,6 +31,7 @@ type Capture struct {
 	all    []closer
 	err    error // the first write error
 	next   dissect.Observer
+	spill  connSpill
 }
 
 // NewCapture creates the part files of capture name (as given on the
@@ -38,6 +39,7 @@ type Capture struct {
 func NewCapture(cfg Config, name string, part int) (*Capture, error) {
 	cfg.fill()
 	c := &Capture{cfg: cfg, common: Common{Capture: name, Label: cfg.Label}}
+	c.spill.common = c.common
 	var err error
 	add := func(t closer, e error) {
 		if e != nil && err == nil {
@@ -107,13 +109,24 @@ func (o *observer) ConnectionDone(dc *dissect.Connection) {
 	if n, ok := o.next.(dissect.ConnObserver); ok {
 		n.ConnectionDone(dc)
 	}
+	o.spill.connectionDone(dc)
 }
 
 func (o *observer) ConnectionForgotten(dc *dissect.Connection) {
+	o.spill.connectionForgotten(dc)
 	if n, ok := o.next.(dissect.ConnForgetter); ok {
 		n.ConnectionForgotten(dc)
 	}
 }
+
+// SetRunner hands the Capture the check runner whose Observer it is
+// (check.Config.Next) and whose result Finish is given. With it, the rows
+// of a connection the engine releases — connections, transport_health,
+// findings — are built as it is released and kept in a temporary file,
+// and the runner and the engine let go of it, so that memory does not
+// grow with the connections the capture closes (spill.go). Without it,
+// they are built from what the engine and the runner hold at the end.
+func (c *Capture) SetRunner(r *check.Runner) { c.spill.runner = r }
 
 func (c *Capture) rdmaOp(op *dissect.RDMAOp) {
 	if op.Conn == nil || c.err != nil {
@@ -253,35 +266,32 @@ func (c *Capture) Packet(p *dissect.Packet) error {
 }
 
 // Finish writes the connections the engine holds and the check result's
-// findings, and closes the files. res may be nil (no checks).
+// findings, and closes the files. res may be nil (no checks); with
+// SetRunner it is that runner's result. The rows of connections the spill
+// took are read back in their place: connections and transport_health in
+// the engine's order (by connection ID), findings in the result's (the
+// packets outside any connection first, then by connection ID).
 func (c *Capture) Finish(eng *dissect.Engine, res *check.Result) error {
-	findings := map[int]int64{}
+	defer c.spill.close()
+	if c.spill.err != nil {
+		c.note(c.spill.err)
+	}
+	// The tables the engine filled take no more rows: they are closed
+	// before the others are written, so that their column buffers are
+	// not held with the others' (each Parquet column holds a page).
+	errs := []error{closeAll(c.txns, c.ops, c.pkts)}
+	var fs []check.Finding
 	if res != nil {
-		for i := range res.Findings {
-			f := &res.Findings[i]
-			findings[f.Connection]++
-			if c.err != nil {
-				break
-			}
-			row := Finding{
-				Common:       c.common,
-				ConnectionID: int64(f.Connection),
-				Rule:         f.Rule,
-				Severity:     f.Severity.String(),
-				Message:      f.Message,
-				Reference:    f.Reference,
-				Packets:      make([]int64, len(f.Packets)),
-			}
-			if f.XID != nil {
-				row.XID = i64(uint64(*f.XID))
-			}
-			if n := f.First(); n > 0 {
-				row.FirstPacket = i64(uint64(n))
-			}
-			for j, n := range f.Packets {
-				row.Packets[j] = int64(n)
-			}
-			c.note(c.finds.add(row))
+		fs = res.Findings
+	}
+	findings := map[int]int64{}
+	for i := range fs {
+		findings[fs[i].Connection]++
+	}
+	// next writes the result's findings of the connections before id.
+	next := func(id int) {
+		for ; len(fs) > 0 && fs[0].Connection < id && c.err == nil; fs = fs[1:] {
+			c.note(c.finds.add(findingRow(c.common, &fs[0])))
 		}
 	}
 	if eng != nil {
@@ -289,17 +299,63 @@ func (c *Capture) Finish(eng *dissect.Engine, res *check.Result) error {
 			if c.err != nil {
 				break
 			}
+			next(dc.ID)
+			if e, ok := c.spill.index[dc]; ok {
+				rec, err := c.spill.read(e)
+				if err != nil {
+					c.note(err)
+					break
+				}
+				for i := range rec.Findings {
+					c.note(c.finds.add(rec.Findings[i]))
+				}
+				c.note(c.conns.add(rec.Conn))
+				for _, h := range rec.Health {
+					c.note(c.health.add(h))
+				}
+				continue
+			}
 			row := connectionRow(c.common, dc)
 			row.Findings = findings[dc.ID]
 			c.note(c.conns.add(row))
+			for _, h := range healthOf(c.common, dc) {
+				c.note(c.health.add(h))
+			}
 		}
-		c.healthRows(eng)
 	}
-	err := closeAll(c.all)
+	next(int(^uint(0) >> 1))
+	errs = append(errs, closeAll(c.conns, c.health, c.finds))
+	if eng != nil {
+		c.udRows(eng)
+	}
+	errs = append(errs, closeAll(c.all...))
 	if c.err != nil {
 		return c.err
 	}
-	return err
+	return errors.Join(errs...)
+}
+
+// findingRow is a finding's row.
+func findingRow(common Common, f *check.Finding) Finding {
+	row := Finding{
+		Common:       common,
+		ConnectionID: int64(f.Connection),
+		Rule:         f.Rule,
+		Severity:     f.Severity.String(),
+		Message:      f.Message,
+		Reference:    f.Reference,
+		Packets:      make([]int64, len(f.Packets)),
+	}
+	if f.XID != nil {
+		row.XID = i64(uint64(*f.XID))
+	}
+	if n := f.First(); n > 0 {
+		row.FirstPacket = i64(uint64(n))
+	}
+	for j, n := range f.Packets {
+		row.Packets[j] = int64(n)
+	}
+	return row
 }
 
 // Remove closes and deletes the capture's files: nothing could be read.

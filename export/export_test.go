@@ -27,12 +27,22 @@ const pcaps = "../testdata/pcaps/"
 // command wires it (the export's Observer behind the check runner).
 func exportCapture(t testing.TB, cfg export.Config, name string, r *source.Reader, part int) (*dissect.Engine, map[string]int64) {
 	t.Helper()
+	var rows map[string]int64
+	eng := exportWith(t, cfg, name, r, part, func(xc *export.Capture) { rows = xc.Rows() })
+	return eng, rows
+}
+
+// exportWith is exportCapture calling done with the Capture once it
+// finished.
+func exportWith(t testing.TB, cfg export.Config, name string, r *source.Reader, part int, done func(*export.Capture)) *dissect.Engine {
+	t.Helper()
 	xc, err := export.NewCapture(cfg, name, part)
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts := dissect.Options{ULP: nfs.NewBinding(), Transaction: xc.Transaction}
 	runner := check.NewRunner(check.Config{Next: xc.Observer(nil)})
+	xc.SetRunner(runner)
 	opts.Observer = runner
 	eng := dissect.NewEngine(opts)
 	if err := eng.Run(r, func(p *dissect.Packet) error {
@@ -45,7 +55,10 @@ func exportCapture(t testing.TB, cfg export.Config, name string, r *source.Reade
 	if err := xc.Finish(eng, res); err != nil {
 		t.Fatal(err)
 	}
-	return eng, xc.Rows()
+	if done != nil {
+		done(xc)
+	}
+	return eng
 }
 
 func open(t testing.TB, path string) *source.Reader {

@@ -126,21 +126,22 @@ func healthCounts(d *dissect.DirHealth) HealthCounts {
 	return h
 }
 
-// healthRows writes the transport health of every connection that has
-// one, and the UD flows.
-func (c *Capture) healthRows(eng *dissect.Engine) {
-	for _, dc := range eng.Conns.Connections() {
-		if dc.Health == nil {
-			continue
-		}
-		for d, dir := range []string{"client-to-server", "server-to-client"} {
-			if c.err != nil {
-				return
-			}
-			c.note(c.health.add(TransportHealth{Common: c.common, ConnectionID: int64(dc.ID), Direction: dir,
-				Transport: dc.Transport.String(), HealthCounts: healthCounts(&dc.Health.Dir[d])}))
-		}
+// healthOf returns the transport_health rows of a connection: one per
+// direction, none without transport health.
+func healthOf(common Common, dc *dissect.Connection) []TransportHealth {
+	if dc.Health == nil {
+		return nil
 	}
+	rows := make([]TransportHealth, 0, 2)
+	for d, dir := range []string{"client-to-server", "server-to-client"} {
+		rows = append(rows, TransportHealth{Common: common, ConnectionID: int64(dc.ID), Direction: dir,
+			Transport: dc.Transport.String(), HealthCounts: healthCounts(&dc.Health.Dir[d])})
+	}
+	return rows
+}
+
+// udRows writes the UD flows.
+func (c *Capture) udRows(eng *dissect.Engine) {
 	for _, f := range eng.UD.Flows {
 		if c.err != nil {
 			return

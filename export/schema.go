@@ -7,8 +7,9 @@
 // Rows are written as the engine produces them (transactions as they end,
 // RDMA operations as they complete, packets as they are read), buffered in
 // row groups of Config.RowGroupRows, so memory does not grow with the
-// capture; connections and findings, which the engine and check.Runner keep
-// within their own bounds, are written when the capture ends.
+// capture; connections, transport health and findings are written when
+// the capture ends, those of the connections released during the read
+// read back from a temporary file (spill.go: Capture.SetRunner).
 //
 // Every row carries the capture's name, the export's label and the stable
 // keys the tables join on: connection_id (as analyze numbers connections)

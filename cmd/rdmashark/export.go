@@ -67,6 +67,9 @@ part files, it never overwrites.`,
 				opts.Transaction = xc.Transaction
 				opts.Observer = xc.Observer(nil)
 				runner, each := withChecks(check.Config{}, &opts, xc.Packet)
+				// Released connections' rows leave memory as they go
+				// (export/spill.go).
+				xc.SetRunner(runner)
 				eng, runErr := runEngine(cmd, g, names[i], engineRun{opts: opts, each: each})
 				if eng == nil {
 					_ = xc.Remove()
@@ -109,6 +112,6 @@ part files, it never overwrites.`,
 	fl.StringVar(&format, "format", "parquet", "file format: parquet or ndjson")
 	fl.StringVar(&label, "label", export.DefaultLabel, "label of every row and name of the partition: the host, the run (label=VALUE directories)")
 	fl.BoolVar(&packets, "packets", false, "also write the packets table: one row per packet with its summary line")
-	fl.IntVar(&rowGroup, "row-group-rows", export.DefaultRowGroupRows, "rows per Parquet row group (what is buffered per table)")
+	fl.IntVar(&rowGroup, "row-group-rows", export.DefaultRowGroupRows, "rows per Parquet row group (what a table holds, compressed, before writing it)")
 	return cmd
 }
