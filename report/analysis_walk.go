@@ -19,6 +19,44 @@ func (a *Analysis) EachFinding(fn func(f *Finding) error) error {
 	return a.eachFinding(fn)
 }
 
+// EachConnectionAndFinding is EachConnection and EachFinding in one walk:
+// one read of the spill's file, not two. finding is called with every
+// finding in EachFinding's order, conn with every connection as
+// EachConnection calls it, before finding is called with any of that
+// connection's findings (those fs holds). Neither may keep what it is
+// given past its call.
+func (a *Analysis) EachConnectionAndFinding(conn func(c *Connection, fs []Finding) error, finding func(f *Finding) error) error {
+	if a.spill == nil || a.spill.Len() == 0 {
+		// The document is in memory: nothing to read back, the two walks
+		// cost no more than one (and keep eachFinding's order as is).
+		if err := a.eachConn(conn); err != nil {
+			return err
+		}
+		return a.eachFinding(finding)
+	}
+	// eachFinding's order with a spill: those of no connection, then each
+	// connection's.
+	for i := range a.Findings {
+		if a.Findings[i].Connection != 0 {
+			break
+		}
+		if err := finding(&a.Findings[i]); err != nil {
+			return err
+		}
+	}
+	return a.eachConn(func(c *Connection, fs []Finding) error {
+		if err := conn(c, fs); err != nil {
+			return err
+		}
+		for i := range fs {
+			if err := finding(&fs[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // SpillConnsAfter sets how many released connections a ConnSpill keeps in
 // memory before it writes the others out (64), and returns what it was:
 // for the tests of packages that draw the document, so that a small

@@ -100,7 +100,7 @@ exits 2.`,
 	f.StringVarP(&output, "output", "o", "", "write the HTML report to this file (default: standard output)")
 	f.IntVar(&opts.MaxDetail, "max-detail", htmlreport.DefaultMaxDetail,
 		"transactions (RDMA messages on connections without RPC) drawn per connection; the rest are counted")
-	f.IntVar(&maxConn, "max-diagrams", htmlreport.DefaultMaxConnections, "connections that get a diagram")
+	f.IntVar(&maxConn, "max-diagrams", htmlreport.DefaultMaxConnections, "connections that get a diagram (the overview lists every connection)")
 	f.IntVar(&opts.LatencySample, "latency-sample", htmlreport.DefaultLatencySample,
 		"latencies kept per procedure for the distribution and percentiles (past it, a uniform sample)")
 	return cmd

@@ -19,19 +19,24 @@ import (
 // The page is written as it is drawn (Write): each connection's diagram
 // is built just before the template writes it and let go after
 // (Sections), the findings are listed as the document's walk reads them
-// (Findings), so that what is in memory at once is the summary of the
-// connections that get a diagram and one diagram, not every diagram and
-// every finding: with report.ConnSpill the connections released during
-// the read come back from its temporary file one at a time.
+// (Findings), the overview's table lists every connection as the walk
+// reads it (Overview), so that what is in memory at once is the summary
+// of the connections that get a diagram and one diagram, not every
+// diagram, row and finding: with report.ConnSpill the connections released
+// during the read come back from its temporary file one at a time.
 type Page struct {
 	File      string
 	Packets   uint64
 	Verdict   Verdict
 	Protocols []KV
-	// Connections are those that get a diagram, in ID order, for the
-	// overview's table: without their diagram, chart and findings, which
-	// Sections adds as it writes each.
+	// Connections are those that get a diagram, in ID order: without
+	// their diagram, chart and findings, which Sections adds as it writes
+	// each.
 	Connections []*ConnView
+	// NumConnections is how many connections the document has; Undrawn
+	// how many of them get no diagram (--max-diagrams). The overview's
+	// table lists them all (Overview).
+	NumConnections, Undrawn int
 	// NumFindings is how many findings the table lists (Findings).
 	NumFindings int
 	Rules       []RuleView
@@ -74,8 +79,12 @@ type Verdict struct {
 
 // ConnView is one connection: its negotiation, checks, diagram and chart.
 type ConnView struct {
-	ID                 int
+	ID int
+	// Anchor is the id of the connection's section; Drawn is unset for a
+	// connection without one (a row of the overview only), and Anchor
+	// then names nothing on the page.
 	Anchor             string
+	Drawn              bool
 	Transport          string
 	Client, Server     string
 	Port               string
@@ -135,8 +144,9 @@ type RuleView struct {
 // writes it) and what the collector gathered from the same run. It walks
 // the document once for what the page says before its diagrams (the
 // verdict, the connections drawn, the notes, the rules); Write walks it
-// again for the diagrams and the findings, so the document must stay open
-// until the page is written. The error is a connection that could not be
+// again for the overview's rows (when some connections get no diagram),
+// the diagrams and the findings, so the document must stay open until the
+// page is written. The error is a connection that could not be
 // read back from the spill.
 func Build(a *report.Analysis, c *Collector) (*Page, error) {
 	p := &Page{File: a.File, Packets: a.Packets, Errors: a.Errors, Caveats: a.CheckCaveats,
@@ -147,7 +157,12 @@ func Build(a *report.Analysis, c *Collector) (*Page, error) {
 	v := &p.Verdict
 	total := 0
 	var connNotes []string
-	err := a.EachConnection(func(ac *report.Connection, _ []report.Finding) error {
+	withFindings := map[int]bool{}
+	rules := map[string]bool{}
+	// One walk for both (one read of the spill's file): each connection
+	// comes before its findings, so that drawn says whether it has a
+	// diagram when they come.
+	err := a.EachConnectionAndFinding(func(ac *report.Connection, _ []report.Finding) error {
 		total++
 		for _, ch := range ac.Checks {
 			switch ch.Status {
@@ -165,17 +180,12 @@ func Build(a *report.Analysis, c *Collector) (*Page, error) {
 			return nil
 		}
 		cv := connView(ac)
+		cv.Drawn = true
 		p.Connections = append(p.Connections, cv)
 		p.drawn[ac.ID] = true
 		connNotes = append(connNotes, ladderNotes(ac, cd, c.opts.MaxDetail)...)
 		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	withFindings := map[int]bool{}
-	rules := map[string]bool{}
-	err = a.EachFinding(func(f *report.Finding) error {
+	}, func(f *report.Finding) error {
 		switch f.Severity {
 		case check.Error:
 			v.Errors++
@@ -199,6 +209,7 @@ func Build(a *report.Analysis, c *Collector) (*Page, error) {
 	v.FindingsListed = p.NumFindings
 	v.Pass = v.Errors == 0
 	p.Rules = rulesOf(rules)
+	p.NumConnections, p.Undrawn = total, total-len(p.Connections)
 	if c.notDrawn || len(p.Connections) < total {
 		p.Notes = append(p.Notes, fmt.Sprintf("%d of %d connections have no diagram: the report draws at most %d (report --max-diagrams); they are in the overview, the charts and the findings.",
 			total-len(p.Connections), total, c.opts.MaxConnections))
@@ -213,8 +224,43 @@ func Build(a *report.Analysis, c *Collector) (*Page, error) {
 	return p, nil
 }
 
-// errStop ends a walk of the document when the template stops ranging.
+// errStop ends a walk of the document when the template stops ranging,
+// or when what it reads for is done.
 var errStop = errors.New("stop")
+
+// Overview yields every connection of the document in ID order for the
+// overview's table, Drawn set on those with a diagram: the connections
+// that get one as Build made them, the others as the document's walk reads
+// them back (one at a time; the ConnView must not be kept). When every
+// connection gets a diagram these are Connections, and the document is
+// not read.
+func (p *Page) Overview() iter.Seq[*ConnView] {
+	return func(yield func(*ConnView) bool) {
+		if p.Undrawn == 0 {
+			for _, cv := range p.Connections {
+				if !yield(cv) {
+					return
+				}
+			}
+			return
+		}
+		k := 0
+		err := p.a.EachConnection(func(ac *report.Connection, _ []report.Finding) error {
+			var cv *ConnView
+			if k < len(p.Connections) && p.Connections[k].ID == ac.ID {
+				cv = p.Connections[k]
+				k++
+			} else {
+				cv = connView(ac)
+			}
+			if !yield(cv) {
+				return errStop
+			}
+			return nil
+		})
+		p.fail(err)
+	}
+}
 
 // Sections yields the connections that get a diagram, in ID order, each
 // with its diagram, throughput chart and connection-wide findings built
@@ -223,6 +269,9 @@ var errStop = errors.New("stop")
 // links the findings it pinned, so Findings must come after it.
 func (p *Page) Sections() iter.Seq[*ConnView] {
 	return func(yield func(*ConnView) bool) {
+		if len(p.Connections) == 0 {
+			return
+		}
 		k := 0
 		var views []FindingView
 		var mine []int
@@ -254,7 +303,9 @@ func (p *Page) Sections() iter.Seq[*ConnView] {
 			}
 			more := yield(cv)
 			cv.ConnFindings, cv.Ladder, cv.Throughput = nil, Ladder{}, ThroughputChart{}
-			if !more {
+			if !more || k == len(p.Connections) {
+				// The last diagram is written: the connections after it
+				// need not be read back.
 				return errStop
 			}
 			return nil

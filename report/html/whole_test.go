@@ -17,6 +17,10 @@ import (
 // made every connection's diagram and every finding's row, then the
 // template ran over them. Kept as the reference the streamed page is held
 // to, byte for byte (TestStreamMatchesWhole).
+//
+// Changed since in its overview only: the overview's table lists every
+// connection, not only those drawn (Overview, NumConnections, Undrawn,
+// ConnView.Drawn), made here from the document held whole.
 
 // wholeTemplateText is page.tmpl as it was: ranging over the diagrams and
 // the findings held in the page, not over Page.Sections and Page.Findings.
@@ -52,10 +56,14 @@ type wholePage struct {
 	Verdict     Verdict
 	Protocols   []KV
 	Connections []*ConnView
-	Findings    []FindingView
-	Rules       []RuleView
-	Latency     LatencyChart
-	Chunks      ChunkChart
+	// Overview is every connection of the document, in its order, those
+	// drawn being Connections' (Drawn set); Undrawn how many are not.
+	Overview                []*ConnView
+	NumConnections, Undrawn int
+	Findings                []FindingView
+	Rules                   []RuleView
+	Latency                 LatencyChart
+	Chunks                  ChunkChart
 	// Notes say what the page leaves out and why (its bounds).
 	Notes  []string
 	Errors []string
@@ -87,6 +95,7 @@ func refBuild(a *report.Analysis, c *Collector) *wholePage {
 			continue
 		}
 		cv := connView(ac)
+		cv.Drawn = true
 		p.Connections = append(p.Connections, cv)
 		for _, fi := range byConn[ac.ID] {
 			if len(a.Findings[fi].Packets) == 0 {
@@ -104,6 +113,16 @@ func refBuild(a *report.Analysis, c *Collector) *wholePage {
 	for _, cv := range p.Connections {
 		drawn[cv.ID] = true
 	}
+	k := 0
+	for i := range a.Connections {
+		if ac := &a.Connections[i]; drawn[ac.ID] {
+			p.Overview = append(p.Overview, p.Connections[k])
+			k++
+		} else {
+			p.Overview = append(p.Overview, connView(ac))
+		}
+	}
+	p.NumConnections, p.Undrawn = len(a.Connections), len(a.Connections)-len(p.Connections)
 	for i := range p.Findings {
 		f := &p.Findings[i]
 		if drawn[f.Conn] {
