@@ -245,8 +245,10 @@ func (t *rowTable) render(w io.Writer, opts ...tablewriter.Option) error {
 func plainRows(c tablewriter.Config) bool {
 	r := c.Row
 	left := func(a tw.Align) bool { return a == tw.AlignLeft || a == tw.AlignDefault }
+	// (tablewriter copies the deprecated Formatting.MergeMode into
+	// Merging.Mode.)
 	if !left(r.Alignment.Global) || r.Formatting.AutoFormat.Enabled() || r.Merging.Mode != tw.MergeNone ||
-		r.Formatting.MergeMode != tw.MergeNone || r.Filter.Global != nil || len(r.Filter.PerColumn) > 0 ||
+		r.Filter.Global != nil || len(r.Filter.PerColumn) > 0 ||
 		len(r.Padding.PerColumn) > 0 || r.Padding.Global.Left != " " || r.Padding.Global.Right != " " ||
 		!c.Behavior.TrimSpace.Enabled() || c.Counter != nil {
 		return false
@@ -256,6 +258,9 @@ func plainRows(c tablewriter.Config) bool {
 			return false
 		}
 	}
+	// Deprecated, but tablewriter (v1.1.5) still prefers it to
+	// Alignment.PerColumn when set.
+	//lint:ignore SA1019 still honoured by tablewriter, so still checked
 	for _, a := range r.ColumnAligns {
 		if a != "" && !left(a) {
 			return false
