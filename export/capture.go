@@ -39,7 +39,7 @@ type Capture struct {
 func NewCapture(cfg Config, name string, part int) (*Capture, error) {
 	cfg.fill()
 	c := &Capture{cfg: cfg, common: Common{Capture: name, Label: cfg.Label}}
-	c.spill.common = c.common
+	initSpill(&c.spill, c.common)
 	var err error
 	add := func(t closer, e error) {
 		if e != nil && err == nil {
@@ -109,11 +109,11 @@ func (o *observer) ConnectionDone(dc *dissect.Connection) {
 	if n, ok := o.next.(dissect.ConnObserver); ok {
 		n.ConnectionDone(dc)
 	}
-	o.spill.connectionDone(dc)
+	o.spill.ConnectionDone(dc)
 }
 
 func (o *observer) ConnectionForgotten(dc *dissect.Connection) {
-	o.spill.connectionForgotten(dc)
+	o.spill.ConnectionForgotten(dc)
 	if n, ok := o.next.(dissect.ConnForgetter); ok {
 		n.ConnectionForgotten(dc)
 	}
@@ -126,7 +126,7 @@ func (o *observer) ConnectionForgotten(dc *dissect.Connection) {
 // and the runner and the engine let go of it, so that memory does not
 // grow with the connections the capture closes (spill.go). Without it,
 // they are built from what the engine and the runner hold at the end.
-func (c *Capture) SetRunner(r *check.Runner) { c.spill.runner = r }
+func (c *Capture) SetRunner(r *check.Runner) { c.spill.SetRunner(r) }
 
 func (c *Capture) rdmaOp(op *dissect.RDMAOp) {
 	if op.Conn == nil || c.err != nil {
@@ -272,10 +272,8 @@ func (c *Capture) Packet(p *dissect.Packet) error {
 // the engine's order (by connection ID), findings in the result's (the
 // packets outside any connection first, then by connection ID).
 func (c *Capture) Finish(eng *dissect.Engine, res *check.Result) error {
-	defer c.spill.close()
-	if c.spill.err != nil {
-		c.note(c.spill.err)
-	}
+	defer c.spill.Close()
+	c.note(c.spill.Err())
 	// The tables the engine filled take no more rows: they are closed
 	// before the others are written, so that their column buffers are
 	// not held with the others' (each Parquet column holds a page).
@@ -295,16 +293,30 @@ func (c *Capture) Finish(eng *dissect.Engine, res *check.Result) error {
 		}
 	}
 	if eng != nil {
+		var conns []*dissect.Connection // those the spill did not take
 		for _, dc := range eng.Conns.Connections() {
-			if c.err != nil {
-				break
+			if !c.spill.Has(dc) {
+				conns = append(conns, dc)
 			}
-			next(dc.ID)
-			if e, ok := c.spill.index[dc]; ok {
-				rec, err := c.spill.read(e)
-				if err != nil {
-					c.note(err)
-					break
+		}
+		c.spill.Finish()
+		c.note(c.spill.Merge(len(conns), func(i int) int { return conns[i].ID },
+			func(i int) error {
+				dc := conns[i]
+				if next(dc.ID); c.err != nil {
+					return c.err
+				}
+				row := connectionRow(c.common, dc)
+				row.Findings = findings[dc.ID]
+				c.note(c.conns.add(row))
+				for _, h := range healthOf(c.common, dc) {
+					c.note(c.health.add(h))
+				}
+				return nil
+			},
+			func(rec *connRecord) error {
+				if next(int(rec.Conn.ConnectionID)); c.err != nil {
+					return c.err
 				}
 				for i := range rec.Findings {
 					c.note(c.finds.add(rec.Findings[i]))
@@ -313,15 +325,8 @@ func (c *Capture) Finish(eng *dissect.Engine, res *check.Result) error {
 				for _, h := range rec.Health {
 					c.note(c.health.add(h))
 				}
-				continue
-			}
-			row := connectionRow(c.common, dc)
-			row.Findings = findings[dc.ID]
-			c.note(c.conns.add(row))
-			for _, h := range healthOf(c.common, dc) {
-				c.note(c.health.add(h))
-			}
-		}
+				return nil
+			}))
 	}
 	next(int(^uint(0) >> 1))
 	errs = append(errs, closeAll(c.conns, c.health, c.finds))

@@ -21,4 +21,4 @@ func SetCompactAt(n int64) (restore func()) {
 
 // Spilled is how many connections the capture's spill took, and how many
 // times it compacted its file.
-func (c *Capture) Spilled() (taken, compactions int) { return c.spill.taken, c.spill.compactions }
+func (c *Capture) Spilled() (taken, compactions int) { return c.spill.Stats() }

@@ -69,7 +69,8 @@ func analyzeChecked(t *testing.T, name string, opts dissect.Options, cfg check.C
 	if s != nil {
 		a = s.Analysis(name, eng.Snapshot())
 		spilled = s.Len()
-		compactions += s.compactions
+		_, c := s.Stats()
+		compactions += c
 	} else {
 		a = NewAnalysis(name, eng.Snapshot())
 	}
@@ -247,7 +248,8 @@ func checkFileSeen(t *testing.T, name string, opts dissect.Options, cfg check.Co
 		known.Apply(res) // as check does, to what it holds at the end
 	}
 	if s != nil {
-		compactions += s.compactions
+		_, c := s.Stats()
+		compactions += c
 		return s.CheckFile(name, eng.Snapshot(), res, err), s.Len()
 	}
 	return NewCheckFile(name, eng.Snapshot(), res, err), 0
@@ -504,7 +506,7 @@ func TestSpillWithoutTempDir(t *testing.T) {
 			t.Errorf("%s: analyze differs without a temporary directory", f)
 		}
 		gotC, _ := checkFileOf(t, f, dissect.Options{}, check.Config{}, nil, true)
-		if gotC.spill.f != nil || gotC.spill.mem == nil {
+		if !gotC.spill.InMemory() {
 			t.Fatalf("%s: the check spill did not fall back to memory", f)
 		}
 		got := checkOutputs(t, []CheckFile{gotC})
@@ -554,8 +556,8 @@ func TestSpillNarrow(t *testing.T) {
 				t.Errorf("%s: analyze --connection %d differs with the spill\n--- got\n%s\n--- want\n%s", f, id, gt.String(), wt.String())
 			}
 			s.Close()
-			if id == 23 && s.connSpill.Len() != 1 {
-				t.Fatalf("%s: connection 23 was not spilled (%d read back): the test proves little", f, s.connSpill.Len())
+			if id == 23 && s.Spill.Len() != 1 {
+				t.Fatalf("%s: connection 23 was not spilled (%d read back): the test proves little", f, s.Spill.Len())
 			}
 			// check
 			eng, run, _ = runChecked(t, f, dissect.Options{}, check.Config{}, nil)
@@ -656,7 +658,7 @@ func TestSpillDiskFull(t *testing.T) {
 					t.Errorf("%s %+v: analyze differs when the disk fills", f, opts)
 				}
 				gotC, _ := checkFileOf(t, f, opts, check.Config{}, nil, true)
-				if gotC.spill.f == nil && gotC.spill.mem != nil && gotC.spill.Len() > 0 {
+				if gotC.spill.InMemory() && gotC.spill.Len() > 0 {
 					moved++
 				}
 				got := checkOutputs(t, []CheckFile{gotC})

@@ -3,8 +3,11 @@ package report
 import (
 	"slices"
 
+	"github.com/segmentio/encoding/json"
+
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/internal/connspill"
 )
 
 // Flat memory for `check` (issue 14): as for analyze (analyze_spill.go),
@@ -19,7 +22,7 @@ type checkDoc struct {
 	// Name is Conn.name (unexported: not in the report's JSON).
 	Name     string          `json:"n"`
 	Findings []check.Finding `json:"f"`
-	// Checks are Conn.Checks packed (connSpill.checks).
+	// Checks are Conn.Checks packed (connspill.Hooks.Checks).
 	Checks []byte `json:"k,omitempty"`
 	// With a baseline: how many findings it suppressed, and when it did,
 	// the checks and the number of findings before (what the runner
@@ -39,7 +42,7 @@ type checkDoc struct {
 // runner (SetRunner); build the file's part with its CheckFile, and Close
 // it once the report is written (CheckReport.Close).
 type CheckSpill struct {
-	connSpill[checkDoc]
+	connspill.Spill[checkDoc]
 	// suppressed counts the findings the baseline suppressed in the
 	// connections spilled (and not forgotten since).
 	suppressed int
@@ -52,30 +55,36 @@ type CheckSpill struct {
 // (RecordBaseline).
 func NewCheckSpill(known *check.Baseline, record bool) *CheckSpill {
 	s := &CheckSpill{}
-	s.init(func(_ *dissect.Connection, cr *check.ConnResult) checkDoc {
-		var d checkDoc
-		if known != nil {
-			before := slices.Clone(cr.Checks)
-			var all []check.Finding
-			if record {
-				all = slices.Clone(cr.Findings())
+	s.Init(spillConfig(), connspill.Hooks[checkDoc]{
+		Build: func(_ *dissect.Connection, cr *check.ConnResult) checkDoc {
+			var d checkDoc
+			if known != nil {
+				before := slices.Clone(cr.Checks)
+				var all []check.Finding
+				if record {
+					all = slices.Clone(cr.Findings())
+				}
+				n := len(cr.Findings())
+				if d.Suppressed = known.ApplyConn(cr); d.Suppressed > 0 {
+					d.ChecksBefore, d.FindingsBefore, d.Unsuppressed = before, n, all
+					s.suppressed += d.Suppressed
+				}
 			}
-			n := len(cr.Findings())
-			if d.Suppressed = known.ApplyConn(cr); d.Suppressed > 0 {
-				d.ChecksBefore, d.FindingsBefore, d.Unsuppressed = before, n, all
-				s.suppressed += d.Suppressed
+			d.Conn = checkConnection(cr)
+			d.Name, d.Findings = d.Conn.name, cr.Findings()
+			return d
+		},
+		Checks: func(d *checkDoc) (*[]check.CheckResult, *[]byte) { return &d.Conn.Checks, &d.Checks },
+		Forgotten: func(d *checkDoc) ([]check.CheckResult, int) {
+			if d.Suppressed > 0 {
+				s.suppressed -= d.Suppressed
+				return d.ChecksBefore, d.FindingsBefore
 			}
-		}
-		d.Conn = checkConnection(cr)
-		d.Name, d.Findings = d.Conn.name, cr.Findings()
-		return d
-	}, func(d *checkDoc) ([]check.CheckResult, int) {
-		if d.Suppressed > 0 {
-			s.suppressed -= d.Suppressed
-			return d.ChecksBefore, d.FindingsBefore
-		}
-		return d.Conn.Checks, len(d.Findings)
-	}, func(d *checkDoc) (*[]check.CheckResult, *[]byte) { return &d.Conn.Checks, &d.Checks })
+			return d.Conn.Checks, len(d.Findings)
+		},
+		Marshal:   json.Marshal,
+		Unmarshal: json.Unmarshal,
+	})
 	return s
 }
 
@@ -84,12 +93,7 @@ func NewCheckSpill(known *check.Baseline, record bool) *CheckSpill {
 // records those of a result: call it before b.Add of the file's result.
 // The spill must have been made with record set.
 func (s *CheckSpill) RecordBaseline(b *check.Baseline) error {
-	s.finish()
-	for _, e := range s.index { // all, whatever Only picks
-		var d checkDoc
-		if err := s.read(e, &d); err != nil {
-			return err
-		}
+	return s.Each(func(d *checkDoc) error { // all, whatever Only picks
 		fs := d.Findings
 		if d.Suppressed > 0 {
 			fs = d.Unsuppressed
@@ -100,8 +104,8 @@ func (s *CheckSpill) RecordBaseline(b *check.Baseline) error {
 			port = *c.ServicePort
 		}
 		b.AddFindings(c.ID, c.Transport, c.Client.Address, c.Server.Address, port, fs)
-	}
-	return nil
+		return nil
+	})
 }
 
 // Len is the number of connections the spill holds.
@@ -109,7 +113,7 @@ func (s *CheckSpill) Len() int {
 	if s == nil {
 		return 0
 	}
-	return s.connSpill.Len()
+	return s.Spill.Len()
 }
 
 // Close removes the temporary file.
@@ -117,14 +121,14 @@ func (s *CheckSpill) Close() error {
 	if s == nil {
 		return nil
 	}
-	return s.connSpill.Close()
+	return s.Spill.Close()
 }
 
 // CheckFile builds the file's part of the report as NewCheckFile does; the
 // connections the spill took are read back by the reports in their place.
 func (s *CheckSpill) CheckFile(name string, eng *dissect.Snapshot, res *check.Result, readErr error) CheckFile {
 	f := NewCheckFile(name, eng, res, readErr)
-	s.finish()
+	s.Finish()
 	f.spill = s
 	f.Suppressed += s.suppressed
 	return f
@@ -133,12 +137,12 @@ func (s *CheckSpill) CheckFile(name string, eng *dissect.Snapshot, res *check.Re
 // eachConn calls fn with every connection of the file in ID order and its
 // findings; a spilled one is read back into a Connection fn must not keep.
 func (f *CheckFile) eachConn(fn func(c *CheckConnection, fs []check.Finding) error) error {
-	var sp *connSpill[checkDoc]
+	var sp *connspill.Spill[checkDoc]
 	if f.spill != nil {
-		sp = &f.spill.connSpill
+		sp = &f.spill.Spill
 	}
 	byConn := findingsByConn(f.Findings)
-	return sp.merge(len(f.Connections), func(i int) int { return f.Connections[i].ID },
+	return sp.Merge(len(f.Connections), func(i int) int { return f.Connections[i].ID },
 		func(i int) error {
 			c := &f.Connections[i]
 			return fn(c, byConn[c.ID])
