@@ -399,8 +399,15 @@ func (t *ConnTable) retireOldest() bool {
 // table (retiring one from the grace window if need be), to make room for
 // a new connection; false when every connection in the table is live.
 func (t *ConnTable) forgetOldest() bool {
-	if len(t.done) == 0 && !t.retireOldest() {
-		return false
+	if len(t.done) == 0 {
+		if !t.retireOldest() {
+			return false
+		}
+		if len(t.done) == 0 {
+			// forgetReleased: retireOldest forgot the connection it
+			// retired already; there is room.
+			return true
+		}
 	}
 	c := t.done[0]
 	t.done[0] = nil

@@ -91,3 +91,32 @@ func TestForgetReleased(t *testing.T) {
 		})
 	}
 }
+
+// A full table whose released connections are all still in their grace
+// window makes room for a new connection by retiring the oldest: with
+// ForgetReleased, retiring it forgets it at once, and making room must not
+// then look for it among the retired ones (the campaign found dissect -V
+// --max-connections 1 panicking so, index out of range, on a damaged
+// rxe-nfs3.pcap).
+func TestForgetWhileRetiring(t *testing.T) {
+	for _, forget := range []bool{false, true} {
+		tab := NewConnTable()
+		tab.Max, tab.forgetReleased = 1, forget
+		var forgotten []int
+		tab.forgotten = func(c *Connection) { forgotten = append(forgotten, c.ID) }
+		p := &Packet{Number: 1}
+		a := tab.newConn(TransportRoCE, p)
+		tab.released(a) // in the grace window: not yet retired
+		p.Number = 2
+		b := tab.newConn(TransportRoCE, p)
+		if b == nil || b.ID != 2 {
+			t.Fatalf("forget %v: no room made for a second connection: %+v", forget, b)
+		}
+		if got := tab.Connections(); len(got) != 1 || got[0] != b {
+			t.Errorf("forget %v: the table holds %d connections, want only the new one", forget, len(got))
+		}
+		if tab.Forgotten != 1 || len(forgotten) != 1 || forgotten[0] != a.ID {
+			t.Errorf("forget %v: %d forgotten (%v), want connection %d once", forget, tab.Forgotten, forgotten, a.ID)
+		}
+	}
+}
