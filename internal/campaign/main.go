@@ -7,13 +7,14 @@
 //
 // Each run takes a capture under testdata/pcaps (or -inputs), mutates it
 // (bit flips, a cut, a length field that lies, a copied or deleted chunk,
-// gzip around it, or several of these) and runs one of analyze, check,
-// transactions and dissect -V on it, sometimes with small --max-buffered and
-// --max-connections. A run fails when it exits with a status other than 0,
-// 1 or 2, prints a Go panic or fatal error, outlives -timeout, or exits 2
-// with an error that does not name the input. Failing inputs are written to
-// -out with the command line, to replay them; the exit status is 1 if any
-// run failed.
+// gzip, zstd or lz4 around it, or several of these) and runs one of
+// analyze, check, transactions, dissect -V, report (the HTML page) and
+// export on it, sometimes with small --max-buffered and --max-connections.
+// A run fails when it exits with a status other than 0, 1 or 2 (or 3 for
+// check: nothing to judge), prints a Go panic or fatal error, outlives
+// -timeout, or exits 2 with an error that does not name the input. Failing
+// inputs are written to -out with the command line, to replay them; the
+// exit status is 1 if any run failed.
 package main
 
 import (
@@ -30,6 +31,9 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
 )
 
 func main() {
@@ -92,6 +96,7 @@ func campaign(n int, seed uint64, glob, out string, timeout time.Duration, bin s
 		}
 		args := command(rng, name)
 		problem := runOne(bin, args, name, timeout)
+		os.RemoveAll(name + ".out") // report's page, export's tables
 		if problem != "" {
 			failed++
 			keep := filepath.Join(out, fmt.Sprintf("fail-%d.pcap", i))
@@ -118,13 +123,17 @@ func campaign(n int, seed uint64, glob, out string, timeout time.Duration, bin s
 // command picks a command line for input name.
 func command(rng *rand.Rand, name string) []string {
 	var args []string
-	switch rng.IntN(4) {
+	switch rng.IntN(6) {
 	case 0:
 		args = []string{"analyze", "--format", []string{"table", "json"}[rng.IntN(2)]}
 	case 1:
 		args = []string{"check", "--format", []string{"text", "json", "junit", "sarif"}[rng.IntN(4)]}
 	case 2:
 		args = []string{"transactions"}
+	case 3:
+		args = []string{"report", "-o", name + ".out"}
+	case 4:
+		args = []string{"export", "--format", []string{"parquet", "ndjson"}[rng.IntN(2)], "-o", name + ".out"}
 	default:
 		args = []string{"dissect", "-V"}
 	}
@@ -160,6 +169,8 @@ func runOne(bin string, args []string, name string, timeout time.Duration) strin
 	case strings.Contains(se, "panic:") || strings.Contains(se, "fatal error:") || strings.Contains(se, "goroutine "):
 		first, _, _ := strings.Cut(se[strings.Index(se, ":")+1:], "\n")
 		return "crash:" + first
+	case code == 3 && args[0] == "check":
+		// check's gate: nothing to judge (GATE-EVIDENCE, documented).
 	case code < 0 || code > 2:
 		return fmt.Sprintf("exit status %d", code)
 	case code == 2 && !strings.Contains(se, name):
@@ -204,16 +215,13 @@ func mutate(rng *rand.Rand, b []byte) ([]byte, string) {
 				did = append(did, fmt.Sprintf("%d bytes at %d deleted", n, at))
 			}
 		default:
-			var z bytes.Buffer
-			w := gzip.NewWriter(&z)
-			w.Write(out)
-			w.Close()
-			out = z.Bytes()
+			kind := []string{"gzipped", "zstd", "lz4"}[rng.IntN(3)]
+			out = compress(kind, out)
 			if rng.IntN(2) == 0 && len(out) > 8 {
 				out = out[:len(out)-1-rng.IntN(8)]
-				did = append(did, "gzipped, trailer cut")
+				did = append(did, kind+", end cut")
 			} else {
-				did = append(did, "gzipped")
+				did = append(did, kind)
 			}
 		}
 		if len(out) == 0 {
@@ -221,4 +229,24 @@ func mutate(rng *rand.Rand, b []byte) ([]byte, string) {
 		}
 	}
 	return out, strings.Join(did, ", ")
+}
+
+// compress wraps b in a gzip member, a Zstandard frame or an LZ4 frame.
+func compress(kind string, b []byte) []byte {
+	var z bytes.Buffer
+	switch kind {
+	case "zstd":
+		enc, _ := zstd.NewWriter(nil, zstd.WithEncoderCRC(true))
+		defer enc.Close()
+		return enc.EncodeAll(b, nil)
+	case "lz4":
+		w := lz4.NewWriter(&z)
+		w.Write(b)
+		w.Close()
+	default:
+		w := gzip.NewWriter(&z)
+		w.Write(b)
+		w.Close()
+	}
+	return z.Bytes()
 }
