@@ -101,6 +101,7 @@ type Reader struct {
 	closer     io.Closer
 	gz         *gzip.Reader
 	dc         *decompressor // a Zstandard or LZ4 stream
+	ra         *readahead    // gzip's inflate ahead, on a regular file
 	cnt        countReader   // counts the uncompressed bytes br has taken in
 	br         *bufio.Reader
 	format     Format
@@ -206,6 +207,11 @@ func NewReader(rd io.Reader, name string) (*Reader, error) {
 		gz.Multistream(false) // members are followed by gzipStream
 		r.gz, r.compressed = gz, true
 		r.cnt.r = &gzipStream{src: head, gz: gz}
+		if r.regular {
+			// Inflate on a goroutine of its own (readahead.go).
+			r.ra = newReadahead(r.cnt.r)
+			r.cnt.r = r.ra
+		}
 	case CompressionZstd, CompressionLZ4:
 		dc, err := newDecompressor(r.comp, head)
 		if err != nil {
@@ -466,6 +472,10 @@ func (r *Reader) addInterface(i Interface) {
 // the io.Reader given to NewReader.
 func (r *Reader) Close() error {
 	var err error
+	if r.ra != nil {
+		r.ra.close() // before the gzip reader it reads is closed
+		r.ra = nil
+	}
 	if r.gz != nil {
 		err = r.gz.Close()
 	}
