@@ -39,6 +39,9 @@
 //     inside a frame, ErrTruncated ("zstd stream cut short"); a damaged
 //     frame, a bad checksum, bytes after the last frame, or a Zstandard
 //     frame asking for a window over 128 MiB (maxZstdWindow), ErrCompressed.
+//     A gzip file opened by name (not standard input) is inflated on a
+//     goroutine of its own, ahead of Next (readahead.go): inflate is the
+//     slowest thing a capture's reading does.
 //   - a pcapng file whose interfaces so far all have link types this
 //     package does not read (Supported) fails at its first packet with a
 //     *LinkTypeError, as a pcap file of such a link type fails in the
