@@ -36,12 +36,19 @@ func exportCapture(t testing.TB, cfg export.Config, name string, r *source.Reade
 // finished.
 func exportWith(t testing.TB, cfg export.Config, name string, r *source.Reader, part int, done func(*export.Capture)) *dissect.Engine {
 	t.Helper()
+	return exportLimited(t, cfg, name, r, part, 0, 0, done)
+}
+
+// exportLimited is exportWith with the engine's connection table and the
+// runner's findings bounded (0: the defaults).
+func exportLimited(t testing.TB, cfg export.Config, name string, r *source.Reader, part, maxConns, maxFindings int, done func(*export.Capture)) *dissect.Engine {
+	t.Helper()
 	xc, err := export.NewCapture(cfg, name, part)
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := dissect.Options{ULP: nfs.NewBinding(), Transaction: xc.Transaction}
-	runner := check.NewRunner(check.Config{Next: xc.Observer(nil)})
+	opts := dissect.Options{ULP: nfs.NewBinding(), Transaction: xc.Transaction, MaxConnections: maxConns}
+	runner := check.NewRunner(check.Config{Next: xc.Observer(nil), MaxTotal: maxFindings})
 	xc.SetRunner(runner)
 	opts.Observer = runner
 	eng := dissect.NewEngine(opts)

@@ -10,11 +10,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/rdmashark/rdmashark/check"
-	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/export"
 	"github.com/rdmashark/rdmashark/internal/longstream"
-	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"github.com/rdmashark/rdmashark/source"
 )
 
@@ -75,25 +72,9 @@ func spillRun(t *testing.T, in spillInput, f export.Format, maxConns, maxFinding
 	if err != nil {
 		t.Fatal(err)
 	}
-	xc, err := export.NewCapture(cfg, in.name, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := dissect.Options{ULP: nfs.NewBinding(), Transaction: xc.Transaction, MaxConnections: maxConns}
-	runner := check.NewRunner(check.Config{Next: xc.Observer(nil), MaxTotal: maxFindings})
-	xc.SetRunner(runner)
-	opts.Observer = runner
-	eng := dissect.NewEngine(opts)
-	if err := eng.Run(r, func(p *dissect.Packet) error {
-		runner.Packet(p)
-		return xc.Packet(p)
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := xc.Finish(eng, runner.Finish(eng.Conns.Connections())); err != nil {
-		t.Fatal(err)
-	}
-	spilled, compactions = xc.Spilled()
+	eng := exportLimited(t, cfg, in.name, r, 0, maxConns, maxFindings, func(xc *export.Capture) {
+		spilled, compactions = xc.Spilled()
+	})
 	return dir, spilled, compactions, eng.Conns.Forgotten
 }
 
