@@ -4,8 +4,6 @@
 package report
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"reflect"
@@ -262,19 +260,7 @@ func privateData(s dissect.PDSummary) PrivateData {
 }
 
 // WriteJSON writes the document, indented.
-func (a *Analysis) WriteJSON(w io.Writer) error {
-	// Written as it is encoded, not built whole first (jsonstream.go);
-	// "<stdin>" and "a < b" as they are: this is no HTML.
-	if a.spill == nil || a.spill.Len() == 0 {
-		return writeJSONStream(w, a)
-	}
-	// The connections and the findings are read back from the spill as
-	// they are written (analyze_spill.go).
-	return writeJSONStreamLists(w, a, reflect.TypeFor[Analysis](), map[string]jsonList{
-		"Connections": func(reflect.Value) func(func(reflect.Value)) error { return walkList(a.eachConnection) },
-		"Findings":    func(reflect.Value) func(func(reflect.Value)) error { return walkList(a.eachFinding) },
-	})
-}
+func (a *Analysis) WriteJSON(w io.Writer) error { return a.writeJSON(w, nil) }
 
 // WriteJSONWith writes the document as WriteJSON does, with one more
 // member after the others, key: extra: what encoding/json writes, indented,
@@ -282,61 +268,21 @@ func (a *Analysis) WriteJSON(w io.Writer) error {
 // document: the analysis, and the capture's facts under "capture"), but
 // streamed as WriteJSON streams, and with no HTML escaping.
 func (a *Analysis) WriteJSONWith(w io.Writer, key string, extra any) error {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(map[string]any{key: extra}); err != nil {
-		return err
-	}
-	// {"key": value} indented: "{\n  \"key\": …\n}\n"; the member is
-	// what lies between the braces, indented as a member of the document.
-	m := bytes.TrimSuffix(bytes.TrimPrefix(b.Bytes(), []byte("{\n")), []byte("\n}\n"))
-	tw := &tailWriter{w: w}
-	if err := a.WriteJSON(tw); err != nil {
-		return err
-	}
-	if string(tw.tail[:tw.n]) != "\n}\n" {
-		return fmt.Errorf("report: the analysis document does not end as an object (%q)", tw.tail[:tw.n])
-	}
-	if _, err := fmt.Fprintf(w, ",\n%s\n}\n", m); err != nil {
-		return err
-	}
-	return nil
+	return a.writeJSON(w, []jsonMember{{key, extra}})
 }
 
-// tailWriter writes all but the last three bytes written to it, which it
-// keeps.
-type tailWriter struct {
-	w    io.Writer
-	tail [3]byte
-	n    int
-}
-
-func (t *tailWriter) Write(p []byte) (int, error) {
-	all := len(p)
-	if t.n+len(p) <= len(t.tail) {
-		t.n += copy(t.tail[t.n:], p)
-		return all, nil
+func (a *Analysis) writeJSON(w io.Writer, more []jsonMember) error {
+	// Written as it is encoded, not built whole first (jsonstream.go);
+	// "<stdin>" and "a < b" as they are: this is no HTML.
+	if a.spill == nil || a.spill.Len() == 0 {
+		return writeJSONStreamMore(w, a, nil, nil, more)
 	}
-	// What is held and the start of p go out; p's last three bytes stay.
-	out := t.n + len(p) - len(t.tail)
-	if out >= t.n {
-		if _, err := t.w.Write(t.tail[:t.n]); err != nil {
-			return 0, err
-		}
-		if _, err := t.w.Write(p[:out-t.n]); err != nil {
-			return 0, err
-		}
-		t.n = copy(t.tail[:], p[out-t.n:])
-		return all, nil
-	}
-	if _, err := t.w.Write(t.tail[:out]); err != nil {
-		return 0, err
-	}
-	keep := append(t.tail[out:t.n:t.n], p...)
-	t.n = copy(t.tail[:], keep)
-	return all, nil
+	// The connections and the findings are read back from the spill as
+	// they are written (analyze_spill.go).
+	return writeJSONStreamMore(w, a, reflect.TypeFor[Analysis](), map[string]jsonList{
+		"Connections": func(reflect.Value) func(func(reflect.Value)) error { return walkList(a.eachConnection) },
+		"Findings":    func(reflect.Value) func(func(reflect.Value)) error { return walkList(a.eachFinding) },
+	}, more)
 }
 
 // WriteTable writes the connections table, then the protocol counts.

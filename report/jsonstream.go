@@ -44,7 +44,21 @@ func walkList[T any](each func(fn func(*T) error) error) func(put func(reflect.V
 // give: a document whose connections were spilled, read back as they are
 // written (analyze_spill.go, findings_spill.go).
 func writeJSONStreamLists(w io.Writer, v any, of reflect.Type, lists map[string]jsonList) error {
-	s := &jsonStream{w: bufio.NewWriterSize(w, 64<<10), listsOf: of}
+	return writeJSONStreamMore(w, v, of, lists, nil)
+}
+
+// jsonMember is a member written after the fields of the document's
+// top-level object: what encoding/json writes of a struct that embeds the
+// document and then has that field (capture's document, Analysis.WriteJSONWith).
+type jsonMember struct {
+	key   string
+	value any
+}
+
+// writeJSONStreamMore is writeJSONStreamLists with the members more after
+// the top-level object's own.
+func writeJSONStreamMore(w io.Writer, v any, of reflect.Type, lists map[string]jsonList, more []jsonMember) error {
+	s := &jsonStream{w: bufio.NewWriterSize(w, 64<<10), listsOf: of, more: more}
 	for name, l := range lists {
 		f, ok := of.FieldByName(name)
 		if !ok {
@@ -75,6 +89,9 @@ type jsonStream struct {
 	// written from walks (writeJSONStreamLists).
 	listsOf reflect.Type
 	lists   map[int]jsonList
+	// more are written after the fields of the top-level object
+	// (writeJSONStreamMore).
+	more []jsonMember
 }
 
 // jsonStreamer writes its own value, at the nesting whose lines start with
@@ -385,13 +402,17 @@ func (s *jsonStream) object(v reflect.Value, ti *jsType, prefix string) {
 		s.leafAs(v, leafEncoder, prefix)
 		return
 	}
+	var more []jsonMember
+	if prefix == "" { // the top-level object
+		more, s.more = s.more, nil
+	}
 	last := -1 // the last field written
 	for k, f := range ti.fields {
 		if !f.omitEmpty || !emptyJSON(v.Field(f.i)) {
 			last = k
 		}
 	}
-	if last < 0 {
+	if last < 0 && len(more) == 0 {
 		s.w.WriteString("{}")
 		return
 	}
@@ -404,7 +425,17 @@ func (s *jsonStream) object(v reflect.Value, ti *jsType, prefix string) {
 		s.w.WriteString(in)
 		s.w.WriteString(f.key)
 		s.field(v, f.i, in)
-		if k < last {
+		if k < last || len(more) > 0 {
+			s.w.WriteString(",")
+		}
+		s.w.WriteString("\n")
+	}
+	for k, m := range more {
+		s.w.WriteString(in)
+		s.value(reflect.ValueOf(m.key), in)
+		s.w.WriteString(": ")
+		s.value(reflect.ValueOf(m.value), in)
+		if k < len(more)-1 {
 			s.w.WriteString(",")
 		}
 		s.w.WriteString("\n")
