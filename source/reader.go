@@ -97,16 +97,15 @@ type Interface struct {
 // Reader reads the records of one capture, one at a time. It is not safe
 // for concurrent use.
 type Reader struct {
-	name       string
-	closer     io.Closer
-	gz         *gzip.Reader
-	dc         *decompressor // a Zstandard or LZ4 stream
-	ra         *readahead    // gzip's inflate ahead, on a regular file
-	cnt        countReader   // counts the uncompressed bytes br has taken in
-	br         *bufio.Reader
-	format     Format
-	compressed bool
-	comp       Compression
+	name   string
+	closer io.Closer
+	gz     *gzip.Reader
+	dc     *decompressor // a Zstandard or LZ4 stream
+	ra     *readahead    // gzip's inflate ahead, on a regular file
+	cnt    countReader   // counts the uncompressed bytes br has taken in
+	br     *bufio.Reader
+	format Format
+	comp   Compression
 
 	// pcap
 	order    binary.ByteOrder
@@ -205,7 +204,7 @@ func NewReader(rd io.Reader, name string) (*Reader, error) {
 			return nil, r.headerErr(fmt.Errorf("gzip: %w", err))
 		}
 		gz.Multistream(false) // members are followed by gzipStream
-		r.gz, r.compressed = gz, true
+		r.gz = gz
 		r.cnt.r = &gzipStream{src: head, gz: gz}
 		if r.regular {
 			// Inflate on a goroutine of its own (readahead.go).
@@ -217,7 +216,7 @@ func NewReader(rd io.Reader, name string) (*Reader, error) {
 		if err != nil {
 			return nil, r.headerErr(err)
 		}
-		r.dc, r.compressed = dc, true
+		r.dc = dc
 		r.cnt.r = dc
 	default:
 		if err != nil && !isEOF(err) {
@@ -233,9 +232,9 @@ func NewReader(rd io.Reader, name string) (*Reader, error) {
 			return nil, r.headerErr(err)
 		}
 		if len(h) == 0 {
-			return nil, r.headerErr(newDetail(ErrNotCapture, "%s (empty%s)", ErrNotCapture, r.afterGzip()))
+			return nil, r.headerErr(newDetail(ErrNotCapture, "%s (empty%s)", ErrNotCapture, r.afterDecompression()))
 		}
-		return nil, r.headerErr(newDetail(ErrNotCapture, "%s (only %d bytes%s)", ErrNotCapture, len(h), r.afterGzip()))
+		return nil, r.headerErr(newDetail(ErrNotCapture, "%s (only %d bytes%s)", ErrNotCapture, len(h), r.afterDecompression()))
 	}
 	switch magic := binary.BigEndian.Uint32(h); magic {
 	case magicPcapMicro, magicPcapMicroSwapped, magicPcapNano, magicPcapNanoSwapped:
@@ -243,7 +242,7 @@ func NewReader(rd io.Reader, name string) (*Reader, error) {
 	case magicPcapNG:
 		err = r.openPcapNG()
 	default:
-		err = r.headerErr(newDetail(ErrNotCapture, "%s (magic 0x%08x%s)", ErrNotCapture, magic, r.afterGzip()))
+		err = r.headerErr(newDetail(ErrNotCapture, "%s (magic 0x%08x%s)", ErrNotCapture, magic, r.afterDecompression()))
 	}
 	if err != nil {
 		return nil, err
@@ -251,8 +250,8 @@ func NewReader(rd io.Reader, name string) (*Reader, error) {
 	return r, nil
 }
 
-func (r *Reader) afterGzip() string {
-	if r.compressed {
+func (r *Reader) afterDecompression() string {
+	if r.Compressed() {
 		return " after " + r.comp.String() + " decompression"
 	}
 	return ""
@@ -436,7 +435,7 @@ func (r *Reader) Name() string { return r.name }
 func (r *Reader) Format() Format { return r.format }
 
 // Compressed reports whether the capture is compressed (Compression).
-func (r *Reader) Compressed() bool { return r.compressed }
+func (r *Reader) Compressed() bool { return r.comp != CompressionNone }
 
 // Compression returns how the capture is compressed.
 func (r *Reader) Compression() Compression { return r.comp }
