@@ -190,7 +190,7 @@ func newAnalysis(file string, eng *dissect.Snapshot, spill *ConnSpill) *Analysis
 		Truncated: eng.Stats.ICRC[dissect.CRCTruncated],
 	}
 	for _, c := range eng.Connections {
-		if spill != nil && spill.has(c) {
+		if spill != nil && spill.Has(c) {
 			continue // read back by the reports (analyze_spill.go)
 		}
 		a.Connections = append(a.Connections, connection(c))

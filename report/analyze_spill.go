@@ -89,9 +89,6 @@ func (s *ConnSpill) Close() error {
 	return s.Spill.Close()
 }
 
-// has reports whether the spill took dc (newAnalysis leaves it out).
-func (s *ConnSpill) has(dc *dissect.Connection) bool { return s.Has(dc) }
-
 // Analysis builds the document from the engine's snapshot as NewAnalysis
 // does, but with the connections the spill took: they are left out of
 // Connections and read back by the reports in their place.
