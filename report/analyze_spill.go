@@ -178,22 +178,7 @@ func (a *Analysis) eachFinding(fn func(f *Finding) error) error {
 		}
 		return nil
 	}
-	for i := range a.Findings {
-		if a.Findings[i].Connection != 0 {
-			break
-		}
-		if err := fn(&a.Findings[i]); err != nil {
-			return err
-		}
-	}
-	return a.eachConn(func(_ *Connection, fs []Finding) error {
-		for i := range fs {
-			if err := fn(&fs[i]); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return a.EachConnectionAndFinding(func(*Connection, []Finding) error { return nil }, fn)
 }
 
 // Close lets go of the spill's temporary file.
