@@ -256,11 +256,10 @@ func (e *Engine) Retained() Retained {
 // its identity and counters: its transport health, iWARP and RPC-over-RDMA
 // statistics and the bytes of its private data. It is for an observer that
 // took what it reports of the connection when ConnectionDone was called
-// (report's spill of finished connections keeps analyze's and check's
-// memory flat however many connections the input closes: issue 14); the
-// summary stays in the
-// table only so that the table's bound counts it as before. A live
-// connection keeps everything: DropDetail does nothing to it.
+// (internal/connspill keeps the commands' memory flat however many
+// connections the input closes: issue 14); the summary stays in the table
+// only so that the table's bound counts it as before. A live connection
+// keeps everything: DropDetail does nothing to it.
 func (c *Connection) DropDetail() {
 	if c.rel.state != relDone {
 		return
