@@ -822,8 +822,17 @@ func (e *Engine) addPacket(p *Packet, pt *partial) {
 			pt.hi = end
 		}
 	}
-	if h.Truncated && (pt.truncAt < 0 || off+len(payload) < pt.truncAt) {
-		pt.truncAt = off + len(payload)
+	// FIRST and MIDDLE packets carry exactly one PMTU (§9.4.1): one that
+	// does not cannot be placed by its PSN with the others, whose bytes
+	// after it do not land where they belong. The message ends there for
+	// us, as where the capture cut a packet short.
+	end := off + len(payload)
+	misfit := (op.IsFirst() || op.IsMiddle()) && !h.Truncated && len(h.Payload) != pt.unit
+	if misfit {
+		end = off + min(len(payload), pt.unit)
+	}
+	if (h.Truncated || misfit) && (pt.truncAt < 0 || end < pt.truncAt) {
+		pt.truncAt = end
 	}
 	pt.end = p.Timestamp
 	if h.Has(roce.ExtIETH) {
