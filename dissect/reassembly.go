@@ -941,11 +941,10 @@ func (e *Engine) flushPartial(p *Packet, c *Connection, s *reqStream, pt *partia
 		span = int(psnDiff(pt.lastPSN, pt.first)) + 1
 	}
 	whole := pt.whole() && pt.truncAt < 0
-	hi := pt.hi
-	if hi < skip {
-		hi = skip
-	}
-	data := pt.data[skip:hi]
+	// Nothing placed at or past the FIRST (its payload and those after it
+	// empty, or cut): no data, not a slice past the buffer.
+	lo := min(skip, len(pt.data))
+	data := pt.data[lo:max(pt.hi, lo)]
 	if !whole {
 		if n := pt.got.leadingFrom(f) * pt.unit; n < len(data) && (span < 0 || n < span*pt.unit) {
 			data = data[:n]
