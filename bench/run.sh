@@ -31,7 +31,8 @@
 # REPS (default 5); IDLE_WAIT=1 starts each run only once the machine is
 # idle (see wait_idle); BENCH_FILES (e.g. "rxe-nfs3-x20.pcap", default: all
 # three) the files measured; TSHARK_BIG=1 runs tshark on the 1 GB file too
-# (about a minute per run here). Needs tshark and GNU time (/usr/bin/time).
+# (about a minute per run here); BENCH_FLOOR=0 skips the floors (below).
+# Needs tshark and GNU time (/usr/bin/time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${BENCH_DIR:-/tmp/rdmashark-bench}
@@ -143,6 +144,21 @@ run_all() {
 		echo "${names[$i]}|$wall|$cpu|$rss"
 	done
 }
+
+# The floors (BENCH_FLOOR=0 leaves them out): what starting the process
+# takes (`rdmashark --version`), and what reading the first file, the
+# CRC-32 of every frame and decoding its headers down to the BTH take in
+# one goroutine with nothing else (bench/floor): the part of a wall-clock
+# budget that no analysis can spend on anything of its own.
+if [ "${BENCH_FLOOR:-1}" = 1 ]; then
+	go build -o "$dir/floor" ./bench/floor
+	add "rdmashark --version" "$bin" --version
+	mapfile -t results < <(run_all)
+	names=() cmds=()
+	echo
+	echo "floors: process start (rdmashark --version) $(cut -d'|' -f2 <<< "${results[0]}" | awk '{printf "%.1f ms", $1 * 1000}') median of $reps; bench/floor:"
+	"$dir/floor" -n "$reps" "$dir/${files[0]}"
+fi
 
 fields=(-e frame.number -e infiniband.bth.opcode -e infiniband.bth.destqp -e infiniband.bth.psn -e infiniband.invariant.crc)
 for f in "${files[@]}"; do
