@@ -37,8 +37,12 @@ type Rule struct {
 	// examined nothing.
 	Applies func(c *Conn) string
 	// Packet runs for every packet (p.Conn may be nil: c is then the
-	// pseudo-connection 0).
+	// pseudo-connection 0) but those whose receiver discards them for a
+	// bad ICRC or VCRC (dissect.Packet.CRCFailed), unless SeesDiscarded.
 	Packet func(c *Conn, p *dissect.Packet)
+	// SeesDiscarded: Packet runs on the packets with a bad ICRC or VCRC
+	// too (the rules that judge those CRCs).
+	SeesDiscarded bool
 	// Message runs for every reassembled RDMA Send of a connection.
 	Message func(c *Conn, m *Msg)
 	// RDMAOp runs for every RDMA Read or Write of a connection.

@@ -417,7 +417,7 @@ masked, the BTH and the payload). A receiver drops a packet whose ICRC does not
 match; the finding names the carried and the computed value. A packet cut by the
 snap length cannot be verified and is not evaluated.`,
 			Evidence: "whole IB/RoCE packets",
-			Applies:  roceOnly, Packet: checkICRC,
+			Applies:  roceOnly, Packet: checkICRC, SeesDiscarded: true,
 		},
 		{
 			ID: "VCRC-BAD", Severity: Error, Reference: "IBA Vol 1 7.8.2", Added: true,
@@ -427,7 +427,7 @@ variant CRC over the whole packet; a link drops a packet whose VCRC does not
 match. (Added: the list names the ICRC only; the VCRC is checked the same way
 where the capture has it.)`,
 			Evidence: "whole native InfiniBand packets",
-			Applies:  vcrcApplies, Packet: checkVCRC,
+			Applies:  vcrcApplies, Packet: checkVCRC, SeesDiscarded: true,
 		},
 		{
 			ID: "MPA-CRC-BAD", Severity: Error, Reference: "RFC 5044 section 6",
@@ -460,7 +460,7 @@ recovered is information: a gap the requester sent again, a retransmission the
 responder then acknowledged (or answered, for a Read); what the capture shows
 no recovery of is a warning.`,
 			Evidence: "the connection's RC/UC packets",
-			Applies:  roceOnly, Packet: checkPSN, End: endPSN,
+			Applies:  roceOnly, Packet: checkPSN, End: endPSN, SeesDiscarded: true,
 		},
 		{
 			ID: "NAK", Severity: Warning, Reference: "IBA Vol 1 9.7.5.2; RFC 5040 sections 4.8, 7 (iWARP Terminate)",

@@ -150,7 +150,8 @@ func (r *Runner) Packet(p *dissect.Packet) {
 	if p.CaptureLength < p.Length {
 		c.snapCut++
 	}
-	if p.Conn != nil {
+	discarded := p.CRCFailed()
+	if p.Conn != nil && !discarded {
 		switch p.CM.Attr {
 		case roce.LayerTypeCMREQ:
 			c.pmtu = p.CM.REQ.PathPacketPayloadMTU.Bytes()
@@ -163,6 +164,11 @@ func (r *Runner) Packet(p *dissect.Packet) {
 		}
 	}
 	for _, ru := range r.pkt {
+		if discarded && !ru.SeesDiscarded {
+			// Its receiver dropped it: no PSN, NAK, request or CM
+			// message to judge, and any header may be the corrupted one.
+			continue
+		}
 		c.cur = ru
 		ru.Packet(c, p)
 	}

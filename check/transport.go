@@ -3,6 +3,7 @@ package check
 import (
 	"encoding/hex"
 	"fmt"
+	"slices"
 
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/layers/iwarp"
@@ -169,6 +170,62 @@ type psnState struct {
 	// Read responses: the PSN expected of the next middle/last response.
 	// rgaps are response gaps awaiting the responses sent again.
 	rgaps []rspGap
+	// bad are the last request packets of the direction whose CRC is bad
+	// (dissect.Packet.CRCFailed): their receiver discarded them, so the
+	// engine's model shows their PSNs as a gap, which these explain.
+	bad []badReq
+}
+
+// badReq is a request packet with a bad ICRC or VCRC.
+type badReq struct {
+	psn  uint32
+	pkt  int
+	rule string // ICRC-BAD or VCRC-BAD
+}
+
+// corrupted returns the packets with a bad CRC that carried PSNs of g, the
+// rule that reports them, and whether they carried every one of those PSNs.
+func (st *psnState) corrupted(g psnGap) ([]int, string, bool) {
+	var pk []int
+	var psns []uint32
+	rule := ""
+	for _, b := range st.bad {
+		if psnDiff(b.psn, g.from) >= 0 && psnDiff(b.psn, g.to) <= 0 {
+			pk = append(pk, b.pkt)
+			if !slices.Contains(psns, b.psn) {
+				psns = append(psns, b.psn)
+			}
+			if rule == "" || rule == b.rule {
+				rule = b.rule
+			} else {
+				rule = "ICRC-BAD, VCRC-BAD"
+			}
+		}
+	}
+	return pk, rule, int32(len(psns)) == psnDiff(g.to, g.from)+1
+}
+
+// corruptNote is what a gap's finding adds about the packets with a bad CRC
+// that carried its PSNs.
+func corruptNote(pk []int, rule string) string {
+	if len(pk) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (the capture holds %s with a bad CRC, which its receiver discarded: %s)", packetList(pk), rule)
+}
+
+func packetList(pk []int) string {
+	if len(pk) == 1 {
+		return fmt.Sprintf("packet %d", pk[0])
+	}
+	s := "packets"
+	for i, n := range pk {
+		if i > 0 {
+			s += ","
+		}
+		s += fmt.Sprintf(" %d", n)
+	}
+	return s
 }
 
 // rtxBurst is the first packet of a burst of retransmitted requests.
@@ -233,6 +290,21 @@ func checkPSN(c *Conn, p *dissect.Packet) {
 	}
 	d := p.Dir.Index()
 	psn := p.BTH.PSN & psnMask
+	if p.CRCFailed() {
+		// Discarded by its receiver: not part of the sequence; a gap at
+		// its PSN is this packet (the rule sees it for that alone).
+		if st := &c.psn[d]; op.IsRequest() {
+			if len(st.bad) == maxPendingGaps {
+				st.bad = st.bad[1:]
+			}
+			rule := "ICRC-BAD"
+			if p.ICRC.Status != dissect.CRCBad {
+				rule = "VCRC-BAD"
+			}
+			st.bad = append(st.bad, badReq{psn: psn, pkt: p.Number, rule: rule})
+		}
+		return
+	}
 	switch {
 	case op.IsRequest():
 		c.psnRequest(&c.psn[d], p, psn, d)
@@ -301,6 +373,9 @@ func (c *Conn) psnRequest(st *psnState, p *dissect.Packet, psn uint32, d int) {
 					why := fmt.Sprintf("the requester sent them again from packet %d: lost on the network, or by the capture before a retransmission; recovered", p.Number)
 					if g.nakPkt != 0 {
 						why = fmt.Sprintf("the responder answered NAK PSN sequence error for PSN %d in packet %d and the requester sent them again from packet %d: lost on the network; recovered", g.nakPSN, g.nakPkt, p.Number)
+					}
+					if pk, rule, _ := st.corrupted(g); len(pk) > 0 {
+						why += corruptNote(pk, rule)
 					}
 					c.psnReportGapSev(g, why, p.Number, Info)
 					st.gaps = append(st.gaps[:i], st.gaps[i+1:]...)
@@ -377,6 +452,18 @@ func (c *Conn) psnResolve(d int, p *dissect.Packet, psn uint32, nakSeq bool) {
 			continue
 		case !nakSeq && g.nakPkt == 0 && psnDiff(psn, g.to) >= 0:
 			why = fmt.Sprintf("the responder acknowledged PSN %d in packet %d without a NAK: it received them, the capture lost them", psn, p.Number)
+			if pk, rule, all := st.corrupted(g); all {
+				// The capture's copy was corrupted, the responder's was
+				// not (a bit error on the capture path): ICRC-BAD reports
+				// the packet; the gap is its consequence.
+				c.psnReportGapSev(g, fmt.Sprintf("the responder acknowledged PSN %d in packet %d without a NAK: it received them intact, and the capture holds them only in %s, whose CRC is bad (%s): corrupted on the way to the capture",
+					psn, p.Number, packetList(pk), rule), p.Number, Info)
+				st.gaps = append(st.gaps[:i], st.gaps[i+1:]...)
+				i--
+				continue
+			} else if len(pk) > 0 {
+				why += corruptNote(pk, rule)
+			}
 		default:
 			continue
 		}
@@ -431,11 +518,12 @@ func (c *Conn) psnReportGapSev(g psnGap, why string, resolvedBy int, sev Severit
 func endPSN(c *Conn) {
 	for d := range c.psn {
 		for _, g := range c.psn[d].gaps {
+			pk, rule, _ := c.psn[d].corrupted(g)
 			if g.nakPkt != 0 {
-				c.psnReportGap(g, fmt.Sprintf("the responder answered NAK PSN sequence error for PSN %d in packet %d: lost on the network, and not sent again in the capture: not recovered", g.nakPSN, g.nakPkt), g.nakPkt)
+				c.psnReportGap(g, fmt.Sprintf("the responder answered NAK PSN sequence error for PSN %d in packet %d: lost on the network, and not sent again in the capture: not recovered%s", g.nakPSN, g.nakPkt, corruptNote(pk, rule)), g.nakPkt)
 				continue
 			}
-			c.psnReportGap(g, "no later response in the capture tells whether the responder received them", 0)
+			c.psnReportGap(g, "no later response in the capture tells whether the responder received them"+corruptNote(pk, rule), 0)
 		}
 		c.psn[d].gaps = nil
 		for _, b := range c.psn[d].rtx {

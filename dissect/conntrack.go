@@ -148,6 +148,17 @@ func (t *ConnTable) Track(p *Packet) {
 		return
 	}
 	src, dst := ibNodes(p)
+	if p.CRCFailed() {
+		// Discarded by its receiver, perhaps its addresses or QP number
+		// corrupted: it opens, completes and advances nothing, and joins
+		// a connection only when one already owns its destination QP.
+		if p.CM.Attr == 0 && p.BTH.OpCode.Transport() != roce.TransportUD {
+			if ref, ok := t.lookupQP(qpKey{dst, p.BTH.DestQP}); ok {
+				t.place(p, ref.conn, ref.dir)
+			}
+		}
+		return
+	}
 	if p.CM.Attr != 0 {
 		t.cm(p, src, dst)
 		return

@@ -27,7 +27,9 @@ var lossyCaptures = append(slices.Clone(rxeLossyCaptures), "lossy/siw-ib_write_b
 // rxeLossyCaptures are the RoCEv2 ones, which the raw PSN reader reads.
 var rxeLossyCaptures = []string{"lossy/rxe-ib_read_bw-lossy.pcap", "lossy/rxe-ib_write_bw-lossy.pcap",
 	"lossy/rxe-nfs3-lossy.pcap", "lossy/rxe-ib_read_bw-loss5.pcap", "lossy/rxe-ib_read_bw-dup.pcap",
-	"lossy/rxe-ib_write_bw-reorder.pcap", "lossy/rxe-nfs3-lossreorder.pcap"}
+	"lossy/rxe-ib_write_bw-reorder.pcap", "lossy/rxe-nfs3-lossreorder.pcap",
+	// The lab's third round (docs/loss.md): netem "corrupt 1%".
+	"lossy/rxe-nfs3-corrupt.pcap"}
 
 // rawFlow names one direction of a RoCEv2 QP: the sender's address and the
 // destination QP.
@@ -42,7 +44,9 @@ type rawFlow struct {
 // already consumed (an RDMA Read Request consuming ceil(length/PMTU) PSNs,
 // IBA 9.7.1.1) and the Read Responses whose PSN was already seen. The PMTU
 // is the largest payload of a MIDDLE packet (9.4.1: MIDDLE packets carry
-// exactly one PMTU).
+// exactly one PMTU). A frame whose ICRC, recomputed by hand, does not match
+// is no packet of the flow: its receiver discards it (IBA Vol 1 7.8.1), and
+// the flipped bit may be in any field.
 func rawRetransmissions(t *testing.T, path string) (map[rawFlow]int, int) {
 	t.Helper()
 	_, frames := pcaptest.Read(t, path)
@@ -58,7 +62,7 @@ func rawRetransmissions(t *testing.T, path string) (map[rawFlow]int, int) {
 	pmtu := 0
 	for _, fr := range frames {
 		r, ok := pcaptest.ParseRoCEv2(fr.Data)
-		if !ok || !r.RC() {
+		if !ok || !r.RC() || !r.ICRCGood() {
 			continue
 		}
 		p := pkt{f: rawFlow{r.Src, r.DestQP}, op: r.OpCode, psn: r.PSN, frameNum: fr.Num, payload: r.PayloadLength()}
@@ -306,4 +310,46 @@ func TestLossyNetworkDuplicates(t *testing.T) {
 		t.Errorf("%d retransmission episodes: the requester never resent (every repeat is the network's)", episodes)
 	}
 	t.Logf("%s: network duplicates %v", name, got)
+}
+
+// TestLossyCorruptFramesDiscarded: on lossy/rxe-nfs3-corrupt.pcap (netem
+// "corrupt 1%" each way; NFS read every file back intact) the frames whose
+// ICRC, recomputed by hand, is bad are exactly the packets the engine calls
+// CRCFailed (24: ACKs, Read Responses, Write MIDDLEs, Sends); a receiver
+// discards them (IBA Vol 1 7.8.1), so none gets a verdict of the requester
+// model, none opens a connection — packet 3013, an ACK whose IP source
+// address is the flipped part, made a third one — and every connection is
+// one of the two the CM set up. The Sends resent after a corrupted original
+// are the only copies of their RPC messages: every transaction is paired
+// (TestLossyCapturesRecovered), none decoded from corrupted bytes.
+func TestLossyCorruptFramesDiscarded(t *testing.T) {
+	const name = "lossy/rxe-nfs3-corrupt.pcap"
+	_, frames := pcaptest.Read(t, capturePath(name))
+	var want []int
+	for _, fr := range frames {
+		if r, ok := pcaptest.ParseRoCEv2(fr.Data); ok && !r.ICRCGood() {
+			want = append(want, fr.Num)
+		}
+	}
+	var got []int
+	e, _ := runCapture(t, name, Options{}, func(p *Packet) {
+		if p.CRCFailed() {
+			got = append(got, p.Number)
+			if p.Analysis.Valid {
+				t.Errorf("packet %d: bad ICRC, yet the requester model judged it: %+v", p.Number, p.Analysis)
+			}
+		}
+	})
+	if !slices.Equal(got, want) || len(want) != 24 {
+		t.Errorf("packets with a bad ICRC %v, by hand %v", got, want)
+	}
+	conns := e.Conns.Connections()
+	if len(conns) != 2 {
+		t.Errorf("%d connections, want the 2 the CM set up", len(conns))
+	}
+	for _, c := range conns {
+		if c.State == StateNoSetup {
+			t.Errorf("connection %d has no set-up: made by a corrupted frame?", c.ID)
+		}
+	}
 }

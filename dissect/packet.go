@@ -66,6 +66,17 @@ type CRCCheck struct {
 	Computed uint32
 }
 
+// CRCFailed tells whether the packet's invariant or variant CRC does not
+// match: its receiver discards it (IBA Vol 1 7.8.1, 7.8.2; RoCEv2 Annex
+// A17.3.3), so it reaches no transport: no connection, no PSN, no message.
+// A network that corrupts a frame on its way turns it into a lost one —
+// the responder NAKs or times out and the requester resends it
+// (lossy/rxe-nfs3-corrupt.pcap, netem "corrupt 1%": packet 1117, an RDMA
+// Write MIDDLE with a bad ICRC, NAKed in 1213, resent in 1249) — and since
+// the flipped bit may lie in any header field (packet 3013's is in the IP
+// source address), nothing in it is trusted but for display and ICRC-BAD.
+func (p *Packet) CRCFailed() bool { return p.ICRC.Status == CRCBad || p.VCRC.Status == CRCBad }
+
 // Packet is one captured frame, decoded. The engine reuses one Packet for
 // every frame: nothing in it outlives the call that hands it out, and slices
 // in it point into the capture's buffer.

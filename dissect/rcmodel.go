@@ -335,6 +335,15 @@ func (e *Engine) classify(p *Packet, c *Connection, rc *roceConn) {
 	dh.interval(p, a.Retransmission, e.opts.HealthInterval, &e.healthIntervals)
 }
 
+// countDiscarded counts a packet of c its receiver discarded for a bad CRC
+// (Packet.CRCFailed): in its direction's packets, bytes and throughput, never
+// in the requester model.
+func (e *Engine) countDiscarded(p *Packet, c *Connection) {
+	dh := &e.health(c).Dir[p.Dir.Index()]
+	e.countPacket(p, dh)
+	dh.interval(p, false, e.opts.HealthInterval, &e.healthIntervals)
+}
+
 // countPacket counts what every packet of a flow adds: packets, bytes, ECN.
 func (e *Engine) countPacket(p *Packet, dh *DirHealth) {
 	dh.Packets++

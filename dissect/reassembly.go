@@ -286,6 +286,16 @@ func (e *Engine) reassembleRoCE(p *Packet) {
 		rc.dir[0].d, rc.dir[1].d = DirClientToServer, DirServerToClient
 		r.conns[c] = rc
 	}
+	if p.CRCFailed() {
+		// Its receiver discarded it (Packet.CRCFailed): on the wire, so
+		// counted in its direction's packets and bytes, but no request,
+		// response or acknowledgement of the connection — the model sees
+		// its PSN missing, as the responder did.
+		if p.CM.Attr == 0 && p.Dir != DirUnknown {
+			e.countDiscarded(p, c)
+		}
+		return
+	}
 	if p.CM.Attr == roce.LayerTypeCMREQ {
 		if n := p.CM.REQ.PathPacketPayloadMTU.Bytes(); n > 0 {
 			rc.pmtu = n

@@ -45,7 +45,7 @@ type UDFlows struct {
 
 // trackUD counts a UD packet in its flow.
 func (e *Engine) trackUD(p *Packet) {
-	if !p.Has(roce.LayerTypeBTH) {
+	if !p.Has(roce.LayerTypeBTH) || p.CRCFailed() {
 		return
 	}
 	h := &p.BTH

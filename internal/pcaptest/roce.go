@@ -2,6 +2,7 @@ package pcaptest
 
 import (
 	"encoding/binary"
+	"hash/crc32"
 	"net/netip"
 )
 
@@ -19,6 +20,10 @@ type RoCE struct {
 	BTH []byte
 	// UDPLength is the UDP Length field.
 	UDPLength int
+	// ip is the IPv4 header and what follows it, cut to the captured
+	// bytes; ihl the header's length.
+	ip  []byte
+	ihl int
 }
 
 // ParseRoCEv2 reads frame; false if it is not RoCEv2 over IPv4 with a
@@ -44,7 +49,7 @@ func ParseRoCEv2(frame []byte) (RoCE, bool) {
 	if binary.BigEndian.Uint16(udp[2:]) != 4791 {
 		return RoCE{}, false
 	}
-	r := RoCE{Src: netip.AddrFrom4([4]byte(ip[12:16])), UDPLength: int(binary.BigEndian.Uint16(udp[4:]))}
+	r := RoCE{Src: netip.AddrFrom4([4]byte(ip[12:16])), UDPLength: int(binary.BigEndian.Uint16(udp[4:])), ip: ip, ihl: ihl}
 	end := min(len(udp), max(r.UDPLength, 8+12))
 	r.BTH = udp[8:end]
 	r.OpCode = r.BTH[0]
@@ -92,4 +97,31 @@ func (r RoCE) AfterBTH() []byte {
 		return nil
 	}
 	return r.BTH[12 : len(r.BTH)-4]
+}
+
+// ICRCGood recomputes the invariant CRC by hand and compares it with the
+// one the packet carries (IBA Vol 1 7.8.1; RoCEv2, Annex A17.3.3): CRC-32
+// (the Ethernet polynomial) over eight octets of ones, then the IPv4 header
+// with Type of Service, Time to Live and Header Checksum set to ones, the
+// UDP header with its Checksum set to ones, and the BTH with its reserved
+// octet (the fifth) set to ones, through the last octet before the ICRC,
+// which is carried least significant octet first. false too when the packet
+// is cut short.
+func (r RoCE) ICRCGood() bool {
+	if len(r.ip) < r.ihl+8+12+4 {
+		return false
+	}
+	total := int(binary.BigEndian.Uint16(r.ip[2:]))
+	if total < r.ihl+8+12+4 || total > len(r.ip) || r.ihl+r.UDPLength != total {
+		return false
+	}
+	m := append(make([]byte, 0, 8+total), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff)
+	m = append(m, r.ip[:total-4]...)
+	h := m[8:]
+	h[1] = 0xff               // Type of Service
+	h[8] = 0xff               // Time to Live
+	h[10], h[11] = 0xff, 0xff // Header Checksum
+	h[r.ihl+6], h[r.ihl+7] = 0xff, 0xff
+	h[r.ihl+8+4] = 0xff
+	return crc32.ChecksumIEEE(m) == binary.LittleEndian.Uint32(r.ip[total-4:])
 }

@@ -540,8 +540,8 @@ var mutations = []mutation{
 		}},
 
 	// Transport.
-	{name: "icrc-corrupt", base: "rxe-nfs3-conn2", added: []string{"ICRC-BAD"},
-		what: "the ICRC of the FSINFO Call (packet 3043) has its last octet flipped",
+	{name: "icrc-corrupt", base: "rxe-nfs3-conn2", added: []string{"ICRC-BAD", "PSN-GAP"},
+		what: "the ICRC of the FSINFO Call (packet 3043) has its last octet flipped: a receiver discards it (IBA Vol 1 7.8.1), so the server's ACK past its PSN is a gap the capture lost (PSN-GAP, info)",
 		apply: func(c *capture) error {
 			f := c.at(3043)
 			f.data[len(f.data)-1] ^= 0xff
@@ -562,8 +562,8 @@ var mutations = []mutation{
 			r.f.data[off] = 0x62 // NAK (11b), code 2: remote access error (IBA Vol 1 9.3.5)
 			return nil
 		}},
-	{name: "vcrc-corrupt", base: "ib-erf", added: []string{"VCRC-BAD"},
-		what: "the variant CRC of an RC SEND_ONLY (packet 10) has its last octet flipped; its invariant CRC, which the VCRC does not cover, stays right",
+	{name: "vcrc-corrupt", base: "ib-erf", added: []string{"VCRC-BAD", "PSN-GAP"},
+		what: "the variant CRC of an RC SEND_ONLY (packet 10) has its last octet flipped; its invariant CRC, which the VCRC does not cover, stays right: a receiver discards it (IBA Vol 1 7.8.2), so the ACK past its PSN is a gap the capture lost (PSN-GAP, info)",
 		apply: func(c *capture) error {
 			f := c.at(10)
 			f.data[len(f.data)-1] ^= 0xff
