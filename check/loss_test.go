@@ -41,6 +41,7 @@ func TestLossyCapturesNoNewErrors(t *testing.T) {
 		{"lossy/siw-ib_write_bw-reorder.pcap", ""},
 		// The third round (docs/loss.md): netem "corrupt 1%".
 		{"lossy/rxe-nfs3-corrupt.pcap", "rxe-nfs3.pcap"},
+		{"lossy/siw-nfs3-reorder.pcap", "siw-nfs3.pcap"},
 	}
 	for _, p := range pairs {
 		lossy := runFile(t, "../testdata/pcaps/"+p[0], Config{})

@@ -24,7 +24,13 @@ import (
 //     the highest sequence number, and does not end exactly there —
 //     reordering, not resending;
 //   - else a retransmission.
-// A pure ACK repeating the last ACK number and window is a duplicate ACK.
+// A pure ACK (no data, SYN, FIN or RST) is a duplicate ACK when it repeats
+// the last ACK number and the last window, the window is not zero, and its
+// sequence number is the next one of its direction (packet-tcp.c's
+// "DUPLICATE ACK": seq == nextseq). An ACK that a reordering link delivers
+// after data the same side sent later carries an older sequence number
+// (lossy/siw-nfs3-reorder.pcap, packet 452: Seq 2340967321 after segments
+// up to 2340989041) and is no duplicate.
 
 // tcpDir follows one direction of a TCP connection for health.
 type tcpDir struct {
@@ -42,6 +48,11 @@ type tcpDir struct {
 	highT     time.Time // when high last advanced
 	dupAcks   int       // consecutive duplicate ACKs sent in this direction
 	lastAckT  time.Time // when this direction last sent an ACK
+	// nextSeq is tshark's nextseq: one past the highest sequence number
+	// of any segment of the direction, empty ones included (seqInit: one
+	// was seen).
+	nextSeq uint32
+	seqInit bool
 }
 
 type tcpHealth struct {
@@ -82,6 +93,10 @@ func (e *Engine) classifyTCP(p *Packet) {
 	}
 	end := t.Seq + n
 	th := c.tcpH
+	atNext := td.seqInit && t.Seq == td.nextSeq
+	if !td.seqInit || seqAfter(end, td.nextSeq) {
+		td.nextSeq, td.seqInit = end, true
+	}
 	if n == 0 && td.init && !t.RST && seqAfter(t.Seq, td.high) {
 		// An empty segment ahead of everything sent: the capture lacks
 		// what lies between (tshark: "previous segment not captured").
@@ -166,7 +181,8 @@ func (e *Engine) classifyTCP(p *Packet) {
 		if t.Window == 0 && !t.RST && !t.SYN && !t.FIN {
 			dh.TCPZeroWindows++
 		}
-		if td.ackInit && len(t.Payload) == 0 && !t.SYN && !t.FIN && !t.RST && t.Ack == td.lastAck && t.Window == td.lastWin {
+		if td.ackInit && len(t.Payload) == 0 && !t.SYN && !t.FIN && !t.RST && t.Ack == td.lastAck && t.Window == td.lastWin &&
+			t.Window != 0 && atNext {
 			a.Duplicate = true
 			dh.TCPDupAcks++
 			td.dupAcks++

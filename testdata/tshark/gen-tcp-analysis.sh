@@ -10,8 +10,11 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 for cap in "$here"/../pcaps/lossy/siw-*.pcap; do
 	b=$(basename "$cap" .pcap)
-	tshark -n -r "$cap" -Y 'tcp.analysis.retransmission' -T fields -e frame.number 2>/dev/null > "$here/$b.tcp-retrans.txt"
-	tshark -n -r "$cap" -Y 'tcp.analysis.out_of_order' -T fields -e frame.number 2>/dev/null > "$here/$b.tcp-ooo.txt"
-	tshark -n -r "$cap" -Y 'tcp.analysis.duplicate_ack' -T fields -e frame.number 2>/dev/null > "$here/$b.tcp-dupack.txt"
+	# Only the iWARP connections (the TCP streams that carry MPA): the NFS
+	# captures also hold the MOUNT protocol's plain TCP.
+	iw="tcp.stream in {$(tshark -n -r "$cap" -Y iwarp_mpa -T fields -e tcp.stream 2>/dev/null | sort -un | paste -sd,)}"
+	tshark -n -r "$cap" -Y "tcp.analysis.retransmission && $iw" -T fields -e frame.number 2>/dev/null > "$here/$b.tcp-retrans.txt"
+	tshark -n -r "$cap" -Y "tcp.analysis.out_of_order && $iw" -T fields -e frame.number 2>/dev/null > "$here/$b.tcp-ooo.txt"
+	tshark -n -r "$cap" -Y "tcp.analysis.duplicate_ack && $iw" -T fields -e frame.number 2>/dev/null > "$here/$b.tcp-dupack.txt"
 	echo "$b: $(wc -l < "$here/$b.tcp-retrans.txt") retransmitted, $(wc -l < "$here/$b.tcp-ooo.txt") out of order, $(wc -l < "$here/$b.tcp-dupack.txt") duplicate ACKs"
 done
