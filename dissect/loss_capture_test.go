@@ -28,8 +28,8 @@ var lossyCaptures = append(slices.Clone(rxeLossyCaptures), "lossy/siw-ib_write_b
 var rxeLossyCaptures = []string{"lossy/rxe-ib_read_bw-lossy.pcap", "lossy/rxe-ib_write_bw-lossy.pcap",
 	"lossy/rxe-nfs3-lossy.pcap", "lossy/rxe-ib_read_bw-loss5.pcap", "lossy/rxe-ib_read_bw-dup.pcap",
 	"lossy/rxe-ib_write_bw-reorder.pcap", "lossy/rxe-nfs3-lossreorder.pcap",
-	// The lab's third round (docs/loss.md): netem "corrupt 1%".
-	"lossy/rxe-nfs3-corrupt.pcap"}
+	// The lab's third round (docs/loss.md): netem "corrupt 1%", "loss 5%".
+	"lossy/rxe-nfs3-corrupt.pcap", "lossy/rxe-nfs3-loss5.pcap"}
 
 // rawFlow names one direction of a RoCEv2 QP: the sender's address and the
 // destination QP.
