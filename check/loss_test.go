@@ -43,6 +43,7 @@ func TestLossyCapturesNoNewErrors(t *testing.T) {
 		{"lossy/rxe-nfs3-corrupt.pcap", "rxe-nfs3.pcap"},
 		{"lossy/siw-nfs3-reorder.pcap", "siw-nfs3.pcap"},
 		{"lossy/rxe-nfs3-loss5.pcap", "rxe-nfs3.pcap"},
+		{"lossy/siw-nfs3-corrupt.pcap", "siw-nfs3.pcap"},
 	}
 	for _, p := range pairs {
 		lossy := runFile(t, "../testdata/pcaps/"+p[0], Config{})

@@ -218,6 +218,11 @@ type iwHalf struct {
 	reads      []*iwOp // RDMA Read Requests sent in this direction, awaiting responses
 	// asmEnd: TCP reassembly ended the direction (a FIN or RST in order).
 	asmEnd bool
+	// sumsReal: a segment of the direction had right checksums. Until one
+	// does, a wrong one is taken for checksum offload (a capture on the
+	// sending host sees the segment before the NIC fills the checksum in,
+	// why Wireshark checks none by default), not for corruption.
+	sumsReal bool
 	// lag: octets delivered in order past the assembler (inOrder) that
 	// its own next sequence number has not caught up with (catchUp).
 	// queued: segments given to the assembler may wait in it, none beyond
@@ -405,6 +410,19 @@ func (ie *iwarpEngine) packet(p *Packet) {
 		}
 	}
 	ie.e.Conns.place(p, s.conn, dirOfHalf(h))
+	switch segmentChecksum(p) {
+	case CRCGood:
+		s.half[h].sumsReal = true
+	case CRCBad:
+		if s.half[h].sumsReal {
+			// Corrupted on the way: its receiver drops it, and its resend
+			// fills the hole it leaves (lossy/siw-nfs3-corrupt.pcap, netem
+			// "corrupt 1%": packet 2051's flipped bit is in the XID of an
+			// RPC-over-RDMA header; its resend in 2053 is intact).
+			p.TCPDiscarded = true
+			return
+		}
+	}
 	if len(payload) == 0 && !t.FIN && !t.RST {
 		return
 	}

@@ -22,7 +22,7 @@ import (
 // reordering, duplication, 5% loss on RDMA Reads, NFS under loss and
 // reordering, and soft-iWARP under reordering.
 var lossyCaptures = append(slices.Clone(rxeLossyCaptures), "lossy/siw-ib_write_bw-lossy.pcap", "lossy/siw-nfs3-lossy.pcap",
-	"lossy/siw-ib_write_bw-reorder.pcap", "lossy/siw-nfs3-reorder.pcap")
+	"lossy/siw-ib_write_bw-reorder.pcap", "lossy/siw-nfs3-reorder.pcap", "lossy/siw-nfs3-corrupt.pcap")
 
 // rxeLossyCaptures are the RoCEv2 ones, which the raw PSN reader reads.
 var rxeLossyCaptures = []string{"lossy/rxe-ib_read_bw-lossy.pcap", "lossy/rxe-ib_write_bw-lossy.pcap",
@@ -178,7 +178,10 @@ func (f rawFlow) String() string { return fmt.Sprintf("%s→QP %#x", f.src, f.dq
 // TestIWARPTCPAnalysisMatchesTshark: on the lossy soft-iWARP captures the
 // TCP segments flagged as retransmitted, as out of order, and the duplicate
 // ACKs are the frames tshark's tcp.analysis flags
-// (testdata/tshark/gen-tcp-analysis.sh), and the health counts them.
+// (testdata/tshark/gen-tcp-analysis.sh), and the health counts them; the
+// segments discarded from the iWARP stream are the frames whose IPv4 header
+// or TCP checksum tshark finds bad (siw-nfs3-corrupt: netem "corrupt 1%"),
+// none elsewhere.
 func TestIWARPTCPAnalysisMatchesTshark(t *testing.T) {
 	read := func(name string) []int {
 		b, err := os.ReadFile(filepath.Join("../testdata/tshark", name))
@@ -195,8 +198,9 @@ func TestIWARPTCPAnalysisMatchesTshark(t *testing.T) {
 		}
 		return out
 	}
-	for _, b := range []string{"siw-nfs3-lossy", "siw-ib_write_bw-lossy", "siw-ib_write_bw-reorder", "siw-nfs3-reorder"} {
-		var retrans, ooo, dup []int
+	for _, b := range []string{"siw-nfs3-lossy", "siw-ib_write_bw-lossy", "siw-ib_write_bw-reorder", "siw-nfs3-reorder",
+		"siw-nfs3-corrupt"} {
+		var retrans, ooo, dup, discarded []int
 		var counted, countedOOO uint64
 		e, _ := runCapture(t, "lossy/"+b+".pcap", Options{}, func(p *Packet) {
 			if p.Analysis.Retransmission {
@@ -207,6 +211,9 @@ func TestIWARPTCPAnalysisMatchesTshark(t *testing.T) {
 			}
 			if p.Analysis.Duplicate {
 				dup = append(dup, p.Number)
+			}
+			if p.TCPDiscarded {
+				discarded = append(discarded, p.Number)
 			}
 		})
 		for _, c := range e.Conns.Connections() {
@@ -227,6 +234,9 @@ func TestIWARPTCPAnalysisMatchesTshark(t *testing.T) {
 		}
 		if want := read(b + ".tcp-dupack.txt"); !slices.Equal(dup, want) || len(want) == 0 {
 			t.Errorf("%s: duplicate ACKs %d, tshark %d", b, len(dup), len(want))
+		}
+		if want := read(b + ".tcp-badsum.txt"); !slices.Equal(discarded, want) {
+			t.Errorf("%s: segments discarded %v, tshark's bad checksums %v", b, discarded, want)
 		}
 		t.Logf("%s: %d retransmitted segments, %d out of order, %d duplicate ACKs, as tshark", b, len(retrans), len(ooo), len(dup))
 	}

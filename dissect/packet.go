@@ -128,6 +128,12 @@ type Packet struct {
 	// IWARP is the MPA Request/Reply and the FPDUs this packet's TCP
 	// segment completed (iwarp_packet.go).
 	IWARP IWARPPacket
+	// TCPDiscarded: a segment of an iWARP connection whose IPv4 header or
+	// TCP checksum fails, in a direction whose checksums were real before
+	// (iwHalf.sumsReal). Its receiver discards it (RFC 9293 3.1; RFC 1122
+	// 4.2.2.7 and 3.2.1.2), so it carries nothing into the iWARP stream;
+	// the TCP figures, like tshark's, still count it as sent.
+	TCPDiscarded bool
 
 	// RPC holds the RPC-over-RDMA messages this packet completed (rpc.go):
 	// the Sends it ended, and the RPC messages rebuilt from chunk data it
@@ -233,6 +239,7 @@ func (p *Packet) reset() {
 	p.VCRC = CRCCheck{}
 	p.CM.Attr = gopacket.LayerTypeZero
 	p.IWARP.reset()
+	p.TCPDiscarded = false
 	p.RPC = p.RPC[:0]
 	p.Err = nil
 	p.Conn = nil
