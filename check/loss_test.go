@@ -44,6 +44,8 @@ func TestLossyCapturesNoNewErrors(t *testing.T) {
 		{"lossy/siw-nfs3-reorder.pcap", "siw-nfs3.pcap"},
 		{"lossy/rxe-nfs3-loss5.pcap", "rxe-nfs3.pcap"},
 		{"lossy/siw-nfs3-corrupt.pcap", "siw-nfs3.pcap"},
+		{"lossy/rxe-nfs41-loss3.pcap", "rxe-nfs41.pcap"},
+		{"lossy/rxe-nfs3-dup.pcap", "rxe-nfs3.pcap"},
 	}
 	for _, p := range pairs {
 		lossy := runFile(t, "../testdata/pcaps/"+p[0], Config{})
@@ -171,7 +173,8 @@ func checkICRCBadByHand(t *testing.T, name string, res *Result, frames []pcaptes
 // pushed out of an 8-gap list and reported missing.
 func TestLossyReadResponseGapsRecovered(t *testing.T) {
 	for _, name := range []string{"lossy/rxe-ib_read_bw-lossy.pcap", "lossy/rxe-nfs3-lossy.pcap", "lossy/rxe-ib_read_bw-loss5.pcap",
-		"lossy/rxe-ib_read_bw-dup.pcap", "lossy/rxe-nfs3-lossreorder.pcap", "lossy/rxe-nfs3-corrupt.pcap", "lossy/rxe-nfs3-loss5.pcap"} {
+		"lossy/rxe-ib_read_bw-dup.pcap", "lossy/rxe-nfs3-lossreorder.pcap", "lossy/rxe-nfs3-corrupt.pcap", "lossy/rxe-nfs3-loss5.pcap",
+		"lossy/rxe-nfs41-loss3.pcap", "lossy/rxe-nfs3-dup.pcap"} {
 		path := "../testdata/pcaps/" + name
 		_, frames := pcaptest.Read(t, path)
 		var rs []pcaptest.RoCE

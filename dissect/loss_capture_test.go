@@ -28,8 +28,9 @@ var lossyCaptures = append(slices.Clone(rxeLossyCaptures), "lossy/siw-ib_write_b
 var rxeLossyCaptures = []string{"lossy/rxe-ib_read_bw-lossy.pcap", "lossy/rxe-ib_write_bw-lossy.pcap",
 	"lossy/rxe-nfs3-lossy.pcap", "lossy/rxe-ib_read_bw-loss5.pcap", "lossy/rxe-ib_read_bw-dup.pcap",
 	"lossy/rxe-ib_write_bw-reorder.pcap", "lossy/rxe-nfs3-lossreorder.pcap",
-	// The lab's third round (docs/loss.md): netem "corrupt 1%", "loss 5%".
-	"lossy/rxe-nfs3-corrupt.pcap", "lossy/rxe-nfs3-loss5.pcap"}
+	// The lab's third round (docs/loss.md): netem "corrupt 1%", "loss 5%",
+	// NFSv4.1 under "loss 3%", "duplicate 3%".
+	"lossy/rxe-nfs3-corrupt.pcap", "lossy/rxe-nfs3-loss5.pcap", "lossy/rxe-nfs41-loss3.pcap", "lossy/rxe-nfs3-dup.pcap"}
 
 // rawFlow names one direction of a RoCEv2 QP: the sender's address and the
 // destination QP.
@@ -275,13 +276,19 @@ func TestLossyAnalysisFields(t *testing.T) {
 }
 
 // TestLossyNetworkDuplicates: on lossy/rxe-ib_read_bw-dup.pcap (netem
-// "duplicate 2%") the requests flagged NetworkDuplicate are exactly the RC
-// request frames that repeat an earlier frame byte for byte (IPv4
-// Identification and ICRC included), found by hand; none opens a
-// retransmission episode, and each is still counted as retransmitted (its
-// PSN was seen: the raw PSN reader counts it too).
+// "duplicate 2%") and lossy/rxe-nfs3-dup.pcap ("duplicate 3%": 42 requests
+// repeated, 19 SEND_ONLY and 23 RDMA Write packets) the requests flagged
+// NetworkDuplicate are exactly the RC request frames that repeat an earlier
+// frame byte for byte (IPv4 Identification and ICRC included), found by
+// hand; none opens a retransmission episode, and each is still counted as
+// retransmitted (its PSN was seen: the raw PSN reader counts it too).
 func TestLossyNetworkDuplicates(t *testing.T) {
-	const name = "lossy/rxe-ib_read_bw-dup.pcap"
+	for _, name := range []string{"lossy/rxe-ib_read_bw-dup.pcap", "lossy/rxe-nfs3-dup.pcap"} {
+		testNetworkDuplicates(t, name)
+	}
+}
+
+func testNetworkDuplicates(t *testing.T, name string) {
 	_, frames := pcaptest.Read(t, capturePath(name))
 	seen := map[string]bool{}
 	var want []int
