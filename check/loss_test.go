@@ -46,6 +46,7 @@ func TestLossyCapturesNoNewErrors(t *testing.T) {
 		{"lossy/siw-nfs3-corrupt.pcap", "siw-nfs3.pcap"},
 		{"lossy/rxe-nfs41-loss3.pcap", "rxe-nfs41.pcap"},
 		{"lossy/rxe-nfs3-dup.pcap", "rxe-nfs3.pcap"},
+		{"lossy/rxe-ib_send_bw-loss3.pcap", "rxe-ib_send_bw.pcap"},
 	}
 	for _, p := range pairs {
 		lossy := runFile(t, "../testdata/pcaps/"+p[0], Config{})

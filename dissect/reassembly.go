@@ -2,6 +2,7 @@ package dissect
 
 import (
 	"math/bits"
+	"slices"
 	"time"
 
 	"github.com/rdmashark/rdmashark/layers/roce"
@@ -653,6 +654,9 @@ func (e *Engine) messagePacket(p *Packet, c *Connection, rc *roceConn, s *reqStr
 	if write && op.IsFirst() {
 		e.mergeHeld(s, pt)
 	}
+	if !write {
+		pt = e.mergeContinued(s, pt)
+	}
 	if pt.whole() {
 		pt.ready = true
 	}
@@ -672,74 +676,129 @@ func (e *Engine) mergeHeld(s *reqStream, pt *partial) {
 		return
 	}
 	span := writeSpan(pt.dmaLen, pt.unit)
-	r := e.rx()
 	for i := 0; i < len(s.msgs); i++ {
 		q := s.msgs[i]
 		if q == pt || q.gap || q.ready || q.firstKnown || !q.write || q.unit != pt.unit || q.npkts == 0 ||
 			psnDiff(q.minSeen, pt.first) >= span || psnDiff(q.maxSeen, pt.first) >= span {
 			continue
 		}
-		limit := r.maxMsg + int(psnDiff(pt.first, pt.base))*pt.unit
-		for k := 0; k < len(q.got)*64; k++ {
-			if !q.got.has(k) {
-				continue
-			}
-			idx := int(psnDiff((q.base+uint32(k))&psnMask, pt.base))
-			if pt.got.set(idx) {
-				e.Reassembly.Duplicates++
-				continue
-			}
-			src := k * q.unit
-			end := min(src+q.unit, q.hi, len(q.data))
-			if src >= end {
-				continue
-			}
-			off := idx * pt.unit
-			n := end - src
-			if off+n > limit {
-				pt.cut = true
-				continue
-			}
-			if need := off + n; need > len(pt.data) {
-				if need > cap(pt.data) {
-					grown := make([]byte, need, min(limit, 2*need))
-					copy(grown, pt.data)
-					e.buf.grew(cap(pt.data), cap(grown))
-					pt.data = grown
-				}
-				pt.data = pt.data[:need]
-			}
-			copy(pt.data[off:], q.data[src:end])
-			pt.hi = max(pt.hi, off+n)
-		}
-		if q.truncAt >= 0 {
-			t := q.truncAt + int(psnDiff(q.base, pt.base))*pt.unit
-			if pt.truncAt < 0 || t < pt.truncAt {
-				pt.truncAt = t
-			}
-		}
-		pt.packets = append(pt.packets, q.packets...)
-		pt.npkts += q.npkts
-		pt.length += q.length
-		pt.cut = pt.cut || q.cut
-		if psnDiff(q.maxSeen, pt.maxSeen) < psnHalf {
-			pt.maxSeen = q.maxSeen
-		}
-		if q.lastSeen {
-			pt.lastSeen, pt.lastPSN = true, q.lastPSN
-		}
-		if q.end.After(pt.end) {
-			pt.end = q.end
-		}
-		if q.imm {
-			pt.imm, pt.immData = true, q.immData
-		}
-		copy(s.msgs[i:], s.msgs[i+1:])
-		s.msgs[len(s.msgs)-1] = nil
-		s.msgs = s.msgs[:len(s.msgs)-1]
-		s.spareM = append(s.spareM, q)
+		e.absorb(s, pt, i)
 		i--
 	}
+}
+
+// mergeContinued joins the Send partials that one message's packets were
+// split into, once nothing lies between them: held apart after a PSN gap
+// (find), the packets after each lost MIDDLE of a multi-packet Send start
+// a partial without a FIRST, and the resend that fills the gap lands in
+// one of them. The packets of a message carry consecutive PSNs and a new
+// message starts only after a LAST or ONLY (IBA Vol 1 9.4.1, 9.7.1), so
+// when a partial holds PSN n and no LAST, the partial without a FIRST
+// whose lowest PSN is n+1 continues its message
+// (lossy/rxe-ib_send_bw-loss3.pcap: the Send from PSN 10581122 lost
+// 10581142, 10581152, 10581170 and 10581177, each resent into the part
+// after it; the parts were handed up as a 20-packet truncated Send and 44
+// orphans). It returns the partial that holds pt's packets now.
+func (e *Engine) mergeContinued(s *reqStream, pt *partial) *partial {
+	if pt.write || pt.unit == 0 {
+		return pt
+	}
+	continues := func(a, b *partial) bool {
+		return a != b && !a.gap && !b.gap && !a.ready && !b.ready && !a.write && !b.write && !a.lastSeen &&
+			!b.firstKnown && a.npkts > 0 && b.npkts > 0 && a.unit == b.unit && (a.maxSeen+1)&psnMask == b.minSeen
+	}
+	for _, a := range s.msgs {
+		if continues(a, pt) {
+			// pt continues the message of a partial before it.
+			e.absorb(s, a, slices.Index(s.msgs, pt))
+			pt = a
+			break
+		}
+	}
+	for merged := true; merged; {
+		merged = false
+		for i, b := range s.msgs {
+			if continues(pt, b) {
+				e.absorb(s, pt, i)
+				merged = true
+				break
+			}
+		}
+	}
+	return pt
+}
+
+// absorb moves the packets of s.msgs[i], a partial without a FIRST, into
+// pt, placing each by its PSN, and removes it from s.msgs.
+func (e *Engine) absorb(s *reqStream, pt *partial, i int) {
+	q := s.msgs[i]
+	r := e.rx()
+	from := pt.base
+	if pt.firstKnown {
+		from = pt.first
+	}
+	limit := r.maxMsg + int(psnDiff(from, pt.base))*pt.unit
+	for k := 0; k < len(q.got)*64; k++ {
+		if !q.got.has(k) {
+			continue
+		}
+		idx := int(psnDiff((q.base+uint32(k))&psnMask, pt.base))
+		if pt.got.set(idx) {
+			e.Reassembly.Duplicates++
+			continue
+		}
+		src := k * q.unit
+		end := min(src+q.unit, q.hi, len(q.data))
+		if src >= end {
+			continue
+		}
+		off := idx * pt.unit
+		n := end - src
+		if off+n > limit {
+			pt.cut = true
+			continue
+		}
+		if need := off + n; need > len(pt.data) {
+			if need > cap(pt.data) {
+				grown := make([]byte, need, min(limit, 2*need))
+				copy(grown, pt.data)
+				e.buf.grew(cap(pt.data), cap(grown))
+				pt.data = grown
+			}
+			pt.data = pt.data[:need]
+		}
+		copy(pt.data[off:], q.data[src:end])
+		pt.hi = max(pt.hi, off+n)
+	}
+	if q.truncAt >= 0 {
+		t := q.truncAt + int(psnDiff(q.base, pt.base))*pt.unit
+		if pt.truncAt < 0 || t < pt.truncAt {
+			pt.truncAt = t
+		}
+	}
+	pt.packets = append(pt.packets, q.packets...)
+	pt.npkts += q.npkts
+	pt.length += q.length
+	pt.cut = pt.cut || q.cut
+	if psnDiff(q.maxSeen, pt.maxSeen) < psnHalf {
+		pt.maxSeen = q.maxSeen
+	}
+	if q.lastSeen {
+		pt.lastSeen, pt.lastPSN = true, q.lastPSN
+	}
+	if q.end.After(pt.end) {
+		pt.end = q.end
+	}
+	if q.imm {
+		pt.imm, pt.immData = true, q.immData
+	}
+	if q.inv {
+		pt.inv, pt.invSTag = true, q.invSTag
+	}
+	copy(s.msgs[i:], s.msgs[i+1:])
+	s.msgs[len(s.msgs)-1] = nil
+	s.msgs = s.msgs[:len(s.msgs)-1]
+	s.spareM = append(s.spareM, q)
 }
 
 // setFirst takes what the FIRST (or ONLY) packet tells of its message.
