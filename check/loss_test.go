@@ -47,6 +47,7 @@ func TestLossyCapturesNoNewErrors(t *testing.T) {
 		{"lossy/rxe-nfs41-loss3.pcap", "rxe-nfs41.pcap"},
 		{"lossy/rxe-nfs3-dup.pcap", "rxe-nfs3.pcap"},
 		{"lossy/rxe-ib_send_bw-loss3.pcap", "rxe-ib_send_bw.pcap"},
+		{"lossy/siw-ib_read_bw-loss2.pcap", "siw-ib_read_bw.pcap"},
 	}
 	for _, p := range pairs {
 		lossy := runFile(t, "../testdata/pcaps/"+p[0], Config{})
