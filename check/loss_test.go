@@ -48,6 +48,7 @@ func TestLossyCapturesNoNewErrors(t *testing.T) {
 		{"lossy/rxe-nfs3-dup.pcap", "rxe-nfs3.pcap"},
 		{"lossy/rxe-ib_send_bw-loss3.pcap", "rxe-ib_send_bw.pcap"},
 		{"lossy/siw-ib_read_bw-loss2.pcap", "siw-ib_read_bw.pcap"},
+		{"lossy/rxe-nfs3-mixed.pcap", "rxe-nfs3.pcap"},
 	}
 	for _, p := range pairs {
 		lossy := runFile(t, "../testdata/pcaps/"+p[0], Config{})
@@ -176,7 +177,7 @@ func checkICRCBadByHand(t *testing.T, name string, res *Result, frames []pcaptes
 func TestLossyReadResponseGapsRecovered(t *testing.T) {
 	for _, name := range []string{"lossy/rxe-ib_read_bw-lossy.pcap", "lossy/rxe-nfs3-lossy.pcap", "lossy/rxe-ib_read_bw-loss5.pcap",
 		"lossy/rxe-ib_read_bw-dup.pcap", "lossy/rxe-nfs3-lossreorder.pcap", "lossy/rxe-nfs3-corrupt.pcap", "lossy/rxe-nfs3-loss5.pcap",
-		"lossy/rxe-nfs41-loss3.pcap", "lossy/rxe-nfs3-dup.pcap"} {
+		"lossy/rxe-nfs41-loss3.pcap", "lossy/rxe-nfs3-dup.pcap", "lossy/rxe-nfs3-mixed.pcap"} {
 		path := "../testdata/pcaps/" + name
 		_, frames := pcaptest.Read(t, path)
 		var rs []pcaptest.RoCE

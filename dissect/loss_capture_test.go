@@ -31,9 +31,9 @@ var rxeLossyCaptures = []string{"lossy/rxe-ib_read_bw-lossy.pcap", "lossy/rxe-ib
 	"lossy/rxe-ib_write_bw-reorder.pcap", "lossy/rxe-nfs3-lossreorder.pcap",
 	// The lab's third round (docs/loss.md): netem "corrupt 1%", "loss 5%",
 	// NFSv4.1 under "loss 3%", "duplicate 3%", multi-packet Sends under
-	// "loss 3%".
+	// "loss 3%", and all four at once with reordering.
 	"lossy/rxe-nfs3-corrupt.pcap", "lossy/rxe-nfs3-loss5.pcap", "lossy/rxe-nfs41-loss3.pcap", "lossy/rxe-nfs3-dup.pcap",
-	"lossy/rxe-ib_send_bw-loss3.pcap"}
+	"lossy/rxe-ib_send_bw-loss3.pcap", "lossy/rxe-nfs3-mixed.pcap"}
 
 // rawFlow names one direction of a RoCEv2 QP: the sender's address and the
 // destination QP.
