@@ -49,6 +49,7 @@ func TestLossyCapturesNoNewErrors(t *testing.T) {
 		{"lossy/rxe-ib_send_bw-loss3.pcap", "rxe-ib_send_bw.pcap"},
 		{"lossy/siw-ib_read_bw-loss2.pcap", "siw-ib_read_bw.pcap"},
 		{"lossy/rxe-nfs3-mixed.pcap", "rxe-nfs3.pcap"},
+		{"lossy/siw-nfs41-loss2.pcap", "siw-nfs41.pcap"},
 	}
 	for _, p := range pairs {
 		lossy := runFile(t, "../testdata/pcaps/"+p[0], Config{})
