@@ -710,8 +710,10 @@ func (e *Engine) mergeContinued(s *reqStream, pt *partial) *partial {
 	for _, a := range s.msgs {
 		if continues(a, pt) {
 			// pt continues the message of a partial before it.
-			e.absorb(s, a, slices.Index(s.msgs, pt))
-			pt = a
+			if i := slices.Index(s.msgs, pt); i >= 0 {
+				e.absorb(s, a, i)
+				pt = a
+			}
 			break
 		}
 	}
