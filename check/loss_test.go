@@ -50,6 +50,7 @@ func TestLossyCapturesNoNewErrors(t *testing.T) {
 		{"lossy/siw-ib_read_bw-loss2.pcap", "siw-ib_read_bw.pcap"},
 		{"lossy/rxe-nfs3-mixed.pcap", "rxe-nfs3.pcap"},
 		{"lossy/siw-nfs41-loss2.pcap", "siw-nfs41.pcap"},
+		{"lossy/siw-ib_write_bw-corrupt.pcap", ""},
 	}
 	for _, p := range pairs {
 		lossy := runFile(t, "../testdata/pcaps/"+p[0], Config{})

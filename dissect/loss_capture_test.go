@@ -23,7 +23,7 @@ import (
 // reordering, and soft-iWARP under reordering.
 var lossyCaptures = append(slices.Clone(rxeLossyCaptures), "lossy/siw-ib_write_bw-lossy.pcap", "lossy/siw-nfs3-lossy.pcap",
 	"lossy/siw-ib_write_bw-reorder.pcap", "lossy/siw-nfs3-reorder.pcap", "lossy/siw-nfs3-corrupt.pcap",
-	"lossy/siw-ib_read_bw-loss2.pcap", "lossy/siw-nfs41-loss2.pcap")
+	"lossy/siw-ib_read_bw-loss2.pcap", "lossy/siw-nfs41-loss2.pcap", "lossy/siw-ib_write_bw-corrupt.pcap")
 
 // rxeLossyCaptures are the RoCEv2 ones, which the raw PSN reader reads.
 var rxeLossyCaptures = []string{"lossy/rxe-ib_read_bw-lossy.pcap", "lossy/rxe-ib_write_bw-lossy.pcap",
@@ -204,7 +204,7 @@ func TestIWARPTCPAnalysisMatchesTshark(t *testing.T) {
 		return out
 	}
 	for _, b := range []string{"siw-nfs3-lossy", "siw-ib_write_bw-lossy", "siw-ib_write_bw-reorder", "siw-nfs3-reorder",
-		"siw-nfs3-corrupt", "siw-ib_read_bw-loss2", "siw-nfs41-loss2"} {
+		"siw-nfs3-corrupt", "siw-ib_read_bw-loss2", "siw-nfs41-loss2", "siw-ib_write_bw-corrupt"} {
 		var retrans, ooo, dup, discarded []int
 		var counted, countedOOO uint64
 		e, _ := runCapture(t, "lossy/"+b+".pcap", Options{}, func(p *Packet) {
