@@ -2,6 +2,7 @@ package check
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -226,5 +227,56 @@ func TestLossyReadResponseGapsRecovered(t *testing.T) {
 				t.Errorf("%s: %v %s", name, f.Packets, f.Message)
 			}
 		}
+	}
+}
+
+// TestRNRNAKAcknowledgesNothing: stalled/rxe-ib_send_bw-rnr.pcap is a lab
+// run that did not complete (perftest ib_send_bw -r 1, netem "delay 1ms
+// loss 1%"): the client's SEND_ONLY at PSN 14227412 was answered by 5,479
+// RNR NAKs and resent as often, never accepted, until the run was stopped.
+// An RNR NAK refuses the request at its PSN (IBA Vol 1 9.7.5.2.8: the
+// requester sends it again); it acknowledges at most the ones before. Read
+// by hand, the capture holds RNR NAKs for that PSN and no ACK at or past
+// it, so no PSN-GAP finding may say the responder acknowledged it, and the
+// retransmissions are a warning: nothing acknowledges them.
+func TestRNRNAKAcknowledgesNothing(t *testing.T) {
+	const path = "../testdata/pcaps/stalled/rxe-ib_send_bw-rnr.pcap"
+	_, frames := pcaptest.Read(t, path)
+	const stuck = 14227412
+	rnr, acked := 0, 0
+	for _, fr := range frames {
+		r, ok := pcaptest.ParseRoCEv2(fr.Data)
+		if !ok || !r.RC() {
+			continue
+		}
+		syn, ok := r.Syndrome()
+		if !ok || r.OpCode != 0x11 {
+			continue
+		}
+		switch {
+		case syn>>5 == 1 && r.PSN == stuck: // RNR NAK (AETH syndrome 01x xxxx)
+			rnr++
+		case syn>>5 == 0 && psnDiff(r.PSN, stuck) >= 0 && psnDiff(r.PSN, stuck) < 1<<20: // ACK
+			acked++
+		}
+	}
+	if rnr < 1000 || acked != 0 {
+		t.Fatalf("by hand: %d RNR NAKs for PSN %d, %d ACKs at or past it", rnr, stuck, acked)
+	}
+	res := runFile(t, path, Config{})
+	warned := false
+	for _, f := range res.Findings {
+		if f.Rule != "PSN-GAP" {
+			continue
+		}
+		if strings.Contains(f.Message, fmt.Sprintf("acknowledged PSN %d", stuck)) || strings.Contains(f.Message, "recovered") {
+			t.Errorf("%v %s", f.Packets, f.Message)
+		}
+		if f.Severity == Warning && strings.Contains(f.Message, "no response in the capture acknowledges") {
+			warned = true
+		}
+	}
+	if !warned {
+		t.Error("no PSN-GAP warning for the retransmissions nothing acknowledged")
 	}
 }

@@ -350,9 +350,22 @@ func checkPSN(c *Conn, p *dissect.Packet) {
 		}
 		c.psnResolve(1-d, p, psn, false)
 	case op.IsAck() || op.IsAtomicAck():
-		nak := p.BTH.Ext&roce.ExtAETH != 0 && p.BTH.AETH.Syndrome.IsNAK() &&
-			p.BTH.AETH.Syndrome.NAKCode() == roce.NAKPSNSequenceError
-		c.psnResolve(1-d, p, psn, nak)
+		s := p.BTH.AETH.Syndrome
+		hasAETH := p.BTH.Ext&roce.ExtAETH != 0
+		switch {
+		case hasAETH && s.IsNAK() && s.NAKCode() == roce.NAKPSNSequenceError:
+			c.psnResolve(1-d, p, psn, true)
+		case hasAETH && (s.IsNAK() || s.IsRNRNAK()):
+			// The responder refused the request at psn (an RNR NAK: no
+			// Receive posted, IBA Vol 1 9.7.5.2.8; or an error NAK): it
+			// took the ones before it, not that one, which an RNR NAK
+			// asks the requester to send again. (lab capture
+			// rxe-ib_send_bw-rnr: 5,479 RNR NAKs for PSN 14227412, never
+			// accepted, each read as acknowledging it.)
+			c.psnResolve(1-d, p, (psn-1)&psnMask, false)
+		default:
+			c.psnResolve(1-d, p, psn, false)
+		}
 	}
 }
 
