@@ -2,6 +2,7 @@ package dissect
 
 import (
 	"encoding/binary"
+	"math/bits"
 
 	"github.com/gopacket/gopacket/layers"
 )
@@ -57,21 +58,40 @@ func segmentChecksum(p *Packet) CRCStatus {
 }
 
 // onesSum adds b to sum as big-endian 16-bit words (an odd last octet
-// padded with zero), carries left for fold.
+// padded with zero), carries left for fold. It runs over every octet of
+// every iWARP segment, so it adds eight octets at a time, little-endian,
+// with the carries of bits.Add64 — a ones' complement sum is the same in
+// either byte order but for a final swap of its two octets (RFC 1071
+// 2(B)) — and folds once at the end: ~8× fewer instructions than 16-bit
+// words (TestOnesSumMatchesWords holds it to the word-by-word definition).
 func onesSum(sum uint32, b []byte) uint32 {
+	var acc, carry uint64
+	for len(b) >= 32 {
+		acc, carry = bits.Add64(acc, binary.LittleEndian.Uint64(b), carry)
+		acc, carry = bits.Add64(acc, binary.LittleEndian.Uint64(b[8:]), carry)
+		acc, carry = bits.Add64(acc, binary.LittleEndian.Uint64(b[16:]), carry)
+		acc, carry = bits.Add64(acc, binary.LittleEndian.Uint64(b[24:]), carry)
+		b = b[32:]
+	}
 	for len(b) >= 8 {
-		v := binary.BigEndian.Uint64(b)
-		sum = fold32(uint64(sum) + v>>48 + v>>32&0xffff + v>>16&0xffff + v&0xffff)
+		acc, carry = bits.Add64(acc, binary.LittleEndian.Uint64(b), carry)
 		b = b[8:]
 	}
-	for len(b) >= 2 {
-		sum += uint32(binary.BigEndian.Uint16(b))
-		b = b[2:]
+	// The last 0-7 octets, each in the place it would have in a word.
+	var tail uint64
+	for i, c := range b {
+		tail |= uint64(c) << (8 * i)
 	}
-	if len(b) == 1 {
-		sum += uint32(b[0]) << 8
-	}
-	return sum
+	acc, carry = bits.Add64(acc, tail, carry)
+	acc, carry = bits.Add64(acc, carry, 0)
+	acc += carry // a last carry leaves acc ≤ 1: no further one
+	// Fold the 64-bit sum to 16 bits, end-around, then back to
+	// big-endian word order.
+	s := acc&0xffffffff + acc>>32
+	s = s&0xffff + s>>16
+	s = s&0xffff + s>>16
+	s = s&0xffff + s>>16
+	return sum + uint32(bits.ReverseBytes16(uint16(s)))
 }
 
 func fold32(v uint64) uint32 {

@@ -2,6 +2,7 @@ package dissect
 
 import (
 	"encoding/binary"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/gopacket/gopacket/layers"
@@ -61,5 +62,54 @@ func TestSegmentChecksum(t *testing.T) {
 	}
 	if good < 1000 || tried == 0 {
 		t.Fatalf("%d segments verified, %d mutated", good, tried)
+	}
+}
+
+// onesSumWords is onesSum's definition, word by word (RFC 1071 2).
+func onesSumWords(sum uint32, b []byte) uint32 {
+	for len(b) >= 2 {
+		sum += uint32(binary.BigEndian.Uint16(b))
+		b = b[2:]
+	}
+	if len(b) == 1 {
+		sum += uint32(b[0]) << 8
+	}
+	return sum
+}
+
+// TestOnesSumMatchesWords: the eight-octets-at-a-time sum folds to the
+// word-by-word one for every length from 0 to 300 and every start offset
+// within a word, on random octets and on all-ones octets (the most carries).
+func TestOnesSumMatchesWords(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	buf := make([]byte, 308)
+	for _, fill := range []string{"random", "0xff"} {
+		for i := range buf {
+			buf[i] = 0xff
+			if fill == "random" {
+				buf[i] = byte(rng.Uint32())
+			}
+		}
+		for off := 0; off < 8; off++ {
+			for n := 0; n <= 300; n++ {
+				b := buf[off : off+n]
+				for _, start := range []uint32{0, 0xffff, 0x1fffe} {
+					if got, want := fold(onesSum(start, b)), fold(onesSumWords(start, b)); got != want {
+						t.Fatalf("%s, offset %d, %d octets, from %#x: %#04x, word by word %#04x", fill, off, n, start, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+func BenchmarkOnesSum(b *testing.B) {
+	buf := make([]byte, 1460)
+	for i := range buf {
+		buf[i] = byte(i * 7)
+	}
+	b.SetBytes(int64(len(buf)))
+	for b.Loop() {
+		onesSum(0, buf)
 	}
 }
