@@ -410,7 +410,7 @@ func (ie *iwarpEngine) packet(p *Packet) {
 		}
 	}
 	ie.e.Conns.place(p, s.conn, dirOfHalf(h))
-	switch segmentChecksum(p) {
+	switch tcpChecksum(p) {
 	case CRCGood:
 		s.half[h].sumsReal = true
 	case CRCBad:

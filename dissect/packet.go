@@ -158,6 +158,10 @@ type Packet struct {
 	// pipeline's reading goroutine (pipeline.go, requestHash).
 	hash   uint64
 	hashed bool
+	// tcpSum is segmentChecksum of the TCP segment when tcpSummed:
+	// computed ahead by the pipeline's reading goroutine (tcpChecksum).
+	tcpSum    CRCStatus
+	tcpSummed bool
 }
 
 // Has tells whether layer t was decoded.
@@ -246,4 +250,5 @@ func (p *Packet) reset() {
 	p.Dir = DirUnknown
 	p.Analysis = Analysis{}
 	p.hashed = false
+	p.tcpSummed = false
 }

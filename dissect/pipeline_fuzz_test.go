@@ -81,7 +81,11 @@ func FuzzPipelineHandOver(f *testing.F) {
 		if got.hashed && requestHash(&got) != packetHash(&want.BTH) {
 			t.Fatalf("request hash computed ahead %x, in line %x", requestHash(&got), packetHash(&want.BTH))
 		}
+		if got.tcpSummed && got.tcpSum != segmentChecksum(&want) {
+			t.Fatalf("TCP checksums %v ahead, %v in line", got.tcpSum, segmentChecksum(&want))
+		}
 		want.hash, want.hashed = got.hash, got.hashed
+		want.tcpSum, want.tcpSummed = got.tcpSum, got.tcpSummed
 		if !reflect.DeepEqual(&want, &got) {
 			t.Fatalf("handed over and decoded, the packet differs from the one decoded in line in %v", differentFields(&want, &got))
 		}

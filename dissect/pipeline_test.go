@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/gopacket/gopacket/layers"
+
 	"github.com/rdmashark/rdmashark/layers/roce"
 	"github.com/rdmashark/rdmashark/source"
 )
@@ -32,10 +34,11 @@ func pipelineCaptures(t *testing.T) []string {
 
 // TestPipelineHandOver: what the pipeline's reading goroutine hands over
 // of a record (pipeline.hold: the frame's bytes and comments, the CRC
-// verdicts, the request hash — or not these three, left to the engine),
-// decoded by the engine's goroutine (decodePre), makes the same Packet as
-// decoding the record in line, field for field, and requestHash is then
-// packetHash of its BTH — for every record of every capture. A verdict or hash computed from other bytes, or
+// verdicts, the request hash, the TCP checksums — or not these, left to
+// the engine), decoded by the engine's goroutine (decodePre), makes the
+// same Packet as decoding the record in line, field for field, and
+// requestHash is then packetHash of its BTH and tcpChecksum the segment's
+// segmentChecksum — for every record of every capture. A verdict or hash computed from other bytes, or
 // kept from another record, fails it.
 func TestPipelineHandOver(t *testing.T) {
 	var hashed, crcs, tcp, n int
@@ -72,9 +75,6 @@ func TestPipelineHandOver(t *testing.T) {
 			// it is about to run dry).
 			ahead := rec.Number%4 != 0
 			pl.hold(b, it, &rec, ahead)
-			if plainTCP(rec.LinkType, rec.Data) {
-				tcp++ // left to the engine, ahead or not
-			}
 
 			// Fresh Packets: a reused one keeps the layers of earlier
 			// records (valid only when Has says so), whose slices point
@@ -103,7 +103,16 @@ func TestPipelineHandOver(t *testing.T) {
 			if want.ICRC.Status != CRCNotApplicable || want.VCRC.Status != CRCNotApplicable {
 				crcs++
 			}
+			if got.tcpSummed {
+				tcp++
+				if s := segmentChecksum(&want); got.tcpSum != s || tcpChecksum(&got) != s {
+					t.Errorf("%s packet %d: TCP checksums %v ahead, %v in line", name, rec.Number, got.tcpSum, s)
+				}
+			} else if ahead && want.Has(layers.LayerTypeTCP) {
+				t.Errorf("%s packet %d: TCP segment not summed ahead", name, rec.Number)
+			}
 			want.hash, want.hashed = got.hash, got.hashed
+			want.tcpSum, want.tcpSummed = got.tcpSum, got.tcpSummed
 			if !reflect.DeepEqual(&want, &got) {
 				t.Errorf("%s packet %d: handed over and decoded, the packet differs from the one decoded in line in %v",
 					name, rec.Number, differentFields(&want, &got))
@@ -113,7 +122,7 @@ func TestPipelineHandOver(t *testing.T) {
 		r.Close()
 	}
 	if hashed < 1000 || crcs < 1000 || tcp < 1000 {
-		t.Errorf("%d packets, %d hashed ahead, %d with a CRC, %d plain TCP: too few to tell", n, hashed, crcs, tcp)
+		t.Errorf("%d packets, %d hashed ahead, %d with a CRC, %d TCP segments summed ahead: too few to tell", n, hashed, crcs, tcp)
 	}
 }
 
