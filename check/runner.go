@@ -150,7 +150,7 @@ func (r *Runner) Packet(p *dissect.Packet) {
 	if p.CaptureLength < p.Length {
 		c.snapCut++
 	}
-	discarded := p.CRCFailed()
+	discarded := p.CRCDiscarded
 	if p.Conn != nil && !discarded {
 		switch p.CM.Attr {
 		case roce.LayerTypeCMREQ:

@@ -310,7 +310,7 @@ func checkPSN(c *Conn, p *dissect.Packet) {
 	}
 	d := p.Dir.Index()
 	psn := p.BTH.PSN & psnMask
-	if p.CRCFailed() {
+	if p.CRCDiscarded {
 		// Discarded by its receiver: not part of the sequence; a gap at
 		// its PSN is this packet (the rule sees it for that alone).
 		if st := &c.psn[d]; op.IsRequest() {

@@ -148,7 +148,7 @@ func (t *ConnTable) Track(p *Packet) {
 		return
 	}
 	src, dst := ibNodes(p)
-	if p.CRCFailed() {
+	if p.CRCDiscarded {
 		// Discarded by its receiver, perhaps its addresses or QP number
 		// corrupted: it opens, completes and advances nothing, and joins
 		// a connection only when one already owns its destination QP.

@@ -229,6 +229,7 @@ type Engine struct {
 	// healthIntervals counts the throughput intervals held (health.go).
 	healthIntervals int
 	frames          frameState // frame.time_delta, tcp.stream (frame_state.go)
+	crcs            crcTrust   // whose CRCs are real (crctrust.go)
 }
 
 // NewEngine returns an engine with opts, defaults filled in (here, once:
@@ -332,6 +333,7 @@ func (e *Engine) processDecoded(p *Packet) {
 	// Per-frame state that follows capture order (frame.time_delta,
 	// tcp.stream): here, not in the decoding the pipeline runs ahead.
 	e.frames.note(p)
+	e.crcs.note(p)
 	if e.opts.IdleTimeout > 0 {
 		// Connections quiet for IdleTimeout before this packet go first.
 		e.expireIdle(p.Timestamp)

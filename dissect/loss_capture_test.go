@@ -356,6 +356,9 @@ func TestLossyCorruptFramesDiscarded(t *testing.T) {
 	e, _ := runCapture(t, name, Options{}, func(p *Packet) {
 		if p.CRCFailed() {
 			got = append(got, p.Number)
+			if !p.CRCDiscarded {
+				t.Errorf("packet %d: bad ICRC from a sender whose ICRCs were right before, yet not discarded", p.Number)
+			}
 			if p.Analysis.Valid {
 				t.Errorf("packet %d: bad ICRC, yet the requester model judged it: %+v", p.Number, p.Analysis)
 			}

@@ -67,9 +67,11 @@ type CRCCheck struct {
 }
 
 // CRCFailed tells whether the packet's invariant or variant CRC does not
-// match: its receiver discards it (IBA Vol 1 7.8.1, 7.8.2; RoCEv2 Annex
-// A17.3.3), so it reaches no transport: no connection, no PSN, no message.
-// A network that corrupts a frame on its way turns it into a lost one —
+// match. Its receiver discards it (IBA Vol 1 7.8.1, 7.8.2; RoCEv2 Annex
+// A17.3.3), and so does the engine (CRCDiscarded) when the capture has
+// shown the sender's CRCs right: then it reaches no transport: no
+// connection, no PSN, no message. A network that corrupts a frame on its
+// way turns it into a lost one —
 // the responder NAKs or times out and the requester resends it
 // (lossy/rxe-nfs3-corrupt.pcap, netem "corrupt 1%": packet 1117, an RDMA
 // Write MIDDLE with a bad ICRC, NAKed in 1213, resent in 1249) — and since
@@ -128,6 +130,14 @@ type Packet struct {
 	// IWARP is the MPA Request/Reply and the FPDUs this packet's TCP
 	// segment completed (iwarp_packet.go).
 	IWARP IWARPPacket
+	// CRCDiscarded: the packet's ICRC or VCRC does not match (CRCFailed)
+	// and its sender's CRCs were right before in the capture (crctrust.go):
+	// a corrupted packet, which its receiver discards (IBA Vol 1 7.8.1,
+	// 7.8.2; RoCEv2 Annex A17.3.3). It reaches no transport: no connection
+	// is opened, completed or advanced by it, it has no PSN in the
+	// sequence and no message; ICRC-BAD and VCRC-BAD name it. Set by the
+	// engine.
+	CRCDiscarded bool
 	// TCPDiscarded: a segment of an iWARP connection whose IPv4 header or
 	// TCP checksum fails, in a direction whose checksums were real before
 	// (iwHalf.sumsReal). Its receiver discards it (RFC 9293 3.1; RFC 1122
@@ -244,6 +254,7 @@ func (p *Packet) reset() {
 	p.CM.Attr = gopacket.LayerTypeZero
 	p.IWARP.reset()
 	p.TCPDiscarded = false
+	p.CRCDiscarded = false
 	p.RPC = p.RPC[:0]
 	p.Err = nil
 	p.Conn = nil

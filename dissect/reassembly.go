@@ -287,7 +287,7 @@ func (e *Engine) reassembleRoCE(p *Packet) {
 		rc.dir[0].d, rc.dir[1].d = DirClientToServer, DirServerToClient
 		r.conns[c] = rc
 	}
-	if p.CRCFailed() {
+	if p.CRCDiscarded {
 		// Its receiver discarded it (Packet.CRCFailed): on the wire, so
 		// counted in its direction's packets and bytes, but no request,
 		// response or acknowledgement of the connection — the model sees

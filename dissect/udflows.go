@@ -45,7 +45,7 @@ type UDFlows struct {
 
 // trackUD counts a UD packet in its flow.
 func (e *Engine) trackUD(p *Packet) {
-	if !p.Has(roce.LayerTypeBTH) || p.CRCFailed() {
+	if !p.Has(roce.LayerTypeBTH) || p.CRCDiscarded {
 		return
 	}
 	h := &p.BTH

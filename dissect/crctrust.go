@@ -1,0 +1,74 @@
+package dissect
+
+import (
+	"github.com/gopacket/gopacket/layers"
+
+	"github.com/rdmashark/rdmashark/layers/roce"
+)
+
+// maxCRCSenders bounds crcTrust's set: a capture has a few senders; past
+// the bound a new sender's bad CRCs are taken as not real, as before any
+// of its CRCs has been seen right.
+const maxCRCSenders = 1024
+
+// crcTrust remembers which senders' invariant and variant CRCs the capture
+// has shown right. A bad CRC means a corrupted packet, one its receiver
+// discards (Packet.CRCDiscarded), only from a sender whose CRCs were right
+// before: a capture taken where the CRCs are not yet filled in — on the
+// sending host, ahead of a NIC that computes them, or by a tool that
+// leaves them zero — has every one of that sender's CRCs wrong, and
+// discarding them all would leave nothing to analyse. Such packets are
+// analysed as received, and ICRC-BAD/VCRC-BAD still name them. It is the
+// iWARP engine's rule for TCP checksums (iwHalf.sumsReal) for the CRCs of
+// InfiniBand and RoCE.
+type crcTrust struct {
+	real map[uint64]struct{}
+}
+
+// note records p's CRC verdict and sets p.CRCDiscarded.
+func (t *crcTrust) note(p *Packet) {
+	p.CRCDiscarded = false
+	bad := p.CRCFailed()
+	if !bad && p.ICRC.Status != CRCGood && p.VCRC.Status != CRCGood {
+		return // no CRC verified
+	}
+	k := crcSender(p)
+	if !bad {
+		if _, ok := t.real[k]; !ok && len(t.real) < maxCRCSenders {
+			if t.real == nil {
+				t.real = make(map[uint64]struct{})
+			}
+			t.real[k] = struct{}{}
+		}
+		return
+	}
+	_, p.CRCDiscarded = t.real[k]
+}
+
+// crcSender names the sender of p by what its CRCs do not cover, so that
+// a corrupted packet still names its sender: the Ethernet (or Linux cooked
+// capture) source address, which the ICRC does not cover (IBA Vol 1 Annex
+// A17.3.3) and a frame check sequence does; for native InfiniBand the
+// LRH's source LID (covered by the VCRC only, so a corrupted one names an
+// unknown sender, whose packet is then not discarded). 0 when none.
+func crcSender(p *Packet) uint64 {
+	var addr []byte
+	switch {
+	case p.Has(layers.LayerTypeEthernet):
+		addr = p.Eth.SrcMAC
+	case p.Has(layers.LayerTypeLinuxSLL):
+		addr = p.SLL.Addr
+	case p.Has(layers.LayerTypeLinuxSLL2):
+		addr = p.SLL2.Addr
+	case p.Has(roce.LayerTypeLRH):
+		return 2<<62 | uint64(p.LRH.SLID)
+	}
+	if addr == nil {
+		return 0
+	}
+	k := uint64(1) << 62
+	for i, b := range addr[:min(len(addr), 7)] {
+		k |= uint64(b) << (8 * i)
+	}
+	return k
+}
