@@ -23,6 +23,10 @@ const maxCRCSenders = 1024
 // InfiniBand and RoCE.
 type crcTrust struct {
 	real map[uint64]struct{}
+	// last is the sender the previous verdict came from, lastReal whether
+	// it is in real: consecutive packets mostly come from one sender.
+	last     uint64
+	lastReal bool
 }
 
 // note records p's CRC verdict and sets p.CRCDiscarded.
@@ -33,16 +37,20 @@ func (t *crcTrust) note(p *Packet) {
 		return // no CRC verified
 	}
 	k := crcSender(p)
+	if k != t.last || t.real == nil {
+		_, t.lastReal = t.real[k]
+		t.last = k
+	}
 	if !bad {
-		if _, ok := t.real[k]; !ok && len(t.real) < maxCRCSenders {
+		if !t.lastReal && len(t.real) < maxCRCSenders {
 			if t.real == nil {
 				t.real = make(map[uint64]struct{})
 			}
-			t.real[k] = struct{}{}
+			t.real[k], t.lastReal = struct{}{}, true
 		}
 		return
 	}
-	_, p.CRCDiscarded = t.real[k]
+	p.CRCDiscarded = t.lastReal
 }
 
 // crcSender names the sender of p by what its CRCs do not cover, so that
