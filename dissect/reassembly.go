@@ -1260,7 +1260,12 @@ func (e *Engine) finishRead(p *Packet, c *Connection, s *reqStream, i int) {
 		// first without a hole.
 		all = ro.got.has(0) && ro.got.leadingFrom(0) == ro.got.count()
 	}
-	complete := all && ro.started && !ro.truncated && ro.bytes == int(ro.length)
+	// Complete only if the bytes the responses carried were placed: a
+	// response placed past the Read's length (its offset from a unit
+	// that is no PMTU, §9.4.1, such as an empty FIRST's) counts in
+	// bytes but holds none of the data.
+	complete := all && ro.started && !ro.truncated && ro.bytes == int(ro.length) &&
+		(int(ro.length) > r.maxMsg || len(ro.data) == int(ro.length))
 	data := ro.data
 	if !complete {
 		n := ro.got.leadingFrom(0)
