@@ -38,7 +38,7 @@ type Rule struct {
 	Applies func(c *Conn) string
 	// Packet runs for every packet (p.Conn may be nil: c is then the
 	// pseudo-connection 0) but those whose receiver discards them for a
-	// bad ICRC or VCRC (dissect.Packet.CRCFailed), unless SeesDiscarded.
+	// bad ICRC or VCRC (dissect.Packet.CRCDiscarded), unless SeesDiscarded.
 	Packet func(c *Conn, p *dissect.Packet)
 	// SeesDiscarded: Packet runs on the packets with a bad ICRC or VCRC
 	// too (the rules that judge those CRCs).

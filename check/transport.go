@@ -171,7 +171,7 @@ type psnState struct {
 	// rgaps are response gaps awaiting the responses sent again.
 	rgaps []rspGap
 	// bad are the last request packets of the direction whose CRC is bad
-	// (dissect.Packet.CRCFailed): their receiver discarded them, so the
+	// (dissect.Packet.CRCDiscarded): their receiver discarded them, so the
 	// engine's model shows their PSNs as a gap, which these explain.
 	bad []badReq
 }

@@ -336,7 +336,7 @@ func (e *Engine) classify(p *Packet, c *Connection, rc *roceConn) {
 }
 
 // countDiscarded counts a packet of c its receiver discarded for a bad CRC
-// (Packet.CRCFailed): in its direction's packets, bytes and throughput, never
+// (Packet.CRCDiscarded): in its direction's packets, bytes and throughput, never
 // in the requester model.
 func (e *Engine) countDiscarded(p *Packet, c *Connection) {
 	dh := &e.health(c).Dir[p.Dir.Index()]

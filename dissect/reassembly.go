@@ -288,7 +288,7 @@ func (e *Engine) reassembleRoCE(p *Packet) {
 		r.conns[c] = rc
 	}
 	if p.CRCDiscarded {
-		// Its receiver discarded it (Packet.CRCFailed): on the wire, so
+		// Its receiver discarded it (Packet.CRCDiscarded): on the wire, so
 		// counted in its direction's packets and bytes, but no request,
 		// response or acknowledgement of the connection — the model sees
 		// its PSN missing, as the responder did.
