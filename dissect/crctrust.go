@@ -29,9 +29,9 @@ type crcTrust struct {
 	lastReal bool
 }
 
-// note records p's CRC verdict and sets p.CRCDiscarded.
+// note records p's CRC verdict and sets p.CRCDiscarded (Decode's reset
+// cleared it).
 func (t *crcTrust) note(p *Packet) {
-	p.CRCDiscarded = false
 	bad := p.CRCFailed()
 	if !bad && p.ICRC.Status != CRCGood && p.VCRC.Status != CRCGood {
 		return // no CRC verified

@@ -71,12 +71,12 @@ type CRCCheck struct {
 // A17.3.3), and so does the engine (CRCDiscarded) when the capture has
 // shown the sender's CRCs right: then it reaches no transport: no
 // connection, no PSN, no message. A network that corrupts a frame on its
-// way turns it into a lost one —
-// the responder NAKs or times out and the requester resends it
-// (lossy/rxe-nfs3-corrupt.pcap, netem "corrupt 1%": packet 1117, an RDMA
-// Write MIDDLE with a bad ICRC, NAKed in 1213, resent in 1249) — and since
-// the flipped bit may lie in any header field (packet 3013's is in the IP
-// source address), nothing in it is trusted but for display and ICRC-BAD.
+// way turns it into a lost one — the responder NAKs or times out and the
+// requester resends it (lossy/rxe-nfs3-corrupt.pcap, netem "corrupt 1%":
+// packet 1117, an RDMA Write MIDDLE with a bad ICRC, NAKed in 1213, resent
+// in 1249) — and since the flipped bit may lie in any header field (packet
+// 3013's is in the IP source address), nothing in it is trusted but for
+// display and ICRC-BAD.
 func (p *Packet) CRCFailed() bool { return p.ICRC.Status == CRCBad || p.VCRC.Status == CRCBad }
 
 // Packet is one captured frame, decoded. The engine reuses one Packet for
