@@ -52,9 +52,17 @@ type Options struct {
 	// (Reply processed, evicted, or the capture ended without a Reply). The
 	// engine forgets it afterwards: copy what must be kept.
 	Transaction func(*Transaction)
+	// Exchange, when set, receives every exchange of every ULP once it is
+	// over (exchange.go), as Transaction does RPC's.
+	Exchange func(*Exchange)
+	// ULPs are the upper-layer protocols the engine asks about each
+	// connection, in order (ulp.go): fresh values for each engine. Nil
+	// means RPC-over-RDMA alone, RPCOverRDMA(ULP, NFSRDMAPort); cmd/rdmashark
+	// registers the tool's list.
+	ULPs []ULP
 	// ULP is the Upper-Layer Binding that decodes RPC procedure arguments
-	// and results (rpcrdma/nfs.NewBinding() for NFS, RFC 8267), one per
-	// engine; nil decodes no RPC body (rpc_ulp.go).
+	// and results when ULPs is nil (rpcrdma/nfs.NewBinding() for NFS, RFC
+	// 8267), one per engine; nil decodes no RPC body (rpc_ulp.go).
 	ULP rpcrdma.UpperLayerBinding
 	// Pipeline: whether Run reads the capture and computes its CRCs on a
 	// goroutine of its own, ahead of the connection engine (pipeline.go);
@@ -95,6 +103,9 @@ func (o *Options) fillDefaults() {
 	def(&o.MaxTransactions, DefaultMaxTransactions)
 	def(&o.MaxRebuildBytes, DefaultMaxRebuildBytes)
 	def(&o.MaxBufferedBytes, DefaultMaxBufferedBytes)
+	if o.ULPs == nil {
+		o.ULPs = []ULP{RPCOverRDMA(o.ULP, NFSRDMAPort)}
+	}
 }
 
 // Proto is the top-level protocol a packet was counted under.
@@ -215,12 +226,14 @@ type Engine struct {
 	// Reassembly counts IB/RoCE Send reassembly and RDMA operation
 	// tracking (reassembly.go); RPC the RPC-over-RDMA layer (rpc.go).
 	Reassembly ReassemblyStats
-	RPC        RPCCounters
-	rxs        rxState
-	rpcs       rpcState
-	buf        bufBudget
-	idle       idleClock
-	holderBuf  [2]bufferHolder // budget.go
+	// Ops counts what both transports handed up to the ULPs (ulp.go).
+	Ops       TransportCounters
+	RPC       RPCCounters
+	rxs       rxState
+	rpcs      rpcState
+	buf       bufBudget
+	idle      idleClock
+	holderBuf [2]bufferHolder // budget.go
 
 	// PFC counts the PAUSE and PFC frames of the capture (health.go).
 	PFC PFCStats
@@ -230,6 +243,22 @@ type Engine struct {
 	healthIntervals int
 	frames          frameState // frame.time_delta, tcp.stream (frame_state.go)
 	crcs            crcTrust   // whose CRCs are real (crctrust.go)
+	env             Env        // what the ULP sessions are lent (ulp.go)
+	budgetView      Budget
+	dupMsg          Message // a retransmitted Send handed to a session (deliverDuplicate)
+	exch            Exchange
+	exchangeObs     bool // the Observer is an ExchangeObserver
+}
+
+// TransportCounters count what the transports handed up to the ULPs,
+// whichever protocol a connection carries.
+type TransportCounters struct {
+	// Sends and RDMA operations handed up by either transport (RDMA
+	// operations by kind, and those incomplete).
+	Sends, RDMAReads, RDMAWrites, RDMAOpsIncomplete uint64
+	// Unclaimed counts the Sends on connections no registered ULP claimed
+	// (yet): probed, or found to carry none.
+	Unclaimed uint64
 }
 
 // NewEngine returns an engine with opts, defaults filled in (here, once:
@@ -241,6 +270,9 @@ func NewEngine(opts Options) *Engine {
 	e.Conns.forgetReleased = opts.ForgetReleased
 	e.Conns.retired, e.Conns.forgotten = e.retired, e.forgotten
 	e.dec.RoCEPort = opts.RoCEPort
+	e.budgetView.e = e
+	e.env = Env{Budget: &e.budgetView, MaxExchanges: opts.MaxTransactions, Exchange: e.endExchange}
+	_, e.exchangeObs = opts.Observer.(ExchangeObserver)
 	return e
 }
 
@@ -372,7 +404,7 @@ func (e *Engine) processDecoded(p *Packet) {
 func (e *Engine) Finish() {
 	e.finishIWARP()
 	e.flushRoCE()
-	e.finishRPC()
+	e.finishSessions()
 }
 
 func durationSince(first, now int64) time.Duration { return time.Duration(now - first) }

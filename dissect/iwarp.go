@@ -3,7 +3,6 @@ package dissect
 import (
 	"encoding/binary"
 	"errors"
-	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"net/netip"
 	"sort"
 	"time"
@@ -78,10 +77,11 @@ const (
 	iwarpMaxFreeFramers = 64
 )
 
-// IWARPHintPort is TCP port 20049 (nfsrdma, RFC 8267 section 4.2): on it a
-// single plausible FPDU header is enough to pick up a connection whose MPA
-// exchange is not in the capture.
-const IWARPHintPort = nfs.RDMAPort
+// IWARPHintPort is TCP port 20049 (nfsrdma, RFC 8267 section 4.2), the
+// hint port of the default ULP list. On the ports of the registered ULPs
+// (ULP.Ports) a single plausible FPDU header is enough to pick up a
+// connection whose MPA exchange is not in the capture.
+const IWARPHintPort = NFSRDMAPort
 
 // iwarpMaxSendsInProgress bounds the untagged messages (Sends, RFC 5041
 // section 5) one direction builds at once; a message longer than
@@ -261,13 +261,15 @@ type iwarpEngine struct {
 	e        *Engine
 	maxMsg   int // Options.MaxMessageBytes
 	maxReads int // Options.MaxOutstandingReads
-	streams  map[tcpKey]*iwStream
-	last     *iwStream // the stream lookup found last (while in streams)
-	order    []*iwStream
-	pool     *reassembly.StreamPool
-	asm      *reassembly.Assembler
-	ctx      iwarpContext
-	nextID   uint32
+	// hintPorts are the registered ULPs' ports (ULPPorts).
+	hintPorts []uint16
+	streams   map[tcpKey]*iwStream
+	last      *iwStream // the stream lookup found last (while in streams)
+	order     []*iwStream
+	pool      *reassembly.StreamPool
+	asm       *reassembly.Assembler
+	ctx       iwarpContext
+	nextID    uint32
 
 	// The packet being processed: the FPDUs of its stream and direction
 	// (pktStream, pktHalf) are recorded in it. nil while Finish flushes.
@@ -311,10 +313,20 @@ type iwarpEngine struct {
 	pkts        []int
 }
 
+// hintPort reports whether p is a port of a registered ULP.
+func (ie *iwarpEngine) hintPort(p uint16) bool {
+	for _, h := range ie.hintPorts {
+		if p == h {
+			return true
+		}
+	}
+	return false
+}
+
 func newIWARPEngine(e *Engine) *iwarpEngine {
 	// NewEngine filled the defaults.
 	return &iwarpEngine{e: e, streams: map[tcpKey]*iwStream{},
-		maxMsg: e.opts.MaxMessageBytes, maxReads: e.opts.MaxOutstandingReads}
+		maxMsg: e.opts.MaxMessageBytes, maxReads: e.opts.MaxOutstandingReads, hintPorts: ULPPorts(e.opts.ULPs)}
 }
 
 // trackIWARP follows iWARP over TCP: stream reassembly, MPA Request/Reply
@@ -674,7 +686,7 @@ func dirOfHalf(h int) Direction {
 // detect decides whether a segment of an unknown TCP connection starts
 // iWARP: an MPA Request or Reply, or a plausible FPDU.
 func (ie *iwarpEngine) detect(p *Packet, k tcpKey, payload []byte) (*iwStream, int) {
-	hint := k.sport == IWARPHintPort || k.dport == IWARPHintPort
+	hint := ie.hintPort(k.sport) || ie.hintPort(k.dport)
 	switch {
 	case len(payload) >= 16 && string(payload[:16]) == iwarp.MPAKeyReq:
 		s := ie.newStream(p, k, hint)

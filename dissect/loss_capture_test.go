@@ -155,7 +155,7 @@ func TestLossyCapturesRecovered(t *testing.T) {
 		if st.OpsIncomplete+st.UnmatchedResponses+st.Orphans+st.Truncated+st.HeldCut+st.ReadsEvicted != 0 {
 			t.Errorf("%s: reassembly %+v", name, st)
 		}
-		if e.RPC.RDMAOpsIncomplete+e.RPC.RebuildSkipped+e.RPC.RebuiltBad+e.RPC.Unattached+e.RPC.NoReply+e.RPC.ReplyNoCall != 0 {
+		if e.Ops.RDMAOpsIncomplete+e.RPC.RebuildSkipped+e.RPC.RebuiltBad+e.RPC.Unattached+e.RPC.NoReply+e.RPC.ReplyNoCall != 0 {
 			t.Errorf("%s: RPC layer %+v", name, e.RPC)
 		}
 		for _, c := range e.Conns.Connections() {
@@ -169,12 +169,12 @@ func TestLossyCapturesRecovered(t *testing.T) {
 				t.Errorf("%s: transaction XID %#x %s", name, tx.XID, tx.Outcome)
 			}
 		}
-		if st.Reads+st.Writes == 0 && e.RPC.RDMAReads+e.RPC.RDMAWrites == 0 && !strings.Contains(name, "send_bw") {
+		if st.Reads+st.Writes == 0 && e.Ops.RDMAReads+e.Ops.RDMAWrites == 0 && !strings.Contains(name, "send_bw") {
 			// (ib_send_bw moves its data by Send only.)
 			t.Errorf("%s: no RDMA operation at all", name)
 		}
 		t.Logf("%s: %d Sends, %d Writes, %d Reads, %d RDMA ops (RPC layer), %d transactions, %d retransmitted packets dropped",
-			name, st.Messages, st.Writes, st.Reads, e.RPC.RDMAReads+e.RPC.RDMAWrites, len(txns), st.Duplicates)
+			name, st.Messages, st.Writes, st.Reads, e.Ops.RDMAReads+e.Ops.RDMAWrites, len(txns), st.Duplicates)
 	}
 }
 

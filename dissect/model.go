@@ -179,9 +179,14 @@ type Connection struct {
 
 	// IWARP holds what the MPA exchange negotiated (iWARP only).
 	IWARP *IWARPInfo
+	// ULP names the upper-layer protocol the connection carries (the
+	// ULP's Name, "rpcordma" for RPC-over-RDMA), "" when no registered ULP
+	// claimed it (ulp.go).
+	ULP string
 	// RPC holds the connection's RPC-over-RDMA statistics, once a message
 	// of it was seen.
 	RPC *RPCStats
+	ulp ulpConn
 
 	// rel is what the engine must drop when it is done with the
 	// connection (release.go).
@@ -274,6 +279,10 @@ type Message struct {
 	HasImmediate bool
 	Immediate    uint32
 	Time         time.Time
+	// Duplicate marks a retransmitted Send (IB/RoCE: a SEND_ONLY whose PSN
+	// was consumed already) handed to the connection's session for display
+	// only; the Observer never sees one.
+	Duplicate bool
 	// RPC is what the RPC-over-RDMA layer made of the message, when its
 	// connection carries RPC-over-RDMA (nil otherwise): the transport
 	// header, the message's kind and its transaction (rpc_view.go). Valid

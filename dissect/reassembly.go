@@ -395,7 +395,7 @@ func (e *Engine) request(p *Packet, c *Connection, rc *roceConn, s *reqStream) {
 		case op.IsReadRequest():
 			e.readReissued(p, c, rc, s)
 		case op.IsSend() && op.IsOnly():
-			e.duplicateSend(p)
+			e.deliverDuplicate(p)
 		}
 		return
 	}

@@ -86,7 +86,7 @@ func (e *Engine) releaseClosed() {
 		c := t.closing[i]
 		t.closing[i] = nil
 		e.releaseRoCE(c)
-		e.releaseRPC(c)
+		e.closeSession(c)
 		t.released(c)
 	}
 	t.closing = t.closing[:0]

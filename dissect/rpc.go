@@ -283,12 +283,7 @@ type RPCStats struct {
 
 // RPCCounters are the engine-wide RPC-over-RDMA counters.
 type RPCCounters struct {
-	// Sends and RDMA operations handed up by either transport (RDMA
-	// operations by kind, and those incomplete).
-	Sends, RDMAReads, RDMAWrites, RDMAOpsIncomplete uint64
-
 	Messages    uint64 // messages on RPC-over-RDMA connections
-	NotRPC      uint64 // messages on connections not (yet) recognised as RPC-over-RDMA
 	BadHeaders  uint64
 	Duplicates  uint64 // retransmitted Sends decoded for display only
 	Calls       uint64

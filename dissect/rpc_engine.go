@@ -3,7 +3,6 @@ package dissect
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"time"
 
 	"github.com/rdmashark/rdmashark/rpcrdma"
@@ -29,28 +28,65 @@ import (
 // handed up before the Send of the Reply that follows it, as it is on the
 // wire.
 
-// deliverMessage runs a reassembled Send through RPC-over-RDMA, then hands
-// it to the Observer.
+// deliverMessage hands a reassembled Send to the session of its
+// connection's ULP (ulp.go), then to the Observer.
 func (e *Engine) deliverMessage(p *Packet, m *Message) {
-	e.RPC.Sends++
-	e.rpcMessage(p, m)
+	e.Ops.Sends++
+	m.RPC = nil
+	if c := m.Conn; c != nil {
+		if s := e.session(c, m); s != nil {
+			s.Message(p, m)
+		} else {
+			e.Ops.Unclaimed++
+		}
+	}
 	if o := e.opts.Observer; o != nil {
 		o.Message(m)
 	}
 }
 
-// deliverRDMAOp attaches an RDMA operation to the chunk it serves, then
-// hands it to the Observer.
+// deliverDuplicate hands a retransmitted SEND_ONLY (a PSN already
+// consumed) to its connection's session for display only: the packet
+// shows what it carries, nothing counts it again, and the Observer does
+// not see it. A connection whose ULP is not decided yet is not probed with
+// it.
+func (e *Engine) deliverDuplicate(p *Packet) {
+	c := p.Conn
+	if c == nil || c.ulp.session == nil {
+		return
+	}
+	h := &p.BTH
+	m := &e.dupMsg
+	pk := m.Packets[:0]
+	*m = Message{Conn: c, Dir: p.Dir, Packets: append(pk, p.Number), Data: h.Payload, Length: wireLen(h),
+		Time: p.Timestamp, Duplicate: true}
+	if h.OpCode.HasInvalidate() {
+		m.Invalidate, m.InvalidatedSTag = true, h.IETH.RKey
+	}
+	if h.OpCode.HasImmediate() {
+		m.HasImmediate, m.Immediate = true, h.ImmDt.Data
+	}
+	c.ulp.session.Message(p, m)
+}
+
+// deliverRDMAOp hands an RDMA operation to the session of its
+// connection's ULP, which attaches it to the memory it served, then to the
+// Observer.
 func (e *Engine) deliverRDMAOp(p *Packet, op *RDMAOp) {
 	if op.Kind == RDMARead {
-		e.RPC.RDMAReads++
+		e.Ops.RDMAReads++
 	} else {
-		e.RPC.RDMAWrites++
+		e.Ops.RDMAWrites++
 	}
 	if !op.Complete {
-		e.RPC.RDMAOpsIncomplete++
+		e.Ops.RDMAOpsIncomplete++
 	}
-	e.rpcRDMAOp(p, op)
+	op.Attach = OpAttachment{Reason: UnattachedNotRPC}
+	// An operation never decides a connection's ULP: only its set-up and
+	// its Sends do.
+	if c := op.Conn; c != nil && c.ulp.decided && c.ulp.session != nil {
+		c.ulp.session.RDMAOp(p, op)
+	}
 	if o := e.opts.Observer; o != nil {
 		o.RDMAOp(op)
 	}
@@ -65,23 +101,7 @@ const (
 	// DefaultMaxRebuildBytes bounds the chunk data held, all connections
 	// together, to rebuild RPC messages.
 	DefaultMaxRebuildBytes = 64 << 20
-	// NFSRDMAPort is the nfsrdma port (RFC 8267 section 8): a connection to
-	// it carries RPC-over-RDMA.
-	NFSRDMAPort = nfs.RDMAPort
-	// rpcProbes is how many messages of a connection with neither the
-	// nfsrdma port nor RFC 8797 private data are tried as RPC-over-RDMA
-	// before the connection is taken to carry something else (perftest,
-	// rping).
-	rpcProbes  = 16
-	recentTxns = 32
-)
-
-type rpcMode uint8
-
-const (
-	rpcUnknown rpcMode = iota
-	rpcYes
-	rpcNo
+	recentTxns             = 32
 )
 
 // txnKey is the direction the Call went (its Index()) and the XID, in one
@@ -114,8 +134,6 @@ type recentTxn struct {
 }
 
 type rpcConn struct {
-	mode   rpcMode
-	probes int
 	out    map[txnKey]*Transaction
 	segs   map[uint32][]segRef
 	spare  [][]segRef // emptied segs slices, for reuse
@@ -171,7 +189,6 @@ type rpcState struct {
 	query      ULPQuery
 	check      oncrpc.Header
 	ctr        *RPCCounters
-	finished   bool
 }
 
 func (e *Engine) rpc() *rpcState {
@@ -275,31 +292,11 @@ func (s *rpcState) dropRecord(p *Packet) {
 	}
 }
 
-// mode decides whether c carries RPC-over-RDMA without looking at traffic:
-// the nfsrdma port or RFC 8797 private data say yes, IPoIB says no.
-func connMode(c *Connection) rpcMode {
-	switch {
-	case c.IPoIBCM():
-		return rpcNo
-	case c.ServicePort == NFSRDMAPort:
-		return rpcYes
-	}
-	for i := range c.PrivateData {
-		if pd := &c.PrivateData[i]; pd.Seen && pd.Result.Offset >= 0 {
-			return rpcYes
-		}
-	}
-	return rpcUnknown
-}
-
 func (s *rpcState) conn(c *Connection) *rpcConn {
 	rc := s.conns[c]
 	if rc == nil {
 		rc = &rpcConn{out: map[txnKey]*Transaction{}, segs: map[uint32][]segRef{}}
 		s.conns[c] = rc
-	}
-	if rc.mode == rpcUnknown {
-		rc.mode = connMode(c)
 	}
 	return rc
 }
@@ -420,17 +417,9 @@ func (c *Connection) rpcStats() *RPCStats {
 // the connection's transactions on.
 func (e *Engine) rpcMessage(p *Packet, m *Message) {
 	c := m.Conn
-	m.RPC = nil
-	if c == nil {
-		return
-	}
 	s := e.rpc()
 	s.recycle(p)
 	rc := s.conn(c)
-	if rc.mode == rpcNo {
-		e.RPC.NotRPC++
-		return
-	}
 	rec := s.record(p)
 	rec.Dir, rec.HasHeader, rec.Length, rec.Truncated = m.Dir, true, m.Length, m.Truncated
 	rec.Invalidate, rec.InvalidatedSTag = m.Invalidate, m.InvalidatedSTag
@@ -449,18 +438,6 @@ func (e *Engine) rpcMessage(p *Packet, m *Message) {
 		}
 	}
 	rec.inlineRPC = herr == nil && len(v.rpc) > 0
-	if rc.mode == rpcUnknown {
-		if herr != nil || !plausible(&v, rpcOK, &rec.RPC) {
-			rc.probes++
-			if rc.probes >= rpcProbes {
-				rc.mode = rpcNo
-			}
-			s.dropRecord(p)
-			e.RPC.NotRPC++
-			return
-		}
-		rc.mode = rpcYes
-	}
 	m.RPC = rec
 	d := m.Dir.Index()
 	rs := c.rpcStats()
@@ -993,6 +970,10 @@ func (e *Engine) finishTxn(t *Transaction, o TxnOutcome) {
 	if o, ok := e.opts.Observer.(TxnObserver); ok {
 		o.Transaction(t)
 	}
+	if e.opts.Exchange != nil || e.exchangeObs {
+		t.exchange(&e.exch)
+		e.endExchange(&e.exch)
+	}
 	for i, b := range t.chunkData {
 		s.held(-cap(b))
 		e.buf.grew(cap(b), 0) // rebuild data counts in the buffer budget
@@ -1109,31 +1090,6 @@ func (rc *rpcConn) findRecent(key txnKey) *recentTxn {
 	return nil
 }
 
-// finishRPC ends every transaction still open (end of capture), in the
-// order the Calls came.
-func (e *Engine) finishRPC() {
-	s := e.rpc()
-	if s.finished {
-		return
-	}
-	s.finished = true
-	var open []*Transaction
-	for _, c := range e.Conns.Connections() {
-		rc := s.conns[c]
-		if rc == nil {
-			continue
-		}
-		open = open[:0]
-		for _, t := range rc.out {
-			open = append(open, t)
-		}
-		sortTxns(open)
-		for _, t := range open {
-			e.finishTxn(t, TxnNoReply)
-		}
-	}
-}
-
 // releaseRPC ends c's open transactions, in the order their Calls came,
 // and drops c's RPC state: the connection closed (release.go).
 func (e *Engine) releaseRPC(c *Connection) {
@@ -1164,24 +1120,21 @@ func sortTxns(ts []*Transaction) {
 // duplicateSend decodes a retransmitted SEND_ONLY for display: the packet
 // shows what it carries, the transactions and statistics do not count it
 // again.
-func (e *Engine) duplicateSend(p *Packet) {
-	c := p.Conn
+func (e *Engine) duplicateSend(p *Packet, m *Message) {
+	c := m.Conn
 	s := e.rpc()
 	s.recycle(p)
 	rc := s.conns[c]
-	if rc == nil || rc.mode != rpcYes {
+	if rc == nil {
 		return
 	}
 	e.RPC.Duplicates++
 	rec := p.newRecord()
-	h := &p.BTH
-	rec.Dir, rec.HasHeader, rec.Duplicate, rec.Length = p.Dir, true, true, wireLen(h)
-	if h.OpCode.HasInvalidate() {
-		rec.Invalidate, rec.InvalidatedSTag = true, h.IETH.RKey
-	}
-	rec.Send, rec.SendPackets = h.Payload, 1
-	herr := rec.Header.DecodeFromBytes(h.Payload)
-	common, cerr := rpcrdma.ParseCommon(h.Payload)
+	rec.Dir, rec.HasHeader, rec.Duplicate, rec.Length = m.Dir, true, true, m.Length
+	rec.Invalidate, rec.InvalidatedSTag = m.Invalidate, m.InvalidatedSTag
+	rec.Send, rec.SendPackets = m.Data, 1
+	herr := rec.Header.DecodeFromBytes(m.Data)
+	common, cerr := rpcrdma.ParseCommon(m.Data)
 	rec.PrefixOK, rec.Common, rec.XID = cerr == nil, common, common.XID
 	if herr != nil {
 		rec.HeaderErr = herr
@@ -1195,7 +1148,7 @@ func (e *Engine) duplicateSend(p *Packet) {
 	rec.HasRPC, rec.RPCLength, rec.Message = true, len(v.rpc), v.rpc
 	if rec.RPCErr == nil && rec.RPC.MsgType == oncrpc.Reply {
 		rec.Reply = true
-		key := newTxnKey(uint8(1-p.Dir.Index()), v.xid)
+		key := newTxnKey(uint8(1-m.Dir.Index()), v.xid)
 		if t := rc.out[key]; t != nil {
 			rec.CallPacket, rec.CallTime = t.call.callFrame()
 			rec.HasProgram, rec.Program, rec.Version, rec.Procedure = t.HasProgram, t.Program, t.Version, t.Procedure

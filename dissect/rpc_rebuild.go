@@ -25,7 +25,7 @@ func (e *Engine) rpcRDMAOp(p *Packet, op *RDMAOp) {
 	s := e.rpc()
 	s.recycle(p)
 	rc := s.conns[c]
-	if rc == nil || rc.mode != rpcYes {
+	if rc == nil {
 		return
 	}
 	rs := c.rpcStats()

@@ -283,14 +283,14 @@ func TestRPCBadHeadersAndOtherTraffic(t *testing.T) {
 	}
 	// A connection of something else (perftest): no port, no private data.
 	o := newRig(Options{})
-	for i := 0; i < rpcProbes+2; i++ {
+	for i := 0; i < MaxProbes+2; i++ {
 		p := o.pkt(c2s, roce.OpRCSendOnly, uint32(i), fill(64, byte(i)))
 		if len(p.RPC) != 0 {
 			t.Fatalf("packet %d: records on a non-RPC connection", i)
 		}
 	}
-	if o.c.RPC != nil || o.e.RPC.NotRPC != rpcProbes+2 || o.e.rpc().conns[o.c].mode != rpcNo {
-		t.Errorf("stats %+v", o.e.RPC)
+	if o.c.RPC != nil || o.e.Ops.Unclaimed != MaxProbes+2 || !o.c.ulp.decided || o.c.ulp.session != nil || o.c.ULP != "" {
+		t.Errorf("stats %+v, ulp %+v", o.e.Ops, o.c.ulp)
 	}
 	// Without the port, a header followed by a matching RPC message makes
 	// the connection RPC-over-RDMA.

@@ -1,6 +1,9 @@
 package dissect
 
-import "github.com/rdmashark/rdmashark/rpcrdma"
+import (
+	"github.com/rdmashark/rdmashark/rpcrdma"
+	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
+)
 
 // The seam for the upper-layer protocols carried in RPC: the RPC-over-RDMA
 // layer hands each RPC message whose body it holds to the engine's
@@ -22,3 +25,94 @@ type ULPFunc func(q *ULPQuery, out *ULPInfo)
 
 // Decode implements rpcrdma.UpperLayerBinding.
 func (f ULPFunc) Decode(q *ULPQuery, out *ULPInfo) { f(q, out) }
+
+// RPC-over-RDMA as a ULP of the seam (ulp.go). Its analysis still lives in
+// this package (rpc*.go), on engine-wide state (Engine.rpcs: pools, the
+// rebuild budget, RPCCounters); the session is a handle on it.
+
+// RPCOverRDMAName is RPC-over-RDMA's ULP name, tshark's protocol name.
+const RPCOverRDMAName = "rpcordma"
+
+// NFSRDMAPort is the nfsrdma port (RFC 8267 section 8), the port of the
+// RPC-over-RDMA ULP that Options.ULPs defaults to; a program registering
+// its own list names the ports (cmd/rdmashark: rpcrdma/nfs.RDMAPort).
+const NFSRDMAPort = 20049
+
+// RPCOverRDMA returns the RPC-over-RDMA ULP (RFC 8166, RFC 8167, the
+// version 2 draft) for one engine: binding decodes the RPC bodies (nil:
+// none), and ports are the service ports that carry RPC-over-RDMA (the
+// binding's: nfsrdma's 20049, RFC 8267 section 8).
+func RPCOverRDMA(binding rpcrdma.UpperLayerBinding, ports ...uint16) ULP {
+	return &rpcULP{binding: binding, ports: ports}
+}
+
+type rpcULP struct {
+	binding rpcrdma.UpperLayerBinding
+	ports   []uint16
+}
+
+func (u *rpcULP) Name() string    { return RPCOverRDMAName }
+func (u *rpcULP) Ports() []uint16 { return u.ports }
+
+// Claim says Yes to a connection to one of the ULP's ports, or whose
+// set-up carried an RFC 8797 Format Identifier (valid or not), Maybe to
+// any other: its first Sends are probed.
+func (u *rpcULP) Claim(c *Connection) Verdict {
+	for _, p := range u.ports {
+		if c.ServicePort == p {
+			return Yes
+		}
+	}
+	for i := range c.PrivateData {
+		if pd := &c.PrivateData[i]; pd.Seen && pd.Result.Offset >= 0 {
+			return Yes
+		}
+	}
+	return Maybe
+}
+
+// Probe says Yes to a Send whose transport header decodes and whose RPC
+// message, if inline, is a plausible Call or Reply of its XID; Maybe
+// otherwise (the engine stops at MaxProbes).
+func (u *rpcULP) Probe(c *Connection, m *Message) Verdict {
+	var h rpcrdma.Message
+	if h.DecodeFromBytes(m.Data) != nil {
+		return Maybe
+	}
+	v := viewOf(&h)
+	var rpc oncrpc.Header
+	rpcOK := len(v.rpc) > 0 && rpc.DecodeFromBytes(v.rpc) == nil
+	if !plausible(&v, rpcOK, &rpc) {
+		return Maybe
+	}
+	return Yes
+}
+
+func (u *rpcULP) Start(c *Connection, env *Env) Session {
+	e := env.Budget.e
+	s := e.rpc()
+	if s.ulp == nil {
+		s.ulp = u.binding
+	}
+	return &rpcSession{e: e, c: c}
+}
+
+// rpcSession is RPC-over-RDMA on one connection.
+type rpcSession struct {
+	e *Engine
+	c *Connection
+}
+
+func (s *rpcSession) Message(p *Packet, m *Message) {
+	if m.Duplicate {
+		s.e.duplicateSend(p, m)
+		return
+	}
+	s.e.rpcMessage(p, m)
+}
+
+func (s *rpcSession) RDMAOp(p *Packet, op *RDMAOp) { s.e.rpcRDMAOp(p, op) }
+
+// Close ends the connection's open transactions, in the order their Calls
+// came, and drops its RPC state.
+func (s *rpcSession) Close() { s.e.releaseRPC(s.c) }

@@ -8,6 +8,7 @@ import "slices"
 type Snapshot struct {
 	Stats      Stats
 	Reassembly ReassemblyStats
+	Ops        TransportCounters
 	RPC        RPCCounters
 	// Connections are the connections in the table, live and released,
 	// in ID order (ConnTable.Connections).
@@ -32,7 +33,7 @@ type Snapshot struct {
 // engine's own (they go on changing while it runs); the counters are
 // copies.
 func (e *Engine) Snapshot() *Snapshot {
-	s := &Snapshot{Stats: e.Stats, Reassembly: e.Reassembly, RPC: e.RPC, Connections: e.Conns.Connections(),
+	s := &Snapshot{Stats: e.Stats, Reassembly: e.Reassembly, Ops: e.Ops, RPC: e.RPC, Connections: e.Conns.Connections(),
 		ConnectionsDropped: e.Conns.Dropped, ConnectionsForgotten: e.Conns.Forgotten,
 		PacketsNotTracked: e.Conns.DroppedPackets, ConnectionsDroppedAtLeast: e.Conns.DroppedSaturated, Warnings: slices.Clone(e.Warnings), PFC: e.PFC, UD: e.UD}
 	s.RPC.UnattachedOps = slices.Clone(e.RPC.UnattachedOps)

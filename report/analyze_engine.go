@@ -108,7 +108,7 @@ type UnattachedOp struct {
 
 // engineCounters copies the engine's counters.
 func engineCounters(e *dissect.Snapshot) *EngineCounters {
-	r, c := &e.Reassembly, &e.RPC
+	r, o, c := &e.Reassembly, &e.Ops, &e.RPC
 	out := &EngineCounters{
 		Reassembly: ReassemblyCounters{
 			Sends: r.Messages, SendsTruncated: r.Truncated, SendsTooLong: r.TooLong, OrphanPackets: r.Orphans,
@@ -118,8 +118,9 @@ func engineCounters(e *dissect.Snapshot) *EngineCounters {
 			BufferBudgetCuts: r.BudgetCuts, MaxBufferedBytesHeld: r.MaxBufferedHeld,
 		},
 		RPC: RPCCounters{
-			Sends: c.Sends, RDMAReads: c.RDMAReads, RDMAWrites: c.RDMAWrites, RDMAOpsIncomplete: c.RDMAOpsIncomplete,
-			Messages: c.Messages, NotRPC: c.NotRPC, BadHeaders: c.BadHeaders, RetransmittedSends: c.Duplicates,
+			Sends: o.Sends, RDMAReads: o.RDMAReads, RDMAWrites: o.RDMAWrites, RDMAOpsIncomplete: o.RDMAOpsIncomplete,
+			// Every Send is on an RPC-over-RDMA connection or not.
+			Messages: c.Messages, NotRPC: o.Sends - c.Messages, BadHeaders: c.BadHeaders, RetransmittedSends: c.Duplicates,
 			Calls: c.Calls, Replies: c.Replies, Transactions: c.Finished, TransactionsEvicted: c.Evicted,
 			TransactionsSuperseded: c.Superseded, CallsWithoutReply: c.NoReply, RepliesWithoutCall: c.ReplyNoCall,
 			UnattachedRDMAOps: c.Unattached, UnattachedByReason: map[string]uint64{}, Unattached: []UnattachedOp{},

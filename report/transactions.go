@@ -153,9 +153,9 @@ type TxnCounters struct {
 // SetCounters copies the counters of the engine's snapshot into the
 // document.
 func (l *TransactionList) SetCounters(e *dissect.Snapshot) {
-	r, c := &e.Reassembly, &e.RPC
+	r, o, c := &e.Reassembly, &e.Ops, &e.RPC
 	l.Counters = TxnCounters{
-		Sends: c.Sends, RDMAReads: c.RDMAReads, RDMAWrites: c.RDMAWrites, RDMAOpsIncomplete: c.RDMAOpsIncomplete,
+		Sends: o.Sends, RDMAReads: o.RDMAReads, RDMAWrites: o.RDMAWrites, RDMAOpsIncomplete: o.RDMAOpsIncomplete,
 		RoCESendsTruncated: r.Truncated, RoCESendsTooLong: r.TooLong, RoCEOrphanPackets: r.Orphans,
 		RoCEDuplicates: r.Duplicates, RoCEPSNGaps: r.Gaps, RoCEOpDataCut: r.OpDataCut, RoCEReadsEvicted: r.ReadsEvicted,
 		RoCEUnmatchedReplies: r.UnmatchedResponses,

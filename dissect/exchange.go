@@ -1,0 +1,151 @@
+package dissect
+
+import (
+	"time"
+
+	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
+)
+
+// Exchange is one request and its response as every ULP has them: an RPC
+// Call and its Reply, an NVMe command and its completion, an iSCSI task,
+// an SMB2 request. The ULP pairs them and keeps its own typed record
+// (Detail: *Transaction for RPC-over-RDMA); when one is over, the session
+// hands its neutral view to the observers (Env.Exchange, Options.Exchange,
+// an ExchangeObserver), which the `exchanges` listing, its export table and
+// the neutral rules read. The engine reuses it afterwards: copy what must
+// be kept.
+type Exchange struct {
+	// ULP is the Name of the ULP that made it.
+	ULP  string
+	Conn *Connection
+	// Key identifies the exchange on its connection as the ULP does: the
+	// RPC XID; QID<<16|CID for NVMe.
+	Key uint64
+	// Initiator is the direction the request went.
+	Initiator Direction
+	// Name is what the request asked for ("NFS3 READ", "Read").
+	Name string
+	// Status names the response's status ("SUCCESS", "Invalid Field"),
+	// "" without one; StatusCode is its number and OK whether it is a
+	// success.
+	Status     string
+	StatusCode uint32
+	OK         bool
+	// RequestPacket and ResponsePacket: where the request and the
+	// response were decoded (0 when not in the capture).
+	RequestPacket, ResponsePacket int
+	RequestTime, ResponseTime     time.Time
+	// Latency: from the request to the response, when both are there.
+	Latency time.Duration
+	// ReadBytes and WriteBytes: what the RDMA Reads and Writes attached
+	// to the request's advertised memory moved.
+	ReadBytes, WriteBytes uint64
+	// Invalidated is set when the response came by Send With Invalidate;
+	// InvalidatedSTag is the STag it invalidated.
+	Invalidated     bool
+	InvalidatedSTag uint32
+	Outcome         Outcome
+	// Detail is the ULP's own record (*Transaction for RPC-over-RDMA),
+	// valid during the call only.
+	Detail any
+}
+
+// Outcome is how an exchange ended.
+type Outcome uint8
+
+const (
+	Responded              Outcome = iota + 1 // its response was processed
+	NoResponse                                // the capture (or the connection) ended first
+	Evicted                                   // given up at the ULP's bound of open exchanges
+	Superseded                                // a new request with the same key came first
+	ResponseWithoutRequest                    // a response whose request is not in the capture
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Responded:
+		return "responded"
+	case NoResponse:
+		return "no-response"
+	case Evicted:
+		return "evicted"
+	case Superseded:
+		return "superseded"
+	case ResponseWithoutRequest:
+		return "response-without-request"
+	}
+	return "unknown"
+}
+
+// MarshalText makes an Outcome appear by name in JSON.
+func (o Outcome) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
+
+// ExchangeObserver is an Observer that also hears every exchange of every
+// ULP when it is over.
+type ExchangeObserver interface {
+	Observer
+	Exchange(x *Exchange)
+}
+
+// Clone returns a copy of x without Detail, which the engine reuses.
+func (x *Exchange) Clone() *Exchange {
+	out := *x
+	out.Detail = nil
+	return &out
+}
+
+// endExchange hands x to the engine's exchange observers.
+func (e *Engine) endExchange(x *Exchange) {
+	if cb := e.opts.Exchange; cb != nil {
+		cb(x)
+	}
+	if o, ok := e.opts.Observer.(ExchangeObserver); ok {
+		o.Exchange(x)
+	}
+}
+
+// outcome is t's neutral outcome.
+func (o TxnOutcome) outcome() Outcome {
+	switch o {
+	case TxnReplied:
+		return Responded
+	case TxnNoReply:
+		return NoResponse
+	case TxnEvicted:
+		return Evicted
+	case TxnSuperseded:
+		return Superseded
+	case TxnReplyNoCall:
+		return ResponseWithoutRequest
+	}
+	return 0
+}
+
+// exchange fills x, RPC-over-RDMA's neutral view of t.
+func (t *Transaction) exchange(x *Exchange) {
+	*x = Exchange{ULP: RPCOverRDMAName, Conn: t.Conn, Key: uint64(t.XID), Initiator: t.callDir,
+		Name: t.ProcedureName, ReadBytes: t.ReadBytes, WriteBytes: t.WriteBytes, Outcome: t.Outcome.outcome(),
+		Latency: t.Latency, Detail: t}
+	if t.Call != nil {
+		x.RequestPacket, x.RequestTime = t.call.callFrame()
+	}
+	if r := t.Reply; r != nil {
+		x.ResponsePacket, x.ResponseTime = r.RPCPacket, r.RPCTime
+		if x.ResponsePacket == 0 {
+			x.ResponsePacket, x.ResponseTime = lastPacket(r.Packets), r.Time
+		}
+		x.Invalidated, x.InvalidatedSTag = r.Invalidate, r.InvalidatedSTag
+		if r.HasStatus {
+			x.Status, x.StatusCode, x.OK = r.statusName()
+		}
+	}
+}
+
+// statusName is a Reply's reply_stat, or its accept_stat when accepted
+// (RFC 5531 section 9), with its number and whether it is SUCCESS.
+func (sd *RPCSide) statusName() (string, uint32, bool) {
+	if sd.ReplyStat != oncrpc.MsgAccepted {
+		return sd.ReplyStat.String(), uint32(sd.ReplyStat), false
+	}
+	return sd.AcceptStat.String(), uint32(sd.AcceptStat), sd.AcceptStat == oncrpc.Success
+}

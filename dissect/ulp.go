@@ -1,0 +1,248 @@
+package dissect
+
+// The upper-layer-protocol seam. Below it the engine is protocol-neutral:
+// both transports hand up Message (one reassembled Send) and RDMAOp (one
+// RDMA Read or Write). Above it each upper-layer protocol (ULP) — RPC-over-
+// RDMA, NVMe over Fabrics, SMB Direct, iSER — is a plug-in: it claims the
+// connections it carries, and a Session of it sees every Send and RDMA
+// operation of such a connection. The shape is gopacket's
+// reassembly.StreamFactory/Stream and Zeek's per-connection analyzers: the
+// engine owns the loop, the connection table, set-up, reassembly, the RC
+// model and the buffer budget; it never knows which protocols exist. The
+// ones a program wants are listed in Options.ULPs (cmd/rdmashark/ulps.go
+// is the tool's one registration list).
+//
+// Which ULP a connection carries is decided once per connection, at its
+// first Send or RDMA operation, as Wireshark's heuristic dissector lists
+// do: every registered ULP is asked in order to Claim it from what its
+// set-up said (the service port, the consumer private data, the MPA
+// exchange); the first Yes wins. When none says Yes but some say Maybe, the
+// connection's first Sends are offered to the Maybe ones' Probe, in order,
+// at most MaxProbes of them: the first Yes wins and that Send is the
+// session's first. A connection no ULP claims carries "no ULP": its Sends
+// and operations reach the Observer all the same, unattached.
+
+// Verdict is a ULP's answer to whether a connection carries it.
+type Verdict uint8
+
+const (
+	// Maybe: nothing tells yet (no set-up in the capture, a port shared by
+	// several protocols); the ULP wants to Probe the first Sends.
+	Maybe Verdict = iota
+	// Yes: the connection carries the ULP.
+	Yes
+	// No: the connection does not carry it.
+	No
+)
+
+func (v Verdict) String() string {
+	switch v {
+	case Maybe:
+		return "maybe"
+	case Yes:
+		return "yes"
+	case No:
+		return "no"
+	}
+	return "unknown"
+}
+
+// MaxProbes bounds the Sends of a connection offered to the Maybe ULPs'
+// Probe before the connection is taken to carry none of them (perftest,
+// rping and other traffic of no storage protocol).
+const MaxProbes = 16
+
+// ULP is one upper-layer protocol: a plug-in the engine asks about every
+// connection. One ULP value serves one engine (it may keep engine-wide
+// state: pools, counters), so Options.ULPs holds fresh values per engine;
+// NewULPs-style constructors in the plug-in packages make them.
+type ULP interface {
+	// Name is the protocol's short name as tshark spells it ("rpcordma",
+	// "nvme-rdma", "smb_direct", "iser"): it names the connection's ULP in
+	// every output, and prefixes the ULP's fields and rules.
+	Name() string
+	// Ports are the well-known ports of the protocol: RDMA-CM service-ID
+	// ports (IB/RoCE) and TCP ports (iWARP). On such a TCP port the iWARP
+	// engine picks up a connection whose MPA exchange the capture lacks
+	// from one plausible FPDU, and live capture's default filter keeps
+	// them.
+	Ports() []uint16
+	// Claim tells from the connection's set-up (Connection.ServicePort,
+	// Connection.SetUp, the MPA exchange) whether it carries the protocol.
+	Claim(c *Connection) Verdict
+	// Probe looks at one of the first Sends of a connection every ULP
+	// asked answered Maybe for: Yes claims it, and m is then the Session's
+	// first Message; No stops the probes of this ULP on the connection.
+	Probe(c *Connection, m *Message) Verdict
+	// Start begins the protocol's analysis of a claimed connection.
+	Start(c *Connection, env *Env) Session
+}
+
+// Session is one ULP's analysis of one connection: it pairs requests with
+// responses, attaches RDMA operations to the memory requests advertised,
+// and records what each packet carried.
+type Session interface {
+	// Message hands the session one reassembled Send, p the packet that
+	// completed it (nil at the end of the input). m.Duplicate marks a
+	// retransmitted Send (a PSN already consumed) handed over for display
+	// only: it must not count again.
+	Message(p *Packet, m *Message)
+	// RDMAOp hands the session one RDMA Read or Write, completed or given
+	// up; the session sets op.Attach.
+	RDMAOp(p *Packet, op *RDMAOp)
+	// Close ends the session: its connection was released (closed, idle)
+	// or the input ended; the engine closes the sessions still open at the
+	// end in the order their connections were made. Open exchanges end
+	// without their response.
+	Close()
+}
+
+// Env is what the engine lends a session.
+type Env struct {
+	// Budget accounts the bytes a session holds (chunk data, in-capsule
+	// data kept to rebuild a message) in the one buffer budget of
+	// Options.MaxBufferedBytes (budget.go).
+	Budget *Budget
+	// Exchange, when not nil, hears every exchange a session ends
+	// (Options.Exchange and an ExchangeObserver).
+	Exchange func(x *Exchange)
+	// MaxExchanges bounds the exchanges a session keeps open at once
+	// (Options.MaxTransactions); past it the oldest is evicted.
+	MaxExchanges int
+}
+
+// Budget is the engine's buffer budget as a session sees it.
+type Budget struct{ e *Engine }
+
+// Fits reports whether n more bytes fit in the budget now.
+func (b *Budget) Fits(n int) bool { return b.e.budget().fits(n) }
+
+// Grew accounts a held buffer that went from old to new bytes of capacity.
+func (b *Budget) Grew(old, new int) { b.e.buf.grew(old, new) }
+
+// ulpConn is the engine's record of which ULP a connection carries.
+type ulpConn struct {
+	decided bool
+	probes  uint8
+	ulp     int8 // index in e.opts.ULPs, -1 for none
+	maybe   uint32
+	session Session
+}
+
+// ULPName returns the name of the ULP the connection carries, "" when
+// none claimed it (yet).
+func (c *Connection) ULPName() string { return c.ULP }
+
+// session returns c's session, deciding its ULP on c's first Send (m) or
+// RDMA operation (m nil): nil when no registered ULP carries c.
+func (e *Engine) session(c *Connection, m *Message) Session {
+	u := &c.ulp
+	if u.decided {
+		return u.session
+	}
+	ulps := e.opts.ULPs
+	if c.IPoIBCM() || len(ulps) == 0 {
+		// IPoIB connected mode carries IP datagrams, which the engine
+		// decodes itself (ipoib.go).
+		e.decide(c, -1)
+		return nil
+	}
+	if u.probes == 0 && u.maybe == 0 {
+		// The first look: every ULP answers from the set-up.
+		for i, l := range ulps {
+			switch l.Claim(c) {
+			case Yes:
+				return e.decide(c, i)
+			case Maybe:
+				if i < 32 {
+					u.maybe |= 1 << i
+				}
+			}
+		}
+		if u.maybe == 0 {
+			e.decide(c, -1)
+			return nil
+		}
+	} else {
+		// A later look: set-up may have come since (a REP after the
+		// first Send of the client), and a Yes from it wins.
+		for i, l := range ulps {
+			if i < 32 && u.maybe&(1<<i) != 0 && l.Claim(c) == Yes {
+				return e.decide(c, i)
+			}
+		}
+	}
+	if m == nil {
+		return nil // an RDMA operation tells nothing: still undecided
+	}
+	for i, l := range ulps {
+		if i >= 32 || u.maybe&(1<<i) == 0 {
+			continue
+		}
+		switch l.Probe(c, m) {
+		case Yes:
+			return e.decide(c, i)
+		case No:
+			u.maybe &^= 1 << i
+		}
+	}
+	u.probes++
+	if u.maybe == 0 || u.probes >= MaxProbes {
+		e.decide(c, -1)
+	}
+	return nil
+}
+
+// decide fixes c's ULP (i < 0: none) and starts its session.
+func (e *Engine) decide(c *Connection, i int) Session {
+	u := &c.ulp
+	u.decided, u.ulp, u.maybe = true, int8(i), 0
+	if i < 0 {
+		return nil
+	}
+	l := e.opts.ULPs[i]
+	c.ULP = l.Name()
+	u.session = l.Start(c, &e.env)
+	return u.session
+}
+
+// closeSession ends c's session: the connection was released, or the
+// input ended.
+func (e *Engine) closeSession(c *Connection) {
+	u := &c.ulp
+	if u.session == nil {
+		return
+	}
+	s := u.session
+	u.session = nil
+	s.Close()
+}
+
+// finishSessions ends every open session, in the order the connections
+// were made.
+func (e *Engine) finishSessions() {
+	for _, c := range e.Conns.Connections() {
+		e.closeSession(c)
+	}
+}
+
+// ULPs returns the ULPs the engine was given, in the order it asks them.
+func (e *Engine) ULPs() []ULP { return e.opts.ULPs }
+
+// ULPPorts returns the well-known ports of the given ULPs, each once, in
+// order: live capture's default filter and the iWARP engine's hint ports.
+func ULPPorts(ulps []ULP) []uint16 {
+	var out []uint16
+	for _, l := range ulps {
+	next:
+		for _, p := range l.Ports() {
+			for _, q := range out {
+				if p == q {
+					continue next
+				}
+			}
+			out = append(out, p)
+		}
+	}
+	return out
+}
