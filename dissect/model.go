@@ -130,6 +130,18 @@ type PrivateData struct {
 	Result pvtdata.Result
 }
 
+// Consumer returns the consumer's private data: what follows the generic
+// framing in front of it — the RDMA-CM IP header of a CM REQ (IBA Annex
+// A11) or the MPA v2 IRD/ORD field (RFC 6581) — where a ULP's own set-up
+// message starts (RFC 8797, the NVMe/RDMA private data, iSER's). Nil when
+// the side's set-up is not in the capture.
+func (pd *PrivateData) Consumer() []byte {
+	if !pd.Seen || pd.Result.Start > len(pd.Bytes) {
+		return nil
+	}
+	return pd.Bytes[pd.Result.Start:]
+}
+
 // Counters counts one direction of a connection.
 type Counters struct {
 	Packets uint64

@@ -115,11 +115,6 @@ func newTxnKey(dir uint8, xid uint32) txnKey { return txnKey(uint64(dir)<<32 | u
 func (k txnKey) dir() uint8  { return uint8(k >> 32) }
 func (k txnKey) xid() uint32 { return uint32(k) }
 
-type segRef struct {
-	t          *Transaction
-	chunk, seg int32
-}
-
 // recentTxn remembers a finished transaction: replies and operations that
 // come after it are named, not lost.
 type recentTxn struct {
@@ -128,48 +123,18 @@ type recentTxn struct {
 	program, version, procedure uint32
 	callPacket                  int
 	callTime                    time.Time
-	replyPacket                 int
-	segs                        [4]struct{ handle, lo, hi uint64 }
-	nsegs                       int
 }
 
 type rpcConn struct {
-	out    map[txnKey]*Transaction
-	segs   map[uint32][]segRef
-	spare  [][]segRef // emptied segs slices, for reuse
+	out map[txnKey]*Transaction
+	// mem indexes the segments of the outstanding Calls (memory.go). Its
+	// unknown requests are the XIDs of the last messages whose transport
+	// header did not decode and that answer no outstanding Call: Calls
+	// whose chunk lists are unknown, until a Reply with their XID comes
+	// the other way.
+	mem    Memory[*Transaction]
 	recent [recentTxns]recentTxn
 	nrec   int
-	// undecoded remembers, per direction, the XIDs of
-	// the last messages whose transport header did not decode and that
-	// answer no outstanding Call: Calls whose chunk lists are unknown, until
-	// a Reply with their XID comes the other way.
-	undecoded [2]xidRing
-}
-
-// xidRing is a small set of XIDs, the oldest overwritten when full.
-type xidRing struct {
-	xids [16]uint32
-	n    int
-}
-
-func (r *xidRing) add(x uint32) {
-	r.xids[r.n%len(r.xids)] = x
-	r.n++
-}
-
-func (r *xidRing) size() int { return min(r.n, len(r.xids)) }
-
-func (r *xidRing) remove(x uint32) bool {
-	k := r.size()
-	for i := 0; i < k; i++ {
-		if r.xids[i] == x {
-			// Swap the last kept in; the ring becomes a plain slice.
-			r.xids[i] = r.xids[k-1]
-			r.n = k - 1
-			return true
-		}
-	}
-	return false
 }
 
 type rpcState struct {
@@ -295,7 +260,7 @@ func (s *rpcState) dropRecord(p *Packet) {
 func (s *rpcState) conn(c *Connection) *rpcConn {
 	rc := s.conns[c]
 	if rc == nil {
-		rc = &rpcConn{out: map[txnKey]*Transaction{}, segs: map[uint32][]segRef{}}
+		rc = &rpcConn{out: map[txnKey]*Transaction{}}
 		s.conns[c] = rc
 	}
 	return rc
@@ -464,7 +429,7 @@ func (e *Engine) rpcMessage(p *Packet, m *Message) {
 		if rec.PrefixOK && rc.out[newTxnKey(uint8(1-d), common.XID)] == nil {
 			// Not the answer to a Call we hold: a Call whose chunk lists
 			// are unknown, as far as its RDMA operations can tell.
-			rc.undecoded[d].add(common.XID)
+			rc.mem.Unknown(m.Dir, uint64(common.XID))
 		}
 		return
 	}
@@ -783,7 +748,7 @@ func (e *Engine) rpcReply(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, 
 	rec.Reply = true
 	rec.Backchannel = m.Dir == DirClientToServer
 	key := newTxnKey(uint8(1-d), v.xid)
-	rec.CallUndecoded = rc.undecoded[1-d].remove(v.xid)
+	rec.CallUndecoded = rc.mem.Known(opposite(m.Dir), uint64(v.xid))
 	t := rc.out[key]
 	if t != nil && v.vers == rpcrdma.Version2 && t.Reply != nil {
 		// The next part of a version 2 Reply split over several Sends.
@@ -810,7 +775,7 @@ func (e *Engine) rpcReply(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, 
 	rec.HasProgram, rec.Program, rec.Version, rec.Procedure = t.HasProgram, t.Program, t.Version, t.Procedure
 	rec.Txn = t
 	if m.Invalidate {
-		rec.InvalidatedOwner = rc.owner(m.InvalidatedSTag, t, t.callDir)
+		rec.InvalidatedOwner, _ = rc.mem.Owner(m.InvalidatedSTag, t.callDir, t)
 	}
 	t.Reply = &t.reply
 	t.reply.fill(m, v, rec.Header.HeaderLen())
@@ -1009,12 +974,9 @@ func (rc *rpcConn) register(t *Transaction) {
 	for ci := range t.call.Chunks {
 		ch := &t.call.Chunks[ci]
 		for si := range ch.Segments {
-			h := ch.Segments[si].Handle
-			refs, ok := rc.segs[h]
-			if !ok && len(rc.spare) > 0 {
-				refs, rc.spare = rc.spare[len(rc.spare)-1], rc.spare[:len(rc.spare)-1]
-			}
-			rc.segs[h] = append(refs, segRef{t, int32(ci), int32(si)})
+			sg := &ch.Segments[si]
+			rc.mem.Advertise(t, t.callDir, int32(ci), int32(si),
+				Region{STag: sg.Handle, Offset: sg.Offset, Length: sg.Length, Read: readKind(ch.Kind)})
 		}
 	}
 }
@@ -1023,54 +985,28 @@ func (rc *rpcConn) unregister(t *Transaction) {
 	for ci := range t.call.Chunks {
 		ch := &t.call.Chunks[ci]
 		for si := range ch.Segments {
-			h := ch.Segments[si].Handle
-			refs := rc.segs[h]
-			out := refs[:0]
-			for _, r := range refs {
-				if r.t != t {
-					out = append(out, r)
-				}
-			}
-			clear(refs[len(out):])
-			if len(out) == 0 {
-				delete(rc.segs, h)
-				if cap(out) > 0 && len(rc.spare) < 256 {
-					rc.spare = append(rc.spare, out)
-				}
-			} else {
-				rc.segs[h] = out
-			}
+			rc.mem.Withdraw(t, ch.Segments[si].Handle)
 		}
 	}
 }
 
-// owner returns the latest outstanding Call sent in direction callDir,
-// other than not, that advertised handle h.
-func (rc *rpcConn) owner(h uint32, not *Transaction, callDir Direction) *Transaction {
-	refs := rc.segs[h]
-	for i := len(refs) - 1; i >= 0; i-- {
-		if t := refs[i].t; t != not && t.callDir == callDir {
-			return t
-		}
-	}
-	return nil
-}
-
-// remember keeps a finished transaction's names and first segments.
+// remember keeps a finished transaction's names, and its first segments in
+// the connection's memory as answered.
 func (rc *rpcConn) remember(t *Transaction, key txnKey) {
 	r := &rc.recent[rc.nrec%recentTxns]
 	rc.nrec++
 	*r = recentTxn{key: key, hasProgram: t.HasProgram, program: t.Program, version: t.Version,
 		procedure: t.Procedure}
 	r.callPacket, r.callTime = t.call.callFrame()
+	replyPacket := 0
 	if t.Reply != nil {
-		r.replyPacket = lastPacket(t.reply.Packets)
+		replyPacket = lastPacket(t.reply.Packets)
 	}
+	ret := rc.mem.Retire(t.callDir, uint64(t.XID), replyPacket)
 	for ci := range t.call.Chunks {
 		for _, sg := range t.call.Chunks[ci].Segments {
-			if r.nsegs < len(r.segs) {
-				r.segs[r.nsegs] = struct{ handle, lo, hi uint64 }{uint64(sg.Handle), sg.Offset, sg.Offset + uint64(sg.Length)}
-				r.nsegs++
+			if !ret.Add(Region{STag: sg.Handle, Offset: sg.Offset, Length: sg.Length}) {
+				return
 			}
 		}
 	}

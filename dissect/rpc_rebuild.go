@@ -30,31 +30,12 @@ func (e *Engine) rpcRDMAOp(p *Packet, op *RDMAOp) {
 	}
 	rs := c.rpcStats()
 	callDir := opposite(op.Dir)
-	var (
-		t      *Transaction
-		ci, si int
-	)
-	refs := rc.segs[op.STag]
-	for i := len(refs) - 1; i >= 0; i-- {
-		r := refs[i]
-		if r.t.callDir != callDir {
-			continue
-		}
-		ch := &r.t.call.Chunks[r.chunk]
-		if readKind(ch.Kind) != (op.Kind == RDMARead) {
-			continue
-		}
-		sg := &ch.Segments[r.seg]
-		if op.Offset < sg.Offset || op.Offset+uint64(op.Length) > sg.Offset+uint64(sg.Length) {
-			continue
-		}
-		t, ci, si = r.t, int(r.chunk), int(r.seg)
-		break
-	}
-	if t == nil {
+	ref, ok := rc.mem.Find(op)
+	if !ok {
 		e.unattached(rc, rs, op, callDir)
 		return
 	}
+	t, ci, si := ref.Owner, int(ref.I), int(ref.J)
 	op.Attach = OpAttachment{Txn: t, Chunk: ci, Segment: si}
 	ch := &t.call.Chunks[ci]
 	sg := &ch.Segments[si]
@@ -86,23 +67,9 @@ func firstPacket(pk []int) int {
 // unattached records an operation that no outstanding Call explains.
 func (e *Engine) unattached(rc *rpcConn, rs *RPCStats, op *RDMAOp, callDir Direction) {
 	a := OpAttachment{Reason: UnattachedNoSegment}
-	n := rc.nrec
-	if n > recentTxns {
-		n = recentTxns
-	}
-	end := op.Offset + uint64(op.Length)
-	for i := 0; i < n && a.Reason == UnattachedNoSegment; i++ {
-		r := &rc.recent[(rc.nrec-1-i)%recentTxns] // the latest first
-		if int(r.key.dir()) != callDir.Index() {
-			continue
-		}
-		for _, sg := range r.segs[:r.nsegs] {
-			if sg.handle == uint64(op.STag) && op.Offset >= sg.lo && end <= sg.hi {
-				a = OpAttachment{Reason: UnattachedAfterReply, XID: r.key.xid(), ReplyPacket: r.replyPacket}
-			}
-		}
-	}
-	if a.Reason == UnattachedNoSegment && rc.undecoded[callDir.Index()].size() > 0 {
+	if xid, reply, ok := rc.mem.Retired(op); ok {
+		a = OpAttachment{Reason: UnattachedAfterReply, XID: uint32(xid), ReplyPacket: reply}
+	} else if rc.mem.HasUnknown(callDir) {
 		a.Reason = UnattachedCallUnknown
 	}
 	op.Attach = a
