@@ -135,7 +135,7 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 	if o.list {
 		return listInterfaces(out, o)
 	}
-	filter := live.DefaultFilter(g.rocePort)
+	filter := live.DefaultFilter(g.rocePort, dissect.ULPPorts(newULPs())...)
 	if cmd.Flags().Changed("filter") {
 		var err error
 		if filter, err = live.ParseFilter(o.filter); err != nil {

@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 )
 
 // Exit statuses (docs/architecture.md, "Output contracts").
@@ -109,8 +108,8 @@ func (g *globalFlags) engineOptions(opts *dissect.Options) {
 	opts.MaxConnections = g.maxConnections
 	opts.MaxBufferedBytes = int(g.maxBuffered)
 	opts.IdleTimeout = g.idleTimeout
-	// The Upper-Layer Binding: NFS (RFC 8267), one per engine.
-	opts.ULP = nfs.NewBinding()
+	// The upper-layer protocols, fresh for each engine (ulps.go).
+	opts.ULPs = newULPs()
 	opts.Pipeline, _ = dissect.ParsePipelineMode(g.pipeline) // checked in PersistentPreRunE
 	if opts.Pipeline == dissect.PipelineAuto && g.concurrent > 1 && 2*g.concurrent > runtime.GOMAXPROCS(0) {
 		// Several captures read at once keep the CPUs busy already: the

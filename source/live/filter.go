@@ -88,16 +88,24 @@ const (
 )
 
 // DefaultFilter keeps RoCEv2 (UDP to or from rocePort), RoCEv1 (EtherType
-// 0x8915) and NFS over RDMA on iWARP (TCP port 20049).
-func DefaultFilter(rocePort uint16) Filter {
+// 0x8915) and iWARP on the TCP ports of the upper-layer protocols analysed
+// (tcpPorts: the registered ULPs' ports; none given, NFS over RDMA's
+// 20049).
+func DefaultFilter(rocePort uint16, tcpPorts ...uint16) Filter {
 	if rocePort == 0 {
 		rocePort = PortRoCEv2
 	}
-	return Filter{Terms: []Term{
+	if len(tcpPorts) == 0 {
+		tcpPorts = []uint16{PortNFSRDMA}
+	}
+	f := Filter{Terms: []Term{
 		{TermUDP, rocePort},
 		{TermEther, EtherTypeRoCEv1},
-		{TermTCP, PortNFSRDMA},
 	}}
+	for _, p := range tcpPorts {
+		f.Terms = append(f.Terms, Term{TermTCP, p})
+	}
+	return f
 }
 
 // String writes the filter in the syntax ParseFilter reads.
