@@ -15,6 +15,12 @@ type Finding struct {
 	Connection int `json:"connection"`
 	// XID is the RPC transaction's XID, when the finding is about one.
 	XID *uint32 `json:"xid"`
+	// ULP is the upper-layer protocol of the rule ("rpcordma"); empty for
+	// the transport's rules (Rule.ULP).
+	ULP string `json:"ulp,omitempty"`
+	// Exchange is the key of the request/response exchange the finding is
+	// about, as the exchanges listing prints it (an RPC XID "0x%08x").
+	Exchange string `json:"exchange,omitempty"`
 	// Packets are the packet numbers (1-based, as Wireshark numbers them)
 	// that show the finding, at most MaxPackets of them.
 	Packets []int `json:"packets"`

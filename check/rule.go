@@ -25,6 +25,10 @@ type Rule struct {
 	Explanation string
 	// Evidence is what a capture must hold for the rule to be evaluated.
 	Evidence string
+	// ULP is the name of the upper-layer protocol whose rule it is
+	// ("rpcordma", dissect.ULP.Name); empty for the rules of the RDMA
+	// transport, which judge every connection.
+	ULP string
 	// Added marks rules that are not in the project's list of checks
 	// (shared/specs/conformance-rules.md) but that the specs support.
 	Added bool
@@ -149,3 +153,6 @@ func init() {
 		byID[r.ID] = r
 	}
 }
+
+// rpcULP names RPC-over-RDMA's rules (Rule.ULP).
+const rpcULP = dissect.RPCOverRDMAName

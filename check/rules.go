@@ -12,6 +12,7 @@ func ruleTable() []*Rule {
 		// Connection set-up and private data (RFC 8797, IBA CM).
 		{
 			ID: "PD-FORMAT", Severity: Error, Reference: "RFC 8797 sections 4, 5.2",
+			ULP:     rpcULP,
 			Summary: "private data with the 0xf6ab0e18 identifier is version 1 and 8 octets long",
 			Explanation: `A peer that places the RPC-over-RDMA format identifier 0xf6ab0e18 in its CM
 private data (CM REQ/REP, or MPA Request/Reply on iWARP) must follow it with a
@@ -26,6 +27,7 @@ back to 1024 bytes.`,
 		},
 		{
 			ID: "PD-RESERVED", Severity: Warning, Reference: "RFC 8797 section 4 (Reserved)",
+			ULP:     rpcULP,
 			Summary: "the 7 reserved bits of the private data are zero",
 			Explanation: `The 7 bits before R in the second word of the RFC 8797 message are reserved:
 "Senders MUST set these bits to zero and receivers MUST ignore their value."
@@ -36,6 +38,7 @@ version of the format that gives the bits a meaning.`,
 		},
 		{
 			ID: "PD-SIZE-RANGE", Severity: Info, Reference: "RFC 8797 sections 4, 4.2",
+			ULP:     rpcULP,
 			Summary: "advertised sizes are 1024..262144 bytes; note sizes that changed since the last connection",
 			Explanation: `Send Size and Receive Size are encoded as (bytes / 1024) - 1 in one octet, so
 they always decode to 1024..262144 bytes. The check reports, as information,
@@ -49,6 +52,7 @@ why two connections of one mount behave differently.`,
 		},
 		{
 			ID: "PD-ABSENT", Severity: Info, Reference: "RFC 8797 section 5.1",
+			ULP:     rpcULP,
 			Summary: "a side sent no recognisable private data: defaults apply (R=0, 1024/1024)",
 			Explanation: `On an RPC-over-RDMA connection whose whole set-up is in the capture, a side whose
 CM REQ/REP (MPA Request/Reply) carries no valid RFC 8797 message counts as having
@@ -89,6 +93,7 @@ An RPC-over-RDMA client that keeps being rejected never gets to send a Call.`,
 		// Inline thresholds (RFC 8797 section 4.2, RFC 8166 section 3.3.2).
 		{
 			ID: "THRESH-C2S", Severity: Error, Reference: "RFC 8166 section 3.3.2; RFC 8797 section 4.2",
+			ULP:     rpcULP,
 			Summary: "every client-to-server Send of RPC-over-RDMA fits the negotiated inline threshold",
 			Explanation: `The client-to-server inline threshold is the smaller of the client's Send Size
 and the server's Receive Size (1024 bytes for a side without RFC 8797 private
@@ -103,6 +108,7 @@ included.`,
 		},
 		{
 			ID: "THRESH-S2C", Severity: Error, Reference: "RFC 8166 section 3.3.2; RFC 8797 section 4.2",
+			ULP:     rpcULP,
 			Summary: "every server-to-client Send of RPC-over-RDMA fits the negotiated inline threshold",
 			Explanation: `The server-to-client inline threshold is the smaller of the server's Send Size
 and the client's Receive Size (1024 bytes for a side without RFC 8797 private
@@ -116,6 +122,7 @@ may overrun the client's receive buffer and take the connection down.`,
 		// Remote invalidation (RFC 8797 section 4.1).
 		{
 			ID: "INV-NOT-NEGOTIATED", Severity: Error, Reference: "RFC 8797 section 4.1",
+			ULP:     rpcULP,
 			Summary: "Send With Invalidate used while either peer's R bit is clear (or its private data absent)",
 			Explanation: `RFC 8797 section 4.1: "When both connection peers have set this bit flag in
 their CM Private Data, the responder MAY use RDMA Send With Invalidate when
@@ -129,6 +136,7 @@ responder that invalidates them anyway breaks its peer's memory registration.`,
 		},
 		{
 			ID: "INV-WRONG-DIRECTION", Severity: Error, Reference: "RFC 8797 section 4.1",
+			ULP:     rpcULP,
 			Summary: "Send With Invalidate carries something other than an RPC Reply",
 			Explanation: `Only the responder may use RDMA Send With Invalidate, and only to transmit RPC
 Replies (RFC 8797 section 4.1). A Call, an RDMA_ERROR or any other message sent
@@ -139,6 +147,7 @@ that message.`,
 		},
 		{
 			ID: "INV-FOREIGN-STAG", Severity: Error, Reference: "RFC 8797 section 4.1",
+			ULP:     rpcULP,
 			Summary: "the invalidated STag is one the Call with the same XID advertised",
 			Explanation: `"Each RDMA Send With Invalidate MUST invalidate an STag associated only with the
 XID in the rdma_xid field of the RPC-over-RDMA Transport Header it carries"
@@ -151,6 +160,7 @@ out from under an RPC still in progress.`,
 		},
 		{
 			ID: "INV-USAGE", Severity: Info, Reference: "RFC 8797 sections 3.2, 4.1",
+			ULP:     rpcULP,
 			Summary: "per connection: Replies sent with and without remote invalidation",
 			Explanation: `Reports, per RPC-over-RDMA connection, how many Replies the responder sent with
 Send With Invalidate and how many with plain Send, next to whether remote
@@ -164,6 +174,7 @@ INV-NOT-NEGOTIATED finding.`,
 		// Transport header (RFC 8166 section 4; draft-ietf-nfsv4-rpcrdma-version-two).
 		{
 			ID: "HDR-VERSION", Severity: Error, Reference: "RFC 8166 sections 4.2.2, 4.5",
+			ULP:     rpcULP,
 			Summary: "rdma_vers is 1 (or 2); unknown versions are answered by ERR_VERS with a sensible range",
 			Explanation: `Every transport header starts with rdma_xid, rdma_vers, rdma_credit and
 rdma_proc. Version 1 is RFC 8166; version 2 is the draft. A header with another
@@ -175,6 +186,7 @@ be non-empty and contain the version the responder speaks on the connection.`,
 		},
 		{
 			ID: "HDR-PROC", Severity: Error, Reference: "RFC 8166 sections 4.2.4, 4.6",
+			ULP:     rpcULP,
 			Summary: "rdma_proc is a known procedure; RDMA_MSGP and RDMA_DONE are not to be used (warning)",
 			Explanation: `Version 1 defines RDMA_MSG (0), RDMA_NOMSG (1), RDMA_MSGP (2), RDMA_DONE (3) and
 RDMA_ERROR (4). Other values are errors. RFC 8166 section 4.6 keeps RDMA_MSGP and
@@ -186,6 +198,7 @@ defines.`,
 		},
 		{
 			ID: "HDR-TRUNCATED", Severity: Error, Reference: "RFC 8166 section 4.3",
+			ULP:     rpcULP,
 			Summary: "the header's chunk lists end within the Send",
 			Explanation: `The chunk lists are XDR linked lists inside the transport header; a header whose
 lists (or counted segment arrays) run past the end of the Send cannot be parsed
@@ -196,6 +209,7 @@ the capture's snap length is not evaluated.`,
 		},
 		{
 			ID: "HDR-MALFORMED", Severity: Error, Reference: "RFC 8166 section 4.3; RFC 4506 section 4.19", Added: true,
+			ULP:     rpcULP,
 			Summary: "the transport header is valid XDR (discriminators 0/1, known error codes)",
 			Explanation: `The Read list, Write list and Reply chunk are XDR optional-data: every
 discriminator is 0 or 1 (RFC 4506 section 4.19), and RDMA_ERROR's rdma_err is
@@ -207,6 +221,7 @@ lists that run short; this is the other way a header fails to parse.)`,
 		},
 		{
 			ID: "HDR-XID-MISMATCH", Severity: Error, Reference: "RFC 8166 section 4.2.1",
+			ULP:     rpcULP,
 			Summary: "rdma_xid equals the XID of the RPC message carried inline",
 			Explanation: `rdma_xid is a copy of the XID of the RPC message the transport header conveys;
 receivers match Replies to Calls with it before parsing the RPC message, and
@@ -217,6 +232,7 @@ the inline RPC message's XID sends the receiver to the wrong transaction.`,
 		},
 		{
 			ID: "HDR-ERROR", Severity: Warning, Reference: "RFC 8166 section 4.5", Added: true,
+			ULP:     rpcULP,
 			Summary: "a responder answered a Call with RDMA_ERROR (ERR_VERS, ERR_CHUNK)",
 			Explanation: `RDMA_ERROR reports that the responder could not process a Call's transport
 header: ERR_VERS for an unsupported version, ERR_CHUNK for chunk lists it could
@@ -230,6 +246,7 @@ under CHUNK-MISSING-REPLY; this reports every transport error.)`,
 		// Credits (RFC 8166 section 3.3.1).
 		{
 			ID: "CREDIT-ZERO", Severity: Warning, Reference: "RFC 8166 section 3.3.1",
+			ULP:     rpcULP,
 			Summary: "a Reply grants zero credits",
 			Explanation: `In a Reply, rdma_credit is the credit limit the responder grants: the number of
 Calls the requester may have outstanding. A grant of zero leaves the requester
@@ -240,6 +257,7 @@ outstanding none will come, so the connection stalls.`,
 		},
 		{
 			ID: "CREDIT-OVERRUN", Severity: Error, Reference: "RFC 8166 section 3.3.1",
+			ULP:     rpcULP,
 			Summary: "the requester has more Calls outstanding than the last credit limit granted",
 			Explanation: `A requester must not have more Calls outstanding (sent, Reply not yet received)
 than the credit limit the responder last granted; each credit stands for a
@@ -253,6 +271,7 @@ first Reply in the capture on (before it no limit is known).`,
 		// Chunks (RFC 8166 sections 3.4, 3.5, 4.3; RFC 8267).
 		{
 			ID: "CHUNK-READ-IN-REPLY", Severity: Error, Reference: "RFC 8166 section 3.4.5; RFC 8267 appendix A",
+			ULP:     rpcULP,
 			Summary: "a Reply carries a non-empty Read list",
 			Explanation: `Read chunks let the responder pull a Call's data; a Reply has nothing to pull
 from, and RPC-over-RDMA version 1 removed the use of the Read list in Replies
@@ -263,6 +282,7 @@ semantics in the wrong direction.`,
 		},
 		{
 			ID: "CHUNK-READ-POSITION", Severity: Error, Reference: "RFC 8166 sections 3.4.5, 4.3.1",
+			ULP:     rpcULP,
 			Summary: "Read positions are multiples of 4, non-decreasing, within the Payload stream; a chunk's segments are adjacent",
 			Explanation: `A Read segment's position is the XDR offset in the Call's Payload stream where
 its data belongs, so it is a multiple of 4; the Read list is ordered by
@@ -274,6 +294,7 @@ nowhere. The responder reassembles the Call from these positions.`,
 		},
 		{
 			ID: "CHUNK-LONG-CALL", Severity: Error, Reference: "RFC 8166 sections 3.5.3, 4.2.4",
+			ULP:     rpcULP,
 			Summary: "an RDMA_NOMSG Call has a position-zero Read chunk and nothing inline; position zero only with RDMA_NOMSG",
 			Explanation: `A Long Call moves the whole RPC Call in a position-zero Read chunk and is sent
 as RDMA_NOMSG, with nothing after the transport header. An RDMA_NOMSG Call
@@ -284,6 +305,7 @@ with a position-zero chunk conveys its Call twice.`,
 		},
 		{
 			ID: "CHUNK-LONG-REPLY", Severity: Error, Reference: "RFC 8166 sections 3.5.4, 4.2.4",
+			ULP:     rpcULP,
 			Summary: "an RDMA_NOMSG Reply uses the Reply chunk its Call provided",
 			Explanation: `A Long Reply writes the whole RPC Reply into the Reply chunk the Call provided
 and is sent as RDMA_NOMSG, returning that Reply chunk with the lengths written.
@@ -294,6 +316,7 @@ has nowhere its Reply could be.`,
 		},
 		{
 			ID: "CHUNK-REPLY-ECHO", Severity: Error, Reference: "RFC 8166 sections 3.4.6, 4.3.2, 4.3.3",
+			ULP:     rpcULP,
 			Summary: "a Reply returns the Call's Write chunks and Reply chunk with lengths no larger than provided",
 			Explanation: `A Reply repeats its Call's Write list — the same number of chunks, each with the
 same segments and handles — and its Reply chunk, with each segment's length set
@@ -305,6 +328,7 @@ claims a write past the end of the requester's buffer.`,
 		},
 		{
 			ID: "CHUNK-DDP-ELIGIBLE", Severity: Error, Reference: "RFC 8166 section 3.4.1; RFC 8267 sections 3, 5.1",
+			ULP:     rpcULP,
 			Summary: "Read chunks carry only DDP-eligible arguments, Write chunks only DDP-eligible results",
 			Explanation: `The Upper-Layer Binding names the data items that may move by direct data
 placement. NFSv2/v3 (RFC 8267 section 3): the data of WRITE and the pathname of
@@ -321,6 +345,7 @@ items.`,
 		},
 		{
 			ID: "CHUNK-NFS4-PAIRING", Severity: Error, Reference: "RFC 8267 section 5.4.1",
+			ULP:     rpcULP,
 			Summary: "in an NFSv4 COMPOUND, the Nth Write chunk goes to the Nth READ-like operation",
 			Explanation: `NFSv4 pairs Write chunks with the COMPOUND's operations that have a DDP-eligible
 result (READ, READLINK) in order: the first chunk to the first such operation,
@@ -333,6 +358,7 @@ pairing.`,
 		},
 		{
 			ID: "CHUNK-UNNEEDED", Severity: Info, Reference: "RFC 8166 section 3.5",
+			ULP:     rpcULP,
 			Summary: "a chunk moved data that would have fit inline (an efficiency hint)",
 			Explanation: `Chunks cost an RDMA Read or Write and a memory registration; RFC 8166 uses them
 for what does not fit the inline threshold. A Call or Reply that moved data by
@@ -344,6 +370,7 @@ with the count and the first example.`,
 		},
 		{
 			ID: "CHUNK-MISSING-REPLY", Severity: Error, Reference: "RFC 8166 sections 3.5.4, 4.5.2; RFC 8267 section 2",
+			ULP:     rpcULP,
 			Summary: "a Reply too large for the inline threshold had no Reply chunk to go to",
 			Explanation: `The requester must estimate each Reply's size and provide a Reply chunk when it
 may exceed the server-to-client inline threshold (RFC 8267 section 2, "reply
@@ -355,6 +382,7 @@ points at the Call that provided no Reply chunk.`,
 		},
 		{
 			ID: "CHUNK-ROUNDUP", Severity: Warning, Reference: "RFC 8166 sections 3.4.5.2, 3.4.6.2",
+			ULP:     rpcULP,
 			Summary: "XDR roundup padding is not moved in a Read chunk nor written into a Write chunk",
 			Explanation: `A DDP-eligible opaque item whose length is not a multiple of 4 has XDR roundup
 padding in its inline encoding; when the item moves by chunk, the padding stays
@@ -368,6 +396,7 @@ length: NFSv3 WRITE Calls and READ Replies.`,
 		// RDMA operations against advertised memory.
 		{
 			ID: "RDMA-READ-UNADVERTISED", Severity: Error, Reference: "RFC 8166 sections 3.4.3, 3.4.5",
+			ULP:     rpcULP,
 			Summary: "an RDMA Read targets memory inside a Read segment of an outstanding Call",
 			Explanation: `The responder pulls a Call's Read chunks with RDMA Read; every Read must fall
 inside a Read segment (handle, offset, length) that a Call still outstanding on
@@ -378,6 +407,7 @@ not offered for it — at best a remote access error, at worst a data leak.`,
 		},
 		{
 			ID: "RDMA-WRITE-UNADVERTISED", Severity: Error, Reference: "RFC 8166 sections 3.4.3, 3.4.6",
+			ULP:     rpcULP,
 			Summary: "an RDMA Write targets memory inside a Write chunk or Reply chunk of an outstanding Call",
 			Explanation: `The responder pushes results with RDMA Write into the Write chunks and the Reply
 chunk of the Call they answer; every Write must fall inside one of their
@@ -388,6 +418,7 @@ it.`,
 		},
 		{
 			ID: "RDMA-AFTER-REPLY", Severity: Error, Reference: "RFC 8166 sections 3.4.3, 3.6",
+			ULP:     rpcULP,
 			Summary: "no RDMA Read or Write against a Call's segments after its Reply was sent",
 			Explanation: `The responder finishes moving a transaction's data before it sends the Reply;
 once the Reply arrives, the requester invalidates the segments and may reuse the
@@ -398,6 +429,7 @@ memory that may already belong to someone else.`,
 		},
 		{
 			ID: "RDMA-BY-REQUESTER", Severity: Error, Reference: "RFC 8166 section 3.4.3",
+			ULP:     rpcULP,
 			Summary: "the requester initiated an RDMA Read or Write",
 			Explanation: `In RPC-over-RDMA version 1 only the requester exposes memory and only the
 responder initiates RDMA Read and Write. An RDMA operation started by the

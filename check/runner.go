@@ -522,6 +522,10 @@ func (c *Conn) Report(f Finding) {
 	}
 	f.Connection = c.ID
 	f.Reference = ru.Reference
+	f.ULP = ru.ULP
+	if f.XID != nil && f.Exchange == "" {
+		f.Exchange = hex32(*f.XID)
+	}
 	if n := len(f.Packets); n > r.cfg.MaxPackets {
 		f.PacketsOmitted += n - r.cfg.MaxPackets
 		f.Packets = f.Packets[:r.cfg.MaxPackets]
@@ -577,4 +581,15 @@ func (c *Conn) found() bool {
 		}
 	}
 	return false
+}
+
+// hex32 is "0x%08x" without fmt.
+func hex32(x uint32) string {
+	const digits = "0123456789abcdef"
+	b := [10]byte{'0', 'x'}
+	for i := 9; i >= 2; i-- {
+		b[i] = digits[x&0xf]
+		x >>= 4
+	}
+	return string(b[:])
 }

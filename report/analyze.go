@@ -113,8 +113,12 @@ type Direction struct {
 
 // Connection is one connection of the Analysis document.
 type Connection struct {
-	ID          int      `json:"id"`
-	Transport   string   `json:"transport"`
+	ID        int    `json:"id"`
+	Transport string `json:"transport"`
+	// ULP is the upper-layer protocol the connection carries as the
+	// engine decided it ("rpcordma" for RPC-over-RDMA, tshark's name);
+	// null when no registered protocol claimed it.
+	ULP         *string  `json:"ulp"`
 	Client      Endpoint `json:"client"`
 	Server      Endpoint `json:"server"`
 	ServicePort *uint16  `json:"service_port"`
@@ -229,6 +233,10 @@ func connection(c *dissect.Connection) Connection {
 	out.IWARP = iwarpConnection(c)
 	out.RPC = rpcConnection(c)
 	out.RPCOverRDMA = !notRPCOverRDMA(out)
+	if c.ULP != "" {
+		u := c.ULP
+		out.ULP = &u
+	}
 	out.TransportHealth = transportHealth(c)
 	return out
 }

@@ -108,7 +108,10 @@ type CheckConnection struct {
 	ServicePort *uint16  `json:"service_port"`
 	State       string   `json:"state,omitempty"`
 	// RPC tells whether the connection carries RPC-over-RDMA.
-	RPC                bool                `json:"rpc"`
+	RPC bool `json:"rpc"`
+	// ULP is the upper-layer protocol the engine found on the connection
+	// ("rpcordma"), empty when none.
+	ULP                string              `json:"ulp,omitempty"`
 	Checks             []check.CheckResult `json:"checks"`
 	RemoteInvalidation *check.InvUsage     `json:"remote_invalidation,omitempty"`
 	Chunks             *check.ChunkSummary `json:"chunks,omitempty"`
@@ -122,6 +125,7 @@ type CheckConnection struct {
 	Negotiated   *Negotiated `json:"negotiated,omitempty"`
 	Transactions uint64      `json:"transactions,omitempty"`
 	name         string
+	setUp        bool // both sides' set-up messages are in the capture
 }
 
 // CheckSummary adds up every file.
@@ -179,6 +183,8 @@ func checkConnection(cr *check.ConnResult) CheckConnection {
 	if dc := cr.Connection(); dc != nil {
 		c.Client, c.Server = endpoint(dc.Transport, dc.Client), endpoint(dc.Transport, dc.Server)
 		c.Negotiated, c.Transactions = gateFacts(dc, cr.RPC)
+		c.ULP = dc.ULP
+		c.setUp = dc.PrivateData[0].Seen && dc.PrivateData[1].Seen
 	}
 	if cr.ServicePort != 0 {
 		p := cr.ServicePort

@@ -89,7 +89,7 @@ func (r *CheckReport) Judge(o GateOptions) {
 	r.Summary.GateFailures, r.Summary.NothingToJudge = 0, false
 	r.Failed = r.Summary.Unreadable > 0 || (r.Summary.AtOrAboveFailOn > 0 && !r.FindingsDoNotFail) ||
 		(r.FailOnDamage && r.Summary.Incomplete > 0)
-	var conns, rpcConns, negotiated, evaluated, checks int
+	var conns, rpcConns, negotiated, evaluated, checks, otherULP, otherSetUp int
 	var txns uint64
 	reasons := map[string]int{}
 	for _, f := range r.Files {
@@ -98,6 +98,8 @@ func (r *CheckReport) Judge(o GateOptions) {
 		conns += f.ForgottenConnections + g.conns
 		rpcConns += g.rpcConns
 		negotiated += g.negotiated
+		otherULP += g.otherULP
+		otherSetUp += g.otherSetUp
 		txns += g.txns
 		checks += g.checks
 		evaluated += g.evaluated
@@ -111,23 +113,29 @@ func (r *CheckReport) Judge(o GateOptions) {
 		}
 	}
 
+	// The evidence is a connection of any registered upper-layer
+	// protocol with its set-up in the capture; the messages name
+	// RPC-over-RDMA's figures as before, and the others' beside them.
 	ev := GateResult{ID: GateEvidence, Evidence: true,
-		Summary: "the captures hold RDMA connections carrying RPC-over-RDMA, with their set-up, on which the rules could be evaluated"}
+		Summary: "the captures hold RDMA connections carrying an upper-layer protocol (RPC-over-RDMA or another registered one), with their set-up, on which the rules could be evaluated"}
 	switch {
 	case conns == 0:
 		ev.Message = "nothing to judge: 0 RDMA connections"
-	case rpcConns == 0:
-		ev.Message = fmt.Sprintf("no RPC-over-RDMA traffic: none of the %d RDMA connections carries RPC-over-RDMA", conns)
+	case rpcConns+otherULP == 0:
+		ev.Message = fmt.Sprintf("no RPC-over-RDMA traffic: none of the %d RDMA connections carries RPC-over-RDMA or another registered upper-layer protocol", conns)
 	case evaluated == 0:
 		ev.Message = fmt.Sprintf("every rule not evaluated: %s", topReasons(reasons, checks))
-	case negotiated == 0:
-		ev.Message = fmt.Sprintf("no connection set-up in the capture: the set-up of the %d RPC-over-RDMA connection(s) is missing, so what they negotiated (RFC 8797) cannot be judged; start the capture before the connections", rpcConns)
+	case negotiated+otherSetUp == 0:
+		ev.Message = fmt.Sprintf("no connection set-up in the capture: the set-up of the %d upper-layer protocol connection(s) is missing, so what they negotiated cannot be judged; start the capture before the connections", rpcConns+otherULP)
 	}
 	switch {
 	case ev.Message == "":
 		ev.Status = GatePassed
 		ev.Message = fmt.Sprintf("%d RDMA connections, %d carrying RPC-over-RDMA (%d with their set-up), %d RPC transactions; %d of %d checks evaluated",
 			conns, rpcConns, negotiated, txns, evaluated, checks)
+		if otherULP > 0 {
+			ev.Message += fmt.Sprintf("; %d carrying other upper-layer protocols (%d with their set-up)", otherULP, otherSetUp)
+		}
 	case o.AllowEmpty:
 		ev.Status = GateAllowed
 		ev.Message += " (allowed by --allow-empty)"
@@ -188,7 +196,10 @@ type gateCounts struct {
 	conns, rpcConns, negotiated int
 	txns                        uint64
 	checks, evaluated           int
-	reasons                     map[string]int // of the checks not evaluated
+	// otherULP counts the connections of the upper-layer protocols other
+	// than RPC-over-RDMA; otherSetUp those with their set-up.
+	otherULP, otherSetUp int
+	reasons              map[string]int // of the checks not evaluated
 }
 
 // add counts connection c.
@@ -197,10 +208,17 @@ func (g *gateCounts) add(c *CheckConnection) {
 		return
 	}
 	g.conns++
-	if c.RPC {
+	switch {
+	case c.RPC:
 		g.rpcConns++
 		if c.Negotiated != nil {
 			g.negotiated++
+		}
+	case c.ULP != "":
+		// Another upper-layer protocol: its set-up is its evidence.
+		g.otherULP++
+		if c.setUp {
+			g.otherSetUp++
 		}
 	}
 	g.txns += c.Transactions
