@@ -164,10 +164,13 @@ func (o PropertyOffset) String() string {
 // Command"; NVMe over Fabrics 1.1 sections 3.5-3.6):
 //
 //	octet  40    ATTRIB  bits 2:0 property size: 0 4 octets, 1 8 octets
-//	octets 41-47 reserved
-//	octets 48-51 OFST    property offset
-//	octets 52-59 VALUE   (Set only) the value to write
-//	octets 60-63 reserved
+//	octets 41-43 reserved
+//	octets 44-47 OFST    property offset
+//	octets 48-55 VALUE   (Set only) the value to write
+//	octets 56-63 reserved
+//
+// (Linux struct nvmf_property_get_command / _set_command lay them out
+// the same way.)
 type PropertyCommand struct {
 	ATTRIB uint8
 	OFST   PropertyOffset
@@ -188,9 +191,9 @@ func (p PropertyCommand) Size() int {
 
 // Property reads the SQE as a Property Get or Property Set command.
 func (c *Command) Property() PropertyCommand {
-	p := PropertyCommand{ATTRIB: uint8(c.CDW10), OFST: PropertyOffset(c.CDW12)}
+	p := PropertyCommand{ATTRIB: uint8(c.CDW10), OFST: PropertyOffset(c.CDW11)}
 	if c.FCTYPE == FabricsPropertySet {
-		p.VALUE = uint64(c.CDW14)<<32 | uint64(c.CDW13)
+		p.VALUE = uint64(c.CDW13)<<32 | uint64(c.CDW12)
 		if p.Size() == 4 {
 			p.VALUE &= 0xffffffff
 		}
