@@ -107,8 +107,13 @@ type Command struct {
 
 // DecodeFromBytes decodes a command capsule: data is an RDMA Send payload
 // from host to controller (at least 64 octets). When SGL1 is a data block
-// with subtype Offset whose offset and length do not fit in the capsule,
-// the SQE is still decoded and the error is ErrInCapsuleData.
+// (or segment) with subtype Offset whose offset and length do not fit in
+// the capsule, the SQE is still decoded, InCapsule is nil and the error is
+// ErrInCapsuleData.
+//
+// InCapsule assumes the controller's ICDOFF is 0 (Linux nvmet's; the
+// offset counts from the end of the SQE). For a controller that reports
+// another ICDOFF use InCapsuleAt.
 func (c *Command) DecodeFromBytes(data []byte) error {
 	if len(data) < SQELen {
 		*c = Command{}
@@ -133,14 +138,38 @@ func (c *Command) DecodeFromBytes(data []byte) error {
 	c.contents = data[:SQELen]
 	c.Data = data[SQELen:]
 	c.InCapsule = nil
-	if c.SGL1.IsInCapsule() || (c.SGL1.IsSegment() && c.SGL1.Subtype == SGLSubtypeOffset) {
-		off, n := c.SGL1.Address, uint64(c.SGL1.Length)
-		if off > uint64(len(c.Data)) || n > uint64(len(c.Data))-off {
-			return ErrInCapsuleData
+	if c.hasInCapsule() {
+		b, err := c.InCapsuleAt(0)
+		if err != nil {
+			return err
 		}
-		c.InCapsule = c.Data[off : off+n]
+		c.InCapsule = b
 	}
 	return nil
+}
+
+// hasInCapsule reports whether SGL1 points into the capsule.
+func (c *Command) hasInCapsule() bool {
+	return c.SGL1.IsInCapsule() || (c.SGL1.IsSegment() && c.SGL1.Subtype == SGLSubtypeOffset)
+}
+
+// InCapsuleAt returns the in-capsule data SGL1 names when the controller's
+// In Capsule Data Offset is icdoff (Identify Controller ICDOFF, 16-octet
+// units): SGL1's Address counts from icdoff*16 octets after the SQE (NVMe
+// over Fabrics 1.1 section 4.1, ICDOFF; Base 2.0 "SGL Data Block
+// descriptor", subtype Offset). It returns nil and no error when SGL1 does
+// not point into the capsule, ErrInCapsuleData when the range does not lie
+// inside it.
+func (c *Command) InCapsuleAt(icdoff uint16) ([]byte, error) {
+	if !c.hasInCapsule() {
+		return nil, nil
+	}
+	off := uint64(icdoff)*16 + c.SGL1.Address
+	n := uint64(c.SGL1.Length)
+	if c.SGL1.Address > 1<<62 || off > uint64(len(c.Data)) || n > uint64(len(c.Data))-off {
+		return nil, ErrInCapsuleData
+	}
+	return c.Data[off : off+n], nil
 }
 
 // LayerContents returns the 64-octet SQE.
