@@ -56,8 +56,8 @@ func (f RecordFormat) String() string {
 //	octets 6-7   HSQSIZE  host send queue size, 0's based (the Connect's
 //	                      SQSIZE)
 //	octets 8-9   CNTLID   controller ID (NVMe RDMA Transport 1.0; reserved
-//	                      in NVMe-oF 1.0; Linux sends 0, or the admin
-//	                      queue's CNTLID on an I/O queue with newer hosts)
+//	                      in NVMe-oF 1.0; Linux 6.1 sends 0 on every queue,
+//	                      rxe-nvmeof.pcap frames 11 and 90)
 //	octets 10-31 reserved
 type CMRequest struct {
 	RECFMT   RecordFormat

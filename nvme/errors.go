@@ -9,16 +9,17 @@ import (
 // shorter than the structure.
 var ErrTruncated = errors.New("nvme: truncated")
 
-// TruncatedError says which structure was cut short and by how much. It
-// wraps ErrTruncated.
+// TruncatedError says which structure was cut short. It wraps
+// ErrTruncated. The decoders return preallocated values (a failed decode
+// allocates nothing either), so it does not hold the length given: the
+// caller has it.
 type TruncatedError struct {
 	What string // the structure, e.g. "submission queue entry"
 	Need int    // octets the structure needs
-	Have int    // octets given
 }
 
 func (e *TruncatedError) Error() string {
-	return "nvme: " + e.What + " truncated: " + strconv.Itoa(e.Have) + " of " + strconv.Itoa(e.Need) + " octets"
+	return "nvme: " + e.What + " truncated: fewer than " + strconv.Itoa(e.Need) + " octets"
 }
 
 // Unwrap returns ErrTruncated.
@@ -37,7 +38,7 @@ var (
 	errShortConnect    = &TruncatedError{What: "Connect data", Need: ConnectDataLen}
 	errShortIdentCtrl  = &TruncatedError{What: "Identify Controller data", Need: IdentifyDataLen}
 	errShortIdentNS    = &TruncatedError{What: "Identify Namespace data", Need: identifyNSMinLen}
-	errShortDiscHeader = &TruncatedError{What: "Discovery log page header", Need: DiscoveryLogHeaderLen}
+	errShortDiscHeader = &TruncatedError{What: "Discovery log page header", Need: discoveryHeaderMinLen}
 	errShortDiscEntry  = &TruncatedError{What: "Discovery log page entry", Need: DiscoveryLogEntryLen}
 	errShortDSMRange   = &TruncatedError{What: "Dataset Management range", Need: DSMRangeLen}
 )

@@ -9,6 +9,10 @@ import (
 const (
 	DiscoveryLogHeaderLen = 1024
 	DiscoveryLogEntryLen  = 1024
+
+	// discoveryHeaderMinLen is what DiscoveryLogHeader.DecodeFromBytes
+	// needs: the octets up to RECFMT (a host may read the header alone).
+	discoveryHeaderMinLen = 18
 )
 
 // DiscoveryLogHeader is the start of the Discovery log page (LID 70h; Base
@@ -26,7 +30,7 @@ type DiscoveryLogHeader struct {
 
 // DecodeFromBytes decodes the header at the start of data.
 func (h *DiscoveryLogHeader) DecodeFromBytes(data []byte) error {
-	if len(data) < 18 {
+	if len(data) < discoveryHeaderMinLen {
 		*h = DiscoveryLogHeader{}
 		return errShortDiscHeader
 	}
