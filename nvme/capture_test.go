@@ -457,8 +457,18 @@ func iwarpCapture(t testing.TB, name string) *nvmeCapture {
 			connQID[h.conn] = r.QID
 		}
 	}
+	// Frame and decode every half-connection first: the RDMA Read
+	// Requests (controller to host) say which host STag and offset the
+	// Read Responses (host to controller, placed in the controller's sink
+	// STag) carry (RFC 5040 section 4.4).
+	type seg struct {
+		end int
+		ddp iwarp.DDP
+		rd  iwarp.RDMAP
+	}
+	segs := map[*half][]seg{}
+	readReqs := map[string][]iwarp.ReadRequest{} // conn + sink STag -> requests in order
 	for _, h := range order {
-		qid := connQID[h.conn]
 		frameAt := func(off int) int { // frame carrying stream octet off
 			i := sort.SearchInts(h.endOffs, off+1)
 			if i == len(h.ends) {
@@ -470,9 +480,6 @@ func iwarpCapture(t testing.TB, name string) *nvmeCapture {
 		if err := fr.Feed(h.stream); err != nil {
 			t.Fatalf("%s %s: %v", name, h.key, err)
 		}
-		ra := iwarp.NewReassembler(iwarp.ReassemblerConfig{})
-		tagged := map[uint32]*transfer{}
-		var taggedOrder []uint32
 		var off int
 		for {
 			fp, err := fr.Next()
@@ -482,29 +489,53 @@ func iwarpCapture(t testing.TB, name string) *nvmeCapture {
 			if err != nil {
 				t.Fatalf("%s %s: %v", name, h.key, err)
 			}
-			end := frameAt(off + len(fp.Raw) - 1)
+			var s seg
+			s.end = frameAt(off + len(fp.Raw) - 1)
 			off += len(fp.Raw)
-			var dd iwarp.DDP
-			if err := dd.DecodeFromBytes(fp.ULPDU, gopacket.NilDecodeFeedback); err != nil {
-				t.Fatalf("%s frame %d: %v", name, end, err)
+			if err := s.ddp.DecodeFromBytes(fp.ULPDU, gopacket.NilDecodeFeedback); err != nil {
+				t.Fatalf("%s frame %d: %v", name, s.end, err)
 			}
-			var rd iwarp.RDMAP
-			if err := rd.DecodeFromBytes(fp.ULPDU, gopacket.NilDecodeFeedback); err != nil {
-				t.Fatalf("%s frame %d: %v", name, end, err)
+			if err := s.rd.DecodeFromBytes(fp.ULPDU, gopacket.NilDecodeFeedback); err != nil {
+				t.Fatalf("%s frame %d: %v", name, s.end, err)
 			}
+			s.ddp.Data = append([]byte(nil), s.ddp.Data...)
+			if s.rd.Opcode == iwarp.OpRDMAReadRequest {
+				k := fmt.Sprintf("%s/%x", h.conn, s.rd.ReadRequest.SinkSTag)
+				readReqs[k] = append(readReqs[k], s.rd.ReadRequest)
+			}
+			segs[h] = append(segs[h], s)
+		}
+	}
+	for _, h := range order {
+		qid := connQID[h.conn]
+		ra := iwarp.NewReassembler(iwarp.ReassemblerConfig{})
+		tagged := map[uint32]*transfer{}
+		for i := range segs[h] {
+			sg := &segs[h][i]
+			dd, rd, end := &sg.ddp, &sg.rd, sg.end
 			if dd.T {
 				tr := tagged[dd.STag]
 				if tr == nil {
 					tr = &transfer{qid: qid, write: rd.Opcode == iwarp.OpRDMAWrite, key: dd.STag, va: dd.TO}
+					if rd.Opcode == iwarp.OpRDMAReadResponse {
+						k := fmt.Sprintf("%s/%x", h.conn, dd.STag)
+						q := readReqs[k]
+						if len(q) == 0 {
+							t.Fatalf("%s frame %d: RDMA Read Response to STag 0x%x without a request", name, end, dd.STag)
+						}
+						tr.key, tr.va, tr.length = q[0].SourceSTag, q[0].SourceTaggedOffset, q[0].RDMAReadMessageSize
+						readReqs[k] = q[1:]
+					}
 					tagged[dd.STag] = tr
-					taggedOrder = append(taggedOrder, dd.STag)
 				}
 				if n := len(tr.frames); n == 0 || tr.frames[n-1] != end {
 					tr.frames = append(tr.frames, end)
 				}
 				tr.data = append(tr.data, dd.Data...)
 				if dd.L {
-					tr.length = uint32(len(tr.data))
+					if tr.write {
+						tr.length = uint32(len(tr.data))
+					}
 					c.transfers = append(c.transfers, *tr)
 					delete(tagged, dd.STag)
 				}
@@ -513,7 +544,7 @@ func iwarpCapture(t testing.TB, name string) *nvmeCapture {
 			if dd.QN != 0 { // only the Send queue carries capsules
 				continue
 			}
-			m, err := ra.Add(&dd, uint64(end))
+			m, err := ra.Add(dd, uint64(end))
 			if err != nil {
 				t.Fatalf("%s frame %d: %v", name, end, err)
 			}
@@ -531,7 +562,6 @@ func iwarpCapture(t testing.TB, name string) *nvmeCapture {
 			}
 			c.capsules = append(c.capsules, s)
 		}
-		_ = taggedOrder
 	}
 	sort.SliceStable(c.capsules, func(i, j int) bool { return c.capsules[i].frame() < c.capsules[j].frame() })
 	captureCache[name] = c

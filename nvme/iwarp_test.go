@@ -3,6 +3,7 @@ package nvme
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -16,6 +17,9 @@ type queueSummary struct {
 	unanswered map[string]int // "qid name" of commands never completed
 	invalidate int            // completions by Send With Invalidate
 	keyed      int            // commands with a keyed SGL, subtype Invalidate Key
+	moved      map[string]int // "qid name read|write" -> octets moved by RDMA Read/Write
+	identify   string         // Identify Controller fields of the capture
+	connect    string         // the admin Connect's data
 }
 
 // summarize pairs every command with its completion by queue and CID and
@@ -27,7 +31,7 @@ type queueSummary struct {
 // SGL with subtype Invalidate Key).
 func summarize(t *testing.T, c *nvmeCapture) queueSummary {
 	t.Helper()
-	s := queueSummary{commands: map[string]int{}, statuses: map[string]int{}, unanswered: map[string]int{}}
+	s := queueSummary{commands: map[string]int{}, statuses: map[string]int{}, unanswered: map[string]int{}, moved: map[string]int{}}
 	for _, e := range c.cm {
 		pd := e.pd
 		if c.name[:3] == "siw" {
@@ -107,6 +111,45 @@ func summarize(t *testing.T, c *nvmeCapture) queueSummary {
 		qid := uint16(k >> 16)
 		s.unanswered[fmt.Sprintf("%d %s", qid, cmd.Name(qid == 0))]++
 	}
+	// Every RDMA Read and Write moves data of a command on its queue,
+	// inside the command's keyed SGL, in the direction the command's
+	// opcode says (Base 2.0 opcode bits 1:0: 01b host to controller, the
+	// controller RDMA Reads; 10b controller to host, it RDMA Writes).
+	owner := commandFor(t, c)
+	for i, tr := range c.transfers {
+		cmd := owner[i]
+		if cmd == nil {
+			t.Errorf("%s frames %v: %d octets to key 0x%x belong to no command", c.name, tr.frames, len(tr.data), tr.key)
+			continue
+		}
+		dir, want := "read", TransferHostToCtrl
+		if tr.write {
+			dir, want = "write", TransferCtrlToHost
+		}
+		if cmd.Transfer() != want {
+			t.Errorf("%s frames %v: RDMA %s for %s (%s)", c.name, tr.frames, dir, cmd.Name(tr.qid == 0), cmd.Transfer())
+		}
+		s.moved[fmt.Sprintf("%d %s %s", tr.qid, cmd.Name(tr.qid == 0), dir)] += len(tr.data)
+		switch {
+		case cmd.IsFabrics() && cmd.FCTYPE == FabricsConnect:
+			var d ConnectData
+			if err := d.DecodeFromBytes(tr.data); err != nil {
+				t.Fatalf("%s frames %v: %v", c.name, tr.frames, err)
+			}
+			// The host NQN is each lab VM's own (a UUID): it differs
+			// between the two runs; only its form is checked.
+			if !strings.HasPrefix(string(d.HOSTNQN), "nqn.2014-08.org.nvmexpress:uuid:") {
+				t.Errorf("%s frames %v: HOSTNQN %q", c.name, tr.frames, d.HOSTNQN)
+			}
+			s.connect = fmt.Sprintf("CNTLID 0x%04x SUBNQN %s", d.CNTLID, d.SUBNQN)
+		case tr.qid == 0 && cmd.OPC == byte(AdminIdentify) && cmd.Identify().CNS == CNSController:
+			var id IdentifyController
+			if err := id.DecodeFromBytes(tr.data); err != nil {
+				t.Fatalf("%s frames %v: %v", c.name, tr.frames, err)
+			}
+			s.identify = fmt.Sprintf("CNTLID %d MAXCMD %d IOCCSZ %d IORCSZ %d ICDOFF %d MSDBD %d SUBNQN %s", id.CNTLID, id.MAXCMD, id.IOCCSZ, id.IORCSZ, id.ICDOFF, id.MSDBD, id.SUBNQN)
+		}
+	}
 	return s
 }
 
@@ -130,6 +173,12 @@ func TestIWARPLikeRoCE(t *testing.T) {
 	eq("unanswered commands", roce.unanswered, iw.unanswered)
 	eq("completions by Send With Invalidate", roce.invalidate, iw.invalidate)
 	eq("commands asking for remote invalidation", roce.keyed, iw.keyed)
+	eq("octets moved by RDMA Read/Write per command", roce.moved, iw.moved)
+	eq("admin Connect data", roce.connect, iw.connect)
+	eq("Identify Controller", roce.identify, iw.identify)
+	if iw.identify == "" || iw.connect == "" || len(iw.moved) < 4 {
+		t.Errorf("iWARP: Identify %q, Connect %q, moved %v", iw.identify, iw.connect, iw.moved)
+	}
 	qids := func(rs []CMRequest) []uint16 {
 		var q []uint16
 		for _, r := range rs {
@@ -153,5 +202,5 @@ func TestIWARPLikeRoCE(t *testing.T) {
 	for _, v := range iw.commands {
 		n += v
 	}
-	t.Logf("iWARP: %d commands like RoCE's %v; statuses %v; %d Sends With Invalidate", n, iw.commands, iw.statuses, iw.invalidate)
+	t.Logf("iWARP: %d commands like RoCE's %v; statuses %v; %d Sends With Invalidate; moved %v; %s; %s", n, iw.commands, iw.statuses, iw.invalidate, iw.moved, iw.identify, iw.connect)
 }
