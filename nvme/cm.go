@@ -6,8 +6,8 @@ import (
 )
 
 // The NVMe/RDMA private data of the RDMA-CM messages that set up one queue
-// pair per NVMe queue (NVMe over Fabrics 1.0/1.1 section 7.3 "RDMA
-// Connection Establishment"; NVMe RDMA Transport Specification 1.0,
+// pair per NVMe queue (NVMe over Fabrics 1.0/1.1, RDMA Transport
+// Binding, "RDMA Connection Establishment"; NVMe RDMA Transport Specification 1.0,
 // "RDMA_CM_REQUEST Private Data Format", "RDMA_CM_REJECT Private Data
 // Format", "RDMA_CM_REPLY Private Data Format"). All fields little-endian.
 //

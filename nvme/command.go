@@ -4,7 +4,7 @@ import "encoding/binary"
 
 // SQELen is the size of a submission queue entry, the first part of every
 // command capsule (Base 2.0 "Common Command Format"; NVMe over Fabrics
-// capsules carry the 64-octet SQE, NVMe over Fabrics 1.1 section 2.2).
+// capsules carry the 64-octet SQE, NVMe over Fabrics 1.1 "Capsules").
 const SQELen = 64
 
 // CQELen is the size of a completion queue entry, the whole of a response
@@ -37,7 +37,7 @@ func (f FusedOp) String() string {
 
 // PSDT is "PRP or SGL for Data Transfer", bits 15:14 of CDW0 (Base 2.0
 // "Command Dword 0"). NVMe over Fabrics requires SGLs: 01b or 10b (NVMe
-// over Fabrics 1.1 section 2.2; Linux sends 01b, octet 1 = 0x40).
+// over Fabrics 1.1 "Capsules"; Linux sends 01b, octet 1 = 0x40).
 type PSDT uint8
 
 // PSDT values.
@@ -62,7 +62,7 @@ func (p PSDT) String() string {
 }
 
 // Command is a command capsule: the 64-octet submission queue entry and
-// the in-capsule data that follows it (NVMe over Fabrics 1.1 section 2.2).
+// the in-capsule data that follows it (NVMe over Fabrics 1.1 "Capsules").
 //
 //	octet 0      OPC    opcode
 //	octet 1      FUSE (bits 1:0), reserved (5:2), PSDT (7:6)
@@ -156,7 +156,7 @@ func (c *Command) hasInCapsule() bool {
 // InCapsuleAt returns the in-capsule data SGL1 names when the controller's
 // In Capsule Data Offset is icdoff (Identify Controller ICDOFF, 16-octet
 // units): SGL1's Address counts from icdoff*16 octets after the SQE (NVMe
-// over Fabrics 1.1 section 4.1, ICDOFF; Base 2.0 "SGL Data Block
+// over Fabrics 1.1, Identify Controller ICDOFF; Base 2.0 "SGL Data Block
 // descriptor", subtype Offset). It returns nil and no error when SGL1 does
 // not point into the capsule, ErrInCapsuleData when the range does not lie
 // inside it.

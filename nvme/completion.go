@@ -55,7 +55,7 @@ func (c *Completion) LayerPayload() []byte { return nil }
 func (c *Completion) Result() uint64 { return uint64(c.DW1)<<32 | uint64(c.DW0) }
 
 // ConnectResponse is DW0 of a Connect command's completion (Base 2.0
-// "Connect Response"; NVMe over Fabrics 1.1 section 3.3).
+// "Connect Response"; NVMe over Fabrics 1.1 "Connect Command").
 type ConnectResponse struct {
 	CNTLID  uint16 // bits 15:0: the controller the host is now connected to
 	AUTHREQ uint16 // bits 31:16: authentication requirements (NVMe-oF 1.1; 0 in 1.0)

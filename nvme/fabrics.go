@@ -7,7 +7,7 @@ import (
 )
 
 // ConnectCommand is the command specific part of a Connect command (Base
-// 2.0 "Connect Command"; NVMe over Fabrics 1.1 section 3.3, "Connect
+// 2.0 "Connect Command"; NVMe over Fabrics 1.1, "Connect
 // Command - Submission Queue Entry"), SQE octets 40-63:
 //
 //	octets 40-41 RECFMT  record format, 0
@@ -61,7 +61,7 @@ const ConnectDataLen = 1024
 const CNTLIDDynamic = 0xffff
 
 // ConnectData is the 1024-octet data of a Connect command (Base 2.0
-// "Connect Command Data"; NVMe over Fabrics 1.1 section 3.3):
+// "Connect Command Data"; NVMe over Fabrics 1.1 "Connect Command"):
 //
 //	octets 0-15    HOSTID   host identifier (a UUID on Linux)
 //	octets 16-17   CNTLID   controller ID; FFFFh for the dynamic model
@@ -98,7 +98,7 @@ func cstring(b []byte) []byte {
 }
 
 // PropertyOffset is OFST, the offset of a property in the controller's
-// property map (NVMe over Fabrics 1.1 section 3.4 "Property Definitions";
+// property map (NVMe over Fabrics 1.1 "Property Definitions";
 // Base 2.0 "Offset in the property map" — on PCIe the controller
 // registers).
 type PropertyOffset uint32

@@ -39,7 +39,7 @@ type IdentifyController struct {
 	SGLS      uint32
 	SUBNQN    []byte // up to the first NUL
 
-	// NVMe over Fabrics attributes (NVMe over Fabrics 1.1 section 4.1
+	// NVMe over Fabrics attributes (NVMe over Fabrics 1.1, Identify Controller
 	// "Identify Controller fields"; Base 2.0 octets 1792-2047).
 	IOCCSZ uint32 // I/O queue command capsule supported size, 16-octet units
 	IORCSZ uint32 // I/O queue response capsule supported size, 16-octet units
@@ -87,7 +87,7 @@ func (c *IdentifyController) DecodeFromBytes(data []byte) error {
 
 // InCapsuleDataSize returns how many octets of in-capsule data an I/O
 // queue command capsule may carry: IOCCSZ*16 minus the 64-octet SQE (NVMe
-// over Fabrics 1.1 section 4.1: IOCCSZ includes the SQE; 0 when IOCCSZ is
+// over Fabrics 1.1, Identify Controller: IOCCSZ includes the SQE; 0 when IOCCSZ is
 // below the minimum of 4).
 func (c *IdentifyController) InCapsuleDataSize() int {
 	if c.IOCCSZ < 4 {
@@ -96,8 +96,10 @@ func (c *IdentifyController) InCapsuleDataSize() int {
 	return int(c.IOCCSZ)*16 - SQELen
 }
 
-// TrimSpace returns an ASCII field without its trailing space padding.
-func TrimSpace(b []byte) []byte { return bytes.TrimRight(b, " \x00") }
+// TrimPadding returns an ASCII field of an NVMe data structure (SN, MN,
+// FR, TRSVCID, TRADDR: space padded, Base 2.0 "ASCII string" fields)
+// without its trailing spaces and NULs.
+func TrimPadding(b []byte) []byte { return bytes.TrimRight(b, " \x00") }
 
 // LBAFormat is one LBA Format Data Structure of Identify Namespace (NVM
 // Command Set 1.0 "LBA Format Data Structure"): MS (15:0) metadata size,

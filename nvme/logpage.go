@@ -16,7 +16,7 @@ const (
 )
 
 // DiscoveryLogHeader is the start of the Discovery log page (LID 70h; Base
-// 2.0 "Discovery Log Page"; NVMe over Fabrics 1.1 section 5.3):
+// 2.0 "Discovery Log Page"; NVMe over Fabrics 1.1 "Discovery Log Page"):
 //
 //	octets 0-7   GENCTR  generation counter
 //	octets 8-15  NUMREC  number of records
@@ -166,9 +166,9 @@ func (e *DiscoveryLogEntry) DecodeFromBytes(data []byte) error {
 	e.CNTLID = le.Uint16(data[6:])
 	e.ASQSZ = le.Uint16(data[8:])
 	e.EFLAGS = le.Uint16(data[10:])
-	e.TRSVCID = TrimSpace(cstring(data[32:64]))
+	e.TRSVCID = TrimPadding(cstring(data[32:64]))
 	e.SUBNQN = cstring(data[256:512])
-	e.TRADDR = TrimSpace(cstring(data[512:768]))
+	e.TRADDR = TrimPadding(cstring(data[512:768]))
 	e.TSAS = data[768:1024]
 	e.RDMAQPTYPE, e.RDMAPRTYPE, e.RDMACMS, e.RDMAPKEY = 0, 0, 0, 0
 	if e.TRTYPE == TransportRDMA {

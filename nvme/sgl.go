@@ -136,7 +136,7 @@ func (d *SGLDescriptor) InvalidateKey() bool {
 
 // IsInCapsule reports whether the descriptor is a data block with subtype
 // Offset: its data is in the command capsule, Address octets after the
-// 64-octet SQE (NVMe over Fabrics 1.1 section 2.2; Base 2.0 "SGL Data
+// 64-octet SQE (NVMe over Fabrics 1.1 "Capsules"; Base 2.0 "SGL Data
 // Block descriptor" with subtype Offset).
 func (d *SGLDescriptor) IsInCapsule() bool {
 	return d.Type == SGLDataBlock && d.Subtype == SGLSubtypeOffset

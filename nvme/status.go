@@ -203,7 +203,7 @@ var genericStatusNames = [256]string{
 
 // Command specific status values of the Fabrics commands (SCT 1; Base 2.0
 // "Connect Command Specific Status Values", "Discovery..." ; NVMe over
-// Fabrics 1.1 section 3.3; Linux NVME_SC_CONNECT_*, NVME_SC_AUTH_REQUIRED).
+// Fabrics 1.1 "Connect Command"; Linux NVME_SC_CONNECT_*, NVME_SC_AUTH_REQUIRED).
 const (
 	SCConnectIncompatibleFormat = 0x80 // Connect: Incompatible Format
 	SCConnectControllerBusy     = 0x81 // Connect: Controller Busy
@@ -213,6 +213,11 @@ const (
 	SCDiscoveryRestart          = 0x90 // Get Log Page (Discovery): Discovery Restart
 	SCAuthenticationRequired    = 0x91 // Authentication Required
 )
+
+var connectStatusNames = [...]string{
+	"Incompatible Format", "Controller Busy", "Connect Invalid Parameters",
+	"Connect Restart Discovery", "Connect Invalid Host",
+}
 
 // Command specific status values of admin commands (SCT 1; Base 2.0
 // "Admin Command Specific Status Values" and the tables of each command).
@@ -268,8 +273,7 @@ func commandSpecificName(sc, opcode uint8, admin bool, fctype FabricsType) strin
 	if opcode == OpcodeFabrics {
 		switch {
 		case fctype == FabricsConnect && sc >= SCConnectIncompatibleFormat && sc <= SCConnectInvalidHost:
-			return [...]string{"Incompatible Format", "Controller Busy", "Connect Invalid Parameters",
-				"Connect Restart Discovery", "Connect Invalid Host"}[sc-SCConnectIncompatibleFormat]
+			return connectStatusNames[sc-SCConnectIncompatibleFormat]
 		case sc == SCAuthenticationRequired:
 			return "Authentication Required"
 		}

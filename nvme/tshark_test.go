@@ -428,7 +428,7 @@ func dataFields(t testing.TB, cmd *Command, qid uint16, data []byte) fieldSet {
 				t.Fatal(err)
 			}
 			f["nvme.cmd.identify.ctrl.vid"] = tsHex16(id.VID)
-			f["nvme.cmd.identify.ctrl.sn"] = string(TrimSpace(id.SN))
+			f["nvme.cmd.identify.ctrl.sn"] = string(TrimPadding(id.SN))
 			f["nvme.cmd.identify.ctrl.mdts"] = tsDec(uint64(id.MDTS))
 			f["nvme.cmd.identify.ctrl.cntlid"] = tsHex16(id.CNTLID)
 			f["nvme.cmd.identify.ctrl.ver"] = tsHex32(uint32(id.VER))
