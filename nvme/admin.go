@@ -330,8 +330,12 @@ func (c *Command) Abort() AbortCommand {
 //	CDW10-11 SLBA  starting LBA (64 bits)
 //	CDW12    NLB (15:0, 0's based), DTYPE (23:20, Write), STC (24),
 //	         DEAC (25, Write Zeroes), PRINFO (29:26), FUA (30), LR (31)
-//	CDW13    DSM (7:0), DSPEC (31:16)
-//	CDW14-15 reference tag, application tag and mask
+//	CDW13    DSM (7:0: access frequency 3:0, access latency 5:4,
+//	         sequential request 6, incompressible 7), DSPEC (31:16)
+//	CDW14    EILBRT (Read, Compare; ILBRT for Write): initial logical block
+//	         reference tag
+//	CDW15    ELBAT (15:0), ELBATM (31:16): logical block application tag
+//	         and mask (LBAT/LBATM for Write)
 type RWCommand struct {
 	SLBA   uint64
 	NLB    uint16 // 0's based
@@ -342,6 +346,9 @@ type RWCommand struct {
 	LR     bool
 	DSM    uint8
 	DSPEC  uint16
+	EILBRT uint32
+	ELBAT  uint16
+	ELBATM uint16
 }
 
 // Blocks returns the number of logical blocks, NLB+1.
@@ -359,6 +366,9 @@ func (c *Command) RW() RWCommand {
 		LR:     c.CDW12&(1<<31) != 0,
 		DSM:    uint8(c.CDW13),
 		DSPEC:  uint16(c.CDW13 >> 16),
+		EILBRT: c.CDW14,
+		ELBAT:  uint16(c.CDW15),
+		ELBATM: uint16(c.CDW15 >> 16),
 	}
 }
 

@@ -67,6 +67,13 @@ func tsHex16(v uint16) string { return fmt.Sprintf("0x%04x", v) }
 func tsHex32(v uint32) string { return fmt.Sprintf("0x%08x", v) }
 func tsHex64(v uint64) string { return fmt.Sprintf("0x%016x", v) }
 func tsDec(v uint64) string   { return strconv.FormatUint(v, 10) }
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func tsBool(b bool) string {
 	if b {
 		return "1"
@@ -129,6 +136,8 @@ func commandFields(c *Command, qid uint16) fieldSet {
 			id := c.Identify()
 			f["nvme.cmd.identify.dword10.cns"] = tsHex32(uint32(id.CNS))
 			f["nvme.cmd.identify.dword10.cntid"] = tsHex32(uint32(id.CNTID))
+			f["nvme.cmd.identify.dwrod11.nvmesetid"] = tsHex32(uint32(id.CNSSID))
+			f["nvme.cmd.identify.dword14.uuid_index"] = tsHex32(uint32(id.UUIDIndex))
 		case AdminGetLogPage:
 			g := c.GetLogPage()
 			f["nvme.cmd.get_logpage.dword10.id"] = tsDec(uint64(g.LID))
@@ -136,10 +145,15 @@ func commandFields(c *Command, qid uint16) fieldSet {
 			f["nvme.cmd.get_logpage.dword10.rae"] = tsBool(g.RAE)
 			f["nvme.cmd.get_logpage.numd"] = tsDec(uint64(g.NUMD))
 			f["nvme.cmd.get_logpage.lpo"] = tsDec(g.LPO)
+			f["nvme.cmd.get_logpage.dword10.numdl"] = tsHex32(g.NUMD & 0xffff)
+			f["nvme.cmd.get_logpage.dword11.numdu"] = tsHex32(g.NUMD >> 16)
+			f["nvme.cmd.get_logpage.dword11.lsi"] = tsHex32(uint32(g.LSI))
+			f["nvme.cmd.identify.get_logpage.dword14.uuid_index"] = tsHex32(uint32(g.UUIDIndex))
 		case AdminSetFeatures, AdminGetFeatures:
 			ft := c.Features()
 			if AdminOpcode(c.OPC) == AdminSetFeatures {
 				f["nvme.cmd.set_features.dword10.fid"] = tsHex32(uint32(ft.FID))
+				f["nvme.cmd.set_features.dword14.uuid"] = tsHex32(uint32(ft.UUIDIndex))
 			} else {
 				f["nvme.cmd.get_features.dword10.fid"] = tsHex32(uint32(ft.FID))
 			}
@@ -161,6 +175,18 @@ func commandFields(c *Command, qid uint16) fieldSet {
 		// tshark shows the number of blocks, NLB+1 (KNOWN-DIFFERENCES
 		// KD-NVME-NLB): the wire field is 0's based.
 		f["nvme.cmd.nlb"] = tsDec(uint64(rw.Blocks()))
+		// tshark reads CDW12 bits 31:16 as a 16-bit control word: PRINFO
+		// is its bits 13:10, FUA 14, LR 15 (CDW12 bits 29:26, 30, 31).
+		f["nvme.cmd.prinfo"] = tsHex16(uint16(rw.PRINFO))
+		f["nvme.cmd.fua"] = tsHex16(uint16(b2i(rw.FUA)))
+		f["nvme.cmd.lr"] = tsHex16(uint16(b2i(rw.LR)))
+		f["nvme.cmd.dsm.access_freq"] = tsHex8(rw.DSM & 0xf)
+		f["nvme.cmd.dsm.access_lat"] = tsHex8(rw.DSM >> 4 & 0x3)
+		f["nvme.cmd.dsm.seq_req"] = tsHex8(rw.DSM >> 6 & 1)
+		f["nvme.cmd.dsm.incompressible"] = tsHex8(rw.DSM >> 7)
+		f["nvme.cmd.eilbrt"] = tsHex32(rw.EILBRT)
+		f["nvme.cmd.elbat"] = tsHex16(rw.ELBAT)
+		f["nvme.cmd.elbatm"] = tsHex16(rw.ELBATM)
 	}
 	return f
 }

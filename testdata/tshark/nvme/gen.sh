@@ -16,7 +16,12 @@ tshark -2 -r $P -Y 'nvme-rdma || nvme' $F \
   -e nvme.cmd.opc -e nvme.cmd.fuse_op -e nvme.cmd.psdt -e nvme.cmd.cid -e nvme.cmd.nsid -e nvme.cmd.mptr \
   -e nvme.cmd.sgl.type -e nvme.cmd.sgl.subtype -e nvme.cmd.sgl1.addr -e nvme.cmd.sgl1.len -e nvme.cmd.sgl1.key \
   -e nvme.cmd.dword10 -e nvme.cmd.dword11 -e nvme.cmd.dword12 -e nvme.cmd.dword13 -e nvme.cmd.dword14 -e nvme.cmd.dword15 \
-  -e nvme.cmd.slba -e nvme.cmd.nlb \
+  -e nvme.cmd.slba -e nvme.cmd.nlb -e nvme.cmd.prinfo -e nvme.cmd.fua -e nvme.cmd.lr \
+  -e nvme.cmd.dsm.access_freq -e nvme.cmd.dsm.access_lat -e nvme.cmd.dsm.seq_req -e nvme.cmd.dsm.incompressible \
+  -e nvme.cmd.eilbrt -e nvme.cmd.elbat -e nvme.cmd.elbatm \
+  -e nvme.cmd.identify.dword14.uuid_index -e nvme.cmd.identify.dwrod11.nvmesetid \
+  -e nvme.cmd.set_features.dword14.uuid -e nvme.cmd.get_logpage.dword10.numdl -e nvme.cmd.get_logpage.dword11.numdu \
+  -e nvme.cmd.get_logpage.dword11.lsi -e nvme.cmd.identify.get_logpage.dword14.uuid_index \
   -e nvme.cmd.identify.dword10.cns -e nvme.cmd.set_features.dword10.fid -e nvme.cmd.get_features.dword10.fid \
   -e nvme.cmd.identify.dword10.cntid \
   -e nvme.cmd.get_logpage.dword10.id -e nvme.cmd.get_logpage.dword10.lsp -e nvme.cmd.get_logpage.dword10.rae -e nvme.cmd.get_logpage.numd -e nvme.cmd.get_logpage.lpo \
