@@ -454,7 +454,17 @@ func dataFields(t testing.TB, cmd *Command, qid uint16, data []byte) fieldSet {
 				t.Fatal(err)
 			}
 			f["nvme.cmd.identify.ctrl.vid"] = tsHex16(id.VID)
-			f["nvme.cmd.identify.ctrl.sn"] = string(TrimPadding(id.SN))
+			// tshark shows the ASCII fields with their padding.
+			f["nvme.cmd.identify.ctrl.sn"] = string(id.SN)
+			f["nvme.cmd.identify.ctrl.mn"] = string(id.MN)
+			f["nvme.cmd.identify.ctrl.fr"] = hex.EncodeToString(id.FR)
+			f["nvme.cmd.identify.ctrl.ssvid"] = tsHex16(id.SSVID)
+			f["nvme.cmd.identify.ctrl.rab"] = tsDec(uint64(id.RAB))
+			f["nvme.cmd.identify.ctrl.ieee"] = tsHex32(id.IEEE)
+			f["nvme.cmd.identify.ctrl.cmic"] = tsHex8(id.CMIC)
+			f["nvme.cmd.identify.ctrl.cntrltype"] = tsHex8(id.CNTRLTYPE)
+			f["nvme.cmd.identify.ctrl.nvmeof.fcatt"] = tsHex8(id.FCATT)
+			f["nvme.cmd.identify.ctrl.nvmeof.ofcs"] = tsHex16(id.OFCS)
 			f["nvme.cmd.identify.ctrl.mdts"] = tsDec(uint64(id.MDTS))
 			f["nvme.cmd.identify.ctrl.cntlid"] = tsHex16(id.CNTLID)
 			f["nvme.cmd.identify.ctrl.ver"] = tsHex32(uint32(id.VER))
@@ -479,6 +489,13 @@ func dataFields(t testing.TB, cmd *Command, qid uint16, data []byte) fieldSet {
 			f["nvme.cmd.identify.ns.nuse"] = tsHex64(ns.NUSE)
 			f["nvme.cmd.identify.ns.nlbaf"] = tsDec(uint64(ns.NLBAF))
 			f["nvme.cmd.identify.ns.flbas"] = tsDec(uint64(ns.FLBAS))
+			f["nvme.cmd.identify.ns.nsfeat"] = tsHex8(ns.NSFEAT)
+			f["nvme.cmd.identify.ns.mc"] = tsHex8(ns.MC)
+			f["nvme.cmd.identify.ns.dpc"] = tsHex8(ns.DPC)
+			f["nvme.cmd.identify.ns.dps"] = tsHex8(ns.DPS)
+			f["nvme.cmd.identify.ns.nmic"] = tsHex8(ns.NMIC)
+			f["nvme.cmd.identify.ns.nguid"] = hex.EncodeToString(ns.NGUID[:])
+			f["nvme.cmd.identify.ns.eui64"] = hex.EncodeToString(ns.EUI64[:])
 			var lbafs []string
 			for i := 0; i <= int(ns.NLBAF) && i < len(ns.LBAF); i++ {
 				lbafs = append(lbafs, tsHex32(uint32(ns.LBAF[i])))

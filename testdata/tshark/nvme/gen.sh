@@ -48,6 +48,11 @@ tshark -2 -r $P -Y 'nvme.fabrics.cmd.connect.data.hostnqn || nvme.cmd.identify.c
   -e nvme.cmd.identify.ctrl.maxcmd -e nvme.cmd.identify.ctrl.nn -e nvme.cmd.identify.ctrl.subnqn \
   -e nvme.cmd.identify.ctrl.nvmeof.ioccsz -e nvme.cmd.identify.ctrl.nvmeof.iorcsz -e nvme.cmd.identify.ctrl.nvmeof.icdoff \
   -e nvme.cmd.identify.ctrl.nvmeof.msdbd -e nvme.cmd.identify.ctrl.sgls \
+  -e nvme.cmd.identify.ctrl.ssvid -e nvme.cmd.identify.ctrl.mn -e nvme.cmd.identify.ctrl.fr -e nvme.cmd.identify.ctrl.rab \
+  -e nvme.cmd.identify.ctrl.ieee -e nvme.cmd.identify.ctrl.cmic -e nvme.cmd.identify.ctrl.cntrltype \
+  -e nvme.cmd.identify.ctrl.nvmeof.fcatt -e nvme.cmd.identify.ctrl.nvmeof.ofcs \
+  -e nvme.cmd.identify.ns.nsfeat -e nvme.cmd.identify.ns.mc -e nvme.cmd.identify.ns.dpc -e nvme.cmd.identify.ns.dps \
+  -e nvme.cmd.identify.ns.nmic -e nvme.cmd.identify.ns.nguid -e nvme.cmd.identify.ns.eui64 \
   -e nvme.cmd.identify.ns.nsze -e nvme.cmd.identify.ns.ncap -e nvme.cmd.identify.ns.nuse -e nvme.cmd.identify.ns.nlbaf \
   -e nvme.cmd.identify.ns.flbas -e nvme.cmd.identify.ns.lbaf \
   -e nvme.cmd.identify.nslist.nsid -e nvme.cmd.get_logpage.identify.genctr -e nvme.cmd.get_logpage.identify.numrec \
