@@ -36,8 +36,9 @@ func (f FusedOp) String() string {
 }
 
 // PSDT is "PRP or SGL for Data Transfer", bits 15:14 of CDW0 (Base 2.0
-// "Command Dword 0"). NVMe over Fabrics requires SGLs: 01b or 10b (NVMe
-// over Fabrics 1.1 "Capsules"; Linux sends 01b, octet 1 = 0x40).
+// "Command Dword 0"). NVMe over Fabrics moves data with SGLs only, never
+// PRPs (NVMe over Fabrics 1.1 "Capsules"); Linux sends 01b (octet 1 =
+// 0x40) in every command, Fabrics commands included.
 type PSDT uint8
 
 // PSDT values.
@@ -192,30 +193,6 @@ func (c *Command) Transfer() DataTransfer {
 		return TransferOf(uint8(c.FCTYPE))
 	}
 	return TransferOf(c.OPC)
-}
-
-// dw returns command dword n (10..15) of the decoded SQE.
-func (c *Command) dw(n int) uint32 {
-	switch n {
-	case 10:
-		return c.CDW10
-	case 11:
-		return c.CDW11
-	case 12:
-		return c.CDW12
-	case 13:
-		return c.CDW13
-	case 14:
-		return c.CDW14
-	case 15:
-		return c.CDW15
-	}
-	return 0
-}
-
-// sqeByte returns octet i (40..63) of the decoded SQE from CDW10-15.
-func (c *Command) sqeByte(i int) uint8 {
-	return uint8(c.dw(10+(i-40)/4) >> (8 * ((i - 40) % 4)))
 }
 
 // CommandKind is what an RDMA Send payload of an NVMe/RDMA queue is, judged

@@ -223,6 +223,3 @@ const hexDigits = "0123456789abcdef"
 // hex8 formats a byte as two lowercase hex digits (strconv would drop the
 // leading zero).
 func hex8(b uint8) string { return string([]byte{hexDigits[b>>4], hexDigits[b&0xf]}) }
-
-// hex16 formats 16 bits as four lowercase hex digits.
-func hex16(v uint16) string { return hex8(uint8(v>>8)) + hex8(uint8(v)) }
