@@ -23,9 +23,11 @@ const (
 	// CMReplyLen is the size of the RDMA_CM_REPLY private data the spec
 	// defines (RECFMT, CRQSIZE, 28 reserved octets).
 	CMReplyLen = 32
-	// CMReplyMinLen is what a reply must hold to be decoded: Linux's
-	// nvmet-rdma sends struct nvme_rdma_cm_rep, 8 octets (RECFMT, CRQSIZE,
-	// 4 reserved), which on iWARP is all the MPA Reply carries.
+	// CMReplyMinLen is what a reply must hold to be decoded: RECFMT and
+	// CRQSIZE. Linux's nvmet-rdma sends all 32 octets (struct
+	// nvme_rdma_cm_rep, rsvd[28]; siw-nvmeof.pcap's MPA Reply carries
+	// 4 + 32 octets), but on iWARP the private data is only as long as
+	// the target makes it, and the reserved octets say nothing.
 	CMReplyMinLen = 4
 	// CMRejectLen is the size of the RDMA_CM_REJECT private data.
 	CMRejectLen = 4
@@ -92,7 +94,7 @@ func (r *CMRequest) IsAdmin() bool { return r.QID == 0 }
 //
 //	octets 0-1   RECFMT   record format, 0
 //	octets 2-3   CRQSIZE  controller receive queue size (1's based)
-//	octets 4-31  reserved (Linux sends 4 of them)
+//	octets 4-31  reserved
 type CMReply struct {
 	RECFMT   RecordFormat
 	CRQSIZE  uint16

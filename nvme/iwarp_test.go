@@ -35,6 +35,11 @@ func summarize(t *testing.T, c *nvmeCapture) queueSummary {
 	for _, e := range c.cm {
 		pd := e.pd
 		if c.name[:3] == "siw" {
+			// MPA v2: the 4-octet IRD/ORD field, then the 32 octets of
+			// Linux's struct nvme_rdma_cm_req / nvme_rdma_cm_rep.
+			if len(pd) != mpaIRDORDLen+32 {
+				t.Errorf("%s frame %d: %d octets of MPA private data, want 4 + 32", c.name, e.frame, len(pd))
+			}
 			if len(pd) < mpaIRDORDLen {
 				t.Fatalf("%s frame %d: %d octets of MPA private data", c.name, e.frame, len(pd))
 			}

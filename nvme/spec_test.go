@@ -43,7 +43,8 @@ func TestCMRequestShort(t *testing.T) {
 		t.Errorf("%v", err)
 	}
 	var rep CMReply
-	// Linux's 8-octet struct nvme_rdma_cm_rep: RECFMT 0, CRQSIZE 128, 4 reserved.
+	// A short reply (RECFMT 0, CRQSIZE 128, 4 reserved octets) decodes;
+	// the reserved octets are what was given.
 	if err := rep.DecodeFromBytes([]byte{0, 0, 0x80, 0, 0, 0, 0, 0}); err != nil || rep.CRQSIZE != 128 || len(rep.Reserved) != 4 {
 		t.Errorf("%+v %v", rep, err)
 	}
