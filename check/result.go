@@ -324,7 +324,7 @@ func (c *Conn) result() *ConnResult {
 		}
 	}
 	for _, ru := range c.r.rules {
-		if c.ID == 0 && ru.Packet == nil {
+		if c.ID == 0 && ru.Packet == nil || ru.hiddenFor(c) {
 			continue
 		}
 		s := c.state(ru)

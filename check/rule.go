@@ -49,8 +49,14 @@ type Rule struct {
 	SeesDiscarded bool
 	// Message runs for every reassembled RDMA Send of a connection.
 	Message func(c *Conn, m *Msg)
-	// RDMAOp runs for every RDMA Read or Write of a connection.
+	// RDMAOp runs for every RDMA Read or Write of a connection (for a
+	// rule of a ULP other than RPC-over-RDMA, of a connection carrying
+	// that ULP).
 	RDMAOp func(c *Conn, op *dissect.RDMAOp)
+	// ULPMessage runs, for a rule of a ULP other than RPC-over-RDMA, for
+	// every Send of a connection carrying that ULP that its session made a
+	// record of (dissect.Message.ULP).
+	ULPMessage func(c *Conn, m *dissect.Message)
 	// End runs once per connection after the capture.
 	End func(c *Conn)
 
@@ -141,17 +147,54 @@ var (
 )
 
 func init() {
-	table = ruleTable()
-	byID = make(map[string]*Rule, len(table))
-	for i, r := range table {
+	byID = map[string]*Rule{}
+	Register(ruleTable()...)
+}
+
+// Register adds the rules of an upper-layer protocol plug-in to the table
+// (each with Rule.ULP set to its ULP's name), before any Runner is made:
+// the one registration list of the command (cmd/rdmashark/ulps.go) calls
+// it. It panics on a rule ID already taken.
+func Register(rules ...*Rule) {
+	for _, r := range rules {
 		if _, dup := byID[r.ID]; dup {
 			panic("check: duplicate rule " + r.ID)
 		}
-		r.index = i
+		r.index = len(table)
+		table = append(table, r)
 		r.waitsReason = "waits for " + r.Waits
 		r.noEvidenceReason = "nothing in the capture to check: needs " + r.Evidence
 		byID[r.ID] = r
 	}
+}
+
+// NeedsULP returns a Rule.Applies for the rules of the ULP named name:
+// they apply to the connections that carry it.
+func NeedsULP(name string) func(c *Conn) string {
+	return func(c *Conn) string {
+		if c.ID != 0 && c.Connection.ULP == name {
+			return ""
+		}
+		return "no " + name + " traffic on this connection"
+	}
+}
+
+// hiddenFor reports whether ru is left out of c's results: a rule of a
+// ULP other than RPC-over-RDMA on a connection that does not carry it, or
+// an RPC-over-RDMA rule on a connection of another ULP. (On a connection
+// of no ULP, RPC-over-RDMA's rules say why they were not evaluated, as
+// they always did.)
+func (ru *Rule) hiddenFor(c *Conn) bool {
+	if ru.ULP == rpcULP {
+		return c.Connection.ULP != "" && c.Connection.ULP != rpcULP
+	}
+	return ru.otherULP(c)
+}
+
+// otherULP reports whether ru is a rule of a ULP other than RPC-over-RDMA
+// that does not apply to c (RPC's rules check c themselves).
+func (ru *Rule) otherULP(c *Conn) bool {
+	return ru.ULP != "" && ru.ULP != rpcULP && ru.ULP != c.Connection.ULP
 }
 
 // rpcULP names RPC-over-RDMA's rules (Rule.ULP).

@@ -48,6 +48,7 @@ type Runner struct {
 	pkt     []*Rule
 	msg     []*Rule
 	op      []*Rule
+	ulpMsg  []*Rule
 	end     []*Rule
 
 	conns map[*dissect.Connection]*Conn
@@ -109,6 +110,9 @@ func NewRunner(cfg Config) *Runner {
 		}
 		if ru.RDMAOp != nil {
 			r.op = append(r.op, ru)
+		}
+		if ru.ULPMessage != nil {
+			r.ulpMsg = append(r.ulpMsg, ru)
 		}
 		if ru.End != nil {
 			r.end = append(r.end, ru)
@@ -194,6 +198,15 @@ func (r *Runner) Message(m *dissect.Message) {
 			c.cur = nil
 		case c.rpc != rpcYes:
 			c.rpc = rpcNo
+			if m.ULP != nil {
+				for _, ru := range r.ulpMsg {
+					if !ru.otherULP(c) {
+						c.cur = ru
+						ru.ULPMessage(c, m)
+					}
+				}
+				c.cur = nil
+			}
 		}
 	}
 	if r.cfg.Next != nil {
@@ -208,6 +221,9 @@ func (r *Runner) RDMAOp(op *dissect.RDMAOp) {
 		c := r.conn(op.Conn)
 		c.ops++
 		for _, ru := range r.op {
+			if ru.otherULP(c) {
+				continue
+			}
 			c.cur = ru
 			ru.RDMAOp(c, op)
 		}
@@ -262,7 +278,7 @@ func (r *Runner) Finish(conns []*dissect.Connection) *Result {
 // end runs the end-of-connection rules on c and returns its result.
 func (c *Conn) end() *ConnResult {
 	for _, ru := range c.r.end {
-		if ru.Applies != nil && ru.Applies(c) != "" {
+		if ru.Applies != nil && ru.Applies(c) != "" || ru.otherULP(c) {
 			continue
 		}
 		c.cur = ru

@@ -198,6 +198,12 @@ type Connection struct {
 	// RPC holds the connection's RPC-over-RDMA statistics, once a message
 	// of it was seen.
 	RPC *RPCStats
+	// ULPData is what the session of another ULP keeps of the connection
+	// for the reports and rules (its negotiation, counters), set by the
+	// session and kept after the connection is released: a plug-in's own
+	// type that encoding/json can write; analyze writes it under the
+	// ULP's name ("nvme_rdma").
+	ULPData any
 	ulp ulpConn
 
 	// rel is what the engine must drop when it is done with the
@@ -291,6 +297,11 @@ type Message struct {
 	HasImmediate bool
 	Immediate    uint32
 	Time         time.Time
+	// ULP is the record the session of the connection's ULP made of the
+	// message, when that ULP is not RPC-over-RDMA (whose record is RPC):
+	// a plug-in's own type, which its rules and fields read. Valid only
+	// during the Observer call.
+	ULP any
 	// Duplicate marks a retransmitted Send (IB/RoCE: a SEND_ONLY whose PSN
 	// was consumed already) handed to the connection's session for display
 	// only; the Observer never sees one.

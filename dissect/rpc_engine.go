@@ -32,7 +32,7 @@ import (
 // connection's ULP (ulp.go), then to the Observer.
 func (e *Engine) deliverMessage(p *Packet, m *Message) {
 	e.Ops.Sends++
-	m.RPC = nil
+	m.RPC, m.ULP = nil, nil
 	if c := m.Conn; c != nil {
 		if s := e.session(c, m); s != nil {
 			s.Message(p, m)
@@ -817,6 +817,7 @@ func (e *Engine) rpcReply(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, 
 		rec.Message = v.rpc
 		t.reply.RPCBytes = len(v.rpc)
 		t.reply.RPCPacket = lastPacket(m.Packets)
+		t.reply.RPCTime = m.Time
 		if rpcOK {
 			t.reply.setStatus(&rec.RPC)
 			if rec.RPC.HasBody() {

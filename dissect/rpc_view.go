@@ -98,9 +98,13 @@ type OpAttachment struct {
 	Chunk, Segment int
 	Reason         UnattachedReason
 	// For UnattachedAfterReply: the answered Call's XID and the last
-	// packet of its Reply.
+	// packet of its Reply (of another ULP: the request's key and the
+	// response's packet).
 	XID         uint32
 	ReplyPacket int
+	// Owner is another ULP's request the operation served (Reason
+	// Attached), its own type.
+	Owner any
 }
 
 // AttachedSegment returns the segment the operation moved bytes of, nil

@@ -4,6 +4,8 @@
 package report
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"reflect"
@@ -163,6 +165,9 @@ type Connection struct {
 	// TransportHealth is loss, recovery and congestion per direction
 	// (analyze_health.go).
 	TransportHealth *TransportHealth `json:"transport_health,omitempty"`
+	// ulpData is the ULP session's record of the connection
+	// (dissect.Connection.ULPData), written under the ULP's name.
+	ulpData any
 }
 
 // NewAnalysis builds the document from the snapshot of an engine that has
@@ -236,6 +241,7 @@ func connection(c *dissect.Connection) Connection {
 	if c.ULP != "" {
 		u := c.ULP
 		out.ULP = &u
+		out.ulpData = c.ULPData
 	}
 	out.TransportHealth = transportHealth(c)
 	return out
@@ -520,4 +526,46 @@ func optU16(p *uint16) string {
 		return "-"
 	}
 	return strconv.Itoa(int(*p))
+}
+
+// ULPKey is the JSON key of a ULP's section of a connection: its name with
+// '-' as '_' ("nvme-rdma" → "nvme_rdma").
+func ULPKey(name string) string { return strings.ReplaceAll(name, "-", "_") }
+
+// connectionJSON is Connection without its methods.
+type connectionJSON Connection
+
+// MarshalJSON writes the connection with, after its own keys, the section
+// of the ULP that carries it, when its session kept one (a plug-in's own
+// type, under ULPKey of its name): analyze's document grows with each
+// plug-in without a field of its own here.
+func (c Connection) MarshalJSON() ([]byte, error) {
+	b, err := marshalNoEscape(connectionJSON(c))
+	if err != nil || c.ulpData == nil || c.ULP == nil || len(b) < 2 {
+		return b, err
+	}
+	v, err := marshalNoEscape(c.ulpData)
+	if err != nil {
+		return nil, err
+	}
+	key, _ := marshalNoEscape(ULPKey(*c.ULP))
+	out := make([]byte, 0, len(b)+len(key)+len(v)+2)
+	out = append(out, b[:len(b)-1]...)
+	out = append(out, ',')
+	out = append(out, key...)
+	out = append(out, ':')
+	out = append(out, v...)
+	return append(out, '}'), nil
+}
+
+// marshalNoEscape is json.Marshal without HTML escaping, as the document's
+// encoder writes (<, > and & as they are).
+func marshalNoEscape(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
