@@ -217,11 +217,11 @@ func TestExchangesPacketsAsTshark(t *testing.T) {
 		for _, x := range ex.Exchanges {
 			call, ok := calls[x.Key]
 			if !ok || x.RequestPacket == nil || *x.RequestPacket != call {
-				t.Errorf("%s: XID %s: request packet %v, tshark's Call frame %d (%v)", name, x.Key, ptr(x.RequestPacket), call, ok)
+				t.Errorf("%s: XID %s: request packet %v, tshark's Call frame %d (%v)", name, x.Key, deref(x.RequestPacket), call, ok)
 			}
 			reply, ok := replies[x.Key]
 			if !ok || x.ResponsePacket == nil || *x.ResponsePacket != reply {
-				t.Errorf("%s: XID %s: response packet %v, tshark's Reply frame %d (%v)", name, x.Key, ptr(x.ResponsePacket), reply, ok)
+				t.Errorf("%s: XID %s: response packet %v, tshark's Reply frame %d (%v)", name, x.Key, deref(x.ResponsePacket), reply, ok)
 			}
 			checked++
 		}
@@ -230,13 +230,6 @@ func TestExchangesPacketsAsTshark(t *testing.T) {
 		}
 		t.Logf("%s: %d exchanges' packets checked against tshark", name, checked)
 	}
-}
-
-func ptr(p *int) any {
-	if p == nil {
-		return nil
-	}
-	return *p
 }
 
 // TestExchangesJSONLSameAsDocument: the streamed lines are the JSON
@@ -324,4 +317,79 @@ func TestExchangesSeveralCaptures(t *testing.T) {
 			t.Errorf("%d columns: %q", n, l)
 		}
 	}
+}
+
+// TestExportExchangesAsListed: the export's exchanges table holds the
+// exchanges `exchanges --format json` lists, value for value (the STag as
+// an integer there, a hexadecimal string here).
+func TestExportExchangesAsListed(t *testing.T) {
+	for _, c := range []string{nfs3Pcap, filepath.Join("..", "..", "testdata", "pcaps", "siw-nfs41.pcap")} {
+		dir := t.TempDir()
+		if r := cli(t, nil, "export", "-o", dir, "--format", "ndjson", c); r.code != 0 && r.code != 1 {
+			t.Fatalf("export: exit %d: %s", r.code, r.stderr)
+		}
+		var want []string
+		for _, x := range exchangesJSON(t, c).Exchanges {
+			inv := "-"
+			if x.InvalidatedSTag != nil {
+				inv = *x.InvalidatedSTag
+			}
+			want = append(want, fmt.Sprintf("%d %s %s %s %s %v %v %s %v %v %v %d %d %s", x.Connection, x.ULP, x.Key, x.Initiator,
+				x.Name, deref(x.Status), deref(x.OK), x.Outcome, deref(x.RequestPacket), deref(x.ResponsePacket),
+				deref(x.LatencyNS), x.ReadBytes, x.WriteBytes, inv))
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "exchanges", "label=unlabelled", "part-0.ndjson"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var row struct {
+				ConnectionID    int     `json:"connection_id"`
+				ULP             string  `json:"ulp"`
+				Key             string  `json:"key"`
+				KeyNum          int64   `json:"key_num"`
+				Initiator       string  `json:"initiator"`
+				Name            *string `json:"name"`
+				Status          *string `json:"status"`
+				OK              *bool   `json:"ok"`
+				Outcome         string  `json:"outcome"`
+				RequestPacket   *int    `json:"request_packet"`
+				ResponsePacket  *int    `json:"response_packet"`
+				LatencyNS       *int64  `json:"latency_ns"`
+				ReadBytes       uint64  `json:"read_bytes"`
+				WriteBytes      uint64  `json:"write_bytes"`
+				InvalidatedSTag *int64  `json:"invalidated_stag"`
+			}
+			if err := json.Unmarshal([]byte(line), &row); err != nil {
+				t.Fatalf("%v: %s", err, line)
+			}
+			if row.Key != fmt.Sprintf("0x%08x", row.KeyNum) {
+				t.Errorf("key %s, key_num %d", row.Key, row.KeyNum)
+			}
+			inv := "-"
+			if row.InvalidatedSTag != nil {
+				inv = fmt.Sprintf("0x%08x", *row.InvalidatedSTag)
+			}
+			name := ""
+			if row.Name != nil {
+				name = *row.Name
+			}
+			got = append(got, fmt.Sprintf("%d %s %s %s %s %v %v %s %v %v %v %d %d %s", row.ConnectionID, row.ULP, row.Key, row.Initiator,
+				name, deref(row.Status), deref(row.OK), row.Outcome, deref(row.RequestPacket), deref(row.ResponsePacket),
+				deref(row.LatencyNS), row.ReadBytes, row.WriteBytes, inv))
+		}
+		sort.Strings(got)
+		sort.Strings(want)
+		if len(want) < 100 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: %d rows exported, %d exchanges listed; first rows\n%v\n%v", c, len(got), len(want), got[:min(3, len(got))], want[:min(3, len(want))])
+		}
+	}
+}
+
+func deref[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }
