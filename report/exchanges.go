@@ -67,8 +67,10 @@ type Exchange struct {
 	// response were decoded; null when not in the capture.
 	RequestPacket  *int `json:"request_packet"`
 	ResponsePacket *int `json:"response_packet"`
-	// LatencyNS is the time from the request to the response in
-	// nanoseconds; null without both.
+	// LatencyNS is the time from the request's Send to the response's in
+	// nanoseconds (for rpcordma transactions' latency_us: a Call rebuilt
+	// from a Read chunk is decoded later than its Send went); null
+	// without both.
 	LatencyNS *int64 `json:"latency_ns"`
 	// ReadBytes and WriteBytes are what the RDMA Reads and Writes
 	// attached to the request's advertised memory moved.
