@@ -14,8 +14,8 @@ import (
 
 // Capture writes the tables of one capture. Hook it to the engine: Observer
 // as (or before) the engine's Observer, Transaction as
-// Options.Transaction, Packet from the per-packet callback; then Finish
-// with the engine and the check result once the capture is read. Its
+// Options.Transaction, Exchange as Options.Exchange, Packet from the
+// per-packet callback; then Finish with the engine and the check result once the capture is read. Its
 // methods are for one goroutine (one engine); several Captures run in
 // parallel, each its own part files.
 type Capture struct {
@@ -28,6 +28,7 @@ type Capture struct {
 	pkts   *table[Packet] // nil unless Config.Packets
 	health *table[TransportHealth]
 	ud     *table[UDFlow]
+	exchs  *table[Exchange]
 	all    []closer
 	err    error // the first write error
 	next   dissect.Observer
@@ -62,6 +63,8 @@ func NewCapture(cfg Config, name string, part int) (*Capture, error) {
 	add(c.health, e)
 	c.ud, e = newTable[UDFlow](&c.cfg, TableUDFlows, part, name)
 	add(c.ud, e)
+	c.exchs, e = newTable[Exchange](&c.cfg, TableExchanges, part, name)
+	add(c.exchs, e)
 	if cfg.Packets {
 		c.pkts, e = newTable[Packet](&c.cfg, TablePackets, part, name)
 		add(c.pkts, e)
@@ -230,6 +233,45 @@ func (c *Capture) Transaction(t *dissect.Transaction) {
 	c.note(c.txns.add(row))
 }
 
+// Exchange writes one finished exchange of any ULP (Options.Exchange).
+func (c *Capture) Exchange(x *dissect.Exchange) {
+	if x.Conn == nil || c.err != nil {
+		return
+	}
+	row := Exchange{
+		Common:       c.common,
+		ConnectionID: int64(x.Conn.ID),
+		ULP:          x.ULP,
+		Key:          fields.ExchangeKey(x.ULP, x.Key),
+		KeyNum:       int64(x.Key),
+		Initiator:    x.Initiator.String(),
+		Outcome:      x.Outcome.String(),
+		ReadBytes:    int64(x.ReadBytes),
+		WriteBytes:   int64(x.WriteBytes),
+	}
+	if x.Name != "" {
+		row.Name = str(x.Name)
+	}
+	if x.Status != "" {
+		ok := x.OK
+		row.Status, row.OK = str(x.Status), &ok
+	}
+	if x.RequestPacket != 0 {
+		row.RequestPacket, row.RequestTime = i64(uint64(x.RequestPacket)), tp(x.RequestTime)
+	}
+	if x.ResponsePacket != 0 {
+		row.ResponsePacket, row.ResponseTime = i64(uint64(x.ResponsePacket)), tp(x.ResponseTime)
+	}
+	if x.RequestPacket != 0 && x.ResponsePacket != 0 {
+		ns := x.Latency.Nanoseconds()
+		row.LatencyNS = &ns
+	}
+	if x.Invalidated {
+		row.InvalidatedSTag = i64(uint64(x.InvalidatedSTag))
+	}
+	c.note(c.exchs.add(row))
+}
+
 // Packet writes the packet's summary row (when Config.Packets) and returns
 // the first write error, which stops the engine.
 func (c *Capture) Packet(p *dissect.Packet) error {
@@ -277,7 +319,7 @@ func (c *Capture) Finish(eng *dissect.Engine, res *check.Result) error {
 	// The tables the engine filled take no more rows: they are closed
 	// before the others are written, so that their column buffers are
 	// not held with the others' (each Parquet column holds a page).
-	errs := []error{closeAll(c.txns, c.ops, c.pkts)}
+	errs := []error{closeAll(c.txns, c.exchs, c.ops, c.pkts)}
 	var fs []check.Finding
 	if res != nil {
 		fs = res.Findings
@@ -468,6 +510,9 @@ func (c *Capture) Rows() map[string]int64 {
 	}
 	if c.health != nil {
 		m[TableTransportHealth], m[TableUDFlows] = c.health.rows, c.ud.rows
+	}
+	if c.exchs != nil {
+		m[TableExchanges] = c.exchs.rows
 	}
 	if c.pkts != nil {
 		m[TablePackets] = c.pkts.rows

@@ -73,6 +73,7 @@ func TestDocsMatchSchema(t *testing.T) {
 		export.TablePackets:         export.Packet{},
 		export.TableTransportHealth: export.TransportHealth{},
 		export.TableUDFlows:         export.UDFlow{},
+		export.TableExchanges:       export.Exchange{},
 	}
 	for _, name := range export.Tables {
 		var code []string
@@ -120,6 +121,7 @@ func TestSchemaOnlyGrows(t *testing.T) {
 		export.TablePackets:         export.Packet{},
 		export.TableTransportHealth: export.TransportHealth{},
 		export.TableUDFlows:         export.UDFlow{},
+		export.TableExchanges:       export.Exchange{},
 	}
 	for table, cols := range v1 {
 		var code []string

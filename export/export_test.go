@@ -47,7 +47,7 @@ func exportLimited(t testing.TB, cfg export.Config, name string, r *source.Reade
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := dissect.Options{ULP: nfs.NewBinding(), Transaction: xc.Transaction, MaxConnections: maxConns}
+	opts := dissect.Options{ULP: nfs.NewBinding(), Transaction: xc.Transaction, Exchange: xc.Exchange, MaxConnections: maxConns}
 	runner := check.NewRunner(check.Config{Next: xc.Observer(nil), MaxTotal: maxFindings})
 	xc.SetRunner(runner)
 	opts.Observer = runner
@@ -163,6 +163,7 @@ func TestRoundTrip(t *testing.T) {
 			export.TableFindings:     int64(len(res.Findings)),
 			export.TablePackets:      int64(eng.Stats.Packets),
 			export.TableUDFlows:      int64(len(eng.UD.Flows)),
+			export.TableExchanges:    int64(txns), // RPC-over-RDMA's exchanges are its transactions
 		}
 		for _, c := range eng.Conns.Connections() {
 			if c.Health != nil {
@@ -248,6 +249,40 @@ func TestRoundTrip(t *testing.T) {
 	}
 	if !found {
 		t.Error("XID 0xbdad315d not exported")
+	}
+	// The exchanges: the same rows both ways; the same WRITE seen
+	// neutrally, with the latency of its transaction.
+	ex := readParquet[export.Exchange](t, part(export.Parquet, export.TableExchanges))
+	same("exchanges", normTimes(ex), normTimes(readNDJSON[export.Exchange](t, part(export.NDJSON, export.TableExchanges))))
+	found = false
+	for _, x := range ex {
+		if x.Key != "0xbdad315d" {
+			continue
+		}
+		found = true
+		var lat *float64
+		for _, y := range tx {
+			if y.XIDHex == x.Key && y.ConnectionID == x.ConnectionID {
+				lat = y.LatencyMicroseconds
+			}
+		}
+		if x.ULP != "rpcordma" || x.KeyNum != 0xbdad315d || x.Name == nil || *x.Name != "WRITE" || x.Status == nil || *x.Status != "SUCCESS" ||
+			x.OK == nil || !*x.OK || x.InvalidatedSTag == nil || *x.InvalidatedSTag != 0x92c || x.ResponsePacket == nil || *x.ResponsePacket != 1448 ||
+			x.Outcome != "responded" || x.Initiator != "client-to-server" || x.RequestTime == nil {
+			t.Errorf("exchange 0xbdad315d: %+v", x)
+		}
+		if lat == nil || x.LatencyNS == nil || float64(*x.LatencyNS) != *lat*1e3 {
+			t.Errorf("exchange 0xbdad315d: latency %v ns, its transaction's %v µs", x.LatencyNS, lat)
+		}
+		// Its Call was rebuilt from its Read chunk: the request is
+		// decoded at the last RDMA Read Response, packet 1253 (tshark's
+		// frame for the Call), after the Call's Send (1206).
+		if x.RequestPacket == nil || *x.RequestPacket != 1253 {
+			t.Errorf("exchange 0xbdad315d: request packet %v, want 1253", x.RequestPacket)
+		}
+	}
+	if !found {
+		t.Error("exchange 0xbdad315d not exported")
 	}
 	same("rdma_ops", normTimes(readParquet[export.RDMAOp](t, part(export.Parquet, export.TableRDMAOps))),
 		normTimes(readNDJSON[export.RDMAOp](t, part(export.NDJSON, export.TableRDMAOps))))

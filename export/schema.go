@@ -1,8 +1,8 @@
 // Package export writes what the engine and the checks find in a capture
 // as columnar tables — Parquet (github.com/parquet-go/parquet-go) or
 // newline-delimited JSON — for DuckDB, Spark, Trino or ClickHouse to query
-// across many captures: connections, transactions, rdma_ops, findings and
-// (opt-in) packets. docs/export.md documents every table and column.
+// across many captures: connections, transactions, rdma_ops, findings,
+// transport_health, ud_flows, exchanges and (opt-in) packets. docs/export.md documents every table and column.
 //
 // Rows are written as the engine produces them (transactions as they end,
 // RDMA operations as they complete, packets as they are read), buffered in
@@ -22,7 +22,7 @@ import "time"
 
 // SchemaVersion is the version of the tables' schema: raised when a column
 // or a table is added. Columns are never renamed nor removed.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // MetadataKey is the Parquet key/value metadata key holding SchemaVersion.
 const MetadataKey = "rdmashark.schema_version"
@@ -34,10 +34,11 @@ const (
 	TableRDMAOps      = "rdma_ops"
 	TableFindings     = "findings"
 	TablePackets      = "packets"
+	TableExchanges    = "exchanges"
 )
 
 // Tables lists the tables in the order docs/export.md describes them.
-var Tables = []string{TableConnections, TableTransactions, TableRDMAOps, TableFindings, TablePackets, TableTransportHealth, TableUDFlows}
+var Tables = []string{TableConnections, TableTransactions, TableRDMAOps, TableFindings, TablePackets, TableTransportHealth, TableUDFlows, TableExchanges}
 
 // Common are the columns every row starts with.
 type Common struct {
@@ -202,4 +203,38 @@ type Packet struct {
 	Direction    *string   `parquet:"direction,optional,dict" json:"direction"`
 	// XID is the first RPC-over-RDMA message the packet completed.
 	XID *int64 `parquet:"xid,optional" json:"xid"`
+}
+
+// Exchange is one row of the exchanges table: one request and its
+// response of any upper-layer protocol (an RPC Call and its Reply), as
+// `rdmashark exchanges` lists it. The transactions table is
+// RPC-over-RDMA's own, more detailed view of the same exchanges.
+type Exchange struct {
+	Common
+	ConnectionID int64 `parquet:"connection_id" json:"connection_id"`
+	// ULP is the upper-layer protocol's name (rpcordma).
+	ULP string `parquet:"ulp,dict" json:"ulp"`
+	// Key identifies the exchange on its connection as its ULP writes it
+	// (the XID as 0x%08x for rpcordma); KeyNum is its value (for rpcordma
+	// the transactions table's xid).
+	Key    string `parquet:"key" json:"key"`
+	KeyNum int64  `parquet:"key_num" json:"key_num"`
+	// Initiator: the direction of the request.
+	Initiator string `parquet:"initiator,dict" json:"initiator"`
+	// Name: what the request asked for; NULL without the request.
+	Name *string `parquet:"name,optional,dict" json:"name"`
+	// Status names the response's status; OK whether it is a success.
+	Status *string `parquet:"status,optional,dict" json:"status"`
+	OK     *bool   `parquet:"ok,optional" json:"ok"`
+	// Outcome: responded, no-response, evicted, superseded,
+	// response-without-request.
+	Outcome         string     `parquet:"outcome,dict" json:"outcome"`
+	RequestPacket   *int64     `parquet:"request_packet,optional" json:"request_packet"`
+	RequestTime     *time.Time `parquet:"request_time,optional,timestamp(microsecond)" json:"request_time"`
+	ResponsePacket  *int64     `parquet:"response_packet,optional" json:"response_packet"`
+	ResponseTime    *time.Time `parquet:"response_time,optional,timestamp(microsecond)" json:"response_time"`
+	LatencyNS       *int64     `parquet:"latency_ns,optional" json:"latency_ns"`
+	ReadBytes       int64      `parquet:"read_bytes" json:"read_bytes"`
+	WriteBytes      int64      `parquet:"write_bytes" json:"write_bytes"`
+	InvalidatedSTag *int64     `parquet:"invalidated_stag,optional" json:"invalidated_stag"`
 }

@@ -37,6 +37,8 @@ func registerCompletions(root *cobra.Command) {
 			reg(cmd, "format", fixed("table", "json"))
 		case "transactions":
 			reg(cmd, "format", fixed("table", "json", "jsonl\tone line per transaction, written as it ends"))
+		case "exchanges":
+			reg(cmd, "format", fixed("table", "json", "jsonl\tone line per exchange, written as it ends"))
 		case "capture":
 			reg(cmd, "format", fixed("table", "json"))
 			reg(cmd, "fail-on", severities)

@@ -65,6 +65,7 @@ part files, it never overwrites.`,
 				}
 				var opts dissect.Options
 				opts.Transaction = xc.Transaction
+				opts.Exchange = xc.Exchange
 				opts.Observer = xc.Observer(nil)
 				runner, each := withChecks(check.Config{}, &opts, xc.Packet)
 				// Released connections' rows leave memory as they go

@@ -32,7 +32,7 @@ func TestExportCommand(t *testing.T) {
 	if !strings.Contains(out, "rxe-nfs3.pcap: 7245 packets") || !strings.Contains(out, "(part-2)") {
 		t.Errorf("summary:\n%s", out)
 	}
-	for _, table := range []string{"connections", "transactions", "rdma_ops", "findings"} {
+	for _, table := range []string{"connections", "transactions", "rdma_ops", "findings", "exchanges"} {
 		ents, err := os.ReadDir(filepath.Join(dir, table, "label=host1"))
 		if err != nil {
 			t.Fatal(err)

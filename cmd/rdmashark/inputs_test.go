@@ -123,12 +123,12 @@ func TestCompressedCaptureReport(t *testing.T) {
 	}
 }
 
-// analyze and transactions take several captures: with --format json the
+// analyze, transactions and exchanges take several captures: with --format json the
 // output is an array whose elements are exactly the one-capture documents,
 // in input order, whatever --jobs; check takes -r.
 func TestSeveralCaptures(t *testing.T) {
 	files := []string{nfs3Pcap, rpingPcap, "../../testdata/pcaps/siw-nfs3.pcap"}
-	for _, cmd := range []string{"analyze", "transactions"} {
+	for _, cmd := range []string{"analyze", "transactions", "exchanges"} {
 		var single []any
 		for _, f := range files {
 			code, out, errs := runCmd(t, cmd, "--format", "json", f)

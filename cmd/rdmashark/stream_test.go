@@ -155,6 +155,7 @@ func TestEveryCommandReadsStdin(t *testing.T) {
 	}{
 		{[]string{"analyze", "--format", "json"}, "-r"},
 		{[]string{"transactions", "--format", "json"}, "-r"},
+		{[]string{"exchanges", "--format", "json"}, "-r"},
 		{[]string{"check", "--format", "json"}, ""}, // check takes its files as arguments
 		{[]string{"dissect", "-T", "fields", "-e", "frame.number", "-e", "rpcordma.xid", "-e", "rpc.xid"}, "-r"},
 	} {

@@ -233,6 +233,26 @@ func TestDuckDBReproducesAnalyze(t *testing.T) {
 		t.Errorf("rdma_ops: %d rows, %d with an XID, %d of them join a transaction", ops, attached, joined)
 	}
 
+	// Every exchange is a transaction seen neutrally: as many rows, each
+	// joining its transaction on the XID with the same latency and RDMA
+	// bytes.
+	var exchanges, txns, matched int64
+	err = db.QueryRow(`SELECT (SELECT count(*) FROM `+tbl("exchanges")+`), (SELECT count(*) FROM `+tbl("transactions")+`),
+		(SELECT count(*) FROM `+tbl("exchanges")+` e JOIN `+tbl("transactions")+` t
+			ON e.capture = t.capture AND e.label = t.label AND e.connection_id = t.connection_id AND e.key_num = t.xid
+			AND e.outcome = CASE t.outcome WHEN 'replied' THEN 'responded' WHEN 'no-reply' THEN 'no-response'
+				WHEN 'reply-without-call' THEN 'response-without-request' ELSE t.outcome END
+			AND e.read_bytes = t.rdma_read_bytes AND e.write_bytes = t.rdma_write_bytes
+			AND e.latency_ns IS NOT DISTINCT FROM round(t.latency_us * 1000)::BIGINT
+			AND e.invalidated_stag IS NOT DISTINCT FROM t.invalidated_stag
+			AND e.ulp = 'rpcordma' AND e.key = t.xid_hex)`).Scan(&exchanges, &txns, &matched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exchanges == 0 || exchanges != txns || matched != exchanges {
+		t.Errorf("exchanges: %d rows, %d transactions, %d exchanges join a transaction with the same values", exchanges, txns, matched)
+	}
+
 	// The schema version is in every file's metadata.
 	var files, versioned int64
 	err = db.QueryRow(fmt.Sprintf(`SELECT count(DISTINCT file_name), count(DISTINCT file_name) FILTER (WHERE decode(key) = '%s' AND decode(value) = '%d')
@@ -248,7 +268,7 @@ func TestDuckDBReproducesAnalyze(t *testing.T) {
 	// keys as integers, addresses and enumerations as strings, lists as
 	// lists.
 	types := map[string]string{}
-	for _, tb := range []string{"transactions", "connections", "rdma_ops", "findings"} {
+	for _, tb := range []string{"transactions", "connections", "rdma_ops", "findings", "exchanges"} {
 		rows, err := db.Query("DESCRIBE SELECT * FROM " + tbl(tb))
 		if err != nil {
 			t.Fatal(err)
@@ -277,6 +297,10 @@ func TestDuckDBReproducesAnalyze(t *testing.T) {
 		"rdma_ops.start_time":                "TIMESTAMP WITH TIME ZONE",
 		"findings.packets":                   "BIGINT[]",
 		"findings.label":                     "VARCHAR",
+		"exchanges.latency_ns":               "BIGINT",
+		"exchanges.request_time":             "TIMESTAMP WITH TIME ZONE",
+		"exchanges.key":                      "VARCHAR",
+		"exchanges.ok":                       "BOOLEAN",
 	} {
 		if types[col] != want {
 			t.Errorf("%s: DuckDB type %q, want %q", col, types[col], want)

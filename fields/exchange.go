@@ -1,0 +1,31 @@
+package fields
+
+import (
+	"strconv"
+
+	"github.com/rdmashark/rdmashark/dissect"
+)
+
+// exchangeKeys are how each ULP writes the key of its exchanges
+// (dissect.Exchange.Key) in every output: the listing of `rdmashark
+// exchanges`, its export table. A ULP without an entry has its key in
+// decimal.
+var exchangeKeys = map[string]func(dst []byte, key uint64) []byte{
+	// The RPC XID as the dissector, tshark's rpc.xid and `transactions`
+	// print it: 0x and eight hex digits.
+	dissect.RPCOverRDMAName: func(dst []byte, key uint64) []byte { return AppendHex(dst, key, 8) },
+}
+
+// AppendExchangeKey appends the key of an exchange of the named ULP as
+// that ULP writes it (decimal for a ULP that has no format of its own).
+func AppendExchangeKey(dst []byte, ulp string, key uint64) []byte {
+	if f := exchangeKeys[ulp]; f != nil {
+		return f(dst, key)
+	}
+	return strconv.AppendUint(dst, key, 10)
+}
+
+// ExchangeKey is AppendExchangeKey as a string.
+func ExchangeKey(ulp string, key uint64) string {
+	return string(AppendExchangeKey(nil, ulp, key))
+}
