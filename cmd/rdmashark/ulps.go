@@ -1,20 +1,47 @@
 package main
 
 import (
+	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
+	"github.com/rdmashark/rdmashark/ulp/nvmeof"
 )
 
-// newULPs is the tool's one registration list of upper-layer protocols
+// plugin is one upper-layer protocol as the tool registers it: its ULP
+// (fresh for each engine) and its conformance rules.
+type plugin struct {
+	new   func() dissect.ULP
+	rules func() []*check.Rule
+}
+
+// plugins is the tool's one registration list of upper-layer protocols
 // (dissect/ulp.go): the engine asks them, in this order, which one each
-// connection carries. Each call makes fresh values, one set per engine.
-// Their ports make the iWARP hint ports and live capture's default
-// filter. Adding a protocol is one line here (docs/architecture.md, "How
-// to add an upper-layer protocol").
-func newULPs() []dissect.ULP {
-	return []dissect.ULP{
-		// RPC-over-RDMA (RFC 8166, RFC 8167, the version 2 draft), its RPC
-		// bodies decoded by the NFS binding (RFC 8267) on nfsrdma's port.
-		dissect.RPCOverRDMA(nfs.NewBinding(), nfs.RDMAPort),
+// connection carries; their ports make the iWARP hint ports and live
+// capture's default filter; their rules join check's table. Adding a
+// protocol is one line here (docs/architecture.md, "How to add an
+// upper-layer protocol").
+var plugins = []plugin{
+	// RPC-over-RDMA (RFC 8166, RFC 8167, the version 2 draft), its RPC
+	// bodies decoded by the NFS binding (RFC 8267) on nfsrdma's port; its
+	// rules are check's own table still.
+	{func() dissect.ULP { return dissect.RPCOverRDMA(nfs.NewBinding(), nfs.RDMAPort) }, nil},
+	// NVMe over Fabrics on RDMA, ports 4420 and 8009.
+	{func() dissect.ULP { return nvmeof.New() }, nvmeof.Rules},
+}
+
+func init() {
+	for _, p := range plugins {
+		if p.rules != nil {
+			check.Register(p.rules()...)
+		}
 	}
+}
+
+// newULPs returns fresh ULPs of every plug-in, one set per engine.
+func newULPs() []dissect.ULP {
+	out := make([]dissect.ULP, len(plugins))
+	for i, p := range plugins {
+		out[i] = p.new()
+	}
+	return out
 }

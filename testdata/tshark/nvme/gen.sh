@@ -57,3 +57,12 @@ tshark -2 -r $P -Y 'nvme.fabrics.cmd.connect.data.hostnqn || nvme.cmd.identify.c
   -e nvme.cmd.identify.ns.flbas -e nvme.cmd.identify.ns.lbaf \
   -e nvme.cmd.identify.nslist.nsid -e nvme.cmd.get_logpage.identify.genctr -e nvme.cmd.get_logpage.identify.numrec \
   > rxe-nvmeof.data.tsv 2>/dev/null
+
+# Pairing (ulp/nvmeof's tests): every command and completion capsule with its
+# queue, CID and, for a Send With Invalidate, the invalidated R_Key.
+for P in rxe; do
+  tshark -2 -r ../../pcaps/ulp/$P-nvmeof.pcap -Y 'nvme.cmd.opc || nvme.fabrics.cmd.opc || nvme.cqe.cid' \
+    -T fields -E header=y -E separator=/t \
+    -e frame.number -e nvme-rdma.cmd.qid -e nvme.cmd.cid -e nvme.fabrics.cmd.cid -e nvme.cqe.cid \
+    -e infiniband.bth.opcode -e infiniband.ieth > $P-nvmeof.pairing.tsv
+done

@@ -1,0 +1,107 @@
+package archtest
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const mod = "github.com/rdmashark/rdmashark/"
+
+// imports maps each package directory of the module (relative, "/"
+// separated) to the module packages its non-test files import.
+func imports(t *testing.T) map[string][]string {
+	t.Helper()
+	root := filepath.Join("..", "..")
+	out := map[string][]string{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); p != root && (n == "testdata" || strings.HasPrefix(n, ".") || n == "duckdbtest") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		af, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(p))
+		rel = filepath.ToSlash(rel)
+		for _, is := range af.Imports {
+			path, _ := strconv.Unquote(is.Path.Value)
+			if strings.HasPrefix(path, mod) {
+				out[rel] = append(out[rel], strings.TrimPrefix(path, mod))
+			}
+		}
+		if _, ok := out[rel]; !ok {
+			out[rel] = nil
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func under(pkg, dir string) bool { return pkg == dir || strings.HasPrefix(pkg, dir+"/") }
+
+// TestULPImportRules: the upper-layer-protocol seam's rules (issue 25).
+// The engine imports no ULP package; nothing imports a plug-in (ulp/...)
+// but the command's one registration list; a plug-in imports no other
+// plug-in; the wire packages import nothing of the engine, the checks, the
+// presentation or the plug-ins.
+func TestULPImportRules(t *testing.T) {
+	all := imports(t)
+	if len(all["dissect"]) == 0 || len(all["ulp/nvmeof"]) == 0 {
+		t.Fatalf("the walk missed packages: %v", all)
+	}
+	plugins, wire := 0, 0
+	for pkg, deps := range all {
+		for _, d := range deps {
+			switch {
+			case under(pkg, "dissect") && (under(d, "ulp") || d == "nvme" || d == "rpcrdma/nfs"):
+				t.Errorf("%s imports the ULP package %s: the engine knows no protocol above the seam", pkg, d)
+			case under(d, "ulp") && !under(pkg, "cmd/rdmashark") && !(under(pkg, "ulp") && under(d, pkg)):
+				t.Errorf("%s imports the plug-in %s: only cmd/rdmashark registers plug-ins", pkg, d)
+			}
+		}
+		if under(pkg, "ulp") {
+			plugins++
+		}
+		for _, w := range []string{"layers", "nvme", "pvtdata", "rpcrdma"} {
+			if !under(pkg, w) {
+				continue
+			}
+			wire++
+			for _, d := range deps {
+				for _, bad := range []string{"dissect", "check", "fields", "report", "export", "dfilter", "cmd", "ulp", "source"} {
+					if under(d, bad) {
+						t.Errorf("wire package %s imports %s", pkg, d)
+					}
+				}
+			}
+		}
+	}
+	if plugins == 0 || wire < 5 {
+		t.Fatalf("%d plug-in and %d wire packages seen", plugins, wire)
+	}
+}
+
+// TestUnder: the package-prefix test the rules stand on.
+func TestUnder(t *testing.T) {
+	if !under("ulp/nvmeof", "ulp") || under("ulpx", "ulp") || !under("dissect", "dissect") || under("dissectx/y", "dissect") {
+		t.Fatal("under")
+	}
+}

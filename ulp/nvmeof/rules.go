@@ -1,0 +1,338 @@
+package nvmeof
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/rdmashark/rdmashark/check"
+	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/nvme"
+)
+
+// Rules are NVMe/RDMA's conformance rules, for check.Register. Each cites
+// the section of the NVMe RDMA Transport Specification 1.0, NVMe over
+// Fabrics 1.1 or NVMe Base 2.0 it enforces. Like every rule they judge
+// what the capture holds and no more: a capture that lacks packets (PSNs
+// skipped, a connection without its set-up) makes the rules that would
+// need them not evaluated, never a finding.
+func Rules() []*check.Rule {
+	applies := check.NeedsULP(Name)
+	return []*check.Rule{
+		{
+			ID: "NVME-CM-PRIVATE-DATA", Severity: check.Error, ULP: Name,
+			Reference: "NVMe RDMA Transport 1.0 sections 3.3.1-3.3.2 (RDMA_CM_REQUEST/REPLY Private Data)",
+			Summary:   "the CM REQ and REP carry NVMe/RDMA private data: RECFMT 0, HRQSIZE ≥ HSQSIZE + 1, CRQSIZE ≥ HSQSIZE + 1",
+			Explanation: `An NVMe/RDMA queue is set up by an RDMA-CM exchange whose REQ carries the host's
+private data (RECFMT, QID, HRQSIZE, HSQSIZE, CNTLID) and whose REP carries the
+controller's (RECFMT, CRQSIZE). RECFMT must be 0. HSQSIZE is 0's based and the
+receive queues are 1's based: each side must be able to receive a capsule for
+every submission queue entry, so HRQSIZE and CRQSIZE are at least HSQSIZE + 1.`,
+			Evidence: "the connection's CM REQ and REP",
+			Applies:  applies, End: checkCMPrivateData,
+		},
+		{
+			ID: "NVME-CONNECT-FIRST", Severity: check.Error, ULP: Name,
+			Reference: "NVMe over Fabrics 1.1 section 3.3 (Connect command); NVMe RDMA Transport 1.0 section 3.3.1",
+			Summary:   "the first capsule on a queue is a Fabrics Connect for the QID and SQSIZE its set-up named",
+			Explanation: `A queue is usable only after a Fabrics Connect command: it must be the first
+command capsule the host sends on the RDMA connection, its QID must be the QID of
+the CM REQ, and its SQSIZE the CM REQ's HSQSIZE (both 0's based).`,
+			Evidence:   "the first command capsule of the connection",
+			Applies:    applies, ULPMessage: checkConnectFirst,
+		},
+		{
+			ID: "NVME-CAPSULE-SIZE", Severity: check.Error, ULP: Name,
+			Reference: "NVMe over Fabrics 1.1 section 2.2 (Capsules); NVMe RDMA Transport 1.0 section 3.2",
+			Summary:   "command capsules are a 64-byte SQE plus in-capsule data inside the capsule; response capsules are 16 bytes",
+			Explanation: `On NVMe/RDMA a command capsule is the 64-byte submission queue entry followed by
+any in-capsule data, which an SGL data block with subtype Offset must name within
+the capsule; a response capsule is the 16-byte completion queue entry (the RDMA
+transport supports no response data in the capsule).`,
+			Evidence:   "the connection's capsules",
+			Applies:    applies, ULPMessage: checkCapsuleSize,
+		},
+		{
+			ID: "NVME-CID-UNIQUE", Severity: check.Error, ULP: Name,
+			Reference: "NVMe Base 2.0 section 4.2 (Command Identifier)",
+			Summary:   "a command's CID is not that of a command still outstanding on the queue",
+			Explanation: `The Command Identifier and the submission queue together identify a command: the
+host must not reuse a CID while the command with it awaits its completion.`,
+			Evidence:   "the connection's command capsules",
+			Applies:    applies, ULPMessage: checkCIDUnique,
+		},
+		{
+			ID: "NVME-COMPLETION-UNMATCHED", Severity: check.Warning, ULP: Name,
+			Reference: "NVMe Base 2.0 section 4.2.1 (Completion Queue Entry: CID)",
+			Summary:   "every completion answers a command outstanding on the queue",
+			Explanation: `A completion queue entry names the command it completes by CID. A completion with
+no outstanding command of that CID answers nothing the capture shows: a
+controller bug, or a command capsule the capture does not hold.`,
+			Evidence:   "the connection's completions, with its set-up",
+			Applies:    applies, ULPMessage: checkCompletionMatched,
+		},
+		{
+			ID: "NVME-QUEUE-DEPTH", Severity: check.Error, ULP: Name,
+			Reference: "NVMe RDMA Transport 1.0 section 3.3.1 (HSQSIZE); NVMe Base 2.0 section 4.1 (queue full)",
+			Summary:   "commands outstanding at once are at most HSQSIZE + 1",
+			Explanation: `The host's submission queue holds HSQSIZE + 1 entries (HSQSIZE is 0's based);
+over RDMA the controller has posted receive buffers for that many capsules. A host
+with more commands outstanding overruns them.`,
+			Evidence:   "the connection's set-up and command capsules",
+			Applies:    applies, ULPMessage: checkQueueDepth,
+		},
+		{
+			ID: "NVME-INV-KEY", Severity: check.Error, ULP: Name,
+			Reference: "NVMe RDMA Transport 1.0 section 3.4 (Keyed SGL Data Block Descriptor, Invalidate Key)",
+			Summary:   "a completion Send With Invalidate invalidates exactly the key its command asked to invalidate",
+			Explanation: `The host asks for remote invalidation per command, with a keyed SGL data block of
+subtype Invalidate Key; the controller may then send the completion by Send With
+Invalidate of that key. Invalidating another key, or for a command that did not ask,
+tears down memory the host still uses (Linux hosts reset the controller).`,
+			Evidence:   "completions sent With Invalidate",
+			Applies:    applies, ULPMessage: checkInvalidateKey,
+		},
+		{
+			ID: "NVME-RDMA-BY-HOST", Severity: check.Error, ULP: Name,
+			Reference: "NVMe RDMA Transport 1.0 section 3.4; NVMe over Fabrics 1.1 section 7.3.2",
+			Summary:   "only the controller initiates RDMA Read and Write",
+			Explanation: `The host advertises memory with keyed SGL data blocks and the controller moves the
+data: RDMA Read for host-to-controller data, RDMA Write for controller-to-host
+data. The host initiates none.`,
+			Evidence: "the connection's RDMA operations",
+			Applies:  applies, RDMAOp: checkByHost,
+		},
+		{
+			ID: "NVME-RDMA-UNADVERTISED", Severity: check.Error, ULP: Name,
+			Reference: "NVMe RDMA Transport 1.0 section 3.4; NVMe over Fabrics 1.1 section 7.3.2",
+			Summary:   "an RDMA Read or Write of the controller falls inside a keyed SGL of an outstanding command",
+			Explanation: `Every RDMA operation of the controller moves data of one command: it must fall
+inside the keyed SGL data block (address, length, key) of a command still
+outstanding on the queue, Read for host-to-controller and Write for
+controller-to-host data.`,
+			Evidence: "the connection's commands and RDMA operations",
+			Applies:  applies, RDMAOp: checkAdvertised,
+		},
+		{
+			ID: "NVME-RDMA-AFTER-COMPLETION", Severity: check.Error, ULP: Name,
+			Reference: "NVMe over Fabrics 1.1 section 7.3.3; NVMe RDMA Transport 1.0 section 3.4",
+			Summary:   "no RDMA operation targets a command's memory after its completion",
+			Explanation: `The controller sends the completion once the command's data has moved; the host
+then reuses or invalidates the memory. An RDMA operation on it afterwards reaches
+memory the command no longer owns.`,
+			Evidence: "the connection's commands and RDMA operations",
+			Applies:  applies, RDMAOp: checkAfterCompletion,
+		},
+	}
+}
+
+func queueOf(c *check.Conn) *Queue {
+	q, _ := c.Connection.ULPData.(*Queue)
+	return q
+}
+
+// damaged reports whether the capture lacks part of the connection, so
+// that a missing command explains what would be a finding: its set-up is
+// not in it, or PSNs were skipped (a capture drop or wire loss whose
+// retransmission the capture also lacks).
+func damaged(c *check.Conn) bool {
+	q := queueOf(c)
+	return c.State == dissect.StateNoSetup || c.MissingPSNs > 0 || q != nil && q.Evicted > 0
+}
+
+func exchangeKey(q *Queue, cid uint16) string {
+	var qid uint64
+	if q.QID != nil {
+		qid = uint64(*q.QID)
+	}
+	return strconv.FormatUint(qid<<16|uint64(cid), 10)
+}
+
+func checkCMPrivateData(c *check.Conn) {
+	q := queueOf(c)
+	if q == nil || !c.PrivateData[0].Seen {
+		return
+	}
+	c.Checked()
+	pk := []int{c.PrivateData[0].Packet}
+	switch {
+	case q.HSQSIZE == nil:
+		c.Reportf(pk, "malformed", "the CM REQ's private data is not NVMe/RDMA's: %s", q.SetUpError)
+		return
+	case q.SetUpError != "":
+		c.Reportf(pk, "recfmt", "%s", q.SetUpError)
+	case *q.HRQSIZE < *q.HSQSIZE+1:
+		c.Reportf(pk, "hrqsize", "the host's HRQSIZE %d is below HSQSIZE %d + 1: it cannot receive a completion for every command it may submit",
+			*q.HRQSIZE, *q.HSQSIZE)
+	}
+	if q.CRQSIZE != nil && *q.CRQSIZE < *q.HSQSIZE+1 {
+		c.Reportf([]int{c.PrivateData[1].Packet}, "crqsize", "the controller's CRQSIZE %d is below HSQSIZE %d + 1: it cannot receive every command the host may submit",
+			*q.CRQSIZE, *q.HSQSIZE)
+	}
+}
+
+func capsuleOf(m *dissect.Message) *Capsule {
+	r, _ := m.ULP.(*Capsule)
+	return r
+}
+
+func checkConnectFirst(c *check.Conn, m *dissect.Message) {
+	r := capsuleOf(m)
+	if r == nil || !r.Command || !r.First || r.Err != nil && r.Request == nil {
+		return
+	}
+	if c.State == dissect.StateNoSetup || c.MissingPSNs > 0 {
+		// The capture may lack the Connect.
+		c.Skip(check.ReasonMidTransaction)
+		return
+	}
+	c.Checked()
+	cmd := &r.Cmd
+	if !cmd.IsFabrics() || cmd.FCTYPE != nvme.FabricsConnect {
+		c.Reportf(m.Packets, "not-connect", "the queue's first command capsule is %s (opcode 0x%02x), not a Fabrics Connect",
+			r.Request.Name, cmd.OPC)
+		return
+	}
+	cc := cmd.Connect()
+	q := r.Queue
+	if q.QID != nil && cc.QID != *q.QID {
+		c.Reportf(m.Packets, "qid", "the Connect names QID %d but the CM REQ (packet %d) set up QID %d", cc.QID, c.PrivateData[0].Packet, *q.QID)
+	}
+	if q.HSQSIZE != nil && cc.SQSIZE != *q.HSQSIZE {
+		c.Reportf(m.Packets, "sqsize", "the Connect's SQSIZE %d differs from the CM REQ's HSQSIZE %d (packet %d)", cc.SQSIZE, *q.HSQSIZE, c.PrivateData[0].Packet)
+	}
+}
+
+func checkCapsuleSize(c *check.Conn, m *dissect.Message) {
+	r := capsuleOf(m)
+	if r == nil || m.Truncated {
+		return
+	}
+	c.Checked()
+	switch {
+	case r.Command && m.Length < nvme.SQELen:
+		c.Reportf(m.Packets, "short-command", "a command capsule of %d bytes: shorter than the 64-byte submission queue entry", m.Length)
+	case r.Command && errors.Is(r.Err, nvme.ErrInCapsuleData):
+		c.Reportf(m.Packets, "in-capsule", "the command's SGL names in-capsule data at offset %d, %d bytes, beyond the %d bytes the capsule carries after its SQE",
+			r.Cmd.SGL1.Address, r.Cmd.SGL1.Length, len(r.Cmd.Data))
+	case !r.Command && m.Length != nvme.CQELen:
+		c.Reportf(m.Packets, "response-size", "a response capsule of %d bytes: NVMe/RDMA completions are the 16-byte completion queue entry", m.Length)
+	}
+}
+
+func checkCIDUnique(c *check.Conn, m *dissect.Message) {
+	r := capsuleOf(m)
+	if r == nil || !r.Command || r.Request == nil {
+		return
+	}
+	c.Checked()
+	if old := r.Replaced; old != nil {
+		c.Report(check.Finding{Packets: []int{old.Packet, lastPacket(m.Packets)}, Key: "cid", ULP: Name,
+			Exchange: exchangeKey(r.Queue, old.CID), Message: fmt.Sprintf(
+				"command %s reuses CID %d of the %s of packet %d, which has no completion yet", r.Request.Name, old.CID, old.Name, old.Packet)})
+	}
+}
+
+func checkCompletionMatched(c *check.Conn, m *dissect.Message) {
+	r := capsuleOf(m)
+	if r == nil || r.Command || r.Err != nil {
+		return
+	}
+	if r.Request != nil {
+		c.Checked()
+		return
+	}
+	if damaged(c) {
+		c.Skip(check.ReasonMidTransaction)
+		return
+	}
+	c.Checked()
+	c.Report(check.Finding{Packets: m.Packets, Key: "unmatched", ULP: Name, Exchange: exchangeKey(r.Queue, r.Cpl.CID),
+		Message: fmt.Sprintf("a completion for CID %d (%s), but no command with that CID is outstanding on the queue",
+			r.Cpl.CID, r.Cpl.Status)})
+}
+
+func checkQueueDepth(c *check.Conn, m *dissect.Message) {
+	r := capsuleOf(m)
+	if r == nil || !r.Command || r.Request == nil || r.Queue.HSQSIZE == nil {
+		return
+	}
+	c.Checked()
+	if limit := int(*r.Queue.HSQSIZE) + 1; r.Outstanding > limit {
+		c.Reportf(m.Packets, "depth", "%d commands outstanding with this %s: more than the HSQSIZE + 1 = %d the queue was set up for",
+			r.Outstanding, r.Request.Name, limit)
+	}
+}
+
+func checkInvalidateKey(c *check.Conn, m *dissect.Message) {
+	r := capsuleOf(m)
+	if r == nil || r.Command || !r.Invalidate || r.Err != nil {
+		return
+	}
+	x := r.Request
+	if x == nil {
+		if damaged(c) {
+			c.Skip(check.ReasonMidTransaction)
+		}
+		return
+	}
+	c.Checked()
+	switch {
+	case !x.SGL.InvalidateKey():
+		c.Report(check.Finding{Packets: []int{x.Packet, lastPacket(m.Packets)}, Key: "not-asked", ULP: Name,
+			Exchange: exchangeKey(r.Queue, x.CID), Message: fmt.Sprintf(
+				"the completion of %s (CID %d) came by Send With Invalidate of key 0x%08x, but the command's SGL (%s, subtype %s) did not ask for remote invalidation",
+				x.Name, x.CID, r.InvalidatedSTag, x.SGL.Type, x.SGL.Subtype)})
+	case x.SGL.Key != r.InvalidatedSTag:
+		c.Report(check.Finding{Packets: []int{x.Packet, lastPacket(m.Packets)}, Key: "wrong-key", ULP: Name,
+			Exchange: exchangeKey(r.Queue, x.CID), Message: fmt.Sprintf(
+				"the completion of %s (CID %d) invalidated key 0x%08x; the command asked to invalidate key 0x%08x",
+				x.Name, x.CID, r.InvalidatedSTag, x.SGL.Key)})
+	}
+}
+
+func opText(op *dissect.RDMAOp) string {
+	return fmt.Sprintf("%s of %d bytes at key 0x%08x address 0x%x", op.Kind, op.Length, op.STag, op.Offset)
+}
+
+func checkByHost(c *check.Conn, op *dissect.RDMAOp) {
+	c.Checked()
+	if op.Dir == dissect.DirClientToServer {
+		c.Reportf(op.Packets, op.Kind.String(), "the host initiated an %s; on NVMe/RDMA only the controller moves data", opText(op))
+	}
+}
+
+func checkAdvertised(c *check.Conn, op *dissect.RDMAOp) {
+	if op.Dir != dissect.DirServerToClient {
+		return
+	}
+	switch op.Attach.Reason {
+	case dissect.Attached:
+		c.Checked()
+		return
+	case dissect.UnattachedAfterReply:
+		return // NVME-RDMA-AFTER-COMPLETION's case
+	}
+	if damaged(c) {
+		c.Skip(check.ReasonMidTransaction)
+		return
+	}
+	c.Checked()
+	c.Reportf(op.Packets, op.Kind.String(), "the controller's %s is inside no keyed SGL of a command outstanding on the queue", opText(op))
+}
+
+func checkAfterCompletion(c *check.Conn, op *dissect.RDMAOp) {
+	if op.Dir != dissect.DirServerToClient {
+		return
+	}
+	switch a := &op.Attach; a.Reason {
+	case dissect.Attached:
+		c.Checked()
+	case dissect.UnattachedAfterReply:
+		c.Checked()
+		cid := uint16(a.XID)
+		c.Report(check.Finding{Packets: append(append([]int{}, op.Packets...), a.ReplyPacket), Key: op.Kind.String(), ULP: Name,
+			Exchange: strconv.FormatUint(uint64(a.XID), 10), Message: fmt.Sprintf(
+				"the controller's %s targets the memory of the command with CID %d after its completion (packet %d)", opText(op), cid, a.ReplyPacket)})
+	}
+}

@@ -1,0 +1,499 @@
+package nvmeof
+
+import (
+	"sort"
+	"time"
+
+	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/nvme"
+)
+
+// Queue is one NVMe/RDMA queue (one RDMA connection) as analyze shows it:
+// what its set-up and Connect negotiated, and what its traffic did. It is
+// the connection's dissect.Connection.ULPData; analyze writes it under
+// "nvme_rdma".
+type Queue struct {
+	// From the CM REQ (NVMe RDMA Transport 1.0 "RDMA_CM_REQUEST Private
+	// Data"): QID, HRQSIZE (1's based), HSQSIZE (0's based), CNTLID; from
+	// the CM REP: CRQSIZE. Null when the set-up is not in the capture.
+	QID     *uint16 `json:"qid"`
+	HRQSIZE *uint16 `json:"hrqsize"`
+	HSQSIZE *uint16 `json:"hsqsize"`
+	CRQSIZE *uint16 `json:"crqsize"`
+	CNTLID  *uint16 `json:"cntlid"`
+	// SetUpError says why the CM private data did not decode.
+	SetUpError string `json:"setup_error,omitempty"`
+	// From the Fabrics Connect command and its data (NVMe over Fabrics 1.1
+	// "Connect Command"): SQSIZE (0's based), KATO in ms (admin queue), the
+	// host and subsystem NQNs; ControllerID is the CNTLID the Connect's
+	// completion returned.
+	Connect *ConnectInfo `json:"connect,omitempty"`
+	// From an Identify Controller the queue carried (admin queue): the
+	// command and response capsule sizes of the controller's I/O queues
+	// and its MAXCMD.
+	Identify *IdentifyInfo `json:"identify,omitempty"`
+
+	Commands    uint64 `json:"commands"`
+	Completions uint64 `json:"completions"`
+	// RemoteInvalidationRequested counts commands whose keyed SGL asked
+	// for remote invalidation (subtype Invalidate Key); RemoteInvalidations
+	// the completions sent With Invalidate.
+	RemoteInvalidationRequested uint64 `json:"remote_invalidation_requested"`
+	RemoteInvalidations         uint64 `json:"remote_invalidations"`
+	// Data moved: by RDMA Read (host to controller) and RDMA Write
+	// (controller to host) attached to the commands' keyed SGLs, and in
+	// the command capsules themselves.
+	ReadBytes      uint64 `json:"read_bytes"`
+	WriteBytes     uint64 `json:"write_bytes"`
+	InCapsuleBytes uint64 `json:"in_capsule_bytes"`
+	// MaxOutstanding is the queue depth reached: the most commands
+	// awaiting their completion at once.
+	MaxOutstanding int `json:"max_outstanding"`
+	// What did not pair: completions without their command, commands the
+	// capture ended on, commands replaced by a new one with their CID
+	// before a completion, RDMA operations no command explains, capsules
+	// that did not decode.
+	CompletionsWithoutCommand uint64 `json:"completions_without_command"`
+	CommandsWithoutCompletion uint64 `json:"commands_without_completion"`
+	CIDReused                 uint64 `json:"cid_reused"`
+	Evicted                   uint64 `json:"evicted,omitempty"`
+	UnattachedRDMAOps         uint64 `json:"unattached_rdma_ops"`
+	BadCapsules               uint64 `json:"bad_capsules"`
+	// Errors counts completions by status other than success.
+	Errors map[string]uint64 `json:"errors,omitempty"`
+	// Opcodes are per command name: count, bytes and latency.
+	Opcodes map[string]*OpcodeStats `json:"opcodes"`
+
+	// outstanding is the number of commands awaiting completion now.
+	outstanding int
+	// connectSeen: the queue's first command capsule was seen (Connect or
+	// not).
+	firstCommand bool
+}
+
+// ConnectInfo is what a queue's Fabrics Connect said.
+type ConnectInfo struct {
+	Packet       int    `json:"packet"`
+	QID          uint16 `json:"qid"`
+	SQSIZE       uint16 `json:"sqsize"`
+	KATO         uint32 `json:"kato_ms"`
+	HostNQN      string `json:"host_nqn,omitempty"`
+	SubNQN       string `json:"subsystem_nqn,omitempty"`
+	HostID       string `json:"host_id,omitempty"`
+	ControllerID *uint16 `json:"controller_id"`
+	Status       string `json:"status,omitempty"`
+}
+
+// IdentifyInfo is what an Identify Controller returned.
+type IdentifyInfo struct {
+	IOCCSZ uint32 `json:"ioccsz"`
+	IORCSZ uint32 `json:"iorcsz"`
+	ICDOFF uint16 `json:"icdoff"`
+	MAXCMD uint16 `json:"maxcmd"`
+	// InCapsuleDataSize is IOCCSZ*16 less the SQE: the in-capsule data an
+	// I/O command may carry.
+	InCapsuleDataSize int `json:"in_capsule_data_size"`
+}
+
+// OpcodeStats sum up the commands of one name.
+type OpcodeStats struct {
+	Count  uint64 `json:"count"`
+	Errors uint64 `json:"errors"`
+	Bytes  uint64 `json:"bytes"` // RDMA and in-capsule data moved
+	// Latency, command to completion, of the completed ones.
+	Completed    uint64        `json:"completed"`
+	LatencyTotal time.Duration `json:"-"`
+	LatencyMaxNS int64         `json:"latency_max_ns"`
+	LatencyAvgNS int64         `json:"latency_avg_ns"`
+}
+
+// setUp reads the connection's CM private data.
+func (q *Queue) setUp(c *dissect.Connection) {
+	if pd := &c.PrivateData[0]; pd.Seen && q.QID == nil {
+		var r nvme.CMRequest
+		if err := r.DecodeFromBytes(pd.Consumer()); err != nil {
+			q.SetUpError = "CM REQ: " + err.Error()
+		} else {
+			q.QID, q.HRQSIZE, q.HSQSIZE, q.CNTLID = u16(r.QID), u16(r.HRQSIZE), u16(r.HSQSIZE), u16(r.CNTLID)
+			if r.RECFMT != 0 {
+				q.SetUpError = "CM REQ: RECFMT " + r.RECFMT.String()
+			}
+		}
+	}
+	if pd := &c.PrivateData[1]; pd.Seen && q.CRQSIZE == nil {
+		var r nvme.CMReply
+		if err := r.DecodeFromBytes(pd.Consumer()); err == nil {
+			q.CRQSIZE = u16(r.CRQSIZE)
+		} else if q.SetUpError == "" {
+			q.SetUpError = "CM REP: " + err.Error()
+		}
+	}
+}
+
+func u16(v uint16) *uint16 { return &v }
+
+// Admin reports whether the queue is an admin queue (QID 0), as its
+// set-up or Connect says; unknown queues are taken for I/O queues.
+func (q *Queue) Admin() bool {
+	switch {
+	case q.QID != nil:
+		return *q.QID == 0
+	case q.Connect != nil:
+		return q.Connect.QID == 0
+	}
+	return false
+}
+
+// Command is one command capsule and what became of it: the request of an
+// NVMe exchange (dissect.Exchange.Detail, OpAttachment.Owner).
+type Command struct {
+	CID    uint16
+	OPC    uint8
+	FCTYPE nvme.FabricsType
+	Name   string
+	SGL    nvme.SGLDescriptor
+	// Transfer is the data's direction by opcode.
+	Transfer nvme.DataTransfer
+	// Packet and Time: the Send that carried the capsule.
+	Packet int
+	Time   time.Time
+	// ReadBytes, WriteBytes: moved by the RDMA operations attached;
+	// InCapsule: carried in the capsule.
+	ReadBytes, WriteBytes uint64
+	InCapsule             int
+	// Ops counts the RDMA operations attached.
+	Ops int
+	seq uint64
+}
+
+// Capsule is the record of one Send of an NVMe/RDMA queue
+// (dissect.Message.ULP): a command or a completion, and what it pairs
+// with. Valid during the Observer call.
+type Capsule struct {
+	Queue *Queue
+	// Command: a command capsule (host to controller), decoded into Cmd;
+	// else a completion (controller to host), decoded into Cpl.
+	Command bool
+	Cmd     nvme.Command
+	Cpl     nvme.Completion
+	// Err is why the capsule did not decode.
+	Err error
+	// Length is the Send's length.
+	Length int
+	// Request is the command of a completion (nil when none is
+	// outstanding with its CID) or, for a command, its own record.
+	Request *Command
+	// Replaced is the outstanding command with the same CID that a new
+	// command replaced (nil when none).
+	Replaced *Command
+	// First: the queue's first command capsule.
+	First bool
+	// Outstanding: commands awaiting completion with this one.
+	Outstanding int
+	// Invalidate, InvalidatedSTag: the Send With Invalidate of a
+	// completion.
+	Invalidate      bool
+	InvalidatedSTag uint32
+}
+
+// session is NVMe/RDMA on one queue.
+type session struct {
+	c   *dissect.Connection
+	env *dissect.Env
+	q   *Queue
+	out map[uint16]*Command
+	mem dissect.Memory[*Command]
+	rec Capsule
+	x   dissect.Exchange
+	seq uint64
+	// free are command records for reuse.
+	free []*Command
+	// done are the records finished while the current Send was handed
+	// out: reused from the next Send on.
+	done []*Command
+}
+
+func (s *session) recycle() {
+	s.free = append(s.free, s.done...)
+	clear(s.done)
+	s.done = s.done[:0]
+}
+
+func (s *session) newCommand() *Command {
+	if n := len(s.free); n > 0 {
+		c := s.free[n-1]
+		s.free = s.free[:n-1]
+		*c = Command{}
+		return c
+	}
+	return &Command{}
+}
+
+// Message takes one Send: a command from the host, a completion from the
+// controller.
+func (s *session) Message(p *dissect.Packet, m *dissect.Message) {
+	if m.Duplicate {
+		return // a go-back-N replay: already counted
+	}
+	s.recycle()
+	q := s.q
+	q.setUp(s.c) // the REP may have come after the Start
+	r := &s.rec
+	cmd, cpl := r.Cmd, r.Cpl // keep the decoders' storage
+	*r = Capsule{Queue: q, Cmd: cmd, Cpl: cpl, Length: m.Length,
+		Invalidate: m.Invalidate, InvalidatedSTag: m.InvalidatedSTag}
+	m.ULP = r
+	if m.Dir == dissect.DirClientToServer {
+		r.Command = true
+		s.command(m, r)
+		return
+	}
+	s.completion(m, r)
+}
+
+func (s *session) command(m *dissect.Message, r *Capsule) {
+	q := s.q
+	if r.Err = r.Cmd.DecodeFromBytes(m.Data); r.Err != nil && len(m.Data) < nvme.SQELen {
+		q.BadCapsules++
+		return
+	}
+	r.First = !q.firstCommand
+	q.firstCommand = true
+	q.Commands++
+	c := &r.Cmd
+	if c.IsFabrics() && c.FCTYPE == nvme.FabricsConnect {
+		cc := c.Connect()
+		q.Connect = &ConnectInfo{Packet: lastPacket(m.Packets), QID: cc.QID, SQSIZE: cc.SQSIZE, KATO: cc.KATO}
+		if len(c.InCapsule) >= nvme.ConnectDataLen {
+			q.connectData(c.InCapsule)
+		}
+	}
+	if old := s.out[c.CID]; old != nil {
+		// A CID must be unique among the outstanding commands of a
+		// queue (NVMe Base 2.0 "Command Identifier"): the old command is
+		// over, unanswered.
+		r.Replaced = old
+		q.CIDReused++
+		s.finish(old, nil, nil, dissect.Superseded)
+	}
+	if max := s.env.MaxExchanges; max > 0 && len(s.out) >= max {
+		var oldest *Command
+		for _, o := range s.out {
+			if oldest == nil || o.seq < oldest.seq {
+				oldest = o
+			}
+		}
+		q.Evicted++
+		s.finish(oldest, nil, nil, dissect.Evicted)
+	}
+	x := s.newCommand()
+	s.seq++
+	*x = Command{CID: c.CID, OPC: c.OPC, FCTYPE: c.FCTYPE, Name: c.Name(q.Admin()), SGL: c.SGL1, Transfer: c.Transfer(),
+		Packet: lastPacket(m.Packets), Time: m.Time, InCapsule: len(c.InCapsule), seq: s.seq}
+	r.Request = x
+	s.out[c.CID] = x
+	q.outstanding++
+	q.MaxOutstanding = max(q.MaxOutstanding, q.outstanding)
+	r.Outstanding = q.outstanding
+	q.InCapsuleBytes += uint64(len(c.InCapsule))
+	if x.SGL.IsKeyed() && x.SGL.Length > 0 {
+		if x.SGL.InvalidateKey() {
+			q.RemoteInvalidationRequested++
+		}
+		// The host advertises the keyed data block; the controller reads
+		// it (host-to-controller data) or writes it (NVMe RDMA Transport
+		// 1.0 "Keyed SGL Data Block Descriptor").
+		s.mem.Advertise(x, dissect.DirClientToServer, 0, 0, dissect.Region{STag: x.SGL.Key, Offset: x.SGL.Address,
+			Length: x.SGL.Length, Read: x.Transfer != nvme.TransferCtrlToHost})
+	}
+}
+
+// connectData takes what a Connect's data says.
+func (q *Queue) connectData(b []byte) {
+	var d nvme.ConnectData
+	if d.DecodeFromBytes(b) != nil || q.Connect == nil || q.Connect.HostNQN != "" {
+		return
+	}
+	q.Connect.HostNQN, q.Connect.SubNQN = string(d.HOSTNQN), string(d.SUBNQN)
+	const hexd = "0123456789abcdef"
+	var id [36]byte
+	j := 0
+	for i, v := range d.HOSTID {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			id[j] = '-'
+			j++
+		}
+		id[j], id[j+1] = hexd[v>>4], hexd[v&0xf]
+		j += 2
+	}
+	q.Connect.HostID = string(id[:])
+}
+
+func (s *session) completion(m *dissect.Message, r *Capsule) {
+	q := s.q
+	if r.Err = r.Cpl.DecodeFromBytes(m.Data); r.Err != nil {
+		q.BadCapsules++
+		return
+	}
+	q.Completions++
+	if m.Invalidate {
+		q.RemoteInvalidations++
+	}
+	x := s.out[r.Cpl.CID]
+	r.Request = x
+	if x == nil {
+		q.CompletionsWithoutCommand++
+		s.x = dissect.Exchange{ULP: Name, Conn: s.c, Key: s.key(r.Cpl.CID), Initiator: dissect.DirClientToServer,
+			ResponsePacket: lastPacket(m.Packets), ResponseTime: m.Time, Outcome: dissect.ResponseWithoutRequest,
+			Invalidated: m.Invalidate, InvalidatedSTag: m.InvalidatedSTag}
+		s.status(&s.x, &r.Cpl, 0, 0)
+		s.end(&s.x)
+		return
+	}
+	if x.OPC == nvme.OpcodeFabrics && x.FCTYPE == nvme.FabricsConnect && q.Connect != nil {
+		cr := r.Cpl.ConnectResponse()
+		if r.Cpl.Status.Success() {
+			q.Connect.ControllerID = u16(cr.CNTLID)
+		}
+		q.Connect.Status = r.Cpl.Status.Describe(x.OPC, true, x.FCTYPE)
+	}
+	s.finish(x, m, &r.Cpl, dissect.Responded)
+}
+
+// key is the exchange key of a CID on this queue: QID<<16 | CID.
+func (s *session) key(cid uint16) uint64 {
+	var qid uint64
+	switch q := s.q; {
+	case q.QID != nil:
+		qid = uint64(*q.QID)
+	case q.Connect != nil:
+		qid = uint64(q.Connect.QID)
+	}
+	return qid<<16 | uint64(cid)
+}
+
+func (s *session) status(x *dissect.Exchange, c *nvme.Completion, opc uint8, fct nvme.FabricsType) {
+	x.Status = c.Status.Describe(opc, s.q.Admin(), fct)
+	x.StatusCode = uint32(c.Status.Code())
+	x.OK = c.Status.Success()
+	if !x.OK {
+		if s.q.Errors == nil {
+			s.q.Errors = map[string]uint64{}
+		}
+		s.q.Errors[x.Status]++
+	}
+}
+
+// finish ends command x: answered by the completion cpl of Send m, or not
+// (m nil).
+func (s *session) finish(x *Command, m *dissect.Message, cpl *nvme.Completion, o dissect.Outcome) {
+	q := s.q
+	delete(s.out, x.CID)
+	q.outstanding--
+	if x.SGL.IsKeyed() && x.SGL.Length > 0 {
+		s.mem.Withdraw(x, x.SGL.Key)
+	}
+	resp := 0
+	if m != nil {
+		resp = lastPacket(m.Packets)
+	}
+	ret := s.mem.Retire(dissect.DirClientToServer, s.key(x.CID), resp)
+	if x.SGL.IsKeyed() {
+		ret.Add(dissect.Region{STag: x.SGL.Key, Offset: x.SGL.Address, Length: x.SGL.Length})
+	}
+	st := q.Opcodes[x.Name]
+	if st == nil {
+		if q.Opcodes == nil {
+			q.Opcodes = map[string]*OpcodeStats{}
+		}
+		st = &OpcodeStats{}
+		q.Opcodes[x.Name] = st
+	}
+	st.Count++
+	st.Bytes += x.ReadBytes + x.WriteBytes + uint64(x.InCapsule)
+	e := &s.x
+	*e = dissect.Exchange{ULP: Name, Conn: s.c, Key: s.key(x.CID), Initiator: dissect.DirClientToServer, Name: x.Name,
+		RequestPacket: x.Packet, RequestTime: x.Time, ReadBytes: x.ReadBytes, WriteBytes: x.WriteBytes, Outcome: o,
+		Detail: x}
+	if m != nil {
+		e.ResponsePacket, e.ResponseTime = resp, m.Time
+		e.Latency = m.Time.Sub(x.Time)
+		e.Invalidated, e.InvalidatedSTag = m.Invalidate, m.InvalidatedSTag
+		s.status(e, cpl, x.OPC, x.FCTYPE)
+		st.Completed++
+		st.LatencyTotal += e.Latency
+		st.LatencyMaxNS = max(st.LatencyMaxNS, e.Latency.Nanoseconds())
+		st.LatencyAvgNS = (st.LatencyTotal / time.Duration(st.Completed)).Nanoseconds()
+		if !e.OK {
+			st.Errors++
+		}
+	} else if o == dissect.NoResponse {
+		q.CommandsWithoutCompletion++
+	}
+	s.end(e)
+	s.done = append(s.done, x)
+}
+
+func (s *session) end(x *dissect.Exchange) {
+	if s.env.Exchange != nil {
+		s.env.Exchange(x)
+	}
+}
+
+// RDMAOp attaches an RDMA Read or Write to the keyed SGL it served.
+func (s *session) RDMAOp(p *dissect.Packet, op *dissect.RDMAOp) {
+	q := s.q
+	ref, ok := s.mem.Find(op)
+	if !ok {
+		q.UnattachedRDMAOps++
+		op.Attach = dissect.OpAttachment{Reason: dissect.UnattachedNoSegment}
+		if key, resp, ok := s.mem.Retired(op); ok {
+			op.Attach = dissect.OpAttachment{Reason: dissect.UnattachedAfterReply, XID: uint32(key), ReplyPacket: resp}
+		}
+		return
+	}
+	x := ref.Owner
+	op.Attach = dissect.OpAttachment{Owner: x}
+	x.Ops++
+	if op.Kind == dissect.RDMARead {
+		x.ReadBytes += uint64(op.Length)
+		q.ReadBytes += uint64(op.Length)
+	} else {
+		x.WriteBytes += uint64(op.Length)
+		q.WriteBytes += uint64(op.Length)
+	}
+	switch {
+	case x.OPC == nvme.OpcodeFabrics && x.FCTYPE == nvme.FabricsConnect && op.Kind == dissect.RDMARead &&
+		op.Offset == x.SGL.Address && len(op.Data) >= nvme.ConnectDataLen:
+		// The controller fetched the Connect data (Linux hosts send it
+		// by keyed SGL, rxe-nvmeof.pcap).
+		q.connectData(op.Data)
+	case q.Admin() && nvme.AdminOpcode(x.OPC) == nvme.AdminIdentify && op.Kind == dissect.RDMAWrite &&
+		op.Offset == x.SGL.Address && len(op.Data) >= nvme.IdentifyDataLen && q.Identify == nil:
+		var ic nvme.IdentifyController
+		if ic.DecodeFromBytes(op.Data) == nil && ic.IOCCSZ != 0 {
+			q.Identify = &IdentifyInfo{IOCCSZ: ic.IOCCSZ, IORCSZ: ic.IORCSZ, ICDOFF: ic.ICDOFF, MAXCMD: ic.MAXCMD,
+				InCapsuleDataSize: ic.InCapsuleDataSize()}
+		}
+	}
+}
+
+// Close ends the commands still open, in the order they came.
+func (s *session) Close() {
+	s.recycle()
+	open := make([]*Command, 0, len(s.out))
+	for _, x := range s.out {
+		open = append(open, x)
+	}
+	sort.Slice(open, func(i, j int) bool { return open[i].seq < open[j].seq })
+	for _, x := range open {
+		s.finish(x, nil, nil, dissect.NoResponse)
+	}
+}
+
+func lastPacket(pk []int) int {
+	if len(pk) == 0 {
+		return 0
+	}
+	return pk[len(pk)-1]
+}
