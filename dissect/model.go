@@ -204,7 +204,7 @@ type Connection struct {
 	// type that encoding/json can write; analyze writes it under the
 	// ULP's name ("nvme_rdma").
 	ULPData any
-	ulp ulpConn
+	ulp     ulpConn
 
 	// rel is what the engine must drop when it is done with the
 	// connection (release.go).

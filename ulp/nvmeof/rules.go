@@ -38,8 +38,8 @@ every submission queue entry, so HRQSIZE and CRQSIZE are at least HSQSIZE + 1.`,
 			Explanation: `A queue is usable only after a Fabrics Connect command: it must be the first
 command capsule the host sends on the RDMA connection, its QID must be the QID of
 the CM REQ, and its SQSIZE the CM REQ's HSQSIZE (both 0's based).`,
-			Evidence:   "the first command capsule of the connection",
-			Applies:    applies, ULPMessage: checkConnectFirst,
+			Evidence: "the first command capsule of the connection",
+			Applies:  applies, ULPMessage: checkConnectFirst,
 		},
 		{
 			ID: "NVME-CAPSULE-SIZE", Severity: check.Error, ULP: Name,
@@ -49,8 +49,8 @@ the CM REQ, and its SQSIZE the CM REQ's HSQSIZE (both 0's based).`,
 any in-capsule data, which an SGL data block with subtype Offset must name within
 the capsule; a response capsule is the 16-byte completion queue entry (the RDMA
 transport supports no response data in the capsule).`,
-			Evidence:   "the connection's capsules",
-			Applies:    applies, ULPMessage: checkCapsuleSize,
+			Evidence: "the connection's capsules",
+			Applies:  applies, ULPMessage: checkCapsuleSize,
 		},
 		{
 			ID: "NVME-CID-UNIQUE", Severity: check.Error, ULP: Name,
@@ -58,8 +58,8 @@ transport supports no response data in the capsule).`,
 			Summary:   "a command's CID is not that of a command still outstanding on the queue",
 			Explanation: `The Command Identifier and the submission queue together identify a command: the
 host must not reuse a CID while the command with it awaits its completion.`,
-			Evidence:   "the connection's command capsules",
-			Applies:    applies, ULPMessage: checkCIDUnique,
+			Evidence: "the connection's command capsules",
+			Applies:  applies, ULPMessage: checkCIDUnique,
 		},
 		{
 			ID: "NVME-COMPLETION-UNMATCHED", Severity: check.Warning, ULP: Name,
@@ -68,8 +68,8 @@ host must not reuse a CID while the command with it awaits its completion.`,
 			Explanation: `A completion queue entry names the command it completes by CID. A completion with
 no outstanding command of that CID answers nothing the capture shows: a
 controller bug, or a command capsule the capture does not hold.`,
-			Evidence:   "the connection's completions, with its set-up",
-			Applies:    applies, ULPMessage: checkCompletionMatched,
+			Evidence: "the connection's completions, with its set-up",
+			Applies:  applies, ULPMessage: checkCompletionMatched,
 		},
 		{
 			ID: "NVME-QUEUE-DEPTH", Severity: check.Error, ULP: Name,
@@ -78,8 +78,8 @@ controller bug, or a command capsule the capture does not hold.`,
 			Explanation: `The host's submission queue holds HSQSIZE + 1 entries (HSQSIZE is 0's based);
 over RDMA the controller has posted receive buffers for that many capsules. A host
 with more commands outstanding overruns them.`,
-			Evidence:   "the connection's set-up and command capsules",
-			Applies:    applies, ULPMessage: checkQueueDepth,
+			Evidence: "the connection's set-up and command capsules",
+			Applies:  applies, ULPMessage: checkQueueDepth,
 		},
 		{
 			ID: "NVME-INV-KEY", Severity: check.Error, ULP: Name,
@@ -89,8 +89,8 @@ with more commands outstanding overruns them.`,
 subtype Invalidate Key; the controller may then send the completion by Send With
 Invalidate of that key. Invalidating another key, or for a command that did not ask,
 tears down memory the host still uses (Linux hosts reset the controller).`,
-			Evidence:   "completions sent With Invalidate",
-			Applies:    applies, ULPMessage: checkInvalidateKey,
+			Evidence: "completions sent With Invalidate",
+			Applies:  applies, ULPMessage: checkInvalidateKey,
 		},
 		{
 			ID: "NVME-RDMA-BY-HOST", Severity: check.Error, ULP: Name,

@@ -142,8 +142,8 @@ func TestHealthyQueueHasNoFindings(t *testing.T) {
 // must name the packets that show it.
 func TestRulesFindWhatBreaksThem(t *testing.T) {
 	cases := []struct {
-		rule  string
-		req   []byte
+		rule   string
+		req    []byte
 		break_ func(r *rig) []int
 	}{
 		{"NVME-CM-PRIVATE-DATA", cmReq(1, 16, 31), func(r *rig) []int { r.connect(1, 31); return []int{1} }},

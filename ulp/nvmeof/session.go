@@ -73,15 +73,15 @@ type Queue struct {
 
 // ConnectInfo is what a queue's Fabrics Connect said.
 type ConnectInfo struct {
-	Packet       int    `json:"packet"`
-	QID          uint16 `json:"qid"`
-	SQSIZE       uint16 `json:"sqsize"`
-	KATO         uint32 `json:"kato_ms"`
-	HostNQN      string `json:"host_nqn,omitempty"`
-	SubNQN       string `json:"subsystem_nqn,omitempty"`
-	HostID       string `json:"host_id,omitempty"`
+	Packet       int     `json:"packet"`
+	QID          uint16  `json:"qid"`
+	SQSIZE       uint16  `json:"sqsize"`
+	KATO         uint32  `json:"kato_ms"`
+	HostNQN      string  `json:"host_nqn,omitempty"`
+	SubNQN       string  `json:"subsystem_nqn,omitempty"`
+	HostID       string  `json:"host_id,omitempty"`
 	ControllerID *uint16 `json:"controller_id"`
-	Status       string `json:"status,omitempty"`
+	Status       string  `json:"status,omitempty"`
 }
 
 // IdentifyInfo is what an Identify Controller returned.
