@@ -1,0 +1,480 @@
+//go:build linux
+
+package live
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gopacket/gopacket/layers"
+)
+
+// Capture runs a Handle's ring with the engine and the writer each on its
+// own goroutine. A reader goroutine waits for the kernel to hand over a
+// block, lists its frames, and hands the block to the engine (the Capture
+// is its Source: ReadPacket returns frames in place in the ring) and to
+// the FrameWriter; the block goes back to the kernel when both are done
+// with it. The ring is the bounded hand-off: the reader never waits for
+// the engine or the writer unless every block of the ring is in their
+// hands, and then the kernel drops frames and counts them, as it would
+// for tcpdump. No frame is copied or allocated between the kernel and the
+// engine or the writer.
+//
+// The reader alone decides which frames there are: the stop conditions
+// (CaptureConfig.Count, Duration, the context) are applied as blocks are
+// handed out, so that the engine and the writer see the same frames.
+type Capture struct {
+	h   *Handle
+	cfg CaptureConfig
+
+	bf       []blockFrames
+	refs     []atomic.Int32
+	inflight []atomic.Bool
+	released chan struct{}
+	toEngine chan int32
+	toWriter chan int32
+
+	// reader's state
+	handed    uint64
+	lastDrops uint64
+	stop      StopReason
+	err       error
+	lossMu    sync.Mutex
+	losses    []Loss
+	done      chan struct{} // the reader has ended and the ring is free
+	stopWake  func() bool
+	stopOnce  sync.Once
+	stopCh    chan struct{}
+	writerErr error
+
+	// engine side
+	eCur, eOff, eLeft int
+	eDeadline         atomic.Int64
+	eWake             chan struct{}
+	eTimer            *time.Timer
+	eGone             atomic.Bool
+	eDone             chan struct{}
+	eDoneOnce         sync.Once
+}
+
+// CaptureConfig says when a Capture stops and where its frames go beside
+// the engine.
+type CaptureConfig struct {
+	// Count stops the capture after that many frames (0: no limit).
+	Count int
+	// Duration stops the capture after that long (0: no limit).
+	Duration time.Duration
+	// Writer, when set, gets every frame on a goroutine of its own, and
+	// Flush about every FlushEvery.
+	Writer FrameWriter
+	// FlushEvery defaults to DefaultTick.
+	FlushEvery time.Duration
+}
+
+// FrameWriter takes the frames a Capture saves (a *Saver, a *FileRing).
+type FrameWriter interface {
+	WritePacket(info Info, data []byte) error
+	Flush() error
+}
+
+// Loss is a place in the capture where the kernel dropped frames: the
+// ring was full.
+type Loss struct {
+	// Before is the number (from 1) of the first frame captured after the
+	// drops: they were lost between frames Before-1 and Before. At the end
+	// of the capture it is one more than the frames captured.
+	Before uint64
+	// Time is when the kernel handed over that frame's block (the drops
+	// were found then).
+	Time time.Time
+	// Dropped counts the frames dropped there.
+	Dropped uint64
+}
+
+// StartCapture starts reading h. Stop it with ctx, or Stop; the engine
+// reads it as its Source until io.EOF and then calls EngineDone (also when
+// it stopped reading early); Wait waits for the writer and frees the ring
+// for h.Close.
+func StartCapture(ctx context.Context, h *Handle, cfg CaptureConfig) *Capture {
+	if cfg.FlushEvery <= 0 {
+		cfg.FlushEvery = DefaultTick
+	}
+	n := h.nblk
+	c := &Capture{
+		h:        h,
+		cfg:      cfg,
+		bf:       make([]blockFrames, n),
+		refs:     make([]atomic.Int32, n),
+		inflight: make([]atomic.Bool, n),
+		released: make(chan struct{}, 1),
+		toEngine: make(chan int32, n),
+		done:     make(chan struct{}),
+		stopCh:   make(chan struct{}),
+		eCur:     -1,
+		eWake:    make(chan struct{}, 1),
+		eTimer:   time.NewTimer(time.Hour),
+		eDone:    make(chan struct{}),
+	}
+	c.eTimer.Stop()
+	for i := range c.bf {
+		c.bf[i].frames = make([]frameDesc, 0, 256)
+	}
+	var writerDone chan struct{}
+	if cfg.Writer != nil {
+		c.toWriter = make(chan int32, n)
+		writerDone = make(chan struct{})
+		go c.write(writerDone)
+	}
+	c.stopWake = context.AfterFunc(ctx, c.Stop)
+	h.readMu.Lock() // until the ring is free again
+	go c.read(writerDone)
+	return c
+}
+
+// Stop makes the reader hand out no more blocks; the engine and the writer
+// finish those they have.
+func (c *Capture) Stop() {
+	c.stopOnce.Do(func() {
+		close(c.stopCh)
+		_ = c.h.kick()
+		select {
+		case c.released <- struct{}{}:
+		default:
+		}
+	})
+}
+
+func (c *Capture) stopped() bool {
+	select {
+	case <-c.stopCh:
+		return true
+	default:
+		return false
+	}
+}
+
+// release drops one consumer's hold on block b.
+func (c *Capture) release(b int) {
+	if c.refs[b].Add(-1) == 0 {
+		c.h.giveBack(b)
+		c.inflight[b].Store(false)
+		select {
+		case c.released <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (c *Capture) read(writerDone chan struct{}) {
+	h := c.h
+	defer func() {
+		close(c.toEngine)
+		if c.toWriter != nil {
+			close(c.toWriter)
+		}
+		// The engine and the writer let go of every block before the
+		// ring may be unmapped.
+		<-c.eDone
+		if writerDone != nil {
+			<-writerDone
+		}
+		c.stopWake()
+		h.readMu.Unlock()
+		close(c.done)
+	}()
+	var stopAt time.Time
+	if c.cfg.Duration > 0 {
+		stopAt = time.Now().Add(c.cfg.Duration)
+	}
+	var timer *time.Timer
+	if !stopAt.IsZero() {
+		timer = time.NewTimer(time.Until(stopAt))
+		defer timer.Stop()
+	}
+	consumers := int32(1)
+	if c.toWriter != nil {
+		consumers = 2
+	}
+	next := 0
+	for {
+		switch {
+		case c.cfg.Count > 0 && c.handed >= uint64(c.cfg.Count):
+			c.stop = StopCount
+			c.finalLoss()
+			return
+		case c.stopped():
+			c.stop = StopInterrupted
+			c.finalLoss()
+			return
+		case !stopAt.IsZero() && !time.Now().Before(stopAt):
+			c.stop = StopDuration
+			c.finalLoss()
+			return
+		}
+		if c.inflight[next].Load() {
+			// Every block is in the engine's or the writer's hands:
+			// the kernel drops until one comes back.
+			var tc <-chan time.Time
+			if timer != nil {
+				tc = timer.C
+			}
+			select {
+			case <-c.released:
+			case <-c.stopCh:
+			case <-tc:
+			}
+			continue
+		}
+		err := h.waitBlock(next, stopAt, true)
+		switch {
+		case err == nil:
+		case err == errInterrupted || errors.Is(err, os.ErrDeadlineExceeded) || err == errClosedHandle:
+			if err == errClosedHandle {
+				c.Stop()
+			}
+			continue
+		default:
+			c.stop, c.err = StopError, err
+			c.finalLoss()
+			return
+		}
+		bf := &c.bf[next]
+		h.scanFrames(next, bf)
+		if bf.losing {
+			c.noteLoss(bf)
+		}
+		if c.cfg.Count > 0 {
+			if left := uint64(c.cfg.Count) - c.handed; uint64(len(bf.frames)) > left {
+				bf.frames = bf.frames[:left]
+			}
+		}
+		if len(bf.frames) == 0 {
+			h.giveBack(next)
+			next = (next + 1) % h.nblk
+			continue
+		}
+		c.handed += uint64(len(bf.frames))
+		engine := !c.eGone.Load()
+		refs := consumers
+		if !engine {
+			refs--
+		}
+		if refs == 0 {
+			h.giveBack(next)
+			next = (next + 1) % h.nblk
+			continue
+		}
+		c.inflight[next].Store(true)
+		c.refs[next].Store(refs)
+		if engine {
+			c.toEngine <- int32(next)
+		}
+		if c.toWriter != nil {
+			c.toWriter <- int32(next)
+		}
+		next = (next + 1) % h.nblk
+	}
+}
+
+// noteLoss reads the kernel's counters when it says it dropped frames
+// before block bf and places the drops before its first frame.
+func (c *Capture) noteLoss(bf *blockFrames) {
+	st, err := c.h.Stats()
+	if err != nil || st.Drops <= c.lastDrops {
+		return
+	}
+	l := Loss{Before: c.handed + 1, Dropped: st.Drops - c.lastDrops, Time: time.Now()}
+	if len(bf.frames) > 0 {
+		f := &bf.frames[0]
+		l.Time = time.Unix(int64(f.sec), int64(f.nsec))
+	}
+	c.lastDrops = st.Drops
+	c.lossMu.Lock()
+	c.losses = append(c.losses, l)
+	c.lossMu.Unlock()
+}
+
+// finalLoss places the drops not yet placed at the end.
+func (c *Capture) finalLoss() {
+	st, err := c.h.Stats()
+	if err != nil || st.Drops <= c.lastDrops {
+		return
+	}
+	c.lossMu.Lock()
+	c.losses = append(c.losses, Loss{Before: c.handed + 1, Dropped: st.Drops - c.lastDrops, Time: time.Now()})
+	c.lossMu.Unlock()
+	c.lastDrops = st.Drops
+}
+
+// Losses returns the places where the kernel dropped frames so far.
+func (c *Capture) Losses() []Loss {
+	c.lossMu.Lock()
+	defer c.lossMu.Unlock()
+	return append([]Loss(nil), c.losses...)
+}
+
+func (c *Capture) write(done chan struct{}) {
+	defer close(done)
+	w := c.cfg.Writer
+	tick := time.NewTicker(c.cfg.FlushEvery)
+	defer tick.Stop()
+	var err error
+	for {
+		select {
+		case b, ok := <-c.toWriter:
+			if !ok {
+				if err == nil {
+					err = w.Flush()
+				}
+				c.writerErr = err
+				return
+			}
+			if err == nil {
+				bf := &c.bf[b]
+				for i := range bf.frames {
+					data, info := c.h.frameAt(int(b), &bf.frames[i])
+					if err = w.WritePacket(info, data); err != nil {
+						c.writerErr = err
+						c.Stop()
+						break
+					}
+				}
+			}
+			c.release(int(b))
+		case <-tick.C:
+			if err == nil {
+				if err = w.Flush(); err != nil {
+					c.writerErr = err
+					c.Stop()
+				}
+			}
+		}
+	}
+}
+
+// ReadPacket is the engine's side: the next frame, in place in the ring and
+// valid until the next call; io.EOF once the reader stopped and every
+// frame it handed out was read.
+func (c *Capture) ReadPacket() ([]byte, Info, error) {
+	for c.eLeft == 0 {
+		if c.eCur >= 0 {
+			c.release(c.eCur)
+			c.eCur = -1
+		}
+		b, err := c.nextEngineBlock()
+		if err != nil {
+			return nil, Info{}, err
+		}
+		c.eCur, c.eOff, c.eLeft = int(b), 0, len(c.bf[b].frames)
+	}
+	f := &c.bf[c.eCur].frames[c.eOff]
+	c.eOff++
+	c.eLeft--
+	data, info := c.h.frameAt(c.eCur, f)
+	return data, info, nil
+}
+
+func (c *Capture) nextEngineBlock() (int32, error) {
+	for {
+		select {
+		case b, ok := <-c.toEngine:
+			if !ok {
+				return 0, c.endErr()
+			}
+			return b, nil
+		default:
+		}
+		var tc <-chan time.Time
+		if d := c.eDeadline.Load(); d != 0 {
+			wait := time.Until(time.Unix(0, d))
+			if wait <= 0 {
+				return 0, os.ErrDeadlineExceeded
+			}
+			c.eTimer.Reset(wait)
+			tc = c.eTimer.C
+		}
+		select {
+		case b, ok := <-c.toEngine:
+			c.eTimer.Stop()
+			if !ok {
+				return 0, c.endErr()
+			}
+			return b, nil
+		case <-c.eWake:
+			c.eTimer.Stop()
+		case <-tc:
+			return 0, os.ErrDeadlineExceeded
+		}
+	}
+}
+
+// endErr: the reader set c.err before it closed toEngine.
+func (c *Capture) endErr() error {
+	if c.err != nil {
+		return c.err
+	}
+	return io.EOF
+}
+
+// SetDeadline is the engine side's deadline (Source).
+func (c *Capture) SetDeadline(t time.Time) error {
+	if t.IsZero() {
+		c.eDeadline.Store(0)
+	} else {
+		c.eDeadline.Store(t.UnixNano())
+	}
+	select {
+	case c.eWake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// LinkType is the frames' link type (Source).
+func (c *Capture) LinkType() layers.LinkType { return c.h.LinkType() }
+
+// StopReason says why the reader stopped (once ReadPacket returned io.EOF).
+func (c *Capture) StopReason() StopReason { return c.stop }
+
+// EngineDone says the engine reads no more: the blocks it holds and those
+// still coming go back. Call it once the engine's loop ended, however.
+func (c *Capture) EngineDone() {
+	c.eDoneOnce.Do(func() {
+		c.eGone.Store(true)
+		if c.eCur >= 0 {
+			c.release(c.eCur)
+			c.eCur = -1
+		}
+		c.eLeft = 0
+		go func() {
+			for b := range c.toEngine {
+				c.release(int(b))
+			}
+			close(c.eDone)
+		}()
+	})
+}
+
+// CaptureResult tells how the reader and the writer ended.
+type CaptureResult struct {
+	Stop StopReason
+	// Frames counts the frames handed out.
+	Frames uint64
+	// Err is the reader's error (the interface went down), WriteErr the
+	// writer's.
+	Err, WriteErr error
+}
+
+// Wait stops the capture if it still runs, waits for the reader and the
+// writer (EngineDone must have been called or be called by another
+// goroutine), and tells how they ended.
+func (c *Capture) Wait() CaptureResult {
+	c.Stop()
+	<-c.done
+	return CaptureResult{Stop: c.stop, Frames: c.handed, Err: c.err, WriteErr: c.writerErr}
+}
