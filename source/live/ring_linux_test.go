@@ -1,0 +1,365 @@
+//go:build linux
+
+package live
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket/layers"
+
+	"github.com/rdmashark/rdmashark/internal/netnstest"
+	"github.com/rdmashark/rdmashark/source"
+)
+
+var filterAll = Filter{Terms: []Term{{Kind: TermAll}}}
+
+// TestHandleLoopbackOnce: on lo the kernel shows a frame sent as it leaves
+// (PACKET_OUTGOING) and as it comes back; the capture keeps it once, as
+// libpcap does, in order.
+func TestHandleLoopbackOnce(t *testing.T) {
+	p := netnstest.New(t)
+	if err := p.IP("link", "set", "lo", "up"); err != nil {
+		t.Fatal(err)
+	}
+	h := openIn(t, p, Config{Interface: "lo", Filter: filterAll})
+	if !h.Loopback() {
+		t.Fatal("lo is not seen as loopback")
+	}
+	in, err := p.Injector("lo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	var sent [][]byte
+	for _, f := range readCapture(t, filepath.Join(pcaps, "rxe-rping.pcap")) {
+		sent = append(sent, f.data)
+	}
+	if err := in.Replay(sent, 20); err != nil {
+		t.Fatal(err)
+	}
+	got := readN(t, h, len(sent))
+	for i := range sent {
+		if !bytes.Equal(got[i].data, sent[i]) {
+			t.Fatalf("frame %d differs from frame %d sent (a frame twice?)", i+1, i+1)
+		}
+	}
+	expectNothing(t, h, 100*time.Millisecond)
+	// The kernel counted both copies; the capture kept one of each.
+	if st, err := h.Stats(); err != nil || st.Packets != 2*uint64(len(sent)) {
+		t.Errorf("kernel counters %+v (%v), want %d packets: each frame seen twice", st, err, 2*len(sent))
+	}
+}
+
+// heldWriter blocks in its first WritePacket until released, holding the
+// ring's blocks, and keeps copies of what it is given.
+type heldWriter struct {
+	hold    chan struct{}
+	holding chan struct{}
+	once    sync.Once
+	frames  [][]byte
+	flushes int
+}
+
+func (w *heldWriter) WritePacket(info Info, data []byte) error {
+	w.once.Do(func() { close(w.holding); <-w.hold })
+	if info.CaptureLength != len(data) {
+		return errors.New("capture length is not the data's")
+	}
+	w.frames = append(w.frames, append([]byte(nil), data...))
+	return nil
+}
+
+func (w *heldWriter) Flush() error { w.flushes++; return nil }
+
+// TestCaptureDropsPlaced: a writer that stops taking frames holds every
+// block of the smallest ring; the kernel drops what does not fit and the
+// capture places the drops: the frames handed out plus the drops are the
+// frames the kernel counted, the losses add up to its drop counter, each
+// comes before a frame that exists, the engine and the writer got the same
+// frames, in the order sent, with nothing copied twice or lost in between.
+func TestCaptureDropsPlaced(t *testing.T) {
+	p := netnstest.New(t)
+	h := openIn(t, p, Config{Interface: netnstest.Capture, BufferSize: 1, Filter: filterAll})
+	in, err := p.Injector(netnstest.Inject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	var sent [][]byte
+	for _, f := range readCapture(t, filepath.Join(pcaps, "rxe-nfs3.pcap")) {
+		sent = append(sent, f.data)
+	}
+	w := &heldWriter{hold: make(chan struct{}), holding: make(chan struct{})}
+	c := StartCapture(context.Background(), h, CaptureConfig{Writer: w})
+	var engine [][]byte
+	var engineN atomic.Uint64
+	engineDone := make(chan error, 1)
+	go func() {
+		defer c.EngineDone()
+		for {
+			data, _, err := c.ReadPacket()
+			if err != nil {
+				engineDone <- err
+				return
+			}
+			engine = append(engine, append([]byte(nil), data...))
+			engineN.Add(1)
+		}
+	}()
+	// Half the frames first, paced so that the first block is handed over
+	// and the writer starts holding it; then everything else at once.
+	if err := in.Replay(sent[:100], 20); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-w.holding:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the writer got no frame")
+	}
+	for _, f := range sent[100:] {
+		if err := in.Send(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Until the kernel has counted every frame sent (bounded wait, not a
+	// timed assertion).
+	var st Stats
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if st, _ = h.Stats(); st.Packets >= uint64(len(sent)) {
+			break
+		}
+	}
+	if st.Drops == 0 {
+		t.Fatalf("no drops with the writer holding a %d-block ring: %+v", h.nblk, st)
+	}
+	close(w.hold)
+	// Until the engine read every frame the kernel did not drop (the last
+	// block comes at its timeout; a bounded wait).
+	for deadline := time.Now().Add(10 * time.Second); engineN.Load()+st.Drops < st.Packets && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		st, _ = h.Stats()
+	}
+	c.Stop()
+	if err := <-engineDone; !errors.Is(err, io.EOF) {
+		t.Fatalf("engine side ended with %v", err)
+	}
+	res := c.Wait()
+	st, _ = h.Stats()
+	if res.Err != nil || res.WriteErr != nil {
+		t.Fatalf("capture: %+v", res)
+	}
+	if st.Packets != uint64(len(sent)) || res.Frames+st.Drops != st.Packets {
+		t.Fatalf("%d frames handed out + %d dropped, kernel counted %d of %d sent", res.Frames, st.Drops, st.Packets, len(sent))
+	}
+	if len(engine) != int(res.Frames) || len(w.frames) != int(res.Frames) {
+		t.Fatalf("engine got %d frames, writer %d, handed out %d", len(engine), len(w.frames), res.Frames)
+	}
+	var sum uint64
+	losses := c.Losses()
+	for _, l := range losses {
+		if l.Dropped == 0 || l.Before < 2 || l.Before > res.Frames+1 || l.Time.IsZero() {
+			t.Errorf("loss %+v out of place (%d frames)", l, res.Frames)
+		}
+		sum += l.Dropped
+	}
+	if sum != st.Drops {
+		t.Errorf("losses %+v add up to %d, the kernel dropped %d", losses, sum, st.Drops)
+	}
+	// In order: the frames captured are sent ones, in order, and the gaps
+	// are where the losses say.
+	j := 0
+	gaps := map[uint64]bool{}
+	for _, l := range losses {
+		gaps[l.Before] = true
+	}
+	for i := range engine {
+		if !bytes.Equal(engine[i], w.frames[i]) {
+			t.Fatalf("frame %d: the engine and the writer got different bytes", i+1)
+		}
+		k := j
+		for k < len(sent) && !bytes.Equal(sent[k], engine[i]) {
+			k++
+		}
+		if k == len(sent) {
+			t.Fatalf("frame %d was not sent after frame %d", i+1, j)
+		}
+		if k > j && !gaps[uint64(i+1)] && !bytes.Equal(sent[j], engine[i]) {
+			// rxe-nfs3 repeats some frames byte for byte (ACKs); only
+			// a skip of a frame unlike this one is a gap.
+			t.Errorf("frames %d..%d sent were skipped before frame %d, where no loss was placed", j+1, k, i+1)
+		}
+		j = k + 1
+	}
+}
+
+// TestCaptureCountStops: with Count, the reader hands out exactly that
+// many frames, the same to the engine and the writer, then says why it
+// stopped.
+func TestCaptureCountStops(t *testing.T) {
+	p := netnstest.New(t)
+	h := openIn(t, p, Config{Interface: netnstest.Capture, Filter: filterAll})
+	in, err := p.Injector(netnstest.Inject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	frames := readCapture(t, filepath.Join(pcaps, "rxe-rping.pcap"))
+	var saved bytes.Buffer
+	save, err := NewSaver(&saved, SaverInfo{Interface: "cap0", SnapLen: DefaultSnapLen, LinkType: layers.LinkTypeEthernet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 30
+	c := StartCapture(context.Background(), h, CaptureConfig{Count: n, Writer: save})
+	var sent [][]byte
+	for _, f := range frames {
+		sent = append(sent, f.data)
+	}
+	if err := in.Replay(sent, 20); err != nil {
+		t.Fatal(err)
+	}
+	got := 0
+	if err := h.SetDeadline(time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	for {
+		data, _, err := c.ReadPacket()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(data, sent[got]) {
+			t.Fatalf("frame %d differs", got+1)
+		}
+		got++
+	}
+	c.EngineDone()
+	res := c.Wait()
+	if got != n || res.Frames != n || res.Stop != StopCount || c.StopReason() != StopCount {
+		t.Fatalf("engine read %d, result %+v, want %d and the count", got, res, n)
+	}
+	back, err := readBack(t, saved.Bytes())
+	if err != nil || len(back) != n {
+		t.Fatalf("the writer saved %d frames (%v), want %d", len(back), err, n)
+	}
+}
+
+// isbCounters reads the Interface Statistics Blocks of a pcapng image:
+// isb_ifrecv and isb_ifdrop of each (pcapng §4.6), little-endian as
+// NgWriter writes on this machine.
+func isbCounters(t *testing.T, img []byte) (recv, drop []uint64) {
+	t.Helper()
+	for len(img) >= 12 {
+		typ := binary.LittleEndian.Uint32(img)
+		n := int(binary.LittleEndian.Uint32(img[4:]))
+		if n < 12 || n > len(img) {
+			t.Fatalf("bad block length %d", n)
+		}
+		if typ == 5 {
+			opts := img[20 : n-4]
+			for len(opts) >= 4 {
+				code, l := binary.LittleEndian.Uint16(opts), int(binary.LittleEndian.Uint16(opts[2:]))
+				if code == 0 {
+					break
+				}
+				v := opts[4 : 4+l]
+				switch code {
+				case 4:
+					recv = append(recv, binary.LittleEndian.Uint64(v))
+				case 5:
+					drop = append(drop, binary.LittleEndian.Uint64(v))
+				}
+				opts = opts[4+(l+3)&^3:]
+			}
+		}
+		img = img[n:]
+	}
+	return recv, drop
+}
+
+// TestFileRing writes rxe-nfs3.pcap through a FileRing of 200 kB files,
+// keeping 4: the files kept are the last ones written, each reads alone to
+// its end, ends with the statistics block holding the kernel's counters at
+// its rotation, and together they hold the last frames, byte for byte, in
+// order.
+func TestFileRing(t *testing.T) {
+	frames := readCapture(t, filepath.Join(pcaps, "rxe-nfs3.pcap"))
+	dir := t.TempDir()
+	var calls uint64
+	r, err := NewFileRing(FileRingConfig{
+		Path: filepath.Join(dir, "ring.pcapng"), FileSize: 200_000, Files: 4,
+		Info:  SaverInfo{Interface: "cap0", SnapLen: DefaultSnapLen, LinkType: layers.LinkTypeEthernet},
+		Stats: func() Stats { calls++; return Stats{Packets: 1000 * calls, Drops: calls} },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range frames {
+		if err := r.WritePacket(f.info, f.data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	names := r.Files()
+	all, _ := filepath.Glob(filepath.Join(dir, "*"))
+	if len(names) != 4 || len(all) != 4 || calls < 5 {
+		t.Fatalf("kept %v, on disk %v, %d rotations: want 4 files of more", names, all, calls)
+	}
+	var got []frame
+	for i, name := range names {
+		img, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs, err := readBack(t, img)
+		if err != nil || len(fs) == 0 {
+			t.Fatalf("%s: %d frames, %v", name, len(fs), err)
+		}
+		if i < len(names)-1 && int64(len(img)) < 200_000 {
+			t.Errorf("%s: %d bytes, rotated before 200 kB", name, len(img))
+		}
+		recv, drop := isbCounters(t, img)
+		want := calls - uint64(len(names)-1-i)
+		if len(recv) != 1 || recv[0] != 1000*want || drop[0] != want {
+			t.Errorf("%s: statistics blocks received %v dropped %v, want %d and %d", name, recv, drop, 1000*want, want)
+		}
+		got = append(got, fs...)
+	}
+	tail := frames[len(frames)-len(got):]
+	for i := range got {
+		if !bytes.Equal(got[i].data, tail[i].data) || !got[i].info.Timestamp.Equal(tail[i].info.Timestamp) {
+			t.Fatalf("frame %d of the files kept is not frame %d of the capture", i+1, len(frames)-len(got)+i+1)
+		}
+	}
+	// (source.Open reads each file too: the project's reader.)
+	for _, name := range names {
+		rd, err := source.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			if _, err := rd.Next(); err != nil {
+				if !errors.Is(err, io.EOF) {
+					t.Errorf("%s: %v", name, err)
+				}
+				break
+			}
+		}
+		rd.Close()
+	}
+}
