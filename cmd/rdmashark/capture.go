@@ -557,7 +557,10 @@ func listInterfaces(out io.Writer, o *captureOptions) error {
 		}
 		var devs []string
 		for _, d := range i.RDMA {
-			devs = append(devs, rdmaText(d))
+			// "rxe0 → eth0 (Soft-RoCE)": the RDMA device sends on
+			// this netdev.
+			name, kind, _ := strings.Cut(rdmaText(d), " ")
+			devs = append(devs, strings.TrimSpace(name+" → "+i.Name+" "+kind))
 			rdma++
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", i.Name, state, mac, addrs, strings.Join(devs, ", "))
