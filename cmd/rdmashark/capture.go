@@ -144,17 +144,24 @@ type captureInfo struct {
 	KernelPackets uint64 `json:"kernel_packets"`
 	KernelDrops   uint64 `json:"kernel_drops"`
 	// Losses places the drops: before which frame, when.
-	Losses  []captureLoss `json:"losses,omitempty"`
-	RingKiB int           `json:"ring_kib"`
-	Seconds float64       `json:"seconds"`
-	Stop    string        `json:"stopped_by"`
-	Written string        `json:"written,omitempty"`
+	Losses []captureLoss `json:"losses,omitempty"`
+	// NotAnalysed counts the frames written (-w) that the analysis
+	// skipped because it had fallen behind by half the ring.
+	NotAnalysed uint64  `json:"not_analysed"`
+	RingKiB     int     `json:"ring_kib"`
+	Seconds     float64 `json:"seconds"`
+	Stop        string  `json:"stopped_by"`
+	Written     string  `json:"written,omitempty"`
 	// Files are the ring buffer's files kept (-b), oldest first.
 	Files []string `json:"files,omitempty"`
 }
 
 // captureLoss is a place where the kernel dropped frames.
 type captureLoss struct {
+	// By is "kernel" (dropped: the ring was full; lost between frames
+	// before_frame-1 and before_frame) or "analysis" (written but not
+	// analysed: frames before_frame to before_frame+dropped-1).
+	By          string    `json:"by"`
 	BeforeFrame uint64    `json:"before_frame"`
 	Time        time.Time `json:"time"`
 	Dropped     uint64    `json:"dropped"`
@@ -340,6 +347,13 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 	reportLosses := func() {
 		losses := cp.Losses()
 		for _, l := range losses[reported:] {
+			if l.Analysis {
+				// Final only once the run of skipped blocks ended;
+				// reported when it started.
+				fmt.Fprintf(errOut, "rdmashark: %s: the analysis fell behind by half the ring: from packet %d on, packets are written to the file but not analysed, until it catches up\n",
+					l.Time.Format("15:04:05.000000"), l.Before)
+				continue
+			}
 			fmt.Fprintf(errOut, "rdmashark: %s: the kernel dropped %d packets before packet %d (the ring was full)\n",
 				l.Time.Format("15:04:05.000000"), l.Dropped, l.Before)
 		}
@@ -404,6 +418,15 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 	}
 	verdict := checks.Finish(eng.Conns.Connections())
 	verdict.NoteLoss(stats.Drops, eng.Stats.Skipped)
+	var notAnalysed uint64
+	for _, l := range cp.Losses() {
+		if l.Analysis {
+			notAnalysed += l.Dropped
+		}
+	}
+	if notAnalysed > 0 {
+		verdict.AddCaveat(fmt.Sprintf("%d packets were captured and written but not analysed (the analysis fell behind): findings may be missing or partial", notAnalysed))
+	}
 	a.AddChecks(verdict)
 	info := captureInfo{
 		Interface:     o.iface,
@@ -416,9 +439,14 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 		Stop:          res.Stop.String(),
 		Written:       o.write,
 		RingKiB:       ringBytes >> 10,
+		NotAnalysed:   notAnalysed,
 	}
 	for _, l := range cp.Losses() {
-		info.Losses = append(info.Losses, captureLoss{BeforeFrame: l.Before, Time: l.Time, Dropped: l.Dropped})
+		by := "kernel"
+		if l.Analysis {
+			by = "analysis"
+		}
+		info.Losses = append(info.Losses, captureLoss{By: by, BeforeFrame: l.Before, Time: l.Time, Dropped: l.Dropped})
 	}
 	if files != nil {
 		info.Files = files.Files()
@@ -434,6 +462,9 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 		werr = a.WriteTable(out)
 		fmt.Fprintf(out, "capture on %s: %d packets in %.1f s (%s); %d packets dropped by the kernel\n",
 			o.iface, res.Packets, info.Seconds, info.Stop, stats.Drops)
+		if notAnalysed > 0 {
+			fmt.Fprintf(out, "%d more packets were written to the file but not analysed: the analysis fell behind\n", notAnalysed)
+		}
 		switch {
 		case files != nil:
 			fmt.Fprintf(out, "written to %s\n", strings.Join(info.Files, ", "))

@@ -19,11 +19,16 @@ import (
 // block, lists its frames, and hands the block to the engine (the Capture
 // is its Source: ReadPacket returns frames in place in the ring) and to
 // the FrameWriter; the block goes back to the kernel when both are done
-// with it. The ring is the bounded hand-off: the reader never waits for
-// the engine or the writer unless every block of the ring is in their
-// hands, and then the kernel drops frames and counts them, as it would
-// for tcpdump. No frame is copied or allocated between the kernel and the
+// with it. No frame is copied or allocated between the kernel and the
 // engine or the writer.
+//
+// The ring is the bounded hand-off. With a writer, the engine may hold at
+// most half the ring's blocks (CaptureConfig.EngineBlocks): past that, a
+// block goes to the writer only and its frames are counted as skipped by
+// the analysis (a Loss with Analysis set), so that a slow analysis never
+// stalls the ring and the file keeps every frame. Only when the writer
+// (or, without one, the engine) holds every block does the kernel drop
+// frames and count them, as it would for tcpdump.
 //
 // The reader alone decides which frames there are: the stop conditions
 // (CaptureConfig.Count, Duration, the context) are applied as blocks are
@@ -42,6 +47,9 @@ type Capture struct {
 	// reader's state
 	handed    uint64
 	lastDrops uint64
+	engHeld   atomic.Int32
+	engLimit  int32
+	skipRun   int // index in losses of the analysis skip in progress, or -1
 	stop      StopReason
 	err       error
 	lossMu    sync.Mutex
@@ -74,6 +82,10 @@ type CaptureConfig struct {
 	Writer FrameWriter
 	// FlushEvery defaults to DefaultTick.
 	FlushEvery time.Duration
+	// EngineBlocks is the most blocks the engine may hold when there is
+	// a writer (default: half the ring's); past it the analysis skips
+	// blocks. Without a writer the engine may hold them all.
+	EngineBlocks int
 }
 
 // FrameWriter takes the frames a Capture saves (a *Saver, a *FileRing).
@@ -82,9 +94,13 @@ type FrameWriter interface {
 	Flush() error
 }
 
-// Loss is a place in the capture where the kernel dropped frames: the
-// ring was full.
+// Loss is a place in the capture where frames were lost: the kernel
+// dropped them because the ring was full, or (Analysis) the analysis
+// skipped them, written to the file, because it had fallen behind.
 type Loss struct {
+	// Analysis: the frames were captured and written but not analysed;
+	// they are frames Before to Before+Dropped-1.
+	Analysis bool
 	// Before is the number (from 1) of the first frame captured after the
 	// drops: they were lost between frames Before-1 and Before. At the end
 	// of the capture it is one more than the frames captured.
@@ -119,8 +135,16 @@ func StartCapture(ctx context.Context, h *Handle, cfg CaptureConfig) *Capture {
 		eWake:    make(chan struct{}, 1),
 		eTimer:   time.NewTimer(time.Hour),
 		eDone:    make(chan struct{}),
+		skipRun:  -1,
 	}
 	c.eTimer.Stop()
+	c.engLimit = int32(n)
+	if cfg.Writer != nil {
+		c.engLimit = int32(max(1, n/2))
+		if cfg.EngineBlocks > 0 {
+			c.engLimit = int32(min(cfg.EngineBlocks, n))
+		}
+	}
 	for i := range c.bf {
 		c.bf[i].frames = make([]frameDesc, 0, 256)
 	}
@@ -156,6 +180,12 @@ func (c *Capture) stopped() bool {
 	default:
 		return false
 	}
+}
+
+// engineRelease drops the engine's hold on block b.
+func (c *Capture) engineRelease(b int) {
+	c.engHeld.Add(-1)
+	c.release(b)
 }
 
 // release drops one consumer's hold on block b.
@@ -258,8 +288,17 @@ func (c *Capture) read(writerDone chan struct{}) {
 			next = (next + 1) % h.nblk
 			continue
 		}
+		bf.first = c.handed + 1
 		c.handed += uint64(len(bf.frames))
 		engine := !c.eGone.Load()
+		if engine && c.engHeld.Load() >= c.engLimit {
+			// The analysis is behind by EngineBlocks: this block goes
+			// to the writer only.
+			engine = false
+			c.noteSkip(bf)
+		} else {
+			c.skipRun = -1
+		}
 		refs := consumers
 		if !engine {
 			refs--
@@ -272,6 +311,7 @@ func (c *Capture) read(writerDone chan struct{}) {
 		c.inflight[next].Store(true)
 		c.refs[next].Store(refs)
 		if engine {
+			c.engHeld.Add(1)
 			c.toEngine <- int32(next)
 		}
 		if c.toWriter != nil {
@@ -296,7 +336,24 @@ func (c *Capture) noteLoss(bf *blockFrames) {
 	c.lastDrops = st.Drops
 	c.lossMu.Lock()
 	c.losses = append(c.losses, l)
+	c.skipRun = -1
 	c.lossMu.Unlock()
+}
+
+// noteSkip counts the frames of block bf, which the analysis skips.
+func (c *Capture) noteSkip(bf *blockFrames) {
+	if c.eGone.Load() {
+		return
+	}
+	c.lossMu.Lock()
+	defer c.lossMu.Unlock()
+	if c.skipRun >= 0 {
+		c.losses[c.skipRun].Dropped += uint64(len(bf.frames))
+		return
+	}
+	f := &bf.frames[0]
+	c.losses = append(c.losses, Loss{Analysis: true, Before: bf.first, Dropped: uint64(len(bf.frames)), Time: time.Unix(int64(f.sec), int64(f.nsec))})
+	c.skipRun = len(c.losses) - 1
 }
 
 // finalLoss places the drops not yet placed at the end.
@@ -363,7 +420,7 @@ func (c *Capture) write(done chan struct{}) {
 func (c *Capture) ReadPacket() ([]byte, Info, error) {
 	for c.eLeft == 0 {
 		if c.eCur >= 0 {
-			c.release(c.eCur)
+			c.engineRelease(c.eCur)
 			c.eCur = -1
 		}
 		b, err := c.nextEngineBlock()
@@ -376,6 +433,7 @@ func (c *Capture) ReadPacket() ([]byte, Info, error) {
 	c.eOff++
 	c.eLeft--
 	data, info := c.h.frameAt(c.eCur, f)
+	info.Number = c.bf[c.eCur].first + uint64(c.eOff-1)
 	return data, info, nil
 }
 
@@ -447,13 +505,13 @@ func (c *Capture) EngineDone() {
 	c.eDoneOnce.Do(func() {
 		c.eGone.Store(true)
 		if c.eCur >= 0 {
-			c.release(c.eCur)
+			c.engineRelease(c.eCur)
 			c.eCur = -1
 		}
 		c.eLeft = 0
 		go func() {
 			for b := range c.toEngine {
-				c.release(int(b))
+				c.engineRelease(int(b))
 			}
 			close(c.eDone)
 		}()

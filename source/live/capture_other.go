@@ -14,10 +14,11 @@ type Capture struct{}
 
 // CaptureConfig says when a Capture stops and where its frames go.
 type CaptureConfig struct {
-	Count      int
-	Duration   time.Duration
-	Writer     FrameWriter
-	FlushEvery time.Duration
+	Count        int
+	Duration     time.Duration
+	Writer       FrameWriter
+	FlushEvery   time.Duration
+	EngineBlocks int
 }
 
 // FrameWriter takes the frames a Capture saves.
@@ -28,9 +29,10 @@ type FrameWriter interface {
 
 // Loss is a place in the capture where the kernel dropped frames.
 type Loss struct {
-	Before  uint64
-	Time    time.Time
-	Dropped uint64
+	Analysis bool
+	Before   uint64
+	Time     time.Time
+	Dropped  uint64
 }
 
 // CaptureResult tells how the reader and the writer ended.

@@ -52,6 +52,10 @@ type Info struct {
 	Timestamp     time.Time
 	CaptureLength int // bytes kept
 	Length        int // bytes on the wire
+	// Number is the frame's number in the capture (from 1), when the
+	// source numbers its frames (a Capture: the frames the analysis
+	// skipped keep their numbers); 0 otherwise.
+	Number uint64
 }
 
 // Stats are the kernel's counters of a capture (packet(7)

@@ -61,8 +61,9 @@ type Handle struct {
 const (
 	// blockTimeout is how long the kernel fills a block before it hands
 	// it over anyway (tp_retire_blk_tov): the most a frame waits when
-	// traffic is light.
-	blockTimeout = 20 // ms
+	// traffic is light. A block handed over part full holds the ring's
+	// space all the same: 32 blocks hold at least 3.2 s of light traffic.
+	blockTimeout = 100 // ms
 	// maxBlockSize is the block size of rings of 8 blocks or more; the
 	// largest frame a ring holds is a little less than a block.
 	maxBlockSize = 1 << 20
@@ -265,6 +266,9 @@ type blockFrames struct {
 	// losing: the kernel dropped frames before this block was handed
 	// over (TP_STATUS_LOSING).
 	losing bool
+	// first is the number of the block's first frame in the capture (a
+	// Capture's; 0 for ReadPacket).
+	first uint64
 }
 
 func (h *Handle) block(i int) []byte { return h.ring[i*h.bsz : (i+1)*h.bsz] }

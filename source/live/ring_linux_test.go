@@ -102,17 +102,19 @@ func TestCaptureDropsPlaced(t *testing.T) {
 	w := &heldWriter{hold: make(chan struct{}), holding: make(chan struct{})}
 	c := StartCapture(context.Background(), h, CaptureConfig{Writer: w})
 	var engine [][]byte
+	var numbers []uint64
 	var engineN atomic.Uint64
 	engineDone := make(chan error, 1)
 	go func() {
 		defer c.EngineDone()
 		for {
-			data, _, err := c.ReadPacket()
+			data, info, err := c.ReadPacket()
 			if err != nil {
 				engineDone <- err
 				return
 			}
 			engine = append(engine, append([]byte(nil), data...))
+			numbers = append(numbers, info.Number)
 			engineN.Add(1)
 		}
 	}()
@@ -143,9 +145,18 @@ func TestCaptureDropsPlaced(t *testing.T) {
 		t.Fatalf("no drops with the writer holding a %d-block ring: %+v", h.nblk, st)
 	}
 	close(w.hold)
-	// Until the engine read every frame the kernel did not drop (the last
-	// block comes at its timeout; a bounded wait).
-	for deadline := time.Now().Add(10 * time.Second); engineN.Load()+st.Drops < st.Packets && time.Now().Before(deadline); {
+	// Until the engine read every frame the kernel did not drop and the
+	// analysis did not skip (the last block comes at its timeout; a
+	// bounded wait).
+	skipped := func() (n uint64) {
+		for _, l := range c.Losses() {
+			if l.Analysis {
+				n += l.Dropped
+			}
+		}
+		return n
+	}
+	for deadline := time.Now().Add(10 * time.Second); engineN.Load()+skipped()+st.Drops < st.Packets && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 		st, _ = h.Stats()
 	}
@@ -161,39 +172,60 @@ func TestCaptureDropsPlaced(t *testing.T) {
 	if st.Packets != uint64(len(sent)) || res.Frames+st.Drops != st.Packets {
 		t.Fatalf("%d frames handed out + %d dropped, kernel counted %d of %d sent", res.Frames, st.Drops, st.Packets, len(sent))
 	}
-	if len(engine) != int(res.Frames) || len(w.frames) != int(res.Frames) {
-		t.Fatalf("engine got %d frames, writer %d, handed out %d", len(engine), len(w.frames), res.Frames)
+	if len(w.frames) != int(res.Frames) || uint64(len(engine))+skipped() != res.Frames {
+		t.Fatalf("engine got %d frames and skipped %d, writer %d, handed out %d", len(engine), skipped(), len(w.frames), res.Frames)
 	}
 	var sum uint64
 	losses := c.Losses()
+	skippedAt := map[uint64]bool{}
 	for _, l := range losses {
-		if l.Dropped == 0 || l.Before < 2 || l.Before > res.Frames+1 || l.Time.IsZero() {
+		if l.Dropped == 0 || l.Before < 1 || l.Before > res.Frames+1 || l.Time.IsZero() {
 			t.Errorf("loss %+v out of place (%d frames)", l, res.Frames)
+		}
+		if l.Analysis {
+			for n := l.Before; n < l.Before+l.Dropped; n++ {
+				skippedAt[n] = true
+			}
+			continue
+		}
+		if l.Before < 2 {
+			t.Errorf("kernel loss %+v before the first frame", l)
 		}
 		sum += l.Dropped
 	}
 	if sum != st.Drops {
 		t.Errorf("losses %+v add up to %d, the kernel dropped %d", losses, sum, st.Drops)
 	}
-	// In order: the frames captured are sent ones, in order, and the gaps
+	// The engine's frames are the writer's, by number, but for those the
+	// analysis skipped.
+	e := 0
+	for n := uint64(1); n <= res.Frames; n++ {
+		if skippedAt[n] {
+			continue
+		}
+		if e >= len(engine) || numbers[e] != n || !bytes.Equal(engine[e], w.frames[n-1]) {
+			t.Fatalf("engine frame %d is not the writer's frame %d", e+1, n)
+		}
+		e++
+	}
+	// In order: the frames written are sent ones, in order, and the gaps
 	// are where the losses say.
 	j := 0
 	gaps := map[uint64]bool{}
 	for _, l := range losses {
-		gaps[l.Before] = true
-	}
-	for i := range engine {
-		if !bytes.Equal(engine[i], w.frames[i]) {
-			t.Fatalf("frame %d: the engine and the writer got different bytes", i+1)
+		if !l.Analysis {
+			gaps[l.Before] = true
 		}
+	}
+	for i := range w.frames {
 		k := j
-		for k < len(sent) && !bytes.Equal(sent[k], engine[i]) {
+		for k < len(sent) && !bytes.Equal(sent[k], w.frames[i]) {
 			k++
 		}
 		if k == len(sent) {
 			t.Fatalf("frame %d was not sent after frame %d", i+1, j)
 		}
-		if k > j && !gaps[uint64(i+1)] && !bytes.Equal(sent[j], engine[i]) {
+		if k > j && !gaps[uint64(i+1)] && !bytes.Equal(sent[j], w.frames[i]) {
 			// rxe-nfs3 repeats some frames byte for byte (ACKs); only
 			// a skip of a frame unlike this one is a gap.
 			t.Errorf("frames %d..%d sent were skipped before frame %d, where no loss was placed", j+1, k, i+1)
@@ -361,5 +393,86 @@ func TestFileRing(t *testing.T) {
 			}
 		}
 		rd.Close()
+	}
+}
+
+// countWriter keeps copies of the frames it is given.
+type countWriter struct{ frames [][]byte }
+
+func (w *countWriter) WritePacket(info Info, data []byte) error {
+	w.frames = append(w.frames, append([]byte(nil), data...))
+	return nil
+}
+func (w *countWriter) Flush() error { return nil }
+
+// TestCaptureAnalysisSkips: an engine that does not read holds at most
+// half the ring; the writer goes on getting every frame, the blocks past
+// that half are skipped by the analysis and counted as such (Loss.Analysis),
+// and the frames the engine then reads carry their numbers in the capture.
+func TestCaptureAnalysisSkips(t *testing.T) {
+	p := netnstest.New(t)
+	h := openIn(t, p, Config{Interface: netnstest.Capture, BufferSize: 4 << 20, Filter: filterAll})
+	in, err := p.Injector(netnstest.Inject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	var sent [][]byte
+	for _, f := range readCapture(t, filepath.Join(pcaps, "rxe-nfs3.pcap")) {
+		sent = append(sent, f.data)
+	}
+	w := &countWriter{}
+	c := StartCapture(context.Background(), h, CaptureConfig{Writer: w})
+	if c.engLimit != int32(h.nblk/2) {
+		t.Fatalf("engine may hold %d of %d blocks, want half", c.engLimit, h.nblk)
+	}
+	for _, f := range sent {
+		if err := in.Send(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var st Stats
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if st, _ = h.Stats(); st.Packets >= uint64(len(sent)) {
+			break
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // the last block's timeout
+	c.Stop()
+	var numbers []uint64
+	for {
+		_, info, err := c.ReadPacket()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				t.Fatal(err)
+			}
+			break
+		}
+		numbers = append(numbers, info.Number)
+	}
+	c.EngineDone()
+	res := c.Wait()
+	st, _ = h.Stats()
+	var skipped uint64
+	skippedAt := map[uint64]bool{}
+	for _, l := range c.Losses() {
+		if l.Analysis {
+			skipped += l.Dropped
+			for n := l.Before; n < l.Before+l.Dropped; n++ {
+				skippedAt[n] = true
+			}
+		}
+	}
+	if skipped == 0 || uint64(len(w.frames)) != res.Frames || res.Frames+st.Drops != st.Packets || uint64(len(numbers))+skipped != res.Frames {
+		t.Fatalf("engine read %d, skipped %d; writer %d; handed out %d; kernel %+v", len(numbers), skipped, len(w.frames), res.Frames, st)
+	}
+	e := 0
+	for n := uint64(1); n <= res.Frames; n++ {
+		if !skippedAt[n] {
+			if numbers[e] != n {
+				t.Fatalf("engine frame %d numbered %d, want %d", e+1, numbers[e], n)
+			}
+			e++
+		}
 	}
 }

@@ -207,7 +207,11 @@ func (r *Records) Next() (source.Record, error) {
 			}
 		}
 		r.res.Packets++
-		return source.Record{Number: int(r.res.Packets), Data: data, LinkType: r.linkType,
+		num := int(r.res.Packets)
+		if info.Number != 0 {
+			num = int(info.Number)
+		}
+		return source.Record{Number: num, Data: data, LinkType: r.linkType,
 			CI: gopacket.CaptureInfo{Timestamp: info.Timestamp, CaptureLength: info.CaptureLength, Length: info.Length}}, nil
 	}
 }
