@@ -146,7 +146,7 @@ type captureInfo struct {
 	// Losses places the drops: before which frame, when.
 	Losses []captureLoss `json:"losses,omitempty"`
 	// NotAnalysed counts the frames written (-w) that the analysis
-	// skipped because it had fallen behind by half the ring.
+	// skipped because it had fallen behind by a quarter of the ring.
 	NotAnalysed uint64  `json:"not_analysed"`
 	RingKiB     int     `json:"ring_kib"`
 	Seconds     float64 `json:"seconds"`
@@ -350,7 +350,7 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 			if l.Analysis {
 				// Final only once the run of skipped blocks ended;
 				// reported when it started.
-				fmt.Fprintf(errOut, "rdmashark: %s: the analysis fell behind by half the ring: from packet %d on, packets are written to the file but not analysed, until it catches up\n",
+				fmt.Fprintf(errOut, "rdmashark: %s: the analysis fell behind by a quarter of the ring: from packet %d on, packets are written to the file but not analysed, until it catches up\n",
 					l.Time.Format("15:04:05.000000"), l.Before)
 				continue
 			}

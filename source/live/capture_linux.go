@@ -23,7 +23,7 @@ import (
 // engine or the writer.
 //
 // The ring is the bounded hand-off. With a writer, the engine may hold at
-// most half the ring's blocks (CaptureConfig.EngineBlocks): past that, a
+// most a quarter of the ring's blocks (CaptureConfig.EngineBlocks): past that, a
 // block goes to the writer only and its frames are counted as skipped by
 // the analysis (a Loss with Analysis set), so that a slow analysis never
 // stalls the ring and the file keeps every frame. Only when the writer
@@ -83,7 +83,7 @@ type CaptureConfig struct {
 	// FlushEvery defaults to DefaultTick.
 	FlushEvery time.Duration
 	// EngineBlocks is the most blocks the engine may hold when there is
-	// a writer (default: half the ring's); past it the analysis skips
+	// a writer (default: a quarter of the ring's); past it the analysis skips
 	// blocks. Without a writer the engine may hold them all.
 	EngineBlocks int
 }
@@ -140,7 +140,7 @@ func StartCapture(ctx context.Context, h *Handle, cfg CaptureConfig) *Capture {
 	c.eTimer.Stop()
 	c.engLimit = int32(n)
 	if cfg.Writer != nil {
-		c.engLimit = int32(max(1, n/2))
+		c.engLimit = int32(max(1, n/4))
 		if cfg.EngineBlocks > 0 {
 			c.engLimit = int32(min(cfg.EngineBlocks, n))
 		}

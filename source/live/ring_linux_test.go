@@ -406,8 +406,8 @@ func (w *countWriter) WritePacket(info Info, data []byte) error {
 func (w *countWriter) Flush() error { return nil }
 
 // TestCaptureAnalysisSkips: an engine that does not read holds at most
-// half the ring; the writer goes on getting every frame, the blocks past
-// that half are skipped by the analysis and counted as such (Loss.Analysis),
+// a quarter of the ring; the writer goes on getting every frame, the blocks past
+// that are skipped by the analysis and counted as such (Loss.Analysis),
 // and the frames the engine then reads carry their numbers in the capture.
 func TestCaptureAnalysisSkips(t *testing.T) {
 	p := netnstest.New(t)
@@ -423,8 +423,8 @@ func TestCaptureAnalysisSkips(t *testing.T) {
 	}
 	w := &countWriter{}
 	c := StartCapture(context.Background(), h, CaptureConfig{Writer: w})
-	if c.engLimit != int32(h.nblk/2) {
-		t.Fatalf("engine may hold %d of %d blocks, want half", c.engLimit, h.nblk)
+	if c.engLimit != int32(h.nblk/4) {
+		t.Fatalf("engine may hold %d of %d blocks, want a quarter", c.engLimit, h.nblk)
 	}
 	for _, f := range sent {
 		if err := in.Send(f); err != nil {
