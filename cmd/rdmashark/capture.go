@@ -342,6 +342,7 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 		o.iface, filter.String(), o.snaplen, ringBytes>>10, ringBlocks)
 
 	cp := live.StartCapture(ctx, h, live.CaptureConfig{Count: count, Duration: duration, Writer: writer})
+	defer cp.EngineDone() // (again: the ring is unmapped only after it)
 	// Each loss, as it is found, on standard error with its time.
 	reported := 0
 	reportLosses := func() {

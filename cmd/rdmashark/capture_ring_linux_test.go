@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"io"
@@ -224,5 +225,99 @@ func TestCaptureFlagErrors(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errb.String(), c.says) {
 			t.Errorf("%v: exit %d, %q; want %d saying %q", c.args, code, errb.String(), exitUsage, c.says)
 		}
+	}
+}
+
+// isbCounters reads the Interface Statistics Blocks of a pcapng file:
+// isb_ifrecv and isb_ifdrop of each (pcapng §4.6), little-endian as
+// rdmashark writes them on this machine.
+func isbCounters(t *testing.T, name string) (recv, drop []uint64) {
+	t.Helper()
+	img, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for len(img) >= 12 {
+		typ := binary.LittleEndian.Uint32(img)
+		n := int(binary.LittleEndian.Uint32(img[4:]))
+		if n < 12 || n > len(img) {
+			t.Fatalf("%s: bad block length %d", name, n)
+		}
+		if typ == 5 {
+			opts := img[20 : n-4]
+			for len(opts) >= 4 {
+				code, l := binary.LittleEndian.Uint16(opts), int(binary.LittleEndian.Uint16(opts[2:]))
+				if code == 0 {
+					break
+				}
+				v := opts[4 : 4+l]
+				switch code {
+				case 4:
+					recv = append(recv, binary.LittleEndian.Uint64(v))
+				case 5:
+					drop = append(drop, binary.LittleEndian.Uint64(v))
+				}
+				opts = opts[4+(l+3)&^3:]
+			}
+		}
+		img = img[n:]
+	}
+	return recv, drop
+}
+
+// TestCaptureDropsCounted: rxe-nfs3 three times, unpaced, into the
+// smallest ring (-B 256: 2 blocks). Whether the kernel drops or not (the
+// machine decides), the books balance: the kernel counted every frame the
+// filter kept; the file holds those it did not drop; its statistics block
+// says what the JSON says; the losses the kernel reported add up to its
+// drops, and the packets analysed plus those not analysed are the file's.
+func TestCaptureDropsCounted(t *testing.T) {
+	p := netnstest.New(t)
+	inj, err := p.Injector(netnstest.Inject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inj.Close()
+	frames := readPcap(t, filepath.Join(pcapDir, "rxe-nfs3.pcap"))
+	kept := len(keptBy(t, live.DefaultFilter(0), frames))
+	written := filepath.Join(t.TempDir(), "small.pcapng")
+	wait := startCapture(t, p, "capture", "-i", netnstest.Capture, "--format", "json", "-B", "256", "-a", "duration:3", "-w", written)
+	for range 3 {
+		for _, f := range frames {
+			if err := inj.Send(f.data); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	r := wait()
+	ci := parseCaptureDoc(t, r)
+	t.Logf("-B 256: %d kept, %d dropped by the kernel, %d analysed, %d not analysed, losses %+v", ci.KernelPackets, ci.KernelDrops, ci.Packets, ci.NotAnalysed, ci.Losses)
+	if ci.RingKiB != 256 || ci.KernelPackets != 3*uint64(kept) {
+		t.Fatalf("ring %d KiB, kernel counted %d frames, want 256 and %d", ci.RingKiB, ci.KernelPackets, 3*kept)
+	}
+	inFile := uint64(len(readAll(t, written)))
+	if inFile+ci.KernelDrops != ci.KernelPackets || ci.Packets+ci.NotAnalysed != inFile {
+		t.Fatalf("file %d + dropped %d != kernel %d, or analysed %d + not %d != file", inFile, ci.KernelDrops, ci.KernelPackets, ci.Packets, ci.NotAnalysed)
+	}
+	recv, drop := isbCounters(t, written)
+	if len(recv) != 1 || recv[0] != ci.KernelPackets || drop[0] != ci.KernelDrops {
+		t.Errorf("statistics block: received %v dropped %v; JSON %d and %d", recv, drop, ci.KernelPackets, ci.KernelDrops)
+	}
+	var kernel, analysis uint64
+	for _, l := range ci.Losses {
+		switch l.By {
+		case "kernel":
+			kernel += l.Dropped
+		case "analysis":
+			analysis += l.Dropped
+		default:
+			t.Errorf("loss by %q", l.By)
+		}
+	}
+	if kernel != ci.KernelDrops || analysis != ci.NotAnalysed {
+		t.Errorf("losses add up to %d kernel drops and %d not analysed; JSON says %d and %d", kernel, analysis, ci.KernelDrops, ci.NotAnalysed)
+	}
+	if ci.KernelDrops > 0 && !strings.Contains(r.stderr, "the kernel dropped") {
+		t.Errorf("drops not reported on standard error:\n%s", r.stderr)
 	}
 }
