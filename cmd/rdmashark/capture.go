@@ -74,10 +74,13 @@ hardware) bound to each: capture on the netdev of the RDMA device.
 
 Frames arrive in a memory-mapped ring (TPACKET_V3) of -B KiB, 32768 by
 default (tcpdump's is 2048); the analysis and the -w writer each run on
-their own goroutine and read the frames in place. When both fall behind by
-a whole ring, the kernel drops frames: each loss is reported on standard
-error with its time and the frame it came before, counted in the report,
-and written into the pcapng (Interface Statistics Block, isb_ifdrop).
+their own goroutine and read the frames in place. With -w, an analysis
+that falls behind by a quarter of the ring skips blocks: their packets are
+written but not analysed, and counted. When the writer (or, without -w,
+the analysis) falls behind by the whole ring, the kernel drops frames:
+each loss is reported on standard error with its time and the packet it
+came before, counted in the report, and written into the pcapng
+(Interface Statistics Block, isb_ifdrop).
 
 As dumpcap: -b filesize:N (kB) / -b duration:S / -b files:K write a ring
 buffer of pcapng files name_00001_YYYYMMDDhhmmss.pcapng… (each a whole
@@ -156,7 +159,7 @@ type captureInfo struct {
 	Files []string `json:"files,omitempty"`
 }
 
-// captureLoss is a place where the kernel dropped frames.
+// captureLoss is a place where frames were lost.
 type captureLoss struct {
 	// By is "kernel" (dropped: the ring was full; lost between frames
 	// before_frame-1 and before_frame) or "analysis" (written but not
