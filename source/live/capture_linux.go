@@ -49,7 +49,8 @@ type Capture struct {
 	lastDrops uint64
 	engHeld   atomic.Int32
 	engLimit  int32
-	skipRun   int // index in losses of the analysis skip in progress, or -1
+	skipRun   int    // index in losses of the analysis skip in progress, or -1
+	carry     uint64 // kernel drops before blocks the analysis skipped
 	stop      StopReason
 	err       error
 	lossMu    sync.Mutex
@@ -62,6 +63,7 @@ type Capture struct {
 
 	// engine side
 	eCur, eOff, eLeft int
+	eLast             uint64 // number of the engine's last frame
 	eDeadline         atomic.Int64
 	eWake             chan struct{}
 	eTimer            *time.Timer
@@ -275,7 +277,11 @@ func (c *Capture) read(writerDone chan struct{}) {
 		}
 		bf := &c.bf[next]
 		h.scanFrames(next, bf)
-		if bf.losing {
+		bf.dropped = 0
+		// (Another reader of the counters — a ring-buffer rotation, the
+		// --summary view — clears the kernel's, and then its flag: the
+		// drops they saw are placed here too.)
+		if bf.losing || h.dropsRead() > c.lastDrops {
 			c.noteLoss(bf)
 		}
 		if c.cfg.Count > 0 {
@@ -296,8 +302,11 @@ func (c *Capture) read(writerDone chan struct{}) {
 			// to the writer only.
 			engine = false
 			c.noteSkip(bf)
+			c.carry += bf.dropped
 		} else {
 			c.skipRun = -1
+			bf.lostBefore = bf.dropped + c.carry
+			c.carry = 0
 		}
 		refs := consumers
 		if !engine {
@@ -334,6 +343,7 @@ func (c *Capture) noteLoss(bf *blockFrames) {
 		l.Time = time.Unix(int64(f.sec), int64(f.nsec))
 	}
 	c.lastDrops = st.Drops
+	bf.dropped = l.Dropped
 	c.lossMu.Lock()
 	c.losses = append(c.losses, l)
 	c.skipRun = -1
@@ -433,7 +443,14 @@ func (c *Capture) ReadPacket() ([]byte, Info, error) {
 	c.eOff++
 	c.eLeft--
 	data, info := c.h.frameAt(c.eCur, f)
-	info.Number = c.bf[c.eCur].first + uint64(c.eOff-1)
+	bf := &c.bf[c.eCur]
+	info.Number = bf.first + uint64(c.eOff-1)
+	if c.eOff == 1 {
+		// Frames the analysis skipped keep their numbers: the gap
+		// since the engine's last frame, and the kernel's drops.
+		info.LostBefore = bf.lostBefore + (info.Number - c.eLast - 1)
+	}
+	c.eLast = info.Number
 	return data, info, nil
 }
 

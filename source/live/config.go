@@ -56,6 +56,10 @@ type Info struct {
 	// source numbers its frames (a Capture: the frames the analysis
 	// skipped keep their numbers); 0 otherwise.
 	Number uint64
+	// LostBefore counts the frames lost just before this one (a Capture:
+	// dropped by the kernel, or skipped by the analysis); see
+	// source.Record.LostBefore.
+	LostBefore uint64
 }
 
 // Stats are the kernel's counters of a capture (packet(7)

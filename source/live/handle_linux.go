@@ -269,6 +269,10 @@ type blockFrames struct {
 	// first is the number of the block's first frame in the capture (a
 	// Capture's; 0 for ReadPacket).
 	first uint64
+	// dropped counts the frames the kernel dropped just before the block
+	// (a Capture's), lostBefore those the engine did not see just before
+	// it: dropped here and before blocks the analysis skipped.
+	dropped, lostBefore uint64
 }
 
 func (h *Handle) block(i int) []byte { return h.ring[i*h.bsz : (i+1)*h.bsz] }
@@ -482,6 +486,13 @@ func (h *Handle) Stats() (Stats, error) {
 	h.cumulated.Packets += uint64(st.Packets)
 	h.cumulated.Drops += uint64(st.Drops)
 	return h.cumulated, nil
+}
+
+// dropsRead is the drop count the counters read so far add up to.
+func (h *Handle) dropsRead() uint64 {
+	h.statsMu.Lock()
+	defer h.statsMu.Unlock()
+	return h.cumulated.Drops
 }
 
 // Close ends the capture: a waiting ReadPacket returns, a Capture on the

@@ -103,6 +103,7 @@ func TestCaptureDropsPlaced(t *testing.T) {
 	c := StartCapture(context.Background(), h, CaptureConfig{Writer: w})
 	var engine [][]byte
 	var numbers []uint64
+	var lostBefore uint64
 	var engineN atomic.Uint64
 	engineDone := make(chan error, 1)
 	go func() {
@@ -115,6 +116,7 @@ func TestCaptureDropsPlaced(t *testing.T) {
 			}
 			engine = append(engine, append([]byte(nil), data...))
 			numbers = append(numbers, info.Number)
+			lostBefore += info.LostBefore
 			engineN.Add(1)
 		}
 	}()
@@ -145,6 +147,13 @@ func TestCaptureDropsPlaced(t *testing.T) {
 		t.Fatalf("no drops with the writer holding a %d-block ring: %+v", h.nblk, st)
 	}
 	close(w.hold)
+	// Then more frames, paced, after the drops: the first block they
+	// fill says the kernel lost frames before it.
+	tail := sent[:100]
+	if err := in.Replay(tail, 20); err != nil {
+		t.Fatal(err)
+	}
+	sent = append(sent, tail...)
 	// Until the engine read every frame the kernel did not drop and the
 	// analysis did not skip (the last block comes at its timeout; a
 	// bounded wait).
@@ -156,9 +165,11 @@ func TestCaptureDropsPlaced(t *testing.T) {
 		}
 		return n
 	}
-	for deadline := time.Now().Add(10 * time.Second); engineN.Load()+skipped()+st.Drops < st.Packets && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		st, _ = h.Stats()
+		if st.Packets >= uint64(len(sent)) && engineN.Load()+skipped()+st.Drops >= st.Packets {
+			break
+		}
 	}
 	c.Stop()
 	if err := <-engineDone; !errors.Is(err, io.EOF) {
@@ -195,6 +206,28 @@ func TestCaptureDropsPlaced(t *testing.T) {
 	}
 	if sum != st.Drops {
 		t.Errorf("losses %+v add up to %d, the kernel dropped %d", losses, sum, st.Drops)
+	}
+	// What the engine was told it lost before its frames is every loss
+	// but those after its last frame.
+	var last uint64
+	if len(numbers) > 0 {
+		last = numbers[len(numbers)-1]
+	}
+	var want uint64
+	for _, l := range losses {
+		switch {
+		case !l.Analysis && l.Before <= last:
+			want += l.Dropped
+		case l.Analysis:
+			for n := l.Before; n < l.Before+l.Dropped; n++ {
+				if n < last {
+					want++
+				}
+			}
+		}
+	}
+	if lostBefore != want || want == 0 {
+		t.Errorf("the engine was told of %d frames lost before its frames, want %d (losses %+v)", lostBefore, want, losses)
 	}
 	// The engine's frames are the writer's, by number, but for those the
 	// analysis skipped.

@@ -211,7 +211,7 @@ func (r *Records) Next() (source.Record, error) {
 		if info.Number != 0 {
 			num = int(info.Number)
 		}
-		return source.Record{Number: num, Data: data, LinkType: r.linkType,
+		return source.Record{Number: num, LostBefore: info.LostBefore, Data: data, LinkType: r.linkType,
 			CI: gopacket.CaptureInfo{Timestamp: info.Timestamp, CaptureLength: info.CaptureLength, Length: info.Length}}, nil
 	}
 }
