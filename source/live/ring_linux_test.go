@@ -551,3 +551,47 @@ func TestCaptureReadAllocs(t *testing.T) {
 		t.Errorf("Capture.ReadPacket allocates %.2f times per frame", allocs)
 	}
 }
+
+// TestFileRingDuration: with duration:S a file that was open that long
+// and holds a frame is closed before the next frame (here S is 1 ns: one
+// frame a file), and Flush moves on too.
+func TestFileRingDuration(t *testing.T) {
+	frames := readCapture(t, filepath.Join(pcaps, "rxe-rping.pcap"))[:5]
+	dir := t.TempDir()
+	r, err := NewFileRing(FileRingConfig{
+		Path: filepath.Join(dir, "d"), Duration: time.Nanosecond,
+		Info: SaverInfo{Interface: "cap0", SnapLen: DefaultSnapLen, LinkType: layers.LinkTypeEthernet},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range frames {
+		if err := r.WritePacket(f.info, f.data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.Flush(); err != nil { // the fifth file's time is up too
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	names := r.Files()
+	if len(names) != 6 || filepath.Ext(names[0]) != ".pcapng" {
+		t.Fatalf("files %v, want 6 .pcapng files", names)
+	}
+	for i, name := range names {
+		img, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs, err := readBack(t, img)
+		want := 1
+		if i == 5 {
+			want = 0
+		}
+		if err != nil || len(fs) != want || (want == 1 && !bytes.Equal(fs[0].data, frames[i].data)) {
+			t.Errorf("%s: %d frames (%v), want frame %d alone", name, len(fs), err, i+1)
+		}
+	}
+}
