@@ -79,6 +79,11 @@ type Record struct {
 	// Comments are a pcapng Enhanced Packet Block's opt_comments; like
 	// Data they belong to the Reader and are overwritten by Next.
 	Comments [][]byte
+	// LostBefore counts the frames a live capture lost just before this
+	// record: dropped by the kernel, or captured but skipped by the
+	// analysis (source/live). A consumer may treat it as a gap here.
+	// Always 0 for files.
+	LostBefore uint64
 }
 
 // Interface describes a capture interface: the single one of a pcap file, or

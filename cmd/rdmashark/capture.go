@@ -40,6 +40,10 @@ type captureOptions struct {
 	dumpFilter bool
 	sysfs      string
 	failOn     string
+	ring       []string // -b
+	stop       []string // -a
+	print      bool
+	lineBuf    bool
 }
 
 func newCaptureCmd(g *globalFlags) *cobra.Command {
@@ -65,8 +69,24 @@ terms, any of which keeps a frame:
 
 for example -f "udp 4791,tcp 20049,tcp 7174" also keeps rping's iWARP traffic.
 
-capture --list shows the interfaces and the RDMA devices (rxe, siw, hardware)
-bound to each: capture on the netdev of the RDMA device.
+capture --list (-D) shows the interfaces and the RDMA devices (rxe, siw,
+hardware) bound to each: capture on the netdev of the RDMA device.
+
+Frames arrive in a memory-mapped ring (TPACKET_V3) of -B KiB, 32768 by
+default (tcpdump's is 2048); the analysis and the -w writer each run on
+their own goroutine and read the frames in place. With -w, an analysis
+that falls behind by a quarter of the ring skips blocks: their packets are
+written but not analysed, and counted. When the writer (or, without -w,
+the analysis) falls behind by the whole ring, the kernel drops frames:
+each loss is reported on standard error with its time and the packet it
+came before, counted in the report, and written into the pcapng
+(Interface Statistics Block, isb_ifdrop).
+
+As dumpcap: -b filesize:N (kB) / -b duration:S / -b files:K write a ring
+buffer of pcapng files name_00001_YYYYMMDDhhmmss.pcapng… (each a whole
+file; the analysis runs across them), -a duration:S / -a packets:N stop
+the capture, -q prints no line per packet, -P (--print) does even with
+--format json (to standard error), -l flushes every line.
 
 Opening a packet socket needs CAP_NET_RAW (root). Exit status: 0 when done,
 2 for bad flags or an interface that cannot be captured.`,
@@ -82,11 +102,15 @@ Opening a packet socket needs CAP_NET_RAW (root). Exit status: 0 when done,
 	f.StringVarP(&o.write, "write", "w", "", "also write the frames to this pcapng file")
 	f.BoolVar(&o.summary, "summary", false, "instead of a line per packet, show the connections so far, refreshed every second")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no line per packet, only the report at the end")
+	f.BoolVarP(&o.print, "print", "P", false, "a summary line per packet, also with --format json (then on standard error)")
+	f.BoolVarP(&o.lineBuf, "line-buffered", "l", false, "flush the output after every line")
+	f.StringArrayVarP(&o.ring, "ring-buffer", "b", nil, "with -w, a ring buffer of files: filesize:N (kB), duration:S, files:K (repeatable)")
+	f.StringArrayVarP(&o.stop, "autostop", "a", nil, "stop after duration:S or packets:N (repeatable)")
 	f.StringVar(&o.format, "format", "table", "report at the end: table or json (json prints nothing else on standard output)")
 	f.StringVar(&o.failOn, "fail-on", "error", "exit 1 when a finding is at or above this severity: info, warning or error")
 	f.BoolVarP(&o.noPromisc, "no-promiscuous-mode", "p", false, "do not put the interface into promiscuous mode")
-	f.IntVarP(&o.bufferKiB, "buffer-size", "B", live.DefaultBufferSize/1024, "kernel receive queue in KiB; frames beyond it are dropped and counted")
-	f.BoolVar(&o.list, "list", false, "list the interfaces and the RDMA devices on each, then exit")
+	f.IntVarP(&o.bufferKiB, "buffer-size", "B", live.DefaultBufferSize/1024, "memory-mapped ring in KiB (tcpdump's default is 2048); frames beyond it are dropped and counted")
+	f.BoolVarP(&o.list, "list", "D", false, "list the interfaces and the RDMA devices on each, then exit")
 	f.BoolVarP(&o.dumpFilter, "dump-filter", "d", false, "print the filter's BPF program, then exit")
 	f.StringVar(&o.sysfs, "sysfs", live.DefaultSysfs, "where sysfs is mounted (for tests)")
 	_ = f.MarkHidden("sysfs")
@@ -120,11 +144,30 @@ type captureInfo struct {
 	Packets uint64 `json:"packets"`
 	// KernelPackets counts the frames the filter kept, KernelDrops those
 	// of them the kernel dropped for want of queue space (PACKET_STATISTICS).
-	KernelPackets uint64  `json:"kernel_packets"`
-	KernelDrops   uint64  `json:"kernel_drops"`
-	Seconds       float64 `json:"seconds"`
-	Stop          string  `json:"stopped_by"`
-	Written       string  `json:"written,omitempty"`
+	KernelPackets uint64 `json:"kernel_packets"`
+	KernelDrops   uint64 `json:"kernel_drops"`
+	// Losses places the drops: before which frame, when.
+	Losses []captureLoss `json:"losses,omitempty"`
+	// NotAnalysed counts the frames written (-w) that the analysis
+	// skipped because it had fallen behind by a quarter of the ring.
+	NotAnalysed uint64  `json:"not_analysed"`
+	RingKiB     int     `json:"ring_kib"`
+	Seconds     float64 `json:"seconds"`
+	Stop        string  `json:"stopped_by"`
+	Written     string  `json:"written,omitempty"`
+	// Files are the ring buffer's files kept (-b), oldest first.
+	Files []string `json:"files,omitempty"`
+}
+
+// captureLoss is a place where frames were lost.
+type captureLoss struct {
+	// By is "kernel" (dropped: the ring was full; lost between frames
+	// before_frame-1 and before_frame) or "analysis" (written but not
+	// analysed: frames before_frame to before_frame+dropped-1).
+	By          string    `json:"by"`
+	BeforeFrame uint64    `json:"before_frame"`
+	Time        time.Time `json:"time"`
+	Dropped     uint64    `json:"dropped"`
 }
 
 func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
@@ -153,7 +196,22 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 		return usageErr("-B must be positive")
 	case o.summary && o.quiet:
 		return usageErr("--summary and -q do not go together")
+	case o.print && (o.quiet || o.summary):
+		return usageErr("-P prints a line per packet: not with -q or --summary")
 	}
+	ring, err := parseRing(o.ring)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if ring.on() && o.write == "" {
+		return usageErr("-b needs -w to name the files")
+	}
+	autostop, err := parseStop(o.stop)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	count := lowestPositive(o.count, autostop.packets)
+	duration := lowestPositive(o.duration, autostop.duration)
 	if o.dumpFilter {
 		ins, err := filter.Instructions(uint32(o.snaplen))
 		if err != nil {
@@ -178,6 +236,7 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 		o.iface = resolved.Netdev
 	}
 
+	start := time.Now()
 	h, err := live.Open(live.Config{
 		Interface:   o.iface,
 		Filter:      filter,
@@ -191,10 +250,23 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 	defer h.Close()
 
 	var (
-		save *live.Saver
-		file *os.File
+		save   *live.Saver
+		file   *os.File
+		files  *live.FileRing
+		writer live.FrameWriter
 	)
-	if o.write != "" {
+	saverInfo := live.SaverInfo{Interface: o.iface, Filter: filter.String(), SnapLen: o.snaplen, LinkType: h.LinkType(), Start: start}
+	switch {
+	case ring.on():
+		files, err = live.NewFileRing(live.FileRingConfig{
+			Path: o.write, FileSize: ring.fileSize, Duration: ring.duration, Files: ring.files, Info: saverInfo,
+			Stats: func() live.Stats { st, _ := h.Stats(); return st },
+		})
+		if err != nil {
+			return &exitError{exitUsage, err}
+		}
+		writer = files
+	case o.write != "":
 		// Written in place, not through internal/outfile's temporary
 		// file: the file must be readable while the capture runs and
 		// keep every flushed packet when the capture is killed
@@ -203,10 +275,11 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 			return &exitError{exitUsage, err}
 		}
 		defer file.Close()
-		save, err = live.NewSaver(file, live.SaverInfo{Interface: o.iface, Filter: filter.String(), SnapLen: o.snaplen, LinkType: h.LinkType()})
+		save, err = live.NewSaver(file, saverInfo)
 		if err != nil {
 			return &exitError{exitUsage, fmt.Errorf("%s: %w", o.write, err)}
 		}
+		writer = save
 	}
 
 	ctx := cmd.Context()
@@ -232,9 +305,12 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 	checks, _ := withChecks(check.Config{}, &opts, nil)
 	spill.SetRunner(checks)
 	eng := dissect.NewEngine(opts)
-	cfg := live.RunConfig{Count: o.count, Duration: o.duration, Save: save}
+	// The ring's reader applies the stop conditions, so that the engine
+	// and the writer see the same frames; the engine's loop only counts.
+	cfg := live.RunConfig{Count: count}
 	var each func(*dissect.Packet) error
 	var lines report.PacketWriter
+	var ticks []func(time.Time) error
 	switch {
 	case o.summary:
 		// The live table goes to standard output, or beside the JSON to
@@ -244,20 +320,71 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 			w = errOut
 		}
 		sv := &summaryView{w: w, tty: isTerminal(w), name: name, eng: eng, h: h}
-		cfg.Tick = sv.tick
-	case o.quiet || o.format == "json":
+		ticks = append(ticks, sv.tick)
+	case o.quiet || (o.format == "json" && !o.print):
 	default:
-		lines = report.NewSummaryWriter(out)
+		w := out
+		if o.format == "json" {
+			w = errOut
+		}
+		lines = report.NewSummaryWriter(w)
 		each = lines.WritePacket
-		cfg.Tick = func(time.Time) error { return lines.Flush() }
+		if o.lineBuf {
+			each = func(p *dissect.Packet) error {
+				if err := lines.WritePacket(p); err != nil {
+					return err
+				}
+				return lines.Flush()
+			}
+		}
+		ticks = append(ticks, func(time.Time) error { return lines.Flush() })
 	}
 	each = feedChecks(checks, each)
-	fmt.Fprintf(errOut, "rdmashark: listening on %s (Ethernet), filter %q, snapshot length %d bytes\n", o.iface, filter.String(), o.snaplen)
+	ringBytes, ringBlocks := h.RingSize()
+	fmt.Fprintf(errOut, "rdmashark: listening on %s (Ethernet), filter %q, snapshot length %d bytes, ring %d KiB in %d blocks\n",
+		o.iface, filter.String(), o.snaplen, ringBytes>>10, ringBlocks)
 
-	res, runErr := runLive(ctx, h, eng, cfg, each)
+	cp := live.StartCapture(ctx, h, live.CaptureConfig{Count: count, Duration: duration, Writer: writer})
+	defer cp.EngineDone() // (again: the ring is unmapped only after it)
+	// Each loss, as it is found, on standard error with its time.
+	reported := 0
+	reportLosses := func() {
+		losses := cp.Losses()
+		for _, l := range losses[reported:] {
+			if l.Analysis {
+				// Final only once the run of skipped blocks ended;
+				// reported when it started.
+				fmt.Fprintf(errOut, "rdmashark: %s: the analysis fell behind by a quarter of the ring: from packet %d on, packets are written to the file but not analysed, until it catches up\n",
+					l.Time.Format("15:04:05.000000"), l.Before)
+				continue
+			}
+			fmt.Fprintf(errOut, "rdmashark: %s: the kernel dropped %d packets before packet %d (the ring was full)\n",
+				l.Time.Format("15:04:05.000000"), l.Dropped, l.Before)
+		}
+		reported = len(losses)
+	}
+	ticks = append(ticks, func(time.Time) error { reportLosses(); return nil })
+	cfg.Tick = func(now time.Time) error {
+		for _, t := range ticks {
+			if err := t(now); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+
+	// The engine's loop ends when the ring's reader stops (ctx included)
+	// and the engine has read what it handed out.
+	res, runErr := runLive(context.Background(), cp, eng, cfg, each)
+	cp.EngineDone()
+	cr := cp.Wait()
 	stop() // a second Ctrl-C from here on ends the program at once
+	if cr.WriteErr != nil && runErr == nil {
+		runErr, res.Stop = cr.WriteErr, live.StopError
+	}
 
 	stats, statsErr := h.Stats()
+	reportLosses()
 	if statsErr != nil {
 		fmt.Fprintf(errOut, "rdmashark: warning: kernel counters of %s: %v\n", o.iface, statsErr)
 	}
@@ -266,10 +393,15 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 			runErr = err
 		}
 	}
-	if save != nil {
-		err := save.Close(&stats)
-		if cerr := file.Close(); err == nil {
-			err = cerr
+	if save != nil || files != nil {
+		var err error
+		if save != nil {
+			err = save.Close(&stats)
+			if cerr := file.Close(); err == nil {
+				err = cerr
+			}
+		} else {
+			err = files.Close()
 		}
 		if err != nil {
 			fmt.Fprintf(errOut, "rdmashark: writing %s: %v\n", o.write, err)
@@ -290,6 +422,15 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 	}
 	verdict := checks.Finish(eng.Conns.Connections())
 	verdict.NoteLoss(stats.Drops, eng.Stats.Skipped)
+	var notAnalysed uint64
+	for _, l := range cp.Losses() {
+		if l.Analysis {
+			notAnalysed += l.Dropped
+		}
+	}
+	if notAnalysed > 0 {
+		verdict.AddCaveat(fmt.Sprintf("%d packets were captured and written but not analysed (the analysis fell behind): findings may be missing or partial", notAnalysed))
+	}
 	a.AddChecks(verdict)
 	info := captureInfo{
 		Interface:     o.iface,
@@ -301,6 +442,19 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 		Seconds:       res.End.Sub(res.Start).Seconds(),
 		Stop:          res.Stop.String(),
 		Written:       o.write,
+		RingKiB:       ringBytes >> 10,
+		NotAnalysed:   notAnalysed,
+	}
+	for _, l := range cp.Losses() {
+		by := "kernel"
+		if l.Analysis {
+			by = "analysis"
+		}
+		info.Losses = append(info.Losses, captureLoss{By: by, BeforeFrame: l.Before, Time: l.Time, Dropped: l.Dropped})
+	}
+	if files != nil {
+		info.Files = files.Files()
+		info.Written = ""
 	}
 	var werr error
 	if o.format == "json" {
@@ -312,7 +466,13 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 		werr = a.WriteTable(out)
 		fmt.Fprintf(out, "capture on %s: %d packets in %.1f s (%s); %d packets dropped by the kernel\n",
 			o.iface, res.Packets, info.Seconds, info.Stop, stats.Drops)
-		if o.write != "" {
+		if notAnalysed > 0 {
+			fmt.Fprintf(out, "%d more packets were written to the file but not analysed: the analysis fell behind\n", notAnalysed)
+		}
+		switch {
+		case files != nil:
+			fmt.Fprintf(out, "written to %s\n", strings.Join(info.Files, ", "))
+		case o.write != "":
 			fmt.Fprintf(out, "written to %s\n", o.write)
 		}
 	}
@@ -432,7 +592,10 @@ func listInterfaces(out io.Writer, o *captureOptions) error {
 		}
 		var devs []string
 		for _, d := range i.RDMA {
-			devs = append(devs, rdmaText(d))
+			// "rxe0 → eth0 (Soft-RoCE)": the RDMA device sends on
+			// this netdev.
+			name, kind, _ := strings.Cut(rdmaText(d), " ")
+			devs = append(devs, strings.TrimSpace(name+" → "+i.Name+" "+kind))
 			rdma++
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", i.Name, state, mac, addrs, strings.Join(devs, ", "))

@@ -494,6 +494,15 @@ func TestCaptureList(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	t.Logf("rdmashark capture --list:\n%s", out.String())
+	// -D, dumpcap's letter, is --list.
+	var outD bytes.Buffer
+	_ = p.Do(func() error {
+		run([]string{"capture", "-D", "--sysfs", sysfs}, nil, &outD, &errb)
+		return nil
+	})
+	if outD.String() != out.String() {
+		t.Errorf("capture -D:\n%s\ncapture --list:\n%s", outD.String(), out.String())
+	}
 	lines := map[string]string{}
 	sc := bufio.NewScanner(&out)
 	for sc.Scan() {
@@ -502,7 +511,7 @@ func TestCaptureList(t *testing.T) {
 			lines[f[0]] = sc.Text()
 		}
 	}
-	if l := lines[netnstest.Capture]; !strings.Contains(l, " up ") || !strings.Contains(l, "rxe0 (Soft-RoCE)") {
+	if l := lines[netnstest.Capture]; !strings.Contains(l, " up ") || !strings.Contains(l, "rxe0 → "+netnstest.Capture+" (Soft-RoCE)") {
 		t.Errorf("%s: %q", netnstest.Capture, l)
 	}
 	if l := lines[netnstest.Inject]; !strings.Contains(l, " up ") || strings.Contains(l, "rxe0") {

@@ -8,7 +8,8 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"syscall"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -17,38 +18,84 @@ import (
 )
 
 // Handle is an open capture on one interface: an AF_PACKET socket
-// (packet(7)) with the filter in the kernel. One goroutine reads it;
-// SetDeadline and Close may be called from others.
+// (packet(7)) with the filter in the kernel and a TPACKET_V3 receive ring
+// mapped into memory (Documentation/networking/packet_mmap.rst): the kernel
+// writes frames into blocks of the ring and hands each block over whole,
+// when it is full or when the block timeout passes; no system call per
+// frame and no copy. One goroutine reads it (ReadPacket, or a Capture
+// built on it); SetDeadline, Stats and Close may be called from others.
 type Handle struct {
-	iface   string
-	ifindex int
-	filter  Filter
-	snaplen int
+	iface    string
+	ifindex  int
+	filter   Filter
+	snaplen  int
+	loopback bool
 
-	f  *os.File
-	rc syscall.RawConn
+	fd   int
+	wake int // eventfd: SetDeadline and Close interrupt a wait
+	ring []byte
+	bsz  int // bytes per block
+	nblk int
+	pfd  [2]unix.PollFd
 
-	// buf receives a frame at buf[lenVLANTag:], leaving room in front to
-	// put back a VLAN tag the kernel took off.
-	buf []byte
-	oob []byte
-	msg unix.Msghdr
-	iov unix.Iovec
+	deadline atomic.Int64 // UnixNano; 0: none
+	closed   atomic.Bool
+	closeMu  sync.Mutex // wake's lifetime
+	// readMu is held by whoever walks the ring (ReadPacket, a Capture's
+	// reader until its consumers let go): Close waits for it before it
+	// unmaps the ring.
+	readMu sync.Mutex
 
-	// Results of the last recvmsg, set by recv (a method value made once,
-	// so that reading allocates nothing).
-	recvFn    func(fd uintptr) bool
-	n, oobn   int
-	errno     syscall.Errno
+	// ReadPacket's walk: the block it reads (-1: none) and where in it.
+	cur     int
+	next    int
+	left    int
+	off     int
+	pending blockFrames
+
+	statsMu   sync.Mutex
 	cumulated Stats
 }
 
+// Ring geometry.
+const (
+	// blockTimeout is how long the kernel fills a block before it hands
+	// it over anyway (tp_retire_blk_tov): the most a frame waits when
+	// traffic is light. A block handed over part full holds the ring's
+	// space all the same: 32 blocks hold at least 3.2 s of light traffic.
+	blockTimeout = 100 // ms
+	// maxBlockSize is the block size of rings of 8 blocks or more; the
+	// largest frame a ring holds is a little less than a block.
+	maxBlockSize = 1 << 20
+	// minBlockSize is the smallest block: a jumbo frame or a GRO
+	// super-frame of 64 KiB fits whole.
+	minBlockSize = 128 << 10
+	// tpacketAlign is TPACKET_ALIGNMENT.
+	tpacketAlign = 16
+)
+
+// ringGeometry returns the block size and count for a ring of about
+// bufferSize bytes: at least 2 blocks; blocks of 1 MiB once there are 8 of
+// them, smaller ones (down to 128 KiB) for smaller rings.
+func ringGeometry(bufferSize int) (blockSize, blocks int) {
+	blockSize = maxBlockSize
+	for blockSize > minBlockSize && bufferSize/blockSize < 8 {
+		blockSize /= 2
+	}
+	blocks = max(2, bufferSize/blockSize)
+	return blockSize, blocks
+}
+
 var (
-	sizeofCmsghdr   = unix.CmsgSpace(0)
-	sizeofAuxdata   = int(unsafe.Sizeof(unix.TpacketAuxdata{}))
-	sizeofTimespec  = int(unsafe.Sizeof(unix.Timespec{}))
-	oobSpace        = unix.CmsgSpace(sizeofAuxdata) + unix.CmsgSpace(sizeofTimespec)
 	errClosedHandle = errors.New("capture closed")
+	errDeadline     = os.ErrDeadlineExceeded
+	// offsets in a block and a frame header (linux/if_packet.h)
+	offBlockStatus = int(unsafe.Offsetof(unix.TpacketBlockDesc{}.Hdr)) + int(unsafe.Offsetof(unix.TpacketHdrV1{}.Block_status))
+	offNumPkts     = int(unsafe.Offsetof(unix.TpacketBlockDesc{}.Hdr)) + int(unsafe.Offsetof(unix.TpacketHdrV1{}.Num_pkts))
+	offFirstPkt    = int(unsafe.Offsetof(unix.TpacketBlockDesc{}.Hdr)) + int(unsafe.Offsetof(unix.TpacketHdrV1{}.Offset_to_first_pkt))
+	// the sockaddr_ll after each frame header: TPACKET_ALIGN(sizeof(tpacket3_hdr))
+	offSockaddr = (unix.SizeofTpacket3Hdr + tpacketAlign - 1) &^ (tpacketAlign - 1)
+	offPkttype  = offSockaddr + int(unsafe.Offsetof(unix.RawSockaddrLinklayer{}.Pkttype))
 )
 
 // Open opens a capture as cfg says. Interface problems are *Error values
@@ -68,16 +115,17 @@ func Open(cfg Config) (*Handle, error) {
 	}
 
 	// Protocol 0: the socket receives nothing until bind names one, so
-	// the filter is in place before the first frame is queued.
-	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	// the filter and the ring are in place before the first frame.
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
 			return nil, &Error{Interface: cfg.Interface, Kind: ErrPermission, Err: err}
 		}
 		return nil, &Error{Interface: cfg.Interface, Detail: "packet socket", Err: err}
 	}
+	h := &Handle{iface: cfg.Interface, ifindex: ifi.Index, filter: cfg.Filter, snaplen: cfg.SnapLen, fd: fd, wake: -1, cur: -1}
 	fail := func(e *Error) (*Handle, error) {
-		unix.Close(fd)
+		h.release()
 		return nil, e
 	}
 	sockErr := func(what string, err error) (*Handle, error) {
@@ -92,18 +140,38 @@ func Open(cfg Config) (*Handle, error) {
 	if err := unix.SetsockoptSockFprog(fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, &fprog); err != nil {
 		return sockErr("attaching the BPF filter", err)
 	}
-	// Auxiliary data: the length on the wire and the VLAN tag the kernel
-	// may have taken off (packet(7) PACKET_AUXDATA).
-	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_AUXDATA, 1); err != nil {
-		return sockErr("PACKET_AUXDATA", err)
+	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_VERSION, unix.TPACKET_V3); err != nil {
+		return sockErr("TPACKET_V3 (Linux 3.2 or later)", err)
 	}
-	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
-		return sockErr("SO_TIMESTAMPNS", err)
+	// Room in front of every frame to put back a VLAN tag the kernel took
+	// off, as libpcap does (PACKET_RESERVE).
+	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_RESERVE, lenVLANTag); err != nil {
+		return sockErr("PACKET_RESERVE", err)
 	}
-	// A large receive queue absorbs bursts; beyond net.core.rmem_max only
-	// with CAP_NET_ADMIN (SO_RCVBUFFORCE), else the kernel caps it.
-	if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, cfg.BufferSize) != nil {
-		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, cfg.BufferSize)
+	h.bsz, h.nblk = ringGeometry(cfg.BufferSize)
+	req := unix.TpacketReq3{
+		Block_size:     uint32(h.bsz),
+		Block_nr:       uint32(h.nblk),
+		Frame_size:     uint32(h.bsz), // V3 packs frames of any size into a block
+		Frame_nr:       uint32(h.nblk),
+		Retire_blk_tov: blockTimeout,
+	}
+	if err := unix.SetsockoptTpacketReq3(fd, unix.SOL_PACKET, unix.PACKET_RX_RING, &req); err != nil {
+		if errors.Is(err, unix.EPERM) {
+			return fail(&Error{Interface: cfg.Interface, Kind: ErrPermission, Err: err})
+		}
+		return sockErr(fmt.Sprintf("PACKET_RX_RING of %d blocks of %d KiB (-B)", h.nblk, h.bsz>>10), err)
+	}
+	h.ring, err = unix.Mmap(fd, 0, h.bsz*h.nblk, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_LOCKED)
+	if err != nil {
+		// MAP_LOCKED fails beyond RLIMIT_MEMLOCK: the ring works unlocked.
+		h.ring, err = unix.Mmap(fd, 0, h.bsz*h.nblk, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+		if err != nil {
+			return sockErr("mapping the ring", err)
+		}
+	}
+	if h.wake, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
+		return sockErr("eventfd", err)
 	}
 	sll := unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: ifi.Index}
 	if err := unix.Bind(fd, &sll); err != nil {
@@ -121,8 +189,11 @@ func Open(cfg Config) (*Handle, error) {
 	if err != nil {
 		return sockErr("getsockname", err)
 	}
-	if ll, ok := sa.(*unix.SockaddrLinklayer); ok && ll.Hatype != unix.ARPHRD_ETHER && ll.Hatype != unix.ARPHRD_LOOPBACK {
-		return fail(&Error{Interface: cfg.Interface, Kind: ErrLinkType, Detail: hatypeName(ll.Hatype)})
+	if ll, ok := sa.(*unix.SockaddrLinklayer); ok {
+		if ll.Hatype != unix.ARPHRD_ETHER && ll.Hatype != unix.ARPHRD_LOOPBACK {
+			return fail(&Error{Interface: cfg.Interface, Kind: ErrLinkType, Detail: hatypeName(ll.Hatype)})
+		}
+		h.loopback = ll.Hatype == unix.ARPHRD_LOOPBACK
 	}
 	if cfg.Promiscuous {
 		mreq := unix.PacketMreq{Ifindex: int32(ifi.Index), Type: unix.PACKET_MR_PROMISC}
@@ -131,33 +202,29 @@ func Open(cfg Config) (*Handle, error) {
 		}
 	}
 	// Reading the statistics clears them: start from zero.
-	if _, err := unix.GetsockoptTpacketStats(fd, unix.SOL_PACKET, unix.PACKET_STATISTICS); err != nil {
+	if _, err := unix.GetsockoptTpacketStatsV3(fd, unix.SOL_PACKET, unix.PACKET_STATISTICS); err != nil {
 		return sockErr("PACKET_STATISTICS", err)
 	}
-
-	h := &Handle{
-		iface:   cfg.Interface,
-		ifindex: ifi.Index,
-		filter:  cfg.Filter,
-		snaplen: cfg.SnapLen,
-		buf:     make([]byte, lenVLANTag+cfg.SnapLen),
-		oob:     make([]byte, oobSpace),
-	}
-	h.f = os.NewFile(uintptr(fd), "packet:"+cfg.Interface)
-	if h.f == nil {
-		return fail(&Error{Interface: cfg.Interface, Detail: "bad socket descriptor"})
-	}
-	if h.rc, err = h.f.SyscallConn(); err != nil {
-		h.f.Close()
-		return nil, &Error{Interface: cfg.Interface, Detail: "socket", Err: err}
-	}
-	h.iov.Base = &h.buf[lenVLANTag]
-	h.iov.SetLen(cfg.SnapLen)
-	h.msg.Iov = &h.iov
-	h.msg.Iovlen = 1
-	h.msg.Control = &h.oob[0]
-	h.recvFn = h.recv
+	h.pfd[0] = unix.PollFd{Fd: int32(fd), Events: unix.POLLIN | unix.POLLERR}
+	h.pfd[1] = unix.PollFd{Fd: int32(h.wake), Events: unix.POLLIN}
+	h.pending.frames = make([]frameDesc, 0, 256)
 	return h, nil
+}
+
+// release unmaps the ring and closes the descriptors.
+func (h *Handle) release() {
+	if h.ring != nil {
+		_ = unix.Munmap(h.ring)
+		h.ring = nil
+	}
+	if h.wake >= 0 {
+		unix.Close(h.wake)
+		h.wake = -1
+	}
+	if h.fd >= 0 {
+		unix.Close(h.fd)
+		h.fd = -1
+	}
 }
 
 func noInterface(name string, err error) *Error {
@@ -184,105 +251,234 @@ func hatypeName(t uint16) string {
 	return fmt.Sprintf("ARPHRD %d", t)
 }
 
-// recv runs one recvmsg; it returns false to wait when nothing is queued.
-func (h *Handle) recv(fd uintptr) bool {
-	h.msg.SetControllen(len(h.oob))
-	h.msg.Flags = 0
-	for {
-		r, _, e := syscall.Syscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&h.msg)), unix.MSG_TRUNC)
-		if e == unix.EINTR {
-			continue
-		}
-		h.n, h.oobn, h.errno = int(r), int(h.msg.Controllen), e
-		return e != unix.EAGAIN
-	}
+// frameDesc locates one frame in a block.
+type frameDesc struct {
+	off     int32 // from the block's start
+	caplen  int32
+	wirelen int32
+	sec     uint32
+	nsec    uint32
 }
 
-// ReadPacket returns the next frame. The bytes are valid until the next
-// call. It blocks until a frame arrives, the deadline passes (an error for
-// which errors.Is(err, os.ErrDeadlineExceeded)), or the handle is closed.
-func (h *Handle) ReadPacket() ([]byte, Info, error) {
-	if err := h.rc.Read(h.recvFn); err != nil {
-		if errors.Is(err, os.ErrClosed) {
-			return nil, Info{}, errClosedHandle
-		}
-		return nil, Info{}, err
-	}
-	switch h.errno {
-	case 0:
-	case unix.ENETDOWN:
-		return nil, Info{}, &Error{Interface: h.iface, Kind: ErrInterfaceDown, Detail: "went down during the capture", Err: h.errno}
-	default:
-		return nil, Info{}, &Error{Interface: h.iface, Detail: "reading", Err: h.errno}
-	}
-	var (
-		info    Info
-		aux     *unix.TpacketAuxdata
-		wireLen = h.n // with MSG_TRUNC: the frame's length after the filter cut it
-	)
-	oob := h.oob[:h.oobn]
-	for len(oob) >= sizeofCmsghdr {
-		c := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
-		if int(c.Len) < sizeofCmsghdr || int(c.Len) > len(oob) {
+// blockFrames are the frames of one block, as scanFrames found them.
+type blockFrames struct {
+	frames []frameDesc
+	// losing: the kernel dropped frames before this block was handed
+	// over (TP_STATUS_LOSING).
+	losing bool
+	// first is the number of the block's first frame in the capture (a
+	// Capture's; 0 for ReadPacket).
+	first uint64
+	// dropped counts the frames the kernel dropped just before the block
+	// (a Capture's), lostBefore those the engine did not see just before
+	// it: dropped here and before blocks the analysis skipped.
+	dropped, lostBefore uint64
+}
+
+func (h *Handle) block(i int) []byte { return h.ring[i*h.bsz : (i+1)*h.bsz] }
+
+func (h *Handle) blockStatus(i int) *uint32 {
+	return (*uint32)(unsafe.Pointer(&h.ring[i*h.bsz+offBlockStatus]))
+}
+
+// blockReady reports whether the kernel handed block i over.
+func (h *Handle) blockReady(i int) bool {
+	return atomic.LoadUint32(h.blockStatus(i))&unix.TP_STATUS_USER != 0
+}
+
+// giveBack returns block i to the kernel.
+func (h *Handle) giveBack(i int) {
+	atomic.StoreUint32(h.blockStatus(i), unix.TP_STATUS_KERNEL)
+}
+
+// scanFrames lists the frames of block i (handed over) into bf: outgoing
+// frames on loopback are left out (each frame shows twice there, as it
+// leaves and as it comes back, and libpcap keeps the second), and a VLAN
+// tag the kernel took off is put back in place in the ring, in the room
+// PACKET_RESERVE left in front of the frame.
+func (h *Handle) scanFrames(i int, bf *blockFrames) {
+	b := h.block(i)
+	bf.frames = bf.frames[:0]
+	bf.losing = atomic.LoadUint32(h.blockStatus(i))&unix.TP_STATUS_LOSING != 0
+	n := int(binary.NativeEndian.Uint32(b[offNumPkts:]))
+	off := int(binary.NativeEndian.Uint32(b[offFirstPkt:]))
+	for range n {
+		if off <= 0 || off+offSockaddr+int(unsafe.Sizeof(unix.RawSockaddrLinklayer{})) > len(b) {
 			break
 		}
-		body := oob[sizeofCmsghdr:c.Len]
-		switch {
-		case c.Level == unix.SOL_PACKET && c.Type == unix.PACKET_AUXDATA && len(body) >= sizeofAuxdata:
-			aux = (*unix.TpacketAuxdata)(unsafe.Pointer(&body[0]))
-		case c.Level == unix.SOL_SOCKET && c.Type == unix.SCM_TIMESTAMPNS && len(body) >= sizeofTimespec:
-			ts := (*unix.Timespec)(unsafe.Pointer(&body[0]))
-			info.Timestamp = time.Unix(int64(ts.Sec), int64(ts.Nsec))
+		hdr := (*unix.Tpacket3Hdr)(unsafe.Pointer(&b[off]))
+		next := int(hdr.Next_offset)
+		if h.loopback && b[off+offPkttype] == unix.PACKET_OUTGOING {
+			off += next
+			continue
 		}
-		adv := unix.CmsgSpace(int(c.Len) - sizeofCmsghdr)
-		if adv > len(oob) {
+		mac := off + int(hdr.Mac)
+		caplen := int(hdr.Snaplen)
+		wire := int(hdr.Len)
+		if mac+caplen > len(b) {
 			break
 		}
-		oob = oob[adv:]
-	}
-	if info.Timestamp.IsZero() {
-		info.Timestamp = time.Now()
-	}
-	caplen := min(h.n, h.snaplen)
-	data := h.buf[lenVLANTag : lenVLANTag+caplen]
-	if aux != nil {
-		wireLen = int(aux.Len)
-		if aux.Status&unix.TP_STATUS_VLAN_VALID != 0 && caplen >= 2*6 {
+		if hdr.Status&unix.TP_STATUS_VLAN_VALID != 0 && caplen >= 2*6 && int(hdr.Mac) >= offSockaddr+int(unsafe.Sizeof(unix.RawSockaddrLinklayer{}))+lenVLANTag {
 			// Put the tag back between the MAC addresses and the
 			// EtherType, where it was on the wire (IEEE 802.1Q 9.3).
 			tpid := uint16(0x8100)
-			if aux.Status&unix.TP_STATUS_VLAN_TPID_VALID != 0 {
-				tpid = aux.Vlan_tpid
+			if hdr.Status&unix.TP_STATUS_VLAN_TPID_VALID != 0 {
+				tpid = hdr.Hv1.Vlan_tpid
 			}
-			copy(h.buf[0:12], h.buf[lenVLANTag:lenVLANTag+12])
-			binary.BigEndian.PutUint16(h.buf[12:], tpid)
-			binary.BigEndian.PutUint16(h.buf[14:], aux.Vlan_tci)
+			copy(b[mac-lenVLANTag:mac+12-lenVLANTag], b[mac:mac+12])
+			mac -= lenVLANTag
+			binary.BigEndian.PutUint16(b[mac+12:], tpid)
+			binary.BigEndian.PutUint16(b[mac+14:], uint16(hdr.Hv1.Vlan_tci))
 			caplen = min(caplen+lenVLANTag, h.snaplen)
-			data = h.buf[:caplen]
-			wireLen += lenVLANTag
+			wire += lenVLANTag
+		}
+		bf.frames = append(bf.frames, frameDesc{off: int32(mac), caplen: int32(caplen), wirelen: int32(max(wire, caplen)), sec: hdr.Sec, nsec: hdr.Nsec})
+		if next == 0 {
+			break
+		}
+		off += next
+	}
+}
+
+// frameAt returns a frame of block i.
+func (h *Handle) frameAt(i int, f *frameDesc) ([]byte, Info) {
+	b := h.block(i)
+	return b[f.off : f.off+f.caplen], Info{
+		Timestamp:     time.Unix(int64(f.sec), int64(f.nsec)),
+		CaptureLength: int(f.caplen),
+		Length:        int(f.wirelen),
+	}
+}
+
+// errInterrupted: a wait for a block ended because SetDeadline or Close
+// woke it; the caller looks at why.
+var errInterrupted = errors.New("interrupted")
+
+// waitBlock waits until block i is handed over, until the deadline (an
+// error for which errors.Is(err, os.ErrDeadlineExceeded)), or until the
+// handle is closed. With interruptible, a SetDeadline call also ends the
+// wait (errInterrupted).
+func (h *Handle) waitBlock(i int, until time.Time, interruptible bool) error {
+	for {
+		if h.closed.Load() {
+			return errClosedHandle
+		}
+		if h.blockReady(i) {
+			return nil
+		}
+		timeout := -1
+		if !until.IsZero() {
+			d := time.Until(until)
+			if d <= 0 {
+				return errDeadline
+			}
+			timeout = int((d + time.Millisecond - 1) / time.Millisecond)
+		}
+		h.pfd[0].Revents, h.pfd[1].Revents = 0, 0
+		_, err := unix.Poll(h.pfd[:], timeout)
+		if err != nil && err != unix.EINTR {
+			return &Error{Interface: h.iface, Detail: "waiting for frames", Err: err}
+		}
+		if h.pfd[1].Revents&unix.POLLIN != 0 {
+			var buf [8]byte
+			_, _ = unix.Read(h.wake, buf[:])
+			if interruptible {
+				return errInterrupted
+			}
+		}
+		if h.pfd[0].Revents&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) != 0 && !h.blockReady(i) {
+			if h.closed.Load() {
+				return errClosedHandle
+			}
+			serr, gerr := unix.GetsockoptInt(h.fd, unix.SOL_SOCKET, unix.SO_ERROR)
+			switch {
+			case gerr != nil:
+				return &Error{Interface: h.iface, Detail: "reading", Err: gerr}
+			case unix.Errno(serr) == unix.ENETDOWN:
+				return &Error{Interface: h.iface, Kind: ErrInterfaceDown, Detail: "went down during the capture", Err: unix.ENETDOWN}
+			case serr != 0:
+				return &Error{Interface: h.iface, Detail: "reading", Err: unix.Errno(serr)}
+			}
 		}
 	}
-	info.CaptureLength = caplen
-	info.Length = max(wireLen, caplen)
+}
+
+// ReadPacket returns the next frame. The bytes are in the ring and valid
+// until the next call. It blocks until a frame arrives, the deadline passes
+// (an error for which errors.Is(err, os.ErrDeadlineExceeded)), or the
+// handle is closed.
+func (h *Handle) ReadPacket() ([]byte, Info, error) {
+	h.readMu.Lock()
+	defer h.readMu.Unlock()
+	for h.left == 0 {
+		if h.cur >= 0 {
+			h.giveBack(h.cur)
+			h.cur = -1
+			h.next = (h.next + 1) % h.nblk
+		}
+		for {
+			var until time.Time
+			if d := h.deadline.Load(); d != 0 {
+				until = time.Unix(0, d)
+			}
+			err := h.waitBlock(h.next, until, true)
+			if err == errInterrupted {
+				continue // the deadline changed
+			}
+			if err != nil {
+				return nil, Info{}, err
+			}
+			break
+		}
+		h.cur = h.next
+		h.scanFrames(h.cur, &h.pending)
+		if h.pending.losing {
+			_, _ = h.Stats()
+		}
+		h.left, h.off = len(h.pending.frames), 0
+	}
+	f := &h.pending.frames[h.off]
+	h.off++
+	h.left--
+	data, info := h.frameAt(h.cur, f)
 	return data, info, nil
 }
 
 // SetDeadline makes a blocked or later ReadPacket return at t; a zero t
 // means no deadline. A past t wakes a blocked reader at once.
-func (h *Handle) SetDeadline(t time.Time) error { return h.f.SetReadDeadline(t) }
+func (h *Handle) SetDeadline(t time.Time) error {
+	if t.IsZero() {
+		h.deadline.Store(0)
+	} else {
+		h.deadline.Store(t.UnixNano())
+	}
+	return h.kick()
+}
+
+// kick wakes a waiting reader.
+func (h *Handle) kick() error {
+	h.closeMu.Lock()
+	defer h.closeMu.Unlock()
+	if h.wake < 0 {
+		return errClosedHandle
+	}
+	var one [8]byte
+	binary.NativeEndian.PutUint64(one[:], 1)
+	_, err := unix.Write(h.wake, one[:])
+	if err == unix.EAGAIN {
+		err = nil
+	}
+	return err
+}
 
 // Stats returns the kernel's counters since Open.
 func (h *Handle) Stats() (Stats, error) {
-	var (
-		st  *unix.TpacketStats
-		err error
-	)
-	cerr := h.rc.Control(func(fd uintptr) {
-		st, err = unix.GetsockoptTpacketStats(int(fd), unix.SOL_PACKET, unix.PACKET_STATISTICS)
-	})
-	if cerr != nil {
-		return h.cumulated, cerr
+	h.statsMu.Lock()
+	defer h.statsMu.Unlock()
+	if h.fd < 0 {
+		return h.cumulated, nil // closed: the counters as they were
 	}
+	st, err := unix.GetsockoptTpacketStatsV3(h.fd, unix.SOL_PACKET, unix.PACKET_STATISTICS)
 	if err != nil {
 		return h.cumulated, err
 	}
@@ -292,8 +488,31 @@ func (h *Handle) Stats() (Stats, error) {
 	return h.cumulated, nil
 }
 
-// Close closes the socket; a blocked ReadPacket returns.
-func (h *Handle) Close() error { return h.f.Close() }
+// dropsRead is the drop count the counters read so far add up to.
+func (h *Handle) dropsRead() uint64 {
+	h.statsMu.Lock()
+	defer h.statsMu.Unlock()
+	return h.cumulated.Drops
+}
+
+// Close ends the capture: a waiting ReadPacket returns, a Capture on the
+// handle stops. It unmaps the ring and closes the socket once the reader
+// has let go of the ring (for a Capture: once its engine and writer have);
+// Stats then returns the last counters.
+func (h *Handle) Close() error {
+	if h.closed.Swap(true) {
+		return nil
+	}
+	_ = h.kick()
+	h.readMu.Lock()
+	defer h.readMu.Unlock()
+	h.closeMu.Lock()
+	defer h.closeMu.Unlock()
+	h.statsMu.Lock()
+	defer h.statsMu.Unlock()
+	h.release()
+	return nil
+}
 
 // Interface is the interface's name.
 func (h *Handle) Interface() string { return h.iface }
@@ -306,3 +525,10 @@ func (h *Handle) SnapLen() int { return h.snaplen }
 
 // LinkType is the link type of the frames: Ethernet.
 func (h *Handle) LinkType() layers.LinkType { return layers.LinkTypeEthernet }
+
+// Loopback tells whether the interface is a loopback one, where outgoing
+// frames are left out.
+func (h *Handle) Loopback() bool { return h.loopback }
+
+// RingSize is the ring's size in bytes and blocks.
+func (h *Handle) RingSize() (bytes, blocks int) { return h.bsz * h.nblk, h.nblk }

@@ -137,8 +137,9 @@ func TestHandleSnapLen(t *testing.T) {
 	}
 }
 
-// TestHandleDrops fills a tiny receive queue: the kernel's drop counter
-// says how many frames it could not queue, and the rest arrive.
+// TestHandleDrops fills the smallest ring (2 blocks of 128 KiB) with the
+// 3 MB of rxe-nfs3.pcap, nobody reading: the kernel's drop counter says how
+// many frames it could not place, and the rest arrive.
 func TestHandleDrops(t *testing.T) {
 	p := netnstest.New(t)
 	h := openIn(t, p, Config{Interface: netnstest.Capture, BufferSize: 1, Filter: Filter{Terms: []Term{{Kind: TermAll}}}})
@@ -147,7 +148,7 @@ func TestHandleDrops(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer in.Close()
-	frames := readCapture(t, filepath.Join(pcaps, "rxe-rping.pcap"))
+	frames := readCapture(t, filepath.Join(pcaps, "rxe-nfs3.pcap"))
 	var sent [][]byte
 	for _, f := range frames {
 		sent = append(sent, f.data)

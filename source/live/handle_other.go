@@ -24,3 +24,5 @@ func (h *Handle) Interface() string                 { return "" }
 func (h *Handle) Filter() Filter                    { return Filter{} }
 func (h *Handle) SnapLen() int                      { return 0 }
 func (h *Handle) LinkType() layers.LinkType         { return layers.LinkTypeEthernet }
+func (h *Handle) Loopback() bool                    { return false }
+func (h *Handle) RingSize() (bytes, blocks int)     { return 0, 0 }

@@ -189,6 +189,15 @@ func (r *Records) Next() (source.Record, error) {
 			r.deadline = time.Time{} // a past deadline stays: set it again
 			continue
 		}
+		if errors.Is(err, io.EOF) {
+			// The source ended (a Capture's reader stopped, and it says
+			// why).
+			why := StopInterrupted
+			if s, ok := r.src.(interface{ StopReason() StopReason }); ok {
+				why = s.StopReason()
+			}
+			return r.stop(why, nil)
+		}
 		if err != nil {
 			return r.stop(StopError, err)
 		}
@@ -198,7 +207,11 @@ func (r *Records) Next() (source.Record, error) {
 			}
 		}
 		r.res.Packets++
-		return source.Record{Number: int(r.res.Packets), Data: data, LinkType: r.linkType,
+		num := int(r.res.Packets)
+		if info.Number != 0 {
+			num = int(info.Number)
+		}
+		return source.Record{Number: num, LostBefore: info.LostBefore, Data: data, LinkType: r.linkType,
 			CI: gopacket.CaptureInfo{Timestamp: info.Timestamp, CaptureLength: info.CaptureLength, Length: info.Length}}, nil
 	}
 }

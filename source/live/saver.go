@@ -23,6 +23,7 @@ type Saver struct {
 	pending pendingBuffer
 	start   time.Time
 	packets uint64
+	written int64
 	err     error
 }
 
@@ -35,12 +36,18 @@ type SaverInfo struct {
 	Filter    string
 	SnapLen   int
 	LinkType  layers.LinkType
+	// Start is when the capture started, for the statistics block
+	// (default: now).
+	Start time.Time
 }
 
 // NewSaver writes the section and interface headers to dst and returns a
 // Saver for the frames.
 func NewSaver(dst io.Writer, info SaverInfo) (*Saver, error) {
-	s := &Saver{dst: dst, start: time.Now()}
+	s := &Saver{dst: dst, start: info.Start}
+	if s.start.IsZero() {
+		s.start = time.Now()
+	}
 	intf := pcapgo.NgInterface{
 		Name:                info.Interface,
 		OS:                  runtime.GOOS,
@@ -103,7 +110,9 @@ func (s *Saver) Flush() error {
 	if len(s.pending.b) == 0 {
 		return nil
 	}
-	if _, err := s.dst.Write(s.pending.b); err != nil {
+	n, err := s.dst.Write(s.pending.b)
+	s.written += int64(n)
+	if err != nil {
 		s.err = fmt.Errorf("writing pcapng: %w", err)
 		return s.err
 	}
@@ -137,6 +146,10 @@ func (s *Saver) Close(stats *Stats) error {
 
 // Packets counts the frames written.
 func (s *Saver) Packets() uint64 { return s.packets }
+
+// Size is the file's size in bytes once flushed: what reached it and what
+// waits.
+func (s *Saver) Size() int64 { return s.written + int64(len(s.pending.b)) }
 
 // pendingBuffer holds whole blocks until Flush; it keeps its array unless
 // a burst made it large.

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Live capture against tcpdump (issue 30). Not a test: the numbers depend
+# on the machine and on what else runs on it. Needs root, iproute2,
+# tcpreplay and tcpdump (apt-get install tcpreplay tcpdump).
+#
+# A veth pair inj0–cap0 in a network namespace of its own; a real capture
+# (rxe-nfs3.pcap × COPIES, default 20: 145k frames, 95 MB) replayed into
+# inj0 with tcpreplay at fixed rates; `rdmashark capture -q -w` (the full
+# analysis running) and `tcpdump -w` on cap0 at the same time, same
+# filter, side by side in one run. Per rate and buffer setting: the rate
+# tcpreplay achieved, the frames each wrote and the drops each counted,
+# the frames rdmashark wrote but did not analyse (its analysis fell behind
+# by half the ring), the CPU time each used, and whether their files hold
+# the same frames (compared frame for frame with tcpdump -r -xx, without
+# timestamps, when neither dropped).
+#
+#   bench/live.sh                          # rates 500 1000 2000 4000 Mbit/s and top speed
+#   RATES="1000 2000" COPIES=5 bench/live.sh
+#
+# Buffer settings: each tool's default (tcpdump: libpcap's 2 MiB ring;
+# rdmashark: 32 MiB), then both at 2 MiB, then both at 32 MiB.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ "$(id -u)" = 0 ] || { echo "bench/live.sh: needs root (network namespace, packet sockets)" >&2; exit 1; }
+for t in ip tcpreplay tcpdump; do
+	command -v "$t" >/dev/null || { echo "bench/live.sh: needs $t" >&2; exit 1; }
+done
+RATES=${RATES:-"500 1000 2000 4000 top"}
+COPIES=${COPIES:-20}
+DIR=${BENCH_DIR:-/tmp/rdmashark-live-bench}
+NS=rdmashark-live-bench
+FILTER='udp port 4791 or tcp port 20049 or ether proto 0x8915'
+mkdir -p "$DIR"
+
+CGO_ENABLED=0 go build -o "$DIR/rdmashark" ./cmd/rdmashark
+SRC=testdata/pcaps/rxe-nfs3.pcap
+IN="$DIR/rxe-nfs3-x$COPIES.pcap"
+if [ ! -s "$IN" ]; then
+	# pcap: one file header, then the records COPIES times.
+	{ head -c 24 "$SRC"; for _ in $(seq "$COPIES"); do tail -c +25 "$SRC"; done; } >"$IN.tmp"
+	mv "$IN.tmp" "$IN"
+fi
+FRAMES=$(tcpdump -r "$IN" -n 2>/dev/null | wc -l)
+KEPT=$(tcpdump -r "$IN" -n "$FILTER" 2>/dev/null | wc -l)
+
+cleanup() {
+	[ -n "${TD:-}" ] && kill "$TD" 2>/dev/null || true
+	[ -n "${RS:-}" ] && kill "$RS" 2>/dev/null || true
+	ip netns del "$NS" 2>/dev/null || true
+}
+trap cleanup EXIT
+ip netns del "$NS" 2>/dev/null || true
+ip netns add "$NS"
+ip netns exec "$NS" sh -c 'echo 1 >/proc/sys/net/ipv6/conf/all/disable_ipv6; echo 1 >/proc/sys/net/ipv6/conf/default/disable_ipv6'
+ip -n "$NS" link add inj0 type veth peer name cap0
+ip -n "$NS" link set inj0 mtu 9000 up
+ip -n "$NS" link set cap0 mtu 9000 up
+sleep 1
+
+echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# $(basename "$IN"): $FRAMES frames, $KEPT kept by the filter ($FILTER); $(tcpdump --version 2>&1 | head -1), $(tcpreplay --version 2>&1 | head -1 | cut -d' ' -f1-3)"
+echo
+echo "| offered | achieved (tcpreplay) | buffers KiB (tcpdump / rdmashark) | tcpdump written | tcpdump drops | tcpdump CPU s | rdmashark written | rdmashark drops | not analysed | rdmashark CPU s | same frames |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
+
+cpu() { # pid: user+system CPU seconds so far
+	awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat"
+}
+
+waitfor() { # file pattern: until the tool says it listens (10 s at most)
+	for _ in $(seq 100); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
+	echo "bench/live.sh: no '$2' in $1" >&2; cat "$1" >&2; return 1
+}
+
+run() { # rate tcpdumpB rdmasharkB (KiB, "" for the default)
+	local rate=$1 tb=$2 rb=$3 speed
+	rm -f "$DIR"/td.pcap "$DIR"/rs.pcapng "$DIR"/td.err "$DIR"/rs.out "$DIR"/rs.err
+	ip netns exec "$NS" tcpdump -i cap0 -n -w "$DIR/td.pcap" ${tb:+-B "$tb"} "$FILTER" 2>"$DIR/td.err" &
+	TD=$!
+	ip netns exec "$NS" "$DIR/rdmashark" capture -i cap0 -q -w "$DIR/rs.pcapng" ${rb:+-B "$rb"} -f "$FILTER" >"$DIR/rs.out" 2>"$DIR/rs.err" &
+	RS=$!
+	waitfor "$DIR/td.err" "listening on"
+	waitfor "$DIR/rs.err" "listening on"
+	if [ "$rate" = top ]; then speed=--topspeed; else speed=--mbps=$rate; fi
+	ip netns exec "$NS" tcpreplay -q -i inj0 $speed "$IN" >"$DIR/tr.out" 2>&1
+	sleep 2 # the last blocks' timeouts, the analysis catching up
+	local td_cpu rs_cpu
+	td_cpu=$(cpu "$TD")
+	rs_cpu=$(cpu "$RS")
+	kill -INT "$TD" "$RS"
+	wait "$TD" || true
+	wait "$RS" || true
+	TD= RS=
+	local achieved td_n td_d rs_n rs_d rs_na same
+	achieved=$(grep -o 'Rated: .*' "$DIR/tr.out" | sed -E 's/Rated: [0-9.]+ Bps, ([0-9.]+) Mbps, ([0-9.]+) pps/\1 Mbit\/s, \2 frames\/s/')
+	td_n=$(sed -nE 's/^([0-9]+) packets captured/\1/p' "$DIR/td.err")
+	td_d=$(sed -nE 's/^([0-9]+) packets dropped by kernel/\1/p' "$DIR/td.err")
+	rs_n=$(tcpdump -r "$DIR/rs.pcapng" -n 2>/dev/null | wc -l)
+	rs_d=$(sed -nE 's/^capture on cap0: .*; ([0-9]+) packets dropped by the kernel/\1/p' "$DIR/rs.out")
+	rs_na=$(sed -nE 's/^([0-9]+) more packets were written to the file but not analysed.*/\1/p' "$DIR/rs.out")
+	same=-
+	if [ "$td_d" = 0 ] && [ "$rs_d" = 0 ]; then
+		if cmp -s <(tcpdump -r "$DIR/td.pcap" -n -t -xx 2>/dev/null) <(tcpdump -r "$DIR/rs.pcapng" -n -t -xx 2>/dev/null); then
+			same=yes
+		else
+			same=NO
+		fi
+	fi
+	echo "| ${rate}$([ "$rate" = top ] || echo ' Mbit/s') | $achieved | ${tb:-2048 (default)} / ${rb:-32768 (default)} | $td_n | $td_d | $td_cpu | $rs_n | $rs_d | ${rs_na:-0} | $rs_cpu | $same |"
+}
+
+for rate in $RATES; do
+	run "$rate" "" ""
+	run "$rate" 2048 2048
+	run "$rate" 32768 32768
+done
