@@ -166,8 +166,10 @@ type Connection struct {
 	// (analyze_health.go).
 	TransportHealth *TransportHealth `json:"transport_health,omitempty"`
 	// ulpData is the ULP session's record of the connection
-	// (dissect.Connection.ULPData), written under the ULP's name.
-	ulpData any
+	// (dissect.Connection.ULPData), written under the ULP's name;
+	// ulpHead and ulpRow its row of the ULP's text table (ULPTable).
+	ulpData         any
+	ulpHead, ulpRow []string
 }
 
 // NewAnalysis builds the document from the snapshot of an engine that has
@@ -242,6 +244,9 @@ func connection(c *dissect.Connection) Connection {
 		u := c.ULP
 		out.ULP = &u
 		out.ulpData = c.ULPData
+		if t, ok := c.ULPData.(ULPTable); ok {
+			out.ulpHead, out.ulpRow = t.ULPTableHeader(), t.ULPTableRow()
+		}
 	}
 	out.TransportHealth = transportHealth(c)
 	return out
@@ -320,9 +325,17 @@ func (a *Analysis) WriteTable(w io.Writer) error {
 		if err := rows.conns.render(w, houseStyle...); err != nil {
 			return err
 		}
-		fmt.Fprintln(w, "\nNegotiated at connection set-up (RFC 8797):")
-		if err := rows.negotiated.render(w, houseStyle...); err != nil {
-			return err
+		if rows.negotiated.len() > 0 {
+			fmt.Fprintln(w, "\nNegotiated at connection set-up (RFC 8797):")
+			if err := rows.negotiated.render(w, houseStyle...); err != nil {
+				return err
+			}
+		}
+		for _, name := range rows.ulpOrder {
+			fmt.Fprintf(w, "\n%s, per connection:\n", name)
+			if err := rows.ulp[name].render(w, houseStyle...); err != nil {
+				return err
+			}
 		}
 		if err := writeIWARPTable(w, rows.iwarp); err != nil {
 			return err
@@ -376,6 +389,10 @@ func (a *Analysis) WriteTable(w io.Writer) error {
 // analysisRows are the rows of analyze's tables.
 type analysisRows struct {
 	conns, negotiated, iwarp, rpc, health, findings *rowTable
+	// ulp are the tables of the other ULPs (ULPTable), by name, in the
+	// order their first connection came.
+	ulp      map[string]*rowTable
+	ulpOrder []string
 	// checks are the lines under the findings table: each connection's
 	// checks, and its own caveats.
 	checks strings.Builder
@@ -401,6 +418,9 @@ func (r *analysisRows) close() {
 	for _, t := range []*rowTable{r.conns, r.negotiated, r.iwarp, r.rpc, r.health, r.findings} {
 		t.close()
 	}
+	for _, t := range r.ulp {
+		t.close()
+	}
 }
 
 // add takes connection c's rows; fs are its findings.
@@ -412,11 +432,26 @@ func (r *analysisRows) add(a *Analysis, c *Connection, fs []Finding) {
 		fmt.Sprintf("%d / %d", c.Traffic.ClientToServer.Packets, c.Traffic.ServerToClient.Packets),
 		fmt.Sprintf("%d / %d", c.Traffic.ClientToServer.Bytes, c.Traffic.ServerToClient.Bytes),
 	)
-	if notRPCOverRDMA(*c) {
+	if len(c.ulpRow) > 0 {
+		t := r.ulp[*c.ULP]
+		if t == nil {
+			if r.ulp == nil {
+				r.ulp = map[string]*rowTable{}
+			}
+			t = newRowTable(append([]string{"ID"}, c.ulpHead...)...)
+			r.ulp[*c.ULP] = t
+			r.ulpOrder = append(r.ulpOrder, *c.ULP)
+		}
+		t.add(append([]string{strconv.Itoa(c.ID)}, c.ulpRow...)...)
+	}
+	switch {
+	case c.ULP != nil && *c.ULP != dissect.RPCOverRDMAName:
+		// Another ULP's negotiation is in its own table.
+	case notRPCOverRDMA(*c):
 		// perftest, rping, NCCL: no RFC 8797 negotiation to show.
 		const no = "not RPC-over-RDMA"
 		r.negotiated.add(strconv.Itoa(c.ID), no, no, "-", "-", "-")
-	} else {
+	default:
 		r.negotiated.add(
 			strconv.Itoa(c.ID),
 			pdText(c.PrivateData.Client), pdText(c.PrivateData.Server),
@@ -526,6 +561,14 @@ func optU16(p *uint16) string {
 		return "-"
 	}
 	return strconv.Itoa(int(*p))
+}
+
+// ULPTable is what a plug-in's dissect.Connection.ULPData implements to
+// have a row in analyze's text output: one table per ULP, after the RFC
+// 8797 one, with the connection's ID in front.
+type ULPTable interface {
+	ULPTableHeader() []string
+	ULPTableRow() []string
 }
 
 // ULPKey is the JSON key of a ULP's section of a connection: its name with

@@ -46,6 +46,11 @@ type connDoc struct {
 	Conn     Connection `json:"c"`
 	Findings []Finding  `json:"f"`
 	Checks   []byte     `json:"k,omitempty"`
+	// ULP, ULPHead and ULPRow are Conn.ulpData as JSON and its text
+	// row (unexported: written under the ULP's name, or not at all).
+	ULP     json.RawMessage `json:"u,omitempty"`
+	ULPHead []string        `json:"uh,omitempty"`
+	ULPRow  []string        `json:"ur,omitempty"`
 }
 
 // ConnSpill takes released connections out of memory for the analyze
@@ -62,6 +67,10 @@ func NewConnSpill() *ConnSpill {
 		Build: func(dc *dissect.Connection, cr *check.ConnResult) connDoc {
 			d := connDoc{Conn: connection(dc)}
 			addCheckResult(&d.Conn, cr)
+			if d.Conn.ulpData != nil {
+				d.ULP, _ = marshalNoEscape(d.Conn.ulpData)
+				d.ULPHead, d.ULPRow = d.Conn.ulpHead, d.Conn.ulpRow
+			}
 			d.Findings = cr.Findings()
 			return d
 		},
@@ -158,6 +167,10 @@ func (a *Analysis) eachConn(fn func(c *Connection, fs []Finding) error) error {
 			// The caveats on every connection came at the end (NoteLoss,
 			// AddChecks); a spilled connection always had a check result.
 			d.Conn.CheckCaveats = append(d.Conn.CheckCaveats, a.CheckCaveats...)
+			d.Conn.ulpData, d.Conn.ulpHead, d.Conn.ulpRow = nil, d.ULPHead, d.ULPRow
+			if len(d.ULP) > 0 {
+				d.Conn.ulpData = d.ULP
+			}
 			return fn(&d.Conn, d.Findings)
 		})
 }

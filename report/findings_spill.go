@@ -20,7 +20,9 @@ import (
 type checkDoc struct {
 	Conn CheckConnection `json:"c"`
 	// Name is Conn.name (unexported: not in the report's JSON).
-	Name     string          `json:"n"`
+	Name string `json:"n"`
+	// SetUp is Conn.setUp.
+	SetUp    bool            `json:"u,omitempty"`
 	Findings []check.Finding `json:"f"`
 	// Checks are Conn.Checks packed (connspill.Hooks.Checks).
 	Checks []byte `json:"k,omitempty"`
@@ -71,7 +73,7 @@ func NewCheckSpill(known *check.Baseline, record bool) *CheckSpill {
 				}
 			}
 			d.Conn = checkConnection(cr)
-			d.Name, d.Findings = d.Conn.name, cr.Findings()
+			d.Name, d.Findings, d.SetUp = d.Conn.name, cr.Findings(), d.Conn.setUp
 			return d
 		},
 		Checks: func(d *checkDoc) (*[]check.CheckResult, *[]byte) { return &d.Conn.Checks, &d.Checks },
@@ -148,7 +150,7 @@ func (f *CheckFile) eachConn(fn func(c *CheckConnection, fs []check.Finding) err
 			return fn(c, byConn[c.ID])
 		},
 		func(d *checkDoc) error {
-			d.Conn.name = d.Name
+			d.Conn.name, d.Conn.setUp = d.Name, d.SetUp
 			// The caveats on every connection came at the end
 			// (check.Result.NoteLoss).
 			d.Conn.Caveats = append(d.Conn.Caveats, f.Caveats...)

@@ -2,6 +2,7 @@ package nvmeof
 
 import (
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/rdmashark/rdmashark/dissect"
@@ -496,4 +497,36 @@ func lastPacket(pk []int) int {
 		return 0
 	}
 	return pk[len(pk)-1]
+}
+
+// ULPTableHeader and ULPTableRow give the queue's row of analyze's text
+// table (report.ULPTable).
+func (q *Queue) ULPTableHeader() []string {
+	return []string{"QID", "HSQSIZE / HRQSIZE / CRQSIZE", "CNTLID", "Subsystem", "Cmds / Cpls", "Inv. asked / used", "Depth", "Unpaired"}
+}
+
+// ULPTableRow: see ULPTableHeader.
+func (q *Queue) ULPTableRow() []string {
+	opt := func(v *uint16) string {
+		if v == nil {
+			return "-"
+		}
+		return strconv.Itoa(int(*v))
+	}
+	qid, cntlid, sub := opt(q.QID), "-", "-"
+	if c := q.Connect; c != nil {
+		if q.QID == nil {
+			qid = strconv.Itoa(int(c.QID))
+		}
+		cntlid = opt(c.ControllerID)
+		if c.SubNQN != "" {
+			sub = c.SubNQN
+		}
+	}
+	n := strconv.FormatUint
+	return []string{qid, opt(q.HSQSIZE) + " / " + opt(q.HRQSIZE) + " / " + opt(q.CRQSIZE), cntlid, sub,
+		n(q.Commands, 10) + " / " + n(q.Completions, 10),
+		n(q.RemoteInvalidationRequested, 10) + " / " + n(q.RemoteInvalidations, 10),
+		strconv.Itoa(q.MaxOutstanding),
+		n(q.CommandsWithoutCompletion+q.CompletionsWithoutCommand, 10)}
 }
