@@ -19,6 +19,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/internal/outfile"
 	"github.com/rdmashark/rdmashark/report"
 	"github.com/rdmashark/rdmashark/source/live"
 )
@@ -79,7 +80,7 @@ Opening a packet socket needs CAP_NET_RAW (root). Exit status: 0 when done,
 	f.IntVarP(&o.snaplen, "snapshot-length", "s", live.DefaultSnapLen, "keep at most this many bytes of each frame")
 	f.IntVarP(&o.count, "count", "c", 0, "stop after this many packets")
 	f.DurationVar(&o.duration, "duration", 0, "stop after this long (e.g. 30s, 5m)")
-	f.StringVarP(&o.write, "write", "w", "", "also write the frames to this pcapng file")
+	f.StringVarP(&o.write, "write", "w", "", "also write the frames to this pcapng file (- for standard output: the rest goes to standard error)")
 	f.BoolVar(&o.summary, "summary", false, "instead of a line per packet, show the connections so far, refreshed every second")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no line per packet, only the report at the end")
 	f.StringVar(&o.format, "format", "table", "report at the end: table or json (json prints nothing else on standard output)")
@@ -129,6 +130,9 @@ type captureInfo struct {
 
 func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if isStdout(o.write) {
+		out = errOut // standard output carries the pcapng (-w -)
+	}
 	if o.format != "table" && o.format != "json" {
 		return usageErr("--format must be table or json, not %q", o.format)
 	}
@@ -199,11 +203,11 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 		// file: the file must be readable while the capture runs and
 		// keep every flushed packet when the capture is killed
 		// (TestCaptureSignals). A live capture has no input to destroy.
-		if file, err = os.Create(o.write); err != nil {
+		if file, err = openCaptureFile(o.write); err != nil {
 			return &exitError{exitUsage, err}
 		}
 		defer file.Close()
-		save, err = live.NewSaver(file, live.SaverInfo{Interface: o.iface, Filter: filter.String(), SnapLen: o.snaplen, LinkType: h.LinkType()})
+		save, err = live.NewSaver(outfile.NewWholeWrites(file), live.SaverInfo{Interface: o.iface, Filter: filter.String(), SnapLen: o.snaplen, LinkType: h.LinkType()})
 		if err != nil {
 			return &exitError{exitUsage, fmt.Errorf("%s: %w", o.write, err)}
 		}

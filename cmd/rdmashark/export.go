@@ -87,7 +87,7 @@ part files, it never overwrites.`,
 						parts = append(parts, fmt.Sprintf("%s %d", t, n))
 					}
 				}
-				line := fmt.Sprintf("%s: %d packets → %s (part-%d)\n", names[i], eng.Stats.Packets, strings.Join(parts, ", "), first+i)
+				line := fmt.Sprintf("%s: %d packets → %s (part-%d)\n", printable(names[i]), eng.Stats.Packets, strings.Join(parts, ", "), first+i)
 				return result{line, warnText(eng), runErr}
 			}
 			var errs []error
@@ -95,7 +95,7 @@ part files, it never overwrites.`,
 				fmt.Fprint(cmd.ErrOrStderr(), r.warn)
 				fmt.Fprint(cmd.OutOrStdout(), r.line)
 				if r.runErr != nil {
-					fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", unwrapExit(r.runErr))
+					fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", errText(unwrapExit(r.runErr)))
 				}
 				errs = append(errs, r.runErr)
 				return nil

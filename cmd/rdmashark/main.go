@@ -58,12 +58,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintln(stderr, "rdmashark:", ee.err)
+			fmt.Fprintln(stderr, "rdmashark:", errText(ee.err))
 		}
 		return ee.code
 	}
 	// cobra's own flag and argument errors.
-	fmt.Fprintln(stderr, "rdmashark:", err)
+	fmt.Fprintln(stderr, "rdmashark:", errText(err))
 	return exitUsage
 }
 

@@ -8,7 +8,6 @@ import (
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/internal/outfile"
 	"github.com/rdmashark/rdmashark/report"
 	htmlreport "github.com/rdmashark/rdmashark/report/html"
 )
@@ -53,6 +52,9 @@ exits 2.`,
 			if err != nil {
 				return err
 			}
+			if err := checkOutput(output, name); err != nil {
+				return usageErr("-o: %v", err)
+			}
 			opts.MaxConnections = maxConn
 			col := htmlreport.NewCollector(opts)
 			// Connections released during the read leave memory as they
@@ -84,12 +86,7 @@ exits 2.`,
 				return &exitError{exitUsage, err}
 			}
 			write := func(w io.Writer) error { return page.Write(w) }
-			if output == "" || output == "-" {
-				err = write(cmd.OutOrStdout())
-			} else {
-				err = outfile.Write(output, []string{name}, write)
-			}
-			if err != nil {
+			if err := writeOutput(cmd, output, []string{name}, write); err != nil {
 				return &exitError{exitUsage, fmt.Errorf("-o %s: %w", output, err)}
 			}
 			return runErr

@@ -129,18 +129,18 @@ func streamTransactions(cmd *cobra.Command, g *globalFlags, names []string, max 
 			fmt.Fprint(stderr, warnText(eng))
 		}
 		if n := s.Omitted(); n > 0 {
-			fmt.Fprintf(stderr, "rdmashark: %s: %d more transactions past --max %d not listed\n", s.File, n, max)
+			fmt.Fprintf(stderr, "rdmashark: %s: %d more transactions past --max %d not listed\n", printable(s.File), n, max)
 		}
 		if runErr == errInterrupted {
 			n := uint64(0)
 			if eng != nil {
 				n = eng.Stats.Packets
 			}
-			fmt.Fprintf(stderr, "rdmashark: %s: %s after %d packets\n", s.File, errInterrupted, n)
+			fmt.Fprintf(stderr, "rdmashark: %s: %s after %d packets\n", printable(s.File), errInterrupted, n)
 			break
 		}
 		if runErr != nil && len(names) > 1 {
-			fmt.Fprintln(stderr, "rdmashark:", unwrapExit(runErr))
+			fmt.Fprintln(stderr, "rdmashark:", errText(unwrapExit(runErr)))
 		}
 		errs = append(errs, runErr)
 	}
