@@ -115,11 +115,15 @@ func runEngine(cmd *cobra.Command, g *globalFlags, name string, run engineRun) (
 	stopped, release := interruptFlag(ctx)
 	defer release()
 	err = eng.Run(r, func(p *dissect.Packet) error {
+		// The engine has taken the packet: the command sees it too, so
+		// that "after N packets" counts what every output shows.
+		if each != nil {
+			if err := each(p); err != nil {
+				return err
+			}
+		}
 		if perPacket && stopped.Load() {
 			return errInterrupted
-		}
-		if each != nil {
-			return each(p)
 		}
 		return nil
 	})

@@ -45,7 +45,8 @@ in the charts, and the page says so.
 Exit status: 0 when the page was written (the checks' verdict is on the page;
 check is the CI gate), 2 when the capture could not be read or the file not
 written; a capture damaged part-way is reported as far as it was read and
-exits 2.`,
+exits 2. A read stopped by Ctrl-C or SIGTERM is reported as far as it went,
+the page says so, and exits 0.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, err := in.name(args)
@@ -77,6 +78,12 @@ exits 2.`,
 			res := checks.Finish(eng.Conns.Connections())
 			res.NoteLoss(0, eng.Stats.Skipped)
 			a.AddChecks(res)
+			if runErr == errInterrupted {
+				// Reported as such and not a failure, as for analyze
+				// (interrupt.go).
+				a.Interrupted, runErr = true, nil
+				a.Errors = append(a.Errors, fmt.Sprintf("%s after %d packets", errInterrupted, eng.Stats.Packets))
+			}
 			if runErr != nil {
 				a.Errors = append(a.Errors, runErr.Error())
 			}
