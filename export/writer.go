@@ -2,9 +2,12 @@ package export
 
 import (
 	"bufio"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -144,7 +147,8 @@ func Reserve(cfg Config, n int) (first int, err error) {
 // table writes one table's rows for one capture, buffering up to a row
 // group.
 type table[T any] struct {
-	path string
+	path string // the part file, once complete
+	tmp  string // where it is written until then
 	f    *os.File
 	bw   *bufio.Writer
 	pw   *parquet.GenericWriter[T] // Parquet
@@ -161,12 +165,25 @@ func newTable[T any](cfg *Config, name string, part int, capture string) (*table
 	if cfg.Format == NDJSON {
 		ext = ".ndjson"
 	}
-	path := filepath.Join(PartitionDir(cfg.Dir, name, cfg.Label), "part-"+strconv.Itoa(part)+ext)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	dir, base := PartitionDir(cfg.Dir, name, cfg.Label), "part-"+strconv.Itoa(part)+ext
+	path := filepath.Join(dir, base)
+	if _, err := os.Lstat(path); err == nil {
+		return nil, &fs.PathError{Op: "create", Path: path, Err: fs.ErrExist}
+	}
+	// Written under a hidden temporary name that no dataset reader takes
+	// for a part (".part-N.parquet.RANDOM.tmp"), moved to its name when
+	// complete (close): a failed export — a full disk — leaves no 0-byte
+	// or truncated part file to break a later read of the dataset.
+	var rnd [6]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return nil, err
+	}
+	tmp := filepath.Join(dir, "."+base+"."+hex.EncodeToString(rnd[:])+".tmp")
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	t := &table[T]{path: path, f: f}
+	t := &table[T]{path: path, tmp: tmp, f: f}
 	if cfg.Format == NDJSON {
 		t.bw = bufio.NewWriterSize(f, 64<<10)
 		t.enc = json.NewEncoder(t.bw)
@@ -243,18 +260,58 @@ func (t *table[T]) close() error {
 			err = fmt.Errorf("%s: %w", t.path, ferr)
 		}
 	}
+	if err == nil {
+		if serr := t.f.Sync(); serr != nil {
+			err = fmt.Errorf("%s: %w", t.path, serr)
+		}
+	}
 	if cerr := t.f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("%s: %w", t.path, cerr)
+	}
+	if err == nil {
+		err = commitPart(t.tmp, t.path)
+	}
+	if err != nil {
+		os.Remove(t.tmp)
 	}
 	// What the table held goes now, not when the Capture does.
 	t.buf, t.pw, t.enc, t.bw = nil, nil, nil, nil
 	return err
 }
 
-// remove closes and deletes the file (a capture that could not be read).
+// commitPart gives the complete temporary file tmp its part name, never
+// replacing a part file there (another export into the same directory):
+// a hard link then the temporary name's removal, or a rename where links
+// are not supported once the name is seen free.
+func commitPart(tmp, path string) error {
+	err := os.Link(tmp, path)
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		if _, serr := os.Lstat(path); serr == nil {
+			err = &fs.PathError{Op: "create", Path: path, Err: fs.ErrExist}
+		} else {
+			err = os.Rename(tmp, path)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	os.Remove(tmp)
+	return nil
+}
+
+// remove closes and deletes the table's file, complete or not: a capture
+// that could not be read, or whose export failed.
 func (t *table[T]) remove() error {
-	t.f.Close()
-	return os.Remove(t.path)
+	if !t.closed {
+		t.closed = true
+		t.f.Close()
+		return os.Remove(t.tmp)
+	}
+	os.Remove(t.tmp) // gone already unless close failed
+	if err := os.Remove(t.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 type closer interface {

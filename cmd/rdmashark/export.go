@@ -86,8 +86,13 @@ the packets read, says so, and exits 0.`,
 				}
 				res := runner.Finish(eng.Conns.Connections())
 				res.NoteLoss(0, eng.Stats.Skipped)
-				if err := xc.Finish(eng, res); err != nil && runErr == nil {
-					runErr = &exitError{exitUsage, err}
+				if err := xc.Finish(eng, res); err != nil {
+					// No part of a capture whose export failed (a full
+					// disk) stays to break a read of the dataset.
+					_ = xc.Remove()
+					if runErr == nil {
+						runErr = &exitError{exitUsage, err}
+					}
 				}
 				rows := xc.Rows()
 				var parts []string
