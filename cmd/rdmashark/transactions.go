@@ -34,7 +34,8 @@ Reply is not in the capture has no Reply ("reply": null in JSON).
 Transactions are kept as they finish, in a compact form; --max bounds how
 many (the count of those left out is reported). Past 4096 of them, they are
 sorted in runs written to an unlinked temporary file ($TMPDIR), so memory
-stays flat on captures of any length; the output is the same.
+stays flat on captures of any length; the output is the same. When $TMPDIR
+is full, the rest is kept in memory, as analyze, check and report do.
 
 Several captures (files, directories searched recursively, globs, -r) are
 read --jobs at a time and listed one after the other in the order given;
