@@ -2,14 +2,17 @@ package export
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -230,6 +233,10 @@ func (t *table[T]) flush() error {
 	if t.enc != nil {
 		for i := range t.buf {
 			if err = t.enc.Encode(&t.buf[i]); err != nil {
+				// Encode wrote nothing: a timestamp past year 9999?
+				err = encodeWideTimes(t.bw, &t.buf[i], err)
+			}
+			if err != nil {
 				break
 			}
 		}
@@ -325,4 +332,56 @@ func closeAll(ts ...closer) error {
 		errs = append(errs, t.close())
 	}
 	return errors.Join(errs...)
+}
+
+// encodeWideTimes writes the NDJSON line of *row, a table's row struct,
+// whose time.Time or *time.Time field holds a year encoding/json refuses
+// (past 9999, or before year 0: a pcapng timestamp can be that large,
+// issue 29 point 7) — Parquet writes those times, so NDJSON must too. The
+// field is written as time.Format(time.RFC3339Nano) prints it
+// ("12000-01-01T00:00:00Z"). encErr is returned when no field explains it.
+func encodeWideTimes(w io.Writer, row any, encErr error) error {
+	v := reflect.ValueOf(row).Elem()
+	cp := reflect.New(v.Type()).Elem()
+	cp.Set(v)
+	type wide struct{ key, text string }
+	var wides []wide
+	for i := 0; i < cp.NumField(); i++ {
+		f, sf := cp.Field(i), cp.Type().Field(i)
+		key, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		if key == "" || key == "-" || !f.CanSet() {
+			continue
+		}
+		var tm *time.Time
+		switch x := f.Addr().Interface().(type) {
+		case *time.Time:
+			tm = x
+		case **time.Time:
+			tm = *x
+		}
+		if tm == nil || (tm.Year() >= 0 && tm.Year() <= 9999) {
+			continue
+		}
+		wides = append(wides, wide{key, tm.Format(time.RFC3339Nano)})
+		if f.Kind() == reflect.Pointer {
+			f.Set(reflect.ValueOf(&time.Time{}))
+		} else {
+			f.Set(reflect.ValueOf(time.Time{}))
+		}
+	}
+	if len(wides) == 0 {
+		return encErr
+	}
+	b, err := json.Marshal(cp.Addr().Interface())
+	if err != nil {
+		return err
+	}
+	zero, _ := json.Marshal(time.Time{})
+	for _, x := range wides {
+		text, _ := json.Marshal(x.text)
+		k, _ := json.Marshal(x.key)
+		b = bytes.Replace(b, append(append(k, ':'), zero...), append(append(k, ':'), text...), 1)
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
 }
