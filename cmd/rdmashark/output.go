@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -38,7 +40,46 @@ func writeOutput(cmd *cobra.Command, name string, inputs []string, fn func(io.Wr
 	if name == "" || isStdout(name) {
 		return fn(cmd.OutOrStdout())
 	}
+	release, err := waitFIFOReader(name)
+	if err != nil {
+		return err
+	}
+	defer release()
 	return outfile.Write(name, inputs, fn)
+}
+
+// waitFIFOReader waits, when name is a FIFO, for a reader to open it —
+// or for SIGINT or SIGTERM, which then end the wait with errInterrupted
+// (issue 29 point 3: a signal always stops the process, even one that
+// comes after the read, while the output waits for its reader). The FIFO
+// stays open until release, so that the output's own open finds its
+// reader there.
+func waitFIFOReader(name string) (release func(), err error) {
+	fi, err := os.Stat(name)
+	if err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		return func() {}, nil
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	type opened struct {
+		f   *os.File
+		err error
+	}
+	done := make(chan opened, 1)
+	go func() {
+		f, err := os.OpenFile(name, os.O_WRONLY, 0) // waits for a reader
+		done <- opened{f, err}
+	}()
+	select {
+	case o := <-done:
+		if o.err != nil {
+			return nil, o.err
+		}
+		return func() { o.f.Close() }, nil
+	case <-sigs:
+		return nil, fmt.Errorf("%s: %w while waiting for a reader of the FIFO", printable(name), errInterrupted)
+	}
 }
 
 // sameOutputs refuses two output flags ({flag, value}; "" is unset) that

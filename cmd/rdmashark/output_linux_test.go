@@ -9,8 +9,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
@@ -309,4 +311,75 @@ func TestExportDiskFull(t *testing.T) {
 	if parts == 0 {
 		t.Error("the first export's parts are gone")
 	}
+}
+
+// TestSignalWhileWaitingForFIFOReader (issue 29 point 3): an output FIFO
+// nobody reads makes the output wait for its reader, as a shell's
+// redirection does; SIGTERM then stopped nothing (the first signal only
+// cancels the read, which was over). It now ends the wait: exit 2, saying
+// so. The signal is sent once the child is seen waiting in the kernel's
+// FIFO open (its wchan).
+func TestSignalWhileWaitingForFIFOReader(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a subprocess")
+	}
+	for _, args := range [][]string{
+		{"check", "--allow-empty", "-o"},
+		{"dissect", "-w"},
+	} {
+		fifo := filepath.Join(t.TempDir(), "out.fifo")
+		if err := unix.Mkfifo(fifo, 0o600); err != nil {
+			t.Skip("mkfifo:", err)
+		}
+		a, _ := json.Marshal(append(append([]string(nil), args...), fifo, rpingPcap))
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), childEnv+"="+string(a))
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		if !waitInFIFOOpen(cmd.Process.Pid, exited) {
+			cmd.Process.Kill()
+			t.Fatalf("%v: the child never waited in the FIFO's open\n%s", args, stderr.String())
+		}
+		if err := cmd.Process.Signal(unix.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		select {
+		case err = <-exited:
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("%v: no exit after SIGTERM while waiting for the FIFO's reader", args)
+		}
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(stderr.String(), "waiting for a reader") {
+			t.Errorf("%v: %v, want exit 2 and why\n%s", args, err, stderr.String())
+		}
+	}
+}
+
+// waitInFIFOOpen waits (up to 20 s) until a thread of process pid sleeps
+// in the kernel's FIFO open; false if it exits or never does.
+func waitInFIFOOpen(pid int, exited chan error) bool {
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-exited:
+			exited <- err
+			return false
+		default:
+		}
+		tasks, _ := filepath.Glob(filepath.Join("/proc", strconv.Itoa(pid), "task", "*", "wchan"))
+		for _, w := range tasks {
+			if b, _ := os.ReadFile(w); strings.Contains(string(b), "fifo_open") || strings.Contains(string(b), "wait_for_partner") {
+				return true
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
 }
