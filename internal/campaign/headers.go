@@ -160,13 +160,15 @@ func editHeaders(rng *rand.Rand, b []byte) string {
 	return fmt.Sprintf("headers of %d frames edited, CRCs recomputed", edited)
 }
 
-// hostileStrings writes hostile text over runs of printable ASCII (four
-// bytes or more: machine and file names, paths) in the payloads of a few
-// frames, and recomputes their CRCs and checksums.
+// hostileStrings writes hostile text over strings in the payloads of a
+// few frames — XDR strings (a 4-byte length, then that many printable
+// bytes: AUTH_SYS machine names, NFS file names, paths) when there are
+// any, else runs of four printable bytes or more — and recomputes their
+// CRCs and checksums.
 func hostileStrings(rng *rand.Rand, b []byte) string {
 	fs := ipFrames(b)
-	var runs [][]byte
-	var owners []ipFrame
+	var runs, xdr [][]byte
+	var owners, xdrOwners []ipFrame
 	for _, f := range fs {
 		start, end, ok := f.payload()
 		if !ok {
@@ -180,9 +182,15 @@ func hostileStrings(rng *rand.Rand, b []byte) string {
 			}
 			if j-i >= 4 {
 				runs, owners = append(runs, p[i:j]), append(owners, f)
+				if l := int(binary.BigEndian.Uint32(p[max(i, 4)-4:])); i >= 4 && l >= 4 && l <= j-i {
+					xdr, xdrOwners = append(xdr, p[i:i+l]), append(xdrOwners, f)
+				}
 			}
 			i = j + 1
 		}
+	}
+	if len(xdr) > 0 {
+		runs, owners = xdr, xdrOwners
 	}
 	if len(runs) == 0 {
 		return ""
