@@ -25,6 +25,16 @@ import (
 // isStdout reports whether an output flag's value means standard output.
 func isStdout(name string) bool { return name == "-" }
 
+// toStdout reports whether an output flag's value names standard output:
+// "-" or one of the names of descriptor 1.
+func toStdout(name string) bool {
+	switch name {
+	case "-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1":
+		return true
+	}
+	return false
+}
+
 // checkOutput says up front (before reading anything) that name may not be
 // written: it is one of inputs.
 func checkOutput(name string, inputs ...string) error {
@@ -90,14 +100,14 @@ func sameOutputs(outs [][2]string) error {
 			if a[1] == "" || b[1] == "" {
 				continue
 			}
-			same := filepath.Clean(a[1]) == filepath.Clean(b[1])
-			if !same && !isStdout(a[1]) && !isStdout(b[1]) {
+			same := filepath.Clean(a[1]) == filepath.Clean(b[1]) || (toStdout(a[1]) && toStdout(b[1]))
+			if !same && !toStdout(a[1]) && !toStdout(b[1]) {
 				fa, erra := os.Stat(a[1])
 				fb, errb := os.Stat(b[1])
 				same = erra == nil && errb == nil && os.SameFile(fa, fb) && fa.Mode().IsRegular()
 			}
 			if same {
-				if isStdout(a[1]) {
+				if toStdout(a[1]) {
 					return usageErr("%s and %s both write to standard output", a[0], b[0])
 				}
 				return usageErr("%s and %s name the same file %s", a[0], b[0], a[1])

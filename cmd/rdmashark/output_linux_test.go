@@ -168,6 +168,8 @@ func TestOutputStandardStreams(t *testing.T) {
 		{"check", "--annotate", "-", rpingPcap},
 		{"check", "--write-baseline", "-", rpingPcap},
 		{"check", "-o", "-", "--annotate", "-", rpingPcap},
+		{"check", "-o", "/dev/stdout", "--annotate", "-", rpingPcap},
+		{"check", "--annotate", "/dev/fd/1", rpingPcap},
 	} {
 		if code, _, errs := runCmd(t, args...); code != 2 || !strings.Contains(errs, "both write to standard output") {
 			t.Errorf("%v: exit %d %s", args, code, errs)
