@@ -2,11 +2,17 @@ package export
 
 import (
 	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -144,7 +150,8 @@ func Reserve(cfg Config, n int) (first int, err error) {
 // table writes one table's rows for one capture, buffering up to a row
 // group.
 type table[T any] struct {
-	path string
+	path string // the part file, once complete
+	tmp  string // where it is written until then
 	f    *os.File
 	bw   *bufio.Writer
 	pw   *parquet.GenericWriter[T] // Parquet
@@ -161,12 +168,25 @@ func newTable[T any](cfg *Config, name string, part int, capture string) (*table
 	if cfg.Format == NDJSON {
 		ext = ".ndjson"
 	}
-	path := filepath.Join(PartitionDir(cfg.Dir, name, cfg.Label), "part-"+strconv.Itoa(part)+ext)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	dir, base := PartitionDir(cfg.Dir, name, cfg.Label), "part-"+strconv.Itoa(part)+ext
+	path := filepath.Join(dir, base)
+	if _, err := os.Lstat(path); err == nil {
+		return nil, &fs.PathError{Op: "create", Path: path, Err: fs.ErrExist}
+	}
+	// Written under a hidden temporary name that no dataset reader takes
+	// for a part (".part-N.parquet.RANDOM.tmp"), moved to its name when
+	// complete (close): a failed export — a full disk — leaves no 0-byte
+	// or truncated part file to break a later read of the dataset.
+	var rnd [6]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return nil, err
+	}
+	tmp := filepath.Join(dir, "."+base+"."+hex.EncodeToString(rnd[:])+".tmp")
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	t := &table[T]{path: path, f: f}
+	t := &table[T]{path: path, tmp: tmp, f: f}
 	if cfg.Format == NDJSON {
 		t.bw = bufio.NewWriterSize(f, 64<<10)
 		t.enc = json.NewEncoder(t.bw)
@@ -213,6 +233,10 @@ func (t *table[T]) flush() error {
 	if t.enc != nil {
 		for i := range t.buf {
 			if err = t.enc.Encode(&t.buf[i]); err != nil {
+				// Encode wrote nothing: a timestamp past year 9999?
+				err = encodeWideTimes(t.bw, &t.buf[i], err)
+			}
+			if err != nil {
 				break
 			}
 		}
@@ -243,18 +267,58 @@ func (t *table[T]) close() error {
 			err = fmt.Errorf("%s: %w", t.path, ferr)
 		}
 	}
+	if err == nil {
+		if serr := t.f.Sync(); serr != nil {
+			err = fmt.Errorf("%s: %w", t.path, serr)
+		}
+	}
 	if cerr := t.f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("%s: %w", t.path, cerr)
+	}
+	if err == nil {
+		err = commitPart(t.tmp, t.path)
+	}
+	if err != nil {
+		os.Remove(t.tmp)
 	}
 	// What the table held goes now, not when the Capture does.
 	t.buf, t.pw, t.enc, t.bw = nil, nil, nil, nil
 	return err
 }
 
-// remove closes and deletes the file (a capture that could not be read).
+// commitPart gives the complete temporary file tmp its part name, never
+// replacing a part file there (another export into the same directory):
+// a hard link then the temporary name's removal, or a rename where links
+// are not supported once the name is seen free.
+func commitPart(tmp, path string) error {
+	err := os.Link(tmp, path)
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		if _, serr := os.Lstat(path); serr == nil {
+			err = &fs.PathError{Op: "create", Path: path, Err: fs.ErrExist}
+		} else {
+			err = os.Rename(tmp, path)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	os.Remove(tmp)
+	return nil
+}
+
+// remove closes and deletes the table's file, complete or not: a capture
+// that could not be read, or whose export failed.
 func (t *table[T]) remove() error {
-	t.f.Close()
-	return os.Remove(t.path)
+	if !t.closed {
+		t.closed = true
+		t.f.Close()
+		return os.Remove(t.tmp)
+	}
+	os.Remove(t.tmp) // gone already unless close failed
+	if err := os.Remove(t.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 type closer interface {
@@ -268,4 +332,56 @@ func closeAll(ts ...closer) error {
 		errs = append(errs, t.close())
 	}
 	return errors.Join(errs...)
+}
+
+// encodeWideTimes writes the NDJSON line of *row, a table's row struct,
+// whose time.Time or *time.Time field holds a year encoding/json refuses
+// (past 9999, or before year 0: a pcapng timestamp can be that large,
+// issue 29 point 7) — Parquet writes those times, so NDJSON must too. The
+// field is written as time.Format(time.RFC3339Nano) prints it
+// ("12000-01-01T00:00:00Z"). encErr is returned when no field explains it.
+func encodeWideTimes(w io.Writer, row any, encErr error) error {
+	v := reflect.ValueOf(row).Elem()
+	cp := reflect.New(v.Type()).Elem()
+	cp.Set(v)
+	type wide struct{ key, text string }
+	var wides []wide
+	for i := 0; i < cp.NumField(); i++ {
+		f, sf := cp.Field(i), cp.Type().Field(i)
+		key, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		if key == "" || key == "-" || !f.CanSet() {
+			continue
+		}
+		var tm *time.Time
+		switch x := f.Addr().Interface().(type) {
+		case *time.Time:
+			tm = x
+		case **time.Time:
+			tm = *x
+		}
+		if tm == nil || (tm.Year() >= 0 && tm.Year() <= 9999) {
+			continue
+		}
+		wides = append(wides, wide{key, tm.Format(time.RFC3339Nano)})
+		if f.Kind() == reflect.Pointer {
+			f.Set(reflect.ValueOf(&time.Time{}))
+		} else {
+			f.Set(reflect.ValueOf(time.Time{}))
+		}
+	}
+	if len(wides) == 0 {
+		return encErr
+	}
+	b, err := json.Marshal(cp.Addr().Interface())
+	if err != nil {
+		return err
+	}
+	zero, _ := json.Marshal(time.Time{})
+	for _, x := range wides {
+		text, _ := json.Marshal(x.text)
+		k, _ := json.Marshal(x.key)
+		b = bytes.Replace(b, append(append(k, ':'), zero...), append(append(k, ':'), text...), 1)
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
 }

@@ -153,14 +153,15 @@ func (f *Field) Format(v Value) string {
 	return v.S
 }
 
-// Display prints v for the -V tree: the tshark form plus the meaning.
+// Display prints v for the -V tree: the tshark form plus the meaning,
+// strings escaped (escape.go).
 func (f *Field) Display(v Value) string {
-	s := f.Format(v)
+	s := Escape(f.Format(v)) // only strings have anything to escape
 	if v.Text != "" {
 		if s == "" {
-			return v.Text
+			return Escape(v.Text)
 		}
-		return s + " (" + v.Text + ")"
+		return s + " (" + Escape(v.Text) + ")"
 	}
 	return s
 }

@@ -43,16 +43,28 @@ func (f *Field) AppendFormat(dst []byte, v Value) []byte {
 	return append(dst, v.S...)
 }
 
-// AppendDisplay appends Display(v) to dst: the -V tree's form of v.
+// AppendText appends Format(v) for a text output (-T fields): a string,
+// which comes from the capture, escaped (AppendEscaped).
+func (f *Field) AppendText(dst []byte, v Value) []byte {
+	switch f.Type {
+	case FTUint8, FTUint16, FTUint24, FTUint32, FTUint64, FTBoolean, FTBytes, FTProtocol,
+		FTIPv4, FTIPv6, FTEther, FTTime, FTRelTime:
+		return f.AppendFormat(dst, v)
+	}
+	return AppendEscaped(dst, v.S)
+}
+
+// AppendDisplay appends Display(v) to dst: the -V tree's form of v, its
+// strings escaped (AppendText).
 func (f *Field) AppendDisplay(dst []byte, v Value) []byte {
 	n := len(dst)
-	dst = f.AppendFormat(dst, v)
+	dst = f.AppendText(dst, v)
 	if v.Text != "" {
 		if len(dst) == n {
-			return append(dst, v.Text...)
+			return AppendEscaped(dst, v.Text)
 		}
 		dst = append(dst, " ("...)
-		dst = append(dst, v.Text...)
+		dst = AppendEscaped(dst, v.Text)
 		dst = append(dst, ')')
 	}
 	return dst

@@ -17,6 +17,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/fields"
 )
 
 // Analysis is the document of `rdmashark analyze --format json`. Its keys are
@@ -316,7 +317,7 @@ func (a *Analysis) WriteTable(w io.Writer) error {
 	}); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%s: %d packets, %d connections", a.File, a.Packets, rows.conns.len())
+	fmt.Fprintf(w, "%s: %d packets, %d connections", fields.Escape(a.File), a.Packets, rows.conns.len())
 	if n := len(a.UDFlows); n > 0 {
 		fmt.Fprintf(w, ", %d UD flows", n)
 	}
@@ -378,7 +379,7 @@ func (a *Analysis) WriteTable(w io.Writer) error {
 	writePFCLine(w, a.PFC)
 	writeEngineLines(w, a.Engine)
 	for _, e := range a.Errors {
-		fmt.Fprintf(w, "reading stopped early: %s\n", e)
+		fmt.Fprintf(w, "reading stopped early: %s\n", fields.Escape(e))
 	}
 	if line := incompleteText(a.Interrupted, a.SkippedRecords, a.Packets); line != "" {
 		fmt.Fprintf(w, "INCOMPLETE: %s\n", line)

@@ -82,7 +82,7 @@ func (fw *optFieldsWriter) appendNext(v fields.Value) {
 		fw.line = append(fw.line, fw.o.Aggregator...)
 	}
 	fw.n++
-	fw.line = fw.cur.AppendFormat(fw.line, v)
+	fw.line = fw.cur.AppendText(fw.line, v)
 }
 
 func (fw *optFieldsWriter) WritePacket(p *dissect.Packet) error {
@@ -121,7 +121,7 @@ func (fw *optFieldsWriter) WritePacket(p *dissect.Packet) error {
 			if j > 0 {
 				b = append(b, fw.o.Aggregator...)
 			}
-			b = f.AppendFormat(b, v)
+			b = f.AppendText(b, v)
 		}
 		if fw.o.Quote != 0 {
 			b = append(b, fw.o.Quote)

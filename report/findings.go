@@ -14,6 +14,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/fields"
 )
 
 // CheckReport is the document `rdmashark check` writes: every file
@@ -322,9 +323,9 @@ func (r *CheckReport) WriteText(w io.Writer, o TextOptions) error {
 	ew := &errWriter{w: w}
 	rules := ruleFindings{}
 	for _, f := range r.Files {
-		ew.printf("%s: %d packets, %d connections\n", f.File, f.Packets, f.numConnections())
+		ew.printf("%s: %d packets, %d connections\n", fields.Escape(f.File), f.Packets, f.numConnections())
 		if f.Error != "" {
-			ew.printf("  could not be read: %s\n", f.Error)
+			ew.printf("  could not be read: %s\n", fields.Escape(f.Error))
 		}
 		if note := f.incompleteNote(); note != "" {
 			ew.printf("  INCOMPLETE: %s\n", note)

@@ -77,7 +77,7 @@ func (s *summaryWriter) writeLine(p *dissect.Packet, t string, info []byte) erro
 	b = append(b, ' ')
 	b = padLeft(len(b), 5, strconv.AppendInt(b, int64(p.Length), 10))
 	b = append(b, ' ')
-	b = append(b, info...)
+	b = fields.AppendEscaped(b, info)
 	b = append(b, '\n')
 	s.line = b
 	_, err := s.w.Write(b)
@@ -313,7 +313,7 @@ type verboseWriter struct {
 func (v *verboseWriter) WritePacket(p *dissect.Packet) error {
 	fmt.Fprintf(v.w, "Packet %d: %d bytes on wire, %d captured, %s\n", p.Number, p.Length, p.CaptureLength,
 		p.Timestamp.UTC().Format("2006-01-02 15:04:05.000000000 UTC"))
-	fmt.Fprintf(v.w, "    %s → %s %s %s\n", fields.Source(p), fields.Destination(p), fields.Protocol(p), fields.Info(p))
+	fmt.Fprintf(v.w, "    %s → %s %s %s\n", fields.Source(p), fields.Destination(p), fields.Protocol(p), fields.Escape(fields.Info(p)))
 	gs := v.c.collect(p)
 	for i := 0; i < len(gs); {
 		g := &gs[i]
@@ -355,7 +355,7 @@ func (v *verboseWriter) WritePacket(p *dissect.Packet) error {
 		i = j
 	}
 	if p.Err != nil {
-		fmt.Fprintf(v.w, "  [Malformed: %v]\n", p.Err)
+		fmt.Fprintf(v.w, "  [Malformed: %s]\n", fields.Escape(p.Err.Error()))
 	}
 	_, err := v.w.WriteString("\n")
 	return err

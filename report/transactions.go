@@ -319,7 +319,7 @@ func (l *TransactionList) WriteTable(w io.Writer) error {
 	if l.spill != nil && l.spill.err != nil {
 		return l.spill.err
 	}
-	fmt.Fprintf(w, "%s: %d transactions\n", l.File, l.Len())
+	fmt.Fprintf(w, "%s: %d transactions\n", fields.Escape(l.File), l.Len())
 	if l.spill != nil && len(l.spill.runs) > 0 {
 		if err := l.writeTableSpilled(w); err != nil {
 			return err
@@ -349,7 +349,7 @@ func (l *TransactionList) WriteTable(w io.Writer) error {
 			c.RoCESendsTooLong, c.RoCEOpDataCut, c.RoCEReadsEvicted, c.TransactionsEvicted, c.RebuildSkipped)
 	}
 	for _, e := range l.Errors {
-		fmt.Fprintf(w, "reading stopped early: %s\n", e)
+		fmt.Fprintf(w, "reading stopped early: %s\n", fields.Escape(e))
 	}
 	return nil
 }

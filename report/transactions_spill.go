@@ -3,7 +3,6 @@ package report
 import (
 	"bufio"
 	"container/heap"
-	"fmt"
 	"io"
 	"os"
 	"reflect"
@@ -65,8 +64,8 @@ func (l *TransactionList) Len() int {
 }
 
 // maybeSpill writes the transactions in memory as a sorted run when they
-// reach spillAt. Without a temporary file (none can be made) they stay in
-// memory, as before.
+// reach spillAt. Without a temporary file (none can be made, or the disk
+// is full) they stay in memory, as before.
 func (l *TransactionList) maybeSpill() {
 	if len(l.Transactions) < spillAt || l.noSpill {
 		return
@@ -90,7 +89,7 @@ func (l *TransactionList) maybeSpill() {
 		return
 	}
 	l.Sort()
-	start := s.off2
+	start, widths := s.off2, s.widths
 	for i := range l.Transactions {
 		addWidths(s.widths[:], &s.cells, &l.Transactions[i])
 		n, err := s.enc.encode(&l.Transactions[i])
@@ -104,7 +103,12 @@ func (l *TransactionList) maybeSpill() {
 		s.err = err
 	}
 	if s.err != nil {
-		s.err = fmt.Errorf("transactions: writing to a temporary file: %w", s.err)
+		// A full disk ($TMPDIR): the runs written whole stay on disk and
+		// the rest stays in memory, as analyze, check and report fall
+		// back (internal/connspill) — the output is the same, only the
+		// memory bound is lost (issue 29 point 5).
+		s.err, s.widths, s.off2 = nil, widths, start
+		l.noSpill = true
 		return
 	}
 	s.runs = append(s.runs, txnRun{start, s.off2 - start})

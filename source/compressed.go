@@ -25,7 +25,8 @@ const (
 	// them.
 	CompressionZstd
 	// CompressionLZ4: LZ4 frames (magic 0x184D2204, little-endian), as
-	// the lz4 tool writes them by default.
+	// the lz4 tool writes them by default, skippable frames (the same as
+	// Zstandard's) allowed before and between them.
 	CompressionLZ4
 )
 
@@ -60,17 +61,52 @@ func compressionOf(m []byte) Compression {
 	return CompressionNone
 }
 
+// skipSkippable discards the skippable frames at the start of src and
+// returns the first four bytes after them (fewer at the end of the file)
+// and whether there were any. Zstandard (RFC 8878 section 3.1.2) and LZ4
+// (LZ4 Frame Format, "Skippable Frames") share the skippable frame — magic
+// 0x184D2A50-0x184D2A5F, a 4-byte little-endian size, that many bytes —
+// so only the first real frame after them tells the two apart (issue 29
+// point 8: an LZ4 file beginning with one was taken for Zstandard). Both
+// decoders would skip the frames: they are discarded as read, whatever
+// their size, without being kept.
+func skipSkippable(src *bufio.Reader) (m []byte, skipped bool, err error) {
+	for {
+		m, err = src.Peek(4)
+		if len(m) < 4 || binary.LittleEndian.Uint32(m)&0xfffffff0 != zstdSkippableMagic {
+			return m, skipped, err
+		}
+		h, _ := src.Peek(8)
+		if len(h) < 8 {
+			return nil, skipped, &detail{kind: ErrTruncated, msg: "compressed stream cut short: the file ends inside a skippable frame's header", err: io.ErrUnexpectedEOF}
+		}
+		n := 8 + int64(binary.LittleEndian.Uint32(h[4:]))
+		if k, err := io.CopyN(io.Discard, src, n); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, skipped, &detail{kind: ErrTruncated, msg: fmt.Sprintf("compressed stream cut short: the file ends inside a skippable frame (%d of its %d bytes)", k, n), err: err}
+		}
+		skipped = true
+	}
+}
+
 const (
 	zstdMagic          = 0xFD2FB528 // RFC 8878 section 3.1.1
 	zstdSkippableMagic = 0x184D2A50 // RFC 8878 section 3.1.2, low 4 bits free
 	lz4Magic           = 0x184D2204 // LZ4 Frame Format, "Magic Number"
 )
 
-// maxZstdWindow bounds the window a Zstandard frame may ask the decoder to
-// keep: what `zstd --ultra -22` and `--long=27` use (128 MiB); zstd's
-// levels 1-19 use at most 8 MiB. A frame asking for more is refused
-// (ErrCompressed) rather than allowed to take that much memory.
-const maxZstdWindow = 128 << 20
+// MaxZstdWindow bounds the window a Zstandard frame may ask the decoder
+// to keep, and so the decoder's memory (about twice the window): 8 MiB,
+// what zstd's levels 1-19 use at most (and tshark --compress zstd, level
+// 3, 2 MiB or less). A frame asking for more — zstd --long (128 MiB at
+// --long=27), --ultra -20 to -22 (32-128 MiB) — is refused before anything
+// is decoded (ErrCompressed, "needs a … window"): a 1 MB file compressed
+// with --long=27 took ~180 MiB to read (issue 29 point 11). Decompress such
+// a file first (zstd -d --long=31), or pipe it in: zstd -dc --long=31 F |
+// rdmashark … -.
+const MaxZstdWindow = 8 << 20
 
 // decompressor reads the uncompressed bytes of a Zstandard or LZ4 stream
 // and says what is wrong with the stream in its own words, as gzipStream
@@ -90,7 +126,7 @@ func newDecompressor(kind Compression, src *bufio.Reader) (*decompressor, error)
 	switch kind {
 	case CompressionZstd:
 		// One goroutine: the pipeline already reads on a CPU of its own.
-		zr, err := zstd.NewReader(src, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(maxZstdWindow))
+		zr, err := zstd.NewReader(src, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(MaxZstdWindow))
 		if err != nil {
 			return nil, d.wrap(err)
 		}
@@ -135,6 +171,8 @@ func (d *decompressor) wrap(err error) error {
 	switch {
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return &detail{kind: ErrTruncated, msg: fmt.Sprintf("%s stream cut short: the file ends inside %s", d.kind, frame), err: err}
+	case errors.Is(err, zstd.ErrWindowSizeExceeded):
+		return &detail{kind: ErrCompressed, msg: fmt.Sprintf("zstd frame needs a decoding window larger than the %d MiB rdmashark allows (zstd --long or --ultra): decompress it first (zstd -dc --long=31 FILE | rdmashark ... -)", MaxZstdWindow>>20), err: err}
 	case errors.Is(err, zstd.ErrMagicMismatch), errors.Is(err, lz4.ErrInvalidFrame):
 		// The first frame's magic number was seen: what follows a frame
 		// is not another.

@@ -242,3 +242,84 @@ func TestCompressionOf(t *testing.T) {
 		}
 	}
 }
+
+// TestSkippableFramesFirst (issue 29 point 8): Zstandard and LZ4 share the
+// skippable frame; an LZ4 file that began with one was taken for
+// Zstandard. The frame after the skippable ones tells them apart, however
+// large the skippable frames (past the 4 KiB peeked at first).
+func TestSkippableFramesFirst(t *testing.T) {
+	name := filepath.Join(pcapDir, "rxe-rping.pcap")
+	orig := readFile(t, name)
+	want := mustRead(t, orig, name)
+	cut := len(orig) / 3
+	for _, c := range []struct {
+		what string
+		kind Compression
+		b    []byte
+	}{
+		{"lz4 after a skippable frame", CompressionLZ4, bytes.Join([][]byte{skippableFrame(5), lz4Frame(t, orig)}, nil)},
+		{"lz4 after skippable frames, between frames", CompressionLZ4, bytes.Join([][]byte{skippableFrame(0), skippableFrame(100 << 10), lz4Frame(t, orig[:cut]),
+			skippableFrame(3), lz4Frame(t, orig[cut:])}, nil)},
+		{"zstd after a large skippable frame", CompressionZstd, bytes.Join([][]byte{skippableFrame(100 << 10), zstdFrame(t, orig)}, nil)},
+	} {
+		r, err := Open(writeTemp(t, "c", c.b))
+		if err != nil {
+			t.Fatalf("%s: %v", c.what, err)
+		}
+		got, skipped, err := readAll(t, r)
+		r.Close()
+		if err != nil || len(skipped) > 0 || r.Compression() != c.kind {
+			t.Fatalf("%s: %v %v %s", c.what, err, skipped, r.Compression())
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: records differ from the uncompressed file", c.what)
+		}
+	}
+	// Cut inside the skippable frame: truncated, said so.
+	b := skippableFrame(1000)[:500]
+	if _, err := Open(writeTemp(t, "cut", b)); !errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), "skippable frame") {
+		t.Errorf("a file cut in its skippable frame: %v", err)
+	}
+}
+
+// TestZstdWindowBounded (issue 29 point 11): a frame asking for a window
+// past MaxZstdWindow (zstd --long=27: 128 MiB, which took ~180 MiB of
+// memory) is refused before anything is decoded, in words that say what
+// to do; one at the limit is read.
+func TestZstdWindowBounded(t *testing.T) {
+	name := filepath.Join(pcapDir, "rxe-rping.pcap")
+	orig := readFile(t, name)
+	stream := func(window int) []byte {
+		var out bytes.Buffer
+		// A stream (no content size): the frame header carries the window.
+		enc, err := zstd.NewWriter(&out, zstd.WithWindowSize(window), zstd.WithEncoderConcurrency(1), zstd.WithSingleSegment(false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// More than the window, or the encoder shrinks the window to fit.
+		big := append(append([]byte(nil), orig...), make([]byte, 2*window)...)
+		if _, err := enc.Write(big); err != nil {
+			t.Fatal(err)
+		}
+		if err := enc.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return out.Bytes()
+	}
+	ok := stream(MaxZstdWindow)
+	r, err := Open(writeTemp(t, "ok.zst", ok))
+	if err != nil {
+		t.Fatalf("a %d MiB window: %v", MaxZstdWindow>>20, err)
+	}
+	// rping's records come out (zeros follow them).
+	for range 5 {
+		if _, err := r.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Close()
+	_, err = Open(writeTemp(t, "long.zst", stream(2*MaxZstdWindow)))
+	if !errors.Is(err, ErrCompressed) || !strings.Contains(err.Error(), "decoding window larger than the 8 MiB") {
+		t.Errorf("a %d MiB window: %v, want a refusal", 2*MaxZstdWindow>>20, err)
+	}
+}

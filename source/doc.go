@@ -38,7 +38,7 @@
 //     ErrCompressed. Zstandard and LZ4 likewise, frame after frame: cut
 //     inside a frame, ErrTruncated ("zstd stream cut short"); a damaged
 //     frame, a bad checksum, bytes after the last frame, or a Zstandard
-//     frame asking for a window over 128 MiB (maxZstdWindow), ErrCompressed.
+//     frame asking for a window over 8 MiB (MaxZstdWindow), ErrCompressed.
 //     A gzip file opened by name (not standard input) is inflated on a
 //     goroutine of its own, ahead of Next (readahead.go): inflate is the
 //     slowest thing a capture's reading does.

@@ -201,8 +201,15 @@ func NewReader(rd io.Reader, name string) (*Reader, error) {
 		}
 	}
 	head := bufio.NewReaderSize(rd, 4096)
-	m, err := head.Peek(4)
-	switch r.comp = compressionOf(m); r.comp {
+	m, skipped, err := skipSkippable(head)
+	if err != nil && !isEOF(err) {
+		return nil, r.headerErr(err)
+	}
+	r.comp = compressionOf(m)
+	if skipped && r.comp != CompressionLZ4 {
+		r.comp = CompressionZstd // its decoder says what is wrong after them
+	}
+	switch r.comp {
 	case CompressionGzip:
 		gz, err := gzip.NewReader(head)
 		if err != nil {

@@ -115,11 +115,15 @@ func runEngine(cmd *cobra.Command, g *globalFlags, name string, run engineRun) (
 	stopped, release := interruptFlag(ctx)
 	defer release()
 	err = eng.Run(r, func(p *dissect.Packet) error {
+		// The engine has taken the packet: the command sees it too, so
+		// that "after N packets" counts what every output shows.
+		if each != nil {
+			if err := each(p); err != nil {
+				return err
+			}
+		}
 		if perPacket && stopped.Load() {
 			return errInterrupted
-		}
-		if each != nil {
-			return each(p)
 		}
 		return nil
 	})
@@ -127,7 +131,7 @@ func runEngine(cmd *cobra.Command, g *globalFlags, name string, run engineRun) (
 		err = errInterrupted
 	}
 	if n, first := r.OverSnapLen(); n > 0 {
-		fmt.Fprintf(cmd.ErrOrStderr(), "rdmashark: warning: %s: %d records longer than the capture's snap length, the first packet %d; read as they are\n", r.Name(), n, first)
+		fmt.Fprintf(cmd.ErrOrStderr(), "rdmashark: warning: %s: %d records longer than the capture's snap length, the first packet %d; read as they are\n", printable(r.Name()), n, first)
 	}
 	if err != nil && err != errInterrupted {
 		return eng, &exitError{exitUsage, err}
@@ -246,7 +250,7 @@ func warn(cmd *cobra.Command, eng *dissect.Engine) {
 func warnText(eng *dissect.Engine) string {
 	var b strings.Builder
 	for _, w := range eng.Warnings {
-		fmt.Fprintln(&b, "rdmashark: warning:", w)
+		fmt.Fprintln(&b, "rdmashark: warning:", errText(w))
 	}
 	if n := eng.Stats.Skipped; n > uint64(len(eng.Warnings)) {
 		fmt.Fprintf(&b, "rdmashark: warning: %d damaged records skipped in all\n", n)

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+
+	"github.com/spf13/cobra"
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/source"
@@ -34,22 +38,49 @@ func findingComments(findings func(func(*check.Finding) error) error) (map[int][
 	return out, err
 }
 
+// annotateInput refuses, before anything is read, the inputs --annotate
+// cannot read twice (issue 29 point 3): more than one capture, standard
+// input, a FIFO, a terminal or another device — whose second read would
+// wait for ever. A compressed file is read twice: it is opened again.
+func annotateInput(names []string) error {
+	if len(names) != 1 {
+		return usageErr("--annotate needs exactly one capture file (it is read twice)")
+	}
+	if names[0] == "-" {
+		return usageErr("--annotate cannot read standard input: the capture is read twice (save it to a file first)")
+	}
+	if fi, err := os.Stat(names[0]); err == nil && !fi.Mode().IsRegular() {
+		return usageErr("--annotate: %s is not a regular file (a FIFO or a device cannot be read twice): save the capture to a file first", printable(names[0]))
+	}
+	return nil
+}
+
 // annotateCapture reads the capture in again and writes every record of it
-// to out as pcapng, with the comments of its packet number as opt_comments:
-// check --annotate. One interface per input interface, as dissect -w writes.
-func annotateCapture(in, out string, comments map[int][]string) error {
+// to out ("-": standard output) as pcapng, with the comments of its packet
+// number as opt_comments: check --annotate. One interface per input
+// interface, as dissect -w writes. A signal stops it (errInterrupted); the
+// output is then discarded.
+func annotateCapture(cmd *cobra.Command, in, out string, comments map[int][]string) error {
 	r, err := source.Open(in)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	sink, err := newPcapSink(out, io.Discard, in)
+	sink, err := newPcapSink(out, cmd.OutOrStdout(), in)
 	if err != nil {
 		return err
 	}
 	sink.setInput(r)
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	ifaces := map[ifaceKey]int{}
 	for {
+		if ctx.Err() != nil {
+			sink.Abort()
+			return errInterrupted
+		}
 		rec, err := r.Next()
 		if errors.Is(err, io.EOF) {
 			break

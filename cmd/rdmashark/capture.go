@@ -19,6 +19,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/internal/outfile"
 	"github.com/rdmashark/rdmashark/report"
 	"github.com/rdmashark/rdmashark/source/live"
 )
@@ -99,7 +100,7 @@ Opening a packet socket needs CAP_NET_RAW (root). Exit status: 0 when done,
 	f.IntVarP(&o.snaplen, "snapshot-length", "s", live.DefaultSnapLen, "keep at most this many bytes of each frame")
 	f.IntVarP(&o.count, "count", "c", 0, "stop after this many packets")
 	f.DurationVar(&o.duration, "duration", 0, "stop after this long (e.g. 30s, 5m)")
-	f.StringVarP(&o.write, "write", "w", "", "also write the frames to this pcapng file")
+	f.StringVarP(&o.write, "write", "w", "", "also write the frames to this pcapng file (- for standard output: the rest goes to standard error)")
 	f.BoolVar(&o.summary, "summary", false, "instead of a line per packet, show the connections so far, refreshed every second")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no line per packet, only the report at the end")
 	f.BoolVarP(&o.print, "print", "P", false, "a summary line per packet, also with --format json (then on standard error)")
@@ -172,6 +173,9 @@ type captureLoss struct {
 
 func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if isStdout(o.write) {
+		out = errOut // standard output carries the pcapng (-w -)
+	}
 	if o.format != "table" && o.format != "json" {
 		return usageErr("--format must be table or json, not %q", o.format)
 	}
@@ -271,11 +275,11 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 		// file: the file must be readable while the capture runs and
 		// keep every flushed packet when the capture is killed
 		// (TestCaptureSignals). A live capture has no input to destroy.
-		if file, err = os.Create(o.write); err != nil {
+		if file, err = openCaptureFile(o.write); err != nil {
 			return &exitError{exitUsage, err}
 		}
 		defer file.Close()
-		save, err = live.NewSaver(file, saverInfo)
+		save, err = live.NewSaver(outfile.NewWholeWrites(file), saverInfo)
 		if err != nil {
 			return &exitError{exitUsage, fmt.Errorf("%s: %w", o.write, err)}
 		}

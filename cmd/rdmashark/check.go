@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/internal/outfile"
 	"github.com/rdmashark/rdmashark/report"
 )
 
@@ -85,19 +83,18 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 			}
 			// An output may be none of the inputs (issue 13): say so
 			// before reading anything, not after a long run.
-			inputs := append([]string{baseline}, args...)
-			for _, o := range []struct{ flag, name string }{{"-o", output}, {"--write-baseline", writeBaseline}} {
-				if o.name == "" {
-					continue
-				}
-				if err := outfile.CheckNotInput(o.name, inputs...); err != nil {
+			inputs := append([]string{baseline}, names...)
+			for _, o := range []struct{ flag, name string }{{"-o", output}, {"--write-baseline", writeBaseline}, {"--annotate", annotate}} {
+				if err := checkOutput(o.name, inputs...); err != nil {
 					return usageErr("%s: %v", o.flag, err)
 				}
 			}
-			if output != "" && writeBaseline != "" {
-				if err := outfile.CheckNotInput(output, writeBaseline); err != nil || filepath.Clean(output) == filepath.Clean(writeBaseline) {
-					return usageErr("-o and --write-baseline name the same file %s", output)
-				}
+			stdout := output
+			if stdout == "" {
+				stdout = "-" // the report goes to standard output
+			}
+			if err := sameOutputs([][2]string{{"-o", stdout}, {"--write-baseline", writeBaseline}, {"--annotate", annotate}}); err != nil {
+				return err
 			}
 			var known *check.Baseline
 			if baseline != "" {
@@ -111,8 +108,10 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 					return usageErr("--baseline %s: %v", baseline, err)
 				}
 			}
-			if annotate != "" && (len(names) != 1 || names[0] == "-") {
-				return usageErr("--annotate needs exactly one capture file (it is read twice)")
+			if annotate != "" {
+				if err := annotateInput(names); err != nil {
+					return err
+				}
 			}
 			rep := &report.CheckReport{FailOn: sev, Rules: rules, Version: version, FindingsDoNotFail: writeBaseline != "", FailOnDamage: failOnDamage}
 			var seen check.Baseline
@@ -169,13 +168,13 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 					interrupted, runErr = true, nil
 				}
 				if runErr != nil {
-					fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", runErr)
+					fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", errText(runErr))
 				}
 				cf := r.spill.CheckFile(displayName(names[i]), snapshot(r.eng), r.res, unwrapExit(runErr))
 				if annotate != "" && runErr == nil && r.res != nil {
 					comments, err := findingComments(cf.EachFinding)
 					if err == nil {
-						err = annotateCapture(names[i], annotate, comments)
+						err = annotateCapture(cmd, names[i], annotate, comments)
 					}
 					if err != nil {
 						return &exitError{exitUsage, fmt.Errorf("--annotate: %w", err)}
@@ -193,7 +192,7 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 			}
 			rep.Judge(gateOpts)
 			if writeBaseline != "" {
-				if err := outfile.Write(writeBaseline, inputs, seen.Write); err != nil {
+				if err := writeOutput(cmd, writeBaseline, inputs, seen.Write); err != nil {
 					return &exitError{exitUsage, fmt.Errorf("--write-baseline: %w", err)}
 				}
 			}
@@ -208,12 +207,7 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 				}
 				return rep.WriteText(w, report.TextOptions{Verbose: verbose})
 			}
-			if output != "" {
-				err = outfile.Write(output, inputs, write)
-			} else {
-				err = write(cmd.OutOrStdout())
-			}
-			if err != nil {
+			if err := writeOutput(cmd, output, inputs, write); err != nil {
 				return &exitError{exitUsage, err}
 			}
 			return gateExit(rep)
@@ -225,14 +219,14 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 	f.StringArrayVar(&enable, "enable", nil, "run only these rules (IDs or globs such as 'CHUNK-*'; repeatable, comma-separated)")
 	f.StringArrayVar(&disable, "disable", nil, "skip these rules (IDs or globs; repeatable, comma-separated)")
 	f.StringVar(&baseline, "baseline", "", "suppress the findings listed in this baseline file")
-	f.StringVar(&writeBaseline, "write-baseline", "", "write this run's findings to a baseline file")
+	f.StringVar(&writeBaseline, "write-baseline", "", "write this run's findings to a baseline file (- for standard output)")
 	f.StringVar(&format, "format", "text", "output: text, json, junit or sarif")
-	f.StringVarP(&output, "output", "o", "", "write the report to this file instead of standard output")
+	f.StringVarP(&output, "output", "o", "", "write the report to this file instead of standard output (- for standard output)")
 	f.BoolVarP(&verbose, "verbose", "v", false, "text: list every finding and every rule's status")
 	gate.register(f)
 	f.BoolVar(&failOnDamage, "fail-on-damage", true, "exit 2 when a capture was not read whole: damaged records skipped, or reading interrupted by a signal (--fail-on-damage=false: report it, judge the rest)")
 	f.IntVar(&conn, "connection", 0, "check only this connection (its ID, as analyze numbers them)")
-	f.StringVar(&annotate, "annotate", "", "write the capture to this pcapng file with each finding as a comment on its packets (tshark -e frame.comment shows them)")
+	f.StringVar(&annotate, "annotate", "", "write the capture to this pcapng file (- for standard output) with each finding as a comment on its packets (tshark -e frame.comment shows them); the capture must be a file that can be read twice")
 	return cmd
 }
 

@@ -141,7 +141,7 @@ a large capture (rdmashark dissect -r big.pcap -Y 'rpcordma.xid == 0x1234' -w xi
 				warn(cmd, eng)
 			}
 			if runErr == errInterrupted && eng != nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "rdmashark: %s: %v after %d packets\n", displayName(name), errInterrupted, eng.Stats.Packets)
+				fmt.Fprintf(cmd.ErrOrStderr(), "rdmashark: %s: %v after %d packets\n", printable(displayName(name)), errInterrupted, eng.Stats.Packets)
 				runErr = nil
 			}
 			if err := pw.Flush(); err != nil && runErr == nil {

@@ -34,7 +34,10 @@ the schema's version is in every Parquet file's metadata
 lists every column. Rows are written as the engine produces them, in row
 groups, so memory does not grow with the capture. Captures are read --jobs at
 a time, each into its own part files; exporting again into the same DIR adds
-part files, it never overwrites.`,
+part files, it never overwrites. A part file is written under a temporary
+name and renamed when complete: a failed export (a full disk) leaves no
+partial part file. A read stopped by Ctrl-C or SIGTERM exports the rows of
+the packets read, says so, and exits 0.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			names, err := in.names(args)
 			if err != nil {
@@ -72,14 +75,25 @@ part files, it never overwrites.`,
 				// (export/spill.go).
 				xc.SetRunner(runner)
 				eng, runErr := runEngine(cmd, g, names[i], engineRun{opts: opts, each: each})
+				interrupted := runErr == errInterrupted && eng != nil
+				if interrupted {
+					// The rows of the packets read are written; not a
+					// failure (interrupt.go).
+					runErr = nil
+				}
 				if eng == nil {
 					_ = xc.Remove()
 					return result{runErr: runErr}
 				}
 				res := runner.Finish(eng.Conns.Connections())
 				res.NoteLoss(0, eng.Stats.Skipped)
-				if err := xc.Finish(eng, res); err != nil && runErr == nil {
-					runErr = &exitError{exitUsage, err}
+				if err := xc.Finish(eng, res); err != nil {
+					// No part of a capture whose export failed (a full
+					// disk) stays to break a read of the dataset.
+					_ = xc.Remove()
+					if runErr == nil {
+						runErr = &exitError{exitUsage, err}
+					}
 				}
 				rows := xc.Rows()
 				var parts []string
@@ -88,7 +102,10 @@ part files, it never overwrites.`,
 						parts = append(parts, fmt.Sprintf("%s %d", t, n))
 					}
 				}
-				line := fmt.Sprintf("%s: %d packets → %s (part-%d)\n", names[i], eng.Stats.Packets, strings.Join(parts, ", "), first+i)
+				line := fmt.Sprintf("%s: %d packets → %s (part-%d)\n", printable(names[i]), eng.Stats.Packets, strings.Join(parts, ", "), first+i)
+				if interrupted {
+					line += fmt.Sprintf("%s: %s after %d packets\n", printable(names[i]), errInterrupted, eng.Stats.Packets)
+				}
 				return result{line, warnText(eng), runErr}
 			}
 			var errs []error
@@ -96,7 +113,7 @@ part files, it never overwrites.`,
 				fmt.Fprint(cmd.ErrOrStderr(), r.warn)
 				fmt.Fprint(cmd.OutOrStdout(), r.line)
 				if r.runErr != nil {
-					fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", unwrapExit(r.runErr))
+					fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", errText(unwrapExit(r.runErr)))
 				}
 				errs = append(errs, r.runErr)
 				return nil

@@ -261,10 +261,10 @@ func writeDocuments[D document](cmd *cobra.Command, names []string, jobs int, fo
 			}
 			// Unreadable: said on standard error; the JSON array keeps
 			// its place with the file and the error.
-			fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", unwrapExit(r.runErr))
+			fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", errText(unwrapExit(r.runErr)))
 			r.doc = failed(i, unwrapExit(r.runErr))
 		} else if many && r.runErr != nil {
-			fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", unwrapExit(r.runErr))
+			fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", errText(unwrapExit(r.runErr)))
 		}
 		if c, ok := any(r.doc).(interface{ Close() error }); ok {
 			defer c.Close()

@@ -10,14 +10,23 @@ import (
 	"syscall"
 )
 
-// Interruption (issue 13 point 5). run catches SIGINT and SIGTERM for every
-// command: the first one stops reading — at the next packet, or at once if
-// the read is waiting on a pipe, a FIFO or a terminal — and the command
-// reports what it read, saying that the input was not read to its end
-// (analyze: "interrupted" in JSON, an INCOMPLETE line in text; check: the
-// file is incomplete, which fails the gate unless --fail-on-damage=false).
+// Interruption (issue 13 point 5, issue 29 point 6). run catches SIGINT and
+// SIGTERM for every command: the first one stops reading — after the
+// packet being read, or at once if the read is waiting on a pipe, a FIFO
+// or a terminal — and the command reports what it read, saying that the
+// input was not read to its end (analyze, report: "interrupted" in JSON,
+// an INCOMPLETE line in text; transactions, dissect, export: "interrupted
+// ... after N packets", N the packets every output shows).
+//
+// One rule for the exit status (docs/architecture.md, "Output contracts"):
+// an interrupted read is not an error. Every command exits as the packets
+// it read earn — 0, or 1 for findings — and its outputs are written whole
+// for them (dissect -w, check -o, report -o, export's part files); the
+// gate alone judges the missing rest: check (--fail-on-damage, the
+// default) fails incomplete input with 2.
+//
 // The first signal also gives the signal back its default action, so a
-// second Ctrl-C ends a run that does not stop at once.
+// second Ctrl-C or SIGTERM ends a run that does not stop at once.
 
 // errInterrupted is what runEngine returns, with the engine, when a
 // signal stopped the read.
@@ -36,6 +45,9 @@ func interruptContext(parent context.Context) (context.Context, context.CancelFu
 // interruptFlag is set once ctx is done: a cheap per-packet test.
 func interruptFlag(ctx context.Context) (flag *atomic.Bool, release func()) {
 	flag = new(atomic.Bool)
+	if ctx.Err() != nil {
+		flag.Store(true) // already: from the first packet on
+	}
 	done := make(chan struct{})
 	go func() {
 		select {

@@ -43,13 +43,18 @@ func main() {
 
 // run runs the command line args and returns the exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := interruptContext(context.Background())
+	defer stop()
+	return runContext(ctx, args, stdin, stdout, stderr)
+}
+
+// runContext is run with a context whose end stands for a signal.
+func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRoot()
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	ctx, stop := interruptContext(context.Background())
-	defer stop()
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
@@ -57,12 +62,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintln(stderr, "rdmashark:", ee.err)
+			fmt.Fprintln(stderr, "rdmashark:", errText(ee.err))
 		}
 		return ee.code
 	}
 	// cobra's own flag and argument errors.
-	fmt.Fprintln(stderr, "rdmashark:", err)
+	fmt.Fprintln(stderr, "rdmashark:", errText(err))
 	return exitUsage
 }
 

@@ -8,7 +8,6 @@ import (
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/internal/outfile"
 	"github.com/rdmashark/rdmashark/report"
 	htmlreport "github.com/rdmashark/rdmashark/report/html"
 )
@@ -46,12 +45,16 @@ in the charts, and the page says so.
 Exit status: 0 when the page was written (the checks' verdict is on the page;
 check is the CI gate), 2 when the capture could not be read or the file not
 written; a capture damaged part-way is reported as far as it was read and
-exits 2.`,
+exits 2. A read stopped by Ctrl-C or SIGTERM is reported as far as it went,
+the page says so, and exits 0.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, err := in.name(args)
 			if err != nil {
 				return err
+			}
+			if err := checkOutput(output, name); err != nil {
+				return usageErr("-o: %v", err)
 			}
 			opts.MaxConnections = maxConn
 			col := htmlreport.NewCollector(opts)
@@ -75,6 +78,12 @@ exits 2.`,
 			res := checks.Finish(eng.Conns.Connections())
 			res.NoteLoss(0, eng.Stats.Skipped)
 			a.AddChecks(res)
+			if runErr == errInterrupted {
+				// Reported as such and not a failure, as for analyze
+				// (interrupt.go).
+				a.Interrupted, runErr = true, nil
+				a.Errors = append(a.Errors, fmt.Sprintf("%s after %d packets", errInterrupted, eng.Stats.Packets))
+			}
 			if runErr != nil {
 				a.Errors = append(a.Errors, runErr.Error())
 			}
@@ -84,12 +93,7 @@ exits 2.`,
 				return &exitError{exitUsage, err}
 			}
 			write := func(w io.Writer) error { return page.Write(w) }
-			if output == "" || output == "-" {
-				err = write(cmd.OutOrStdout())
-			} else {
-				err = outfile.Write(output, []string{name}, write)
-			}
-			if err != nil {
+			if err := writeOutput(cmd, output, []string{name}, write); err != nil {
 				return &exitError{exitUsage, fmt.Errorf("-o %s: %w", output, err)}
 			}
 			return runErr

@@ -34,7 +34,8 @@ Reply is not in the capture has no Reply ("reply": null in JSON).
 Transactions are kept as they finish, in a compact form; --max bounds how
 many (the count of those left out is reported). Past 4096 of them, they are
 sorted in runs written to an unlinked temporary file ($TMPDIR), so memory
-stays flat on captures of any length; the output is the same.
+stays flat on captures of any length; the output is the same. When $TMPDIR
+is full, the rest is kept in memory, as analyze, check and report do.
 
 Several captures (files, directories searched recursively, globs, -r) are
 read --jobs at a time and listed one after the other in the order given;
@@ -129,18 +130,18 @@ func streamTransactions(cmd *cobra.Command, g *globalFlags, names []string, max 
 			fmt.Fprint(stderr, warnText(eng))
 		}
 		if n := s.Omitted(); n > 0 {
-			fmt.Fprintf(stderr, "rdmashark: %s: %d more transactions past --max %d not listed\n", s.File, n, max)
+			fmt.Fprintf(stderr, "rdmashark: %s: %d more transactions past --max %d not listed\n", printable(s.File), n, max)
 		}
 		if runErr == errInterrupted {
 			n := uint64(0)
 			if eng != nil {
 				n = eng.Stats.Packets
 			}
-			fmt.Fprintf(stderr, "rdmashark: %s: %s after %d packets\n", s.File, errInterrupted, n)
+			fmt.Fprintf(stderr, "rdmashark: %s: %s after %d packets\n", printable(s.File), errInterrupted, n)
 			break
 		}
 		if runErr != nil && len(names) > 1 {
-			fmt.Fprintln(stderr, "rdmashark:", unwrapExit(runErr))
+			fmt.Fprintln(stderr, "rdmashark:", errText(unwrapExit(runErr)))
 		}
 		errs = append(errs, runErr)
 	}

@@ -65,6 +65,11 @@ func newPcapSink(path string, out io.Writer, inputs ...string) (*pcapSink, error
 		path = "<stdout>"
 		s.name = path
 	} else {
+		release, err := waitFIFOReader(path)
+		if err != nil {
+			return nil, &exitError{exitUsage, err}
+		}
+		defer release()
 		f, err := outfile.Create(path, inputs...)
 		if err != nil {
 			return nil, usageErr("%v", err)

@@ -7,12 +7,18 @@
 //
 // Each run takes a capture under testdata/pcaps (or -inputs), mutates it
 // (bit flips, a cut, a length field that lies, a copied or deleted chunk,
-// gzip, zstd or lz4 around it, or several of these) and runs one of
-// analyze, check, transactions, dissect -V, report (the HTML page) and
-// export on it, sometimes with small --max-buffered and --max-connections.
+// header edits and hostile text — escape sequences, newlines, NUL, bytes
+// that are not UTF-8, bidi overrides — in the packets' strings with the
+// ICRC, MPA CRC and TCP checksum recomputed (headers.go), gzip, zstd or
+// lz4 around it, or several of these) and runs one of analyze, check,
+// transactions, dissect (-V, -T fields, summary lines), report (the HTML
+// page) and export on it, sometimes with small --max-buffered and
+// --max-connections.
 // A run fails when it exits with a status other than 0, 1 or 2 (or 3 for
 // check: nothing to judge), prints a Go panic or fatal error, outlives
-// -timeout, or exits 2 with an error that does not name the input. Failing
+// -timeout, exits 2 with an error that does not name the input, or prints
+// a raw control byte (anything below 0x20 but newline and tab, DEL) on
+// standard output or error. Failing
 // inputs are written to -out with the command line, to replay them; the
 // exit status is 1 if any run failed.
 package main
@@ -135,7 +141,8 @@ func command(rng *rand.Rand, name string) []string {
 	case 4:
 		args = []string{"export", "--format", []string{"parquet", "ndjson"}[rng.IntN(2)], "-o", name + ".out"}
 	default:
-		args = []string{"dissect", "-V"}
+		args = [][]string{{"dissect", "-V"}, {"dissect"},
+			{"dissect", "-T", "fields", "-e", "frame.number", "-e", "rpc.auth.machinename", "-e", "frame.comment", "-e", "_ws.col.Info"}}[rng.IntN(3)]
 	}
 	if rng.IntN(4) == 0 {
 		args = append(args, "--max-buffered", []string{"4KiB", "64KiB", "1MiB"}[rng.IntN(3)])
@@ -151,8 +158,8 @@ func runOne(bin string, args []string, name string, timeout time.Duration) strin
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
-	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = nil, &stderr
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	if ctx.Err() != nil {
 		return fmt.Sprintf("hang: still running after %v", timeout)
@@ -176,6 +183,15 @@ func runOne(bin string, args []string, name string, timeout time.Duration) strin
 	case code == 2 && !strings.Contains(se, name):
 		return "exit 2 without naming the input: " + strings.TrimSpace(se)
 	}
+	// Text, JSON, XML: no byte of the capture reaches a terminal raw.
+	for _, o := range []struct {
+		what string
+		b    []byte
+	}{{"standard output", stdout.Bytes()}, {"standard error", stderr.Bytes()}} {
+		if i := rawControl(o.b); i >= 0 {
+			return fmt.Sprintf("raw control byte %#02x in %s: %q", o.b[i], o.what, o.b[max(0, i-40):min(len(o.b), i+40)])
+		}
+	}
 	return ""
 }
 
@@ -184,7 +200,16 @@ func mutate(rng *rand.Rand, b []byte) ([]byte, string) {
 	out := bytes.Clone(b)
 	var did []string
 	for k := 0; k == 0 || (k < 3 && rng.IntN(2) == 0); k++ {
-		switch rng.IntN(6) {
+		switch rng.IntN(8) {
+		case 6:
+			// Damage the checks cannot drop: the CRCs agree (headers.go).
+			if d := editHeaders(rng, out); d != "" {
+				did = append(did, d)
+			}
+		case 7:
+			if d := hostileStrings(rng, out); d != "" {
+				did = append(did, d)
+			}
 		case 0:
 			n := 1 + rng.IntN(16)
 			for range n {

@@ -33,9 +33,22 @@
 //	return f.Commit()
 //
 // or, for an output written in one go, outfile.Write(out, inputs, writeReport).
-// Inputs named "-" (standard input) and inputs that do not exist are
-// ignored by the check. A destination of "-" is not special here: callers
-// that let "-" mean standard output handle it before calling Create.
+// An input named "-" is this process's standard input: the check compares
+// the file it is (cmd < in.pcap). Inputs that do not exist are ignored by
+// the check. A destination of "-" is not special here: callers that let
+// "-" mean standard output handle it before calling Create.
+//
+// Only a regular file (or a new name) is written through a temporary file
+// and renamed into place. A destination that exists and is anything else —
+// a character device (/dev/null, a terminal), a FIFO, a socket — is opened
+// and written directly, as a shell's redirection would: renaming onto it
+// would replace the node itself (as root, /dev/null would become a regular
+// file holding the report) and a FIFO's reader would wait for ever. So are
+// /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N: the descriptor
+// itself is written (a duplicate of it), whatever it is — a pipe, a socket,
+// a bash process substitution >(cmd), a file opened for appending. The
+// input check applies to regular files only: writing to a device or a pipe
+// destroys nothing.
 //
 // Not for a file that must be readable while it grows (capture -w, whose
 // every flushed packet must survive a kill): that one is written in place,
@@ -59,25 +72,46 @@ var ErrIsInput = errors.New("is an input of this run: refusing to overwrite it")
 // File is an output being written. It is an io.Writer; nothing appears
 // under the destination's name until Commit.
 type File struct {
-	name string // destination as given, for errors
-	dst  string // destination with symbolic links resolved
-	tmp  string
-	f    *os.File
-	done bool
+	name   string // destination as given, for errors
+	dst    string // destination with symbolic links resolved
+	tmp    string // "" when written directly (not a regular file)
+	f      *os.File
+	done   bool
+	direct bool
+}
+
+// stdinStat is the identity of this process's standard input, the input
+// named "-".
+var stdinStat = func() (fs.FileInfo, error) { return os.Stdin.Stat() }
+
+// statOut is the file name would write to: the descriptor's file for the
+// names of a descriptor, else os.Stat's.
+func statOut(name string) (fs.FileInfo, error) {
+	if fd, ok := fdName(name); ok {
+		return fstat(fd, name)
+	}
+	return os.Stat(name)
 }
 
 // CheckNotInput returns an error wrapping ErrIsInput when name is the same
-// file as one of inputs. A name that does not exist yet is no input.
+// file as one of inputs ("-": standard input). A name that does not exist
+// yet is no input, nor is a destination that is not a regular file.
 func CheckNotInput(name string, inputs ...string) error {
-	out, err := os.Stat(name)
-	if err != nil {
-		return nil // absent (or unreadable: Create will say so)
+	out, err := statOut(name)
+	if err != nil || !out.Mode().IsRegular() {
+		return nil // absent (or unreadable: Create will say so), or a device, FIFO, socket
 	}
 	for _, in := range inputs {
-		if in == "" || in == "-" {
+		if in == "" {
 			continue
 		}
-		fi, err := os.Stat(in)
+		var fi fs.FileInfo
+		if in == "-" {
+			fi, err = stdinStat()
+			in = "standard input"
+		} else {
+			fi, err = os.Stat(in)
+		}
 		if err != nil {
 			continue
 		}
@@ -100,6 +134,9 @@ func Create(name string, inputs ...string) (*File, error) {
 	}
 	if err := CheckNotInput(name, inputs...); err != nil {
 		return nil, err
+	}
+	if f, err := openDirect(name); f != nil || err != nil {
+		return f, err
 	}
 	dst := name
 	if fi, err := os.Lstat(name); err == nil {
@@ -141,6 +178,29 @@ func Create(name string, inputs ...string) (*File, error) {
 	return nil, fmt.Errorf("%s: no free temporary file name in %s", name, dir)
 }
 
+// openDirect opens name for writing in place when it is not to be
+// replaced: a descriptor's name (dup'ed) or an existing file that is not a
+// regular file (nor a directory). It returns nil, nil for the others.
+func openDirect(name string) (*File, error) {
+	if fd, ok := fdName(name); ok {
+		f, err := dupFile(fd, name)
+		if err != nil {
+			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+		}
+		return &File{name: name, dst: name, f: f, direct: true}, nil
+	}
+	fi, err := os.Stat(name)
+	if err != nil || fi.Mode().IsRegular() || fi.IsDir() {
+		return nil, nil
+	}
+	// A FIFO's open waits for its reader, as a shell's redirection does.
+	f, err := os.OpenFile(name, os.O_WRONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &File{name: name, dst: name, f: f, direct: true}, nil
+}
+
 // Name is the destination as given to Create.
 func (f *File) Name() string { return f.name }
 
@@ -160,6 +220,13 @@ func (f *File) Commit() error {
 		return fmt.Errorf("%s: %w", f.name, os.ErrClosed)
 	}
 	f.done = true
+	if f.direct {
+		// Nothing to rename; a pipe or a device has nothing to sync.
+		if err := f.f.Close(); err != nil {
+			return fmt.Errorf("writing %s: %w", f.name, err)
+		}
+		return nil
+	}
 	err := f.f.Sync()
 	if cerr := f.f.Close(); err == nil {
 		err = cerr
@@ -188,6 +255,9 @@ func (f *File) Abort() error {
 	}
 	f.done = true
 	err := f.f.Close()
+	if f.direct {
+		return err // what was written is gone already
+	}
 	if rerr := os.Remove(f.tmp); err == nil {
 		err = rerr
 	}
@@ -210,4 +280,21 @@ func Write(name string, inputs []string, fn func(io.Writer) error) error {
 		return err
 	}
 	return f.Commit()
+}
+
+// OpenInPlace opens name to be written in place, from its start, by a
+// writer that must keep every byte it wrote (capture -w): a regular file
+// is created or truncated, a device, FIFO or socket opened as it is, a
+// descriptor's name (/dev/stdout, /dev/fd/N) duplicated. Wrap the file in
+// NewWholeWrites so that a full disk does not leave part of a write at its
+// end.
+func OpenInPlace(name string) (*os.File, error) {
+	if fd, ok := fdName(name); ok {
+		f, err := dupFile(fd, name)
+		if err != nil {
+			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+		}
+		return f, nil
+	}
+	return os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
 }
