@@ -1,0 +1,40 @@
+// Package dissect is rdmashark's engine: it reads a capture (a file,
+// standard input, a live interface) packet by packet, decodes link, IP and
+// the RDMA transport (IB BTH and its extended headers, RoCEv1/v2, IB CM;
+// iWARP MPA, DDP and RDMAP over TCP), tracks connections and their set-up,
+// reassembles Sends and RDMA Reads and Writes on both transports, models
+// the reliable-connection requester (PSNs, ACKs, NAKs, retransmissions:
+// transport health and capture loss), and bounds everything it holds by a
+// named limit with a counter of what the limit cut.
+//
+// Above the transport it is protocol-neutral. Each upper-layer protocol
+// (ULP) is a plug-in behind one seam (ulp.go): Options.ULPs lists them,
+// each connection's ULP is decided once (ULP.Claim from its set-up, or a
+// bounded ULP.Probe of its first Sends), and a Session of that ULP receives
+// every reassembled Message and RDMAOp of the connection. What every ULP
+// needs is here, written once:
+//
+//   - Memory (memory.go): the regions a connection's outstanding requests
+//     advertised, by STag; which request an RDMA operation served, whether
+//     it came after the response, who owns an invalidated STag;
+//   - Exchange (exchange.go): one request and its response, the neutral
+//     record the exchanges listing, its export table and the neutral rules
+//     read (Options.Exchange, ExchangeObserver);
+//   - Env: the buffer budget a session accounts in, the exchange observer
+//     and the bound of open exchanges;
+//   - Connection.ULPData, Message.ULP and OpAttachment.Owner: where a
+//     session keeps its per-connection summary, its per-message record and
+//     the request an operation served, in its own types.
+//
+// RPC-over-RDMA (rpc*.go) is the first ULP (RPCOverRDMA); it still lives
+// in this package, on engine-wide state, and still has its own model types
+// (Transaction, RPCRecord, RPCStats, Message.RPC, Packet.RPC) that the
+// checks, fields, report and export read. NVMe over Fabrics (ulp/nvmeof)
+// is the second, outside it. The engine imports no ULP package: the
+// command's one registration list (cmd/rdmashark/ulps.go) names them, and
+// internal/archtest holds that rule.
+//
+// The engine writes nothing: presentation is package fields', output
+// report's and export's. docs/architecture.md has the whole picture and
+// the checklist for adding a ULP.
+package dissect
