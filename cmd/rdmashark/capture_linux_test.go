@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/internal/pcaptest"
 
 	"github.com/gopacket/gopacket"
@@ -257,7 +258,7 @@ func TestCaptureEqualsFileAnalysis(t *testing.T) {
 		t.Run(strings.TrimSuffix(c.file, ".pcap"), func(t *testing.T) {
 			dir := t.TempDir()
 			frames := readPcap(t, filepath.Join(pcapDir, c.file))
-			filter := live.DefaultFilter(0)
+			filter := live.DefaultFilter(0, dissect.ULPPorts(newULPs())...)
 			args := []string{"capture", "-i", netnstest.Capture, "--format", "json", "--duration", "15s"}
 			if c.filter != "" {
 				filter, err = live.ParseFilter(c.filter)
@@ -352,7 +353,7 @@ func TestCapturePacketLines(t *testing.T) {
 	defer inj.Close()
 	file := filepath.Join(pcapDir, "rxe-rping.pcap")
 	frames := readPcap(t, file)
-	kept := keptBy(t, live.DefaultFilter(0), frames)
+	kept := keptBy(t, live.DefaultFilter(0, dissect.ULPPorts(newULPs())...), frames)
 	expected := filepath.Join(t.TempDir(), "expected.pcap")
 	writePcap(t, expected, kept)
 	var want, errb bytes.Buffer
@@ -547,7 +548,7 @@ func TestCaptureSignals(t *testing.T) {
 	}
 	defer inj.Close()
 	frames := readPcap(t, filepath.Join(pcapDir, "rxe-rping.pcap"))
-	kept := keptBy(t, live.DefaultFilter(0), frames)
+	kept := keptBy(t, live.DefaultFilter(0, dissect.ULPPorts(newULPs())...), frames)
 
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGKILL} {
 		written := filepath.Join(t.TempDir(), "live.pcapng")
@@ -650,7 +651,7 @@ func TestCaptureSummary(t *testing.T) {
 		return readPcap(t, path)
 	}
 	first, all := copies("x20.pcap", 20), copies("x26.pcap", 26)
-	kept := keptBy(t, live.DefaultFilter(0), all)
+	kept := keptBy(t, live.DefaultFilter(0, dissect.ULPPorts(newULPs())...), all)
 	expected := filepath.Join(dir, "expected.pcap")
 	writePcap(t, expected, kept)
 	var want, errb bytes.Buffer
