@@ -16,6 +16,11 @@ var exchangeKeys = map[string]func(dst []byte, key uint64) []byte{
 	dissect.RPCOverRDMAName: func(dst []byte, key uint64) []byte { return AppendHex(dst, key, 8) },
 }
 
+// RegisterExchangeKey sets how the exchanges of the named ULP write their
+// key, before any output is made: a plug-in's format, registered by the
+// command's list of plug-ins (cmd/rdmashark/ulps.go).
+func RegisterExchangeKey(ulp string, f func(dst []byte, key uint64) []byte) { exchangeKeys[ulp] = f }
+
 // AppendExchangeKey appends the key of an exchange of the named ULP as
 // that ULP writes it (decimal for a ULP that has no format of its own).
 func AppendExchangeKey(dst []byte, ulp string, key uint64) []byte {

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/fields"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"github.com/rdmashark/rdmashark/ulp/nvmeof"
 )
@@ -10,8 +11,11 @@ import (
 // plugin is one upper-layer protocol as the tool registers it: its ULP
 // (fresh for each engine) and its conformance rules.
 type plugin struct {
+	name  string
 	new   func() dissect.ULP
 	rules func() []*check.Rule
+	// key writes the key of the ULP's exchanges (nil: the default).
+	key func(dst []byte, key uint64) []byte
 }
 
 // plugins is the tool's one registration list of upper-layer protocols
@@ -24,15 +28,18 @@ var plugins = []plugin{
 	// RPC-over-RDMA (RFC 8166, RFC 8167, the version 2 draft), its RPC
 	// bodies decoded by the NFS binding (RFC 8267) on nfsrdma's port; its
 	// rules are check's own table still.
-	{func() dissect.ULP { return dissect.RPCOverRDMA(nfs.NewBinding(), nfs.RDMAPort) }, nil},
+	{dissect.RPCOverRDMAName, func() dissect.ULP { return dissect.RPCOverRDMA(nfs.NewBinding(), nfs.RDMAPort) }, nil, nil},
 	// NVMe over Fabrics on RDMA, ports 4420 and 8009.
-	{func() dissect.ULP { return nvmeof.New() }, nvmeof.Rules},
+	{nvmeof.Name, func() dissect.ULP { return nvmeof.New() }, nvmeof.Rules, nvmeof.AppendKey},
 }
 
 func init() {
 	for _, p := range plugins {
 		if p.rules != nil {
 			check.Register(p.rules()...)
+		}
+		if p.key != nil {
+			fields.RegisterExchangeKey(p.name, p.key)
 		}
 	}
 }

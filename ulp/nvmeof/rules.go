@@ -12,7 +12,8 @@ import (
 
 // Rules are NVMe/RDMA's conformance rules, for check.Register. Each cites
 // the section of the NVMe RDMA Transport Specification 1.0, NVMe over
-// Fabrics 1.1 or NVMe Base 2.0 it enforces. Like every rule they judge
+// Fabrics 1.1 or NVMe Base 2.0 it enforces, by title (the numbers move
+// between revisions, and the ones here were not checked against them). Like every rule they judge
 // what the capture holds and no more: a capture that lacks packets (PSNs
 // skipped, a connection without its set-up) makes the rules that would
 // need them not evaluated, never a finding.
@@ -21,7 +22,7 @@ func Rules() []*check.Rule {
 	return []*check.Rule{
 		{
 			ID: "NVME-CM-PRIVATE-DATA", Severity: check.Error, ULP: Name,
-			Reference: "NVMe RDMA Transport 1.0 sections 3.3.1-3.3.2 (RDMA_CM_REQUEST/REPLY Private Data)",
+			Reference: "NVMe RDMA Transport 1.0, RDMA_CM_REQUEST and RDMA_CM_REPLY Private Data",
 			Summary:   "the CM REQ and REP carry NVMe/RDMA private data: RECFMT 0, HRQSIZE ≥ HSQSIZE + 1, CRQSIZE ≥ HSQSIZE + 1",
 			Explanation: `An NVMe/RDMA queue is set up by an RDMA-CM exchange whose REQ carries the host's
 private data (RECFMT, QID, HRQSIZE, HSQSIZE, CNTLID) and whose REP carries the
@@ -33,7 +34,7 @@ every submission queue entry, so HRQSIZE and CRQSIZE are at least HSQSIZE + 1.`,
 		},
 		{
 			ID: "NVME-CONNECT-FIRST", Severity: check.Error, ULP: Name,
-			Reference: "NVMe over Fabrics 1.1 section 3.3 (Connect command); NVMe RDMA Transport 1.0 section 3.3.1",
+			Reference: "NVMe over Fabrics 1.1, Connect Command; NVMe RDMA Transport 1.0, RDMA_CM_REQUEST Private Data",
 			Summary:   "the first capsule on a queue is a Fabrics Connect for the QID and SQSIZE its set-up named",
 			Explanation: `A queue is usable only after a Fabrics Connect command: it must be the first
 command capsule the host sends on the RDMA connection, its QID must be the QID of
@@ -43,7 +44,7 @@ the CM REQ, and its SQSIZE the CM REQ's HSQSIZE (both 0's based).`,
 		},
 		{
 			ID: "NVME-CAPSULE-SIZE", Severity: check.Error, ULP: Name,
-			Reference: "NVMe over Fabrics 1.1 section 2.2 (Capsules); NVMe RDMA Transport 1.0 section 3.2",
+			Reference: "NVMe over Fabrics 1.1, Capsules; NVMe RDMA Transport 1.0, Capsule and Data Transfer",
 			Summary:   "command capsules are a 64-byte SQE plus in-capsule data inside the capsule; response capsules are 16 bytes",
 			Explanation: `On NVMe/RDMA a command capsule is the 64-byte submission queue entry followed by
 any in-capsule data, which an SGL data block with subtype Offset must name within
@@ -54,7 +55,7 @@ transport supports no response data in the capsule).`,
 		},
 		{
 			ID: "NVME-CID-UNIQUE", Severity: check.Error, ULP: Name,
-			Reference: "NVMe Base 2.0 section 4.2 (Command Identifier)",
+			Reference: "NVMe Base 2.0, Common Command Format (CID)",
 			Summary:   "a command's CID is not that of a command still outstanding on the queue",
 			Explanation: `The Command Identifier and the submission queue together identify a command: the
 host must not reuse a CID while the command with it awaits its completion.`,
@@ -63,7 +64,7 @@ host must not reuse a CID while the command with it awaits its completion.`,
 		},
 		{
 			ID: "NVME-COMPLETION-UNMATCHED", Severity: check.Warning, ULP: Name,
-			Reference: "NVMe Base 2.0 section 4.2.1 (Completion Queue Entry: CID)",
+			Reference: "NVMe Base 2.0, Common Completion Queue Entry (CID)",
 			Summary:   "every completion answers a command outstanding on the queue",
 			Explanation: `A completion queue entry names the command it completes by CID. A completion with
 no outstanding command of that CID answers nothing the capture shows: a
@@ -73,7 +74,7 @@ controller bug, or a command capsule the capture does not hold.`,
 		},
 		{
 			ID: "NVME-QUEUE-DEPTH", Severity: check.Error, ULP: Name,
-			Reference: "NVMe RDMA Transport 1.0 section 3.3.1 (HSQSIZE); NVMe Base 2.0 section 4.1 (queue full)",
+			Reference: "NVMe RDMA Transport 1.0, RDMA_CM_REQUEST Private Data (HSQSIZE); NVMe Base 2.0, Full Queue",
 			Summary:   "commands outstanding at once are at most HSQSIZE + 1",
 			Explanation: `The host's submission queue holds HSQSIZE + 1 entries (HSQSIZE is 0's based);
 over RDMA the controller has posted receive buffers for that many capsules. A host
@@ -83,7 +84,7 @@ with more commands outstanding overruns them.`,
 		},
 		{
 			ID: "NVME-INV-KEY", Severity: check.Error, ULP: Name,
-			Reference: "NVMe RDMA Transport 1.0 section 3.4 (Keyed SGL Data Block Descriptor, Invalidate Key)",
+			Reference: "NVMe RDMA Transport 1.0, Keyed SGL Data Block Descriptor (Invalidate Key)",
 			Summary:   "a completion Send With Invalidate invalidates exactly the key its command asked to invalidate",
 			Explanation: `The host asks for remote invalidation per command, with a keyed SGL data block of
 subtype Invalidate Key; the controller may then send the completion by Send With
@@ -94,7 +95,7 @@ tears down memory the host still uses (Linux hosts reset the controller).`,
 		},
 		{
 			ID: "NVME-RDMA-BY-HOST", Severity: check.Error, ULP: Name,
-			Reference: "NVMe RDMA Transport 1.0 section 3.4; NVMe over Fabrics 1.1 section 7.3.2",
+			Reference: "NVMe RDMA Transport 1.0, Data Transfer (RDMA Read and Write by the controller)",
 			Summary:   "only the controller initiates RDMA Read and Write",
 			Explanation: `The host advertises memory with keyed SGL data blocks and the controller moves the
 data: RDMA Read for host-to-controller data, RDMA Write for controller-to-host
@@ -104,7 +105,7 @@ data. The host initiates none.`,
 		},
 		{
 			ID: "NVME-RDMA-UNADVERTISED", Severity: check.Error, ULP: Name,
-			Reference: "NVMe RDMA Transport 1.0 section 3.4; NVMe over Fabrics 1.1 section 7.3.2",
+			Reference: "NVMe RDMA Transport 1.0, Data Transfer (RDMA Read and Write by the controller)",
 			Summary:   "an RDMA Read or Write of the controller falls inside a keyed SGL of an outstanding command",
 			Explanation: `Every RDMA operation of the controller moves data of one command: it must fall
 inside the keyed SGL data block (address, length, key) of a command still
@@ -115,7 +116,7 @@ controller-to-host data.`,
 		},
 		{
 			ID: "NVME-RDMA-AFTER-COMPLETION", Severity: check.Error, ULP: Name,
-			Reference: "NVMe over Fabrics 1.1 section 7.3.3; NVMe RDMA Transport 1.0 section 3.4",
+			Reference: "NVMe over Fabrics 1.1, Data Transfers; NVMe RDMA Transport 1.0, Data Transfer",
 			Summary:   "no RDMA operation targets a command's memory after its completion",
 			Explanation: `The controller sends the completion once the command's data has moved; the host
 then reuses or invalidates the memory. An RDMA operation on it afterwards reaches
@@ -145,7 +146,18 @@ func exchangeKey(q *Queue, cid uint16) string {
 	if q.QID != nil {
 		qid = uint64(*q.QID)
 	}
-	return strconv.FormatUint(qid<<16|uint64(cid), 10)
+	return string(AppendKey(nil, qid<<16|uint64(cid)))
+}
+
+// AppendKey appends an NVMe/RDMA exchange key (QID<<16 | CID) as
+// "QID:CID", the CID in hex as tshark's nvme.cmd.cid writes it
+// ("1:0x0041"), for fields.RegisterExchangeKey.
+func AppendKey(dst []byte, key uint64) []byte {
+	dst = strconv.AppendUint(dst, key>>16, 10)
+	dst = append(dst, ':', '0', 'x')
+	const hexd = "0123456789abcdef"
+	cid := uint16(key)
+	return append(dst, hexd[cid>>12], hexd[cid>>8&0xf], hexd[cid>>4&0xf], hexd[cid&0xf])
 }
 
 func checkCMPrivateData(c *check.Conn) {
@@ -332,7 +344,7 @@ func checkAfterCompletion(c *check.Conn, op *dissect.RDMAOp) {
 		c.Checked()
 		cid := uint16(a.XID)
 		c.Report(check.Finding{Packets: append(append([]int{}, op.Packets...), a.ReplyPacket), Key: op.Kind.String(), ULP: Name,
-			Exchange: strconv.FormatUint(uint64(a.XID), 10), Message: fmt.Sprintf(
+			Exchange: string(AppendKey(nil, uint64(a.XID))), Message: fmt.Sprintf(
 				"the controller's %s targets the memory of the command with CID %d after its completion (packet %d)", opText(op), cid, a.ReplyPacket)})
 	}
 }
