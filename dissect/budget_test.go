@@ -67,8 +67,10 @@ func heldNow(e *Engine) int {
 			n += f.Held()
 		}
 	}
-	// Chunk data held to rebuild RPC messages (issue 13).
+	// Chunk data held to rebuild RPC messages (issue 13), and each open
+	// Call's ExchangeCost (issue 29).
 	for _, rc := range e.rpcs.conns {
+		n += len(rc.out) * ExchangeCost
 		for _, t := range rc.out {
 			for _, b := range t.chunkData {
 				n += cap(b)

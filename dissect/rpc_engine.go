@@ -135,6 +135,64 @@ type rpcConn struct {
 	mem    Memory[*Transaction]
 	recent [recentTxns]recentTxn
 	nrec   int
+	// order holds the Calls in the order they opened, from head on, for
+	// eviction (oldest); entries of Calls over since are skipped and
+	// dropped as the front reaches them, or compacted away.
+	order []orderRef
+	head  int
+}
+
+// orderRef is an open Call in rpcConn.order: the Transaction and the seq
+// it had then (a Transaction is reused for a later Call).
+type orderRef struct {
+	t   *Transaction
+	seq uint64
+}
+
+// live reports whether the Call r names is still open on rc.
+func (rc *rpcConn) live(r orderRef) bool {
+	t := r.t
+	return t.seq == r.seq && t.Call != nil && rc.out[newTxnKey(uint8(t.callDir.Index()), t.XID)] == t
+}
+
+// opened records a Call just opened.
+func (rc *rpcConn) opened(t *Transaction) {
+	for rc.head < len(rc.order) && !rc.live(rc.order[rc.head]) {
+		rc.order[rc.head] = orderRef{}
+		rc.head++
+	}
+	if n := len(rc.order) - rc.head; n > 2*len(rc.out)+16 || rc.head > len(rc.order)/2 && rc.head > 16 {
+		// Compact: keep the live entries, in order.
+		out := rc.order[:0]
+		for _, r := range rc.order[rc.head:] {
+			if rc.live(r) {
+				out = append(out, r)
+			}
+		}
+		clear(rc.order[len(out):])
+		rc.order, rc.head = out, 0
+	}
+	rc.order = append(rc.order, orderRef{t, t.seq})
+}
+
+// oldest returns the Call open longest (rc.out is not empty).
+func (rc *rpcConn) oldest() *Transaction {
+	for rc.head < len(rc.order) {
+		r := rc.order[rc.head]
+		if rc.live(r) {
+			return r.t
+		}
+		rc.order[rc.head] = orderRef{}
+		rc.head++
+	}
+	// Not reached while every open Call is in order; stay correct anyway.
+	var oldest *Transaction
+	for _, t := range rc.out {
+		if oldest == nil || t.seq < oldest.seq {
+			oldest = t
+		}
+	}
+	return oldest
 }
 
 type rpcState struct {
@@ -592,14 +650,11 @@ func (e *Engine) rpcCall(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, m
 		}
 		e.finishTxn(old, TxnSuperseded)
 	}
-	if len(rc.out) >= s.maxTxn {
-		var oldest *Transaction
-		for _, t := range rc.out {
-			if oldest == nil || t.seq < oldest.seq {
-				oldest = t
-			}
-		}
-		e.finishTxn(oldest, TxnEvicted)
+	for len(rc.out) > 0 && (len(rc.out) >= s.maxTxn || !e.budget().fits(ExchangeCost)) {
+		// Past the connection's bound, or the buffer budget (an open
+		// exchange counts ExchangeCost in it): the oldest Call is given
+		// up.
+		e.finishTxn(rc.oldest(), TxnEvicted)
 	}
 	t := s.newTxn()
 	t.XID, t.Conn, t.callDir = v.xid, m.Conn, m.Dir
@@ -610,6 +665,8 @@ func (e *Engine) rpcCall(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, m
 	t.Call = &t.call
 	t.call.fill(m, v, rec.Header.HeaderLen())
 	rc.out[key] = t
+	rc.opened(t)
+	e.buf.grew(0, ExchangeCost)
 	rs.OutstandingCalls[d]++
 	rec.Txn, rec.Outstanding = t, rs.OutstandingCalls[d]
 	rc.register(t)
@@ -904,6 +961,7 @@ func (e *Engine) finishTxn(t *Transaction, o TxnOutcome) {
 	key := newTxnKey(uint8(t.callDir.Index()), t.XID)
 	if t.Call != nil && rc != nil && rc.out[key] == t {
 		delete(rc.out, key)
+		e.buf.grew(ExchangeCost, 0)
 		rs.OutstandingCalls[key.dir()]--
 		rc.unregister(t)
 		rc.remember(t, key)

@@ -340,3 +340,42 @@ func TestRPCULPSeam(t *testing.T) {
 		t.Errorf("summary %q", summary(p))
 	}
 }
+
+// TestRPCEvictsTheOldestOpenCall: past MaxTransactions the Call open
+// longest goes, whatever was answered between (the order queue skips
+// answered and reused Transactions), and an open Call counts ExchangeCost
+// in the buffer budget while it is open (issue 29).
+func TestRPCEvictsTheOldestOpenCall(t *testing.T) {
+	r := newTxnRig(t, Options{MaxTransactions: 3})
+	call := func(xid uint32) []byte {
+		return v1msg(t, rpcrdma.Header{XID: xid, Credit: 4, Proc: rpcrdma.RDMAMsg}, rpcCall(t, xid, oncrpc.ProgNFS, 3, 1, nil))
+	}
+	reply := func(xid uint32) []byte {
+		return v1msg(t, rpcrdma.Header{XID: xid, Credit: 4, Proc: rpcrdma.RDMAMsg}, rpcReply(t, xid, nil))
+	}
+	for _, x := range []uint32{1, 2, 3} {
+		r.send(c2s, call(x), 0)
+	}
+	if held := r.e.Retained().BufferedBytes; held != 3*ExchangeCost {
+		t.Errorf("3 open Calls hold %d bytes of the budget, want %d", held, 3*ExchangeCost)
+	}
+	r.send(s2c, reply(1), 0) // 1 answered: 2 is now the oldest
+	r.send(c2s, call(4), 0)  // 2, 3, 4 open
+	r.send(c2s, call(5), 0)  // evicts 2 (the Transaction of 1 may be reused for 4 or 5)
+	r.send(s2c, reply(4), 0)
+	r.send(c2s, call(6), 0) // 3, 5, 6: evicts nothing
+	r.send(c2s, call(7), 0) // evicts 3
+	var evicted []uint32
+	for _, tx := range r.txns {
+		if tx.Outcome == TxnEvicted {
+			evicted = append(evicted, tx.XID)
+		}
+	}
+	if len(evicted) != 2 || evicted[0] != 2 || evicted[1] != 3 {
+		t.Errorf("evicted %v, want [2 3]", evicted)
+	}
+	r.e.Finish()
+	if held := r.e.Retained().BufferedBytes; held != 0 {
+		t.Errorf("%d bytes still held after the end", held)
+	}
+}

@@ -111,6 +111,15 @@ type Env struct {
 	MaxExchanges int
 }
 
+// ExchangeCost is what one open exchange — an RPC Call awaiting its Reply,
+// an NVMe command awaiting its completion — counts in the buffer budget
+// while it is open: about what its record and index entries take (an RPC
+// Transaction with a few chunks ~0.9 KB, issue 29). A session opens one
+// only when it fits (Budget.OpenExchange), giving up its oldest otherwise,
+// so that outstanding requests cannot grow past --max-buffered however
+// many connections hold them.
+const ExchangeCost = 1 << 10
+
 // Budget is the engine's buffer budget as a session sees it.
 type Budget struct{ e *Engine }
 
@@ -119,6 +128,16 @@ func (b *Budget) Fits(n int) bool { return b.e.budget().fits(n) }
 
 // Grew accounts a held buffer that went from old to new bytes of capacity.
 func (b *Budget) Grew(old, new int) { b.e.buf.grew(old, new) }
+
+// ExchangeFits reports whether one more open exchange fits in the budget;
+// a session with exchanges open gives up its oldest while it does not.
+func (b *Budget) ExchangeFits() bool { return b.e.budget().fits(ExchangeCost) }
+
+// Opened and Closed account an exchange opened and one ended.
+func (b *Budget) Opened() { b.e.buf.grew(0, ExchangeCost) }
+
+// Closed: see Opened.
+func (b *Budget) Closed() { b.e.buf.grew(ExchangeCost, 0) }
 
 // ulpConn is the engine's record of which ULP a connection carries.
 type ulpConn struct {

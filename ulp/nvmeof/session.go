@@ -277,7 +277,10 @@ func (s *session) command(m *dissect.Message, r *Capsule) {
 		q.CIDReused++
 		s.finish(old, nil, nil, dissect.Superseded)
 	}
-	if max := s.env.MaxExchanges; max > 0 && len(s.out) >= max {
+	for len(s.out) > 0 && (s.env.MaxExchanges > 0 && len(s.out) >= s.env.MaxExchanges ||
+		s.env.Budget != nil && !s.env.Budget.ExchangeFits()) {
+		// Past the queue's bound or the buffer budget: the oldest
+		// command is given up.
 		var oldest *Command
 		for _, o := range s.out {
 			if oldest == nil || o.seq < oldest.seq {
@@ -293,6 +296,9 @@ func (s *session) command(m *dissect.Message, r *Capsule) {
 		Packet: lastPacket(m.Packets), Time: m.Time, InCapsule: len(c.InCapsule), seq: s.seq}
 	r.Request = x
 	s.out[c.CID] = x
+	if s.env.Budget != nil {
+		s.env.Budget.Opened()
+	}
 	q.outstanding++
 	q.MaxOutstanding = max(q.MaxOutstanding, q.outstanding)
 	r.Outstanding = q.outstanding
@@ -390,6 +396,9 @@ func (s *session) status(x *dissect.Exchange, c *nvme.Completion, opc uint8, fct
 func (s *session) finish(x *Command, m *dissect.Message, cpl *nvme.Completion, o dissect.Outcome) {
 	q := s.q
 	delete(s.out, x.CID)
+	if s.env.Budget != nil {
+		s.env.Budget.Closed()
+	}
 	q.outstanding--
 	if x.SGL.IsKeyed() && x.SGL.Length > 0 {
 		s.mem.Withdraw(x, x.SGL.Key)
