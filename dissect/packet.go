@@ -149,6 +149,11 @@ type Packet struct {
 	// the Sends it ended, and the RPC messages rebuilt from chunk data it
 	// delivered. Usually none or one; an iWARP segment can complete several.
 	RPC []RPCRecord
+	// ULP holds the records the sessions of ULPs other than RPC-over-RDMA
+	// made of what this packet completed (their own types, e.g.
+	// *nvmeof.Capsule), valid until the next packet: what their fields
+	// read.
+	ULP []any
 
 	// Err is the decoding error that stopped decoding early, if any; the
 	// layers decoded before it are valid.
@@ -256,6 +261,8 @@ func (p *Packet) reset() {
 	p.TCPDiscarded = false
 	p.CRCDiscarded = false
 	p.RPC = p.RPC[:0]
+	clear(p.ULP)
+	p.ULP = p.ULP[:0]
 	p.Err = nil
 	p.Conn = nil
 	p.Dir = DirUnknown

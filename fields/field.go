@@ -229,6 +229,24 @@ var fieldTables = []func() *Table{
 // protocols' tables.
 var Registry = NewFieldSet(fieldTables...)
 
+// RegisterTable adds a plug-in's table (an upper-layer protocol's fields,
+// read from its records in dissect.Packet.ULP) to Registry, before any
+// output or display filter is made: the command's list of plug-ins
+// (cmd/rdmashark/ulps.go) calls it. A field name already taken panics.
+func RegisterTable(mk func() *Table) { Registry.addTable(mk) }
+
+// addTable adds one table's groups, instance kinds and fields.
+func (s *FieldSet) addTable(mk func() *Table) {
+	t := mk()
+	for _, g := range t.groups {
+		s.titles[g[0]] = g[1]
+	}
+	for _, k := range t.instances {
+		s.instances[k.kind] = k.count
+	}
+	s.register(t.fields...)
+}
+
 // NewFieldSet builds a registry from tables, in their order. A field name
 // registered twice is a programming error and panics at start-up, where a
 // test catches it.
@@ -236,14 +254,7 @@ func NewFieldSet(tables ...func() *Table) *FieldSet {
 	s := &FieldSet{byName: map[string]*Field{}, titles: map[string]string{},
 		instances: map[string]func(p *dissect.Packet) int{}}
 	for _, mk := range tables {
-		t := mk()
-		for _, g := range t.groups {
-			s.titles[g[0]] = g[1]
-		}
-		for _, k := range t.instances {
-			s.instances[k.kind] = k.count
-		}
-		s.register(t.fields...)
+		s.addTable(mk)
 	}
 	return s
 }
@@ -273,6 +284,7 @@ var groupRanks = []struct {
 	{"infiniband.mad", 40}, {"infiniband.cm", 41}, {"infiniband", 42},
 	{"iwarp_mpa", 50}, {"iwarp_ddp", 51}, {"iwarp_rdma", 52}, {"iwarp", 53},
 	{"rpcordma", 60}, {"rpc", 61}, {"nfs", 62}, {"mount", 63},
+	{"nvme-rdma", 64}, {"nvme", 65},
 	{"infiniband.crc", 90}, {"rdmashark", 95},
 }
 

@@ -151,6 +151,7 @@ type Command struct {
 	CID    uint16
 	OPC    uint8
 	FCTYPE nvme.FabricsType
+	CDW10  uint32
 	Name   string
 	SGL    nvme.SGLDescriptor
 	// Transfer is the data's direction by opcode.
@@ -205,8 +206,14 @@ type session struct {
 	out map[uint16]*Command
 	mem dissect.Memory[*Command]
 	rec Capsule
-	x   dissect.Exchange
-	seq uint64
+	// recs are the records of the Sends the current packet (recPkt)
+	// completed, recN of them in use: each stays valid, in
+	// dissect.Packet.ULP, until the next packet.
+	recs   []*Capsule
+	recN   int
+	recPkt int
+	x      dissect.Exchange
+	seq    uint64
 	// free are command records for reuse.
 	free []*Command
 	// done are the records finished while the current Send was handed
@@ -239,17 +246,37 @@ func (s *session) Message(p *dissect.Packet, m *dissect.Message) {
 	s.recycle()
 	q := s.q
 	q.setUp(s.c) // the REP may have come after the Start
-	r := &s.rec
+	r := s.record(p)
 	cmd, cpl := r.Cmd, r.Cpl // keep the decoders' storage
 	*r = Capsule{Queue: q, Cmd: cmd, Cpl: cpl, Length: m.Length,
 		Invalidate: m.Invalidate, InvalidatedSTag: m.InvalidatedSTag}
 	m.ULP = r
+	if p != nil {
+		p.ULP = append(p.ULP, r)
+	}
 	if m.Dir == dissect.DirClientToServer {
 		r.Command = true
 		s.command(m, r)
 		return
 	}
 	s.completion(m, r)
+}
+
+// record returns a record for a Send that packet p completed (the scratch
+// record without a packet, at the end of the input).
+func (s *session) record(p *dissect.Packet) *Capsule {
+	if p == nil {
+		return &s.rec
+	}
+	if p.Number != s.recPkt {
+		s.recPkt, s.recN = p.Number, 0
+	}
+	if s.recN == len(s.recs) {
+		s.recs = append(s.recs, &Capsule{})
+	}
+	r := s.recs[s.recN]
+	s.recN++
+	return r
 }
 
 func (s *session) command(m *dissect.Message, r *Capsule) {
@@ -292,7 +319,7 @@ func (s *session) command(m *dissect.Message, r *Capsule) {
 	}
 	x := s.newCommand()
 	s.seq++
-	*x = Command{CID: c.CID, OPC: c.OPC, FCTYPE: c.FCTYPE, Name: c.Name(q.Admin()), SGL: c.SGL1, Transfer: c.Transfer(),
+	*x = Command{CID: c.CID, OPC: c.OPC, FCTYPE: c.FCTYPE, CDW10: c.CDW10, Name: c.Name(q.Admin()), SGL: c.SGL1, Transfer: c.Transfer(),
 		Packet: lastPacket(m.Packets), Time: m.Time, InCapsule: len(c.InCapsule), seq: s.seq}
 	r.Request = x
 	s.out[c.CID] = x

@@ -1,0 +1,89 @@
+package nvmeof_test
+
+import (
+	"bufio"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/fields"
+	"github.com/rdmashark/rdmashark/source"
+	"github.com/rdmashark/rdmashark/ulp/nvmeof"
+)
+
+// TestFieldsEqualTshark: every nvme-rdma.* and nvme.* field of FieldTable
+// holds, on every frame of rxe-nvmeof.pcap, what tshark 4.0 -2 printed
+// for it (testdata/tshark/nvme/rxe-nvmeof.capsules.tsv, made by gen.sh
+// there): the same values in the same form, and nothing where tshark has
+// nothing — but on the frames tshark does not decode (the I/O queue's
+// two-packet Connect and its completion, frames 93-96: KD-NVME-MULTIPACKET).
+func TestFieldsEqualTshark(t *testing.T) {
+	set := fields.NewFieldSet(nvmeof.FieldTable)
+	f, err := os.Open("../../testdata/tshark/nvme/rxe-nvmeof.capsules.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	sc.Scan()
+	header := strings.Split(sc.Text(), "\t")
+	want := map[int][]string{}
+	for sc.Scan() {
+		row := strings.Split(sc.Text(), "\t")
+		var n int
+		for _, c := range row[0] {
+			n = n*10 + int(c-'0')
+		}
+		want[n] = row
+	}
+	var cols []int
+	for i, name := range header {
+		if _, ok := set.Lookup(name); ok {
+			cols = append(cols, i)
+		}
+	}
+	if len(cols) < 20 {
+		t.Fatalf("only %d of our fields are in tshark's file", len(cols))
+	}
+	r, err := source.Open("../../testdata/pcaps/ulp/rxe-nvmeof.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	e := dissect.NewEngine(dissect.Options{ULPs: []dissect.ULP{nvmeof.New()}})
+	compared, frames := 0, 0
+	err = e.Run(r, func(p *dissect.Packet) error {
+		row, inTshark := want[p.Number]
+		if p.Number >= 93 && p.Number <= 96 {
+			return nil // tshark does not decode them (KD-NVME-MULTIPACKET)
+		}
+		for _, ci := range cols {
+			fd, _ := set.Lookup(header[ci])
+			var vals []string
+			fd.Get(p, func(v fields.Value) { vals = append(vals, fd.Format(v)) })
+			got, exp := strings.Join(vals, ","), ""
+			if inTshark && ci < len(row) {
+				exp = row[ci]
+			}
+			if got != exp {
+				t.Errorf("frame %d %s: %q, tshark %q", p.Number, header[ci], got, exp)
+			}
+			if exp != "" {
+				compared++
+			}
+		}
+		if inTshark {
+			frames++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if frames < 300 || compared < 2000 {
+		t.Errorf("compared %d values on %d frames", compared, frames)
+	}
+	t.Logf("%d values on %d frames, %d fields", compared, frames, len(cols))
+}
