@@ -6,6 +6,15 @@ import (
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
 )
 
+// infoFuncs are the plug-ins' parts of the summary line (RegisterInfo).
+var infoFuncs []func(p *dissect.Packet, dst []byte) []byte
+
+// RegisterInfo adds a plug-in's part of the summary line (tshark's Info
+// column): f appends what the packet's records of its ULP say
+// (dissect.Packet.ULP), or nothing. The command's list of plug-ins calls it
+// before any output is made.
+func RegisterInfo(f func(p *dissect.Packet, dst []byte) []byte) { infoFuncs = append(infoFuncs, f) }
+
 // rpcInfo appends the RPC-over-RDMA messages the packet completed to the
 // summary line, e.g.
 // "| RPCoRDMA RDMA_NOMSG xid=0x3cfb4714 reply-chunk=1 | RPC Reply NFS v4 proc 1".

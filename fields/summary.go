@@ -119,6 +119,17 @@ func AppendInfo(p *dissect.Packet, dst []byte) []byte {
 	}
 	analysisInfo(p, &b)   // fields_analysis.go
 	rpcInfo(p, &b, start) // rpc_info.go
+	for _, f := range infoFuncs {
+		// A plug-in's part (RegisterInfo), after " | " when it writes one.
+		mark := len(b.b)
+		if mark > start {
+			b.b = append(b.b, " | "...)
+		}
+		sep := len(b.b)
+		if b.b = f(p, b.b); len(b.b) == sep {
+			b.b = b.b[:mark]
+		}
+	}
 	if s := p.ICRC.Status; s == dissect.CRCBad || s == dissect.CRCTruncated {
 		b.printf(" [ICRC %s]", s)
 	}

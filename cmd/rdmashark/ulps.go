@@ -16,8 +16,10 @@ type plugin struct {
 	rules func() []*check.Rule
 	// key writes the key of the ULP's exchanges (nil: the default).
 	key func(dst []byte, key uint64) []byte
-	// fields is its part of the field table (nil: none).
+	// fields is its part of the field table, info its part of the
+	// summary line (nil: none).
 	fields func() *fields.Table
+	info   func(p *dissect.Packet, dst []byte) []byte
 }
 
 // plugins is the tool's one registration list of upper-layer protocols
@@ -30,9 +32,9 @@ var plugins = []plugin{
 	// RPC-over-RDMA (RFC 8166, RFC 8167, the version 2 draft), its RPC
 	// bodies decoded by the NFS binding (RFC 8267) on nfsrdma's port; its
 	// rules are check's own table still.
-	{dissect.RPCOverRDMAName, func() dissect.ULP { return dissect.RPCOverRDMA(nfs.NewBinding(), nfs.RDMAPort) }, nil, nil, nil},
+	{dissect.RPCOverRDMAName, func() dissect.ULP { return dissect.RPCOverRDMA(nfs.NewBinding(), nfs.RDMAPort) }, nil, nil, nil, nil},
 	// NVMe over Fabrics on RDMA, ports 4420 and 8009.
-	{nvmeof.Name, func() dissect.ULP { return nvmeof.New() }, nvmeof.Rules, nvmeof.AppendKey, nvmeof.FieldTable},
+	{nvmeof.Name, func() dissect.ULP { return nvmeof.New() }, nvmeof.Rules, nvmeof.AppendKey, nvmeof.FieldTable, nvmeof.AppendInfo},
 }
 
 func init() {
@@ -45,6 +47,9 @@ func init() {
 		}
 		if p.fields != nil {
 			fields.RegisterTable(p.fields)
+		}
+		if p.info != nil {
+			fields.RegisterInfo(p.info)
 		}
 	}
 }

@@ -199,3 +199,60 @@ func setNumberOfQueues(r *Capsule) bool {
 	x := r.Request
 	return r.Queue.Admin() && nvme.AdminOpcode(x.OPC) == nvme.AdminSetFeatures && nvme.FeatureID(x.CDW10) == nvme.FeatureNumberOfQueues
 }
+
+// AppendInfo appends what the packet's capsules are to its summary line,
+// as tshark's Info column names them: "NVMe Read", "NVMeOF Connect", "NVMe
+// CQE for Read", with a completion's status when it is not a success
+// (fields.RegisterInfo).
+func AppendInfo(p *dissect.Packet, dst []byte) []byte {
+	n := 0
+	for _, rr := range p.ULP {
+		r, ok := rr.(*Capsule)
+		if !ok {
+			continue
+		}
+		if n > 0 {
+			dst = append(dst, " | "...)
+		}
+		n++
+		var x *Command
+		switch {
+		case r.Err != nil:
+			dst = append(dst, "NVMe ["...)
+			dst = append(dst, r.Err.Error()...)
+			dst = append(dst, ']')
+			continue
+		case r.Command:
+			x = r.Request
+		default:
+			x = r.Request
+		}
+		fabrics := r.Command && r.Cmd.IsFabrics() || x != nil && x.OPC == nvme.OpcodeFabrics
+		if fabrics {
+			dst = append(dst, "NVMeOF "...)
+		} else {
+			dst = append(dst, "NVMe "...)
+		}
+		if !r.Command {
+			dst = append(dst, "CQE"...)
+			if x != nil {
+				dst = append(dst, " for "...)
+				dst = append(dst, x.Name...)
+			}
+			if !r.Cpl.Status.Success() {
+				dst = append(dst, " ["...)
+				op, fct := uint8(0), nvme.FabricsType(0)
+				if x != nil {
+					op, fct = x.OPC, x.FCTYPE
+				}
+				dst = append(dst, r.Cpl.Status.Describe(op, r.Queue.Admin(), fct)...)
+				dst = append(dst, ']')
+			}
+			continue
+		}
+		if x != nil {
+			dst = append(dst, x.Name...)
+		}
+	}
+	return dst
+}

@@ -3,6 +3,7 @@ package nvmeof_test
 import (
 	"bufio"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -86,4 +87,59 @@ func TestFieldsEqualTshark(t *testing.T) {
 		t.Errorf("compared %d values on %d frames", compared, frames)
 	}
 	t.Logf("%d values on %d frames, %d fields", compared, frames, len(cols))
+}
+
+// TestInfoEqualsTshark: the summary line names each capsule as tshark's
+// Info column does (rxe-nvmeof.info.tsv, gen.sh), but that tshark adds what
+// a Property Get/Set, an Identify or a Get Log Page reads ("Controller
+// Capabilities", "Namespace", "SMART/Health Information": ours are in the
+// fields), and shortens Asynchronous Event Request, NVMe Base 2.0's name,
+// to "Async Event Request" (KD-NVME-INFO).
+func TestInfoEqualsTshark(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/tshark/nvme/rxe-nvmeof.info.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		num, info, _ := strings.Cut(line, "\t")
+		n, _ := strconv.Atoi(num)
+		if i := strings.LastIndex(info, "| "); i >= 0 {
+			info = info[i+2:]
+		}
+		for _, cmd := range []string{"Property Get", "Property Set", "Identify", "Get Log Page"} {
+			if j := strings.Index(info, cmd+" "); j >= 0 {
+				info = info[:j+len(cmd)]
+			}
+		}
+		info = strings.Replace(info, "Async Event Request", "Asynchronous Event Request", 1)
+		want[n] = info
+	}
+	r, err := source.Open("../../testdata/pcaps/ulp/rxe-nvmeof.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	e := dissect.NewEngine(dissect.Options{ULPs: []dissect.ULP{nvmeof.New()}})
+	seen := 0
+	err = e.Run(r, func(p *dissect.Packet) error {
+		got := string(nvmeof.AppendInfo(p, nil))
+		w, ok := want[p.Number]
+		switch {
+		case ok:
+			seen++
+			if got != w {
+				t.Errorf("frame %d: %q, tshark %q", p.Number, got, w)
+			}
+		case got != "" && (p.Number < 93 || p.Number > 96):
+			t.Errorf("frame %d: %q where tshark has no capsule", p.Number, got)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen != len(want) || seen < 300 {
+		t.Errorf("%d of tshark's %d capsule frames seen", seen, len(want))
+	}
 }

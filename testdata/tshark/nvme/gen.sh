@@ -66,3 +66,7 @@ for P in rxe; do
     -e frame.number -e nvme-rdma.cmd.qid -e nvme.cmd.cid -e nvme.fabrics.cmd.cid -e nvme.cqe.cid \
     -e infiniband.bth.opcode -e infiniband.ieth > $P-nvmeof.pairing.tsv
 done
+
+# The Info column of the capsules (ulp/nvmeof's AppendInfo test).
+tshark -2 -r ../../pcaps/ulp/rxe-nvmeof.pcap -Y 'nvme.cmd.opc || nvme.fabrics.cmd.opc || nvme.cqe.cid' \
+  -T fields -E separator=/t -e frame.number -e _ws.col.Info > rxe-nvmeof.info.tsv
