@@ -2,6 +2,7 @@ package dissect
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rdmashark/rdmashark/pvtdata"
@@ -93,6 +94,17 @@ func (s ConnState) String() string {
 
 // MarshalText makes a ConnState appear by name in JSON.
 func (s ConnState) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// HostPort writes an address with a port as people and URLs write it: an
+// IPv6 address in brackets, "[2001:db8::2]:58286", so the port cannot be
+// read as the address's last group (RFC 3986 section 3.2.2, RFC 5952
+// section 6); "192.0.2.2:58286" otherwise.
+func HostPort(address string, port uint16) string {
+	if strings.IndexByte(address, ':') >= 0 {
+		return "[" + address + "]:" + itoa(uint64(port))
+	}
+	return address + ":" + itoa(uint64(port))
+}
 
 // Endpoint is one side of a connection.
 type Endpoint struct {
