@@ -480,6 +480,32 @@ must skip them. Reported as information when a connection uses them.`,
 			Applies:  mpaMarkersApplies, End: endMPAMarkers,
 		},
 		{
+			ID: "MPA-REJ", Severity: Warning, Reference: "RFC 5044 section 7.1; RFC 6581 section 5", Added: true,
+			Summary: "an MPA Reply with the Rejected flag ended an iWARP connection attempt: its private data",
+			Explanation: `The iWARP counterpart of CM-REJ. A responder that refuses an MPA Request
+answers with an MPA Reply whose R (Rejected) flag is set and then closes the TCP
+connection (RFC 5044 section 7.1); the Reply's private data may say why. The
+finding shows the Reply's revision, the RFC 6581 IRD/ORD field when present and
+the private data: an RFC 8797 message when it holds one, text when it is
+printable, hex otherwise. (Added, a rule of its own rather than CM-REJ on
+iWARP: an MPA reject has no reason code and comes from another spec, and a
+separate ID lets a baseline or --rules choice treat the transports apart.)`,
+			Evidence: "the MPA Reply of an iWARP connection",
+			Applies:  iwarpOnly, Packet: checkMPAREJ,
+		},
+		{
+			ID: "MPA-NO-REPLY", Severity: Warning, Reference: "RFC 5044 section 7.1", Added: true,
+			Summary: "an MPA Request got no MPA Reply in the capture",
+			Explanation: `After the MPA Request the initiator sends nothing until the responder's MPA
+Reply arrives (RFC 5044 section 7.1); a responder that does not want the
+connection rejects it with an MPA Reply or closes the TCP connection. A Request
+the capture shows unanswered means the responder's application never accepted
+the connection (or the capture ended or lost the Reply): the initiator's
+connect times out.`,
+			Evidence: "the MPA Request of an iWARP connection",
+			Applies:  iwarpOnly, End: endMPANoReply,
+		},
+		{
 			ID: "PSN-GAP", Severity: Warning, Reference: "IBA Vol 1 9.7.1, 9.7.5.1",
 			Summary: "a gap or a retransmission in the packet sequence of an RC/UC queue pair",
 			Explanation: `Requests on a queue pair carry consecutive PSNs (an RDMA Read Request takes one

@@ -617,6 +617,70 @@ func endMPAMarkers(c *Conn) {
 	}
 }
 
+// checkMPAREJ: MPA-REJ (RFC 5044 section 7.1: a responder refuses a
+// connection with an MPA Reply whose R flag is set).
+func checkMPAREJ(c *Conn, p *dissect.Packet) {
+	if c.ID == 0 || !p.IWARP.HasReqRep || !p.IWARP.ReqRep.IsReply() {
+		return
+	}
+	c.Checked()
+	m := &p.IWARP.ReqRep
+	if !m.R {
+		return
+	}
+	msg := fmt.Sprintf("MPA Reply from the %s rejects the connection (R set): Rev %d", sideOf(p.Dir), m.Rev)
+	if m.HasEnhancedData {
+		msg += fmt.Sprintf(", IRD %d ORD %d", m.EnhancedData.IRD, m.EnhancedData.ORD)
+	}
+	msg += ", " + rejectPrivateData(m.ULPPrivateData())
+	c.Reportf([]int{p.Number}, "MPA reject", "%s", msg)
+}
+
+// rejectPrivateData describes the private data of a reject: an RFC 8797
+// message, printable text (some stacks put a reason there), hex, or none.
+func rejectPrivateData(b []byte) string {
+	pd := trimZeros(b)
+	if len(pd) == 0 {
+		return "no private data"
+	}
+	if res := pvtdata.Parse(b, pvtdata.PrefixNone); res.Valid() {
+		return "private data carries RPC-over-RDMA " + res.Message.String()
+	}
+	printable := true
+	for _, ch := range pd {
+		if ch < 0x20 || ch > 0x7e {
+			printable = false
+			break
+		}
+	}
+	if printable {
+		return fmt.Sprintf("private data %q", pd)
+	}
+	if len(pd) > 32 {
+		return "private data " + hex.EncodeToString(pd[:32]) + "…"
+	}
+	return "private data " + hex.EncodeToString(pd)
+}
+
+// endMPANoReply: MPA-NO-REPLY (RFC 5044 section 7.1: the initiator waits
+// for the responder's MPA Reply).
+func endMPANoReply(c *Conn) {
+	w := c.IWARP
+	if c.ID == 0 || w == nil {
+		return
+	}
+	req, rep := &w.MPA[0], &w.MPA[1] // the client's Request, the server's Reply
+	if !req.Seen {
+		return
+	}
+	c.Checked()
+	if rep.Seen {
+		return
+	}
+	c.Reportf([]int{req.Packet}, "no reply",
+		"the client's MPA Request (packet %d) got no MPA Reply in the capture", req.Packet)
+}
+
 func mpaMarkersApplies(c *Conn) string {
 	if why := iwarpOnly(c); why != "" {
 		return why

@@ -582,6 +582,28 @@ var mutations = []mutation{
 			}
 			return fmt.Errorf("no MPA Reply with RFC 8797 private data")
 		}},
+	{name: "mpa-reject", base: "siw-nfs3-head", added: []string{"MPA-REJ"}, removed: []string{"INV-USAGE"}, noRenumber: true,
+		what: "the server's MPA Reply (packet 41) sets the Rejected flag (R, RFC 5044 section 7.1) and keeps its private data; the client's ACK (packet 42) follows and nothing else of the connection (packets 43-60 removed, so no Send and no INV-USAGE; iWARP, TCP checksum recomputed)",
+		apply: func(c *capture) error {
+			f := c.at(41)
+			i := bytes.Index(f.data, []byte("MPA ID Rep Frame"))
+			if i < 0 {
+				return fmt.Errorf("packet 41 holds no MPA Reply")
+			}
+			f.data[i+16] |= 0x20 // R: the flags octet follows the 16-octet key (RFC 5044 section 7.1)
+			for n := 43; n <= 60; n++ {
+				c.drop(n)
+			}
+			return nil
+		}},
+	{name: "mpa-no-reply", base: "siw-nfs3-head", added: []string{"MPA-NO-REPLY"}, removed: []string{"INV-USAGE"}, noRenumber: true,
+		what: "the server acknowledges the client's MPA Request (packet 40) but never sends its MPA Reply: packets 41-60 removed, so no Send and no INV-USAGE (iWARP)",
+		apply: func(c *capture) error {
+			for n := 41; n <= 60; n++ {
+				c.drop(n)
+			}
+			return nil
+		}},
 }
 
 // sendAny is send for single-packet Sends of any kind (with Invalidate).
