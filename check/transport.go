@@ -113,7 +113,41 @@ func checkCMREJ(c *Conn, p *dissect.Packet) {
 			msg += ", private data " + hex.EncodeToString(pd)
 		}
 	}
-	c.Reportf([]int{p.Number}, fmt.Sprintf("reason %d", uint16(rej.Reason)), "%s", msg)
+	c.rej.hold(p.Number, fmt.Sprintf("reason %d", uint16(rej.Reason)), msg)
+}
+
+// refusal is a connection's refusal (CM REJ, MPA reject), held until the
+// connection ends: when the same client then got through to the same
+// server (Connection.RetriedBy: a client probing ports, as SMB Direct
+// clients try 5445, then 445), the refusal is information, not a warning.
+type refusal struct {
+	packet   int
+	key, msg string
+}
+
+func (r *refusal) hold(packet int, key, msg string) { *r = refusal{packet, key, msg} }
+
+// endRefusal reports the refusal held by CM-REJ or MPA-REJ.
+func endRefusal(c *Conn) {
+	r := c.rej
+	if r.packet == 0 {
+		return
+	}
+	c.rej = refusal{}
+	reportRefusal(c, []int{r.packet}, r.key, r.msg)
+}
+
+// reportRefusal reports a refusal, as information when a later connection
+// between the same addresses was established.
+func reportRefusal(c *Conn, packets []int, key, msg string) {
+	f := Finding{Packets: packets, Key: key, Message: msg}
+	if c.RetriedBy != 0 {
+		f.Severity = Info
+		f.Message += fmt.Sprintf("; connection %d between the same addresses was established afterwards", c.RetriedBy)
+	}
+	if !c.dropped() {
+		c.Report(f)
+	}
 }
 
 func rejMessage(m roce.RejMessage) string {
@@ -633,7 +667,19 @@ func checkMPAREJ(c *Conn, p *dissect.Packet) {
 		msg += fmt.Sprintf(", IRD %d ORD %d", m.EnhancedData.IRD, m.EnhancedData.ORD)
 	}
 	msg += ", " + rejectPrivateData(m.ULPPrivateData())
-	c.Reportf([]int{p.Number}, "MPA reject", "%s", msg)
+	c.rej.hold(p.Number, "MPA reject", msg)
+}
+
+// endIWARPRefused: IWARP-REFUSED (RFC 9293 section 3.10.7.1: a SYN to a
+// port nothing listens on is answered by a RST).
+func endIWARPRefused(c *Conn) {
+	w := c.IWARP
+	if c.ID == 0 || w == nil || !w.Refused {
+		return
+	}
+	c.Checked()
+	reportRefusal(c, []int{w.SYNPacket, w.RSTPacket}, "TCP RST",
+		fmt.Sprintf("the server answered the client's SYN (packet %d) to port %d with a RST (packet %d): nothing listened there", w.SYNPacket, c.ServicePort, w.RSTPacket))
 }
 
 // rejectPrivateData describes the private data of a reject: an RFC 8797

@@ -173,8 +173,14 @@ type Connection struct {
 	// RDMA-CM service ID (RoCE) or the server's TCP port (iWARP).
 	ServicePort uint16
 	State       ConnState
-	// RejectReason names the CM REJ reason (or MPA reject) when rejected.
+	// RejectReason names the CM REJ reason (or MPA reject, or the TCP RST
+	// that refused an iWARP connection's SYN) when rejected.
 	RejectReason string
+	// RetriedBy is the ID of a later connection between the same two
+	// addresses that was established after this one was rejected (a
+	// client probing ports, as SMB Direct clients probe 5445 then 445),
+	// 0 when the capture shows none.
+	RetriedBy int
 
 	FirstPacket int
 	LastPacket  int
