@@ -674,7 +674,13 @@ func checkMPAREJ(c *Conn, p *dissect.Packet) {
 // port nothing listens on is answered by a RST).
 func endIWARPRefused(c *Conn) {
 	w := c.IWARP
-	if c.ID == 0 || w == nil || !w.Refused {
+	if c.ID == 0 || w == nil {
+		return
+	}
+	if !w.Refused {
+		if w.MPA[0].Seen {
+			c.Checked() // its SYN got through: the MPA Request followed
+		}
 		return
 	}
 	c.Checked()
