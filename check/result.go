@@ -178,7 +178,7 @@ func (cr *ConnResult) Name() string {
 	ep := func(e dissect.Endpoint, port uint16) string {
 		s := e.Address
 		if port != 0 {
-			s += fmt.Sprintf(":%d", port)
+			s = dissect.HostPort(s, port)
 		}
 		if e.QPN != 0 {
 			s += fmt.Sprintf(" QP 0x%06x", e.QPN)

@@ -84,10 +84,13 @@ the header.)`,
 reason code (IBA Vol 1 12.6.7.2, e.g. 28 "consumer reject" when the application
 refused, 8 "invalid service ID" when nothing listens), any additional rejection
 information, and the private data, decoded when it holds an RFC 8797 message.
-An RPC-over-RDMA client that keeps being rejected never gets to send a Call.`,
+An RPC-over-RDMA client that keeps being rejected never gets to send a Call.
+A refusal followed by an established connection between the same two
+addresses is information, not a warning: clients probe ports (SMB Direct
+clients try 5445, then 445).`,
 			Evidence: "the CM messages of the connection",
 			Applies:  func(c *Conn) string { return roceOnly(c) + needsSetupIfRoCE(c) },
-			Packet:   checkCMREJ,
+			Packet:   checkCMREJ, End: endRefusal,
 		},
 
 		// Inline thresholds (RFC 8797 section 4.2, RFC 8166 section 3.3.2).
@@ -478,6 +481,47 @@ boundaries after loss; they are rarely negotiated today, and a capture reader
 must skip them. Reported as information when a connection uses them.`,
 			Evidence: "the MPA Request/Reply of an iWARP connection",
 			Applies:  mpaMarkersApplies, End: endMPAMarkers,
+		},
+		{
+			ID: "MPA-REJ", Severity: Warning, Reference: "RFC 5044 section 7.1; RFC 6581 section 5", Added: true,
+			Summary: "an MPA Reply with the Rejected flag ended an iWARP connection attempt: its private data",
+			Explanation: `The iWARP counterpart of CM-REJ. A responder that refuses an MPA Request
+answers with an MPA Reply whose R (Rejected) flag is set and then closes the TCP
+connection (RFC 5044 section 7.1); the Reply's private data may say why. The
+finding shows the Reply's revision, the RFC 6581 IRD/ORD field when present and
+the private data: an RFC 8797 message when it holds one, text when it is
+printable, hex otherwise. (Added, a rule of its own rather than CM-REJ on
+iWARP: an MPA reject has no reason code and comes from another spec, and a
+separate ID lets a baseline or --rules choice treat the transports apart.) A
+reject followed by an established connection between the same two addresses is
+information, not a warning.`,
+			Evidence: "the MPA Reply of an iWARP connection",
+			Applies:  iwarpOnly, Packet: checkMPAREJ, End: endRefusal,
+		},
+		{
+			ID: "IWARP-REFUSED", Severity: Warning, Reference: "RFC 9293 section 3.10.7.1", Added: true,
+			Summary: "a TCP RST answered the SYN of an iWARP connection attempt",
+			Explanation: `A server with nothing listening on a TCP port answers a SYN with a RST (RFC
+9293 section 3.10.7.1): the iWARP connection never reaches its MPA Request. The
+attempt is shown when it was meant for iWARP: its port is NFS/RDMA's 20049, SMB
+Direct's 5445 or a registered upper-layer protocol's, or the two addresses carry
+an iWARP connection already. Like CM-REJ, a refusal followed by an established
+connection between the same two addresses is information, not a warning:
+clients probe ports (SMB Direct clients try 5445, then 445).`,
+			Evidence: "the SYN and RST of a refused iWARP connection attempt",
+			Applies:  iwarpOnly, End: endIWARPRefused,
+		},
+		{
+			ID: "MPA-NO-REPLY", Severity: Warning, Reference: "RFC 5044 section 7.1", Added: true,
+			Summary: "an MPA Request got no MPA Reply in the capture",
+			Explanation: `After the MPA Request the initiator sends nothing until the responder's MPA
+Reply arrives (RFC 5044 section 7.1); a responder that does not want the
+connection rejects it with an MPA Reply or closes the TCP connection. A Request
+the capture shows unanswered means the responder's application never accepted
+the connection (or the capture ended or lost the Reply): the initiator's
+connect times out.`,
+			Evidence: "the MPA Request of an iWARP connection",
+			Applies:  iwarpOnly, End: endMPANoReply,
 		},
 		{
 			ID: "PSN-GAP", Severity: Warning, Reference: "IBA Vol 1 9.7.1, 9.7.5.1",

@@ -113,7 +113,41 @@ func checkCMREJ(c *Conn, p *dissect.Packet) {
 			msg += ", private data " + hex.EncodeToString(pd)
 		}
 	}
-	c.Reportf([]int{p.Number}, fmt.Sprintf("reason %d", uint16(rej.Reason)), "%s", msg)
+	c.rej.hold(p.Number, fmt.Sprintf("reason %d", uint16(rej.Reason)), msg)
+}
+
+// refusal is a connection's refusal (CM REJ, MPA reject), held until the
+// connection ends: when the same client then got through to the same
+// server (Connection.RetriedBy: a client probing ports, as SMB Direct
+// clients try 5445, then 445), the refusal is information, not a warning.
+type refusal struct {
+	packet   int
+	key, msg string
+}
+
+func (r *refusal) hold(packet int, key, msg string) { *r = refusal{packet, key, msg} }
+
+// endRefusal reports the refusal held by CM-REJ or MPA-REJ.
+func endRefusal(c *Conn) {
+	r := c.rej
+	if r.packet == 0 {
+		return
+	}
+	c.rej = refusal{}
+	reportRefusal(c, []int{r.packet}, r.key, r.msg)
+}
+
+// reportRefusal reports a refusal, as information when a later connection
+// between the same addresses was established.
+func reportRefusal(c *Conn, packets []int, key, msg string) {
+	f := Finding{Packets: packets, Key: key, Message: msg}
+	if c.RetriedBy != 0 {
+		f.Severity = Info
+		f.Message += fmt.Sprintf("; connection %d between the same addresses was established afterwards", c.RetriedBy)
+	}
+	if !c.dropped() {
+		c.Report(f)
+	}
 }
 
 func rejMessage(m roce.RejMessage) string {
@@ -615,6 +649,88 @@ func endMPAMarkers(c *Conn) {
 				"the %s puts MPA markers in its FPDUs (the %s's MPA %s set M)", sideName[d], sideName[1-d], [2]string{"Request", "Reply"}[1-d])
 		}
 	}
+}
+
+// checkMPAREJ: MPA-REJ (RFC 5044 section 7.1: a responder refuses a
+// connection with an MPA Reply whose R flag is set).
+func checkMPAREJ(c *Conn, p *dissect.Packet) {
+	if c.ID == 0 || !p.IWARP.HasReqRep || !p.IWARP.ReqRep.IsReply() {
+		return
+	}
+	c.Checked()
+	m := &p.IWARP.ReqRep
+	if !m.R {
+		return
+	}
+	msg := fmt.Sprintf("MPA Reply from the %s rejects the connection (R set): Rev %d", sideOf(p.Dir), m.Rev)
+	if m.HasEnhancedData {
+		msg += fmt.Sprintf(", IRD %d ORD %d", m.EnhancedData.IRD, m.EnhancedData.ORD)
+	}
+	msg += ", " + rejectPrivateData(m.ULPPrivateData())
+	c.rej.hold(p.Number, "MPA reject", msg)
+}
+
+// endIWARPRefused: IWARP-REFUSED (RFC 9293 section 3.10.7.1: a SYN to a
+// port nothing listens on is answered by a RST).
+func endIWARPRefused(c *Conn) {
+	w := c.IWARP
+	if c.ID == 0 || w == nil {
+		return
+	}
+	if !w.Refused {
+		if w.MPA[0].Seen {
+			c.Checked() // its SYN got through: the MPA Request followed
+		}
+		return
+	}
+	c.Checked()
+	reportRefusal(c, []int{w.SYNPacket, w.RSTPacket}, "TCP RST",
+		fmt.Sprintf("the server answered the client's SYN (packet %d) to port %d with a RST (packet %d): nothing listened there", w.SYNPacket, c.ServicePort, w.RSTPacket))
+}
+
+// rejectPrivateData describes the private data of a reject: an RFC 8797
+// message, printable text (some stacks put a reason there), hex, or none.
+func rejectPrivateData(b []byte) string {
+	pd := trimZeros(b)
+	if len(pd) == 0 {
+		return "no private data"
+	}
+	if res := pvtdata.Parse(b, pvtdata.PrefixNone); res.Valid() {
+		return "private data carries RPC-over-RDMA " + res.Message.String()
+	}
+	printable := true
+	for _, ch := range pd {
+		if ch < 0x20 || ch > 0x7e {
+			printable = false
+			break
+		}
+	}
+	if printable {
+		return fmt.Sprintf("private data %q", pd)
+	}
+	if len(pd) > 32 {
+		return "private data " + hex.EncodeToString(pd[:32]) + "…"
+	}
+	return "private data " + hex.EncodeToString(pd)
+}
+
+// endMPANoReply: MPA-NO-REPLY (RFC 5044 section 7.1: the initiator waits
+// for the responder's MPA Reply).
+func endMPANoReply(c *Conn) {
+	w := c.IWARP
+	if c.ID == 0 || w == nil {
+		return
+	}
+	req, rep := &w.MPA[0], &w.MPA[1] // the client's Request, the server's Reply
+	if !req.Seen {
+		return
+	}
+	c.Checked()
+	if rep.Seen {
+		return
+	}
+	c.Reportf([]int{req.Packet}, "no reply",
+		"the client's MPA Request (packet %d) got no MPA Reply in the capture", req.Packet)
 }
 
 func mpaMarkersApplies(c *Conn) string {

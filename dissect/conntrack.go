@@ -75,6 +75,10 @@ type ConnTable struct {
 	lastRef  qpRef
 	lastQPOK bool
 	byComm   map[commKey]*Connection
+	// rejected are the last connections refused (CM REJ, MPA reject,
+	// TCP RST), at most maxRecentRejects, awaiting a later connection
+	// between the same addresses to name in RetriedBy.
+	rejected []*Connection
 	pending  map[pairKey]*Connection // no-setup connections awaiting their reverse QPN
 	nextID   int
 	// closing lists the connections the packet being processed closed,
@@ -291,6 +295,7 @@ func (t *ConnTable) cm(p *Packet, src, dst Node) {
 		if c, d := t.commOf(src, dst, cm.RTU.LocalCommID, cm.RTU.RemoteCommID); c != nil {
 			if c.State == StateIncomplete {
 				c.State = StateEstablished
+				t.noteEstablished(c)
 			}
 			t.place(p, c, d)
 		}
@@ -298,6 +303,7 @@ func (t *ConnTable) cm(p *Packet, src, dst Node) {
 		if c, d := t.commOf(src, dst, cm.REJ.LocalCommID, cm.REJ.RemoteCommID); c != nil {
 			c.State = StateRejected
 			c.RejectReason = cm.REJ.Reason.String()
+			t.noteRejected(c)
 			t.place(p, c, d)
 			t.close(c) // nothing follows a REJ (IBA 12.6.7)
 		}
@@ -479,4 +485,32 @@ func itoa(u uint64) string {
 			return string(b[i:])
 		}
 	}
+}
+
+// maxRecentRejects bounds ConnTable.rejected.
+const maxRecentRejects = 16
+
+// noteRejected remembers a connection just refused, for noteEstablished.
+func (t *ConnTable) noteRejected(c *Connection) {
+	if len(t.rejected) >= maxRecentRejects {
+		copy(t.rejected, t.rejected[1:])
+		t.rejected = t.rejected[:len(t.rejected)-1]
+	}
+	t.rejected = append(t.rejected, c)
+}
+
+// noteEstablished names c in the RetriedBy of the refused connections
+// between the same two addresses on the same transport: the client got
+// through after all (another port, or the same once the server listened).
+func (t *ConnTable) noteEstablished(c *Connection) {
+	kept := t.rejected[:0]
+	for _, r := range t.rejected {
+		if r != c && r.Transport == c.Transport && r.Client.Address == c.Client.Address && r.Server.Address == c.Server.Address {
+			r.RetriedBy = c.ID
+			continue
+		}
+		kept = append(kept, r)
+	}
+	clear(t.rejected[len(kept):])
+	t.rejected = kept
 }

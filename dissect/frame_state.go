@@ -18,8 +18,15 @@ const maxTCPStreams = 1 << 20
 type streamKey struct{ a, b netip.AddrPort }
 
 type tcpStream struct {
-	index  int
-	closed bool // a FIN or RST was seen: a new SYN starts a new stream
+	index int
+	// base is each direction's base sequence number ([0] from the lower
+	// address and port): a SYN's, or one before the first segment seen.
+	// A SYN without ACK whose sequence number is not its direction's base
+	// starts a new stream (the 4-tuple reused); a SYN retransmitted with
+	// the same ISN does not, even after a RST or FIN — tshark 4.0's rule
+	// (packet-tcp.c, TCP_S_BASE_SEQ_SET and base_seq).
+	base    [2]uint32
+	hasBase [2]bool
 	// synT: the last SYN without ACK (Unix ns, 0 none); firstRTT: from it
 	// to the first segment with ACK and without SYN (tshark's
 	// tcp.analysis.initial_rtt, its out-of-order threshold).
@@ -66,8 +73,10 @@ func (s *frameState) note(p *Packet) {
 	}
 	a := netip.AddrPortFrom(src, uint16(p.TCP.SrcPort))
 	b := netip.AddrPortFrom(dst, uint16(p.TCP.DstPort))
+	d := 0 // the packet's direction: from a
 	if c := a.Addr().Compare(b.Addr()); c > 0 || c == 0 && a.Port() > b.Port() {
 		a, b = b, a
+		d = 1
 	}
 	k := streamKey{a, b}
 	if s.streams == nil {
@@ -81,7 +90,8 @@ func (s *frameState) note(p *Packet) {
 		st, ok = s.streams[k]
 	}
 	was := st
-	if !ok || st.closed && p.TCP.SYN && !p.TCP.ACK {
+	syn := p.TCP.SYN && !p.TCP.ACK
+	if !ok || syn && st.hasBase[d] && p.TCP.Seq != st.base[d] {
 		if len(s.streams) >= maxTCPStreams {
 			clear(s.streams)
 			s.Forgotten++
@@ -89,8 +99,11 @@ func (s *frameState) note(p *Packet) {
 		st = tcpStream{index: s.next}
 		s.next++
 	}
-	if p.TCP.FIN || p.TCP.RST {
-		st.closed = true
+	if !st.hasBase[d] {
+		st.base[d], st.hasBase[d] = p.TCP.Seq, true
+		if !p.TCP.SYN {
+			st.base[d]--
+		}
 	}
 	switch {
 	case p.TCP.SYN && !p.TCP.ACK:

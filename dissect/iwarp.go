@@ -170,6 +170,11 @@ type IWARPInfo struct {
 	MidStream bool
 	// Dir counts each direction, indexed by Direction.Index().
 	Dir [2]IWARPCounters
+	// Refused: the connection is a TCP SYN the server answered with a RST
+	// (RFC 9293 section 3.10.7.1: nothing listens on the port); SYNPacket
+	// and RSTPacket are their numbers. No MPA exchange follows.
+	Refused              bool
+	SYNPacket, RSTPacket int
 }
 
 // tcpKey is a TCP connection's 4-tuple, oriented from one side.
@@ -298,6 +303,9 @@ type iwarpEngine struct {
 	// catchUps that had octets to give (tests).
 	inOrderSegs, catchUps int
 
+	// syns are the SYNs not answered yet (iwarp_refused.go).
+	syns synTable
+
 	ddp   iwarp.DDP
 	rdmap iwarp.RDMAP
 	rr    iwarp.MPAReqRep
@@ -403,7 +411,14 @@ func (ie *iwarpEngine) packet(p *Packet) {
 		if s != nil && !t.ACK {
 			ie.forget(s)
 		}
+		ie.syns.note(p, k, t)
 		return
+	}
+	if s == nil && t.RST && t.ACK && len(payload) == 0 {
+		if a, ok := ie.syns.refused(k, t.Ack); ok {
+			ie.refused(p, a)
+			return
+		}
 	}
 	if s != nil && len(payload) >= 16 && string(payload[:16]) == iwarp.MPAKeyReq &&
 		s.half[h].started && t.Seq != s.half[h].startSeq {
@@ -1211,8 +1226,10 @@ func (s *iwStream) gotReqRep(h int, frame []byte, end uint32) {
 		case m.R:
 			s.conn.State = StateRejected
 			s.conn.RejectReason = "MPA Reply with the Rejected flag (RFC 5044 section 7.1)"
+			ie.e.Conns.noteRejected(s.conn)
 		case s.conn.State == StateIncomplete:
 			s.conn.State = StateEstablished
+			ie.e.Conns.noteEstablished(s.conn)
 		}
 	}
 	o := &s.half[1-h]

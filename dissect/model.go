@@ -2,6 +2,7 @@ package dissect
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rdmashark/rdmashark/pvtdata"
@@ -94,6 +95,17 @@ func (s ConnState) String() string {
 // MarshalText makes a ConnState appear by name in JSON.
 func (s ConnState) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
+// HostPort writes an address with a port as people and URLs write it: an
+// IPv6 address in brackets, "[2001:db8::2]:58286", so the port cannot be
+// read as the address's last group (RFC 3986 section 3.2.2, RFC 5952
+// section 6); "192.0.2.2:58286" otherwise.
+func HostPort(address string, port uint16) string {
+	if strings.IndexByte(address, ':') >= 0 {
+		return "[" + address + "]:" + itoa(uint64(port))
+	}
+	return address + ":" + itoa(uint64(port))
+}
+
 // Endpoint is one side of a connection.
 type Endpoint struct {
 	// Address is the side's network address as text: an IP address for
@@ -161,8 +173,14 @@ type Connection struct {
 	// RDMA-CM service ID (RoCE) or the server's TCP port (iWARP).
 	ServicePort uint16
 	State       ConnState
-	// RejectReason names the CM REJ reason (or MPA reject) when rejected.
+	// RejectReason names the CM REJ reason (or MPA reject, or the TCP RST
+	// that refused an iWARP connection's SYN) when rejected.
 	RejectReason string
+	// RetriedBy is the ID of a later connection between the same two
+	// addresses that was established after this one was rejected (a
+	// client probing ports, as SMB Direct clients probe 5445 then 445),
+	// 0 when the capture shows none.
+	RetriedBy int
 
 	FirstPacket int
 	LastPacket  int

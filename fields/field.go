@@ -121,6 +121,11 @@ type Field struct {
 	// -T json: tshark's hidden fields (nfs.status repeats nfs.status3 and
 	// nfs.nfsstat4 for filtering).
 	Hidden bool
+	// InTree, when set, limits the -V tree and -T json to the packets it
+	// returns true for; -T fields and filters see every value. (tshark
+	// fills infiniband.reth.va and r_key from an AtomicETH too, yet a
+	// packet without a RETH shows no RETH.)
+	InTree func(p *dissect.Packet) bool
 }
 
 // Format prints v the way tshark -T fields prints a value of this field.

@@ -48,10 +48,27 @@ func compatTable() *Table {
 	F.Register(
 		// The RETH itself: present on RDMA Read and Write requests only,
 		// not on atomics, although infiniband.reth.va is (as in tshark).
-		&Field{Name: "infiniband.reth", Label: "RDMA Extended Transport Header", Type: FTNone, Parent: "infiniband.reth", Hidden: true,
+		// Both headers are FT_BYTES in tshark 4.0: their octets, laid out
+		// as IBA Vol 1 9.3.3 (RETH: VA 64, R_Key 32, DMA Length 32 bits)
+		// and 9.3.4 (AtomicETH: VA 64, R_Key 32, Swap/Add Data 64,
+		// Compare Data 64 bits) say.
+		&Field{Name: "infiniband.reth", Label: "RDMA Extended Transport Header", Type: FTBytes, Parent: "infiniband.reth", Hidden: true,
 			Get: func(p *dissect.Packet, emit func(Value)) {
 				if p.Has(roce.LayerTypeBTH) && p.BTH.Ext.Has(roce.ExtRETH) {
-					emit(Value{})
+					r := &p.BTH.RETH
+					b := binary.BigEndian.AppendUint64(make([]byte, 0, 16), r.VA)
+					b = binary.BigEndian.AppendUint32(b, r.RKey)
+					emit(Value{B: binary.BigEndian.AppendUint32(b, r.DMALen)})
+				}
+			}},
+		&Field{Name: "infiniband.atomiceth", Label: "Atomic Extended Transport Header", Type: FTBytes, Parent: "infiniband.atomiceth", Hidden: true,
+			Get: func(p *dissect.Packet, emit func(Value)) {
+				if p.Has(roce.LayerTypeBTH) && p.BTH.Ext.Has(roce.ExtAtomicETH) {
+					a := &p.BTH.AtomicETH
+					b := binary.BigEndian.AppendUint64(make([]byte, 0, 28), a.VA)
+					b = binary.BigEndian.AppendUint32(b, a.RKey)
+					b = binary.BigEndian.AppendUint64(b, a.SwapDt)
+					emit(Value{B: binary.BigEndian.AppendUint64(b, a.CmpDt)})
 				}
 			}},
 		cm("majv", "IP CM Major Version", FTUint8, BaseHex, func(h []byte) (Value, bool) { return one(uint64(h[0] >> 4)) }),

@@ -146,18 +146,21 @@ func ibTable() *Table {
 		ib("rdmashark.xrceth.xrcsrq", "XRC Shared Receive Queue", FTUint24, BaseHex, "infiniband.xrceth", ext(roce.ExtXRCETH), func(p *dissect.Packet) uint64 { return uint64(p.BTH.XRCETH.XRCSRQ) }),
 		// tshark reports the AtomicETH's VA and R_Key under the RETH's names
 		// too (fields_compat.go).
-		ib("infiniband.reth.va", "Virtual Address", FTUint64, BaseHex, "infiniband.reth", rethOrAtomic, func(p *dissect.Packet) uint64 {
+		// The -V tree shows them under a RETH only where there is one: an
+		// atomic's VA and R_Key are in its AtomicETH group
+		// (rdmashark.atomiceth.*).
+		inTree(ib("infiniband.reth.va", "Virtual Address", FTUint64, BaseHex, "infiniband.reth", rethOrAtomic, func(p *dissect.Packet) uint64 {
 			if p.BTH.Ext.Has(roce.ExtRETH) {
 				return p.BTH.RETH.VA
 			}
 			return p.BTH.AtomicETH.VA
-		}),
-		ib("infiniband.reth.r_key", "Remote Key", FTUint32, BaseHex, "infiniband.reth", rethOrAtomic, func(p *dissect.Packet) uint64 {
+		}), ext(roce.ExtRETH)),
+		inTree(ib("infiniband.reth.r_key", "Remote Key", FTUint32, BaseHex, "infiniband.reth", rethOrAtomic, func(p *dissect.Packet) uint64 {
 			if p.BTH.Ext.Has(roce.ExtRETH) {
 				return uint64(p.BTH.RETH.RKey)
 			}
 			return uint64(p.BTH.AtomicETH.RKey)
-		}),
+		}), ext(roce.ExtRETH)),
 		ib("infiniband.reth.dmalen", "DMA Length", FTUint32, BaseDecHex, "infiniband.reth", ext(roce.ExtRETH), func(p *dissect.Packet) uint64 { return uint64(p.BTH.RETH.DMALen) }),
 		ib("rdmashark.atomiceth.va", "Virtual Address", FTUint64, BaseHex, "infiniband.atomiceth", ext(roce.ExtAtomicETH), func(p *dissect.Packet) uint64 { return p.BTH.AtomicETH.VA }),
 		ib("rdmashark.atomiceth.r_key", "Remote Key", FTUint32, BaseHex, "infiniband.atomiceth", ext(roce.ExtAtomicETH), func(p *dissect.Packet) uint64 { return uint64(p.BTH.AtomicETH.RKey) }),
@@ -308,4 +311,10 @@ func ibTable() *Table {
 		ib("infiniband.cm.drsp.remotecommid", "Remote Communication ID", h32, BaseHex, C, drep, func(p *dissect.Packet) uint64 { return uint64(p.CM.DREP.RemoteCommID) }),
 	)
 	return F
+}
+
+// inTree sets f.InTree.
+func inTree(f *Field, in func(*dissect.Packet) bool) *Field {
+	f.InTree = in
+	return f
 }

@@ -487,7 +487,7 @@ func endpointText(e Endpoint) string {
 	case e.QPN != nil:
 		return fmt.Sprintf("%s QP 0x%06x", e.Address, *e.QPN)
 	case e.Port != nil:
-		return fmt.Sprintf("%s:%d", e.Address, *e.Port)
+		return dissect.HostPort(e.Address, *e.Port)
 	}
 	return e.Address
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rdmashark/rdmashark/check"
+	"github.com/rdmashark/rdmashark/dissect"
 )
 
 // JUnit XML as Jenkins, GitLab and GitHub test reporters read it (the
@@ -224,9 +225,9 @@ func stableName(c *CheckConnection) string {
 	if c.ID == 0 {
 		return "packets outside any connection"
 	}
-	port := ""
+	server := c.Server.Address
 	if c.ServicePort != nil {
-		port = fmt.Sprintf(":%d", *c.ServicePort)
+		server = dissect.HostPort(server, *c.ServicePort)
 	}
-	return fmt.Sprintf("connection %d %s %s → %s%s", c.ID, c.Transport, c.Client.Address, c.Server.Address, port)
+	return fmt.Sprintf("connection %d %s %s → %s", c.ID, c.Transport, c.Client.Address, server)
 }

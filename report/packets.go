@@ -234,7 +234,7 @@ func (c *collector) collect(p *dissect.Packet) []group {
 	c.gen++
 	c.vals, c.used, c.out, c.counts = c.vals[:0], c.used[:0], c.out[:0], c.counts[:0]
 	for _, f := range fields.Registry.All() {
-		if f.Get == nil || f.Hidden {
+		if f.Get == nil || f.Hidden || f.InTree != nil && !f.InTree(p) {
 			continue
 		}
 		if f.At == nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rdmashark/rdmashark/check"
+	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/report"
 )
 
@@ -391,7 +392,7 @@ func endpointText(e report.Endpoint) string {
 	case e.QPN != nil:
 		return fmt.Sprintf("%s QP 0x%06x", e.Address, *e.QPN)
 	case e.Port != nil:
-		return fmt.Sprintf("%s:%d", e.Address, *e.Port)
+		return dissect.HostPort(e.Address, *e.Port)
 	}
 	return e.Address
 }

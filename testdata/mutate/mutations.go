@@ -582,9 +582,81 @@ var mutations = []mutation{
 			}
 			return fmt.Errorf("no MPA Reply with RFC 8797 private data")
 		}},
+	{name: "mpa-reject", base: "siw-nfs3-head", added: []string{"MPA-REJ"}, removed: []string{"INV-USAGE"}, noRenumber: true,
+		what: "the server's MPA Reply (packet 41) sets the Rejected flag (R, RFC 5044 section 7.1) and keeps its private data; the client's ACK (packet 42) follows and nothing else of the connection (packets 43-60 removed, so no Send and no INV-USAGE; iWARP, TCP checksum recomputed)",
+		apply: func(c *capture) error {
+			f := c.at(41)
+			i := bytes.Index(f.data, []byte("MPA ID Rep Frame"))
+			if i < 0 {
+				return fmt.Errorf("packet 41 holds no MPA Reply")
+			}
+			f.data[i+16] |= 0x20 // R: the flags octet follows the 16-octet key (RFC 5044 section 7.1)
+			for n := 43; n <= 60; n++ {
+				c.drop(n)
+			}
+			return nil
+		}},
+	{name: "mpa-no-reply", base: "siw-nfs3-head", added: []string{"MPA-NO-REPLY"}, removed: []string{"INV-USAGE"}, noRenumber: true,
+		what: "the server acknowledges the client's MPA Request (packet 40) but never sends its MPA Reply: packets 41-60 removed, so no Send and no INV-USAGE (iWARP)",
+		apply: func(c *capture) error {
+			for n := 41; n <= 60; n++ {
+				c.drop(n)
+			}
+			return nil
+		}},
+	{name: "syn-refused-then-connected", base: "siw-nfs3-head", added: []string{"IWARP-REFUSED"}, noRenumber: true,
+		what:  "before the NFS connection (packet 36) the client's SYN from port 42248 to 20049 is answered by a RST (nothing listening yet, RFC 9293 section 3.10.7.1); the connection that follows to the same server is established: IWARP-REFUSED as information",
+		apply: func(c *capture) error { return refuseSYN(c, 36, 42248) }},
+	{name: "syn-refused", base: "siw-nfs3-head", added: []string{"IWARP-REFUSED"}, removed: []string{"INV-USAGE"}, noRenumber: true,
+		what: "the client's SYN from port 42248 to 20049 is answered by a RST (RFC 9293 section 3.10.7.1) and no connection follows (packets 36-60 removed): IWARP-REFUSED as a warning",
+		apply: func(c *capture) error {
+			if err := refuseSYN(c, 36, 42248); err != nil {
+				return err
+			}
+			for n := 36; n <= 60; n++ {
+				c.drop(n)
+			}
+			return nil
+		}},
 }
 
 // sendAny is send for single-packet Sends of any kind (with Invalidate).
+
+// refuseSYN puts a refused connection attempt in front of packet syn (the
+// client's SYN) and packet syn+1 (the server's SYN-ACK): a copy of the SYN
+// from client port sport with another initial sequence number, 30 ms
+// earlier, and the RST a Linux server sends when nothing listens (RFC
+// 9293 section 3.10.7.1: <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>; no
+// options, window 0, IP ID 0) 0.5 ms later.
+func refuseSYN(c *capture, syn int, sport uint16) error {
+	orig, ack := c.at(syn), c.at(syn+1)
+	ip := ethLen
+	ihl := int(orig.data[ip]&0x0f) * 4
+	tcp := ip + ihl
+	if orig.data[tcp+13] != 0x02 || ack.data[tcp+13] != 0x12 {
+		return fmt.Errorf("packets %d, %d are not a SYN and its SYN-ACK", syn, syn+1)
+	}
+	s := &frame{ci: orig.ci, data: slices.Clone(orig.data)}
+	s.ci.Timestamp = orig.ci.Timestamp.Add(-30 * time.Millisecond)
+	binary.BigEndian.PutUint16(s.data[tcp:], sport)
+	isn := binary.BigEndian.Uint32(orig.data[tcp+4:]) - 0x10000
+	binary.BigEndian.PutUint32(s.data[tcp+4:], isn)
+
+	r := &frame{data: make([]byte, ip+20+20)}
+	copy(r.data, ack.data[:ip+20]) // Ethernet and IPv4 header, server to client
+	binary.BigEndian.PutUint16(r.data[ip+2:], 40)
+	binary.BigEndian.PutUint16(r.data[ip+4:], 0) // IP ID
+	ipChecksum(r.data[ip : ip+20])
+	t := r.data[ip+20:]
+	binary.BigEndian.PutUint16(t[0:], binary.BigEndian.Uint16(orig.data[tcp+2:]))
+	binary.BigEndian.PutUint16(t[2:], sport)
+	binary.BigEndian.PutUint32(t[4:], 0)
+	binary.BigEndian.PutUint32(t[8:], isn+1)
+	t[12], t[13] = 5<<4, 0x14 // RST, ACK
+	r.ci = gopacket.CaptureInfo{Timestamp: s.ci.Timestamp.Add(500 * time.Microsecond), CaptureLength: len(r.data), Length: len(r.data)}
+	c.replace(syn, s, r, orig)
+	return nil
+}
 func sendAny(c *capture, n int, xid uint32) (*rv, []byte, error) {
 	r := mustRoCE(c.at(n))
 	if !r.op.IsSend() || !r.op.IsOnly() {

@@ -17,6 +17,11 @@ for f in siw-rping siw-rping-any-sll siw-ib_send_bw siw-ib_read_bw siw-nfs3 siw-
 	tshark -r $P/$f.pcap -Y 'iwarp_mpa.ulpdulength' -T fields -E header=y -E occurrence=a -E aggregator=, $FPDU | gzip -n -9 > $f.fpdu.tsv.gz
 	tshark -r $P/$f.pcap -Y 'iwarp_mpa.req or iwarp_mpa.rep' -T fields -E header=y -E occurrence=a -E aggregator=, $REQREP > $f.reqrep.tsv
 done
+# An MPA reject (issue 28): the mutated capture's Reply sets R.
+mkdir -p mutated
+for f in mutated/siw-nfs3-head--mpa-reject; do
+	tshark -r $P/$f.pcap -Y 'iwarp_mpa.req or iwarp_mpa.rep' -T fields -E header=y -E occurrence=a -E aggregator=, $REQREP > $f.reqrep.tsv
+done
 # Untagged messages tshark reassembled (iwarp_rdma.send.*).
 for f in siw-ib_send_bw; do
 	tshark -r $P/$f.pcap -Y 'iwarp_rdma.send.reassembled.length' -T fields -E header=y -E occurrence=a -E aggregator=, \
