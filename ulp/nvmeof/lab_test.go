@@ -455,3 +455,83 @@ func checkMix(t *testing.T, e *dissect.Engine, xs []dissect.Exchange) {
 		}
 	}
 }
+
+// TestLabMixIWARPEqualsRoCE: the same workload over soft-iWARP
+// (siw-nvmeof-mix-small.pcap, which tshark 4.0 does not decode) shows the
+// workload's facts, pairs every command, attaches every RDMA operation,
+// and gives per queue the same commands, statuses and bytes as over
+// Soft-RoCE, but for Keep Alive, whose count follows the clock, and Write
+// Zeroes: the iWARP host split the 1 MiB \`blkdiscard -z\` in two (SQEs read
+// by hand: SLBA 0x1100 NLB 0xfe and SLBA 0x11ff NLB 0; over RoCE one, SLBA
+// 0x1100 NLB 0xff, as tshark shows) — the Linux host's request limits
+// follow the RDMA device, so that one is not the same workload.
+func TestLabMixIWARPEqualsRoCE(t *testing.T) {
+	re, rx, _ := run(t, "ulp/rxe-nvmeof-mix-small.pcap")
+	we, wx, wres := run(t, "ulp/siw-nvmeof-mix-small.pcap")
+	checkMix(t, we, wx)
+	for _, c := range we.Conns.Connections() {
+		if c.Transport != dissect.TransportIWARP {
+			t.Fatalf("connection %d: %s", c.ID, c.Transport)
+		}
+		q := c.ULPData.(*nvmeof.Queue)
+		if q.UnattachedRDMAOps != 0 || q.BadCapsules != 0 || q.CompletionsWithoutCommand != 0 || q.CIDReused != 0 || q.Evicted != 0 {
+			t.Errorf("connection %d: %+v", c.ID, q)
+		}
+	}
+	if we.Ops.RDMAOpsIncomplete != 0 {
+		t.Errorf("%d RDMA operations incomplete", we.Ops.RDMAOpsIncomplete)
+	}
+	for _, f := range wres.Findings {
+		if f.Severity >= check.Warning {
+			t.Errorf("finding %s (%s) on connection %d: %s", f.Rule, f.Severity, f.Connection, f.Message)
+		}
+	}
+	type sum struct {
+		name, status string
+		read, write  uint64
+		o            dissect.Outcome
+	}
+	type queue struct {
+		sub string
+		qid uint64
+	}
+	per := func(xs []dissect.Exchange) map[queue]map[sum]int {
+		m := map[queue]map[sum]int{}
+		for _, x := range xs {
+			if x.Name == "Keep Alive" || x.Name == "Write Zeroes" {
+				continue
+			}
+			q := queue{x.Conn.ULPData.(*nvmeof.Queue).Connect.SubNQN, x.Key >> 16}
+			if m[q] == nil {
+				m[q] = map[sum]int{}
+			}
+			m[q][sum{x.Name, x.Status, x.ReadBytes, x.WriteBytes, x.Outcome}]++
+		}
+		return m
+	}
+	r, w := per(rx), per(wx)
+	if len(r) != 6 || len(w) != 6 {
+		t.Fatalf("queues: RoCE %d, iWARP %d", len(r), len(w))
+	}
+	for q, rs := range r {
+		for s, n := range rs {
+			if w[q][s] != n {
+				t.Errorf("%s QID %d: %+v ×%d on RoCE, ×%d on iWARP", q.sub, q.qid, s, n, w[q][s])
+			}
+		}
+		for s, n := range w[q] {
+			if rs[s] == 0 {
+				t.Errorf("%s QID %d: %+v ×%d on iWARP only", q.sub, q.qid, s, n)
+			}
+		}
+	}
+	rc, wc := re.Conns.Connections(), we.Conns.Connections()
+	for i := range rc {
+		rq, wq := rc[i].ULPData.(*nvmeof.Queue), wc[i].ULPData.(*nvmeof.Queue)
+		if *rq.QID != *wq.QID || *rq.HSQSIZE != *wq.HSQSIZE || *rq.HRQSIZE != *wq.HRQSIZE || *rq.CRQSIZE != *wq.CRQSIZE ||
+			rq.ReadBytes != wq.ReadBytes || rq.WriteBytes != wq.WriteBytes || rq.InCapsuleBytes != wq.InCapsuleBytes ||
+			rq.RemoteInvalidationRequested != wq.RemoteInvalidationRequested || rq.RemoteInvalidations != wq.RemoteInvalidations {
+			t.Errorf("queue %d differs: %+v / %+v", i, rq, wq)
+		}
+	}
+}
