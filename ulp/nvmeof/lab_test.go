@@ -12,6 +12,7 @@ package nvmeof_test
 import (
 	"bufio"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -469,62 +470,8 @@ func TestLabMixIWARPEqualsRoCE(t *testing.T) {
 	re, rx, _ := run(t, "ulp/rxe-nvmeof-mix-small.pcap")
 	we, wx, wres := run(t, "ulp/siw-nvmeof-mix-small.pcap")
 	checkMix(t, we, wx)
-	for _, c := range we.Conns.Connections() {
-		if c.Transport != dissect.TransportIWARP {
-			t.Fatalf("connection %d: %s", c.ID, c.Transport)
-		}
-		q := c.ULPData.(*nvmeof.Queue)
-		if q.UnattachedRDMAOps != 0 || q.BadCapsules != 0 || q.CompletionsWithoutCommand != 0 || q.CIDReused != 0 || q.Evicted != 0 {
-			t.Errorf("connection %d: %+v", c.ID, q)
-		}
-	}
-	if we.Ops.RDMAOpsIncomplete != 0 {
-		t.Errorf("%d RDMA operations incomplete", we.Ops.RDMAOpsIncomplete)
-	}
-	for _, f := range wres.Findings {
-		if f.Severity >= check.Warning {
-			t.Errorf("finding %s (%s) on connection %d: %s", f.Rule, f.Severity, f.Connection, f.Message)
-		}
-	}
-	type sum struct {
-		name, status string
-		read, write  uint64
-		o            dissect.Outcome
-	}
-	type queue struct {
-		sub string
-		qid uint64
-	}
-	per := func(xs []dissect.Exchange) map[queue]map[sum]int {
-		m := map[queue]map[sum]int{}
-		for _, x := range xs {
-			if x.Name == "Keep Alive" || x.Name == "Write Zeroes" {
-				continue
-			}
-			q := queue{x.Conn.ULPData.(*nvmeof.Queue).Connect.SubNQN, x.Key >> 16}
-			if m[q] == nil {
-				m[q] = map[sum]int{}
-			}
-			m[q][sum{x.Name, x.Status, x.ReadBytes, x.WriteBytes, x.Outcome}]++
-		}
-		return m
-	}
-	r, w := per(rx), per(wx)
-	if len(r) != 6 || len(w) != 6 {
-		t.Fatalf("queues: RoCE %d, iWARP %d", len(r), len(w))
-	}
-	for q, rs := range r {
-		for s, n := range rs {
-			if w[q][s] != n {
-				t.Errorf("%s QID %d: %+v ×%d on RoCE, ×%d on iWARP", q.sub, q.qid, s, n, w[q][s])
-			}
-		}
-		for s, n := range w[q] {
-			if rs[s] == 0 {
-				t.Errorf("%s QID %d: %+v ×%d on iWARP only", q.sub, q.qid, s, n)
-			}
-		}
-	}
+	iwarpHealthy(t, we, wx, wres)
+	sameQueues(t, rx, wx, 6, "Keep Alive", "Write Zeroes")
 	rc, wc := re.Conns.Connections(), we.Conns.Connections()
 	for i := range rc {
 		rq, wq := rc[i].ULPData.(*nvmeof.Queue), wc[i].ULPData.(*nvmeof.Queue)
@@ -578,5 +525,94 @@ func TestLabLossyRoCE(t *testing.T) {
 	}
 	if n != 64 {
 		t.Errorf("%d Write exchanges", n)
+	}
+}
+
+// iwarpHealthy: every connection is soft-iWARP's NVMe/RDMA, every command
+// but the Asynchronous Event Requests completed, every RDMA operation
+// attached, no rule finds more than information.
+func iwarpHealthy(t *testing.T, e *dissect.Engine, xs []dissect.Exchange, res *check.Result) {
+	t.Helper()
+	for _, c := range e.Conns.Connections() {
+		q, _ := c.ULPData.(*nvmeof.Queue)
+		if c.Transport != dissect.TransportIWARP || q == nil {
+			t.Fatalf("connection %d: %s %q", c.ID, c.Transport, c.ULP)
+		}
+		if q.UnattachedRDMAOps != 0 || q.BadCapsules != 0 || q.CompletionsWithoutCommand != 0 || q.CIDReused != 0 || q.Evicted != 0 {
+			t.Errorf("connection %d: %+v", c.ID, q)
+		}
+	}
+	for _, x := range xs {
+		if x.Outcome != dissect.Responded && (x.Name != "Asynchronous Event Request" || x.Outcome != dissect.NoResponse) {
+			t.Errorf("%s key %#x: %s", x.Name, x.Key, x.Outcome)
+		}
+	}
+	if e.Ops.RDMAOpsIncomplete != 0 {
+		t.Errorf("%d RDMA operations incomplete", e.Ops.RDMAOpsIncomplete)
+	}
+	for _, f := range res.Findings {
+		if f.Severity >= check.Warning {
+			t.Errorf("finding %s (%s) on connection %d: %s", f.Rule, f.Severity, f.Connection, f.Message)
+		}
+	}
+}
+
+// sameQueues: two runs of one workload have, queue by queue (subsystem
+// NQN and QID), the same commands with the same statuses, RDMA bytes and
+// outcomes, but for the commands named in skip.
+func sameQueues(t *testing.T, rx, wx []dissect.Exchange, queues int, skip ...string) {
+	t.Helper()
+	type sum struct {
+		name, status string
+		read, write  uint64
+		o            dissect.Outcome
+	}
+	type queue struct {
+		sub string
+		qid uint64
+	}
+	per := func(xs []dissect.Exchange) map[queue]map[sum]int {
+		m := map[queue]map[sum]int{}
+		for _, x := range xs {
+			if slices.Contains(skip, x.Name) {
+				continue
+			}
+			q := queue{x.Conn.ULPData.(*nvmeof.Queue).Connect.SubNQN, x.Key >> 16}
+			if m[q] == nil {
+				m[q] = map[sum]int{}
+			}
+			m[q][sum{x.Name, x.Status, x.ReadBytes, x.WriteBytes, x.Outcome}]++
+		}
+		return m
+	}
+	r, w := per(rx), per(wx)
+	if len(r) != queues || len(w) != queues {
+		t.Fatalf("queues: RoCE %d, iWARP %d, want %d", len(r), len(w), queues)
+	}
+	for q, rs := range r {
+		for s, n := range rs {
+			if w[q][s] != n {
+				t.Errorf("%s QID %d: %+v ×%d on RoCE, ×%d on iWARP", q.sub, q.qid, s, n, w[q][s])
+			}
+		}
+		for s, n := range w[q] {
+			if rs[s] == 0 {
+				t.Errorf("%s QID %d: %+v ×%d on iWARP only", q.sub, q.qid, s, n)
+			}
+		}
+	}
+}
+
+// TestLabLossyIWARP: siw-nvmeof-loss2.pcap is the same lossy workload over
+// soft-iWARP: TCP recovers what netem dropped; every command pairs, every
+// RDMA operation attaches, and the queues equal the RoCE run's.
+func TestLabLossyIWARP(t *testing.T) {
+	_, rx, _ := run(t, "ulp/rxe-nvmeof-loss2.pcap")
+	we, wx, wres := run(t, "ulp/siw-nvmeof-loss2.pcap")
+	iwarpHealthy(t, we, wx, wres)
+	sameQueues(t, rx, wx, 2, "Keep Alive")
+	io := we.Conns.Connections()[1].ULPData.(*nvmeof.Queue)
+	if w := io.Opcodes["Write"]; w == nil || w.Count != 64 || w.Bytes != 4<<20 || io.ReadBytes != 4<<20 {
+		t.Errorf("I/O queue: %+v", io)
 	}
 }
