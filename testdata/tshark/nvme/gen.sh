@@ -70,3 +70,30 @@ done
 # The Info column of the capsules (ulp/nvmeof's AppendInfo test).
 tshark -2 -r ../../pcaps/ulp/rxe-nvmeof.pcap -Y 'nvme.cmd.opc || nvme.fabrics.cmd.opc || nvme.cqe.cid' \
   -T fields -E separator=/t -e frame.number -e _ws.col.Info > rxe-nvmeof.info.tsv
+
+# The lab captures of issue 26 (ulp/nvmeof/lab_test.go), RoCE only (tshark 4.0
+# decodes no NVMe/RDMA on iWARP): every command and completion capsule with its
+# RDMA connection (the destination QP and the PSN of its packet: a go-back-N
+# replay repeats a PSN), queue, CID, opcode, completion status (SCT, SC, DNR)
+# the first SGL (type, subtype, length), NLB and, for a Send With Invalidate,
+# the invalidated R_Key.
+for P in rxe-nvmeof-mix-small rxe-nvmeof-loss2; do
+  [ -e ../../pcaps/ulp/$P.pcap ] || continue
+  tshark -2 -r ../../pcaps/ulp/$P.pcap -Y 'nvme.cmd.opc || nvme.fabrics.cmd.opc || nvme.cqe.cid' \
+    -T fields -E header=y -E separator=/t -E occurrence=f \
+    -e frame.number -e infiniband.bth.destqp -e infiniband.bth.psn -e nvme-rdma.cmd.qid \
+    -e nvme.cmd.opc -e nvme.fabrics.cmd.fctype -e nvme.cmd.cid -e nvme.fabrics.cmd.cid -e nvme.cqe.cid \
+    -e nvme.cqe.status.sct -e nvme.cqe.status.sc -e nvme.cqe.status.dnr \
+    -e nvme.cmd.sgl.type -e nvme.cmd.sgl.subtype -e nvme.cmd.sgl1.len -e nvme.cmd.nlb \
+    -e infiniband.bth.opcode -e infiniband.ieth > $P.lab.tsv
+done
+# ... and the packets of the multi-packet Sends (SEND_FIRST, _MIDDLE, _LAST),
+# which tshark 4.0 does not reassemble into capsules (KD-NVME-MULTIPACKET):
+# a Send's length is the sum of its packets' UDP payloads less BTH and ICRC.
+for P in rxe-nvmeof-mix-small rxe-nvmeof-loss2; do
+  [ -e ../../pcaps/ulp/$P.pcap ] || continue
+  tshark -r ../../pcaps/ulp/$P.pcap -Y 'infiniband.bth.opcode <= 2 && udp.dstport == 4791' \
+    -T fields -E header=y -E separator=/t -E occurrence=f \
+    -e frame.number -e infiniband.bth.destqp -e infiniband.bth.psn -e infiniband.bth.opcode -e udp.length \
+    > $P.sends.tsv
+done
