@@ -402,6 +402,10 @@ type RPCRecord struct {
 	// InvalidatedOwner, for a Send With Invalidate Reply: another Call
 	// outstanding in the channel that advertised the invalidated STag.
 	InvalidatedOwner *Transaction
+	// Continued: a later piece of a version 2 message continued over
+	// several Sends (draft-07 "Message Continuation"): the RPC octets it
+	// carries start mid-message.
+	Continued bool
 	// inlineRPC: RPC was decoded from the message carried inline.
 	inlineRPC bool
 }
@@ -433,6 +437,7 @@ func (r *RPCRecord) clearKeep() {
 	r.Message, r.XID, r.Reply, r.Backchannel, r.CallPacket, r.CallTime = nil, 0, false, false, 0, time.Time{}
 	r.HasProgram, r.Program, r.Version, r.Procedure = false, 0, 0, 0
 	r.Kind, r.Txn, r.Outstanding, r.CallUndecoded, r.InvalidatedOwner, r.inlineRPC = 0, nil, 0, false, nil, false
+	r.Continued = false
 }
 
 // Clone returns a deep copy of t that the engine will not reuse, for an

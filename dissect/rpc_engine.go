@@ -586,7 +586,7 @@ func (e *Engine) rpcCall(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, m
 	if old := rc.out[key]; old != nil {
 		if old.callContinues() && v.vers == rpcrdma.Version2 {
 			// The next part of a version 2 Call split over several Sends.
-			rec.Txn, rec.Outstanding = old, rs.OutstandingCalls[d]
+			rec.Txn, rec.Outstanding, rec.Continued = old, rs.OutstandingCalls[d], true
 			e.continueCall(p, rec, old, m, v)
 			return
 		}
@@ -752,7 +752,7 @@ func (e *Engine) rpcReply(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, 
 	t := rc.out[key]
 	if t != nil && v.vers == rpcrdma.Version2 && t.Reply != nil {
 		// The next part of a version 2 Reply split over several Sends.
-		rec.Txn = t
+		rec.Txn, rec.Continued = t, true
 		e.continueReply(p, rec, rs, t, m, v)
 		return
 	}

@@ -1,0 +1,211 @@
+package check
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/rdmashark/rdmashark/internal/synth"
+	"github.com/rdmashark/rdmashark/layers/roce"
+	"github.com/rdmashark/rdmashark/pvtdata"
+)
+
+// RPC-over-RDMA version 2 (draft-ietf-nfsv4-rpcrdma-version-two-07) as the
+// rules see it. No implementation exists to capture from: each test lays
+// out the transport headers word by word from the draft's XDR
+// (shared/specs/rpcrdma-v2-draft-xdr.txt), puts them on a RoCEv2
+// connection set up by RDMA-CM to the NFS port (synth), writes the capture
+// and runs every rule on it as `rdmashark check` does.
+
+// v2cap builds one connection's capture.
+type v2cap struct {
+	t      *testing.T
+	s      *synth.Sequence
+	c      synth.Conn
+	psn    [2]uint32 // next PSN of the client's, the server's requests
+	msn    [2]uint32
+	cl, sv synth.Node
+}
+
+// newV2Cap sets the connection up; clientR and serverR are the R bits of
+// the RFC 8797 private data each side sends.
+func newV2Cap(t *testing.T, clientR, serverR bool) *v2cap {
+	r := &v2cap{t: t, s: &synth.Sequence{Options: synth.Options{Encap: synth.RoCEv2}}, cl: synth.Client(), sv: synth.Server()}
+	r.c = synth.Conn{Client: r.cl, Server: r.sv, ClientCommID: 0x2001, ServerCommID: 0x2002,
+		ClientQPN: 0x41, ServerQPN: 0x42, ClientPSN: 1000, ServerPSN: 5000, ServiceID: synth.NFSService}
+	msg := func(rbit bool) []byte {
+		m, err := synth.RPCRDMAMessage(1, 0, rbit, 4096, 4096)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	cma := &pvtdata.CMAHeader{Version: pvtdata.CMAVersion, IPVersion: 4, SrcPort: 40000, SrcAddr: r.cl.IP, DstAddr: r.sv.IP}
+	var err error
+	if r.c.ClientPD, err = synth.PrivateData(roce.CMREQPrivateDataLength, cma, pvtdata.CMAHeaderLen, msg(clientR)); err != nil {
+		t.Fatal(err)
+	}
+	if r.c.ServerPD, err = synth.PrivateData(roce.CMREPPrivateDataLength, nil, 0, msg(serverR)); err != nil {
+		t.Fatal(err)
+	}
+	r.s.CM(r.cl, r.sv, 0x10, r.c.REQ())
+	r.s.CM(r.sv, r.cl, 0x10, r.c.REP())
+	r.s.CM(r.cl, r.sv, 0x11, r.c.RTU())
+	r.psn = [2]uint32{r.c.ClientPSN, r.c.ServerPSN}
+	return r
+}
+
+func (r *v2cap) ends(fromClient bool) (src, dst synth.Node, dstQP, srcQP uint32, i int) {
+	if fromClient {
+		return r.cl, r.sv, r.c.ServerQPN, r.c.ClientQPN, 0
+	}
+	return r.sv, r.cl, r.c.ClientQPN, r.c.ServerQPN, 1
+}
+
+// send sends msg in one SEND_ONLY (With Invalidate of inv when inv != 0),
+// acknowledged by the peer.
+func (r *v2cap) send(fromClient bool, msg []byte, inv uint32) {
+	src, dst, dqp, sqp, i := r.ends(fromClient)
+	op := roce.OpRCSendOnly
+	if inv != 0 {
+		op = roce.OpRCSendOnlyWithInvalidate
+	}
+	h := synth.Send(op, dqp, r.psn[i])
+	h.IETH.RKey = inv
+	r.s.Packet(src, dst, h, msg)
+	r.msn[i]++
+	r.s.Packet(dst, src, synth.Ack(sqp, r.psn[i], r.msn[i], synth.ACKSyndrome(31)), nil)
+	r.psn[i]++
+}
+
+// read has the server RDMA Read data from the client's (stag, va).
+func (r *v2cap) read(stag uint32, va uint64, data []byte) {
+	r.s.Packet(r.sv, r.cl, synth.ReadRequest(r.c.ClientQPN, r.psn[1], va, stag, uint32(len(data))), nil)
+	r.msn[1]++
+	r.s.Packet(r.cl, r.sv, synth.ReadResponse(roce.OpRCRDMAReadResponseOnly, r.c.ServerQPN, r.psn[1], r.msn[1]), data)
+	r.psn[1]++
+}
+
+// run checks the capture.
+func (r *v2cap) run() *Result {
+	t := r.t
+	t.Helper()
+	if r.s.Err != nil {
+		t.Fatal(r.s.Err)
+	}
+	var b bytes.Buffer
+	if err := synth.WritePcap(&b, synth.LinkEthernet, r.s.Frames, synth.PcapOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	name := filepath.Join(t.TempDir(), "v2.pcap")
+	if err := os.WriteFile(name, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return runFile(t, name, Config{})
+}
+
+// findings returns the findings of rule id.
+func findings(res *Result, id string) []Finding {
+	var out []Finding
+	for _, f := range res.Findings {
+		if f.Rule == id {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// checked tells whether rule id was evaluated on some connection.
+func checked(res *Result, id string) bool {
+	for _, cr := range res.Connections {
+		for _, ch := range cr.Checks {
+			if ch.Rule == id && ch.Checked > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// XDR words (RFC 4506: big-endian 32-bit units).
+func words(v ...uint32) []byte {
+	var b []byte
+	for _, x := range v {
+		b = binary.BigEndian.AppendUint32(b, x)
+	}
+	return b
+}
+
+func cat(parts ...[]byte) []byte { return slices.Concat(parts...) }
+
+// Draft-07 rdma_htype values ("Transport Header Types").
+const (
+	tError        = 4
+	tGrant        = 5
+	tConnPropMid  = 6
+	tConnPropFin  = 7
+	tCallExternal = 8
+	tCallMiddle   = 9
+	tCallInline   = 10
+	tReplyExt     = 11
+	tReplyMiddle  = 12
+	tReplyInline  = 13
+)
+
+// prefix is rpcrdma_common: rdma_xid, rdma_vers, rdma_credit, rdma_htype.
+func prefix(xid, vers, credit, htype uint32) []byte { return words(xid, vers, credit, htype) }
+
+// readSeg is one rpcrdma2_read_list entry: the discriminator 1, then
+// rdma_position and the rpcrdma2_segment (handle, length, 64-bit offset).
+func readSeg(pos, handle, length uint32, off uint64) []byte {
+	return words(1, pos, handle, length, uint32(off>>32), uint32(off))
+}
+
+// none is an absent optional list (discriminator 0).
+var none = words(0)
+
+// nfsNullCall is an ONC RPC Call (RFC 5531) of NFSv3 NULL with AUTH_NONE:
+// xid, CALL, rpcvers 2, prog 100003, vers 3, proc 0, cred and verf
+// AUTH_NONE with no body — 40 octets.
+func nfsNullCall(xid uint32) []byte { return words(xid, 0, 2, 100003, 3, 0, 0, 0, 0, 0) }
+
+// nfsNullReply is its Reply: xid, REPLY, MSG_ACCEPTED, verf AUTH_NONE,
+// SUCCESS — 24 octets.
+func nfsNullReply(xid uint32) []byte { return words(xid, 1, 0, 0, 0, 0) }
+
+// TestV2ContinuedMessageXID: draft-07 "Message Continuation": only the
+// first piece of a continued message starts with the RPC message's XID;
+// the later pieces continue it mid-message, so HDR-XID-MISMATCH must
+// compare rdma_xid with the first piece only.
+func TestV2ContinuedMessageXID(t *testing.T) {
+	for _, breakIt := range []bool{false, true} {
+		r := newV2Cap(t, true, true)
+		const xid = 0x11110001
+		call := nfsNullCall(xid)
+		first := uint32(xid)
+		if breakIt {
+			first = 0x99999999 // the first piece's RPC XID differs: a real mismatch
+			call = nfsNullCall(first)
+		}
+		// RDMA2_CALL_MIDDLE: rdma_remaining (octets of the message still to
+		// come), then the first 12 octets of the Call.
+		r.send(true, cat(prefix(xid, 2, 8, tCallMiddle), words(28), call[:12]), 0)
+		// RDMA2_CALL_INLINE: rdma_inv_handle 0, no reads, writes or reply
+		// chunk, then the remaining 28 octets (starting with prog).
+		r.send(true, cat(prefix(xid, 2, 8, tCallInline), words(0), none, none, none, call[12:]), 0)
+		reply := nfsNullReply(first)
+		r.send(false, cat(prefix(xid, 2, 8, tReplyMiddle), words(16), reply[:8]), 0)
+		r.send(false, cat(prefix(xid, 2, 8, tReplyInline), none, reply[8:]), 0)
+		res := r.run()
+		got := findings(res, "HDR-XID-MISMATCH")
+		if !breakIt && len(got) != 0 {
+			t.Errorf("valid continued messages: %v", got)
+		}
+		if breakIt && len(got) != 2 {
+			t.Errorf("first pieces with another XID: %d findings, want 2 (the Call's and the Reply's): %v", len(got), got)
+		}
+	}
+}
