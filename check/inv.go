@@ -192,6 +192,9 @@ func handleList(k *Call) string {
 			hs = append(hs, fmt.Sprintf("0x%08x", h))
 		}
 	}
+	for _, s := range k.CallChunk {
+		add(s.Handle)
+	}
 	for _, s := range k.Reads {
 		add(s.Handle)
 	}

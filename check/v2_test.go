@@ -209,3 +209,71 @@ func TestV2ContinuedMessageXID(t *testing.T) {
 		}
 	}
 }
+
+// callExternal is an RDMA2_CALL_EXTERNAL: rdma_inv_handle, the Call chunk
+// (rdma_call), then rdma_reads; no provisional Write list or Reply chunk.
+func callExternal(xid, inv uint32, call, reads []byte) []byte {
+	return cat(prefix(xid, 2, 8, tCallExternal), words(inv), call, none, reads, none, none)
+}
+
+// TestV2CallChunkHandles: a Reply With Invalidate may name a handle of the
+// Call chunk of an RDMA2_CALL_EXTERNAL (draft-07 "Remote Invalidation":
+// rdma_inv_handle "matches one of the rdma_handle fields in that header";
+// the Call chunk is one of them): INV-FOREIGN-STAG counts it as
+// advertised, and still finds a handle the Call did not advertise.
+func TestV2CallChunkHandles(t *testing.T) {
+	const xid, h = 0x22220001, 0xC0FFEE01
+	for _, inv := range []uint32{h, 0xBAD00001} {
+		r := newV2Cap(t, true, true)
+		call := nfsNullCall(xid)
+		r.send(true, callExternal(xid, h, readSeg(0, h, uint32(len(call)), 0x1000), none), 0)
+		r.read(h, 0x1000, call)
+		r.send(false, cat(prefix(xid, 2, 8, tReplyInline), none, nfsNullReply(xid)), inv)
+		res := r.run()
+		got := findings(res, "INV-FOREIGN-STAG")
+		if want := map[bool]int{true: 0, false: 1}[inv == h]; len(got) != want || !checked(res, "INV-FOREIGN-STAG") {
+			t.Errorf("invalidating 0x%08x: %d findings, want %d: %v", inv, len(got), want, got)
+		}
+	}
+}
+
+// TestV2ReadPositions: Read chunk positions are offsets in the Call's
+// Payload stream (draft-07 "Read Chunks"); for an RDMA2_CALL_EXTERNAL that
+// stream is in the Call chunk, for a continued Call it is every piece's
+// RPC octets together — not the octets of the last Send.
+func TestV2ReadPositions(t *testing.T) {
+	const xid, hc, hr = 0x33330001, 0xCA110001, 0xDA7A0001
+	call := nfsNullCall(xid) // the Payload stream: 40 octets
+	for _, c := range []struct {
+		name string
+		pos  uint32
+		want int
+	}{{"at the end", 40, 0}, {"past the end", 44, 1}} {
+		t.Run("external "+c.name, func(t *testing.T) {
+			r := newV2Cap(t, true, true)
+			r.send(true, callExternal(xid, 0, readSeg(0, hc, 40, 0x1000), cat(readSeg(c.pos, hr, 8, 0x2000), none)), 0)
+			r.read(hc, 0x1000, call)
+			r.read(hr, 0x2000, words(7, 7))
+			r.send(false, cat(prefix(xid, 2, 8, tReplyInline), none, nfsNullReply(xid)), 0)
+			if got := findings(r.run(), "CHUNK-READ-POSITION"); len(got) != c.want {
+				t.Errorf("%d findings, want %d: %v", len(got), c.want, got)
+			}
+		})
+		t.Run("continued "+c.name, func(t *testing.T) {
+			r := newV2Cap(t, true, true)
+			r.send(true, cat(prefix(xid, 2, 8, tCallMiddle), words(28), call[:12]), 0)
+			r.send(true, cat(prefix(xid, 2, 8, tCallInline), words(0), readSeg(c.pos, hr, 8, 0x2000), none, none, none, call[12:]), 0)
+			r.read(hr, 0x2000, words(7, 7))
+			r.send(false, cat(prefix(xid, 2, 8, tReplyInline), none, nfsNullReply(xid)), 0)
+			res := r.run()
+			if got := findings(res, "CHUNK-READ-POSITION"); len(got) != c.want {
+				t.Errorf("%d findings, want %d: %v", len(got), c.want, got)
+			}
+			// The Read chunk came with the last piece: the server's Read
+			// of it is advertised.
+			if got := findings(res, "RDMA-READ-UNADVERTISED"); len(got) != 0 {
+				t.Errorf("RDMA-READ-UNADVERTISED: %v", got)
+			}
+		})
+	}
+}

@@ -122,7 +122,11 @@ type RPCSide struct {
 	// Proc is rdma_proc (version 1) or rdma_htype (version 2).
 	Proc    uint32
 	Credits uint32 // rdma_credit: requested in a Call, granted in a Reply
-	Chunks  []Chunk
+	// InvHandle is a version 2 Call's rdma_inv_handle: the handle the
+	// Responder may invalidate with Send With Invalidate, 0 for none
+	// (draft-07 "Remote Invalidation").
+	InvHandle uint32
+	Chunks    []Chunk
 	// InlineBytes is the part of the RPC message carried in the Send after
 	// the transport header; RPCBytes the whole RPC message's length when
 	// known (inline, or rebuilt), 0 otherwise.

@@ -295,6 +295,7 @@ func (k msgKind) public() RPCKind {
 // transaction logic needs.
 type hdrView struct {
 	xid, vers, credit, proc uint32
+	invHandle               uint32 // v2 rdma_inv_handle
 	chunks                  *rpcrdma.ChunkLists
 	callList                []rpcrdma.ReadSegment // v2 Call chunk
 	rpc                     []byte                // the RPC message (part) in the Send
@@ -317,6 +318,7 @@ func viewOf(h *rpcrdma.Message) hdrView {
 		case t.IsReply():
 			v.kind = kindReply
 		}
+		v.invHandle = h.V2.InvHandle
 		switch h.V2.HType {
 		case rpcrdma.HTypeCallExternal:
 			v.long, v.callList = true, h.V2.CallList
@@ -521,13 +523,18 @@ func (sd RPCSide) reuse() RPCSide {
 func (sd *RPCSide) fill(m *Message, v *hdrView, hdrLen int) {
 	sd.Packets = append(sd.Packets[:0], m.Packets...)
 	sd.Time = m.Time
-	sd.Vers, sd.Proc, sd.Credits = v.vers, v.proc, v.credit
+	sd.Vers, sd.Proc, sd.Credits, sd.InvHandle = v.vers, v.proc, v.credit, v.invHandle
 	sd.Invalidate, sd.InvalidatedSTag = m.Invalidate, m.InvalidatedSTag
 	sd.InlineBytes = len(v.rpc)
 	if len(v.rpc) == 0 && !v.long && m.Length > hdrLen {
 		sd.InlineBytes = m.Length - hdrLen
 	}
 	sd.Chunks = sd.Chunks[:0]
+	sd.addChunks(v)
+}
+
+// addChunks records the chunk lists of a transport header.
+func (sd *RPCSide) addChunks(v *hdrView) {
 	if len(v.callList) > 0 {
 		ch := sd.addChunk(ChunkCall, 0)
 		for _, rs := range v.callList {
@@ -587,7 +594,7 @@ func (e *Engine) rpcCall(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, m
 		if old.callContinues() && v.vers == rpcrdma.Version2 {
 			// The next part of a version 2 Call split over several Sends.
 			rec.Txn, rec.Outstanding, rec.Continued = old, rs.OutstandingCalls[d], true
-			e.continueCall(p, rec, old, m, v)
+			e.continueCall(p, rec, rc, old, m, v)
 			return
 		}
 		e.finishTxn(old, TxnSuperseded)
@@ -665,7 +672,7 @@ func (t *Transaction) callContinues() bool {
 
 // continueCall appends the next part of a version 2 Call (draft-07
 // "Message Continuation").
-func (e *Engine) continueCall(p *Packet, rec *RPCRecord, t *Transaction, m *Message, v *hdrView) {
+func (e *Engine) continueCall(p *Packet, rec *RPCRecord, rc *rpcConn, t *Transaction, m *Message, v *hdrView) {
 	s := e.rpc()
 	t.call.Packets = append(t.call.Packets, m.Packets...)
 	t.call.Proc = v.proc
@@ -676,6 +683,14 @@ func (e *Engine) continueCall(p *Packet, rec *RPCRecord, t *Transaction, m *Mess
 	}
 	if v.middle {
 		return
+	}
+	// The last piece (RDMA2_CALL_INLINE) carries the Call's
+	// rdma_inv_handle and chunk lists; RDMA2_CALL_MIDDLE has neither.
+	t.call.InvHandle = v.invHandle
+	if v.chunks.SegmentCount() > 0 {
+		rc.unregister(t)
+		t.call.addChunks(v)
+		rc.register(t)
 	}
 	// The last part: the Call is whole unless chunks still follow.
 	for i := range t.call.Chunks {
