@@ -185,7 +185,9 @@ func checkHdrError(c *Conn, m *Msg) {
 // checkCreditZero: CREDIT-ZERO (RFC 8166 section 3.3.1: a credit limit of
 // zero leaves the requester unable to send).
 func checkCreditZero(c *Conn, m *Msg) {
-	if m.Kind != KindReply && m.Kind != KindError {
+	// Version 2 credits are a running limit, and a grant "MAY be zero"
+	// (draft-07 "Asynchronous Credit Grants").
+	if m.Kind != KindReply && m.Kind != KindError || m.Common.Vers != rpcrdma.Version1 {
 		return
 	}
 	c.Checked()
@@ -198,7 +200,7 @@ func checkCreditZero(c *Conn, m *Msg) {
 // checkCreditOverrun: CREDIT-OVERRUN (RFC 8166 section 3.3.1: a requester
 // "MUST NOT send more than" the credit limit granted).
 func checkCreditOverrun(c *Conn, m *Msg) {
-	if m.Kind != KindCall {
+	if m.Kind != KindCall || m.Common.Vers != rpcrdma.Version1 {
 		return
 	}
 	// The engine counts the Calls outstanding and the grants (RPCStats).

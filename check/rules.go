@@ -122,7 +122,7 @@ may overrun the client's receive buffer and take the connection down.`,
 		// Remote invalidation (RFC 8797 section 4.1).
 		{
 			ID: "INV-NOT-NEGOTIATED", Severity: Error, Reference: "RFC 8797 section 4.1",
-			ULP:     rpcULP,
+			ULP: rpcULP, Version: 1,
 			Summary: "Send With Invalidate used while either peer's R bit is clear (or its private data absent)",
 			Explanation: `RFC 8797 section 4.1: "When both connection peers have set this bit flag in
 their CM Private Data, the responder MAY use RDMA Send With Invalidate when
@@ -157,6 +157,22 @@ the Call with that XID. Invalidating another transaction's STag pulls memory
 out from under an RPC still in progress.`,
 			Evidence: "the Call and the Reply of a transaction",
 			Applies:  needsRPC, Message: checkInvForeign,
+		},
+		{
+			ID: "INV-V2-HANDLE", Severity: Error, Reference: "draft-ietf-nfsv4-rpcrdma-version-two-07 section \"Remote Invalidation\"", Added: true,
+			ULP: rpcULP, Version: 2,
+			Summary: "version 2: Send With Invalidate uses exactly the Call's rdma_inv_handle, which names one of the Call's handles",
+			Explanation: `RPC-over-RDMA version 2 does not negotiate remote invalidation per connection
+(RFC 8797's R bit is version 1's): a Requester solicits it per Call, by setting
+rdma_inv_handle in RDMA2_CALL_EXTERNAL or RDMA2_CALL_INLINE to "a non-zero value
+that matches one of the rdma_handle fields in that header", or to zero when the
+Responder may invalidate none of them. A Responder that sends the Reply With
+Invalidate "MUST use the value in the corresponding Call's rdma_inv_handle
+field". The check finds a Call whose non-zero rdma_inv_handle is none of its
+handles, a Reply With Invalidate to a Call that solicited none, and one that
+invalidates another handle than the solicited one. (Added: version 2.)`,
+			Evidence: "version 2 Calls and their Replies With Invalidate",
+			Applies:  needsRPC, Message: checkInvV2Handle,
 		},
 		{
 			ID: "INV-USAGE", Severity: Info, Reference: "RFC 8797 sections 3.2, 4.1",
@@ -246,7 +262,7 @@ under CHUNK-MISSING-REPLY; this reports every transport error.)`,
 		// Credits (RFC 8166 section 3.3.1).
 		{
 			ID: "CREDIT-ZERO", Severity: Warning, Reference: "RFC 8166 section 3.3.1",
-			ULP:     rpcULP,
+			ULP: rpcULP, Version: 1,
 			Summary: "a Reply grants zero credits",
 			Explanation: `In a Reply, rdma_credit is the credit limit the responder grants: the number of
 Calls the requester may have outstanding. A grant of zero leaves the requester
@@ -257,7 +273,7 @@ outstanding none will come, so the connection stalls.`,
 		},
 		{
 			ID: "CREDIT-OVERRUN", Severity: Error, Reference: "RFC 8166 section 3.3.1",
-			ULP:     rpcULP,
+			ULP: rpcULP, Version: 1,
 			Summary: "the requester has more Calls outstanding than the last credit limit granted",
 			Explanation: `A requester must not have more Calls outstanding (sent, Reply not yet received)
 than the credit limit the responder last granted; each credit stands for a

@@ -277,3 +277,62 @@ func TestV2ReadPositions(t *testing.T) {
 		})
 	}
 }
+
+// replyChunk is a present rpcrdma2_write_chunk of one segment (the
+// discriminator 1, the segment count, then the segment).
+func replyChunk(handle, length uint32, off uint64) []byte {
+	return words(1, 1, handle, length, uint32(off>>32), uint32(off))
+}
+
+// TestV2RemoteInvalidation: version 2 solicits remote invalidation per
+// Call with rdma_inv_handle, whatever RFC 8797's R bits (version 1's) say;
+// the Responder must use exactly that value (draft-07 "Remote
+// Invalidation"). INV-NOT-NEGOTIATED does not judge version 2 messages;
+// INV-V2-HANDLE does.
+func TestV2RemoteInvalidation(t *testing.T) {
+	const xid, h, h2 = 0x44440001, 0x1AB00001, 0x1AB00002
+	for _, c := range []struct {
+		name     string
+		inv, got uint32 // the Call's rdma_inv_handle, the STag the Reply invalidates
+		want     string // INV-V2-HANDLE's finding key, "" for none
+	}{
+		{"solicited and used", h, h, ""},
+		{"solicited, plain Send", h, 0, ""},
+		{"not solicited", 0, h, "not solicited"},
+		{"another handle", h, h2, "other handle"},
+		{"solicits a handle not in the header", 0xDEAD0001, 0, "not a handle of the Call"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newV2Cap(t, false, false) // both R bits clear: version 1 would forbid invalidation
+			// RDMA2_CALL_INLINE: rdma_inv_handle, no Read list, a Write list
+			// of one chunk (handle h2), the provisional Reply chunk (handle h).
+			writes := cat(words(1, 1, h2, 4096, 0, 0x3000), none)
+			r.send(true, cat(prefix(xid, 2, 8, tCallInline), words(c.inv), none, writes, replyChunk(h, 1024, 0x4000), nfsNullCall(xid)), 0)
+			r.send(false, cat(prefix(xid, 2, 8, tReplyInline), none, nfsNullReply(xid)), c.got)
+			res := r.run()
+			if got := findings(res, "INV-NOT-NEGOTIATED"); len(got) != 0 {
+				t.Errorf("INV-NOT-NEGOTIATED on version 2: %v", got)
+			}
+			got := findings(res, "INV-V2-HANDLE")
+			switch {
+			case c.want == "" && len(got) != 0:
+				t.Errorf("INV-V2-HANDLE: %v", got)
+			case c.want != "" && (len(got) != 1 || got[0].Key != c.want):
+				t.Errorf("INV-V2-HANDLE: %v, want one %q", got, c.want)
+			}
+			if !checked(res, "INV-V2-HANDLE") {
+				t.Error("INV-V2-HANDLE not evaluated")
+			}
+			for _, cr := range res.Connections {
+				if u := cr.Usage; u != nil && (!u.Version2 || u.Negotiated != nil || u.SolicitingCalls != map[bool]int{true: 1, false: 0}[c.inv != 0]) {
+					t.Errorf("remote invalidation summary %+v", *u)
+				}
+				for _, ch := range cr.Checks {
+					if ch.Rule == "INV-NOT-NEGOTIATED" || ch.Rule == "CREDIT-OVERRUN" {
+						t.Errorf("%s is listed for a version 2 connection", ch.Rule)
+					}
+				}
+			}
+		})
+	}
+}
