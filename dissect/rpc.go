@@ -239,11 +239,16 @@ type Transaction struct {
 // indexed by Direction.Index() of the direction the messages (or, for
 // RDMA bytes, the data) went: [0] client to server, [1] server to client.
 type RPCStats struct {
-	// Version is the rdma_vers of the first header decoded; Versions
-	// counts headers by version (index 1 and 2; 0 for any other).
+	// Version is the rdma_vers the connection settled on: the first
+	// header's, or, after an ERR_VERS refused it, the version the peers
+	// used next (draft-07 "Server Does Not Support RPC-over-RDMA Version
+	// 2": the client continues with a version in the offered range);
+	// Versions counts headers by version (index 1 and 2; 0 for any other).
 	Version  uint32
 	Versions [3]uint64
-	Messages [2]uint64 // transport headers
+	// versRefused: an ERR_VERS came after the first header.
+	versRefused bool
+	Messages    [2]uint64 // transport headers
 	// BadHeaders counts headers that did not decode; FirstBadHeader says
 	// where and why the first one did not.
 	BadHeaders     [2]uint64
@@ -260,8 +265,16 @@ type RPCStats struct {
 	Short, Chunked, Long [2]uint64
 	// Credits: the last rdma_credit of the Calls (requested) and Replies
 	// (granted) sent each way, and the largest.
+	// Version 1 messages only.
 	CreditsRequested, MaxCreditsRequested [2]uint32
 	CreditsGranted, MaxCreditsGranted     [2]uint32
+	// CreditLimits: version 2, where each peer grants the other a running
+	// credit limit in every message (draft-07 "Flow Control": rdma_credit
+	// is the sender's sent message count plus its advertised credits), the
+	// last rdma_credit each way and the largest; V2Sent counts the version
+	// 2 messages sent each way, the count the peer's limit bounds.
+	CreditLimits, MaxCreditLimits [2]uint32
+	V2Sent                        [2]uint64
 	// Bytes moved each way: by Send (transport header and inline RPC), by
 	// RDMA Read and by RDMA Write attached to chunks, indexed by the
 	// direction the data went.

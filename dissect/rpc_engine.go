@@ -415,8 +415,16 @@ func (e *Engine) rpcMessage(p *Packet, m *Message) {
 		vi := 0
 		if common.Vers == rpcrdma.Version1 || common.Vers == rpcrdma.Version2 {
 			vi = int(common.Vers)
-			if rs.Version == 0 {
+			switch {
+			case rs.Version == 0:
 				rs.Version = common.Vers
+			case rs.versRefused && common.Vers != rs.Version && herr == nil && common.Type != uint32(rpcrdma.RDMAError):
+				// The first message after an ERR_VERS in another version:
+				// the fallback.
+				rs.Version, rs.versRefused = common.Vers, false
+			}
+			if herr == nil && isErrVers(&rec.Header) {
+				rs.versRefused = true
 			}
 		}
 		rs.Versions[vi]++
@@ -468,6 +476,11 @@ func (e *Engine) rpcMessage(p *Packet, m *Message) {
 	}
 	rec.XID = v.xid
 	rec.Kind = v.kind.public()
+	if v.vers == rpcrdma.Version2 {
+		rs.V2Sent[d]++
+		rs.CreditLimits[d] = v.credit
+		rs.MaxCreditLimits[d] = max(rs.MaxCreditLimits[d], v.credit)
+	}
 	switch {
 	case v.kind == kindControl:
 		rs.Control[d]++
@@ -623,9 +636,11 @@ func (e *Engine) rpcCall(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, m
 	rs.Outstanding++
 	rs.Calls[d]++
 	e.RPC.Calls++
-	rs.CreditsRequested[d] = v.credit
-	if v.credit > rs.MaxCreditsRequested[d] {
-		rs.MaxCreditsRequested[d] = v.credit
+	if v.vers == rpcrdma.Version1 {
+		rs.CreditsRequested[d] = v.credit
+		if v.credit > rs.MaxCreditsRequested[d] {
+			rs.MaxCreditsRequested[d] = v.credit
+		}
 	}
 	if rpcOK && rec.RPC.MsgType == oncrpc.Call {
 		t.setProgram(&rec.RPC)
@@ -800,9 +815,11 @@ func (e *Engine) rpcReply(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, 
 		rs.Replies[d]++
 		e.RPC.Replies++
 	}
-	rs.CreditsGranted[d] = v.credit
-	if v.credit > rs.MaxCreditsGranted[d] {
-		rs.MaxCreditsGranted[d] = v.credit
+	if v.vers == rpcrdma.Version1 {
+		rs.CreditsGranted[d] = v.credit
+		if v.credit > rs.MaxCreditsGranted[d] {
+			rs.MaxCreditsGranted[d] = v.credit
+		}
 	}
 	if m.Invalidate {
 		rs.RepliesWithInvalidate++
@@ -941,7 +958,7 @@ func (e *Engine) finishTxn(t *Transaction, o TxnOutcome) {
 		e.RPC.ReplyNoCall++
 		rs.RepliesWithoutCall++
 	}
-	if t.Call != nil && !t.call.Rebuilt && t.call.RPCBytes == 0 && t.needsChunks() {
+	if t.Call != nil && !t.call.Rebuilt && t.call.RPCBytes == 0 && t.needsChunks() && !t.refusedV2() {
 		rs.RebuildIncomplete++
 	}
 	e.RPC.Finished++
@@ -966,6 +983,24 @@ func (e *Engine) finishTxn(t *Transaction, o TxnOutcome) {
 	s.release(t.replyParts)
 	t.callRPC, t.rebuilt, t.replyParts = nil, nil, nil
 	s.pendTxn = append(s.pendTxn, t)
+}
+
+// refusedV2 tells whether a version 2 Responder answered the Call with
+// RDMA2_ERROR: it discards the Call (draft-07 "Error Handling"), so its
+// chunks are never read and nothing is missing.
+func (t *Transaction) refusedV2() bool {
+	return t.Reply != nil && t.reply.Vers == rpcrdma.Version2 && rpcrdma.HType(t.reply.Proc) == rpcrdma.HTypeError
+}
+
+// isErrVers tells whether h is an RDMA_ERROR/RDMA2_ERROR with ERR_VERS.
+func isErrVers(h *rpcrdma.Message) bool {
+	switch h.Vers {
+	case rpcrdma.Version1:
+		return h.V1.Proc == rpcrdma.RDMAError && h.V1.Err == rpcrdma.ErrVers
+	case rpcrdma.Version2:
+		return h.V2.HType == rpcrdma.HTypeError && h.V2.Err == rpcrdma.Err2Vers
+	}
+	return false
 }
 
 func (t *Transaction) needsChunks() bool {

@@ -291,3 +291,87 @@ func TestRPCVersion2EveryType(t *testing.T) {
 }
 
 func hexOf(s string) string { return fmt.Sprintf("%x", s) }
+
+// v2words lays a version 2 message out word by word from the draft's XDR
+// (rpcrdma_common: rdma_xid, rdma_vers 2, rdma_credit, rdma_htype; then the
+// body), followed by rpc.
+func v2words(xid, credit, htype uint32, body []uint32, rpc []byte) []byte {
+	return append(xdrWords(append([]uint32{xid, 2, credit, htype}, body...)...), rpc...)
+}
+
+// TestV2ErrorAnsweredCallNotIncomplete: a Responder that answers with
+// RDMA2_ERROR discards the Call (draft-07 "Error Handling"); the Call
+// chunk it never read is not "incomplete chunk data".
+func TestV2ErrorAnsweredCallNotIncomplete(t *testing.T) {
+	for _, answer := range []string{"error", "none"} {
+		r := newTxnRig(t, Options{})
+		// RDMA2_CALL_EXTERNAL (8): rdma_inv_handle 0, the Call chunk of one
+		// segment at position 0 (handle 0x71, 64 octets at 0x8000), no
+		// Read list, Write list or Reply chunk.
+		r.send(c2s, v2words(0x6666, 4, 8, []uint32{0, 1, 0, 0x71, 64, 0, 0x8000, 0, 0, 0, 0}, nil), 0)
+		if answer == "error" {
+			// RDMA2_ERROR (4), RDMA2_ERR_BAD_XDR (2).
+			r.send(s2c, v2words(0x6666, 4, 4, []uint32{2}, nil), 0)
+		}
+		r.e.Finish()
+		rs := r.c.RPC
+		want := map[string]uint64{"error": 0, "none": 1}[answer]
+		if rs.RebuildIncomplete != want {
+			t.Errorf("answered by %s: RebuildIncomplete %d, want %d", answer, rs.RebuildIncomplete, want)
+		}
+	}
+}
+
+// TestV2FallbackVersion: a server without version 2 answers the client's
+// first message with ERR_VERS; the client continues with a version in
+// the offered range (draft-07 "Server Does Not Support RPC-over-RDMA
+// Version 2"): the connection runs version 1.
+func TestV2FallbackVersion(t *testing.T) {
+	r := newTxnRig(t, Options{})
+	call := rpcCall(t, 0x1001, oncrpc.ProgNFS, 3, 0, nil)
+	// RDMA2_CALL_INLINE (10): rdma_inv_handle 0, three absent lists.
+	r.send(c2s, v2words(0x1001, 1, 10, []uint32{0, 0, 0, 0}, call), 0)
+	// The answer: RDMA_ERROR (4) / ERR_VERS (1), versions 1..1, in the
+	// request's version.
+	r.send(s2c, v2words(0x1001, 1, 4, []uint32{1, 1, 1}, nil), 0)
+	if rs := r.c.RPC; rs.Version != 2 {
+		t.Fatalf("before the fallback: version %d", rs.Version)
+	}
+	// Version 1 from now on: RDMA_MSG (0) with three absent lists.
+	v1 := func(xid uint32, rpc []byte) []byte {
+		return append(xdrWords(xid, 1, 32, 0, 0, 0, 0), rpc...)
+	}
+	call = rpcCall(t, 0x1002, oncrpc.ProgNFS, 3, 0, nil)
+	r.send(c2s, v1(0x1002, call), 0)
+	r.send(s2c, v1(0x1002, rpcReply(t, 0x1002, nil)), 0)
+	rs := r.c.RPC
+	if rs.Version != 1 || rs.Versions != [3]uint64{0, 2, 2} {
+		t.Errorf("after the fallback: version %d, versions %v", rs.Version, rs.Versions)
+	}
+	// Version 1's credits are requested and granted; version 2's limits
+	// were the two first messages'.
+	if rs.MaxCreditsRequested[0] != 32 || rs.MaxCreditsGranted[1] != 32 || rs.CreditLimits != [2]uint32{1, 1} || rs.V2Sent != [2]uint64{1, 1} {
+		t.Errorf("credits %v %v, limits %v sent %v", rs.MaxCreditsRequested, rs.MaxCreditsGranted, rs.CreditLimits, rs.V2Sent)
+	}
+}
+
+// TestV2CreditLimits: in version 2 every message carries the sender's
+// running credit limit (draft-07 "Flow Control"), control messages too;
+// the version 1 requested/granted counters stay empty.
+func TestV2CreditLimits(t *testing.T) {
+	r := newTxnRig(t, Options{})
+	// RDMA2_GRANT (5) from each side: rdma_xid 0, no body.
+	r.send(c2s, v2words(0, 17, 5, nil, nil), 0)
+	r.send(s2c, v2words(0, 33, 5, nil, nil), 0)
+	call := rpcCall(t, 0x2001, oncrpc.ProgNFS, 3, 0, nil)
+	r.send(c2s, v2words(0x2001, 18, 10, []uint32{0, 0, 0, 0}, call), 0)
+	// RDMA2_REPLY_INLINE (13): an absent Write list.
+	r.send(s2c, v2words(0x2001, 30, 13, []uint32{0}, rpcReply(t, 0x2001, nil)), 0)
+	rs := r.c.RPC
+	if rs.CreditLimits != [2]uint32{18, 30} || rs.MaxCreditLimits != [2]uint32{18, 33} || rs.V2Sent != [2]uint64{2, 2} {
+		t.Errorf("limits %v max %v sent %v", rs.CreditLimits, rs.MaxCreditLimits, rs.V2Sent)
+	}
+	if rs.MaxCreditsRequested != [2]uint32{} || rs.MaxCreditsGranted != [2]uint32{} {
+		t.Errorf("version 1 credits %v %v", rs.MaxCreditsRequested, rs.MaxCreditsGranted)
+	}
+}
