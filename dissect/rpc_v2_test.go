@@ -375,3 +375,37 @@ func TestV2CreditLimits(t *testing.T) {
 		t.Errorf("version 1 credits %v %v", rs.MaxCreditsRequested, rs.MaxCreditsGranted)
 	}
 }
+
+// TestV2ListCountFields: the count fields show the lists a header type
+// has in draft-07's XDR, and are absent for the lists it lacks (REPLY_INLINE
+// has only rdma_writes, REPLY_EXTERNAL rdma_writes and rdma_reply, the
+// *_MIDDLE types and the control types none).
+func TestV2ListCountFields(t *testing.T) {
+	r := newTxnRig(t, Options{})
+	call := rpcCall(t, 0x3001, oncrpc.ProgNFS, 3, 0, nil)
+	reply := rpcReply(t, 0x3001, nil)
+	for _, c := range []struct {
+		name                 string
+		d                    Direction
+		msg                  []byte
+		reads, writes, reply string // "" for absent
+	}{
+		{"GRANT", s2c, v2words(0, 8, 5, nil, nil), "", "", ""},
+		{"CALL_MIDDLE", c2s, v2words(0x3001, 8, 9, []uint32{uint32(len(call) - 8)}, call[:8]), "", "", ""},
+		{"CALL_INLINE", c2s, v2words(0x3001, 8, 10, []uint32{0, 0, 0, 0}, call[8:]), "0", "0", "0"},
+		{"REPLY_INLINE", s2c, v2words(0x3001, 8, 13, []uint32{0}, reply), "", "0", ""},
+		// A Call with a Reply chunk (handle 0x61, 256 octets at 0x7000),
+		// answered by REPLY_EXTERNAL through it.
+		{"CALL_EXTERNAL", c2s, v2words(0x3002, 8, 8, []uint32{0, 1, 0, 0x71, 40, 0, 0x8000, 0, 0, 0, 1, 1, 0x61, 256, 0, 0x7000}, nil), "0", "0", "1"},
+		{"REPLY_EXTERNAL", s2c, v2words(0x3002, 8, 11, []uint32{0, 1, 1, 0x61, 0, 0, 0x7000}, nil), "", "0", "1"},
+	} {
+		p := r.send(c.d, c.msg, 0)
+		for _, f := range []struct{ name, want string }{
+			{"rpcordma.reads_count", c.reads}, {"rpcordma.writes_count", c.writes}, {"rpcordma.reply_count", c.reply}} {
+			v, _ := Present.Values(f.name, p, nil)
+			if got := strings.Join(v, ","); got != f.want {
+				t.Errorf("%s: %s = %q, want %q", c.name, f.name, got, f.want)
+			}
+		}
+	}
+}
