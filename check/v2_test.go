@@ -336,3 +336,36 @@ func TestV2RemoteInvalidation(t *testing.T) {
 		})
 	}
 }
+
+// TestErrVersOfUnknownVersion: a Responder refuses a request of an
+// unknown rdma_vers with RDMA_ERROR/ERR_VERS (draft-07 RDMA2_ERR_VERS),
+// whose XDR every version keeps (RFC 8166 section 4), so the answer may be
+// sent in the refused version: HDR-VERSION finds the request's version,
+// not the answer's, and sees the Call answered by ERR_VERS.
+func TestErrVersOfUnknownVersion(t *testing.T) {
+	for _, code := range []uint32{1, 2} { // ERR_VERS, then ERR_CHUNK: not the answer the rule wants
+		r := newV2Cap(t, true, true)
+		const xid = 0x55550001
+		// Version 3 is unknown: only its prefix is known.
+		r.send(true, cat(prefix(xid, 3, 1, 0), nfsNullCall(xid)), 0)
+		body := words(code, 1, 2) // rdma_err, rdma_vers_low 1, rdma_vers_high 2
+		if code != 1 {
+			body = words(code)
+		}
+		r.send(false, cat(prefix(xid, 3, 1, tError), body), 0)
+		res := r.run()
+		var keys []string
+		for _, f := range findings(res, "HDR-VERSION") {
+			keys = append(keys, f.Key)
+		}
+		want := []string{"vers 3"}
+		if code != 1 {
+			want = []string{"vers 3", "vers 3", "not ERR_VERS"}
+		}
+		slices.Sort(keys)
+		slices.Sort(want)
+		if !slices.Equal(keys, want) {
+			t.Errorf("rdma_err %d: HDR-VERSION %q, want %q", code, keys, want)
+		}
+	}
+}

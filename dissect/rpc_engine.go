@@ -1000,7 +1000,8 @@ func isErrVers(h *rpcrdma.Message) bool {
 	case rpcrdma.Version2:
 		return h.V2.HType == rpcrdma.HTypeError && h.V2.Err == rpcrdma.Err2Vers
 	}
-	return false
+	// Another version decodes only as ERR_VERS (rpcrdma.Message).
+	return h.V1.Proc == rpcrdma.RDMAError && h.V1.Err == rpcrdma.ErrVers
 }
 
 func (t *Transaction) needsChunks() bool {

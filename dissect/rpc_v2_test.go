@@ -409,3 +409,21 @@ func TestV2ListCountFields(t *testing.T) {
 		}
 	}
 }
+
+// TestErrVersOfUnknownVersionFields: an RDMA_ERROR/ERR_VERS in an unknown
+// rdma_vers (3) decodes, its layout being every version's (RFC 8166
+// section 4), and shows its error code and version range.
+func TestErrVersOfUnknownVersionFields(t *testing.T) {
+	r := newTxnRig(t, Options{})
+	r.send(c2s, v2msg(t, rpcrdma.Header2{XID: 0x77, HType: rpcrdma.HTypeCallInline}, rpcCall(t, 0x77, oncrpc.ProgNFS, 3, 0, nil)), 0)
+	// rdma_xid, rdma_vers 3, rdma_credit, RDMA_ERROR (4), ERR_VERS (1), 1..2.
+	p := r.send(s2c, xdrWords(0x77, 3, 1, 4, 1, 1, 2), 0)
+	if rec := &p.RPC[0]; rec.HeaderErr != nil || rec.Kind != RPCKindError {
+		t.Fatalf("record: %v, kind %v", rec.HeaderErr, rec.Kind)
+	}
+	for name, want := range map[string]string{"rpcordma.errcode": "1", "rpcordma.vers_low": "1", "rpcordma.vers_high": "2", "rpcordma.version": "3"} {
+		if got := fieldText(t, p, name); got != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+}

@@ -209,7 +209,7 @@ func rpcTable() *Table {
 		rpcordma("rpcordma.errcode", "Error code", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
 			h := &r.Header
 			switch {
-			case h.Vers == rpcrdma.Version1 && h.V1.Proc == rpcrdma.RDMAError:
+			case v1Layout(r) && h.V1.Proc == rpcrdma.RDMAError:
 				emit(Value{U: uint64(h.V1.Err), Text: h.V1.Err.String()})
 			case h.Vers == rpcrdma.Version2 && h.V2.HType == rpcrdma.HTypeError:
 				emit(Value{U: uint64(h.V2.Err), Text: h.V2.Err.String()})
@@ -218,7 +218,7 @@ func rpcTable() *Table {
 		rpcordma("rpcordma.vers_low", "Version low", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
 			h := &r.Header
 			switch {
-			case h.Vers == rpcrdma.Version1 && h.V1.Proc == rpcrdma.RDMAError && h.V1.Err == rpcrdma.ErrVers:
+			case v1Layout(r) && h.V1.Proc == rpcrdma.RDMAError && h.V1.Err == rpcrdma.ErrVers:
 				emit(u(uint64(h.V1.VersLow)))
 			case h.Vers == rpcrdma.Version2 && h.V2.HType == rpcrdma.HTypeError && h.V2.Err == rpcrdma.Err2Vers:
 				emit(u(uint64(h.V2.VersLow)))
@@ -227,7 +227,7 @@ func rpcTable() *Table {
 		rpcordma("rpcordma.vers_high", "Version high", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
 			h := &r.Header
 			switch {
-			case h.Vers == rpcrdma.Version1 && h.V1.Proc == rpcrdma.RDMAError && h.V1.Err == rpcrdma.ErrVers:
+			case v1Layout(r) && h.V1.Proc == rpcrdma.RDMAError && h.V1.Err == rpcrdma.ErrVers:
 				emit(u(uint64(h.V1.VersHigh)))
 			case h.Vers == rpcrdma.Version2 && h.V2.HType == rpcrdma.HTypeError && h.V2.Err == rpcrdma.Err2Vers:
 				emit(u(uint64(h.V2.VersHigh)))
@@ -531,4 +531,12 @@ func machineName(b []byte) string {
 	s := string(b)
 	lastMachineName.Store(&s)
 	return s
+}
+
+// v1Layout tells whether r's header is in V1: version 1, or an
+// RDMA_ERROR/ERR_VERS of another version than 2, whose XDR every version
+// keeps (rpcrdma.Message).
+func v1Layout(r *dissect.RPCRecord) bool {
+	h := &r.Header
+	return h.Vers == rpcrdma.Version1 || h.Vers != rpcrdma.Version2 && r.HeaderErr == nil && r.HasHeader
 }
