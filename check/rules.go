@@ -455,6 +455,68 @@ its target.`,
 			Applies:  needsRPCOps, RDMAOp: checkByRequester,
 		},
 
+		// RPC-over-RDMA version 2 (draft-ietf-nfsv4-rpcrdma-version-two-07).
+		{
+			ID: "V2-CONTINUATION", Severity: Error, Reference: "draft-ietf-nfsv4-rpcrdma-version-two-07 RDMA2_CALL_MIDDLE, RDMA2_REPLY_MIDDLE, RDMA2_CONNPROP_*; RDMA2_ERR_INVAL_CONT", Added: true,
+			ULP: rpcULP, Version: 2,
+			Summary: "a continued message goes on with its own *_MIDDLE and ends with its *_INLINE; no CONNPROP after CONNPROP_FINAL",
+			Explanation: `Version 2 splits a message too large for one Send over several (Message
+Continuation): RDMA2_CALL_MIDDLE pieces end with RDMA2_CALL_INLINE, REPLY_MIDDLE
+with REPLY_INLINE, CONNPROP_MIDDLE with CONNPROP_FINAL. A peer that follows a
+*_MIDDLE with anything else — another type, another XID — makes the receiver
+answer RDMA2_ERR_INVAL_CONT and drop the message; so does a CONNPROP-type
+message after the sender's CONNPROP_FINAL. The check follows each sender's
+version 2 messages in order. (Added: version 2.)`,
+			Evidence: "version 2 messages",
+			Applies:  needsRPC, Message: checkV2Continuation,
+		},
+		{
+			ID: "V2-GRANT-XID", Severity: Error, Reference: "draft-ietf-nfsv4-rpcrdma-version-two-07 RDMA2_GRANT", Added: true,
+			ULP: rpcULP, Version: 2,
+			Summary: "RDMA2_GRANT has rdma_xid zero",
+			Explanation: `RDMA2_GRANT updates credits without a payload; its rdma_xid is unused, and
+"Senders MUST set the rdma_xid field to zero". A non-zero XID points a receiver
+that does look at it to an unrelated transaction. (Added: version 2.)`,
+			Evidence: "version 2 RDMA2_GRANT messages",
+			Applies:  needsRPC, Message: checkV2GrantXID,
+		},
+		{
+			ID: "V2-CALL-CHUNK", Severity: Error, Reference: "draft-ietf-nfsv4-rpcrdma-version-two-07 RDMA2_CALL_EXTERNAL, Special Format", Added: true,
+			ULP: rpcULP, Version: 2,
+			Summary: "RDMA2_CALL_EXTERNAL has a Call chunk, all of whose segments have position zero",
+			Explanation: `RDMA2_CALL_EXTERNAL sends only the transport header: the Responder reads the
+whole Call from the Call chunk (rdma_call). Without one the Call is nowhere.
+"Every Read segment in this chunk MUST contain zero (0) in its Position field"
+— the Call chunk is the Payload stream itself. (Added: version 2.)`,
+			Evidence: "version 2 RDMA2_CALL_EXTERNAL messages",
+			Applies:  needsRPC, Message: checkV2CallChunk,
+		},
+		{
+			ID: "V2-READ-POSITION-ZERO", Severity: Error, Reference: "draft-ietf-nfsv4-rpcrdma-version-two-07 RDMA2_CALL_EXTERNAL, RDMA2_CALL_INLINE", Added: true,
+			ULP: rpcULP, Version: 2,
+			Summary: "a version 2 Read list has no position-zero Read chunk",
+			Explanation: `Version 1 sends a Long Call as a position-zero Read chunk. Version 2 has the
+Call chunk for that, and its rdma_reads lists "only data item chunks. A
+Requester MUST NOT insert Position-zero Read chunks in this list". (Added:
+version 2.)`,
+			Evidence: "version 2 Calls with a Read list",
+			Applies:  needsRPC, Message: checkV2ReadZero,
+		},
+		{
+			ID: "V2-VERS-MISMATCH", Severity: Error, Reference: "draft-ietf-nfsv4-rpcrdma-version-two-07 RDMA2_ERR_VERS_MISMATCH, RDMA2_ERR_VERS", Added: true,
+			ULP: rpcULP, Version: 2,
+			Summary: "no version 1 message once both peers exchanged version 2",
+			Explanation: `A Responder that receives "a message with a transport protocol version that
+does not match the protocol version that was used in previous successful
+exchanges on the same connection" answers RDMA2_ERR_VERS_MISMATCH and drops
+it. The check takes version 2 as in effect once both peers sent a version 2
+message other than RDMA2_ERROR, and finds every version 1 message after that.
+A fallback after RDMA2_ERR_VERS happens before: the refusing peer sent only
+the error. (Added: version 2.)`,
+			Evidence: "the connection's messages once version 2 is in effect",
+			Applies:  needsRPC, Message: checkV2VersMismatch,
+		},
+
 		// Transport (IB/RoCE, iWARP).
 		{
 			ID: "ICRC-BAD", Severity: Error, Reference: "IBA Vol 1 7.8.1; Annex A17.3.3 (RoCEv2)",

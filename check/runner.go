@@ -479,6 +479,7 @@ type Conn struct {
 	// granted (CREDIT-OVERRUN reports once per overrun).
 	overrunNow [2]bool
 	loss       lossState // loss.go
+	v2         v2State   // v2.go
 }
 
 type rpcState uint8

@@ -369,3 +369,90 @@ func TestErrVersOfUnknownVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestV2Rules runs each version 2 rule on a capture that follows the
+// draft and on captures that break it, laid out from the draft's XDR.
+func TestV2Rules(t *testing.T) {
+	const xid = 0x66660001
+	call, reply := nfsNullCall(xid), nfsNullReply(xid)
+	callInline := func(reads []byte) []byte {
+		return cat(prefix(xid, 2, 8, tCallInline), words(0), reads, none, none, call)
+	}
+	replyInline := cat(prefix(xid, 2, 8, tReplyInline), none, reply)
+	connprop := func(htype uint32) []byte { return cat(prefix(0, 2, 8, htype), words(0)) } // an empty rdma_props
+	v1msg := func(x uint32, rpc []byte) []byte { return cat(words(x, 1, 8, 0), none, none, none, rpc) }
+	for _, c := range []struct {
+		rule, name string
+		script     func(r *v2cap)
+		want       []string // finding keys ("" for a finding without one)
+	}{
+		{"V2-CONTINUATION", "continued Call and properties", func(r *v2cap) {
+			r.send(true, connprop(tConnPropMid), 0)
+			r.send(true, connprop(tConnPropFin), 0)
+			r.send(false, connprop(tConnPropFin), 0)
+			r.send(true, cat(prefix(xid, 2, 8, tCallMiddle), words(28), call[:12]), 0)
+			r.send(true, cat(prefix(xid, 2, 8, tCallInline), words(0), none, none, none, call[12:]), 0)
+			r.send(false, replyInline, 0)
+		}, nil},
+		{"V2-CONTINUATION", "CALL_MIDDLE followed by another XID", func(r *v2cap) {
+			r.send(true, cat(prefix(xid, 2, 8, tCallMiddle), words(28), call[:12]), 0)
+			r.send(true, cat(prefix(xid+1, 2, 8, tCallInline), words(0), none, none, none, nfsNullCall(xid+1)), 0)
+		}, []string{"broken continuation"}},
+		{"V2-CONTINUATION", "REPLY_MIDDLE followed by a GRANT", func(r *v2cap) {
+			r.send(true, callInline(none), 0)
+			r.send(false, cat(prefix(xid, 2, 8, tReplyMiddle), words(16), reply[:8]), 0)
+			r.send(false, prefix(0, 2, 8, tGrant), 0)
+		}, []string{"broken continuation"}},
+		{"V2-CONTINUATION", "CONNPROP after CONNPROP_FINAL", func(r *v2cap) {
+			r.send(true, connprop(tConnPropFin), 0)
+			r.send(true, connprop(tConnPropMid), 0)
+			r.send(true, connprop(tConnPropFin), 0)
+		}, []string{"CONNPROP after CONNPROP_FINAL", "CONNPROP after CONNPROP_FINAL"}},
+		{"V2-GRANT-XID", "zero", func(r *v2cap) { r.send(false, prefix(0, 2, 8, tGrant), 0) }, nil},
+		{"V2-GRANT-XID", "non-zero", func(r *v2cap) { r.send(false, prefix(5, 2, 8, tGrant), 0) }, []string{""}},
+		{"V2-CALL-CHUNK", "Call chunk at position 0", func(r *v2cap) {
+			r.send(true, callExternal(xid, 0, cat(readSeg(0, 0xCA11, 40, 0x1000), readSeg(0, 0xCA12, 0, 0x2000)), none), 0)
+			r.read(0xCA11, 0x1000, call)
+			r.send(false, replyInline, 0)
+		}, nil},
+		{"V2-CALL-CHUNK", "no Call chunk", func(r *v2cap) {
+			r.send(true, cat(prefix(xid, 2, 8, tCallExternal), words(0), none, none, none, none), 0)
+		}, []string{"no Call chunk"}},
+		{"V2-CALL-CHUNK", "Call chunk at position 4", func(r *v2cap) {
+			r.send(true, callExternal(xid, 0, readSeg(4, 0xCA11, 40, 0x1000), none), 0)
+		}, []string{"Call chunk position"}},
+		{"V2-READ-POSITION-ZERO", "data item at 40", func(r *v2cap) {
+			r.send(true, callInline(cat(readSeg(40, 0xDA7A, 8, 0x3000), none)), 0)
+		}, nil},
+		{"V2-READ-POSITION-ZERO", "position zero", func(r *v2cap) {
+			r.send(true, callInline(cat(readSeg(0, 0xDA7A, 40, 0x3000), none)), 0)
+		}, []string{""}},
+		{"V2-VERS-MISMATCH", "fallback after ERR_VERS", func(r *v2cap) {
+			r.send(true, callInline(none), 0)
+			r.send(false, cat(prefix(xid, 2, 8, tError), words(1, 1, 1)), 0) // RDMA2_ERR_VERS, versions 1..1
+			r.send(true, v1msg(xid+1, nfsNullCall(xid+1)), 0)
+			r.send(false, v1msg(xid+1, nfsNullReply(xid+1)), 0)
+		}, nil},
+		{"V2-VERS-MISMATCH", "version 1 after version 2", func(r *v2cap) {
+			r.send(true, callInline(none), 0)
+			r.send(false, replyInline, 0)
+			r.send(true, v1msg(xid+1, nfsNullCall(xid+1)), 0)
+		}, []string{""}},
+	} {
+		t.Run(c.rule+"/"+c.name, func(t *testing.T) {
+			r := newV2Cap(t, true, true)
+			c.script(r)
+			res := r.run()
+			var keys []string
+			for _, f := range findings(res, c.rule) {
+				keys = append(keys, f.Key)
+			}
+			if !slices.Equal(keys, c.want) {
+				t.Errorf("findings %q, want %q", keys, c.want)
+			}
+			if !checked(res, c.rule) {
+				t.Errorf("%s not evaluated", c.rule)
+			}
+		})
+	}
+}
