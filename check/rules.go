@@ -503,6 +503,20 @@ version 2.)`,
 			Applies:  needsRPC, Message: checkV2ReadZero,
 		},
 		{
+			ID: "V2-CREDIT-OVERRUN", Severity: Error, Reference: "draft-ietf-nfsv4-rpcrdma-version-two-07 Flow Control, Initial Connection State", Added: true,
+			ULP: rpcULP, Version: 2,
+			Summary: "a version 2 peer posts a Send while its sent message count exceeds the credits it received",
+			Explanation: `In version 2 both peers grant credits: every message's rdma_credit is the
+sender's sent message count plus the credits it advertises, and the peer that
+receives it "MUST NOT post" a message while its own sent message count is
+greater than that value (1 before any message came). The check counts each
+side's Sends from the connection's set-up (so it needs the set-up in the
+capture) and compares with the largest limit received so far; it reports once
+per overrun. (Added: version 2.)`,
+			Evidence: "version 2 messages of a connection whose set-up is in the capture",
+			Applies:  needsRPC, Message: checkV2Credits,
+		},
+		{
 			ID: "V2-VERS-MISMATCH", Severity: Error, Reference: "draft-ietf-nfsv4-rpcrdma-version-two-07 RDMA2_ERR_VERS_MISMATCH, RDMA2_ERR_VERS", Added: true,
 			ULP: rpcULP, Version: 2,
 			Summary: "no version 1 message once both peers exchanged version 2",

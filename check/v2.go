@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 
+	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma"
 )
 
@@ -22,6 +23,12 @@ type v2State struct {
 	// settled: both did, so version 2 is in effect on the connection.
 	ok      [2]bool
 	settled bool
+	// sent counts each side's Sends; granted is the largest rdma_credit
+	// each side received in a version 2 message (hasGrant: one came).
+	sent     [2]uint64
+	granted  [2]uint32
+	hasGrant [2]bool
+	overrun  [2]bool // V2-CREDIT-OVERRUN reports once per overrun
 }
 
 // v2Header returns m's version 2 header type, ok false when m is not a
@@ -145,6 +152,52 @@ func checkV2ReadZero(c *Conn, m *Msg) {
 			return
 		}
 	}
+}
+
+// checkV2Credits: V2-CREDIT-OVERRUN (draft-07 "Flow Control": a sender
+// "MUST NOT post this message if the connection's 'Sent message counter'
+// is greater than the connection's current 'Received credits' value",
+// which is the rdma_credit of the last message received, 1 before any;
+// "Initial Connection State"). The count starts at the connection's set-up,
+// so the rule needs it in the capture; it compares with the largest limit
+// received so far, so that a grant still in flight when the sender
+// posted is not held against it.
+func checkV2Credits(c *Conn, m *Msg) {
+	s := &c.v2
+	d := m.Dir.Index()
+	before := s.sent[d]
+	s.sent[d]++
+	if !m.HasPrefix || !knownVersion(m) {
+		return
+	}
+	defer func() {
+		if m.Common.Vers == rpcrdma.Version2 && m.HdrErr == nil && (!s.hasGrant[1-d] || m.Common.Credit > s.granted[1-d]) {
+			s.granted[1-d], s.hasGrant[1-d] = m.Common.Credit, true
+		}
+	}()
+	if m.Common.Vers != rpcrdma.Version2 {
+		return
+	}
+	if c.State == dissect.StateNoSetup {
+		c.Skip(ReasonNoSetup)
+		return
+	}
+	c.Checked()
+	limit := uint32(1)
+	if s.hasGrant[d] {
+		limit = s.granted[d]
+	}
+	if before <= uint64(limit) {
+		s.overrun[d] = false
+		return
+	}
+	if s.overrun[d] {
+		return
+	}
+	s.overrun[d] = true
+	c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Message: fmt.Sprintf(
+		"the %s posts its Send number %d with %d sent before it, but the largest credit limit it received is %d: a sender must not post while its sent message count exceeds the received credits",
+		sideOf(m.Dir), before+1, before, limit)})
 }
 
 // checkV2VersMismatch: V2-VERS-MISMATCH (draft-07 "RDMA2_ERR_VERS_MISMATCH":

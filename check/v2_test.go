@@ -427,6 +427,21 @@ func TestV2Rules(t *testing.T) {
 		{"V2-READ-POSITION-ZERO", "position zero", func(r *v2cap) {
 			r.send(true, callInline(cat(readSeg(0, 0xDA7A, 40, 0x3000), none)), 0)
 		}, []string{""}},
+		// Before any message from the server the client's limit is 1: it
+		// may post with 0 and 1 Sends before (the draft's "greater than").
+		{"V2-CREDIT-OVERRUN", "within the grant", func(r *v2cap) {
+			r.send(true, prefix(0, 2, 4, tGrant), 0)
+			r.send(false, prefix(0, 2, 3, tGrant), 0) // sent 0 + 3 advertised
+			r.send(true, prefix(0, 2, 4, tGrant), 0)
+			r.send(true, prefix(0, 2, 4, tGrant), 0)
+			r.send(true, prefix(0, 2, 4, tGrant), 0) // 3 sent before, limit 3
+		}, nil},
+		{"V2-CREDIT-OVERRUN", "past the initial credit", func(r *v2cap) {
+			r.send(true, prefix(0, 2, 4, tGrant), 0)
+			r.send(true, prefix(0, 2, 4, tGrant), 0)
+			r.send(true, prefix(0, 2, 4, tGrant), 0) // 2 sent before, limit 1
+			r.send(true, prefix(0, 2, 4, tGrant), 0) // the same overrun
+		}, []string{""}},
 		{"V2-VERS-MISMATCH", "fallback after ERR_VERS", func(r *v2cap) {
 			r.send(true, callInline(none), 0)
 			r.send(false, cat(prefix(xid, 2, 8, tError), words(1, 1, 1)), 0) // RDMA2_ERR_VERS, versions 1..1
