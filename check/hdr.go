@@ -221,8 +221,8 @@ func checkCreditOverrun(c *Conn, m *Msg) {
 	case rs.Evicted > 0:
 		c.Skip(ReasonMidTransaction)
 		return
-	case rs.Replies[1-d]+rs.Errors[1-d] == 0:
-		return // no limit granted yet in the capture
+	case rs.Grants[1-d] == 0:
+		return // no version 1 limit granted yet in the capture
 	}
 	c.Checked()
 	n, granted := m.Rec.Outstanding, rs.CreditsGranted[1-d]

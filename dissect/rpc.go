@@ -265,9 +265,11 @@ type RPCStats struct {
 	Short, Chunked, Long [2]uint64
 	// Credits: the last rdma_credit of the Calls (requested) and Replies
 	// (granted) sent each way, and the largest.
-	// Version 1 messages only.
+	// Version 1 messages only; Grants counts the Replies and RDMA_ERRORs
+	// that granted.
 	CreditsRequested, MaxCreditsRequested [2]uint32
 	CreditsGranted, MaxCreditsGranted     [2]uint32
+	Grants                                [2]uint64
 	// CreditLimits: version 2, where each peer grants the other a running
 	// credit limit in every message (draft-07 "Flow Control": rdma_credit
 	// is the sender's sent message count plus its advertised credits), the

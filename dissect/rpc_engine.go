@@ -816,6 +816,7 @@ func (e *Engine) rpcReply(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, 
 		e.RPC.Replies++
 	}
 	if v.vers == rpcrdma.Version1 {
+		rs.Grants[d]++
 		rs.CreditsGranted[d] = v.credit
 		if v.credit > rs.MaxCreditsGranted[d] {
 			rs.MaxCreditsGranted[d] = v.credit
