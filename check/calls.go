@@ -19,6 +19,12 @@ type Call struct {
 	Known bool
 	Vers  uint32 // rdma_vers
 	Proc  rpcrdma.MsgType
+	// InvHandle is a version 2 Call's rdma_inv_handle (0: no remote
+	// invalidation solicited; draft-07 "Remote Invalidation").
+	InvHandle uint32
+	// CallChunk is a version 2 RDMA2_CALL_EXTERNAL's Call chunk: the Read
+	// chunk holding the whole Call (draft-07 "Special Format").
+	CallChunk []rpcrdma.Segment
 	// Reads, Writes and Reply are the Call's chunk lists.
 	Reads    []rpcrdma.ReadSegment
 	Writes   []rpcrdma.WriteChunk
@@ -41,12 +47,17 @@ func (v *callView) of(t *dissect.Transaction) *Call {
 	k := &v.k
 	sd := t.Call
 	*k = Call{XID: t.XID, Packets: sd.Packets, Known: true, Vers: sd.Vers, Proc: rpcrdma.MsgType(sd.Proc),
+		InvHandle: sd.InvHandle, CallChunk: k.CallChunk[:0],
 		Reads: k.Reads[:0], Writes: k.Writes[:0], Reply: k.Reply[:0],
 		Prog: t.Program, ProgVers: t.Version, ProcNum: t.Procedure, HasProc: t.HasProgram}
 	nw := 0
 	for i := range sd.Chunks {
 		ch := &sd.Chunks[i]
 		switch ch.Kind {
+		case dissect.ChunkCall:
+			for _, sg := range ch.Segments {
+				k.CallChunk = append(k.CallChunk, seg(sg))
+			}
 		case dissect.ChunkRead:
 			for _, sg := range ch.Segments {
 				k.Reads = append(k.Reads, rpcrdma.ReadSegment{Position: sg.Position, Segment: seg(sg)})
@@ -76,8 +87,14 @@ func seg(sg dissect.Segment) rpcrdma.Segment {
 	return rpcrdma.Segment{Handle: sg.Handle, Length: sg.Length, Offset: sg.Offset}
 }
 
-// Handles tells whether the Call advertised handle h in any chunk list.
+// Handles tells whether the Call advertised handle h in any chunk list
+// (version 2: its Call chunk too).
 func (c *Call) Handles(h uint32) bool {
+	for _, s := range c.CallChunk {
+		if s.Handle == h {
+			return true
+		}
+	}
 	for _, s := range c.Reads {
 		if s.Handle == h {
 			return true

@@ -52,7 +52,7 @@ func checkReadPosition(c *Conn, m *Msg) {
 		return
 	}
 	c.Checked()
-	inline := len(m.Inline())
+	inline, what := payloadStream(m)
 	prev := uint32(0)
 	for i, s := range ch.ReadList {
 		switch {
@@ -67,11 +67,32 @@ func checkReadPosition(c *Conn, m *Msg) {
 			return
 		case s.Position != 0 && m.Proc() != rpcrdma.RDMANoMsg && int(s.Position) > inline:
 			c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: "range", Message: fmt.Sprintf(
-				"Read segment %d of XID 0x%08x has position %d, past the end of the %d-byte Payload stream sent inline", i, m.Common.XID, s.Position, inline)})
+				"Read segment %d of XID 0x%08x has position %d, past the end of the %d-byte Payload stream %s", i, m.Common.XID, s.Position, inline, what)})
 			return
 		}
 		prev = s.Position
 	}
+}
+
+// payloadStream returns the length of the Call's Payload stream that Read
+// chunk positions count in, and where it was sent. Version 1: the RPC
+// message sent inline (RFC 8166 section 3.4.5). Version 2 (draft-07
+// "Message Continuation", "Special Format"): the RPC octets of every piece
+// of a continued Call together; for RDMA2_CALL_EXTERNAL, the Call chunk.
+func payloadStream(m *Msg) (int, string) {
+	if m.Common.Vers == rpcrdma.Version2 {
+		if rpcrdma.HType(m.Common.Type) == rpcrdma.HTypeCallExternal {
+			n := 0
+			for _, s := range m.Hdr.V2.CallList {
+				n += int(s.Length)
+			}
+			return n, "in the Call chunk"
+		}
+		if t := m.Rec.Txn; m.Rec.Continued && t != nil && t.Call != nil {
+			return t.Call.InlineBytes, "sent inline in the pieces of the continued Call"
+		}
+	}
+	return len(m.Inline()), "sent inline"
 }
 
 // checkLongCall: CHUNK-LONG-CALL (RFC 8166 sections 3.5.3, 4.2.4).

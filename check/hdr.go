@@ -48,9 +48,15 @@ func checkHdrVersion(c *Conn, m *Msg) {
 	if v == rpcrdma.Version1 {
 		c.v1Sent[d] = true
 	}
+	// ERR_VERS has the same XDR in every version (RFC 8166 section 4;
+	// draft-07 RDMA2_ERR_VERS): it may come in the refused request's
+	// version.
+	errVers := m.HdrErr == nil && m.Proc() == rpcrdma.RDMAError &&
+		(v != rpcrdma.Version2 && m.Hdr.V1.Err == rpcrdma.ErrVers || v == rpcrdma.Version2 && m.Hdr.V2.Err == rpcrdma.Err2Vers)
 	// A Call of an unsupported version must be answered by ERR_VERS.
+	answered := false
 	if callPkt, ok := c.badVers[1-d].take(m.Common.XID); ok {
-		errVers := v == rpcrdma.Version1 && m.Proc() == rpcrdma.RDMAError && m.HdrErr == nil && m.Hdr.V1.Err == rpcrdma.ErrVers
+		answered = true
 		if !errVers && v != rpcrdma.Version2 {
 			c.Report(Finding{XID: xidp(m.Common.XID), Packets: append([]int{callPkt}, m.Packets...), Key: "not ERR_VERS",
 				Message: fmt.Sprintf("the Call with XID 0x%08x (packet %d) had an unsupported rdma_vers; it was answered by a %s instead of RDMA_ERROR/ERR_VERS",
@@ -58,6 +64,9 @@ func checkHdrVersion(c *Conn, m *Msg) {
 		}
 	}
 	if v != rpcrdma.Version1 && v != rpcrdma.Version2 {
+		if answered && errVers {
+			return // refuses the Call's version in that version
+		}
 		if len(m.Packets) > 0 {
 			c.badVers[d].add(m.Common.XID, m.Packets[len(m.Packets)-1])
 		}
@@ -185,7 +194,9 @@ func checkHdrError(c *Conn, m *Msg) {
 // checkCreditZero: CREDIT-ZERO (RFC 8166 section 3.3.1: a credit limit of
 // zero leaves the requester unable to send).
 func checkCreditZero(c *Conn, m *Msg) {
-	if m.Kind != KindReply && m.Kind != KindError {
+	// Version 2 credits are a running limit, and a grant "MAY be zero"
+	// (draft-07 "Asynchronous Credit Grants").
+	if m.Kind != KindReply && m.Kind != KindError || m.Common.Vers != rpcrdma.Version1 {
 		return
 	}
 	c.Checked()
@@ -198,7 +209,7 @@ func checkCreditZero(c *Conn, m *Msg) {
 // checkCreditOverrun: CREDIT-OVERRUN (RFC 8166 section 3.3.1: a requester
 // "MUST NOT send more than" the credit limit granted).
 func checkCreditOverrun(c *Conn, m *Msg) {
-	if m.Kind != KindCall {
+	if m.Kind != KindCall || m.Common.Vers != rpcrdma.Version1 {
 		return
 	}
 	// The engine counts the Calls outstanding and the grants (RPCStats).
@@ -210,8 +221,8 @@ func checkCreditOverrun(c *Conn, m *Msg) {
 	case rs.Evicted > 0:
 		c.Skip(ReasonMidTransaction)
 		return
-	case rs.Replies[1-d]+rs.Errors[1-d] == 0:
-		return // no limit granted yet in the capture
+	case rs.Grants[1-d] == 0:
+		return // no version 1 limit granted yet in the capture
 	}
 	c.Checked()
 	n, granted := m.Rec.Outstanding, rs.CreditsGranted[1-d]

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/rpcrdma"
 )
 
 // Inline thresholds and remote invalidation (RFC 8797 sections 4.1, 4.2;
@@ -108,6 +109,9 @@ func withheld(c *Conn) string {
 
 // checkInvNegotiated: INV-NOT-NEGOTIATED (RFC 8797 section 4.1).
 func checkInvNegotiated(c *Conn, m *Msg) {
+	if m.HasPrefix && m.Common.Vers == rpcrdma.Version2 {
+		return // version 2 solicits invalidation per Call: INV-V2-HANDLE
+	}
 	if !m.Invalidate {
 		c.Checked()
 		return
@@ -183,6 +187,79 @@ func checkInvForeign(c *Conn, m *Msg) {
 		k.XID, m.InvalidatedSTag, k.Packets[len(k.Packets)-1], handleList(k), owner)})
 }
 
+// checkInvV2Handle: INV-V2-HANDLE (draft-07 "Remote Invalidation").
+func checkInvV2Handle(c *Conn, m *Msg) {
+	if !m.HasPrefix || m.Common.Vers != rpcrdma.Version2 {
+		return
+	}
+	switch m.Kind {
+	case KindCall:
+		t := rpcrdma.HType(m.Common.Type)
+		if m.HdrErr != nil || (t != rpcrdma.HTypeCallExternal && t != rpcrdma.HTypeCallInline) {
+			return
+		}
+		c.Checked()
+		h := &m.Hdr.V2
+		if h.InvHandle == 0 || v2HeaderHandles(h, h.InvHandle) {
+			return
+		}
+		c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: "not a handle of the Call", Message: fmt.Sprintf(
+			"%s XID 0x%08x solicits remote invalidation of rdma_inv_handle 0x%08x, which is none of the handles in its header: it must match one of them, or be 0",
+			t, m.Common.XID, h.InvHandle)})
+	case KindReply:
+		if !m.Invalidate {
+			return
+		}
+		k := c.replyCall(m)
+		if k == nil {
+			return
+		}
+		c.Checked()
+		last := k.Packets[len(k.Packets)-1]
+		pk := append([]int{last}, m.Packets...)
+		switch {
+		case k.InvHandle == 0:
+			c.Report(Finding{XID: xidp(k.XID), Packets: pk, Key: "not solicited", Message: fmt.Sprintf(
+				"the Reply to XID 0x%08x is sent With Invalidate of STag 0x%08x, but its Call (packet %d) set rdma_inv_handle 0: the Responder must use plain Send",
+				k.XID, m.InvalidatedSTag, last)})
+		case k.InvHandle != m.InvalidatedSTag:
+			c.Report(Finding{XID: xidp(k.XID), Packets: pk, Key: "other handle", Message: fmt.Sprintf(
+				"the Reply to XID 0x%08x invalidates STag 0x%08x, but its Call (packet %d) solicited rdma_inv_handle 0x%08x: the Responder must use exactly that value",
+				k.XID, m.InvalidatedSTag, last, k.InvHandle)})
+		}
+	}
+}
+
+// v2HeaderHandles tells whether h is an rdma_handle of the header: its
+// Call chunk or a chunk list.
+func v2HeaderHandles(hd *rpcrdma.Header2, h uint32) bool {
+	for _, s := range hd.CallList {
+		if s.Handle == h {
+			return true
+		}
+	}
+	for _, s := range hd.ReadList {
+		if s.Handle == h {
+			return true
+		}
+	}
+	for _, w := range hd.WriteList {
+		for _, s := range w.Segments {
+			if s.Handle == h {
+				return true
+			}
+		}
+	}
+	if hd.HasReplyChunk {
+		for _, s := range hd.ReplyChunk.Segments {
+			if s.Handle == h {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func handleList(k *Call) string {
 	var hs []string
 	seen := map[uint32]bool{}
@@ -191,6 +268,9 @@ func handleList(k *Call) string {
 			seen[h] = true
 			hs = append(hs, fmt.Sprintf("0x%08x", h))
 		}
+	}
+	for _, s := range k.CallChunk {
+		add(s.Handle)
 	}
 	for _, s := range k.Reads {
 		add(s.Handle)
@@ -209,6 +289,13 @@ func handleList(k *Call) string {
 	return strings.Join(hs, ", ")
 }
 
+// onlyVersion2 tells whether every RPC-over-RDMA message of c that
+// carried a known version used version 2.
+func onlyVersion2(c *Conn) bool {
+	rs := c.Connection.RPC
+	return rs != nil && rs.Versions[1] == 0 && rs.Versions[2] > 0
+}
+
 // endInvUsage: INV-USAGE.
 func endInvUsage(c *Conn) {
 	if c.rpc != rpcYes {
@@ -217,6 +304,11 @@ func endInvUsage(c *Conn) {
 	c.Checked()
 	u := &c.Usage
 	if u.Replies == 0 {
+		return
+	}
+	if onlyVersion2(c) {
+		c.Reportf(nil, "", "%d of %d Replies used Send With Invalidate; version 2 solicits remote invalidation per Call (rdma_inv_handle): %d Calls solicited it",
+			u.RepliesWithInvalidate, u.Replies, u.SolicitingCalls)
 		return
 	}
 	neg := "not known (no CM exchange in the capture)"

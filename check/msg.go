@@ -110,6 +110,9 @@ func (c *Conn) account(g *Msg) {
 	switch g.Kind {
 	case KindCall:
 		s.Calls++
+		if g.Common.Vers == rpcrdma.Version2 && g.HdrErr == nil && g.Hdr.V2.InvHandle != 0 {
+			c.Usage.SolicitingCalls++
+		}
 		if g.Common.Vers == rpcrdma.Version1 && g.Proc() == rpcrdma.RDMANoMsg {
 			s.LongCalls++
 		}

@@ -97,6 +97,12 @@ type InvUsage struct {
 	// Send With Invalidate.
 	Replies               int `json:"replies"`
 	RepliesWithInvalidate int `json:"replies_with_invalidate"`
+	// Version2: every RPC-over-RDMA message of the connection used version
+	// 2, which solicits remote invalidation per Call (rdma_inv_handle)
+	// instead of negotiating it (Negotiated is then nil);
+	// SolicitingCalls counts the Calls with a non-zero rdma_inv_handle.
+	Version2        bool `json:"version2,omitempty"`
+	SolicitingCalls int  `json:"soliciting_calls,omitempty"`
 }
 
 // ChunkSummary counts how a connection's RPC-over-RDMA messages used
@@ -316,7 +322,8 @@ func (c *Conn) result() *ConnResult {
 		cr.Caveats = connCaveats(c.Connection)
 		if cr.RPC {
 			u, ch := c.Usage, c.Chunks
-			if c.Negotiated {
+			u.Version2 = onlyVersion2(c)
+			if c.Negotiated && !u.Version2 {
 				n := c.Thresholds.RemoteInvalidation
 				u.Negotiated = &n
 			}

@@ -32,6 +32,11 @@ type Rule struct {
 	// Added marks rules that are not in the project's list of checks
 	// (shared/specs/conformance-rules.md) but that the specs support.
 	Added bool
+	// Version, when set, is the RPC-over-RDMA version whose rules the rule
+	// enforces (RFC 8166/8797 for 1, draft-ietf-nfsv4-rpcrdma-version-two
+	// for 2). It judges only that version's messages, and is not listed
+	// for a connection whose messages all used the other version.
+	Version uint32
 	// Waits, when set, names the engine work the rule needs and that is
 	// not there yet; such a rule reports "not evaluated" with it.
 	Waits string
@@ -186,9 +191,28 @@ func NeedsULP(name string) func(c *Conn) string {
 // they always did.)
 func (ru *Rule) hiddenFor(c *Conn) bool {
 	if ru.ULP == rpcULP {
-		return c.Connection.ULP != "" && c.Connection.ULP != rpcULP
+		return c.Connection.ULP != "" && c.Connection.ULP != rpcULP || ru.otherVersion(c)
 	}
 	return ru.otherULP(c)
+}
+
+// otherVersion reports whether ru judges one RPC-over-RDMA version and c's
+// messages all used the other one.
+func (ru *Rule) otherVersion(c *Conn) bool {
+	if ru.Version == 0 {
+		return false
+	}
+	var n [3]uint64
+	if rs := c.Connection.RPC; rs != nil {
+		n = rs.Versions
+	}
+	switch ru.Version {
+	case 1:
+		return n[1] == 0 && n[2] > 0
+	case 2:
+		return n[2] == 0
+	}
+	return false
 }
 
 // otherULP reports whether ru is a rule of a ULP other than RPC-over-RDMA

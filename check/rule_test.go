@@ -85,7 +85,7 @@ func TestSelect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"INV-NOT-NEGOTIATED", "INV-WRONG-DIRECTION", "INV-FOREIGN-STAG"}; !slices.Equal(ids(got), want) {
+	if want := []string{"INV-NOT-NEGOTIATED", "INV-WRONG-DIRECTION", "INV-FOREIGN-STAG", "INV-V2-HANDLE"}; !slices.Equal(ids(got), want) {
 		t.Errorf("inv-* minus INV-USAGE = %v, want %v", ids(got), want)
 	}
 	got, err = Select(nil, []string{"CHUNK-*,RDMA-*"})

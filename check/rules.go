@@ -125,7 +125,7 @@ may overrun the client's receive buffer and take the connection down.`,
 		// Remote invalidation (RFC 8797 section 4.1).
 		{
 			ID: "INV-NOT-NEGOTIATED", Severity: Error, Reference: "RFC 8797 section 4.1",
-			ULP:     rpcULP,
+			ULP: rpcULP, Version: 1,
 			Summary: "Send With Invalidate used while either peer's R bit is clear (or its private data absent)",
 			Explanation: `RFC 8797 section 4.1: "When both connection peers have set this bit flag in
 their CM Private Data, the responder MAY use RDMA Send With Invalidate when
@@ -160,6 +160,22 @@ the Call with that XID. Invalidating another transaction's STag pulls memory
 out from under an RPC still in progress.`,
 			Evidence: "the Call and the Reply of a transaction",
 			Applies:  needsRPC, Message: checkInvForeign,
+		},
+		{
+			ID: "INV-V2-HANDLE", Severity: Error, Reference: "draft-ietf-nfsv4-rpcrdma-version-two-07 section \"Remote Invalidation\"", Added: true,
+			ULP: rpcULP, Version: 2,
+			Summary: "version 2: Send With Invalidate uses exactly the Call's rdma_inv_handle, which names one of the Call's handles",
+			Explanation: `RPC-over-RDMA version 2 does not negotiate remote invalidation per connection
+(RFC 8797's R bit is version 1's): a Requester solicits it per Call, by setting
+rdma_inv_handle in RDMA2_CALL_EXTERNAL or RDMA2_CALL_INLINE to "a non-zero value
+that matches one of the rdma_handle fields in that header", or to zero when the
+Responder may invalidate none of them. A Responder that sends the Reply With
+Invalidate "MUST use the value in the corresponding Call's rdma_inv_handle
+field". The check finds a Call whose non-zero rdma_inv_handle is none of its
+handles, a Reply With Invalidate to a Call that solicited none, and one that
+invalidates another handle than the solicited one. (Added: version 2.)`,
+			Evidence: "version 2 Calls and their Replies With Invalidate",
+			Applies:  needsRPC, Message: checkInvV2Handle,
 		},
 		{
 			ID: "INV-USAGE", Severity: Info, Reference: "RFC 8797 sections 3.2, 4.1",
@@ -249,7 +265,7 @@ under CHUNK-MISSING-REPLY; this reports every transport error.)`,
 		// Credits (RFC 8166 section 3.3.1).
 		{
 			ID: "CREDIT-ZERO", Severity: Warning, Reference: "RFC 8166 section 3.3.1",
-			ULP:     rpcULP,
+			ULP: rpcULP, Version: 1,
 			Summary: "a Reply grants zero credits",
 			Explanation: `In a Reply, rdma_credit is the credit limit the responder grants: the number of
 Calls the requester may have outstanding. A grant of zero leaves the requester
@@ -260,7 +276,7 @@ outstanding none will come, so the connection stalls.`,
 		},
 		{
 			ID: "CREDIT-OVERRUN", Severity: Error, Reference: "RFC 8166 section 3.3.1",
-			ULP:     rpcULP,
+			ULP: rpcULP, Version: 1,
 			Summary: "the requester has more Calls outstanding than the last credit limit granted",
 			Explanation: `A requester must not have more Calls outstanding (sent, Reply not yet received)
 than the credit limit the responder last granted; each credit stands for a
@@ -440,6 +456,82 @@ client on an RPC-over-RDMA connection has no chunk that could have advertised
 its target.`,
 			Evidence: "the connection's RDMA operations",
 			Applies:  needsRPCOps, RDMAOp: checkByRequester,
+		},
+
+		// RPC-over-RDMA version 2 (draft-ietf-nfsv4-rpcrdma-version-two-07).
+		{
+			ID: "V2-CONTINUATION", Severity: Error, Reference: "draft-ietf-nfsv4-rpcrdma-version-two-07 RDMA2_CALL_MIDDLE, RDMA2_REPLY_MIDDLE, RDMA2_CONNPROP_*; RDMA2_ERR_INVAL_CONT", Added: true,
+			ULP: rpcULP, Version: 2,
+			Summary: "a continued message goes on with its own *_MIDDLE and ends with its *_INLINE; no CONNPROP after CONNPROP_FINAL",
+			Explanation: `Version 2 splits a message too large for one Send over several (Message
+Continuation): RDMA2_CALL_MIDDLE pieces end with RDMA2_CALL_INLINE, REPLY_MIDDLE
+with REPLY_INLINE, CONNPROP_MIDDLE with CONNPROP_FINAL. A peer that follows a
+*_MIDDLE with anything else — another type, another XID — makes the receiver
+answer RDMA2_ERR_INVAL_CONT and drop the message; so does a CONNPROP-type
+message after the sender's CONNPROP_FINAL. The check follows each sender's
+version 2 messages in order. (Added: version 2.)`,
+			Evidence: "version 2 messages",
+			Applies:  needsRPC, Message: checkV2Continuation,
+		},
+		{
+			ID: "V2-GRANT-XID", Severity: Error, Reference: "draft-ietf-nfsv4-rpcrdma-version-two-07 RDMA2_GRANT", Added: true,
+			ULP: rpcULP, Version: 2,
+			Summary: "RDMA2_GRANT has rdma_xid zero",
+			Explanation: `RDMA2_GRANT updates credits without a payload; its rdma_xid is unused, and
+"Senders MUST set the rdma_xid field to zero". A non-zero XID points a receiver
+that does look at it to an unrelated transaction. (Added: version 2.)`,
+			Evidence: "version 2 RDMA2_GRANT messages",
+			Applies:  needsRPC, Message: checkV2GrantXID,
+		},
+		{
+			ID: "V2-CALL-CHUNK", Severity: Error, Reference: "draft-ietf-nfsv4-rpcrdma-version-two-07 RDMA2_CALL_EXTERNAL, Special Format", Added: true,
+			ULP: rpcULP, Version: 2,
+			Summary: "RDMA2_CALL_EXTERNAL has a Call chunk, all of whose segments have position zero",
+			Explanation: `RDMA2_CALL_EXTERNAL sends only the transport header: the Responder reads the
+whole Call from the Call chunk (rdma_call). Without one the Call is nowhere.
+"Every Read segment in this chunk MUST contain zero (0) in its Position field"
+— the Call chunk is the Payload stream itself. (Added: version 2.)`,
+			Evidence: "version 2 RDMA2_CALL_EXTERNAL messages",
+			Applies:  needsRPC, Message: checkV2CallChunk,
+		},
+		{
+			ID: "V2-READ-POSITION-ZERO", Severity: Error, Reference: "draft-ietf-nfsv4-rpcrdma-version-two-07 RDMA2_CALL_EXTERNAL, RDMA2_CALL_INLINE", Added: true,
+			ULP: rpcULP, Version: 2,
+			Summary: "a version 2 Read list has no position-zero Read chunk",
+			Explanation: `Version 1 sends a Long Call as a position-zero Read chunk. Version 2 has the
+Call chunk for that, and its rdma_reads lists "only data item chunks. A
+Requester MUST NOT insert Position-zero Read chunks in this list". (Added:
+version 2.)`,
+			Evidence: "version 2 Calls with a Read list",
+			Applies:  needsRPC, Message: checkV2ReadZero,
+		},
+		{
+			ID: "V2-CREDIT-OVERRUN", Severity: Error, Reference: "draft-ietf-nfsv4-rpcrdma-version-two-07 Flow Control, Initial Connection State", Added: true,
+			ULP: rpcULP, Version: 2,
+			Summary: "a version 2 peer posts a Send while its sent message count exceeds the credits it received",
+			Explanation: `In version 2 both peers grant credits: every message's rdma_credit is the
+sender's sent message count plus the credits it advertises, and the peer that
+receives it "MUST NOT post" a message while its own sent message count is
+greater than that value (1 before any message came). The check counts each
+side's Sends from the connection's set-up (so it needs the set-up in the
+capture) and compares with the largest limit received so far; it reports once
+per overrun. (Added: version 2.)`,
+			Evidence: "version 2 messages of a connection whose set-up is in the capture",
+			Applies:  needsRPC, Message: checkV2Credits,
+		},
+		{
+			ID: "V2-VERS-MISMATCH", Severity: Error, Reference: "draft-ietf-nfsv4-rpcrdma-version-two-07 RDMA2_ERR_VERS_MISMATCH, RDMA2_ERR_VERS", Added: true,
+			ULP: rpcULP, Version: 2,
+			Summary: "no version 1 message once both peers exchanged version 2",
+			Explanation: `A Responder that receives "a message with a transport protocol version that
+does not match the protocol version that was used in previous successful
+exchanges on the same connection" answers RDMA2_ERR_VERS_MISMATCH and drops
+it. The check takes version 2 as in effect once both peers sent a version 2
+message other than RDMA2_ERROR, and finds every version 1 message after that.
+A fallback after RDMA2_ERR_VERS happens before: the refusing peer sent only
+the error. (Added: version 2.)`,
+			Evidence: "the connection's messages once version 2 is in effect",
+			Applies:  needsRPC, Message: checkV2VersMismatch,
 		},
 
 		// Transport (IB/RoCE, iWARP).

@@ -479,6 +479,7 @@ type Conn struct {
 	// granted (CREDIT-OVERRUN reports once per overrun).
 	overrunNow [2]bool
 	loss       lossState // loss.go
+	v2         v2State   // v2.go
 	// rej is the refusal CM-REJ or MPA-REJ saw, reported at the end of
 	// the connection, when a later connection may have got through.
 	rej refusal

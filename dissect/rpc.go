@@ -122,7 +122,11 @@ type RPCSide struct {
 	// Proc is rdma_proc (version 1) or rdma_htype (version 2).
 	Proc    uint32
 	Credits uint32 // rdma_credit: requested in a Call, granted in a Reply
-	Chunks  []Chunk
+	// InvHandle is a version 2 Call's rdma_inv_handle: the handle the
+	// Responder may invalidate with Send With Invalidate, 0 for none
+	// (draft-07 "Remote Invalidation").
+	InvHandle uint32
+	Chunks    []Chunk
 	// InlineBytes is the part of the RPC message carried in the Send after
 	// the transport header; RPCBytes the whole RPC message's length when
 	// known (inline, or rebuilt), 0 otherwise.
@@ -235,11 +239,16 @@ type Transaction struct {
 // indexed by Direction.Index() of the direction the messages (or, for
 // RDMA bytes, the data) went: [0] client to server, [1] server to client.
 type RPCStats struct {
-	// Version is the rdma_vers of the first header decoded; Versions
-	// counts headers by version (index 1 and 2; 0 for any other).
+	// Version is the rdma_vers the connection settled on: the first
+	// header's, or, after an ERR_VERS refused it, the version the peers
+	// used next (draft-07 "Server Does Not Support RPC-over-RDMA Version
+	// 2": the client continues with a version in the offered range);
+	// Versions counts headers by version (index 1 and 2; 0 for any other).
 	Version  uint32
 	Versions [3]uint64
-	Messages [2]uint64 // transport headers
+	// versRefused: an ERR_VERS came after the first header.
+	versRefused bool
+	Messages    [2]uint64 // transport headers
 	// BadHeaders counts headers that did not decode; FirstBadHeader says
 	// where and why the first one did not.
 	BadHeaders     [2]uint64
@@ -256,8 +265,18 @@ type RPCStats struct {
 	Short, Chunked, Long [2]uint64
 	// Credits: the last rdma_credit of the Calls (requested) and Replies
 	// (granted) sent each way, and the largest.
+	// Version 1 messages only; Grants counts the Replies and RDMA_ERRORs
+	// that granted.
 	CreditsRequested, MaxCreditsRequested [2]uint32
 	CreditsGranted, MaxCreditsGranted     [2]uint32
+	Grants                                [2]uint64
+	// CreditLimits: version 2, where each peer grants the other a running
+	// credit limit in every message (draft-07 "Flow Control": rdma_credit
+	// is the sender's sent message count plus its advertised credits), the
+	// last rdma_credit each way and the largest; V2Sent counts the version
+	// 2 messages sent each way, the count the peer's limit bounds.
+	CreditLimits, MaxCreditLimits [2]uint32
+	V2Sent                        [2]uint64
 	// Bytes moved each way: by Send (transport header and inline RPC), by
 	// RDMA Read and by RDMA Write attached to chunks, indexed by the
 	// direction the data went.
@@ -402,6 +421,10 @@ type RPCRecord struct {
 	// InvalidatedOwner, for a Send With Invalidate Reply: another Call
 	// outstanding in the channel that advertised the invalidated STag.
 	InvalidatedOwner *Transaction
+	// Continued: a later piece of a version 2 message continued over
+	// several Sends (draft-07 "Message Continuation"): the RPC octets it
+	// carries start mid-message.
+	Continued bool
 	// inlineRPC: RPC was decoded from the message carried inline.
 	inlineRPC bool
 }
@@ -433,6 +456,7 @@ func (r *RPCRecord) clearKeep() {
 	r.Message, r.XID, r.Reply, r.Backchannel, r.CallPacket, r.CallTime = nil, 0, false, false, 0, time.Time{}
 	r.HasProgram, r.Program, r.Version, r.Procedure = false, 0, 0, 0
 	r.Kind, r.Txn, r.Outstanding, r.CallUndecoded, r.InvalidatedOwner, r.inlineRPC = 0, nil, 0, false, nil, false
+	r.Continued = false
 }
 
 // Clone returns a deep copy of t that the engine will not reuse, for an

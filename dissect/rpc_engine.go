@@ -353,6 +353,7 @@ func (k msgKind) public() RPCKind {
 // transaction logic needs.
 type hdrView struct {
 	xid, vers, credit, proc uint32
+	invHandle               uint32 // v2 rdma_inv_handle
 	chunks                  *rpcrdma.ChunkLists
 	callList                []rpcrdma.ReadSegment // v2 Call chunk
 	rpc                     []byte                // the RPC message (part) in the Send
@@ -375,6 +376,7 @@ func viewOf(h *rpcrdma.Message) hdrView {
 		case t.IsReply():
 			v.kind = kindReply
 		}
+		v.invHandle = h.V2.InvHandle
 		switch h.V2.HType {
 		case rpcrdma.HTypeCallExternal:
 			v.long, v.callList = true, h.V2.CallList
@@ -471,8 +473,16 @@ func (e *Engine) rpcMessage(p *Packet, m *Message) {
 		vi := 0
 		if common.Vers == rpcrdma.Version1 || common.Vers == rpcrdma.Version2 {
 			vi = int(common.Vers)
-			if rs.Version == 0 {
+			switch {
+			case rs.Version == 0:
 				rs.Version = common.Vers
+			case rs.versRefused && common.Vers != rs.Version && herr == nil && common.Type != uint32(rpcrdma.RDMAError):
+				// The first message after an ERR_VERS in another version:
+				// the fallback.
+				rs.Version, rs.versRefused = common.Vers, false
+			}
+			if herr == nil && isErrVers(&rec.Header) {
+				rs.versRefused = true
 			}
 		}
 		rs.Versions[vi]++
@@ -524,6 +534,11 @@ func (e *Engine) rpcMessage(p *Packet, m *Message) {
 	}
 	rec.XID = v.xid
 	rec.Kind = v.kind.public()
+	if v.vers == rpcrdma.Version2 {
+		rs.V2Sent[d]++
+		rs.CreditLimits[d] = v.credit
+		rs.MaxCreditLimits[d] = max(rs.MaxCreditLimits[d], v.credit)
+	}
 	switch {
 	case v.kind == kindControl:
 		rs.Control[d]++
@@ -579,13 +594,18 @@ func (sd RPCSide) reuse() RPCSide {
 func (sd *RPCSide) fill(m *Message, v *hdrView, hdrLen int) {
 	sd.Packets = append(sd.Packets[:0], m.Packets...)
 	sd.Time = m.Time
-	sd.Vers, sd.Proc, sd.Credits = v.vers, v.proc, v.credit
+	sd.Vers, sd.Proc, sd.Credits, sd.InvHandle = v.vers, v.proc, v.credit, v.invHandle
 	sd.Invalidate, sd.InvalidatedSTag = m.Invalidate, m.InvalidatedSTag
 	sd.InlineBytes = len(v.rpc)
 	if len(v.rpc) == 0 && !v.long && m.Length > hdrLen {
 		sd.InlineBytes = m.Length - hdrLen
 	}
 	sd.Chunks = sd.Chunks[:0]
+	sd.addChunks(v)
+}
+
+// addChunks records the chunk lists of a transport header.
+func (sd *RPCSide) addChunks(v *hdrView) {
 	if len(v.callList) > 0 {
 		ch := sd.addChunk(ChunkCall, 0)
 		for _, rs := range v.callList {
@@ -644,8 +664,8 @@ func (e *Engine) rpcCall(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, m
 	if old := rc.out[key]; old != nil {
 		if old.callContinues() && v.vers == rpcrdma.Version2 {
 			// The next part of a version 2 Call split over several Sends.
-			rec.Txn, rec.Outstanding = old, rs.OutstandingCalls[d]
-			e.continueCall(p, rec, old, m, v)
+			rec.Txn, rec.Outstanding, rec.Continued = old, rs.OutstandingCalls[d], true
+			e.continueCall(p, rec, rc, old, m, v)
 			return
 		}
 		e.finishTxn(old, TxnSuperseded)
@@ -673,9 +693,11 @@ func (e *Engine) rpcCall(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, m
 	rs.Outstanding++
 	rs.Calls[d]++
 	e.RPC.Calls++
-	rs.CreditsRequested[d] = v.credit
-	if v.credit > rs.MaxCreditsRequested[d] {
-		rs.MaxCreditsRequested[d] = v.credit
+	if v.vers == rpcrdma.Version1 {
+		rs.CreditsRequested[d] = v.credit
+		if v.credit > rs.MaxCreditsRequested[d] {
+			rs.MaxCreditsRequested[d] = v.credit
+		}
 	}
 	if rpcOK && rec.RPC.MsgType == oncrpc.Call {
 		t.setProgram(&rec.RPC)
@@ -722,7 +744,7 @@ func (t *Transaction) callContinues() bool {
 
 // continueCall appends the next part of a version 2 Call (draft-07
 // "Message Continuation").
-func (e *Engine) continueCall(p *Packet, rec *RPCRecord, t *Transaction, m *Message, v *hdrView) {
+func (e *Engine) continueCall(p *Packet, rec *RPCRecord, rc *rpcConn, t *Transaction, m *Message, v *hdrView) {
 	s := e.rpc()
 	t.call.Packets = append(t.call.Packets, m.Packets...)
 	t.call.Proc = v.proc
@@ -733,6 +755,14 @@ func (e *Engine) continueCall(p *Packet, rec *RPCRecord, t *Transaction, m *Mess
 	}
 	if v.middle {
 		return
+	}
+	// The last piece (RDMA2_CALL_INLINE) carries the Call's
+	// rdma_inv_handle and chunk lists; RDMA2_CALL_MIDDLE has neither.
+	t.call.InvHandle = v.invHandle
+	if v.chunks.SegmentCount() > 0 {
+		rc.unregister(t)
+		t.call.addChunks(v)
+		rc.register(t)
 	}
 	// The last part: the Call is whole unless chunks still follow.
 	for i := range t.call.Chunks {
@@ -809,7 +839,7 @@ func (e *Engine) rpcReply(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, 
 	t := rc.out[key]
 	if t != nil && v.vers == rpcrdma.Version2 && t.Reply != nil {
 		// The next part of a version 2 Reply split over several Sends.
-		rec.Txn = t
+		rec.Txn, rec.Continued = t, true
 		e.continueReply(p, rec, rs, t, m, v)
 		return
 	}
@@ -842,9 +872,12 @@ func (e *Engine) rpcReply(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, 
 		rs.Replies[d]++
 		e.RPC.Replies++
 	}
-	rs.CreditsGranted[d] = v.credit
-	if v.credit > rs.MaxCreditsGranted[d] {
-		rs.MaxCreditsGranted[d] = v.credit
+	if v.vers == rpcrdma.Version1 {
+		rs.Grants[d]++
+		rs.CreditsGranted[d] = v.credit
+		if v.credit > rs.MaxCreditsGranted[d] {
+			rs.MaxCreditsGranted[d] = v.credit
+		}
 	}
 	if m.Invalidate {
 		rs.RepliesWithInvalidate++
@@ -984,7 +1017,7 @@ func (e *Engine) finishTxn(t *Transaction, o TxnOutcome) {
 		e.RPC.ReplyNoCall++
 		rs.RepliesWithoutCall++
 	}
-	if t.Call != nil && !t.call.Rebuilt && t.call.RPCBytes == 0 && t.needsChunks() {
+	if t.Call != nil && !t.call.Rebuilt && t.call.RPCBytes == 0 && t.needsChunks() && !t.refusedV2() {
 		rs.RebuildIncomplete++
 	}
 	e.RPC.Finished++
@@ -1009,6 +1042,25 @@ func (e *Engine) finishTxn(t *Transaction, o TxnOutcome) {
 	s.release(t.replyParts)
 	t.callRPC, t.rebuilt, t.replyParts = nil, nil, nil
 	s.pendTxn = append(s.pendTxn, t)
+}
+
+// refusedV2 tells whether a version 2 Responder answered the Call with
+// RDMA2_ERROR: it discards the Call (draft-07 "Error Handling"), so its
+// chunks are never read and nothing is missing.
+func (t *Transaction) refusedV2() bool {
+	return t.Reply != nil && t.reply.Vers == rpcrdma.Version2 && rpcrdma.HType(t.reply.Proc) == rpcrdma.HTypeError
+}
+
+// isErrVers tells whether h is an RDMA_ERROR/RDMA2_ERROR with ERR_VERS.
+func isErrVers(h *rpcrdma.Message) bool {
+	switch h.Vers {
+	case rpcrdma.Version1:
+		return h.V1.Proc == rpcrdma.RDMAError && h.V1.Err == rpcrdma.ErrVers
+	case rpcrdma.Version2:
+		return h.V2.HType == rpcrdma.HTypeError && h.V2.Err == rpcrdma.Err2Vers
+	}
+	// Another version decodes only as ERR_VERS (rpcrdma.Message).
+	return h.V1.Proc == rpcrdma.RDMAError && h.V1.Err == rpcrdma.ErrVers
 }
 
 func (t *Transaction) needsChunks() bool {

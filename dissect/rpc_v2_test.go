@@ -291,3 +291,139 @@ func TestRPCVersion2EveryType(t *testing.T) {
 }
 
 func hexOf(s string) string { return fmt.Sprintf("%x", s) }
+
+// v2words lays a version 2 message out word by word from the draft's XDR
+// (rpcrdma_common: rdma_xid, rdma_vers 2, rdma_credit, rdma_htype; then the
+// body), followed by rpc.
+func v2words(xid, credit, htype uint32, body []uint32, rpc []byte) []byte {
+	return append(xdrWords(append([]uint32{xid, 2, credit, htype}, body...)...), rpc...)
+}
+
+// TestV2ErrorAnsweredCallNotIncomplete: a Responder that answers with
+// RDMA2_ERROR discards the Call (draft-07 "Error Handling"); the Call
+// chunk it never read is not "incomplete chunk data".
+func TestV2ErrorAnsweredCallNotIncomplete(t *testing.T) {
+	for _, answer := range []string{"error", "none"} {
+		r := newTxnRig(t, Options{})
+		// RDMA2_CALL_EXTERNAL (8): rdma_inv_handle 0, the Call chunk of one
+		// segment at position 0 (handle 0x71, 64 octets at 0x8000), no
+		// Read list, Write list or Reply chunk.
+		r.send(c2s, v2words(0x6666, 4, 8, []uint32{0, 1, 0, 0x71, 64, 0, 0x8000, 0, 0, 0, 0}, nil), 0)
+		if answer == "error" {
+			// RDMA2_ERROR (4), RDMA2_ERR_BAD_XDR (2).
+			r.send(s2c, v2words(0x6666, 4, 4, []uint32{2}, nil), 0)
+		}
+		r.e.Finish()
+		rs := r.c.RPC
+		want := map[string]uint64{"error": 0, "none": 1}[answer]
+		if rs.RebuildIncomplete != want {
+			t.Errorf("answered by %s: RebuildIncomplete %d, want %d", answer, rs.RebuildIncomplete, want)
+		}
+	}
+}
+
+// TestV2FallbackVersion: a server without version 2 answers the client's
+// first message with ERR_VERS; the client continues with a version in
+// the offered range (draft-07 "Server Does Not Support RPC-over-RDMA
+// Version 2"): the connection runs version 1.
+func TestV2FallbackVersion(t *testing.T) {
+	r := newTxnRig(t, Options{})
+	call := rpcCall(t, 0x1001, oncrpc.ProgNFS, 3, 0, nil)
+	// RDMA2_CALL_INLINE (10): rdma_inv_handle 0, three absent lists.
+	r.send(c2s, v2words(0x1001, 1, 10, []uint32{0, 0, 0, 0}, call), 0)
+	// The answer: RDMA_ERROR (4) / ERR_VERS (1), versions 1..1, in the
+	// request's version.
+	r.send(s2c, v2words(0x1001, 1, 4, []uint32{1, 1, 1}, nil), 0)
+	if rs := r.c.RPC; rs.Version != 2 {
+		t.Fatalf("before the fallback: version %d", rs.Version)
+	}
+	// Version 1 from now on: RDMA_MSG (0) with three absent lists.
+	v1 := func(xid uint32, rpc []byte) []byte {
+		return append(xdrWords(xid, 1, 32, 0, 0, 0, 0), rpc...)
+	}
+	call = rpcCall(t, 0x1002, oncrpc.ProgNFS, 3, 0, nil)
+	r.send(c2s, v1(0x1002, call), 0)
+	r.send(s2c, v1(0x1002, rpcReply(t, 0x1002, nil)), 0)
+	rs := r.c.RPC
+	if rs.Version != 1 || rs.Versions != [3]uint64{0, 2, 2} {
+		t.Errorf("after the fallback: version %d, versions %v", rs.Version, rs.Versions)
+	}
+	// Version 1's credits are requested and granted; version 2's limits
+	// were the two first messages'.
+	if rs.MaxCreditsRequested[0] != 32 || rs.MaxCreditsGranted[1] != 32 || rs.CreditLimits != [2]uint32{1, 1} || rs.V2Sent != [2]uint64{1, 1} {
+		t.Errorf("credits %v %v, limits %v sent %v", rs.MaxCreditsRequested, rs.MaxCreditsGranted, rs.CreditLimits, rs.V2Sent)
+	}
+}
+
+// TestV2CreditLimits: in version 2 every message carries the sender's
+// running credit limit (draft-07 "Flow Control"), control messages too;
+// the version 1 requested/granted counters stay empty.
+func TestV2CreditLimits(t *testing.T) {
+	r := newTxnRig(t, Options{})
+	// RDMA2_GRANT (5) from each side: rdma_xid 0, no body.
+	r.send(c2s, v2words(0, 17, 5, nil, nil), 0)
+	r.send(s2c, v2words(0, 33, 5, nil, nil), 0)
+	call := rpcCall(t, 0x2001, oncrpc.ProgNFS, 3, 0, nil)
+	r.send(c2s, v2words(0x2001, 18, 10, []uint32{0, 0, 0, 0}, call), 0)
+	// RDMA2_REPLY_INLINE (13): an absent Write list.
+	r.send(s2c, v2words(0x2001, 30, 13, []uint32{0}, rpcReply(t, 0x2001, nil)), 0)
+	rs := r.c.RPC
+	if rs.CreditLimits != [2]uint32{18, 30} || rs.MaxCreditLimits != [2]uint32{18, 33} || rs.V2Sent != [2]uint64{2, 2} {
+		t.Errorf("limits %v max %v sent %v", rs.CreditLimits, rs.MaxCreditLimits, rs.V2Sent)
+	}
+	if rs.MaxCreditsRequested != [2]uint32{} || rs.MaxCreditsGranted != [2]uint32{} {
+		t.Errorf("version 1 credits %v %v", rs.MaxCreditsRequested, rs.MaxCreditsGranted)
+	}
+}
+
+// TestV2ListCountFields: the count fields show the lists a header type
+// has in draft-07's XDR, and are absent for the lists it lacks (REPLY_INLINE
+// has only rdma_writes, REPLY_EXTERNAL rdma_writes and rdma_reply, the
+// *_MIDDLE types and the control types none).
+func TestV2ListCountFields(t *testing.T) {
+	r := newTxnRig(t, Options{})
+	call := rpcCall(t, 0x3001, oncrpc.ProgNFS, 3, 0, nil)
+	reply := rpcReply(t, 0x3001, nil)
+	for _, c := range []struct {
+		name                 string
+		d                    Direction
+		msg                  []byte
+		reads, writes, reply string // "" for absent
+	}{
+		{"GRANT", s2c, v2words(0, 8, 5, nil, nil), "", "", ""},
+		{"CALL_MIDDLE", c2s, v2words(0x3001, 8, 9, []uint32{uint32(len(call) - 8)}, call[:8]), "", "", ""},
+		{"CALL_INLINE", c2s, v2words(0x3001, 8, 10, []uint32{0, 0, 0, 0}, call[8:]), "0", "0", "0"},
+		{"REPLY_INLINE", s2c, v2words(0x3001, 8, 13, []uint32{0}, reply), "", "0", ""},
+		// A Call with a Reply chunk (handle 0x61, 256 octets at 0x7000),
+		// answered by REPLY_EXTERNAL through it.
+		{"CALL_EXTERNAL", c2s, v2words(0x3002, 8, 8, []uint32{0, 1, 0, 0x71, 40, 0, 0x8000, 0, 0, 0, 1, 1, 0x61, 256, 0, 0x7000}, nil), "0", "0", "1"},
+		{"REPLY_EXTERNAL", s2c, v2words(0x3002, 8, 11, []uint32{0, 1, 1, 0x61, 0, 0, 0x7000}, nil), "", "0", "1"},
+	} {
+		p := r.send(c.d, c.msg, 0)
+		for _, f := range []struct{ name, want string }{
+			{"rpcordma.reads_count", c.reads}, {"rpcordma.writes_count", c.writes}, {"rpcordma.reply_count", c.reply}} {
+			v, _ := Present.Values(f.name, p, nil)
+			if got := strings.Join(v, ","); got != f.want {
+				t.Errorf("%s: %s = %q, want %q", c.name, f.name, got, f.want)
+			}
+		}
+	}
+}
+
+// TestErrVersOfUnknownVersionFields: an RDMA_ERROR/ERR_VERS in an unknown
+// rdma_vers (3) decodes, its layout being every version's (RFC 8166
+// section 4), and shows its error code and version range.
+func TestErrVersOfUnknownVersionFields(t *testing.T) {
+	r := newTxnRig(t, Options{})
+	r.send(c2s, v2msg(t, rpcrdma.Header2{XID: 0x77, HType: rpcrdma.HTypeCallInline}, rpcCall(t, 0x77, oncrpc.ProgNFS, 3, 0, nil)), 0)
+	// rdma_xid, rdma_vers 3, rdma_credit, RDMA_ERROR (4), ERR_VERS (1), 1..2.
+	p := r.send(s2c, xdrWords(0x77, 3, 1, 4, 1, 1, 2), 0)
+	if rec := &p.RPC[0]; rec.HeaderErr != nil || rec.Kind != RPCKindError {
+		t.Fatalf("record: %v, kind %v", rec.HeaderErr, rec.Kind)
+	}
+	for name, want := range map[string]string{"rpcordma.errcode": "1", "rpcordma.vers_low": "1", "rpcordma.vers_high": "2", "rpcordma.version": "3"} {
+		if got := fieldText(t, p, name); got != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+}

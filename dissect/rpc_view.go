@@ -125,9 +125,10 @@ func (a *OpAttachment) AttachedSegment() *Segment {
 func (r *RPCRecord) InlineRPCOK() bool { return r.inlineRPC && r.RPCErr == nil }
 
 // InlineXID returns the XID of the RPC message carried inline, when the
-// Send carries at least four octets of one.
+// Send carries at least four octets of one and starts it (a later piece
+// of a continued version 2 message starts mid-message).
 func (r *RPCRecord) InlineXID() (uint32, bool) {
-	if r.HeaderErr != nil {
+	if r.HeaderErr != nil || r.Continued {
 		return 0, false
 	}
 	in := r.Header.RPCMessage()

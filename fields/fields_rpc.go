@@ -77,6 +77,31 @@ func hasLists(r *dissect.RPCRecord) bool {
 	return false
 }
 
+// listsOf tells which chunk lists r's header type has in its XDR. Version
+// 1's RDMA_MSG, RDMA_NOMSG and RDMA_MSGP have all three; in version 2
+// (draft-07) CALL_EXTERNAL and CALL_INLINE have rdma_reads,
+// rdma_provisional_writes and rdma_provisional_reply, REPLY_EXTERNAL
+// rdma_writes and rdma_reply, REPLY_INLINE rdma_writes only, and the
+// *_MIDDLE types none: a list a type lacks has no count to show.
+func listsOf(r *dissect.RPCRecord) (reads, writes, reply bool) {
+	if !hasLists(r) {
+		return false, false, false
+	}
+	h := &r.Header
+	if h.Vers != rpcrdma.Version2 {
+		return true, true, true
+	}
+	switch h.V2.HType {
+	case rpcrdma.HTypeCallExternal, rpcrdma.HTypeCallInline:
+		return true, true, true
+	case rpcrdma.HTypeReplyExternal:
+		return false, true, true
+	case rpcrdma.HTypeReplyInline:
+		return false, true, false
+	}
+	return false, false, false
+}
+
 // eachSegment calls f for every segment in tshark's order.
 func eachSegment(r *dissect.RPCRecord, f func(sg rpcrdma.Segment)) {
 	if !hasLists(r) {
@@ -133,17 +158,17 @@ func rpcTable() *Table {
 			}
 		}),
 		rpcordma("rpcordma.reads_count", "Read list", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
-			if hasLists(r) {
+			if reads, _, _ := listsOf(r); reads {
 				emit(u(uint64(len(r.Header.Chunks().ReadList))))
 			}
 		}),
 		rpcordma("rpcordma.writes_count", "Write list", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
-			if hasLists(r) {
+			if _, writes, _ := listsOf(r); writes {
 				emit(u(uint64(len(r.Header.Chunks().WriteList))))
 			}
 		}),
 		rpcordma("rpcordma.reply_count", "Reply list", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
-			if hasLists(r) {
+			if _, _, reply := listsOf(r); reply {
 				emit(boolValue(r.Header.Chunks().HasReplyChunk))
 			}
 		}),
@@ -184,7 +209,7 @@ func rpcTable() *Table {
 		rpcordma("rpcordma.errcode", "Error code", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
 			h := &r.Header
 			switch {
-			case h.Vers == rpcrdma.Version1 && h.V1.Proc == rpcrdma.RDMAError:
+			case v1Layout(r) && h.V1.Proc == rpcrdma.RDMAError:
 				emit(Value{U: uint64(h.V1.Err), Text: h.V1.Err.String()})
 			case h.Vers == rpcrdma.Version2 && h.V2.HType == rpcrdma.HTypeError:
 				emit(Value{U: uint64(h.V2.Err), Text: h.V2.Err.String()})
@@ -193,7 +218,7 @@ func rpcTable() *Table {
 		rpcordma("rpcordma.vers_low", "Version low", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
 			h := &r.Header
 			switch {
-			case h.Vers == rpcrdma.Version1 && h.V1.Proc == rpcrdma.RDMAError && h.V1.Err == rpcrdma.ErrVers:
+			case v1Layout(r) && h.V1.Proc == rpcrdma.RDMAError && h.V1.Err == rpcrdma.ErrVers:
 				emit(u(uint64(h.V1.VersLow)))
 			case h.Vers == rpcrdma.Version2 && h.V2.HType == rpcrdma.HTypeError && h.V2.Err == rpcrdma.Err2Vers:
 				emit(u(uint64(h.V2.VersLow)))
@@ -202,7 +227,7 @@ func rpcTable() *Table {
 		rpcordma("rpcordma.vers_high", "Version high", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
 			h := &r.Header
 			switch {
-			case h.Vers == rpcrdma.Version1 && h.V1.Proc == rpcrdma.RDMAError && h.V1.Err == rpcrdma.ErrVers:
+			case v1Layout(r) && h.V1.Proc == rpcrdma.RDMAError && h.V1.Err == rpcrdma.ErrVers:
 				emit(u(uint64(h.V1.VersHigh)))
 			case h.Vers == rpcrdma.Version2 && h.V2.HType == rpcrdma.HTypeError && h.V2.Err == rpcrdma.Err2Vers:
 				emit(u(uint64(h.V2.VersHigh)))
@@ -506,4 +531,12 @@ func machineName(b []byte) string {
 	s := string(b)
 	lastMachineName.Store(&s)
 	return s
+}
+
+// v1Layout tells whether r's header is in V1: version 1, or an
+// RDMA_ERROR/ERR_VERS of another version than 2, whose XDR every version
+// keeps (rpcrdma.Message).
+func v1Layout(r *dissect.RPCRecord) bool {
+	h := &r.Header
+	return h.Vers == rpcrdma.Version1 || h.Vers != rpcrdma.Version2 && r.HeaderErr == nil && r.HasHeader
 }

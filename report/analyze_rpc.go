@@ -32,14 +32,21 @@ type RPCConnection struct {
 	// GRANT and CONNPROP messages.
 	Errors  DirCount `json:"errors"`
 	Control DirCount `json:"control"`
-	// Credits: the last and the largest rdma_credit each way — requested
-	// in Calls, granted in Replies (RFC 8166 section 3.3.1).
+	// Credits: the last and the largest rdma_credit each way of the
+	// version 1 messages — requested in Calls, granted in Replies (RFC 8166
+	// section 3.3.1).
 	Credits struct {
 		Requested    DirCount `json:"requested"`
 		MaxRequested DirCount `json:"max_requested"`
 		Granted      DirCount `json:"granted"`
 		MaxGranted   DirCount `json:"max_granted"`
 	} `json:"credits"`
+	// CreditLimits, when version 2 messages were sent: each peer grants
+	// the other a running limit in every message (draft-07 "Flow
+	// Control": its sent message count plus its advertised credits). Last
+	// and Max are the rdma_credit sent each way; Sent counts the version 2
+	// messages sent each way, which the other way's limit bounds.
+	CreditLimits *CreditLimits `json:"credit_limits,omitempty"`
 	// Short: RDMA_MSG without Read or Write chunks (a Reply chunk only
 	// provisions the Reply); Chunked: RDMA_MSG with Read or Write chunks;
 	// Long: RDMA_NOMSG, the whole message moved by RDMA. Version 2: the
@@ -72,6 +79,13 @@ type RPCConnection struct {
 	// those whose chunk data the capture lacks in part.
 	Rebuilt           uint64 `json:"rebuilt"`
 	RebuildIncomplete uint64 `json:"rebuild_incomplete"`
+}
+
+// CreditLimits are a connection's version 2 credit limits.
+type CreditLimits struct {
+	Last DirCount `json:"last"`
+	Max  DirCount `json:"max"`
+	Sent DirCount `json:"sent"`
 }
 
 // RPCChannels counts per RPC direction.
@@ -117,6 +131,9 @@ func rpcConnection(c *dissect.Connection) *RPCConnection {
 	out.Credits.MaxRequested = rpcDirs32(s.MaxCreditsRequested)
 	out.Credits.Granted = rpcDirs32(s.CreditsGranted)
 	out.Credits.MaxGranted = rpcDirs32(s.MaxCreditsGranted)
+	if s.Versions[2] > 0 {
+		out.CreditLimits = &CreditLimits{Last: rpcDirs32(s.CreditLimits), Max: rpcDirs32(s.MaxCreditLimits), Sent: rpcDirs(s.V2Sent)}
+	}
 	out.Bytes.Send = rpcDirs(s.SendBytes)
 	out.Bytes.RDMARead = rpcDirs(s.ReadBytes)
 	out.Bytes.RDMAWrite = rpcDirs(s.WriteBytes)
@@ -133,12 +150,22 @@ func rpcRow(c *Connection) []string {
 		strconv.Itoa(c.ID), strconv.FormatUint(uint64(r.Version), 10),
 		fmt.Sprintf("%d / %d", r.Calls.Forward, r.Calls.Backchannel),
 		fmt.Sprintf("%d / %d", r.Replies.Forward, r.Replies.Backchannel),
-		fmt.Sprintf("%d / %d", r.Credits.MaxRequested.ClientToServer, r.Credits.MaxGranted.ServerToClient),
+		r.creditCell(),
 		pair(r.Short), pair(r.Chunked), pair(r.Long),
 		pair(r.Bytes.Send), pair(r.Bytes.RDMARead), pair(r.Bytes.RDMAWrite),
 		fmt.Sprintf("%d / %d", r.RepliesWithInvalidate, r.RepliesWithoutInvalidate),
 		r.Problems(),
 	}
+}
+
+// creditCell is the credits column: version 1's largest request and
+// grant, or, on a version 2 connection, the last limit each peer granted
+// the other.
+func (r *RPCConnection) creditCell() string {
+	if l := r.CreditLimits; r.Version == 2 && l != nil {
+		return fmt.Sprintf("v2 limit %d / %d", l.Last.ClientToServer, l.Last.ServerToClient)
+	}
+	return fmt.Sprintf("%d / %d", r.Credits.MaxRequested.ClientToServer, r.Credits.MaxGranted.ServerToClient)
 }
 
 // rpcHeader heads the RPC-over-RDMA table.

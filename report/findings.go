@@ -435,7 +435,11 @@ func writeConnText(ew *errWriter, f *CheckFile, fs []check.Finding, rules ruleFi
 		if u.Negotiated != nil {
 			neg = fmt.Sprint(*u.Negotiated)
 		}
-		ew.printf("    remote invalidation: negotiated %s, %d of %d Replies With Invalidate\n", neg, u.RepliesWithInvalidate, u.Replies)
+		if u.Version2 {
+			ew.printf("    remote invalidation: version 2, solicited by %d Calls, %d of %d Replies With Invalidate\n", u.SolicitingCalls, u.RepliesWithInvalidate, u.Replies)
+		} else {
+			ew.printf("    remote invalidation: negotiated %s, %d of %d Replies With Invalidate\n", neg, u.RepliesWithInvalidate, u.Replies)
+		}
 	}
 }
 

@@ -57,7 +57,12 @@ type Message struct {
 
 // DecodeFromBytes decodes the header at the start of data (an RDMA Send
 // payload). A version other than 1 or 2 yields a *DecodeError with Reason
-// ErrBadVersion (Vers is set to the value found).
+// ErrBadVersion (Vers is set to the value found) — but for an RDMA_ERROR
+// with ERR_VERS, whose layout every version keeps (RFC 8166 section 4: the
+// prefix and RDMA_ERROR/ERR_VERS are fixed for all versions, so that a
+// Responder can refuse a version in the message it answers; draft-07
+// RDMA2_ERROR/RDMA2_ERR_VERS has the same XDR), which decodes into V1 with
+// Vers the value found.
 func (m *Message) DecodeFromBytes(data []byte) error {
 	c, err := ParseCommon(data)
 	if err != nil {
@@ -70,6 +75,9 @@ func (m *Message) DecodeFromBytes(data []byte) error {
 		return m.V1.DecodeFromBytes(data)
 	case Version2:
 		return m.V2.DecodeFromBytes(data)
+	}
+	if c.Type == uint32(RDMAError) && len(data) >= PrefixLen+4 && ErrCode(binary.BigEndian.Uint32(data[PrefixLen:])) == ErrVers {
+		return m.V1.decodeAnyVersion(data, c.Vers)
 	}
 	return &DecodeError{Vers: c.Vers, Type: c.Type, Part: PartPrefix, Chunk: -1, Segment: -1, Offset: 4, Reason: ErrBadVersion, Value: c.Vers, Have: len(data) - 4}
 }

@@ -123,6 +123,23 @@ func (h *Header) DecodeFromBytes(data []byte) error {
 	return nil
 }
 
+// decodeAnyVersion decodes data as a version 1 header, whatever its
+// rdma_vers (Message: RDMA_ERROR/ERR_VERS of an unknown version).
+func (h *Header) decodeAnyVersion(data []byte, vers uint32) error {
+	h.resetBody()
+	c, d, err := startDecode(data, h.MaxSegments, vers)
+	h.XID, h.Vers, h.Credit, h.Proc = c.XID, c.Vers, c.Credit, MsgType(c.Type)
+	if err != nil {
+		return err
+	}
+	if err := h.decodeBody(&d); err != nil {
+		return err
+	}
+	h.HeaderLen = d.off
+	h.contents, h.payload = data[:d.off], data[d.off:]
+	return nil
+}
+
 func (h *Header) decodeBody(d *decoder) error {
 	switch h.Proc {
 	case RDMAMsg, RDMANoMsg:

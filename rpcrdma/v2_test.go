@@ -340,6 +340,16 @@ func TestMessageDispatch(t *testing.T) {
 		t.Errorf("%v", de)
 	}
 	wantReason(t, m.DecodeFromBytes(v3[:15]), rpcrdma.ErrTruncated, rpcrdma.PartPrefix)
+	// RDMA_ERROR (4) / ERR_VERS (1) offering versions 1..2, in the
+	// unknown version 3 of the request it refuses: its XDR is the same in
+	// every version, so it decodes.
+	errVers3 := hx(t, `00000022 00000003 00000040 00000004 00000001 00000001 00000002`)
+	if err := m.DecodeFromBytes(errVers3); err != nil || m.Vers != 3 || m.XID() != 0x22 || m.V1.Proc != rpcrdma.RDMAError ||
+		m.V1.Err != rpcrdma.ErrVers || m.V1.VersLow != 1 || m.V1.VersHigh != 2 || m.HeaderLen() != 28 || m.RPCMessage() != nil {
+		t.Errorf("ERR_VERS of version 3: %v %+v", err, m.V1)
+	}
+	// Another error code of an unknown version stays undecodable.
+	wantReason(t, m.DecodeFromBytes(hx(t, `00000022 00000003 00000040 00000004 00000002`)), rpcrdma.ErrBadVersion, rpcrdma.PartPrefix)
 	c, err := rpcrdma.ParseCommon(v2)
 	if err != nil || c != (rpcrdma.Common{XID: 0x22, Vers: 2, Credit: 64, Type: 13}) {
 		t.Errorf("%+v %v", c, err)
