@@ -141,7 +141,7 @@ private data, inline thresholds, remote invalidation) and what every packet is.`
 		"connections tracked at once, live ones and the summaries of closed ones (a full table forgets the oldest closed summary; must be positive)")
 	g.maxBuffered = dissect.DefaultMaxBufferedBytes
 	root.PersistentFlags().Var(&g.maxBuffered, "max-buffered",
-		"bytes all reassembly buffers may hold together (bytes, or 64MiB, 1GiB...; must be positive); past it the largest message or RDMA operation in progress is handed up truncated. It also sets the Go runtime's memory limit (docs/streaming.md)")
+		"bytes all reassembly buffers and open exchanges (1 KiB each) may hold together (bytes, or 64MiB, 1GiB...; must be positive); past it the largest message or RDMA operation in progress is handed up truncated and the oldest open request given up. It also sets the Go runtime's memory limit: peak RSS stays within it + 48MiB + 12KiB per --max-connections (docs/streaming.md)")
 	root.PersistentFlags().DurationVar(&g.idleTimeout, "idle-timeout", DefaultIdleTimeout,
 		"release a connection that saw no packet for this long in capture time, as if it had closed (0: never)")
 	root.PersistentFlags().StringVar(&g.pipeline, "pipeline", "auto",
