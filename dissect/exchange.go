@@ -1,10 +1,6 @@
 package dissect
 
-import (
-	"time"
-
-	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
-)
+import "time"
 
 // Exchange is one request and its response as every ULP has them: an RPC
 // Call and its Reply, an NVMe command and its completion, an iSCSI task,
@@ -102,50 +98,4 @@ func (e *Engine) endExchange(x *Exchange) {
 	if o, ok := e.opts.Observer.(ExchangeObserver); ok {
 		o.Exchange(x)
 	}
-}
-
-// outcome is t's neutral outcome.
-func (o TxnOutcome) outcome() Outcome {
-	switch o {
-	case TxnReplied:
-		return Responded
-	case TxnNoReply:
-		return NoResponse
-	case TxnEvicted:
-		return Evicted
-	case TxnSuperseded:
-		return Superseded
-	case TxnReplyNoCall:
-		return ResponseWithoutRequest
-	}
-	return 0
-}
-
-// exchange fills x, RPC-over-RDMA's neutral view of t.
-func (t *Transaction) exchange(x *Exchange) {
-	*x = Exchange{ULP: RPCOverRDMAName, Conn: t.Conn, Key: uint64(t.XID), Initiator: t.callDir,
-		Name: t.ProcedureName, ReadBytes: t.ReadBytes, WriteBytes: t.WriteBytes, Outcome: t.Outcome.outcome(),
-		Latency: t.Latency, Detail: t}
-	if t.Call != nil {
-		x.RequestPacket, x.RequestTime = t.call.callFrame()
-	}
-	if r := t.Reply; r != nil {
-		x.ResponsePacket, x.ResponseTime = r.RPCPacket, r.RPCTime
-		if x.ResponsePacket == 0 {
-			x.ResponsePacket, x.ResponseTime = lastPacket(r.Packets), r.Time
-		}
-		x.Invalidated, x.InvalidatedSTag = r.Invalidate, r.InvalidatedSTag
-		if r.HasStatus {
-			x.Status, x.StatusCode, x.OK = r.statusName()
-		}
-	}
-}
-
-// statusName is a Reply's reply_stat, or its accept_stat when accepted
-// (RFC 5531 section 9), with its number and whether it is SUCCESS.
-func (sd *RPCSide) statusName() (string, uint32, bool) {
-	if sd.ReplyStat != oncrpc.MsgAccepted {
-		return sd.ReplyStat.String(), uint32(sd.ReplyStat), false
-	}
-	return sd.AcceptStat.String(), uint32(sd.AcceptStat), sd.AcceptStat == oncrpc.Success
 }

@@ -670,7 +670,7 @@ func (e *Engine) rpcCall(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, m
 		}
 		e.finishTxn(old, TxnSuperseded)
 	}
-	for len(rc.out) > 0 && (len(rc.out) >= s.maxTxn || !e.budget().fits(ExchangeCost)) {
+	for len(rc.out) > 0 && (len(rc.out) >= s.maxTxn || !e.budgetView.ExchangeFits()) {
 		// Past the connection's bound, or the buffer budget (an open
 		// exchange counts ExchangeCost in it): the oldest Call is given
 		// up.
@@ -686,7 +686,7 @@ func (e *Engine) rpcCall(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, m
 	t.call.fill(m, v, rec.Header.HeaderLen())
 	rc.out[key] = t
 	rc.opened(t)
-	e.buf.grew(0, ExchangeCost)
+	e.budgetView.Opened()
 	rs.OutstandingCalls[d]++
 	rec.Txn, rec.Outstanding = t, rs.OutstandingCalls[d]
 	rc.register(t)
@@ -994,7 +994,7 @@ func (e *Engine) finishTxn(t *Transaction, o TxnOutcome) {
 	key := newTxnKey(uint8(t.callDir.Index()), t.XID)
 	if t.Call != nil && rc != nil && rc.out[key] == t {
 		delete(rc.out, key)
-		e.buf.grew(ExchangeCost, 0)
+		e.budgetView.Closed()
 		rs.OutstandingCalls[key.dir()]--
 		rc.unregister(t)
 		rc.remember(t, key)

@@ -148,10 +148,6 @@ type ulpConn struct {
 	session Session
 }
 
-// ULPName returns the name of the ULP the connection carries, "" when
-// none claimed it (yet).
-func (c *Connection) ULPName() string { return c.ULP }
-
 // session returns c's session, deciding its ULP on c's first Send (m) or
 // RDMA operation (m nil): nil when no registered ULP carries c.
 func (e *Engine) session(c *Connection, m *Message) Session {

@@ -141,13 +141,9 @@ func damaged(c *check.Conn) bool {
 	return c.State == dissect.StateNoSetup || c.MissingPSNs > 0 || q != nil && q.Evicted > 0
 }
 
-func exchangeKey(q *Queue, cid uint16) string {
-	var qid uint64
-	if q.QID != nil {
-		qid = uint64(*q.QID)
-	}
-	return string(AppendKey(nil, qid<<16|uint64(cid)))
-}
+// exchangeKey is the key of the exchange of a CID on q, as the exchanges
+// listing writes it: findings name the exchange the listing shows.
+func exchangeKey(q *Queue, cid uint16) string { return string(AppendKey(nil, q.key(cid))) }
 
 // AppendKey appends an NVMe/RDMA exchange key (QID<<16 | CID) as
 // "QID:CID", the CID in hex as tshark's nvme.cmd.cid writes it

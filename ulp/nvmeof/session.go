@@ -133,16 +133,29 @@ func (q *Queue) setUp(c *dissect.Connection) {
 
 func u16(v uint16) *uint16 { return &v }
 
+// qid returns the queue's ID as its set-up, else its Connect, says.
+func (q *Queue) qid() (uint16, bool) {
+	switch {
+	case q.QID != nil:
+		return *q.QID, true
+	case q.Connect != nil:
+		return q.Connect.QID, true
+	}
+	return 0, false
+}
+
 // Admin reports whether the queue is an admin queue (QID 0), as its
 // set-up or Connect says; unknown queues are taken for I/O queues.
 func (q *Queue) Admin() bool {
-	switch {
-	case q.QID != nil:
-		return *q.QID == 0
-	case q.Connect != nil:
-		return q.Connect.QID == 0
-	}
-	return false
+	id, ok := q.qid()
+	return ok && id == 0
+}
+
+// key is the exchange key of a CID on the queue: QID<<16 | CID (QID 0
+// when unknown).
+func (q *Queue) key(cid uint16) uint64 {
+	id, _ := q.qid()
+	return uint64(id)<<16 | uint64(cid)
 }
 
 // Command is one command capsule and what became of it: the request of an
@@ -377,7 +390,7 @@ func (s *session) completion(m *dissect.Message, r *Capsule) {
 	r.Request = x
 	if x == nil {
 		q.CompletionsWithoutCommand++
-		s.x = dissect.Exchange{ULP: Name, Conn: s.c, Key: s.key(r.Cpl.CID), Initiator: dissect.DirClientToServer,
+		s.x = dissect.Exchange{ULP: Name, Conn: s.c, Key: s.q.key(r.Cpl.CID), Initiator: dissect.DirClientToServer,
 			ResponsePacket: lastPacket(m.Packets), ResponseTime: m.Time, Outcome: dissect.ResponseWithoutRequest,
 			Invalidated: m.Invalidate, InvalidatedSTag: m.InvalidatedSTag}
 		s.status(&s.x, &r.Cpl, 0, 0)
@@ -392,18 +405,6 @@ func (s *session) completion(m *dissect.Message, r *Capsule) {
 		q.Connect.Status = r.Cpl.Status.Describe(x.OPC, true, x.FCTYPE)
 	}
 	s.finish(x, m, &r.Cpl, dissect.Responded)
-}
-
-// key is the exchange key of a CID on this queue: QID<<16 | CID.
-func (s *session) key(cid uint16) uint64 {
-	var qid uint64
-	switch q := s.q; {
-	case q.QID != nil:
-		qid = uint64(*q.QID)
-	case q.Connect != nil:
-		qid = uint64(q.Connect.QID)
-	}
-	return qid<<16 | uint64(cid)
 }
 
 func (s *session) status(x *dissect.Exchange, c *nvme.Completion, opc uint8, fct nvme.FabricsType) {
@@ -434,7 +435,7 @@ func (s *session) finish(x *Command, m *dissect.Message, cpl *nvme.Completion, o
 	if m != nil {
 		resp = lastPacket(m.Packets)
 	}
-	ret := s.mem.Retire(dissect.DirClientToServer, s.key(x.CID), resp)
+	ret := s.mem.Retire(dissect.DirClientToServer, s.q.key(x.CID), resp)
 	if x.SGL.IsKeyed() {
 		ret.Add(dissect.Region{STag: x.SGL.Key, Offset: x.SGL.Address, Length: x.SGL.Length})
 	}
@@ -449,7 +450,7 @@ func (s *session) finish(x *Command, m *dissect.Message, cpl *nvme.Completion, o
 	st.Count++
 	st.Bytes += x.ReadBytes + x.WriteBytes + uint64(x.InCapsule)
 	e := &s.x
-	*e = dissect.Exchange{ULP: Name, Conn: s.c, Key: s.key(x.CID), Initiator: dissect.DirClientToServer, Name: x.Name,
+	*e = dissect.Exchange{ULP: Name, Conn: s.c, Key: s.q.key(x.CID), Initiator: dissect.DirClientToServer, Name: x.Name,
 		RequestPacket: x.Packet, RequestTime: x.Time, ReadBytes: x.ReadBytes, WriteBytes: x.WriteBytes, Outcome: o,
 		Detail: x}
 	if m != nil {
