@@ -61,12 +61,14 @@ func checkAdvertised(read bool) func(c *Conn, op *dissect.RDMAOp) {
 		case dissect.UnattachedCallUnknown:
 			c.Skip(ReasonCallUnknown)
 			return
+		case dissect.UnattachedCaptureGap:
+			c.Skip(ReasonCaptureGap)
+			return
 		}
 		if c.State == dissect.StateNoSetup || c.RPC != nil && c.RPC.Evicted > 0 {
 			c.Skip(ReasonMidTransaction)
 			return
 		}
-		c.Checked()
 		list := "Write or Reply chunk segment"
 		if read {
 			list = "Read segment"
@@ -75,9 +77,11 @@ func checkAdvertised(read bool) func(c *Conn, op *dissect.RDMAOp) {
 		if c.RPC != nil {
 			open = c.RPC.OutstandingCalls[dissect.DirClientToServer.Index()]
 		}
-		c.Report(Finding{Packets: op.Packets, Message: fmt.Sprintf(
+		// The Call that advertised it may be one the capture lost:
+		// judged at the end of the connection.
+		c.Hold(Finding{Packets: op.Packets, Message: fmt.Sprintf(
 			"the server's %s is not inside any %s of the %d Calls outstanding: it reaches memory the client did not advertise for it",
-			opText(op), list, open)})
+			opText(op), list, open)}, dissect.DirClientToServer, firstPacket(op.Packets))
 	}
 }
 
@@ -91,9 +95,19 @@ func checkAfterReply(c *Conn, op *dissect.RDMAOp) {
 	switch a := &op.Attach; a.Reason {
 	case dissect.Attached:
 		c.Checked()
+	case dissect.UnattachedCaptureGap:
+		c.Skip(ReasonCaptureGap)
 	case dissect.UnattachedAfterReply:
 		c.Checked()
 		c.Report(Finding{XID: xidp(a.XID), Packets: append(append([]int{}, op.Packets...), a.ReplyPacket), Message: fmt.Sprintf(
 			"the server's %s targets memory of the Call with XID 0x%08x after its Reply (packet %d) was sent", opText(op), a.XID, a.ReplyPacket)})
 	}
+}
+
+// firstPacket is an operation's first packet (its request), 0 if none.
+func firstPacket(pk []int) int {
+	if len(pk) == 0 {
+		return 0
+	}
+	return pk[0]
 }

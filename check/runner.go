@@ -277,6 +277,7 @@ func (r *Runner) Finish(conns []*dissect.Connection) *Result {
 
 // end runs the end-of-connection rules on c and returns its result.
 func (c *Conn) end() *ConnResult {
+	c.settle()
 	for _, ru := range c.r.end {
 		if ru.Applies != nil && ru.Applies(c) != "" || ru.otherULP(c) {
 			continue
@@ -416,6 +417,10 @@ const (
 	// ReasonCallUnknown: the Call's chunks are unknown (its header did
 	// not decode, or the capture cut it).
 	ReasonCallUnknown
+	// ReasonCaptureGap: the capture lost packets the item needs (capture
+	// loss or damage, never a protocol error: docs/loss.md); the
+	// connection's caveats name them.
+	ReasonCaptureGap
 	numReasons
 )
 
@@ -430,6 +435,7 @@ var reasonText = [numReasons]string{
 	ReasonNoULB:          "no Upper-Layer Binding known for the RPC program",
 	ReasonNFS4:           "NFSv4 COMPOUND operations are not decoded (waits for the transaction model)",
 	ReasonCallUnknown:    "the Call's chunk lists are unknown (header cut or malformed)",
+	ReasonCaptureGap:     "the capture lost packets it needs (capture loss, see the caveats)",
 }
 
 func (r Reason) String() string {
@@ -483,6 +489,62 @@ type Conn struct {
 	// rej is the refusal CM-REJ or MPA-REJ saw, reported at the end of
 	// the connection, when a later connection may have got through.
 	rej refusal
+	// held are the findings Hold keeps to the end of the connection.
+	held []heldFinding
+}
+
+// heldFinding is a finding that rests on the capture holding every
+// request direction dir sent before packet first.
+type heldFinding struct {
+	rule  *Rule
+	dir   dissect.Direction
+	first int
+	f     Finding
+}
+
+// MaxHeld bounds the findings Hold keeps per connection; past it a
+// finding is judged on what is known when it is made.
+const MaxHeld = 256
+
+// Hold reports f at the end of the connection, unless by then the capture
+// turns out to have lost part of the request stream direction d sent
+// before packet first (dissect.CaptureLoss: a stretch is known only once
+// a later packet reveals it): then the item is not evaluated
+// (ReasonCaptureGap). It is for a finding that says no request explains
+// what the peer did — an RDMA operation on memory no request outstanding
+// advertised — when the request may be what the capture lost. Capture
+// damage is never a protocol error (docs/loss.md).
+func (c *Conn) Hold(f Finding, d dissect.Direction, first int) {
+	if c.Lost[d.Index()].Before(first) {
+		c.Skip(ReasonCaptureGap)
+		return
+	}
+	if len(c.held) >= MaxHeld {
+		c.Checked()
+		if !c.dropped() {
+			c.Report(f)
+		}
+		return
+	}
+	f.Packets = slices.Clone(f.Packets)
+	c.held = append(c.held, heldFinding{rule: c.cur, dir: d, first: first, f: f})
+}
+
+// settle judges the findings Hold kept, now that every stretch the
+// capture lost before them is known.
+func (c *Conn) settle() {
+	for _, h := range c.held {
+		c.cur = h.rule
+		if c.Lost[h.dir.Index()].Before(h.first) {
+			c.Skip(ReasonCaptureGap)
+			continue
+		}
+		c.Checked()
+		if !c.dropped() {
+			c.Report(h.f)
+		}
+	}
+	c.held = nil
 }
 
 type rpcState uint8

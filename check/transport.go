@@ -204,6 +204,8 @@ type psnState struct {
 	// Read responses: the PSN expected of the next middle/last response.
 	// rgaps are response gaps awaiting the responses sent again.
 	rgaps []rspGap
+	// lastReq is the packet of the direction's latest request.
+	lastReq int
 	// bad are the last request packets of the direction whose CRC is bad
 	// (dissect.Packet.CRCDiscarded): their receiver discarded them, so the
 	// engine's model shows their PSNs as a gap, which these explain.
@@ -404,6 +406,7 @@ func checkPSN(c *Conn, p *dissect.Packet) {
 }
 
 func (c *Conn) psnRequest(st *psnState, p *dissect.Packet, psn uint32, d int) {
+	st.lastReq = p.Number
 	if !st.started {
 		st.started = true
 		if c.hasStartPSN[d] {
@@ -425,7 +428,7 @@ func (c *Conn) psnRequest(st *psnState, p *dissect.Packet, psn uint32, d int) {
 		from := (psn - a.LostSegment) & psnMask
 		st.retrans = false
 		if len(st.gaps) >= maxPendingGaps {
-			c.psnReportGap(st.gaps[0], "cause not told by the capture", 0)
+			c.psnReportGapSev(st.gaps[0], "cause not told by the capture (too many gaps open at once to follow)", 0, Info)
 			st.gaps = st.gaps[1:]
 		}
 		st.gaps = append(st.gaps, psnGap{from: from, to: (psn - 1) & psnMask, pkt: p.Number})
@@ -516,8 +519,19 @@ func (c *Conn) psnResolve(d int, p *dissect.Packet, psn uint32, nakSeq bool) {
 				st.gaps[i].nakPkt, st.gaps[i].nakPSN = p.Number, psn
 			}
 			continue
+		case !nakSeq && g.nakPkt != 0 && psnDiff(psn, g.to) >= 0:
+			// NAKed, then acknowledged: the requester resent them and the
+			// capture lost the resend (capture loss, docs/loss.md).
+			c.psnReportGapSev(g, fmt.Sprintf("the responder answered NAK PSN sequence error for PSN %d in packet %d, then acknowledged PSN %d in packet %d: recovered, the capture lost the resend (capture loss)",
+				g.nakPSN, g.nakPkt, psn, p.Number), p.Number, Info)
+			st.gaps = append(st.gaps[:i], st.gaps[i+1:]...)
+			i--
+			continue
 		case !nakSeq && g.nakPkt == 0 && psnDiff(psn, g.to) >= 0:
-			why = fmt.Sprintf("the responder acknowledged PSN %d in packet %d without a NAK: it received them, the capture lost them", psn, p.Number)
+			// Capture loss: evidence missing, not a protocol error
+			// (docs/loss.md): information, and the rules that needed
+			// those packets are not evaluated where they would have.
+			why = fmt.Sprintf("the responder acknowledged PSN %d in packet %d without a NAK: it received them, the capture lost them (capture loss)", psn, p.Number)
 			if pk, rule, all := st.corrupted(g); all {
 				// The capture's copy was corrupted, the responder's was
 				// not (a bit error on the capture path): ICRC-BAD reports
@@ -533,7 +547,7 @@ func (c *Conn) psnResolve(d int, p *dissect.Packet, psn uint32, nakSeq bool) {
 		default:
 			continue
 		}
-		c.psnReportGap(g, why, p.Number)
+		c.psnReportGapSev(g, why, p.Number, Info)
 		st.gaps = append(st.gaps[:i], st.gaps[i+1:]...)
 		i--
 	}
@@ -589,7 +603,9 @@ func endPSN(c *Conn) {
 				c.psnReportGap(g, fmt.Sprintf("the responder answered NAK PSN sequence error for PSN %d in packet %d: lost on the network, and not sent again in the capture: not recovered%s", g.nakPSN, g.nakPkt, corruptNote(pk, rule)), g.nakPkt)
 				continue
 			}
-			c.psnReportGap(g, "no later response in the capture tells whether the responder received them"+corruptNote(pk, rule), 0)
+			// The capture ends first: what became of them is evidence
+			// the capture lacks (docs/loss.md).
+			c.psnReportGapSev(g, "no later response in the capture tells whether the responder received them: the capture ends first"+corruptNote(pk, rule), 0, Info)
 		}
 		c.psn[d].gaps = nil
 		for _, b := range c.psn[d].rtx {
@@ -597,7 +613,16 @@ func endPSN(c *Conn) {
 		}
 		c.psn[d].rtx = nil
 		for _, g := range c.psn[d].rgaps {
-			c.Reportf([]int{g.pkt}, "gap", "%s", g.msg())
+			// The requester did not ask for them again. When it went on
+			// sending requests it had them (a requester re-issues a Read
+			// whose responses it lacks, IBA Vol 1 9.7.5.1.3, 9.9.2.1):
+			// the capture lost them. Either way the capture, not the
+			// protocol, is what lacks them (docs/loss.md).
+			why := "the capture ends before the requester's next request: evidence missing"
+			if r := c.psn[1-d].lastReq; r > g.pkt {
+				why = fmt.Sprintf("the requester went on (packet %d) without asking for them again: it received them, the capture lost them (capture loss)", r)
+			}
+			c.Report(Finding{Packets: []int{g.pkt}, Key: "gap", Severity: Info, Message: g.msg() + "; " + why})
 		}
 		c.psn[d].rgaps = nil
 	}
@@ -725,10 +750,17 @@ func endMPANoReply(c *Conn) {
 	if !req.Seen {
 		return
 	}
-	c.Checked()
 	if rep.Seen {
+		c.Checked()
 		return
 	}
+	if d := &w.Dir[1]; d.FPDUs > 0 || d.GapOctets > 0 || c.Lost[1].Gaps > 0 {
+		// The server sent more than the Reply, which it sends first
+		// (RFC 5044 section 7.1): the capture lost the Reply.
+		c.Skip(ReasonCaptureGap)
+		return
+	}
+	c.Checked()
 	c.Reportf([]int{req.Packet}, "no reply",
 		"the client's MPA Request (packet %d) got no MPA Reply in the capture", req.Packet)
 }

@@ -199,6 +199,7 @@ const (
 // iwHalf is one direction of an iWARP connection.
 type iwHalf struct {
 	mode    iwMode
+	lastNum int    // the packet whose octets came last (CaptureLoss)
 	seq     uint32 // sequence number of the next octet TCP reassembly delivers
 	started bool
 	// peerAck is the highest acknowledgement the other direction sent for
@@ -974,6 +975,9 @@ func (s *iwStream) reassembled(d reassembly.TCPFlowDirection, end bool, skip int
 	}
 	hf.seq = seq + uint32(len(data))
 	s.process(h, data, seq)
+	if ie := s.ie; ie.cur != nil && len(data) > 0 {
+		hf.lastNum = ie.cur.Number
+	}
 }
 
 // ReassemblyComplete implements reassembly.Stream: both directions ended.
@@ -1047,6 +1051,7 @@ func (s *iwStream) end() {
 // gap tells direction h that n octets are missing before what follows.
 func (s *iwStream) gap(h, n int) {
 	hf := &s.half[h]
+	s.conn.captureLost(dirOfHalf(h), hf.lastNum)
 	switch hf.mode {
 	case iwFPDU:
 		if !hf.probing {

@@ -237,3 +237,26 @@ func (m *Memory[O]) Regions() int {
 	}
 	return n
 }
+
+// Unattached says why no outstanding request explains op (Find found
+// none), the same way for every ULP: its memory is that of a request
+// already answered (after the response; unless op is incomplete where the
+// capture lost packets, so that when it ended is unknown); a request
+// whose regions did not decode is outstanding the other way (it may be
+// its); the capture lost requests it may belong to (RDMAOp.EvidenceLost);
+// else no request advertised it.
+func (m *Memory[O]) Unattached(op *RDMAOp) OpAttachment {
+	a := OpAttachment{Reason: UnattachedNoSegment}
+	gap, lost := op.EvidenceLost()
+	if key, reply, ok := m.Retired(op); ok {
+		a = OpAttachment{Reason: UnattachedAfterReply, XID: uint32(key), ReplyPacket: reply}
+		if lost && !op.Complete {
+			a.Reason, a.GapPacket = UnattachedCaptureGap, gap
+		}
+	} else if m.HasUnknown(opposite(op.Dir)) {
+		a.Reason = UnattachedCallUnknown
+	} else if lost {
+		a.Reason, a.GapPacket = UnattachedCaptureGap, gap
+	}
+	return a
+}

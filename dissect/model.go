@@ -191,6 +191,9 @@ type Connection struct {
 	// MissingPSNs counts the PSNs skipped by forward jumps on its request
 	// streams (IB/RoCE: packets the capture lacks; reassembly.go).
 	MissingPSNs uint64
+	// Lost is, per direction (Direction.Index()), what the capture lacks
+	// of the request stream that side sent (evidence.go).
+	Lost [2]CaptureLoss
 	// Health is the connection's transport health (IB/RoCE: health.go,
 	// rcmodel.go); nil until a packet of it went through the model.
 	Health *Health

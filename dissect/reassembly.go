@@ -155,6 +155,9 @@ type reqStream struct {
 	// episode is the retransmission episode of the last Read Request
 	// resent (rcmodel.go).
 	episode int
+	// lastPkt is the last new request packet of the stream (a stretch
+	// the capture lost after it lies between it and the next).
+	lastPkt int
 }
 
 // partial is a Send or RDMA Write in progress.
@@ -162,9 +165,10 @@ type partial struct {
 	// gap: not a message but PSNs the capture has not seen yet (a PSN gap
 	// before a FIRST or ONLY), gapN of them from base: the messages after
 	// it wait until its PSNs are resent or acknowledged.
-	gap   bool
-	gapN  uint32
-	write bool
+	gap     bool
+	gapN    uint32
+	prevPkt int // the stream's request packet before it (CaptureLoss)
+	write   bool
 	// base is the PSN packet indexes count from: the FIRST packet's, or for
 	// a message whose FIRST is still missing (lost, to be resent) the
 	// lowest PSN its FIRST can have.
@@ -338,7 +342,14 @@ func (e *Engine) reassembleRoCE(p *Packet) {
 			s := p.BTH.AETH.Syndrome
 			switch {
 			case s.IsACK():
-				e.acknowledged(p, c, &rc.dir[1-d], p.BTH.PSN&psnMask)
+				psn := p.BTH.PSN & psnMask
+				if m := &rc.model[1-d]; m.init && psnDiff(psn, m.next) < psnHalf {
+					// The responder acknowledges requests the capture
+					// never showed (IBA Vol 1 9.7.5.1.2: it received
+					// them): lost by the capture, whatever they were.
+					c.captureLost(dirOfHalf(1-d), rc.dir[1-d].lastPkt)
+				}
+				e.acknowledged(p, c, &rc.dir[1-d], psn)
 			case s.IsNAK() && s.NAKCode() == roce.NAKPSNSequenceError:
 				e.acknowledged(p, c, &rc.dir[1-d], (p.BTH.PSN-1)&psnMask)
 			}
@@ -428,6 +439,7 @@ func (e *Engine) request(p *Packet, c *Connection, rc *roceConn, s *reqStream) {
 		e.readRequest(p, c, rc, s)
 		e.drain(p, c, s)
 	}
+	s.lastPkt = p.Number
 }
 
 // fillGaps marks [psn, psn+n) received in the gaps s waits on.
@@ -537,7 +549,7 @@ func (s *reqStream) newPartial() *partial {
 	} else {
 		pt = &partial{}
 	}
-	*pt = partial{got: pt.got[:0], packets: pt.packets[:0], data: pt.data[:0], truncAt: -1}
+	*pt = partial{got: pt.got[:0], packets: pt.packets[:0], data: pt.data[:0], truncAt: -1, prevPkt: s.lastPkt}
 	return pt
 }
 
@@ -994,6 +1006,10 @@ func (e *Engine) flushPartial(p *Packet, c *Connection, s *reqStream, pt *partia
 	st := &e.Reassembly
 	r := e.rx()
 	if pt.gap {
+		if pt.gapN > 0 && !pt.got.allSet(0, int(pt.gapN)-1) {
+			// Not all resent: the capture lost those PSNs.
+			c.captureLost(s.d, pt.prevPkt)
+		}
 		return
 	}
 	if pt.npkts == 0 {
@@ -1003,6 +1019,7 @@ func (e *Engine) flushPartial(p *Packet, c *Connection, s *reqStream, pt *partia
 	if !pt.firstKnown {
 		// Its FIRST never came: nothing to hand up.
 		st.Orphans += uint64(pt.npkts)
+		c.captureLost(s.d, pt.prevPkt)
 		return
 	}
 	f := int(psnDiff(pt.first, pt.base))
@@ -1285,6 +1302,11 @@ func (e *Engine) finishRead(p *Packet, c *Connection, s *reqStream, i int) {
 	st.Reads++
 	if !complete {
 		st.OpsIncomplete++
+		if ro.started && !ro.truncated && !all {
+			// Responses the capture does not hold: the requester got
+			// them (it went on), so the capture lost them.
+			c.captureLost(opposite(s.d), firstPacket(ro.packets))
+		}
 	}
 	e.deliverRDMAOp(p, op)
 	s.spare = append(s.spare, ro)

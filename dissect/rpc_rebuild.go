@@ -66,12 +66,7 @@ func firstPacket(pk []int) int {
 
 // unattached records an operation that no outstanding Call explains.
 func (e *Engine) unattached(rc *rpcConn, rs *RPCStats, op *RDMAOp, callDir Direction) {
-	a := OpAttachment{Reason: UnattachedNoSegment}
-	if xid, reply, ok := rc.mem.Retired(op); ok {
-		a = OpAttachment{Reason: UnattachedAfterReply, XID: uint32(xid), ReplyPacket: reply}
-	} else if rc.mem.HasUnknown(callDir) {
-		a.Reason = UnattachedCallUnknown
-	}
+	a := rc.mem.Unattached(op)
 	op.Attach = a
 	reason := a.Reason.String()
 	rs.UnattachedOps++

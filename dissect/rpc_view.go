@@ -67,6 +67,11 @@ const (
 	UnattachedCallUnknown
 	// UnattachedNotRPC: the connection does not carry RPC-over-RDMA.
 	UnattachedNotRPC
+	// UnattachedCaptureGap: the capture lacks the evidence: the requests
+	// that advertise memory lost a stretch before the operation, or the
+	// operation itself is incomplete where the capture lost packets
+	// (RDMAOp.EvidenceLost; GapPacket names the packet that revealed it).
+	UnattachedCaptureGap
 )
 
 func (r UnattachedReason) String() string {
@@ -81,6 +86,8 @@ func (r UnattachedReason) String() string {
 		return "call undecoded"
 	case UnattachedNotRPC:
 		return "not rpc"
+	case UnattachedCaptureGap:
+		return "capture gap"
 	}
 	return "unknown"
 }
@@ -102,6 +109,9 @@ type OpAttachment struct {
 	// response's packet).
 	XID         uint32
 	ReplyPacket int
+	// GapPacket, for UnattachedCaptureGap, is the packet that revealed
+	// what the capture lost.
+	GapPacket int
 	// Owner is another ULP's request the operation served (Reason
 	// Attached), its own type.
 	Owner any

@@ -50,8 +50,10 @@ func checkFileWith(t *testing.T, name string, edit func(*check.Result)) CheckFil
 
 // sampleReport checks real and mutated captures chosen to give every kind
 // of test case and result: failures (INV-NOT-NEGOTIATED), findings below
-// the gate (info), not evaluated (rping), a packet outside any connection,
-// iWARP, and an unreadable input.
+// the gate (info), warnings (a NAK other than a PSN sequence error, made
+// from an ACK), not evaluated (rping), a packet outside any connection,
+// iWARP, and an unreadable input. (A capture's own loss is information,
+// not a warning: docs/loss.md.)
 func sampleReport(t *testing.T) *CheckReport {
 	rep := &CheckReport{FailOn: check.Error, Rules: check.Rules(), Version: "test"}
 	for _, f := range []string{
@@ -60,6 +62,7 @@ func sampleReport(t *testing.T) *CheckReport {
 		"../testdata/pcaps/rxe-rping.pcap",
 		"../testdata/pcaps/mutated/rxe-nfs3-conn2--icrc-corrupt.pcap",
 		"../testdata/pcaps/mutated/rxe-nfs3-cm--rtu-to-rej.pcap",
+		"../testdata/pcaps/mutated/rxe-nfs3-conn2--ack-to-nak.pcap",
 	} {
 		rep.Add(checkFile(t, f))
 	}

@@ -320,13 +320,22 @@ func checkAdvertised(c *check.Conn, op *dissect.RDMAOp) {
 		return
 	case dissect.UnattachedAfterReply:
 		return // NVME-RDMA-AFTER-COMPLETION's case
+	case dissect.UnattachedCaptureGap:
+		c.Skip(check.ReasonCaptureGap)
+		return
 	}
 	if damaged(c) {
 		c.Skip(check.ReasonMidTransaction)
 		return
 	}
-	c.Checked()
-	c.Reportf(op.Packets, op.Kind.String(), "the controller's %s is inside no keyed SGL of a command outstanding on the queue", opText(op))
+	// The command that advertised it may be one the capture lost: judged
+	// at the end of the connection.
+	first := 0
+	if len(op.Packets) > 0 {
+		first = op.Packets[0]
+	}
+	c.Hold(check.Finding{Packets: op.Packets, Key: op.Kind.String(), Message: fmt.Sprintf(
+		"the controller's %s is inside no keyed SGL of a command outstanding on the queue", opText(op))}, dissect.DirClientToServer, first)
 }
 
 func checkAfterCompletion(c *check.Conn, op *dissect.RDMAOp) {
@@ -336,6 +345,8 @@ func checkAfterCompletion(c *check.Conn, op *dissect.RDMAOp) {
 	switch a := &op.Attach; a.Reason {
 	case dissect.Attached:
 		c.Checked()
+	case dissect.UnattachedCaptureGap:
+		c.Skip(check.ReasonCaptureGap)
 	case dissect.UnattachedAfterReply:
 		c.Checked()
 		cid := uint16(a.XID)

@@ -484,10 +484,7 @@ func (s *session) RDMAOp(p *dissect.Packet, op *dissect.RDMAOp) {
 	ref, ok := s.mem.Find(op)
 	if !ok {
 		q.UnattachedRDMAOps++
-		op.Attach = dissect.OpAttachment{Reason: dissect.UnattachedNoSegment}
-		if key, resp, ok := s.mem.Retired(op); ok {
-			op.Attach = dissect.OpAttachment{Reason: dissect.UnattachedAfterReply, XID: uint32(key), ReplyPacket: resp}
-		}
+		op.Attach = s.mem.Unattached(op)
 		return
 	}
 	x := ref.Owner

@@ -1,0 +1,76 @@
+package dissect
+
+// CaptureLoss is what the capture lacks of the request stream one side of
+// a connection sent: stretches of it no packet of the capture carries and
+// no resend filled, so the peer received them and the capture did not
+// (IB/RoCE: PSNs acknowledged without a NAK and never resent, IBA Vol 1
+// 9.7.5.1.2; iWARP: TCP octets the peer acknowledged that no segment of
+// the capture holds, or a segment the capture damaged). Whatever the
+// upper-layer protocol sent there — a request, the tail of one, the
+// advertisement of memory an RDMA operation later uses — is evidence the
+// capture does not hold, and the rules above judge nothing that rests on
+// it: they say "not evaluated" (docs/loss.md, "Capture damage is not a
+// protocol error").
+type CaptureLoss struct {
+	// Gaps counts the stretches.
+	Gaps int
+	// First and Last are the packets of the stream the capture shows
+	// right before the first and the latest stretch (0: the stretch is
+	// before the stream's first packet in the capture).
+	First, Last int
+}
+
+// add records a stretch that follows packet n.
+func (l *CaptureLoss) add(n int) {
+	if l.Gaps == 0 || n < l.First {
+		l.First = n
+	}
+	l.Last = max(l.Last, n)
+	l.Gaps++
+}
+
+// Before reports whether the capture lost part of the stream before
+// packet n: a stretch that follows a packet before n. A stretch is known
+// only once a later packet reveals it, so a rule asks at the end of the
+// connection (check.Conn.Hold).
+func (l *CaptureLoss) Before(n int) bool { return l.Gaps > 0 && l.First < n }
+
+// captureLost records a stretch of direction d's request stream that the
+// capture lacks, after packet n (the stream's last packet before it).
+func (c *Connection) captureLost(d Direction, n int) {
+	if c != nil {
+		c.Lost[d.Index()].add(n)
+	}
+}
+
+// EvidenceLost reports whether the capture lacks what it takes to say
+// which request an RDMA operation served, or when it ended, and the packet
+// that revealed the loss:
+//
+//   - the requests sent the other way (those that advertise the memory
+//     the operation moves) lost a stretch before the operation began: the
+//     request that advertised it may be there;
+//   - the operation is incomplete on a connection whose capture lost part
+//     of a stream: its missing packets were lost by the capture, so when
+//     it ended is unknown, and the packets given to it may be another
+//     operation's (on iWARP, after framing was lost).
+//
+// A ULP that finds no request for an operation asks this before calling
+// it a protocol error (OpAttachment reason UnattachedCaptureGap).
+func (op *RDMAOp) EvidenceLost() (packet int, lost bool) {
+	c := op.Conn
+	if c == nil {
+		return 0, false
+	}
+	if adv := &c.Lost[opposite(op.Dir).Index()]; adv.Before(firstPacket(op.Packets)) {
+		return adv.First, true
+	}
+	if !op.Complete {
+		for i := range c.Lost {
+			if c.Lost[i].Gaps > 0 {
+				return c.Lost[i].First, true
+			}
+		}
+	}
+	return 0, false
+}
