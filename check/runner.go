@@ -494,28 +494,41 @@ type Conn struct {
 }
 
 // heldFinding is a finding that rests on the capture holding every
-// request direction dir sent before packet first.
+// request sent in direction dir (both: DirUnknown) between packets from
+// and to.
 type heldFinding struct {
-	rule  *Rule
-	dir   dissect.Direction
-	first int
-	f     Finding
+	rule     *Rule
+	dir      dissect.Direction
+	from, to int
+	f        Finding
 }
 
 // MaxHeld bounds the findings Hold keeps per connection; past it a
 // finding is judged on what is known when it is made.
 const MaxHeld = 256
 
+// lost reports whether the capture lost part of the request stream of
+// direction d (both: DirUnknown) between packets from and to.
+func (c *Conn) lost(d dissect.Direction, from, to int) bool {
+	if d == dissect.DirUnknown {
+		return c.Lost[0].Between(from, to) || c.Lost[1].Between(from, to)
+	}
+	return c.Lost[d.Index()].Between(from, to)
+}
+
 // Hold reports f at the end of the connection, unless by then the capture
-// turns out to have lost part of the request stream direction d sent
-// before packet first (dissect.CaptureLoss: a stretch is known only once
-// a later packet reveals it): then the item is not evaluated
-// (ReasonCaptureGap). It is for a finding that says no request explains
-// what the peer did — an RDMA operation on memory no request outstanding
-// advertised — when the request may be what the capture lost. Capture
-// damage is never a protocol error (docs/loss.md).
-func (c *Conn) Hold(f Finding, d dissect.Direction, first int) {
-	if c.Lost[d.Index()].Before(first) {
+// turns out to have lost part of the requests direction d (both:
+// dissect.DirUnknown) sent between packets from and to
+// (dissect.CaptureLoss: a stretch is known only once a later packet
+// reveals it): then the item is not evaluated (ReasonCaptureGap). It is
+// for a finding that rests on the capture holding every request of that
+// stretch — an RDMA operation on memory no request outstanding advertised
+// (from 0: the request may be anywhere before it), a completion of no
+// command outstanding, a CID reused while its first command had no
+// completion in the capture — when what is missing may be what the
+// capture lost. Capture damage is never a protocol error (docs/loss.md).
+func (c *Conn) Hold(f Finding, d dissect.Direction, from, to int) {
+	if c.lost(d, from, to) {
 		c.Skip(ReasonCaptureGap)
 		return
 	}
@@ -527,7 +540,7 @@ func (c *Conn) Hold(f Finding, d dissect.Direction, first int) {
 		return
 	}
 	f.Packets = slices.Clone(f.Packets)
-	c.held = append(c.held, heldFinding{rule: c.cur, dir: d, first: first, f: f})
+	c.held = append(c.held, heldFinding{rule: c.cur, dir: d, from: from, to: to, f: f})
 }
 
 // settle judges the findings Hold kept, now that every stretch the
@@ -535,7 +548,7 @@ func (c *Conn) Hold(f Finding, d dissect.Direction, first int) {
 func (c *Conn) settle() {
 	for _, h := range c.held {
 		c.cur = h.rule
-		if c.Lost[h.dir.Index()].Before(h.first) {
+		if c.lost(h.dir, h.from, h.to) {
 			c.Skip(ReasonCaptureGap)
 			continue
 		}

@@ -18,7 +18,11 @@ type CaptureLoss struct {
 	// right before the first and the latest stretch (0: the stretch is
 	// before the stream's first packet in the capture).
 	First, Last int
+	// recent are the positions of the latest stretches (a ring).
+	recent [lossRing]int
 }
+
+const lossRing = 16
 
 // add records a stretch that follows packet n.
 func (l *CaptureLoss) add(n int) {
@@ -26,6 +30,7 @@ func (l *CaptureLoss) add(n int) {
 		l.First = n
 	}
 	l.Last = max(l.Last, n)
+	l.recent[l.Gaps%lossRing] = n
 	l.Gaps++
 }
 
@@ -34,6 +39,26 @@ func (l *CaptureLoss) add(n int) {
 // only once a later packet reveals it, so a rule asks at the end of the
 // connection (check.Conn.Hold).
 func (l *CaptureLoss) Before(n int) bool { return l.Gaps > 0 && l.First < n }
+
+// Between reports whether the capture lost part of the stream between
+// packets from and to: a stretch that follows a packet in [from, to).
+// Past the positions it remembers it answers yes when a forgotten one may
+// lie there.
+func (l *CaptureLoss) Between(from, to int) bool {
+	if l.Gaps == 0 || l.First >= to || l.Last < from {
+		return false
+	}
+	oldest := l.Last
+	for i := 0; i < min(l.Gaps, lossRing); i++ {
+		n := l.recent[i]
+		if n >= from && n < to {
+			return true
+		}
+		oldest = min(oldest, n)
+	}
+	// Forgotten stretches lie in [First, oldest].
+	return l.Gaps > lossRing && from <= oldest
+}
 
 // captureLost records a stretch of direction d's request stream that the
 // capture lacks, after packet n (the stream's last packet before it).
@@ -70,6 +95,26 @@ func (op *RDMAOp) EvidenceLost() (packet int, lost bool) {
 			if c.Lost[i].Gaps > 0 {
 				return c.Lost[i].First, true
 			}
+		}
+	}
+	return 0, false
+}
+
+// spanLost reports whether the capture lost part of either stream of the
+// operation's connection while the operation went on (between its first
+// and its last packet), and where.
+func (op *RDMAOp) spanLost() (int, bool) {
+	c := op.Conn
+	if c == nil || len(op.Packets) == 0 {
+		return 0, false
+	}
+	from, to := op.Packets[0], op.Packets[0]
+	for _, n := range op.Packets {
+		from, to = min(from, n), max(to, n)
+	}
+	for i := range c.Lost {
+		if c.Lost[i].Between(from, to+1) {
+			return c.Lost[i].First, true
 		}
 	}
 	return 0, false

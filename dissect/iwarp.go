@@ -199,7 +199,11 @@ const (
 // iwHalf is one direction of an iWARP connection.
 type iwHalf struct {
 	mode    iwMode
-	lastNum int    // the packet whose octets came last (CaptureLoss)
+	lastNum int // the packet whose octets came last (CaptureLoss)
+	// maxEnd is one past the highest sequence number the capture showed
+	// (noteCaptured).
+	maxEnd  uint32
+	hasEnd  bool
 	seq     uint32 // sequence number of the next octet TCP reassembly delivers
 	started bool
 	// peerAck is the highest acknowledgement the other direction sent for
@@ -451,6 +455,7 @@ func (ie *iwarpEngine) packet(p *Packet) {
 			return
 		}
 	}
+	s.noteCaptured(h, t, len(payload))
 	if len(payload) == 0 && !t.FIN && !t.RST {
 		return
 	}
@@ -690,6 +695,30 @@ func (s *iwStream) pkt(h int) *Packet {
 		return ie.cur
 	}
 	return nil
+}
+
+// noteCaptured keeps how far the capture has shown direction h's stream
+// and, from the acknowledgement segment t carries, whether the other
+// direction's peer received octets the capture has not shown: a segment
+// the capture lost, or one whose copy in the capture is damaged (its
+// checksum failed, so it was discarded above, while the receiver's copy
+// was good — it acknowledged it), or one the capture shows only later.
+// Either way the capture lacks evidence there (CaptureLoss).
+func (s *iwStream) noteCaptured(h int, t *layers.TCP, n int) {
+	hf, r := &s.half[h], &s.half[1-h]
+	if n > 0 || t.SYN || t.FIN {
+		end := t.Seq + uint32(n)
+		if t.SYN || t.FIN {
+			end++ // each takes a sequence number (RFC 9293 3.4)
+		}
+		if !hf.hasEnd || int32(end-hf.maxEnd) > 0 {
+			hf.maxEnd, hf.hasEnd = end, true
+		}
+	}
+	if t.ACK && r.hasEnd && int32(t.Ack-r.maxEnd) > 0 {
+		s.conn.captureLost(dirOfHalf(1-h), r.lastNum)
+		r.maxEnd = t.Ack
+	}
 }
 
 func dirOfHalf(h int) Direction {
@@ -975,9 +1004,6 @@ func (s *iwStream) reassembled(d reassembly.TCPFlowDirection, end bool, skip int
 	}
 	hf.seq = seq + uint32(len(data))
 	s.process(h, data, seq)
-	if ie := s.ie; ie.cur != nil && len(data) > 0 {
-		hf.lastNum = ie.cur.Number
-	}
 }
 
 // ReassemblyComplete implements reassembly.Stream: both directions ended.
@@ -1083,6 +1109,9 @@ func (s *iwStream) gap(h, n int) {
 func (s *iwStream) process(h int, data []byte, seq uint32) {
 	hf := &s.half[h]
 	ctr := &s.info.Dir[h]
+	if p := s.pkt(h); p != nil && len(data) > 0 {
+		hf.lastNum = p.Number
+	}
 	for len(data) > 0 {
 		n := len(data)
 		switch hf.mode {

@@ -252,6 +252,11 @@ func (m *Memory[O]) Unattached(op *RDMAOp) OpAttachment {
 		a = OpAttachment{Reason: UnattachedAfterReply, XID: uint32(key), ReplyPacket: reply}
 		if lost && !op.Complete {
 			a.Reason, a.GapPacket = UnattachedCaptureGap, gap
+		} else if n, ok := op.spanLost(); ok {
+			// The capture lost packets while it went on (its packets'
+			// order is then the order reassembly could hand them up
+			// in, not the wire's).
+			a.Reason, a.GapPacket = UnattachedCaptureGap, n
 		}
 	} else if m.HasUnknown(opposite(op.Dir)) {
 		a.Reason = UnattachedCallUnknown

@@ -3,6 +3,7 @@ package nvmeof_test
 import (
 	"bufio"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,7 +21,10 @@ func init() { check.Register(nvmeof.Rules()...) }
 // the command does, and returns the engine, the exchanges and the checks.
 func run(t *testing.T, name string) (*dissect.Engine, []dissect.Exchange, *check.Result) {
 	t.Helper()
-	r, err := source.Open("../../testdata/pcaps/" + name)
+	if !filepath.IsAbs(name) {
+		name = "../../testdata/pcaps/" + name
+	}
+	r, err := source.Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -233,12 +233,17 @@ func checkCIDUnique(c *check.Conn, m *dissect.Message) {
 	if r == nil || !r.Command || r.Request == nil {
 		return
 	}
-	c.Checked()
-	if old := r.Replaced; old != nil {
-		c.Report(check.Finding{Packets: []int{old.Packet, lastPacket(m.Packets)}, Key: "cid", ULP: Name,
-			Exchange: exchangeKey(r.Queue, old.CID), Message: fmt.Sprintf(
-				"command %s reuses CID %d of the %s of packet %d, which has no completion yet", r.Request.Name, old.CID, old.Name, old.Packet)})
+	old := r.Replaced
+	if old == nil {
+		c.Checked()
+		return
 	}
+	// The first command's completion may be what the capture lost of the
+	// controller's stream since: judged at the end of the connection.
+	c.Hold(check.Finding{Packets: []int{old.Packet, lastPacket(m.Packets)}, Key: "cid", ULP: Name,
+		Exchange: exchangeKey(r.Queue, old.CID), Message: fmt.Sprintf(
+			"command %s reuses CID %d of the %s of packet %d, which has no completion yet", r.Request.Name, old.CID, old.Name, old.Packet)},
+		dissect.DirServerToClient, old.Packet, firstPacket(m.Packets))
 }
 
 func checkCompletionMatched(c *check.Conn, m *dissect.Message) {
@@ -254,10 +259,11 @@ func checkCompletionMatched(c *check.Conn, m *dissect.Message) {
 		c.Skip(check.ReasonMidTransaction)
 		return
 	}
-	c.Checked()
-	c.Report(check.Finding{Packets: m.Packets, Key: "unmatched", ULP: Name, Exchange: exchangeKey(r.Queue, r.Cpl.CID),
+	// Its command may be what the capture lost of the host's stream:
+	// judged at the end of the connection.
+	c.Hold(check.Finding{Packets: m.Packets, Key: "unmatched", ULP: Name, Exchange: exchangeKey(r.Queue, r.Cpl.CID),
 		Message: fmt.Sprintf("a completion for CID %d (%s), but no command with that CID is outstanding on the queue",
-			r.Cpl.CID, r.Cpl.Status)})
+			r.Cpl.CID, r.Cpl.Status)}, dissect.DirClientToServer, 0, firstPacket(m.Packets))
 }
 
 func checkQueueDepth(c *check.Conn, m *dissect.Message) {
@@ -284,18 +290,24 @@ func checkInvalidateKey(c *check.Conn, m *dissect.Message) {
 		}
 		return
 	}
-	c.Checked()
+	// The command matched by CID may not be the one completed when the
+	// capture lost part of either stream since it (the completion of the
+	// command matched, or a later command with its CID): then these are
+	// judged at the end of the connection, and not when it did.
+	from, to := x.Packet, firstPacket(m.Packets)
 	switch {
+	case x.SGL.InvalidateKey() && x.SGL.Key == r.InvalidatedSTag:
+		c.Checked()
 	case !x.SGL.InvalidateKey():
-		c.Report(check.Finding{Packets: []int{x.Packet, lastPacket(m.Packets)}, Key: "not-asked", ULP: Name,
+		c.Hold(check.Finding{Packets: []int{x.Packet, lastPacket(m.Packets)}, Key: "not-asked", ULP: Name,
 			Exchange: exchangeKey(r.Queue, x.CID), Message: fmt.Sprintf(
 				"the completion of %s (CID %d) came by Send With Invalidate of key 0x%08x, but the command's SGL (%s, subtype %s) did not ask for remote invalidation",
-				x.Name, x.CID, r.InvalidatedSTag, x.SGL.Type, x.SGL.Subtype)})
-	case x.SGL.Key != r.InvalidatedSTag:
-		c.Report(check.Finding{Packets: []int{x.Packet, lastPacket(m.Packets)}, Key: "wrong-key", ULP: Name,
+				x.Name, x.CID, r.InvalidatedSTag, x.SGL.Type, x.SGL.Subtype)}, dissect.DirUnknown, from, to)
+	default:
+		c.Hold(check.Finding{Packets: []int{x.Packet, lastPacket(m.Packets)}, Key: "wrong-key", ULP: Name,
 			Exchange: exchangeKey(r.Queue, x.CID), Message: fmt.Sprintf(
 				"the completion of %s (CID %d) invalidated key 0x%08x; the command asked to invalidate key 0x%08x",
-				x.Name, x.CID, r.InvalidatedSTag, x.SGL.Key)})
+				x.Name, x.CID, r.InvalidatedSTag, x.SGL.Key)}, dissect.DirUnknown, from, to)
 	}
 }
 
@@ -335,7 +347,7 @@ func checkAdvertised(c *check.Conn, op *dissect.RDMAOp) {
 		first = op.Packets[0]
 	}
 	c.Hold(check.Finding{Packets: op.Packets, Key: op.Kind.String(), Message: fmt.Sprintf(
-		"the controller's %s is inside no keyed SGL of a command outstanding on the queue", opText(op))}, dissect.DirClientToServer, first)
+		"the controller's %s is inside no keyed SGL of a command outstanding on the queue", opText(op))}, dissect.DirClientToServer, 0, first)
 }
 
 func checkAfterCompletion(c *check.Conn, op *dissect.RDMAOp) {
@@ -354,4 +366,11 @@ func checkAfterCompletion(c *check.Conn, op *dissect.RDMAOp) {
 			Exchange: string(AppendKey(nil, uint64(a.XID))), Message: fmt.Sprintf(
 				"the controller's %s targets the memory of the command with CID %d after its completion (packet %d)", opText(op), cid, a.ReplyPacket)})
 	}
+}
+
+func firstPacket(pk []int) int {
+	if len(pk) == 0 {
+		return 0
+	}
+	return pk[0]
 }
