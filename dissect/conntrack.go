@@ -80,6 +80,9 @@ type ConnTable struct {
 	// between the same addresses to name in RetriedBy.
 	rejected []*Connection
 	pending  map[pairKey]*Connection // no-setup connections awaiting their reverse QPN
+	// awaitREP are connections whose REQ went from the client to the
+	// server and whose REP the capture has not shown (yet).
+	awaitREP map[pairKey]*Connection
 	nextID   int
 	// closing lists the connections the packet being processed closed,
 	// for the engine to release; grace the last graceConns released,
@@ -105,10 +108,11 @@ const DefaultMaxConnections = 4096
 // NewConnTable returns an empty table.
 func NewConnTable() *ConnTable {
 	return &ConnTable{
-		Max:     DefaultMaxConnections,
-		byQP:    map[qpKey]qpRef{},
-		byComm:  map[commKey]*Connection{},
-		pending: map[pairKey]*Connection{},
+		Max:      DefaultMaxConnections,
+		byQP:     map[qpKey]qpRef{},
+		byComm:   map[commKey]*Connection{},
+		pending:  map[pairKey]*Connection{},
+		awaitREP: map[pairKey]*Connection{},
 	}
 }
 
@@ -182,6 +186,19 @@ func (t *ConnTable) Track(p *Packet) {
 	}
 	if ref, ok := t.lookupQP(qpKey{dst, p.BTH.DestQP}); ok {
 		t.place(p, ref.conn, ref.dir)
+		return
+	}
+	// A connection whose REQ the capture holds and whose REP it lost:
+	// the client's first request names the server's QPN the REP carried
+	// (its destination QP), so the connection is not split in two, its
+	// requests on one and its responses on another.
+	if c, ok := t.awaitREP[pairKey{src, dst}]; ok && c.rel.state == relLive && c.Server.QPN == 0 && op.IsRequest() {
+		delete(t.awaitREP, pairKey{src, dst})
+		c.rel.awaitREP = false
+		c.Server.QPN = p.BTH.DestQP
+		c.REPLost = true
+		t.mapQP(qpKey{dst, p.BTH.DestQP}, c, DirClientToServer)
+		t.place(p, c, DirClientToServer)
 		return
 	}
 	// Traffic whose set-up is not in the capture. The reverse direction of
@@ -260,6 +277,8 @@ func (t *ConnTable) cm(p *Packet, src, dst Node) {
 			}
 			c.setPrivateData(DirClientToServer, p, r.PrivateData, prefix)
 			t.mapQP(qpKey{src, r.LocalQPN}, c, DirServerToClient)
+			t.awaitREP[pairKey{src, dst}] = c
+			c.rel.awaitREP = true
 		}
 		t.place(p, c, DirClientToServer)
 	case roce.LayerTypeCMMRA:
@@ -281,6 +300,10 @@ func (t *ConnTable) cm(p *Packet, src, dst Node) {
 		c := t.byComm[commKey{dst, r.RemoteCommID}]
 		if c == nil {
 			return // a REP whose REQ is not in the capture
+		}
+		if c.rel.awaitREP && t.awaitREP[pairKey{dst, src}] == c {
+			delete(t.awaitREP, pairKey{dst, src})
+			c.rel.awaitREP = false
 		}
 		if c.Server.CommID == 0 && c.rel.state == relLive {
 			c.Server.CommID = r.LocalCommID
@@ -373,6 +396,14 @@ func (t *ConnTable) close(c *Connection) {
 		delete(t.pending, c.rel.pending)
 	}
 	c.rel.hasPending = false
+	if c.rel.awaitREP {
+		for k, w := range t.awaitREP {
+			if w == c {
+				delete(t.awaitREP, k)
+			}
+		}
+		c.rel.awaitREP = false
+	}
 	t.closing = append(t.closing, c)
 }
 

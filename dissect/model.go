@@ -191,6 +191,9 @@ type Connection struct {
 	// MissingPSNs counts the PSNs skipped by forward jumps on its request
 	// streams (IB/RoCE: packets the capture lacks; reassembly.go).
 	MissingPSNs uint64
+	// REPLost: the capture holds the CM REQ but lost the REP; the
+	// server's QPN was taken from the client's first request.
+	REPLost bool
 	// Lost is, per direction (Direction.Index()), what the capture lacks
 	// of the request stream that side sent (evidence.go).
 	Lost [2]CaptureLoss

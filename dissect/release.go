@@ -62,6 +62,7 @@ type connRelease struct {
 	nqp, ncm   uint8
 	pending    pairKey
 	hasPending bool
+	awaitREP   bool      // in ConnTable.awaitREP
 	dropped    bool      // DropDetail took its detail
 	stream     *iwStream // iWARP
 	last       time.Time // timestamp of its last packet (IdleTimeout)
