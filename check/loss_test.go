@@ -3,7 +3,10 @@ package check
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -69,6 +72,12 @@ func TestLossyCapturesNoNewErrors(t *testing.T) {
 						_, frames = pcaptest.Read(t, "../testdata/pcaps/"+p[0])
 					}
 					checkICRCBadByHand(t, p[0], lossy, frames)
+					continue
+				}
+				if id == "TCP-CHECKSUM-BAD" {
+					// On the wire as well: allowed on exactly the frames
+					// tshark finds a bad checksum in.
+					checkTCPBadAsTshark(t, p[0], lossy)
 					continue
 				}
 				for _, f := range lossy.Findings {
@@ -160,7 +169,7 @@ func checkICRCBadByHand(t *testing.T, name string, res *Result, frames []pcaptes
 	}
 	for _, f := range res.Findings {
 		if f.Rule == "ICRC-BAD" {
-			got = append(got, f.Packets...)
+			got = append(got, f.Packets[0]) // then the packet that told whose damage it was
 		}
 	}
 	slices.Sort(got)
@@ -278,5 +287,39 @@ func TestRNRNAKAcknowledgesNothing(t *testing.T) {
 	}
 	if !warned {
 		t.Error("no PSN-GAP warning for the retransmissions nothing acknowledged")
+	}
+}
+
+// checkTCPBadAsTshark: TCP-CHECKSUM-BAD names exactly the frames tshark
+// 4.0 finds a bad IPv4 or TCP checksum in
+// (testdata/tshark/NAME.tcp-badsum.txt, gen-tcp-analysis.sh), each an
+// error only when its sender resent the octets (damaged on the wire).
+func checkTCPBadAsTshark(t *testing.T, name string, res *Result) {
+	t.Helper()
+	base := strings.TrimSuffix(filepath.Base(name), ".pcap")
+	data, err := os.ReadFile("../testdata/tshark/" + base + ".tcp-badsum.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, got []int
+	for _, l := range strings.Fields(string(data)) {
+		n, err := strconv.Atoi(l)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		want = append(want, n)
+	}
+	for _, f := range res.Findings {
+		if f.Rule != "TCP-CHECKSUM-BAD" {
+			continue
+		}
+		got = append(got, f.Packets[0])
+		if f.Severity == Info && !strings.Contains(f.Message, "capture damage") {
+			t.Errorf("%s: %v info without the capture's damage: %s", name, f.Packets, f.Message)
+		}
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) || len(want) == 0 {
+		t.Errorf("%s: TCP-CHECKSUM-BAD on packets %v, tshark's bad checksums %v", name, got, want)
 	}
 }

@@ -167,6 +167,10 @@ func TestCoverage(t *testing.T) {
 		"INV-USAGE":   "an informational report on every connection with Replies: it has nothing to pass",
 		"MPA-CRC-BAD": "siw negotiates no MPA CRC; see TestMPAChecks for built FPDUs",
 		"MPA-MARKERS": "siw negotiates no MPA markers; see TestMPAChecks",
+		// Broken on lossy/siw-*-corrupt (TestLossyCapturesNoNewErrors: the
+		// frames tshark finds a bad checksum in) and by
+		// TestCaptureDamageIsNamedNotAnError.
+		"TCP-CHECKSUM-BAD": "its captures are in lossy/, which TestCoverage does not read",
 		// RPC-over-RDMA version 2 has no implementation to capture from.
 		"INV-V2-HANDLE":         "version 2: see TestV2RemoteInvalidation for built captures",
 		"V2-CONTINUATION":       "version 2: see TestV2Rules",

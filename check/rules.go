@@ -542,9 +542,27 @@ the error. (Added: version 2.)`,
 do not change in flight (RoCEv2: over the IP and UDP headers with variant fields
 masked, the BTH and the payload). A receiver drops a packet whose ICRC does not
 match; the finding names the carried and the computed value. A packet cut by the
-snap length cannot be verified and is not evaluated.`,
+snap length cannot be verified and is not evaluated. Whose damage it is, the
+responder tells: a request it NAKs or that is sent again was damaged on the wire
+(the finding, at its severity); one it acknowledges with no NAK and no resend
+reached it intact, and only the capture's copy is damaged (information: capture
+damage is not a protocol error).`,
 			Evidence: "whole IB/RoCE packets",
-			Applies:  roceOnly, Packet: checkICRC, SeesDiscarded: true,
+			Applies:  roceOnly, Packet: checkICRC, SeesDiscarded: true, End: endICRC,
+		},
+		{
+			ID: "TCP-CHECKSUM-BAD", Severity: Error, Reference: "RFC 9293 section 3.1; RFC 1122 section 4.2.2.7", Added: true,
+			Summary: "the IPv4 header or TCP checksum of an iWARP connection's segment does not match",
+			Explanation: `A receiver drops a TCP segment whose checksum (or IPv4 header checksum) fails,
+and its sender's retransmission fills the hole. Checksums are judged only in a
+direction whose checksums were right before (a capture on a sender that leaves
+them to its NIC sees them all wrong). A segment whose octets the sender sends again
+was damaged on the wire (the finding, at its severity); one the receiver
+acknowledges with no resend reached it intact, and only the capture's copy is
+damaged (information: capture damage is not a protocol error). (Added: the list
+names the ICRC; this is its iWARP counterpart.)`,
+			Evidence: "iWARP TCP segments",
+			Applies:  iwarpOnly, Packet: checkTCPChecksum, SeesDiscarded: true, End: endTCPChecksum,
 		},
 		{
 			ID: "VCRC-BAD", Severity: Error, Reference: "IBA Vol 1 7.8.2", Added: true,

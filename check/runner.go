@@ -484,8 +484,9 @@ type Conn struct {
 	// overrunNow is set while the Calls sent each way exceed the credits
 	// granted (CREDIT-OVERRUN reports once per overrun).
 	overrunNow [2]bool
-	loss       lossState // loss.go
-	v2         v2State   // v2.go
+	loss       lossState   // loss.go
+	damage     damageState // damage.go
+	v2         v2State     // v2.go
 	// rej is the refusal CM-REJ or MPA-REJ saw, reported at the end of
 	// the connection, when a later connection may have got through.
 	rej refusal

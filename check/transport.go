@@ -21,20 +21,6 @@ func roceOnly(c *Conn) string {
 	return ""
 }
 
-// checkICRC: ICRC-BAD (IBA Vol 1 7.8.1; RoCEv2 Annex A17.3.3).
-func checkICRC(c *Conn, p *dissect.Packet) {
-	switch p.ICRC.Status {
-	case dissect.CRCGood:
-		c.Checked()
-	case dissect.CRCTruncated:
-		c.Skip(ReasonSnapLen)
-	case dissect.CRCBad:
-		c.Checked()
-		c.Reportf([]int{p.Number}, "", "%s PSN %d: invariant CRC 0x%08x carried, 0x%08x computed over the packet",
-			p.BTH.OpCode.Name(), p.BTH.PSN, p.ICRC.Carried, p.ICRC.Computed)
-	}
-}
-
 // checkVCRC: VCRC-BAD (IBA Vol 1 7.8.2), native InfiniBand only.
 func checkVCRC(c *Conn, p *dissect.Packet) {
 	switch p.VCRC.Status {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 )
 
@@ -50,4 +51,29 @@ func Thin(t *testing.T, src string, pct float64, seed uint64, burst int) (string
 		}
 	}
 	return out, dropped
+}
+
+// Write writes frames into a new pcap file in a test's temporary
+// directory (RDMASHARK_THIN_DIR keeps it) and returns its path.
+func Write(t *testing.T, lt layers.LinkType, frames []Frame) string {
+	t.Helper()
+	dir := os.Getenv("RDMASHARK_THIN_DIR")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	f, err := os.CreateTemp(dir, "frames-*.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := pcapgo.NewWriterNanos(f)
+	if err := w.WriteFileHeader(262144, lt); err != nil {
+		t.Fatal(err)
+	}
+	for _, fr := range frames {
+		if err := w.WritePacket(fr.CI, fr.Data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f.Name()
 }
