@@ -203,6 +203,9 @@ type Send struct {
 	Conn *Conn
 	Dir  dissect.Direction
 	Kind Kind
+	// FirstPacket is the Send's first packet (a multi-packet RoCE Send
+	// is recorded on its last).
+	FirstPacket int
 	// First: the first Send of its direction in the capture.
 	First   bool
 	NegReq  smbd.NegotiateRequest
@@ -344,7 +347,7 @@ func (s *session) Message(p *dissect.Packet, m *dissect.Message) {
 	q := s.sum
 	r := s.record(p)
 	smb2 := r.SMB2[:0]
-	*r = Send{Conn: q, Dir: m.Dir, Length: m.Length, Invalidate: m.Invalidate, InvalidatedSTag: m.InvalidatedSTag, SMB2: smb2}
+	*r = Send{Conn: q, Dir: m.Dir, FirstPacket: firstPacket(m.Packets), Length: m.Length, Invalidate: m.Invalidate, InvalidatedSTag: m.InvalidatedSTag, SMB2: smb2}
 	m.ULP = r
 	if p != nil {
 		p.ULP = append(p.ULP, r)
@@ -811,6 +814,13 @@ func other(d dissect.Direction) dissect.Direction {
 		return dissect.DirClientToServer
 	}
 	return dissect.DirServerToClient
+}
+
+func firstPacket(pk []int) int {
+	if len(pk) == 0 {
+		return 0
+	}
+	return pk[0]
 }
 
 func lastPacket(pk []int) int {

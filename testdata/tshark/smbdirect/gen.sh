@@ -16,9 +16,9 @@ tshark -r $P -Y smb_direct $F \
   -e smb_direct.version.min -e smb_direct.version.max -e smb_direct.version.negotiated \
   -e smb_direct.credits.requested -e smb_direct.credits.granted -e smb_direct.status \
   -e smb_direct.max_read_write_size -e smb_direct.preferred_send_size -e smb_direct.max_receive_size \
-  -e smb_direct.max_fragmented_size -e smb_direct.flags -e smb_direct.remaining_length \
+  -e smb_direct.max_fragmented_size -e smb_direct.flags -e smb_direct.flags.response_requested -e smb_direct.remaining_length \
   -e smb_direct.data_offset -e smb_direct.data_length \
-  -e smb2.cmd -e smb2.msg_id -e smb2.nt_status -e smb2.flags.response -e smb2.channel \
+  -e smb2.cmd -e smb2.credit.charge -e smb2.msg_id -e smb2.sesid -e smb2.nt_status -e smb2.flags.response -e smb2.channel \
   -e smb2.buffer_descriptor.offset -e smb2.buffer_descriptor.token -e smb2.buffer_descriptor.length \
   > rxe-smbdirect.sends.tsv 2>/dev/null
 
