@@ -833,7 +833,7 @@ func lastPacket(pk []int) int {
 // ULPTableHeader and ULPTableRow give the connection's row of analyze's
 // text table (report.ULPTable).
 func (q *Conn) ULPTableHeader() []string {
-	return []string{"Version", "Credits C / S", "MaxRecv C / S", "MaxRW", "Reqs / Resps", "RDMA ch. / Inv.", "Read / Written", "Unpaired"}
+	return []string{"Version", "Credits to C / S", "MaxRecv C / S", "MaxRW", "Reqs / Resps", "RDMA ch. / Inv.", "File read / written", "Unpaired"}
 }
 
 // ULPTableRow: see ULPTableHeader.
