@@ -160,3 +160,17 @@ func tsvNoHeader(t *testing.T, name string) map[int]string {
 	}
 	return out
 }
+
+// TestKnownDifferencesDocumented: every difference with tshark these tests
+// allow has its section in testdata/KNOWN-DIFFERENCES.md.
+func TestKnownDifferencesDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../testdata/KNOWN-DIFFERENCES.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"KD-SMBD-MULTIPACKET", "KD-SMBD-FRAGMENTED-RESPONSE", "KD-SMBD-IWARP", "KD-SMBD-INFO"} {
+		if !strings.Contains(string(doc), "### "+id+" ") {
+			t.Errorf("%s is not documented in testdata/KNOWN-DIFFERENCES.md", id)
+		}
+	}
+}
