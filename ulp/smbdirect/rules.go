@@ -121,12 +121,15 @@ func connOf(c *check.Conn) *Conn {
 	return q
 }
 
-// damaged reports whether the capture lacks part of the connection, so
-// that a missing message explains what would be a finding: its set-up is
-// not in it, bytes or PSNs were skipped, or requests were evicted.
+// damaged reports whether the capture (or the analysis, within its
+// budget) lacks part of the connection, so that a missing message explains
+// what would be a finding: its set-up is not in it, bytes or PSNs were
+// skipped, requests were evicted, or reassemblies given up at the buffer
+// budget left SMB2 messages undecoded.
 func damaged(c *check.Conn) bool {
 	q := connOf(c)
-	return c.State == dissect.StateNoSetup || c.MissingPSNs > 0 || q != nil && q.Evicted > 0
+	return c.State == dissect.StateNoSetup || c.MissingPSNs > 0 ||
+		q != nil && (q.Evicted > 0 || q.Client.FragmentsCut+q.Server.FragmentsCut > 0)
 }
 
 // AppendKey appends an SMB Direct exchange key, the SMB2 MessageId, as
