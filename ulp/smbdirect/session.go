@@ -105,9 +105,11 @@ type Side struct {
 	// Transfer Message; MaxMessage is the longest upper-layer message.
 	Fragmented uint64 `json:"fragmented"`
 	MaxMessage int    `json:"max_message"`
-	// FragmentsCut counts reassemblies given up at the buffer budget or at
-	// the peer's MaxFragmentedSize: their SMB2 messages were not decoded.
+	// FragmentsCut counts reassemblies given up at the buffer budget,
+	// Oversized those given up past the peer's MaxFragmentedSize (or 16
+	// MiB): their SMB2 messages were not decoded.
 	FragmentsCut uint64 `json:"fragments_cut,omitempty"`
+	Oversized    uint64 `json:"oversized,omitempty"`
 	// KeepalivesRequested counts Sends with SMB_DIRECT_RESPONSE_REQUESTED.
 	KeepalivesRequested uint64 `json:"keepalives_requested"`
 
@@ -479,10 +481,10 @@ func (s *session) reassemble(m *dissect.Message, r *Send) []byte {
 		old := cap(s.frag[d])
 		switch need := len(s.frag[d]) + len(dt.Data); {
 		case need > limit:
-			s.cut(d, m.Dir)
+			s.cut(d, m.Dir, false)
 		case need > old:
 			if s.env.Budget != nil && !s.env.Budget.Fits(need-old) {
-				s.cut(d, m.Dir)
+				s.cut(d, m.Dir, true)
 				break
 			}
 			s.frag[d] = append(s.frag[d], dt.Data...)
@@ -506,10 +508,15 @@ func (s *session) reassemble(m *dissect.Message, r *Send) []byte {
 	return s.frag[d]
 }
 
-// cut gives up the reassembly of direction index d.
-func (s *session) cut(d int, dir dissect.Direction) {
+// cut gives up the reassembly of direction index d, at the budget or
+// past the size limit.
+func (s *session) cut(d int, dir dissect.Direction, budget bool) {
 	s.fragCut[d] = true
-	s.sum.side(dir).FragmentsCut++
+	if budget {
+		s.sum.side(dir).FragmentsCut++
+	} else {
+		s.sum.side(dir).Oversized++
+	}
 	s.release(d)
 }
 
