@@ -344,3 +344,42 @@ func TestOtherCapturesUntouched(t *testing.T) {
 		}
 	}
 }
+
+// TestIWARPCountsAgreeWithScan: tshark 4.0 dissects no SMB Direct on
+// iWARP, so the iWARP capture's exchanges are checked against an
+// independent count of the SMB2 headers in its TCP byte streams
+// (testdata/tshark/smbdirect/siw-smbdirect.smb2-scan.tsv, made by
+// scan-iwarp.sh there): per command, as many requests and as many final
+// responses as our exchanges have, each exchange responded.
+func TestIWARPCountsAgreeWithScan(t *testing.T) {
+	_, xs, _ := run(t, "ulp/siw-smbdirect.pcap")
+	ours := map[[2]string]int{}
+	for _, x := range xs {
+		if x.RequestPacket != 0 {
+			ours[[2]string{x.Name, "0"}]++
+		}
+		if x.ResponsePacket != 0 {
+			ours[[2]string{x.Name, "1"}]++
+		}
+	}
+	scan := map[[2]string]int{}
+	total := 0
+	for _, r := range tsv(t, "siw-smbdirect.smb2-scan.tsv") {
+		k := [2]string{cmdName[atoi(t, r["smb2.cmd"])], r["smb2.flags.response"]}
+		scan[k] = atoi(t, r["count"])
+		total += scan[k]
+	}
+	if total != 2*134 {
+		t.Errorf("the scan counts %d SMB2 messages", total)
+	}
+	for k, n := range scan {
+		if ours[k] != n {
+			t.Errorf("%s response=%s: %d, the scan %d", k[0], k[1], ours[k], n)
+		}
+	}
+	for k, n := range ours {
+		if scan[k] != n {
+			t.Errorf("%s response=%s: %d, the scan %d", k[0], k[1], n, scan[k])
+		}
+	}
+}

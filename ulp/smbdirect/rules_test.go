@@ -421,3 +421,38 @@ func TestInterimResponseKeepsTheExchangeOpen(t *testing.T) {
 		t.Errorf("%+v", q)
 	}
 }
+
+// TestClaimAndProbe: ports 445 and 5445 are SMB Direct's; elsewhere a
+// connection without private data is probed, and its client's first Send
+// must be a Negotiate Request ([MS-SMBD] 2.2.1).
+func TestClaimAndProbe(t *testing.T) {
+	u := smbdirect.New()
+	for port, want := range map[uint16]dissect.Verdict{445: dissect.Yes, 5445: dissect.Yes, 4420: dissect.Maybe} {
+		if v := u.Claim(&dissect.Connection{ServicePort: port}); v != want {
+			t.Errorf("port %d: %v", port, v)
+		}
+	}
+	c := &dissect.Connection{ServicePort: 7000}
+	c.PrivateData[0] = dissect.PrivateData{Seen: true, Bytes: []byte{1, 2, 3, 4}}
+	if v := u.Claim(c); v != dissect.No {
+		t.Errorf("private data: %v", v)
+	}
+	c = &dissect.Connection{ServicePort: 7000}
+	for _, tc := range []struct {
+		dir  dissect.Direction
+		data []byte
+		want dissect.Verdict
+	}{
+		{c2s, negReq(0x100, 0x100, 255, 1364, 173910), dissect.Yes},
+		{c2s, negReq(0x200, 0x300, 255, 1364, 173910), dissect.No},
+		{c2s, data(255, 0, 0, nil), dissect.No},
+		{s2c, negResp(254, 8388608, 1364, 173910), dissect.Maybe},
+	} {
+		if v := u.Probe(c, &dissect.Message{Dir: tc.dir, Data: tc.data}); v != tc.want {
+			t.Errorf("probe %x: %v, want %v", tc.data, v, tc.want)
+		}
+	}
+	if k := string(smbdirect.AppendKey([]byte("x "), 30)); k != "x MID:30" {
+		t.Errorf("key %q", k)
+	}
+}
