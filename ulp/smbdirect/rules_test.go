@@ -231,7 +231,8 @@ func TestHealthyConnectionHasNoFindings(t *testing.T) {
 		// the server's last message, 7 Data Transfer Messages sent; the
 		// server: 255 from the client's first message and 1 from each of
 		// its 6 others, 6 sent.
-		*q.Client.Credits != 254+1-7 || *q.Server.Credits != 255+6-6 {
+		*q.Client.Credits != 254+1-7 || *q.Server.Credits != 255+6-6 ||
+		q.Server.Granted != 254+1 || q.Client.Granted != 255+6 || *q.Client.MinCredits != 254-7 || *q.Server.MinCredits != 0 {
 		t.Errorf("connection %+v client %+v server %+v", q, q.Client, q.Server)
 	}
 }

@@ -90,10 +90,10 @@ type NegotiateResponse struct {
 type Side struct {
 	Sends uint64 `json:"sends"`
 	Bytes uint64 `json:"bytes"`
-	// Granted is the credits this side granted its peer in all;
-	// Credits the credits it held at the end (null when unknown: the
-	// negotiation is not in the capture), MinCredits the fewest it held
-	// before a Send.
+	// Granted is the credits this side granted its peer in all (the
+	// server's Negotiate Response included); Credits the credits it held
+	// at the end (null when unknown: the negotiation is not in the
+	// capture), MinCredits the fewest it held at any time.
 	Granted    uint64 `json:"credits_granted"`
 	Credits    *int64 `json:"credits"`
 	MinCredits *int64 `json:"min_credits"`
@@ -384,6 +384,7 @@ func (s *session) Message(p *dissect.Packet, m *dissect.Message) {
 		// the client grants some ([MS-SMBD] 3.1.5.6, 3.1.5.7).
 		q.Client.setCredits(int64(n.CreditsGranted))
 		q.Server.setCredits(0)
+		q.Server.Granted += uint64(n.CreditsGranted)
 		return
 	}
 	r.Kind = KindData
@@ -431,7 +432,6 @@ func (s *session) credits(m *dissect.Message, r *Send) {
 	snd, peer := q.side(m.Dir), q.side(other(m.Dir))
 	if snd.known {
 		r.Credits, r.CreditsKnown = snd.credits, true
-		snd.minCredits = min(snd.minCredits, snd.credits)
 		switch {
 		case snd.credits <= 0:
 			r.NoCredit = true
@@ -441,6 +441,7 @@ func (s *session) credits(m *dissect.Message, r *Send) {
 			snd.LastCredit++
 		}
 		snd.credits = max(snd.credits-1, 0)
+		snd.minCredits = min(snd.minCredits, snd.credits)
 	}
 	snd.Granted += uint64(r.Data.CreditsGranted)
 	if peer.known {
@@ -849,7 +850,7 @@ func (q *Conn) ULPTableRow() []string {
 	ver, maxrw, credits, recv := "-", "-", "-", "-"
 	if r := q.Response; r != nil {
 		ver, maxrw = r.NegotiatedVersion, n(uint64(r.MaxReadWriteSize), 10)
-		credits = n(uint64(r.CreditsGranted), 10) + " / " + n(q.Client.Granted, 10)
+		credits = n(q.Server.Granted, 10) + " / " + n(q.Client.Granted, 10)
 		recv = "- / " + n(uint64(r.MaxReceiveSize), 10)
 		if q.Request != nil {
 			recv = n(uint64(q.Request.MaxReceiveSize), 10) + " / " + n(uint64(r.MaxReceiveSize), 10)
