@@ -128,8 +128,15 @@ func connOf(c *check.Conn) *Conn {
 // budget left SMB2 messages undecoded.
 func damaged(c *check.Conn) bool {
 	q := connOf(c)
-	return c.State == dissect.StateNoSetup || c.MissingPSNs > 0 ||
+	return c.State == dissect.StateNoSetup || c.MissingPSNs > 0 || tcpMissing(c.Connection) ||
 		q != nil && (q.Evicted > 0 || q.Client.FragmentsCut+q.Server.FragmentsCut > 0)
+}
+
+// tcpMissing reports whether an iWARP connection's TCP streams lack
+// octets the capture never had (IB/RoCE: MissingPSNs says it).
+func tcpMissing(c *dissect.Connection) bool {
+	h := c.Health
+	return h != nil && h.Dir[0].TCPMissingOctets+h.Dir[1].TCPMissingOctets > 0
 }
 
 // AppendKey appends an SMB Direct exchange key, the SMB2 MessageId, as

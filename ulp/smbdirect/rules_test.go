@@ -379,6 +379,18 @@ func TestMissingEvidenceIsNotAFinding(t *testing.T) {
 		st["SMBD-INVALIDATE"] != check.StatusNotEvaluated {
 		t.Errorf("lossy: findings %v, statuses %v", f, st)
 	}
+	// iWARP: TCP octets the capture lacks (a lost grant).
+	r = newRig(t)
+	r.c.Transport = dissect.TransportIWARP
+	r.c.Health = &dissect.Health{}
+	r.c.Health.Dir[0].TCPMissingOctets = 1400
+	r.send(c2s, negReq(0x100, 0x100, 255, 1364, 173910), false, 0)
+	r.send(s2c, negResp(254, 8388608, 1364, 173910), false, 0)
+	r.send(s2c, data(0, 0, 0, nil), false, 0)
+	f, st = r.findings()
+	if len(f) != 0 || st["SMBD-CREDITS"] != check.StatusNotEvaluated {
+		t.Errorf("iWARP gap: findings %v, statuses %v", f, st)
+	}
 	// No negotiation in the capture (it started mid-connection).
 	r = newRig(t)
 	r.c.State = dissect.StateNoSetup
