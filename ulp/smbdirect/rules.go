@@ -92,7 +92,7 @@ than the MaxReadWriteSize the server negotiated. The client initiates none.`,
 		},
 		{
 			ID: "SMBD-INVALIDATE", Severity: check.Error, ULP: Name,
-			Reference: "[MS-SMB2] 2.2.19, 2.2.21 (SMB2_CHANNEL_RDMA_V1_INVALIDATE), 3.3.5.12, 3.3.5.13; [MS-SMBD] 3.1.5.1",
+			Reference: "[MS-SMB2] 2.2.19, 2.2.21 (SMB2_CHANNEL_RDMA_V1_INVALIDATE), 3.3.5.12, 3.3.5.13; [MS-SMBD] 3.1.4.2, 3.1.5.1",
 			Summary:   "a Send With Invalidate answers a READ or WRITE whose channel was RDMA_V1_INVALIDATE, invalidating its descriptor's token",
 			Explanation: `With SMB2_CHANNEL_RDMA_V1_INVALIDATE the client lets the server invalidate the
 token of the request's buffer descriptor remotely, by sending the response With
