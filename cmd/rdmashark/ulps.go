@@ -6,6 +6,7 @@ import (
 	"github.com/rdmashark/rdmashark/fields"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"github.com/rdmashark/rdmashark/ulp/nvmeof"
+	"github.com/rdmashark/rdmashark/ulp/smbdirect"
 )
 
 // plugin is one upper-layer protocol as the tool registers it: its ULP
@@ -35,6 +36,8 @@ var plugins = []plugin{
 	{dissect.RPCOverRDMAName, func() dissect.ULP { return dissect.RPCOverRDMA(nfs.NewBinding(), nfs.RDMAPort) }, nil, nil, nil, nil},
 	// NVMe over Fabrics on RDMA, ports 4420 and 8009.
 	{nvmeof.Name, func() dissect.ULP { return nvmeof.New() }, nvmeof.Rules, nvmeof.AppendKey, nvmeof.FieldTable, nvmeof.AppendInfo},
+	// SMB Direct ([MS-SMBD], SMB2 over RDMA), ports 445 and 5445.
+	{smbdirect.Name, func() dissect.ULP { return smbdirect.New() }, smbdirect.Rules, smbdirect.AppendKey, smbdirect.FieldTable, smbdirect.AppendInfo},
 }
 
 func init() {
