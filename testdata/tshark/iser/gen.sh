@@ -42,3 +42,10 @@ tshark -r $P -Y 'iser' -T fields -E separator=/t -e frame.number -e _ws.col.Info
 tshark -r $P -Y 'infiniband.bth.opcode == 6 || infiniband.bth.opcode == 10 || infiniband.bth.opcode == 12' $F \
   -e frame.number -e ip.src -e infiniband.bth.opcode -e infiniband.reth.va -e infiniband.reth.r_key \
   -e infiniband.reth.dmalen > rxe-iser.rdma.tsv 2>/dev/null
+
+# Every packet of a Send (BTH opcodes 0-4, 22, 23) with its source and
+# destination QP: which packets make each multi-packet Send (ulp/iser's
+# tests map tshark's first packet of a Send to our last).
+tshark -r $P -Y 'infiniband.bth.opcode <= 4 || infiniband.bth.opcode == 22 || infiniband.bth.opcode == 23' \
+  -T fields -E header=y -E separator=/t -e frame.number -e ip.src -e infiniband.bth.destqp -e infiniband.bth.opcode \
+  > rxe-iser.sends.tsv 2>/dev/null
