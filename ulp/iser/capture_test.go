@@ -220,3 +220,82 @@ func checkHealthy(t *testing.T, e *dissect.Engine, res *check.Result) {
 		}
 	}
 }
+
+// TestRDMAAttachedAsTshark: every RDMA Write and RDMA Read Request tshark
+// lists (rxe-iser.rdma.tsv: RETH R_Key and DMA length) is attached to the
+// task that advertised its STag — the Read STag for the target's RDMA
+// Writes, the Write STag for its RDMA Reads — for the same bytes per
+// STag; and on the normal session every iSER rule was evaluated and
+// passed.
+func TestRDMAAttachedAsTshark(t *testing.T) {
+	type key struct {
+		stag  uint32
+		write bool // RDMA Write (Data-In)
+	}
+	ours := map[key]uint64{}
+	ops := 0
+	r, err := source.Open("../../testdata/pcaps/ulp/rxe-iser.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ck := check.NewRunner(check.Config{})
+	e := dissect.NewEngine(dissect.Options{ULPs: []dissect.ULP{iser.New()}, Observer: ck,
+		Exchange: func(x *dissect.Exchange) {
+			tk := x.Detail.(*iser.Task)
+			ops += tk.Ops
+			// (The REPORT SUPPORTED OPERATION CODES answered CHECK
+			// CONDITION advertised a Read STag the target never wrote.)
+			if tk.RSV && x.WriteBytes > 0 {
+				ours[key{tk.ReadSTag, true}] += x.WriteBytes
+			}
+			if tk.WSV && x.ReadBytes > 0 {
+				ours[key{tk.WriteSTag, false}] += x.ReadBytes
+			}
+			if x.ReadBytes+x.WriteBytes != uint64(0) && !tk.RSV && !tk.WSV {
+				t.Errorf("ITT %#x moved bytes without an STag", x.Key)
+			}
+		}})
+	if err := e.Run(r, func(p *dissect.Packet) error { ck.Packet(p); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	res := ck.Finish(e.Conns.Connections())
+	b, err := os.ReadFile("../../testdata/tshark/iser/rxe-iser.rdma.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs := map[key]uint64{}
+	n := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n")[1:] {
+		c := strings.Split(line, "\t")
+		if c[1] != "192.0.2.1" {
+			t.Errorf("frame %s: RDMA by %s, not the target", c[0], c[1])
+		}
+		theirs[key{uint32(num(t, c[4])), c[2] != "12"}] += num(t, c[5])
+		n++
+	}
+	if n != 148 || ops != n {
+		t.Errorf("tshark %d RDMA operations, %d attached", n, ops)
+	}
+	for k, v := range theirs {
+		if ours[k] != v {
+			t.Errorf("STag %#x write %v: %d bytes attached, tshark %d", k.stag, k.write, ours[k], v)
+		}
+	}
+	if len(ours) != len(theirs) {
+		t.Errorf("%d STags, tshark %d", len(ours), len(theirs))
+	}
+	for _, cr := range res.Connections {
+		passed := 0
+		for _, ch := range cr.Checks {
+			if strings.HasPrefix(ch.Rule, "ISER-") && ch.Status == check.StatusPassed {
+				passed++
+			}
+		}
+		// The discovery session (connection 1) has Login and Text only:
+		// only ISER-RESPONSE-UNMATCHED has anything to judge.
+		if want := map[int]int{1: 1, 2: 7}[cr.ID]; passed != want {
+			t.Errorf("connection %d: %d iSER rules passed, want %d", cr.ID, passed, want)
+		}
+	}
+}
