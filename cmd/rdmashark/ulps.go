@@ -5,6 +5,7 @@ import (
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/fields"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
+	"github.com/rdmashark/rdmashark/ulp/iser"
 	"github.com/rdmashark/rdmashark/ulp/nvmeof"
 )
 
@@ -35,6 +36,8 @@ var plugins = []plugin{
 	{dissect.RPCOverRDMAName, func() dissect.ULP { return dissect.RPCOverRDMA(nfs.NewBinding(), nfs.RDMAPort) }, nil, nil, nil, nil},
 	// NVMe over Fabrics on RDMA, ports 4420 and 8009.
 	{nvmeof.Name, func() dissect.ULP { return nvmeof.New() }, nvmeof.Rules, nvmeof.AppendKey, nvmeof.FieldTable, nvmeof.AppendInfo},
+	// iSER (RFC 7145): iSCSI over RDMA, port 3260.
+	{iser.Name, func() dissect.ULP { return iser.New() }, iser.Rules, iser.AppendKey, iser.FieldTable, iser.AppendInfo},
 }
 
 func init() {
