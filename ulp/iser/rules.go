@@ -162,10 +162,23 @@ func checkFlagsDirection(c *check.Conn, m *dissect.Message) {
 	case t.RSV && !t.Read:
 		report("read-stag", "%s (ITT 0x%08x) does not read (R bit clear) but its iSER header advertises Read STag 0x%08x", t.Name, t.ITT, t.ReadSTag)
 	}
+	// The data a write leaves to the target's RDMA Read: what it may not
+	// send unsolicited. With InitialR2T=No it may send up to
+	// FirstBurstLength in Data-Out PDUs after the command, and needs no
+	// Write STag for that part; without the login the keys are unknown.
+	unsol := t.Immediate
+	known := r.Conn.LoginDone() && c.State != dissect.StateNoSetup
+	if k := r.Conn.Keys.Effective(); known && !k.InitialR2T {
+		unsol = max(unsol, min(k.FirstBurstLength, t.EDTL))
+	}
 	switch {
-	case t.Write && t.EDTL > t.Immediate+t.Unsolicited && !t.WSV:
+	case t.Write && t.EDTL > unsol && !t.WSV && !known:
+		// Unsolicited Data-Out may cover it: the login is not in the
+		// capture to say.
+		c.Skip(check.ReasonNoSetup)
+	case t.Write && t.EDTL > unsol && !t.WSV:
 		report("no-write-stag", "%s (ITT 0x%08x) writes %d bytes, %d of them solicited (W bit), but its iSER header has no valid Write STag",
-			t.Name, t.ITT, t.EDTL, t.EDTL-t.Immediate)
+			t.Name, t.ITT, t.EDTL, t.EDTL-unsol)
 	case t.WSV && !t.Write:
 		report("write-stag", "%s (ITT 0x%08x) does not write (W bit clear) but its iSER header advertises Write STag 0x%08x", t.Name, t.ITT, t.WriteSTag)
 	}
@@ -280,7 +293,7 @@ func checkUnsolicited(c *check.Conn, m *dissect.Message) {
 		return
 	}
 	cn := r.Conn
-	if !cn.LoginDone() {
+	if !cn.LoginDone() || c.State == dissect.StateNoSetup {
 		c.Skip(check.ReasonNoSetup) // the login's keys are not in the capture
 		return
 	}
@@ -330,7 +343,7 @@ func checkLoginKeys(c *check.Conn, m *dissect.Message) {
 		return
 	}
 	cn := r.Conn
-	if !cn.firstLoginSeen {
+	if !cn.firstLoginSeen || c.State == dissect.StateNoSetup {
 		c.Skip(check.ReasonNoSetup)
 		return
 	}

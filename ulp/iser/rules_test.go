@@ -263,6 +263,15 @@ func TestRulesFindWhatBreaksThem(t *testing.T) {
 	if got := r.findings(); len(got) != 1 || !slices.Equal(got["ISER-UNSOLICITED"], []int{p}) {
 		t.Errorf("ImmediateData=No: %v", got)
 	}
+	// With InitialR2T=No and FirstBurstLength 65536 a 64 KiB write may
+	// go all unsolicited: no Write STag needed, no finding.
+	r = newRig(t, 0x80)
+	r.login(initiatorKeys, strings.Replace(targetKeys, "InitialR2T=Yes", "InitialR2T=No", 1))
+	r.write(7, ctrl, 0, 0, 65536, 8192)
+	r.response(7, 0, false, 0)
+	if got := r.findings(); len(got) != 0 {
+		t.Errorf("InitialR2T=No, all unsolicited: %v", got)
+	}
 	r = newRig(t, 0x80)
 	r.login(initiatorKeys, strings.Replace(targetKeys, "RDMAExtensions=Yes", "RDMAExtensions=No", 1))
 	if got := r.findings(); len(got) != 1 || !slices.Equal(got["ISER-LOGIN-KEYS"], []int{12}) {
@@ -281,6 +290,10 @@ func TestMissingEvidenceIsNotAFinding(t *testing.T) {
 	r.response(7, 0, true, 0x16cd)
 	r.write(8, ctrl|wsv, 0x16d0, 0x1000, 65536, 1<<20) // far past any limit, but no login to judge by
 	r.response(8, 0, false, 0)
+	// A write with no Write STag: without the login, unsolicited Data-Out
+	// (InitialR2T=No) may carry what the immediate data does not.
+	r.write(9, ctrl, 0, 0, 65536, 8192)
+	r.response(9, 0, false, 0)
 	if f := r.findings(); len(f) != 0 {
 		t.Errorf("findings from missing evidence: %v", f)
 	}
@@ -291,5 +304,30 @@ func TestMissingEvidenceIsNotAFinding(t *testing.T) {
 				t.Errorf("ISER-UNSOLICITED without a login: %s", ch.Status)
 			}
 		}
+	}
+}
+
+// TestReject: a Reject (RFC 7143 section 11.17) answers the task of the
+// PDU it rejects, whose BHS its data segment carries; rejecting a PDU of
+// no outstanding task (a NOP-Out answering a NOP-In) answers nothing and
+// is no unmatched response.
+func TestReject(t *testing.T) {
+	r := newRig(t, 0x80)
+	r.login(initiatorKeys, targetKeys)
+	var statuses []string
+	env := &dissect.Env{Exchange: func(x *dissect.Exchange) { statuses = append(statuses, x.Name+": "+x.Status) }}
+	r.s = iser.New().Start(r.c, env)
+	rejected := pdu(ctrl, 0, 0, 0, 0, 0x40, 0x80, 0xffffffff, nil)[28:] // a NOP-Out, ITT reserved
+	r.send(dissect.DirServerToClient, pdu(ctrl, 0, 0, 0, 0, 0x3f, 0x80, 0xffffffff, rejected), false, 0)
+	r.read(7, 0x16cd, 0x1000, 4096)
+	cmd := pdu(ctrl|rsv, 0, 0, 0x16cd, 0x1000, opCmd, 0xc1, 7, nil)[28:]
+	rej := pdu(ctrl, 0, 0, 0, 0, 0x3f, 0x80, 0xffffffff, cmd)
+	rej[28+2] = 0x09 // Invalid PDU field
+	r.send(dissect.DirServerToClient, rej, false, 0)
+	if f := r.findings(); len(f) != 0 {
+		t.Errorf("findings: %v", f)
+	}
+	if len(statuses) != 1 || statuses[0] != "Read(10): Reject: Invalid PDU field" {
+		t.Errorf("exchanges: %q", statuses)
 	}
 }

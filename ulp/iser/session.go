@@ -489,7 +489,9 @@ func (s *session) request(m *dissect.Message, r *PDU) {
 	if g, ok := t.ReadRegion(); ok && g.Length > 0 {
 		s.mem.Advertise(t, dissect.DirClientToServer, 0, 0, g)
 	}
-	if g, ok := t.WriteRegion(); ok && g.Length > 0 && !(t.RSV && g.STag == t.ReadSTag) {
+	if g, ok := t.WriteRegion(); ok && g.Length > 0 {
+		// A bidirectional command may name one STag for both buffers:
+		// Memory keeps both regions under it (finish withdraws it once).
 		s.mem.Advertise(t, dissect.DirClientToServer, 1, 0, g)
 	}
 }
@@ -659,8 +661,10 @@ func (s *session) response(m *dissect.Message, r *PDU) {
 			return // the target's own ping
 		}
 	case iscsi.OpReject:
+		// A Reject answers the task of the PDU it rejects, when one is
+		// outstanding (a rejected Data-Out or NOP-Out answers nothing).
 		var ok bool
-		if itt, ok = pdu.RejectedITT(); !ok {
+		if itt, ok = pdu.RejectedITT(); !ok || s.out[itt] == nil {
 			return
 		}
 	case iscsi.OpLoginResp, iscsi.OpTextResp:
