@@ -15,6 +15,8 @@
 // The iSER header and the iSCSI header are big-endian ("network order",
 // RFC 7143 section 11.1; RFC 7145 section 4.2). On an RDMA Send the
 // iSER header (28 octets) comes first, then the 48-octet BHS, then any
-// AHS, then the data segment (RFC 7145 section 4.1: no header or data
-// digests and no padding on iSER, the RDMA transport has its own CRCs).
+// AHS, then the data segment, padded to a multiple of 4 octets as on TCP
+// (rxe-iser.pcap's first Login Request: a 230-octet data segment in a
+// 308-octet Send). iSER carries no header or data digests: the RDMA
+// transport has its own CRCs.
 package iscsi
