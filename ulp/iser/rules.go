@@ -9,7 +9,8 @@ import (
 )
 
 // Rules are iSER's conformance rules, for check.Register. Each cites the
-// section of RFC 7145 (iSER) or RFC 7143 (iSCSI) it enforces. Like every
+// part of RFC 7145 (iSER) or RFC 7143 (iSCSI) it enforces, by title (the
+// RFCs' text was not at hand to check section numbers against). Like every
 // rule they judge what the capture holds and no more: a capture that
 // lacks packets (PSNs skipped, a connection without its set-up, a login
 // not in the capture) makes the rules that would need them not evaluated,
@@ -19,7 +20,7 @@ func Rules() []*check.Rule {
 	return []*check.Rule{
 		{
 			ID: "ISER-FLAGS-DIRECTION", Severity: check.Error, ULP: Name,
-			Reference: "RFC 7145 section 4.2 (W and R flags) and section 9.2; RFC 7143 section 11.3.1 (R and W bits)",
+			Reference: "RFC 7145, iSER Header Format (W and R: Write and Read STag Valid) and iSCSI Data Transfer; RFC 7143, SCSI Command (R and W bits)",
 			Summary:   "a SCSI command's iSER header advertises a Read STag exactly when it reads and a Write STag when it has solicited data to write",
 			Explanation: `The iSER header of a SCSI Command carries the STags of the task's buffers: the
 Read STag (R flag, "Read STag Valid") for the Data-In the target writes by RDMA
@@ -33,7 +34,7 @@ memory the target has no business with.`,
 		},
 		{
 			ID: "ISER-RDMA-BOUNDS", Severity: check.Error, ULP: Name,
-			Reference: "RFC 7145 section 9.2 (Data-In by RDMA Write to the Read STag, Data-Out by RDMA Read from the Write STag) and section 3.2",
+			Reference: "RFC 7145, iSCSI Data Transfer (Data-In by the target's RDMA Write to the Read STag, Data-Out by its RDMA Read from the Write STag)",
 			Summary:   "only the target initiates RDMA, inside the STag, base offset and length an outstanding task advertised",
 			Explanation: `iSER moves a task's data with the target's RDMA operations only: an RDMA Write of
 Data-In into the buffer the Read STag and Read Base Offset name, up to the
@@ -46,7 +47,7 @@ buffer, reaches memory no task lent.`,
 		},
 		{
 			ID: "ISER-RDMA-AFTER-RESPONSE", Severity: check.Error, ULP: Name,
-			Reference: "RFC 7145 section 9.2 and section 9.5 (the SCSI Response ends the task's data transfer)",
+			Reference: "RFC 7145, iSCSI Data Transfer and SCSI Response (sent once the task's data has moved)",
 			Summary:   "no RDMA operation targets a task's buffers after its SCSI Response",
 			Explanation: `The target sends the SCSI Response once the task's data has moved; the initiator
 then invalidates the STags (or the Send With Invalidate did) and reuses the
@@ -57,7 +58,7 @@ owns.`,
 		},
 		{
 			ID: "ISER-INVALIDATE", Severity: check.Error, ULP: Name,
-			Reference: "RFC 7145 section 5.1.3 (SIE in the iSER CM REQ) and section 9.5 (Send With Invalidate of the task's STag)",
+			Reference: "RFC 7145, iSER CM REQ Message Format (SIE) and SCSI Response (Send with Invalidate of the task's STag)",
 			Summary:   "a response comes by Send With Invalidate only when the CM REQ allowed it, and invalidates an STag of the task it answers",
 			Explanation: `The initiator's iSER CM REQ message says whether it accepts Send With Invalidate
 (the SIE bit; Linux: ISER_SEND_W_INV_NOT_SUP clear). When it does, the target may
@@ -69,7 +70,7 @@ down memory the initiator still uses.`,
 		},
 		{
 			ID: "ISER-UNSOLICITED", Severity: check.Error, ULP: Name,
-			Reference: "RFC 7143 sections 13.10-13.14 (ImmediateData, InitialR2T, FirstBurstLength) and section 4.2.5.2; RFC 7145 section 6.4 (TargetRecvDataSegmentLength) and 9.2",
+			Reference: "RFC 7143, Unsolicited Data and the InitialR2T, ImmediateData and FirstBurstLength keys; RFC 7145, TargetRecvDataSegmentLength and iSCSI Data Transfer",
 			Summary:   "immediate and unsolicited data stay within what the login negotiated",
 			Explanation: `A write command may carry data in its own Send (immediate data) only when the
 login negotiated ImmediateData=Yes, and send unsolicited Data-Out PDUs only when it
@@ -82,7 +83,7 @@ RDMA Read.`,
 		},
 		{
 			ID: "ISER-RESPONSE-UNMATCHED", Severity: check.Warning, ULP: Name,
-			Reference: "RFC 7143 section 11.2.1.8 (Initiator Task Tag)",
+			Reference: "RFC 7143, Basic Header Segment (Initiator Task Tag)",
 			Summary:   "every response answers a task outstanding on the connection",
 			Explanation: `A response names the task it answers by Initiator Task Tag. A response with no
 outstanding task of that tag answers nothing the capture shows: a target bug, or a
@@ -92,7 +93,7 @@ request the capture does not hold.`,
 		},
 		{
 			ID: "ISER-LOGIN-KEYS", Severity: check.Error, ULP: Name,
-			Reference: "RFC 7145 section 5.1.2 and section 6.3 (RDMAExtensions)",
+			Reference: "RFC 7145, iSER-Assisted Login and the RDMAExtensions key",
 			Summary:   "a normal session over iSER enters full-feature phase with RDMAExtensions=Yes negotiated",
 			Explanation: `An iSER connection of a normal session runs its full-feature phase with the RDMA
 extensions: the initiator offers RDMAExtensions=Yes in its login and the target
