@@ -148,6 +148,16 @@ func FieldTable() *fields.Table {
 		}),
 		bhs("iscsi.time2wait", "Time2Wait", fields.FTUint16, fields.BaseHex, []iscsi.Opcode{iscsi.OpLogoutResp}, func(p *iscsi.PDU) fields.Value { return u(uint64(p.Time2Wait())) }),
 		bhs("iscsi.time2retain", "Time2Retain", fields.FTUint16, fields.BaseHex, []iscsi.Opcode{iscsi.OpLogoutResp}, func(p *iscsi.PDU) fields.Value { return u(uint64(p.Time2Retain())) }),
+		// The iSER CM private data of the REQ (side 0) and REP (side 1),
+		// which tshark does not decode (KD-ISER-CM): rdmashark's names.
+		cmField("rdmashark.iser.cm_req.flags", "iSER CM REQ flags", 0, fields.FTUint8, fields.BaseHex, func(p *iscsi.CMPrivateData) uint64 { return uint64(p.Flags) }),
+		cmField("rdmashark.iser.cm_req.zbva_not_supported", "ZBVA not supported", 0, fields.FTBoolean, fields.BaseNone, func(p *iscsi.CMPrivateData) uint64 {
+			return b2u(p.ZBVANotSupported())
+		}),
+		cmField("rdmashark.iser.cm_req.send_with_invalidate", "Send With Invalidate allowed (SIE)", 0, fields.FTBoolean, fields.BaseNone, func(p *iscsi.CMPrivateData) uint64 {
+			return b2u(p.SendWithInvalidate())
+		}),
+		cmField("rdmashark.iser.cm_rep.flags", "iSER CM REP flags", 1, fields.FTUint8, fields.BaseHex, func(p *iscsi.CMPrivateData) uint64 { return uint64(p.Flags) }),
 		// The key=value pairs of a Login or Text PDU, one value each.
 		pduField("iscsi.keyvalue", "KeyValue", fields.FTString, fields.BaseNone, func(r *PDU, emit func(fields.Value)) {
 			if r.Msg.ISER.Opcode != iscsi.ISERControl || !bhsOK(r) {
@@ -177,6 +187,33 @@ func FieldTable() *fields.Table {
 		}),
 	)
 	return t
+}
+
+func b2u(v bool) uint64 {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// cmField is a field of the iSER private data of the CM REQ (side 0) or
+// REP (side 1) the packet carried, on an iSER connection.
+func cmField(name, label string, side int, ft fields.FieldType, base fields.Base, get func(p *iscsi.CMPrivateData) uint64) *fields.Field {
+	return &fields.Field{Name: name, Label: label, Type: ft, Base: base, Parent: "iser",
+		Get: func(p *dissect.Packet, emit func(fields.Value)) {
+			c := p.Conn
+			if c == nil || c.ULP != Name && c.ServicePort != Port {
+				return
+			}
+			pd := &c.PrivateData[side]
+			if !pd.Seen || pd.Packet != p.Number {
+				return
+			}
+			var d iscsi.CMPrivateData
+			if d.DecodeFromBytes(pd.Consumer()) == nil {
+				emit(fields.Value{U: get(&d)})
+			}
+		}}
 }
 
 // bhsOK reports whether the record's BHS decoded (its data segment may be

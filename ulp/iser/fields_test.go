@@ -154,3 +154,59 @@ func TestInfoEqualsTshark(t *testing.T) {
 		t.Errorf("%d of tshark's %d PDUs seen", seen, len(want))
 	}
 }
+
+// TestCMFieldsEqualTsharkBytes: the rdmashark.iser.cm_* fields decode the
+// CM REQ's and REP's private data as tshark's raw bytes have them
+// (rxe-iser.cm.tsv: infiniband.cm.req.ip_cm.private and
+// infiniband.cm.rep.private, whose first octet is the iSER flags: 0x80,
+// ZBVA not supported, Send With Invalidate allowed), on those frames only.
+func TestCMFieldsEqualTsharkBytes(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/tshark/iser/rxe-iser.cm.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int][4]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n")[1:] {
+		c := strings.Split(line, "\t")
+		n, _ := strconv.Atoi(c[0])
+		if c[1] != "" {
+			flags := num(t, "0x"+c[1][:2])
+			want[n] = [4]string{"0x" + c[1][:2], strconv.Itoa(int(flags >> 7 & 1)), strconv.Itoa(int(1 - flags>>6&1)), ""}
+		} else {
+			want[n] = [4]string{"", "", "", "0x" + c[2][:2]}
+		}
+	}
+	if len(want) != 4 {
+		t.Fatalf("tshark: %v", want)
+	}
+	set := fields.NewFieldSet(iser.FieldTable)
+	names := []string{"rdmashark.iser.cm_req.flags", "rdmashark.iser.cm_req.zbva_not_supported", "rdmashark.iser.cm_req.send_with_invalidate", "rdmashark.iser.cm_rep.flags"}
+	r, err := source.Open("../../testdata/pcaps/ulp/rxe-iser.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	e := dissect.NewEngine(dissect.Options{ULPs: []dissect.ULP{iser.New()}})
+	seen := 0
+	err = e.Run(r, func(p *dissect.Packet) error {
+		w := want[p.Number]
+		for i, name := range names {
+			fd, ok := set.Lookup(name)
+			if !ok {
+				t.Fatalf("%s not registered", name)
+			}
+			var vals []string
+			fd.Get(p, func(v fields.Value) { vals = append(vals, fd.Format(v)) })
+			if got := strings.Join(vals, ","); got != w[i] {
+				t.Errorf("frame %d %s: %q, want %q", p.Number, name, got, w[i])
+			}
+		}
+		if _, ok := want[p.Number]; ok {
+			seen++
+		}
+		return nil
+	})
+	if err != nil || seen != 4 {
+		t.Errorf("%v, %d frames", err, seen)
+	}
+}

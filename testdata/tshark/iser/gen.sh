@@ -49,3 +49,9 @@ tshark -r $P -Y 'infiniband.bth.opcode == 6 || infiniband.bth.opcode == 10 || in
 tshark -r $P -Y 'infiniband.bth.opcode <= 4 || infiniband.bth.opcode == 22 || infiniband.bth.opcode == 23' \
   -T fields -E header=y -E separator=/t -e frame.number -e ip.src -e infiniband.bth.destqp -e infiniband.bth.opcode \
   > rxe-iser.sends.tsv 2>/dev/null
+
+# The CM REQ's consumer private data (after the RDMA-CM IP header) and the
+# CM REP's private data: the iSER CM message (rdmashark.iser.cm_* fields).
+tshark -r $P -Y 'infiniband.cm.req.ip_cm.private || infiniband.cm.rep.private' \
+  -T fields -E header=y -E separator=/t -e frame.number -e infiniband.cm.req.ip_cm.private -e infiniband.cm.rep.private \
+  > rxe-iser.cm.tsv 2>/dev/null
