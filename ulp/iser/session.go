@@ -339,7 +339,12 @@ func (s *session) Message(p *dissect.Packet, m *dissect.Message) {
 	if m.Duplicate {
 		return
 	}
-	s.recycle()
+	if p == nil || p.Number != s.recPkt {
+		// The tasks finished while the last packet was handed out are
+		// free again; not before: the records of a packet that completes
+		// several Sends (iWARP) keep pointing at theirs until the next.
+		s.recycle()
+	}
 	cn := s.conn
 	cn.setUp(s.c)
 	r := s.record(p)

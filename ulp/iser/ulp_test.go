@@ -83,3 +83,26 @@ func TestOtherCapturesUntouched(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordsOfOnePacketStayValid: on iWARP one TCP segment can complete
+// several Sends; the record of a response keeps its task until the next
+// packet, even when a later Send of the same packet opens a new task.
+func TestRecordsOfOnePacketStayValid(t *testing.T) {
+	c := &dissect.Connection{ID: 1, Transport: dissect.TransportIWARP, ServicePort: iser.Port, State: dissect.StateEstablished}
+	s := iser.New().Start(c, &dissect.Env{})
+	p := &dissect.Packet{Number: 5}
+	send := func(dir dissect.Direction, b []byte) {
+		s.Message(p, &dissect.Message{Conn: c, Dir: dir, Packets: []int{p.Number}, Data: b, Length: len(b)})
+	}
+	send(dissect.DirClientToServer, pdu(ctrl|rsv, 0, 0, 0x10, 0, opCmd, 0xc1, 7, nil))
+	p.Number, p.ULP = 6, nil
+	send(dissect.DirServerToClient, pdu(ctrl, 0, 0, 0, 0, opResp, 0x80, 7, nil))
+	send(dissect.DirClientToServer, pdu(ctrl|rsv, 0, 0, 0x11, 0, opCmd, 0xc1, 8, nil))
+	if len(p.ULP) != 2 {
+		t.Fatalf("%d records", len(p.ULP))
+	}
+	resp, cmd := p.ULP[0].(*iser.PDU), p.ULP[1].(*iser.PDU)
+	if resp.Task == nil || resp.Task.ITT != 7 || cmd.Task == nil || cmd.Task.ITT != 8 || resp.Task == cmd.Task {
+		t.Errorf("response's task %+v, command's %+v", resp.Task, cmd.Task)
+	}
+}
