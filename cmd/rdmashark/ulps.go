@@ -5,6 +5,7 @@ import (
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/fields"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
+	"github.com/rdmashark/rdmashark/ulp/iser"
 	"github.com/rdmashark/rdmashark/ulp/nvmeof"
 	"github.com/rdmashark/rdmashark/ulp/smbdirect"
 )
@@ -38,6 +39,8 @@ var plugins = []plugin{
 	{nvmeof.Name, func() dissect.ULP { return nvmeof.New() }, nvmeof.Rules, nvmeof.AppendKey, nvmeof.FieldTable, nvmeof.AppendInfo},
 	// SMB Direct ([MS-SMBD], SMB2 over RDMA), ports 445 and 5445.
 	{smbdirect.Name, func() dissect.ULP { return smbdirect.New() }, smbdirect.Rules, smbdirect.AppendKey, smbdirect.FieldTable, smbdirect.AppendInfo},
+	// iSER (RFC 7145): iSCSI over RDMA, port 3260.
+	{iser.Name, func() dissect.ULP { return iser.New() }, iser.Rules, iser.AppendKey, iser.FieldTable, iser.AppendInfo},
 }
 
 func init() {

@@ -80,7 +80,7 @@ func TestULPImportRules(t *testing.T) {
 		if under(pkg, "ulp") {
 			plugins++
 		}
-		for _, w := range []string{"layers", "nvme", "pvtdata", "rpcrdma", "smbdirect"} {
+		for _, w := range []string{"layers", "nvme", "iscsi", "pvtdata", "rpcrdma", "smbdirect"} {
 			if !under(pkg, w) {
 				continue
 			}
@@ -94,7 +94,7 @@ func TestULPImportRules(t *testing.T) {
 			}
 		}
 	}
-	if plugins == 0 || wire < 5 {
+	if plugins == 0 || wire < 7 {
 		t.Fatalf("%d plug-in and %d wire packages seen", plugins, wire)
 	}
 }
