@@ -80,6 +80,13 @@ func checkICRC(c *Conn, p *dissect.Packet) {
 			c.holdDamaged(&c.damage.roce[p.Dir.Index()], damagedFrame{pkt: p.Number, psn: p.BTH.PSN & psnMask, msg: msg})
 			return
 		}
+		if op := p.BTH.OpCode; op.IsAck() || op.IsAtomicAck() {
+			// An acknowledgement: nothing resends it, the next one
+			// supersedes it; whose damage it was the capture cannot tell.
+			c.Report(Finding{Packets: []int{p.Number}, Key: "ack", Severity: Info,
+				Message: msg + "; an acknowledgement, superseded by the next: whether the wire or the capture damaged it, the capture cannot tell"})
+			return
+		}
 		c.Reportf([]int{p.Number}, "", "%s", msg)
 	}
 }
@@ -153,7 +160,10 @@ func checkTCPChecksum(c *Conn, p *dissect.Packet) {
 		c.Checked()
 		n := uint32(len(t.Payload))
 		if n == 0 {
-			c.Reportf([]int{p.Number}, "", "TCP segment Seq=%d Ack=%d with a bad checksum", t.Seq, t.Ack)
+			// No octets: nothing resends it, the next segment's
+			// acknowledgement supersedes it.
+			c.Report(Finding{Packets: []int{p.Number}, Key: "ack", Severity: Info, Message: fmt.Sprintf(
+				"TCP segment Seq=%d Ack=%d with a bad checksum; no data, superseded by the next acknowledgement: whether the wire or the capture damaged it, the capture cannot tell", t.Seq, t.Ack)})
 			return
 		}
 		c.holdDamaged(&c.damage.tcp[d], damagedFrame{pkt: p.Number, seq: t.Seq, end: t.Seq + n,

@@ -185,6 +185,12 @@ func (t *ConnTable) Track(p *Packet) {
 		return // UD and RD have no connection to track
 	}
 	if ref, ok := t.lookupQP(qpKey{dst, p.BTH.DestQP}); ok {
+		if c := ref.conn; c.State == StateIncomplete && c.Server.QPN != 0 && op.IsRequest() {
+			// Requests flow: the client had the REP, and the RTU is lost
+			// or still on its way (IBA Vol 1 12.6.8).
+			c.State = StateEstablished
+			t.noteEstablished(c)
+		}
 		t.place(p, ref.conn, ref.dir)
 		return
 	}
@@ -197,6 +203,10 @@ func (t *ConnTable) Track(p *Packet) {
 		c.rel.awaitREP = false
 		c.Server.QPN = p.BTH.DestQP
 		c.REPLost = true
+		if c.State == StateIncomplete {
+			c.State = StateEstablished
+			t.noteEstablished(c)
+		}
 		t.mapQP(qpKey{dst, p.BTH.DestQP}, c, DirClientToServer)
 		t.place(p, c, DirClientToServer)
 		return
@@ -219,6 +229,9 @@ func (t *ConnTable) Track(p *Packet) {
 	c.State = StateNoSetup
 	c.Client.Address = src.String()
 	c.Server.Address = dst.String()
+	// A working connection whose set-up the capture lacks: a client
+	// refused a moment ago got through after all.
+	t.noteEstablished(c)
 	c.Server.QPN = p.BTH.DestQP
 	t.mapQP(qpKey{dst, p.BTH.DestQP}, c, DirClientToServer)
 	if _, taken := t.pending[pairKey{src, dst}]; !taken {

@@ -119,3 +119,20 @@ func (op *RDMAOp) spanLost() (int, bool) {
 	}
 	return 0, false
 }
+
+// EvidenceLost reports whether the capture lost part of the message: it
+// was handed up Truncated and the capture lost part of its direction's
+// stream while it went on. Its Length is then a guess (the packets seen
+// may even be of more than one message), and a rule that judges the
+// message's size or contents says "not evaluated".
+func (m *Message) EvidenceLost() bool {
+	c := m.Conn
+	if !m.Truncated || c == nil || len(m.Packets) == 0 {
+		return false
+	}
+	from, to := m.Packets[0], m.Packets[0]
+	for _, n := range m.Packets {
+		from, to = min(from, n), max(to, n)
+	}
+	return c.Lost[m.Dir.Index()].Between(from, to+1)
+}

@@ -1074,6 +1074,10 @@ func (e *Engine) flushPartial(p *Packet, c *Connection, s *reqStream, pt *partia
 		return
 	}
 	m := &r.msg
+	if !whole && pt.truncAt < 0 && len(pt.packets) > 0 {
+		// Holes the snap length did not make: packets the capture lost.
+		c.captureLost(s.d, pt.packets[0])
+	}
 	*m = Message{Conn: c, Dir: s.d, Packets: pt.packets, Data: data, Length: length,
 		Truncated: !whole || pt.cut, Invalidate: pt.inv, InvalidatedSTag: pt.invSTag,
 		HasImmediate: pt.imm, Immediate: pt.immData, Time: pt.end}
