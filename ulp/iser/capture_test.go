@@ -3,6 +3,7 @@ package iser_test
 import (
 	"bufio"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,7 +22,10 @@ func init() { check.Register(iser.Rules()...) }
 // imports no other), and returns the engine, the exchanges and the checks.
 func run(t testing.TB, name string) (*dissect.Engine, []dissect.Exchange, *check.Result) {
 	t.Helper()
-	r, err := source.Open("../../testdata/pcaps/" + name)
+	if !filepath.IsAbs(name) {
+		name = "../../testdata/pcaps/" + name
+	}
+	r, err := source.Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -201,17 +201,23 @@ func checkBounds(c *check.Conn, op *dissect.RDMAOp) {
 		return
 	case dissect.UnattachedAfterReply:
 		return // ISER-RDMA-AFTER-RESPONSE's case
+	case dissect.UnattachedCaptureGap:
+		c.Skip(check.ReasonCaptureGap)
+		return
 	}
 	if damaged(c) {
 		c.Skip(check.ReasonMidTransaction)
 		return
 	}
-	c.Checked()
 	want := "Read STag (Data-In)"
 	if op.Kind == dissect.RDMARead {
 		want = "Write STag (Data-Out)"
 	}
-	c.Reportf(op.Packets, op.Kind.String(), "the target's %s is inside no %s buffer of a task outstanding on the connection", opText(op), want)
+	// The task that advertised it may be one the capture lost: judged at
+	// the end of the connection.
+	c.Hold(check.Finding{Packets: op.Packets, Key: op.Kind.String(), Message: fmt.Sprintf(
+		"the target's %s is inside no %s buffer of a task outstanding on the connection", opText(op), want)},
+		dissect.DirClientToServer, 0, firstPacket(op.Packets))
 }
 
 func checkAfterResponse(c *check.Conn, op *dissect.RDMAOp) {
@@ -221,6 +227,8 @@ func checkAfterResponse(c *check.Conn, op *dissect.RDMAOp) {
 	switch a := &op.Attach; a.Reason {
 	case dissect.Attached:
 		c.Checked()
+	case dissect.UnattachedCaptureGap:
+		c.Skip(check.ReasonCaptureGap)
 	case dissect.UnattachedAfterReply:
 		c.Checked()
 		c.Report(check.Finding{Packets: append(append([]int{}, op.Packets...), a.ReplyPacket), Key: op.Kind.String(), ULP: Name,
@@ -247,9 +255,11 @@ func checkInvalidate(c *check.Conn, m *dissect.Message) {
 			c.Skip(check.ReasonMidTransaction)
 			return
 		}
-		c.Checked()
-		c.Reportf(m.Packets, "no-task", "a %s came by Send With Invalidate of STag 0x%08x, but answers no outstanding task that advertised it",
-			r.Msg.PDU.Opcode, r.InvalidatedSTag)
+		// Its task may be one the capture lost: judged at the end of the
+		// connection.
+		c.Hold(check.Finding{Packets: m.Packets, Key: "no-task", Message: fmt.Sprintf(
+			"a %s came by Send With Invalidate of STag 0x%08x, but answers no outstanding task that advertised it",
+			r.Msg.PDU.Opcode, r.InvalidatedSTag)}, dissect.DirClientToServer, 0, firstPacket(m.Packets))
 		return
 	}
 	c.Checked()
@@ -333,9 +343,11 @@ func checkResponseMatched(c *check.Conn, m *dissect.Message) {
 		c.Skip(check.ReasonMidTransaction)
 		return
 	}
-	c.Checked()
-	c.Report(check.Finding{Packets: m.Packets, Key: "unmatched", ULP: Name, Exchange: exchangeKey(r.Msg.PDU.ITT),
-		Message: fmt.Sprintf("a %s for ITT 0x%08x, but no task with that tag is outstanding on the connection", r.Msg.PDU.Opcode, r.Msg.PDU.ITT)})
+	// Its task may be one the capture lost: judged at the end of the
+	// connection.
+	c.Hold(check.Finding{Packets: m.Packets, Key: "unmatched", ULP: Name, Exchange: exchangeKey(r.Msg.PDU.ITT),
+		Message: fmt.Sprintf("a %s for ITT 0x%08x, but no task with that tag is outstanding on the connection", r.Msg.PDU.Opcode, r.Msg.PDU.ITT)},
+		dissect.DirClientToServer, 0, firstPacket(m.Packets))
 }
 
 func checkLoginKeys(c *check.Conn, m *dissect.Message) {
@@ -361,4 +373,11 @@ func checkLoginKeys(c *check.Conn, m *dissect.Message) {
 	case k.RDMAExtensions == nil || !*k.RDMAExtensions:
 		c.Reportf(m.Packets, "not-accepted", "the login entered full-feature phase without RDMAExtensions=Yes: the target did not answer Yes")
 	}
+}
+
+func firstPacket(pk []int) int {
+	if len(pk) == 0 {
+		return 0
+	}
+	return pk[0]
 }

@@ -812,10 +812,8 @@ func (s *session) RDMAOp(p *dissect.Packet, op *dissect.RDMAOp) {
 	ref, ok := s.mem.Find(op)
 	if !ok {
 		cn.UnattachedRDMAOps++
-		op.Attach = dissect.OpAttachment{Reason: dissect.UnattachedNoSegment}
-		if key, resp, ok := s.mem.Retired(op); ok {
-			op.Attach = dissect.OpAttachment{Reason: dissect.UnattachedAfterReply, XID: uint32(key), ReplyPacket: resp}
-		}
+		// Why none, the same way for every ULP (capture loss included).
+		op.Attach = s.mem.Unattached(op)
 		return
 	}
 	t := ref.Owner

@@ -3,6 +3,7 @@ package smbdirect_test
 import (
 	"bufio"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,7 +23,10 @@ func init() { check.Register(smbdirect.Rules()...) }
 // and the checks.
 func run(t testing.TB, name string) (*dissect.Engine, []dissect.Exchange, *check.Result) {
 	t.Helper()
-	r, err := source.Open("../../testdata/pcaps/" + name)
+	if !filepath.IsAbs(name) {
+		name = "../../testdata/pcaps/" + name
+	}
+	r, err := source.Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -233,6 +233,11 @@ func checkRecvSize(c *check.Conn, m *dissect.Message) {
 		c.Skip(check.ReasonNoSetup)
 		return
 	}
+	if m.EvidenceLost() {
+		// Its length is a guess across what the capture lost.
+		c.Skip(check.ReasonCaptureGap)
+		return
+	}
 	c.Checked()
 	if uint32(m.Length) > limit {
 		c.Reportf(m.Packets, "size", "a Data Transfer Message of %d octets to the %s, whose MaxReceiveSize is %d", m.Length, peerName(m.Dir), limit)
@@ -313,6 +318,9 @@ func checkDescriptor(c *check.Conn, op *dissect.RDMAOp) {
 					x.Command, t, q.Response.MaxReadWriteSize)})
 		}
 		return
+	case dissect.UnattachedCaptureGap:
+		c.Skip(check.ReasonCaptureGap)
+		return
 	case dissect.UnattachedAfterReply:
 		c.Checked()
 		c.Report(check.Finding{Packets: append(append([]int{}, op.Packets...), a.ReplyPacket), Key: "after-response", ULP: Name,
@@ -324,8 +332,11 @@ func checkDescriptor(c *check.Conn, op *dissect.RDMAOp) {
 		c.Skip(check.ReasonMidTransaction)
 		return
 	}
-	c.Checked()
-	c.Reportf(op.Packets, "unadvertised", "the server's %s is inside no buffer descriptor of a READ or WRITE outstanding on the connection", opText(op))
+	// The request that advertised it may be one the capture lost: judged
+	// at the end of the connection.
+	c.Hold(check.Finding{Packets: op.Packets, Key: "unadvertised", Message: fmt.Sprintf(
+		"the server's %s is inside no buffer descriptor of a READ or WRITE outstanding on the connection", opText(op))},
+		dissect.DirClientToServer, 0, firstPacket(op.Packets))
 }
 
 func checkInvalidate(c *check.Conn, m *dissect.Message) {

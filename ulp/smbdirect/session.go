@@ -355,7 +355,11 @@ func (s *session) Message(p *dissect.Packet, m *dissect.Message) {
 		p.ULP = append(p.ULP, r)
 	}
 	d := m.Dir.Index()
-	r.First = !s.seen[d]
+	// The first Send of the direction the capture shows is the first
+	// sent only if the capture lost nothing of the direction before it
+	// (a Negotiate message the capture lost leaves the next Send a data
+	// transfer message, not a Negotiate with garbage values).
+	r.First = !s.seen[d] && !s.c.Lost[d].Before(firstPacket(m.Packets))
 	s.seen[d] = true
 	// Any Send answers the peer's keep-alive ([MS-SMBD] 3.1.5.1: the
 	// receiver of SMB_DIRECT_RESPONSE_REQUESTED sends at once).
@@ -774,10 +778,8 @@ func (s *session) RDMAOp(p *dissect.Packet, op *dissect.RDMAOp) {
 	ref, ok := s.mem.Find(op)
 	if !ok {
 		q.UnattachedRDMAOps++
-		op.Attach = dissect.OpAttachment{Reason: dissect.UnattachedNoSegment}
-		if key, resp, ok := s.mem.Retired(op); ok {
-			op.Attach = dissect.OpAttachment{Reason: dissect.UnattachedAfterReply, XID: uint32(key), ReplyPacket: resp}
-		}
+		// Why none, the same way for every ULP (capture loss included).
+		op.Attach = s.mem.Unattached(op)
 		return
 	}
 	x := ref.Owner
