@@ -18,6 +18,13 @@ import (
 // runFile checks one capture with cfg, the way `rdmashark check` does.
 func runFile(t testing.TB, name string, cfg Config) *Result {
 	t.Helper()
+	res, _ := runFileEngine(t, name, cfg)
+	return res
+}
+
+// runFileEngine is runFile that also returns the engine.
+func runFileEngine(t testing.TB, name string, cfg Config) (*Result, *dissect.Engine) {
+	t.Helper()
 	r, err := source.Open(name)
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +35,7 @@ func runFile(t testing.TB, name string, cfg Config) *Result {
 	if err := eng.Run(r, func(p *dissect.Packet) error { run.Packet(p); return nil }); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	return run.Finish(eng.Conns.Connections())
+	return run.Finish(eng.Conns.Connections()), eng
 }
 
 func realCaptures(t testing.TB) []string {

@@ -1,10 +1,15 @@
 package check
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/gopacket/gopacket/pcapgo"
 	"github.com/rdmashark/rdmashark/internal/pcaptest"
 )
 
@@ -111,6 +116,76 @@ func TestCaptureDamageIsNamedNotAnError(t *testing.T) {
 		}
 		if !named {
 			t.Errorf("%s: packet %d's damage not named", tc.name, tc.frame)
+		}
+	}
+}
+
+// TestKernelDropsInPcapng: a capture that says where it lost frames — a
+// pcapng whose Enhanced Packet Blocks carry epb_dropcount, as
+// rdmashark capture -w writes where the kernel dropped frames — is read
+// with those drops as stretches every connection lacks: a caveat gives
+// their count on every connection, and no error or warning appears that
+// the whole capture lacks. Made from rxe-nfs3 and siw-nfs3 by removing
+// runs of 1-40 frames (a few percent in all), each run counted on the
+// frame after it.
+func TestKernelDropsInPcapng(t *testing.T) {
+	for _, name := range []string{"rxe-nfs3.pcap", "siw-nfs3.pcap"} {
+		src := "../testdata/pcaps/" + name
+		base := severe(runFile(t, src, Config{}))
+		lt, frames := pcaptest.Read(t, src)
+		path := filepath.Join(t.TempDir(), "drops.pcapng")
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := pcapgo.NewNgWriter(f, lt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rand.New(rand.NewPCG(7, 7))
+		var run, pending, total uint64
+		for i, fr := range frames {
+			if run == 0 && i > 12 && r.Float64() < 0.003 {
+				run = uint64(1 + r.IntN(40))
+			}
+			if run > 0 {
+				run--
+				pending++
+				continue
+			}
+			var opts pcapgo.NgPacketOptions
+			if pending > 0 {
+				n := pending
+				opts.DropCount = &n
+				total += pending
+				pending = 0
+			}
+			if err := w.WritePacketWithOptions(fr.CI, fr.Data, opts); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		if total == 0 {
+			t.Fatal("nothing dropped")
+		}
+		res, eng := runFileEngine(t, path, Config{})
+		if eng.Stats.Dropped != total {
+			t.Errorf("%s: %d frames dropped by epb_dropcount, the engine counted %d", name, total, eng.Stats.Dropped)
+		}
+		res.NoteLoss(eng.Stats.Dropped, eng.Stats.Skipped)
+		want := fmt.Sprintf("%d packets were dropped by the kernel during this capture", total)
+		for _, cr := range res.Connections {
+			if cr.ID != 0 && !slices.ContainsFunc(cr.Caveats, func(c string) bool { return strings.HasPrefix(c, want) }) {
+				t.Errorf("%s: connection %d caveats %q, want %q", name, cr.ID, cr.Caveats, want)
+			}
+		}
+		for _, f := range res.Findings {
+			if f.Severity >= Warning && !slices.Contains(base, f.Rule) {
+				t.Errorf("%s less %d frames counted as kernel drops: %s %s %v: %s", name, total, f.Severity, f.Rule, f.Packets, f.Message)
+			}
 		}
 	}
 }

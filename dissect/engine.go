@@ -152,6 +152,10 @@ type Stats struct {
 	VCRC [4]uint64
 	// Skipped counts damaged records skipped without stopping the read.
 	Skipped uint64
+	// Dropped counts the frames the capture lost where it says so
+	// (source.Record.LostBefore: a live capture's kernel drops, a pcapng
+	// file's epb_dropcount).
+	Dropped uint64
 }
 
 // MaxWarnings bounds Engine.Warnings.
@@ -306,6 +310,9 @@ func (e *Engine) Run(r source.Source, each func(*Packet) error) error {
 				continue
 			}
 			return nilIfEOF(err)
+		}
+		if rec.LostBefore > 0 {
+			e.captureDropped(rec.LostBefore)
 		}
 		p := &e.pkt
 		p.Number = rec.Number

@@ -136,3 +136,18 @@ func (m *Message) EvidenceLost() bool {
 	}
 	return c.Lost[m.Dir.Index()].Between(from, to+1)
 }
+
+// captureDropped: the capture says it lost n frames before the next
+// record (kernel drops). Which connections they were of is not known, so
+// every live connection's streams, both ways, lack a stretch after the
+// last packet the engine saw.
+func (e *Engine) captureDropped(n uint64) {
+	e.Stats.Dropped += n
+	at := e.pkt.Number
+	for _, c := range e.Conns.Connections() {
+		if c.rel.state == relLive {
+			c.captureLost(DirClientToServer, at)
+			c.captureLost(DirServerToClient, at)
+		}
+	}
+}

@@ -107,6 +107,7 @@ const (
 // verdicts of its CRCs and its request hash; or the reader's error.
 type pipeRec struct {
 	number         int
+	lostBefore     uint64 // source.Record.LostBefore
 	ts             time.Time
 	caplen, length int
 	iface          int
@@ -211,6 +212,9 @@ func (e *Engine) runPipeline(r *source.Reader, each func(*Packet) error) error {
 					continue
 				}
 				return nilIfEOF(rec.err)
+			}
+			if rec.lostBefore > 0 {
+				e.captureDropped(rec.lostBefore)
 			}
 			p.Number = rec.number
 			p.Timestamp = rec.ts
@@ -385,6 +389,7 @@ func (pl *pipeline) read(r *source.Reader) {
 // next Next) and computes its pre-decoded values into it.
 func (pl *pipeline) hold(b *pipeBatchBuf, it *pipeRec, rec *source.Record, ahead bool) {
 	it.number = rec.Number
+	it.lostBefore = rec.LostBefore
 	it.ts = rec.CI.Timestamp
 	it.caplen, it.length = rec.CI.CaptureLength, rec.CI.Length
 	it.iface = rec.CI.InterfaceIndex

@@ -32,6 +32,7 @@ const (
 const (
 	optEndOfOpt   = 0
 	optComment    = 1 // opt_comment (3.5)
+	optDropCount  = 4 // epb_dropcount (4.3.1): packets lost before this one
 	optIfName     = 2
 	optIfDescr    = 3
 	optIfTSResol  = 9
@@ -119,11 +120,16 @@ type ngState struct {
 	// (Record.Comments), slices of its buffer; keepComment is made once.
 	comments    [][]byte
 	keepComment func(code uint16, value []byte)
+	// dropCount is the last Enhanced Packet Block's epb_dropcount.
+	dropCount uint64
 }
 
 func (g *ngState) keep(code uint16, value []byte) {
-	if code == optComment {
+	switch {
+	case code == optComment:
 		g.comments = append(g.comments, value)
+	case code == optDropCount && len(value) == 8:
+		g.dropCount = g.order().Uint64(value)
 	}
 }
 
@@ -432,6 +438,7 @@ func (g *ngState) packet(typ uint32, b []byte, num int, off int64) (Record, erro
 		return Record{}, g.skip(length, num, off, newDetail(ErrBadLength, "captured length %d is larger than the original length %d; record skipped", caplen, origlen))
 	}
 	g.comments = g.comments[:0]
+	g.dropCount = 0
 	if typ == blockEPB {
 		if g.keepComment == nil {
 			g.keepComment = g.keep
@@ -453,8 +460,9 @@ func (g *ngState) packet(typ uint32, b []byte, num int, off int64) (Record, erro
 			Length:         int(origlen),
 			InterfaceIndex: int(iface),
 		},
-		LinkType: ifc.linkType,
-		Comments: g.comments,
+		LinkType:   ifc.linkType,
+		Comments:   g.comments,
+		LostBefore: g.dropCount,
 	}, nil
 }
 

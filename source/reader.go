@@ -81,8 +81,9 @@ type Record struct {
 	Comments [][]byte
 	// LostBefore counts the frames a live capture lost just before this
 	// record: dropped by the kernel, or captured but skipped by the
-	// analysis (source/live). A consumer may treat it as a gap here.
-	// Always 0 for files.
+	// analysis (source/live); in a pcapng file, the Enhanced Packet
+	// Block's epb_dropcount (which rdmashark capture -w writes). A
+	// consumer may treat it as a gap here.
 	LostBefore uint64
 }
 

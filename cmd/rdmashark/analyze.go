@@ -200,7 +200,7 @@ output is a JSON array of the one-capture documents, in that order.`,
 					a.Interrupted, runErr = true, nil
 				}
 				res := checks.Finish(eng.Conns.Connections())
-				res.NoteLoss(0, eng.Stats.Skipped)
+				res.NoteLoss(eng.Stats.Dropped, eng.Stats.Skipped)
 				a.AddChecks(res)
 				if conn != 0 && !a.Narrow(conn) {
 					return docResult[*report.Analysis]{runErr: usageErr("--connection %d: no such connection in %s", conn, names[i])}

@@ -140,7 +140,7 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 				if eng != nil {
 					r.warn = warnText(eng)
 					r.res = runner.Finish(eng.Conns.Connections())
-					r.res.NoteLoss(0, eng.Stats.Skipped)
+					r.res.NoteLoss(eng.Stats.Dropped, eng.Stats.Skipped)
 				}
 				return r
 			}

@@ -86,7 +86,7 @@ the packets read, says so, and exits 0.`,
 					return result{runErr: runErr}
 				}
 				res := runner.Finish(eng.Conns.Connections())
-				res.NoteLoss(0, eng.Stats.Skipped)
+				res.NoteLoss(eng.Stats.Dropped, eng.Stats.Skipped)
 				if err := xc.Finish(eng, res); err != nil {
 					// No part of a capture whose export failed (a full
 					// disk) stays to break a read of the dataset.

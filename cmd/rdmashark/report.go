@@ -76,7 +76,7 @@ the page says so, and exits 0.`,
 			a := spill.Analysis(displayName(name), snapshot(eng))
 			defer a.Close()
 			res := checks.Finish(eng.Conns.Connections())
-			res.NoteLoss(0, eng.Stats.Skipped)
+			res.NoteLoss(eng.Stats.Dropped, eng.Stats.Skipped)
 			a.AddChecks(res)
 			if runErr == errInterrupted {
 				// Reported as such and not a failure, as for analyze

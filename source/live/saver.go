@@ -81,7 +81,14 @@ func (s *Saver) WritePacket(info Info, data []byte) error {
 		return s.err
 	}
 	ci := gopacket.CaptureInfo{Timestamp: info.Timestamp, CaptureLength: len(data), Length: max(info.Length, len(data))}
-	if err := s.ng.WritePacket(ci, data); err != nil {
+	var opts pcapgo.NgPacketOptions
+	if info.LostBefore > 0 {
+		// Where the kernel dropped frames (epb_dropcount): a reader of
+		// the file knows where its evidence is missing.
+		n := info.LostBefore
+		opts.DropCount = &n
+	}
+	if err := s.ng.WritePacketWithOptions(ci, data, opts); err != nil {
 		s.err = fmt.Errorf("pcapng: packet %d: %w", s.packets+1, err)
 		return s.err
 	}
