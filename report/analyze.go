@@ -231,7 +231,7 @@ func connection(c *dissect.Connection) Connection {
 	}
 	out.PrivateData.Client = privateData(c.PrivateData[0].Summary())
 	out.PrivateData.Server = privateData(c.PrivateData[1].Summary())
-	if c.Negotiated {
+	if c.Negotiated && rfc8797Applies(c) {
 		out.InlineThreshold = &Thresholds{c.Thresholds.ClientToServer, c.Thresholds.ServerToClient}
 		r := c.Thresholds.RemoteInvalidation
 		out.RemoteInvalidate = &r
@@ -612,4 +612,22 @@ func marshalNoEscape(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// rfc8797Applies reports whether RFC 8797's negotiation (and its defaults:
+// 1024-octet inline thresholds, no remote invalidation, when a peer sends
+// no private data) applies to c: it carries RPC-over-RDMA, or no
+// registered protocol claimed it and a side's set-up holds the RFC 8797
+// Format Identifier. Another protocol's connection (NVMe/RDMA, SMB
+// Direct, iSER) or one that is nothing known (rping, perftest) negotiates
+// no inline threshold (issue 28: "a default applies only where its
+// protocol does").
+func rfc8797Applies(c *dissect.Connection) bool {
+	if c.ULP == dissect.RPCOverRDMAName {
+		return true
+	}
+	if c.ULP != "" {
+		return false
+	}
+	return c.PrivateData[0].Summary().Found || c.PrivateData[1].Summary().Found
 }

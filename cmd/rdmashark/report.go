@@ -77,6 +77,12 @@ the page says so, and exits 0.`,
 			defer a.Close()
 			res := checks.Finish(eng.Conns.Connections())
 			res.NoteLoss(eng.Stats.Dropped, eng.Stats.Skipped)
+			// The page's verdict is check's on the same capture (its
+			// default --fail-on error, --fail-on-damage and gate): a
+			// capture check calls nothing to judge is no green PASS.
+			verdict := &report.CheckReport{FailOn: check.Error, Rules: check.Rules(), FailOnDamage: true}
+			verdict.Add(report.NewCheckFile(displayName(name), eng.Snapshot(), res, nil))
+			verdict.Judge(report.GateOptions{})
 			a.AddChecks(res)
 			if runErr == errInterrupted {
 				// Reported as such and not a failure, as for analyze
@@ -92,6 +98,7 @@ the page says so, and exits 0.`,
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
+			page.SetCheck(verdict.Failed, verdict.Summary.NothingToJudge, gateReason(verdict))
 			write := func(w io.Writer) error { return page.Write(w) }
 			if err := writeOutput(cmd, output, []string{name}, write); err != nil {
 				return &exitError{exitUsage, fmt.Errorf("-o %s: %w", output, err)}
@@ -108,4 +115,19 @@ the page says so, and exits 0.`,
 	f.IntVar(&opts.LatencySample, "latency-sample", htmlreport.DefaultLatencySample,
 		"latencies kept per procedure for the distribution and percentiles (past it, a uniform sample)")
 	return cmd
+}
+
+// gateReason says why check's verdict on rep is not a pass: the first
+// failed gate assertion's message, else the count of findings at or
+// above --fail-on.
+func gateReason(rep *report.CheckReport) string {
+	for _, g := range rep.Gate {
+		if g.Status == report.GateFailed {
+			return g.ID + ": " + g.Message
+		}
+	}
+	if n := rep.Summary.AtOrAboveFailOn; n > 0 {
+		return fmt.Sprintf("%d findings at or above error", n)
+	}
+	return ""
 }

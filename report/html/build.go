@@ -69,7 +69,12 @@ type KV struct{ K, V string }
 // Verdict is the checks' verdict: FAIL with any error finding (check's
 // default --fail-on).
 type Verdict struct {
+	// Pass and Status are check's verdict on the capture (SetCheck):
+	// "PASS", "FAIL", or "NOTHING TO JUDGE" (check's exit status 3, Pass
+	// false); Reason says why when it is not PASS. Without SetCheck,
+	// FAIL with any error finding.
 	Pass                     bool
+	Status, Reason           string
 	Errors, Warnings, Infos  int
 	NotEvaluated, Passed     int
 	ChecksWithFindings       int
@@ -209,6 +214,10 @@ func Build(a *report.Analysis, c *Collector) (*Page, error) {
 	v.ConnectionsWithFindings = len(withFindings)
 	v.FindingsListed = p.NumFindings
 	v.Pass = v.Errors == 0
+	v.Status = "PASS"
+	if !v.Pass {
+		v.Status, v.Reason = "FAIL", fmt.Sprintf("%d error findings", v.Errors)
+	}
 	p.Rules = rulesOf(rules)
 	p.NumConnections, p.Undrawn = total, total-len(p.Connections)
 	if c.notDrawn || len(p.Connections) < total {
@@ -397,14 +406,17 @@ func endpointText(e report.Endpoint) string {
 	return e.Address
 }
 
-func pdText(p report.PrivateData) string {
+func pdText(p report.PrivateData, rpc bool) string {
 	switch {
 	case !p.Seen:
 		return "set-up not in capture"
 	case !p.Present && p.Offset != nil:
 		return fmt.Sprintf("invalid RFC 8797 message at offset %d", *p.Offset)
-	case !p.Present:
+	case !p.Present && rpc:
 		return "no RFC 8797 message (defaults: 1024 B, R=0)"
+	case !p.Present:
+		// RFC 8797's defaults are RPC-over-RDMA's only.
+		return "no RFC 8797 message"
 	}
 	r := "R=0"
 	if p.RemoteInvalidate {
@@ -427,7 +439,7 @@ func yesNo(b bool) string {
 func connView(c *report.Connection) *ConnView {
 	cv := &ConnView{ID: c.ID, Anchor: "conn-" + strconv.Itoa(c.ID), Transport: c.Transport,
 		Client: endpointText(c.Client), Server: endpointText(c.Server), State: c.State, Port: "-",
-		PrivateClient: pdText(c.PrivateData.Client), PrivateServer: pdText(c.PrivateData.Server),
+		PrivateClient: pdText(c.PrivateData.Client, c.RPCOverRDMA), PrivateServer: pdText(c.PrivateData.Server, c.RPCOverRDMA),
 		InlineC2S: "unknown (set-up not in capture)", InlineS2C: "unknown (set-up not in capture)",
 		RemoteInvalidation: "unknown (set-up not in capture)", Caveats: c.CheckCaveats,
 		TrafficC2S: fmt.Sprintf("%d packets, %d bytes", c.Traffic.ClientToServer.Packets, c.Traffic.ClientToServer.Bytes),
@@ -453,6 +465,13 @@ func connView(c *report.Connection) *ConnView {
 	cv.CM = append(cv.CM, KV{"Packets", fmt.Sprintf("%d to %d", c.FirstPacket, c.LastPacket)})
 	if t := c.InlineThreshold; t != nil {
 		cv.InlineC2S, cv.InlineS2C = strconv.Itoa(t.ClientToServer)+" B", strconv.Itoa(t.ServerToClient)+" B"
+	} else if !c.RPCOverRDMA {
+		// RFC 8797's thresholds and their defaults are RPC-over-RDMA's.
+		na := "n/a (not RPC-over-RDMA)"
+		if c.ULP != nil {
+			na = "n/a (" + *c.ULP + ")"
+		}
+		cv.InlineC2S, cv.InlineS2C, cv.RemoteInvalidation = na, na, na
 	}
 	if c.RemoteInvalidate != nil {
 		cv.RemoteInvalidation = yesNo(*c.RemoteInvalidate)
@@ -506,5 +525,24 @@ func mpaKV(iw *report.IWARPConnection) []KV {
 		{"IRD/ORD server", io(iw.IRDORD.Server)},
 		{"FPDUs C→S / S→C", fmt.Sprintf("%d / %d", iw.FPDUs.ClientToServer, iw.FPDUs.ServerToClient)},
 		{"CRC errors C→S / S→C", fmt.Sprintf("%d / %d", iw.CRCErrors.ClientToServer, iw.CRCErrors.ServerToClient)},
+	}
+}
+
+// SetCheck makes the page's verdict check's on the same capture (its
+// default --fail-on error and gate): failed, and nothing is when the
+// capture gave the gate nothing to judge (check exits 3), with check's
+// reason.
+func (p *Page) SetCheck(failed, nothing bool, reason string) {
+	v := &p.Verdict
+	switch {
+	case nothing:
+		v.Pass, v.Status, v.Reason = false, "NOTHING TO JUDGE", reason
+	case failed:
+		v.Pass, v.Status = false, "FAIL"
+		if reason != "" {
+			v.Reason = reason
+		}
+	default:
+		v.Pass, v.Status, v.Reason = true, "PASS", ""
 	}
 }

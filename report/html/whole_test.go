@@ -178,6 +178,10 @@ func refVerdict(a *report.Analysis) Verdict {
 	v.ConnectionsWithFindings = len(conns)
 	v.FindingsListed = len(a.Findings)
 	v.Pass = v.Errors == 0
+	v.Status = "PASS"
+	if !v.Pass {
+		v.Status, v.Reason = "FAIL", fmt.Sprintf("%d error findings", v.Errors)
+	}
 	return v
 }
 
