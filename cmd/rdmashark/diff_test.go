@@ -1,0 +1,218 @@
+package main
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket/pcapgo"
+
+	"github.com/rdmashark/rdmashark/diff"
+	"github.com/rdmashark/rdmashark/internal/pcaptest"
+)
+
+// diffDoc runs rdmashark diff --format json and decodes its document.
+func diffDoc(t *testing.T, args ...string) (int, diff.Document, string) {
+	t.Helper()
+	code, out, errs := runCmd(t, append([]string{"diff", "--format", "json", "--jobs", "1"}, args...)...)
+	var d diff.Document
+	if code != exitUsage {
+		if err := json.Unmarshal([]byte(out), &d); err != nil {
+			t.Fatalf("diff %v: exit %d, output not JSON: %v\n%s\n%s", args, code, err, out, errs)
+		}
+	}
+	return code, d, errs
+}
+
+// rewrite copies the pcap src to a file in dir, each frame passed through
+// edit (its bytes and timestamp), as a nanosecond pcap.
+func rewrite(t *testing.T, src, dst string, edit func(i int, data []byte, ts time.Time) ([]byte, time.Time)) {
+	t.Helper()
+	lt, frames := pcaptest.Read(t, src)
+	f, err := os.Create(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := pcapgo.NewWriterNanos(f)
+	if err := w.WriteFileHeader(65535, lt); err != nil {
+		t.Fatal(err)
+	}
+	for i, fr := range frames {
+		data, ts := edit(i, append([]byte(nil), fr.Data...), fr.CI.Timestamp)
+		ci := fr.CI
+		ci.Timestamp = ts
+		ci.CaptureLength = len(data)
+		if err := w.WritePacket(ci, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// setICRC recomputes a RoCEv2 over IPv4 (untagged Ethernet) frame's
+// invariant CRC (IBA Vol 1 7.8.1, Annex A17.3.3): CRC-32 over eight
+// octets of ones, the IPv4 header with TOS, TTL and checksum as ones, the
+// UDP header with its checksum as ones, the BTH with its reserved octet as
+// ones, through the octet before the ICRC, stored least significant octet
+// first.
+func setICRC(t *testing.T, frame []byte) {
+	t.Helper()
+	ip := frame[14:]
+	ihl := int(ip[0]&0xf) * 4
+	total := int(binary.BigEndian.Uint16(ip[2:]))
+	m := append([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, ip[:total-4]...)
+	h := m[8:]
+	h[1], h[8], h[10], h[11] = 0xff, 0xff, 0xff, 0xff
+	h[ihl+6], h[ihl+7] = 0xff, 0xff
+	h[ihl+8+4] = 0xff
+	binary.LittleEndian.PutUint32(ip[total-4:], crc32.ChecksumIEEE(m))
+	if r, ok := pcaptest.ParseRoCEv2(frame); !ok || !r.ICRCGood() {
+		t.Fatal("ICRC not right after recomputing it")
+	}
+}
+
+// cmREQAckTimeout is where a RoCEv2 CM REQ keeps its primary path's Local
+// ACK Timeout, counted from the BTH: BTH (12), DETH (8), MAD header (24),
+// then the REQ's data offset 95 (IBA Vol 1 12.6.5: the primary path at
+// 52, its octet 43), the timeout in bits 7-3.
+const cmREQAckTimeout = 12 + 8 + 24 + 95
+
+// isCMREQ reads by hand whether a frame is a RoCEv2 CM REQ: a UD SEND
+// Only (opcode 0x64) to QP1 whose MAD is of the CM class (0x07) with
+// attribute ConnectRequest (0x0010).
+func isCMREQ(frame []byte) (pcaptest.RoCE, bool) {
+	r, ok := pcaptest.ParseRoCEv2(frame)
+	if !ok || r.OpCode != 0x64 || r.DestQP != 1 || len(r.BTH) < cmREQAckTimeout+1 {
+		return r, false
+	}
+	mad := r.BTH[20:]
+	return r, mad[1] == 0x07 && binary.BigEndian.Uint16(mad[16:]) == 0x0010
+}
+
+// TestDiffSelf: a capture against itself is no change, exit 0, on every
+// transport and ULP.
+func TestDiffSelf(t *testing.T) {
+	for _, f := range []string{nfs3Pcap, "../../testdata/pcaps/siw-nfs3.pcap", "../../testdata/pcaps/ulp/rxe-nvmeof.pcap",
+		"../../testdata/pcaps/ulp/siw-nvmeof.pcap"} {
+		code, d, errs := diffDoc(t, f, f)
+		if code != 0 || len(d.Pairs) != 1 || len(d.Pairs[0].Rows) != 0 {
+			t.Errorf("%s against itself: exit %d, %+v\n%s", f, code, d.Pairs, errs)
+		}
+	}
+}
+
+// TestDiffLocalACKTimeout: rxe-nfs3.pcap with its CM REQs' Local ACK
+// Timeout edited from 19 to 17 (what Linux 6.12's rdma_cm sends, issue
+// 33) — the ICRC recomputed — differs in exactly that field, on each of
+// its two connections; --fail-on negotiation fails on it, --fail-on
+// behaviour does not.
+func TestDiffLocalACKTimeout(t *testing.T) {
+	dst := filepath.Join(t.TempDir(), "rxe-nfs3-acktimeout17.pcap")
+	var edited []int
+	rewrite(t, nfs3Pcap, dst, func(i int, data []byte, ts time.Time) ([]byte, time.Time) {
+		r, ok := isCMREQ(data)
+		if !ok {
+			return data, ts
+		}
+		b := &r.BTH[cmREQAckTimeout]
+		if *b>>3 != 19 {
+			t.Fatalf("frame %d: CM REQ Local ACK Timeout %d, tshark reads 19 (0x13)", i+1, *b>>3)
+		}
+		*b = 17<<3 | *b&7
+		setICRC(t, data)
+		edited = append(edited, i+1)
+		return data, ts
+	})
+	// tshark -r rxe-nfs3.pcap -Y infiniband.cm.req: frames 36 and 3036.
+	if len(edited) != 2 || edited[0] != 36 || edited[1] != 3036 {
+		t.Fatalf("CM REQs edited in frames %v, tshark shows 36 and 3036", edited)
+	}
+	code, d, errs := diffDoc(t, "--fail-on", "negotiation", nfs3Pcap, dst)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (--fail-on negotiation)\n%s", code, errs)
+	}
+	p := d.Pairs[0]
+	if len(p.Rows) != 2 || p.Changes[diff.Negotiation] != 2 || p.Changes[diff.Behaviour] != 0 || p.Changes[diff.Findings] != 0 {
+		t.Fatalf("want the two REQs' Local ACK Timeout and nothing else, got %+v", p.Rows)
+	}
+	for i, r := range p.Rows {
+		want := diff.Row{Class: diff.Negotiation, Scope: "connection roce rpcordma :20049 #" + string(rune('1'+i)),
+			Name: "cm.req.primary.local_ack_timeout", Base: "19 (2.15 s)", New: "17 (536.9 ms)", Changed: true}
+		if r != want {
+			t.Errorf("row %d: %+v, want %+v", i, r, want)
+		}
+	}
+	if code, _, _ := diffDoc(t, "--fail-on", "behaviour,findings", nfs3Pcap, dst); code != 0 {
+		t.Errorf("--fail-on behaviour,findings: exit %d, want 0", code)
+	}
+	code, out, _ := runCmd(t, "diff", nfs3Pcap, dst)
+	if code != 1 || !strings.Contains(out, "19 (2.15 s) → 17 (536.9 ms)") {
+		t.Errorf("text: exit %d\n%s", code, out)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if n := len([]rune(l)); n > diff.Width {
+			t.Errorf("line of %d columns: %q", n, l)
+		}
+	}
+}
+
+// stretch copies src with every timestamp's distance from the first
+// multiplied by f: the same packets, every latency f times as long.
+func stretch(t *testing.T, src, dst string, f float64) {
+	t.Helper()
+	var t0 time.Time
+	rewrite(t, src, dst, func(i int, data []byte, ts time.Time) ([]byte, time.Time) {
+		if i == 0 {
+			t0 = ts
+		}
+		return data, t0.Add(time.Duration(float64(ts.Sub(t0)) * f))
+	})
+}
+
+// TestDiffLatencyTolerance: the same capture with its time stretched by
+// 3% is within the default tolerances (p50 20%, p99 50%); stretched by
+// 30%, the p50 latency of every exchange name with 20 samples or more
+// changes, and no count does.
+func TestDiffLatencyTolerance(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		f    float64
+		code int
+	}{{1.03, 0}, {1.30, 1}} {
+		dst := filepath.Join(dir, "stretched.pcap")
+		stretch(t, nfs3Pcap, dst, tc.f)
+		code, d, errs := diffDoc(t, "--all", nfs3Pcap, dst)
+		if code != tc.code {
+			t.Errorf("stretched ×%.2f: exit %d, want %d\n%s", tc.f, code, tc.code, errs)
+		}
+		var p50s []string
+		for _, r := range d.Pairs[0].Rows {
+			if !r.Changed {
+				continue
+			}
+			if r.Name != "latency p50" && r.Name != "latency p99" {
+				t.Errorf("stretched ×%.2f: %+v changed", tc.f, r)
+			}
+			if r.Name == "latency p50" {
+				p50s = append(p50s, r.Scope)
+			}
+		}
+		// rxe-nfs3.pcap's exchange names with 20 or more replies: GETATTR
+		// 349 and GETACL 203 (exchanges | sort | uniq -c; READ next, 19).
+		want := []string{"exchange rpcordma GETACL", "exchange rpcordma GETATTR"}
+		if tc.code == 0 {
+			want = nil
+		}
+		if strings.Join(p50s, ",") != strings.Join(want, ",") {
+			t.Errorf("stretched ×%.2f: p50 changed for %q, want %q", tc.f, p50s, want)
+		}
+	}
+}
