@@ -53,11 +53,16 @@ type Conn struct {
 	// transport, ULP ("-" for none), service port and its ordinal among
 	// the capture's connections of that transport, ULP and port, in the
 	// order they were set up (first packet).
-	Role        string  `json:"role"`
-	ID          int     `json:"id"`
-	Transport   string  `json:"transport"`
-	ULP         string  `json:"ulp"`
-	ServicePort uint16  `json:"service_port"`
+	Role        string `json:"role"`
+	ID          int    `json:"id"`
+	Transport   string `json:"transport"`
+	ULP         string `json:"ulp"`
+	ServicePort uint16 `json:"service_port"`
+	// Queue is, for NVMe/RDMA, the queue the connection carries ("qid
+	// 0" the admin queue) from its CM REQ private data: part of its role,
+	// so that an I/O queue is never matched with an admin queue when
+	// the captures set up their queues in another order.
+	Queue       string  `json:"queue,omitempty"`
 	Ordinal     int     `json:"ordinal"`
 	FirstPacket int     `json:"first_packet"`
 	Negotiation []Field `json:"negotiation"`
@@ -396,6 +401,9 @@ func (c *Collector) Profile(conns []*dissect.Connection, res *check.Result, pack
 	seen := map[string]int{}
 	for i := range all {
 		k := all[i].Transport + " " + all[i].ULP + " :" + strconv.Itoa(int(all[i].ServicePort))
+		if all[i].Queue != "" {
+			k += " " + all[i].Queue
+		}
 		seen[k]++
 		all[i].Ordinal = seen[k]
 		all[i].Role = k + " #" + strconv.Itoa(seen[k])
@@ -557,6 +565,10 @@ func (c *Collector) conn(conn *dissect.Connection) Conn {
 		}
 		if conn.ULP == "nvme-rdma" {
 			nvmePD(neg, side, d, cons)
+			var r nvme.CMRequest
+			if d == 0 && r.DecodeFromBytes(cons) == nil {
+				out.Queue = "qid " + strconv.Itoa(int(r.QID))
+			}
 		}
 	}
 	if conn.Negotiated {

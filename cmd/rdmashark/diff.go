@@ -130,6 +130,7 @@ full, a capture with no counterpart, bad flags).`,
 					for _, e := range []error{b.err, n.err} {
 						if e != nil {
 							p.Errors = append(p.Errors, errText(unwrapExit(e)))
+							fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", errText(unwrapExit(e)))
 						}
 					}
 					doc.Pairs = append(doc.Pairs, p)

@@ -216,3 +216,106 @@ func TestDiffLatencyTolerance(t *testing.T) {
 		}
 	}
 }
+
+// findRow returns the row of scope and name, failing t without one.
+func findRow(t *testing.T, p *diff.Pair, scope, name string) diff.Row {
+	t.Helper()
+	for _, r := range p.Rows {
+		if r.Scope == scope && r.Name == name {
+			return r
+		}
+	}
+	t.Fatalf("no row %q %q", scope, name)
+	return diff.Row{}
+}
+
+// TestDiffRealPairs: real captures of one workload, healthy and lossy;
+// each expectation read independently with tshark.
+func TestDiffRealPairs(t *testing.T) {
+	t.Run("nvmeof-loss2", func(t *testing.T) {
+		code, d, errs := diffDoc(t, "../../testdata/pcaps/ulp/rxe-nvmeof.pcap", "../../testdata/pcaps/ulp/rxe-nvmeof-loss2.pcap")
+		if code != 1 {
+			t.Fatalf("exit %d\n%s", code, errs)
+		}
+		p := d.Pairs[0]
+		// tshark -Y 'infiniband.aeth.syndrome >= 0x60 && infiniband.aeth.syndrome < 0x80':
+		// 85 NAKs (PSN sequence error, 0x60) from the host to QP 0x12, the
+		// I/O queue's server side, and 1 to QP 0x11, the admin queue's.
+		if r := findRow(t, p, "connection roce nvme-rdma :4420 qid 1 #1", "s2c NAK PSN sequence error"); r.Base != "0" || r.New != "85" || !r.Changed {
+			t.Errorf("I/O queue NAKs: %+v", r)
+		}
+		if r := findRow(t, p, "capture", "NAK"); r.Base != "0" || r.New != "86" || r.Note != "appears" {
+			t.Errorf("NAK findings: %+v", r)
+		}
+		// tshark -Y 'nvme.cmd.opc == 0x18': 1 Keep Alive; 255 in the lossy
+		// capture, 250 distinct PSNs (5 resent).
+		if r := findRow(t, p, "exchange nvme-rdma Keep Alive", "count"); r.Base != "1" || r.New != "250" || !r.Changed {
+			t.Errorf("Keep Alive: %+v", r)
+		}
+		// The set-up is the same workload's: the only negotiation change
+		// is the admin queue's end (tshark: 2 DREQ and 2 DREP, then 1
+		// each: the lossy capture ends before one queue's close).
+		for _, r := range p.Rows {
+			if r.Class == diff.Negotiation && r.Name != "state" {
+				t.Errorf("negotiation change %+v", r)
+			}
+		}
+		if p.Changes[diff.Negotiation] != 1 {
+			t.Errorf("negotiation changes %d, want the one state", p.Changes[diff.Negotiation])
+		}
+	})
+	t.Run("nfs3-loss5", func(t *testing.T) {
+		code, d, errs := diffDoc(t, nfs3Pcap, "../../testdata/pcaps/lossy/rxe-nfs3-loss5.pcap")
+		if code != 1 {
+			t.Fatalf("exit %d\n%s", code, errs)
+		}
+		p := d.Pairs[0]
+		// tshark: 27 NAKs PSN sequence error to QP 0x12 (the second
+		// connection's server), 1 to QP 0x11; none in rxe-nfs3.pcap.
+		if r := findRow(t, p, "connection roce rpcordma :20049 #2", "s2c NAK PSN sequence error"); r.Base != "0" || r.New != "27" || !r.Changed {
+			t.Errorf("NAKs: %+v", r)
+		}
+		if r := findRow(t, p, "capture", "NAK"); r.Base != "0" || r.New != "28" {
+			t.Errorf("NAK findings: %+v", r)
+		}
+		// tshark -Y infiniband.cm.req: the same REQs (Local ACK Timeout
+		// 0x13, responder resources 0x80, retry count 6) in both.
+		if n := p.Changes[diff.Negotiation]; n != 0 {
+			t.Errorf("%d negotiation changes: %+v", n, p.Rows)
+		}
+		if code, _, _ := diffDoc(t, "--fail-on", "negotiation", nfs3Pcap, "../../testdata/pcaps/lossy/rxe-nfs3-loss5.pcap"); code != 0 {
+			t.Errorf("--fail-on negotiation: exit %d, want 0", code)
+		}
+	})
+}
+
+// TestDiffDirectories: directories pair their captures by file name; a
+// capture with no counterpart is unusable input (exit 2), said in the
+// output.
+func TestDiffDirectories(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	link := func(src, dst string) {
+		abs, _ := filepath.Abs(src)
+		if err := os.Symlink(abs, dst); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link(nfs3Pcap, filepath.Join(a, "nfs3.pcap"))
+	link("../../testdata/pcaps/lossy/rxe-nfs3-loss5.pcap", filepath.Join(b, "nfs3.pcap"))
+	link(rpingPcap, filepath.Join(a, "rping.pcap"))
+	link(rpingPcap, filepath.Join(b, "rping.pcap"))
+	code, d, _ := diffDoc(t, a, b)
+	if code != 1 || len(d.Pairs) != 2 || filepath.Base(d.Pairs[0].New) != "nfs3.pcap" || d.Pairs[0].Changes[diff.Behaviour] == 0 ||
+		len(d.Pairs[1].Rows) != 0 {
+		t.Fatalf("exit %d, %+v", code, d.Pairs)
+	}
+	link(rpingPcap, filepath.Join(b, "extra.pcap"))
+	code, out, _ := runCmd(t, "diff", a, b)
+	if code != exitUsage || !strings.Contains(out, "only in NEW:  "+filepath.Join(b, "extra.pcap")) {
+		t.Errorf("unpaired: exit %d\n%s", code, out)
+	}
+	code, out, errs := runCmd(t, "diff", nfs3Pcap, filepath.Join(a, "missing.pcap"))
+	if code != exitUsage || !strings.Contains(errs, "missing.pcap") || !strings.Contains(out, "error: open "+filepath.Join(a, "missing.pcap")) {
+		t.Errorf("missing capture: exit %d\n%s", code, errs)
+	}
+}
