@@ -26,6 +26,7 @@ func TestServerInvalidatesOneHandle(t *testing.T) {
 		t.Fatalf("%d NFS captures, want rxe and siw nfs3, nfs41, nfs42-small", len(files))
 	}
 	var one, several, none, swi int
+	severalBy := map[string]int{}
 	for _, f := range files {
 		r, err := source.Open(f)
 		if err != nil {
@@ -55,6 +56,7 @@ func TestServerInvalidatesOneHandle(t *testing.T) {
 				one++
 			default:
 				several++
+				severalBy[x.ProcedureName]++
 			}
 			if h, ok := OneHandle(x.Call.Chunks); ok != same || (ok && h != handles[0]) {
 				t.Errorf("%s: XID 0x%08x: OneHandle says %v, the segments %v", f, x.XID, ok, handles)
@@ -76,6 +78,7 @@ func TestServerInvalidatesOneHandle(t *testing.T) {
 		r.Close()
 	}
 	t.Logf("%d Replies to Calls with chunks of one handle (%d With Invalidate), %d of several, %d without chunks", one, swi, several, none)
+	t.Logf("Calls of several handles by procedure: %v", severalBy)
 	if one == 0 || several == 0 || swi == 0 {
 		t.Fatalf("the captures must show both kinds of Call: one handle %d, several %d", one, several)
 	}
