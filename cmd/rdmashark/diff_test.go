@@ -264,6 +264,63 @@ func TestDiffRealPairs(t *testing.T) {
 			t.Errorf("negotiation changes %d, want the one state", p.Changes[diff.Negotiation])
 		}
 	})
+	t.Run("siw-nvmeof-mix-small", func(t *testing.T) {
+		// Another workload on the same kernel: what differs is counted as
+		// tshark counts it. tshark -Y 'tcp.len == 4': siw-nvmeof.pcap has 87
+		// four-octet segments from the target (192.0.2.1:4420) and 3 from
+		// the host, all on the I/O queue's connection; mix-small has none.
+		code, d, errs := diffDoc(t, "--all", "../../testdata/pcaps/ulp/siw-nvmeof.pcap", "../../testdata/pcaps/ulp/siw-nvmeof-mix-small.pcap")
+		if code != 1 {
+			t.Fatalf("exit %d\n%s", code, errs)
+		}
+		p := d.Pairs[0]
+		for dir, want := range map[string]string{"s2c": "87", "c2s": "3"} {
+			if r := findRow(t, p, "connection iwarp nvme-rdma :4420 qid 1 #1", dir+" TCP segments of 4 octets (lone MPA CRC)"); r.Base != want || r.New != "0" || !r.Changed {
+				t.Errorf("%s: %+v", dir, r)
+			}
+		}
+		// Both made by the same siw (Linux 6.1, the lab's defaults): the
+		// MPA exchange is the same.
+		for _, r := range p.Rows {
+			if strings.HasPrefix(r.Name, "mpa.") && r.Changed {
+				t.Errorf("MPA change %+v", r)
+			}
+		}
+	})
+	t.Run("rxe-nvmeof-mix-small", func(t *testing.T) {
+		code, d, errs := diffDoc(t, "../../testdata/pcaps/ulp/rxe-nvmeof.pcap", "../../testdata/pcaps/ulp/rxe-nvmeof-mix-small.pcap")
+		if code != 1 {
+			t.Fatalf("exit %d\n%s", code, errs)
+		}
+		p := d.Pairs[0]
+		// tshark -Y 'nvme.cmd.opc == 0x02 && nvme-rdma.cmd.qid > 0': 83
+		// Reads; in mix-small 140 on QID 2 and 64 on QID 3.
+		if r := findRow(t, p, "exchange nvme-rdma Read", "count"); r.Base != "83" || r.New != "204" || !r.Changed {
+			t.Errorf("Reads: %+v", r)
+		}
+		// tshark -V, "IP CM Consumer PrivateData" of the QID 1 CM REQ:
+		// 0000 0100 8000 7f00 (HRQSIZE 128, HSQSIZE 127), in mix-small
+		// 0000 0100 2000 1f00 (32, 31).
+		q1 := "connection roce nvme-rdma :4420 qid 1 #1"
+		for name, want := range map[string][2]string{"pd.client.nvme.hrqsize": {"128", "32"}, "pd.client.nvme.hsqsize": {"127", "31"},
+			"pd.client.consumer_bytes": {"0000010080007f", "0000010020001f"}} {
+			if r := findRow(t, p, q1, name); r.Base != want[0] || r.New != want[1] || !r.Changed {
+				t.Errorf("%s: %+v", name, r)
+			}
+		}
+		// mix-small sets up two more admin queues (a discovery controller's
+		// and its own: 3 CM REQs of QID 0 against 1) and QIDs 2 and 3.
+		var extra []string
+		for _, r := range p.Rows {
+			if r.Name == "connection" {
+				extra = append(extra, r.Scope)
+			}
+		}
+		if want := "connection roce nvme-rdma :4420 qid 0 #2,connection roce nvme-rdma :4420 qid 0 #3," +
+			"connection roce nvme-rdma :4420 qid 2 #1,connection roce nvme-rdma :4420 qid 3 #1"; strings.Join(extra, ",") != want {
+			t.Errorf("connections on one side: %q", extra)
+		}
+	})
 	t.Run("nfs3-loss5", func(t *testing.T) {
 		code, d, errs := diffDoc(t, nfs3Pcap, "../../testdata/pcaps/lossy/rxe-nfs3-loss5.pcap")
 		if code != 1 {
