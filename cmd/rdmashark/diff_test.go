@@ -376,3 +376,31 @@ func TestDiffDirectories(t *testing.T) {
 		t.Errorf("missing capture: exit %d\n%s", code, errs)
 	}
 }
+
+// TestDiffUnusable: a capture read only in part, or not a capture, is
+// exit 2 with its name and packet; so are bad flags.
+func TestDiffUnusable(t *testing.T) {
+	data, err := os.ReadFile(nfs3Pcap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cutf := filepath.Join(t.TempDir(), "cut.pcap")
+	// 100000 octets end inside record 193 (1082 octets, 32 of them here).
+	if err := os.WriteFile(cutf, data[:100000], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runCmd(t, "diff", nfs3Pcap, cutf)
+	if code != exitUsage || !strings.Contains(errs, cutf+": packet 193: truncated record") {
+		t.Errorf("cut capture: exit %d\n%s", code, errs)
+	}
+	for _, args := range [][]string{{"diff", nfs3Pcap}, {"diff", "--format", "xml", nfs3Pcap, nfs3Pcap},
+		{"diff", "--fail-on", "latency", nfs3Pcap, nfs3Pcap}, {"diff", "--tolerance-count", "-1", nfs3Pcap, nfs3Pcap},
+		{"diff", "-o", nfs3Pcap, nfs3Pcap, nfs3Pcap}} {
+		if code, _, _ := runCmd(t, args...); code != exitUsage {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+	if data2, _ := os.ReadFile(nfs3Pcap); len(data2) != len(data) {
+		t.Fatal("-o onto an input overwrote it")
+	}
+}
