@@ -94,7 +94,7 @@ func TestCompareLatency(t *testing.T) {
 		{ex(1e6, 5e6, 100), ex(1.19e6, 7.4e6, 100), nil},                   // +19%, +48%
 		{ex(1e6, 5e6, 100), ex(1.25e6, 5e6, 100), []string{"latency p50"}}, // +25%
 		{ex(1e6, 5e6, 100), ex(1e6, 8e6, 100), []string{"latency p99"}},    // +60%
-		{ex(1e6, 5e6, 100), ex(0.7e6, 5e6, 100), []string{"latency p50"}}, // -30%
+		{ex(1e6, 5e6, 100), ex(0.7e6, 5e6, 100), []string{"latency p50"}},  // -30%
 		{ex(1e6, 5e6, 19), ex(3e6, 9e6, 100), nil},                         // too few samples
 	} {
 		var got []string
