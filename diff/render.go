@@ -67,10 +67,10 @@ func (d *Document) WriteText(w io.Writer, name func(string) string) error {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		line(&b, "BASE "+name(p.Base))
-		line(&b, "NEW  "+name(p.New))
+		wrap(&b, "BASE "+name(p.Base), "     ")
+		wrap(&b, "NEW  "+name(p.New), "     ")
 		for _, e := range p.Errors {
-			line(&b, "  error: "+e)
+			wrap(&b, "  error: "+e, "    ")
 		}
 		for _, c := range []Class{Negotiation, Behaviour, Findings} {
 			var rows []Row
@@ -100,10 +100,10 @@ func (d *Document) WriteText(w io.Writer, name func(string) string) error {
 	if len(d.UnpairedBase) > 0 || len(d.UnpairedNew) > 0 {
 		b.WriteString("\n")
 		for _, n := range d.UnpairedBase {
-			line(&b, "only in BASE: "+name(n))
+			wrap(&b, "only in BASE: "+name(n), "    ")
 		}
 		for _, n := range d.UnpairedNew {
-			line(&b, "only in NEW:  "+name(n))
+			wrap(&b, "only in NEW:  "+name(n), "    ")
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -122,6 +122,27 @@ func summary(c map[Class]int) string {
 func line(b *strings.Builder, s string) {
 	b.WriteString(cut(s, Width))
 	b.WriteString("\n")
+}
+
+// wrap writes s in lines of at most Width columns, broken at spaces, the
+// lines after the first indented by indent: an error is never cut.
+func wrap(b *strings.Builder, s, indent string) {
+	for first := true; ; first = false {
+		if !first {
+			s = indent + s
+		}
+		r := []rune(s)
+		if len(r) <= Width {
+			b.WriteString(s + "\n")
+			return
+		}
+		at := strings.LastIndex(string(r[:Width]), " ")
+		if at <= len(indent) {
+			at = len(string(r[:Width]))
+		}
+		b.WriteString(s[:at] + "\n")
+		s = strings.TrimLeft(s[at:], " ")
+	}
 }
 
 // cut shortens s to n runes, ending it with "…" when cut.

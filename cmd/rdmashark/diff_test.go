@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"hash/crc32"
@@ -402,5 +404,18 @@ func TestDiffUnusable(t *testing.T) {
 	}
 	if data2, _ := os.ReadFile(nfs3Pcap); len(data2) != len(data) {
 		t.Fatal("-o onto an input overwrote it")
+	}
+}
+
+// TestDiffInterrupted: a signal stops the read (docs/architecture.md);
+// diff, a gate like check --fail-on-damage, does not compare part of a
+// capture: it says so and exits 2.
+func TestDiffInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	code := runContext(ctx, []string{"diff", "-j", "1", rpingPcap, rpingPcap}, strings.NewReader(""), &out, &errb)
+	if code != exitUsage || !strings.Contains(out.String(), "after 1 packets") {
+		t.Errorf("exit %d\n%s%s", code, out.String(), errb.String())
 	}
 }
