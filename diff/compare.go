@@ -132,6 +132,20 @@ func Compare(base, nw *Profile, tol Tolerances) []Row {
 			beh = append(beh, compareMetrics("exchange "+n.ULP+" "+n.Name, empty(n.Metrics), n.Metrics, tol)...)
 		}
 	}
+	// What the profiles left out past their bounds.
+	var cuts []Metric
+	var ncuts []Metric
+	for _, c := range []struct {
+		name string
+		b, n uint64
+	}{{"connections not profiled (past MaxConnections)", base.ConnectionsCut, nw.ConnectionsCut},
+		{"exchanges under (other names) (past MaxExchangeNames)", base.NamesCut, nw.NamesCut}} {
+		if c.b != 0 || c.n != 0 {
+			cuts = append(cuts, Metric{Name: c.name, Kind: KindCount, Value: float64(c.b)})
+			ncuts = append(ncuts, Metric{Name: c.name, Kind: KindCount, Value: float64(c.n)})
+		}
+	}
+	beh = append(beh, compareMetrics("capture", cuts, ncuts, tol)...)
 	rows = append(rows, beh...)
 	// Findings by rule.
 	rules := map[string]bool{}
@@ -209,21 +223,9 @@ func compareMetrics(scope string, b, n []Metric, tol Tolerances) []Row {
 	}
 	seen := map[string]bool{}
 	var rows []Row
-	add := func(bm, xm Metric, hasB, hasN bool) {
-		r := Row{Class: Behaviour, Scope: scope, Name: bm.Name}
-		if !hasB {
-			r.Name = xm.Name
-		}
+	add := func(bm, xm Metric) {
+		r := Row{Class: Behaviour, Scope: scope, Name: bm.Name, Base: formatMetric(bm), New: formatMetric(xm)}
 		kind := bm.Kind
-		if !hasB {
-			kind = xm.Kind
-		}
-		if hasB {
-			r.Base = formatMetric(bm)
-		}
-		if hasN {
-			r.New = formatMetric(xm)
-		}
 		switch kind {
 		case KindExact:
 			r.Changed = bm.Value != xm.Value
@@ -238,17 +240,19 @@ func compareMetrics(scope string, b, n []Metric, tol Tolerances) []Row {
 		}
 		rows = append(rows, r)
 	}
+	// A profile keeps only the counts that are not zero: one missing on
+	// a side is 0 there.
 	for _, m := range b {
 		seen[m.Name] = true
 		x, ok := nm[m.Name]
 		if !ok {
 			x = Metric{Name: m.Name, Kind: m.Kind}
 		}
-		add(m, x, true, ok)
+		add(m, x)
 	}
 	for _, m := range n {
 		if !seen[m.Name] {
-			add(Metric{Name: m.Name, Kind: m.Kind}, m, false, true)
+			add(Metric{Name: m.Name, Kind: m.Kind}, m)
 		}
 	}
 	return rows

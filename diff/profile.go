@@ -90,10 +90,17 @@ type Profile struct {
 	// NamesCut counts exchanges counted under "(other names)" past
 	// MaxExchangeNames distinct names.
 	NamesCut uint64 `json:"names_cut,omitempty"`
+	// ConnectionsCut counts the connections released past
+	// MaxConnections profiles, not profiled.
+	ConnectionsCut uint64 `json:"connections_cut,omitempty"`
 }
 
 // MaxExchangeNames bounds the distinct exchange names a profile keeps.
 const MaxExchangeNames = 512
+
+// MaxConnections bounds the connections a profile keeps (a few KiB
+// each): past it, the connections released are counted, not profiled.
+const MaxConnections = 16384
 
 // size buckets: upper bounds (inclusive) of RDMA operation, TCP segment
 // and message sizes; past the last, "larger".
@@ -185,12 +192,13 @@ type exchKey struct{ ulp, name string }
 // Profile. What it keeps grows with the connections and the distinct
 // exchange names, never with the packets.
 type Collector struct {
-	file  string
-	live  map[*dissect.Connection]*connState
-	done  []Conn
-	exch  map[exchKey]*exchState
-	cut   uint64
-	other *exchState
+	file    string
+	live    map[*dissect.Connection]*connState
+	done    []Conn
+	exch    map[exchKey]*exchState
+	cut     uint64
+	connCut uint64
+	other   *exchState
 }
 
 // NewCollector returns a Collector for the capture named file.
@@ -268,7 +276,11 @@ func (c *Collector) RDMAOp(op *dissect.RDMAOp) {
 // ConnectionDone profiles a released connection at once, so that the
 // engine may forget it (Options.ForgetReleased).
 func (c *Collector) ConnectionDone(conn *dissect.Connection) {
-	c.done = append(c.done, c.conn(conn))
+	if len(c.done) < MaxConnections {
+		c.done = append(c.done, c.conn(conn))
+	} else {
+		c.connCut++
+	}
 	delete(c.live, conn)
 }
 
@@ -385,7 +397,7 @@ func b2u(b bool) uint64 {
 // engine's table at the end), the checks' result (nil: none) and the
 // number of packets read.
 func (c *Collector) Profile(conns []*dissect.Connection, res *check.Result, packets uint64) *Profile {
-	p := &Profile{File: c.file, Packets: packets, Findings: map[string]int{}, NamesCut: c.cut}
+	p := &Profile{File: c.file, Packets: packets, Findings: map[string]int{}, NamesCut: c.cut, ConnectionsCut: c.connCut}
 	all := append([]Conn(nil), c.done...)
 	for _, conn := range conns {
 		if !conn.Released() {
@@ -577,8 +589,13 @@ func (c *Collector) conn(conn *dissect.Connection) Conn {
 		neg("remote_invalidation", conn.Thresholds.RemoteInvalidation)
 	}
 
+	// Only what is not zero is kept (Compare reads a missing count as
+	// 0): most of a connection's figures are, and a profile is kept for
+	// every connection to the end.
 	met := func(name string, k Kind, v uint64) {
-		out.Behaviour = append(out.Behaviour, Metric{Name: name, Kind: k, Value: float64(v)})
+		if v != 0 {
+			out.Behaviour = append(out.Behaviour, Metric{Name: name, Kind: k, Value: float64(v)})
+		}
 	}
 	for d := range 2 {
 		met(dirNames[d]+" packets", KindCount, conn.Dir[d].Packets)
