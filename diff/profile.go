@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gopacket/gopacket/layers"
+
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/layers/roce"
@@ -236,7 +238,7 @@ func (c *Collector) Packet(p *dissect.Packet) error {
 			s.repl.PrivateData, s.repl.Contents, s.repl.Payload = nil, nil, nil
 		}
 	}
-	if conn.Transport == dissect.TransportIWARP && p.Dir != dissect.DirUnknown && len(p.TCP.Payload) > 0 {
+	if conn.Transport == dissect.TransportIWARP && p.Dir != dissect.DirUnknown && p.Has(layers.LayerTypeTCP) && len(p.TCP.Payload) > 0 {
 		s := c.state(conn)
 		d := p.Dir.Index()
 		n := uint64(len(p.TCP.Payload))
