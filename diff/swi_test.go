@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -24,6 +25,12 @@ func TestServerInvalidatesOneHandle(t *testing.T) {
 	files, _ := filepath.Glob("../testdata/pcaps/*-nfs*.pcap")
 	if len(files) < 6 {
 		t.Fatalf("%d NFS captures, want rxe and siw nfs3, nfs41, nfs42-small", len(files))
+	}
+	// RDMASHARK_SWI_CAPTURES (a glob) adds captures from the lab, e.g.
+	// its Linux 6.12 runs (shared/lab/build-rootfs-trixie.sh).
+	if g := os.Getenv("RDMASHARK_SWI_CAPTURES"); g != "" {
+		more, _ := filepath.Glob(g)
+		files = append(files, more...)
 	}
 	var one, several, none, swi int
 	severalBy := map[string]int{}
