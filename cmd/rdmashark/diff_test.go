@@ -419,3 +419,114 @@ func TestDiffInterrupted(t *testing.T) {
 		t.Errorf("exit %d\n%s%s", code, out.String(), errb.String())
 	}
 }
+
+// TestDiffLinux612: the proof — the same scenarios in the lab on
+// Linux 6.1 (testdata/pcaps) and 6.12 (testdata/pcaps/linux612), every
+// figure also read with tshark.
+func TestDiffLinux612(t *testing.T) {
+	const old, nw = "../../testdata/pcaps/", "../../testdata/pcaps/linux612/"
+	// Negotiation that must not change, whatever the kernel.
+	same := func(t *testing.T, p *diff.Pair) {
+		t.Helper()
+		for _, r := range p.Rows {
+			if r.Class == diff.Negotiation && r.Changed && r.Name != "cm.req.primary.local_ack_timeout" {
+				t.Errorf("negotiation change %+v", r)
+			}
+			if strings.Contains(r.Name, "credits") && r.Changed {
+				t.Errorf("credits changed: %+v", r)
+			}
+		}
+		// The server still sends With Invalidate under its own R=0.
+		if r := findRow(t, p, "capture", "INV-NOT-NEGOTIATED"); r.Base == "0" || r.New == "0" {
+			t.Errorf("INV-NOT-NEGOTIATED: %+v", r)
+		}
+	}
+	t.Run("rxe-nfs3", func(t *testing.T) {
+		code, d, errs := diffDoc(t, "--all", "--fail-on", "negotiation", old+"rxe-nfs3.pcap", nw+"rxe-nfs3.pcap")
+		if code != 1 {
+			t.Fatalf("exit %d\n%s", code, errs)
+		}
+		p := d.Pairs[0]
+		// tshark -Y infiniband.cm.req -e infiniband.cm.req.prim_localacktout:
+		// 0x13 in frames 36 and 3036; 0x11 in frames 36 and 3025.
+		for _, c := range []string{"#1", "#2"} {
+			r := findRow(t, p, "connection roce rpcordma :20049 "+c, "cm.req.primary.local_ack_timeout")
+			if r.Base != "19 (2.15 s)" || r.New != "17 (536.9 ms)" || !r.Changed {
+				t.Errorf("%s: %+v", c, r)
+			}
+			// RFC 8797 (tshark: rpcordma private data f6ab0e18 01 01 03 03 from
+			// the client, 01 00 03 03 from the server, in both).
+			for side, want := range map[string]string{"client": "f6ab0e1801010303", "server": "f6ab0e1801000303"} {
+				r := findRow(t, p, "connection roce rpcordma :20049 "+c, "pd."+side+".consumer_bytes")
+				if r.Base != want || r.New != want {
+					t.Errorf("%s %s private data: %+v", c, side, r)
+				}
+			}
+		}
+		if p.Changes[diff.Negotiation] != 2 {
+			t.Errorf("%d negotiation changes, want the two timeouts", p.Changes[diff.Negotiation])
+		}
+		same(t, p)
+	})
+	t.Run("siw-nfs3", func(t *testing.T) {
+		code, d, errs := diffDoc(t, "--all", old+"siw-nfs3.pcap", nw+"siw-nfs3.pcap")
+		if code != 1 {
+			t.Fatalf("exit %d\n%s", code, errs)
+		}
+		p := d.Pairs[0]
+		// tshark -Y 'tcp.len == 4': on 6.1 2 from the client on the first
+		// connection, 3 from the server on the second; on 6.12 13 and 49 on
+		// the first, 83 from the server on the second. The MPA exchange
+		// (tshark iwarp_mpa: rev 2, no CRC, no markers) is the same.
+		for _, c := range []struct{ conn, dir, b, n string }{
+			{"#1", "c2s", "2", "13"}, {"#1", "s2c", "0", "49"}, {"#2", "c2s", "0", "0"}, {"#2", "s2c", "3", "83"}} {
+			name := c.dir + " TCP segments of 4 octets (lone MPA CRC)"
+			var r diff.Row
+			if c.b == "0" && c.n == "0" {
+				for _, x := range p.Rows {
+					if x.Scope == "connection iwarp rpcordma :20049 "+c.conn && x.Name == name {
+						t.Errorf("%+v: tshark sees none", x)
+					}
+				}
+				continue
+			}
+			r = findRow(t, p, "connection iwarp rpcordma :20049 "+c.conn, name)
+			if r.Base != c.b || r.New != c.n {
+				t.Errorf("%s %s: %+v, tshark %s → %s", c.conn, c.dir, r, c.b, c.n)
+			}
+		}
+		if p.Changes[diff.Negotiation] != 0 {
+			t.Errorf("%d negotiation changes on siw", p.Changes[diff.Negotiation])
+		}
+		same(t, p)
+	})
+	t.Run("rxe-nfs41", func(t *testing.T) {
+		code, d, errs := diffDoc(t, "--all", old+"rxe-nfs41.pcap", nw+"rxe-nfs41.pcap")
+		if code != 1 {
+			t.Fatalf("exit %d\n%s", code, errs)
+		}
+		p := d.Pairs[0]
+		// tshark -Y 'rpc.msgtyp == 0 && nfs' -e nfs.opcode -e
+		// rpcordma.reply_count -e rpcordma.segment_count: "53,22,9" 35 times,
+		// none with a Reply chunk; 401 times on 6.12, 202 with a Reply chunk
+		// of 3 segments.
+		const s = "exchange rpcordma COMPOUND SEQUENCE,PUTFH,GETATTR"
+		for name, want := range map[string][2]string{"count": {"35", "401"}, "call reply chunk": {"0", "202"},
+			"call chunks of several handles": {"0", "202"}, "response With Invalidate": {"0", "0"}} {
+			if want[1] == "0" {
+				// tshark: no Send With Invalidate (BTH opcode 22 or 23)
+				// carries the XID of one of them, on either kernel.
+				for _, r := range p.Rows {
+					if r.Scope == s && r.Name == name && (r.Base != "0" || r.New != "0") {
+						t.Errorf("%+v: tshark sees no Reply With Invalidate to them", r)
+					}
+				}
+				continue
+			}
+			if r := findRow(t, p, s, name); r.Base != want[0] || r.New != want[1] || !r.Changed {
+				t.Errorf("%s: %+v", name, r)
+			}
+		}
+		same(t, p)
+	})
+}
