@@ -1,0 +1,321 @@
+package diff
+
+import (
+	"math"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// Class is what a change is about; --fail-on selects classes.
+type Class string
+
+const (
+	Negotiation Class = "negotiation"
+	Behaviour   Class = "behaviour"
+	Findings    Class = "findings"
+)
+
+// Tolerances say how far a behaviour figure may move before it is a
+// change. Negotiated values and findings have none: any difference is a
+// change (a finding count moves with the count tolerance, though: it
+// counts events, as behaviour does).
+type Tolerances struct {
+	// Count is the relative tolerance of counts and byte totals, and
+	// CountAbs an absolute slack on top: a count is changed when
+	// |new-base| > max(CountAbs, Count×max(base,new)).
+	Count    float64 `json:"count"`
+	CountAbs float64 `json:"count_abs"`
+	// Latency and LatencyTail are the relative tolerances of the p50
+	// and the p99 latency of an exchange name: changed when
+	// |new-base| > tolerance×base, compared only when both captures have
+	// MinSamples latencies of it (fewer say nothing of a quantile), and
+	// only when the difference is also more than twice the sketch's
+	// accuracy (±1%).
+	Latency     float64 `json:"latency"`
+	LatencyTail float64 `json:"latency_tail"`
+	MinSamples  uint64  `json:"min_samples"`
+}
+
+// DefaultTolerances: counts within 10% or 2, p50 within 20%, p99 within
+// 50% (a tail moves more between runs than the median), quantiles from at
+// least 20 samples.
+var DefaultTolerances = Tolerances{Count: 0.10, CountAbs: 2, Latency: 0.20, LatencyTail: 0.50, MinSamples: 20}
+
+// Row is one compared item: a negotiated field, a behaviour figure, a
+// rule's finding count, a connection or exchange name present on one side
+// only.
+type Row struct {
+	Class Class `json:"class"`
+	// Scope is what the item belongs to: "connection ROLE",
+	// "exchange ULP NAME", "capture".
+	Scope string `json:"scope"`
+	Name  string `json:"name"`
+	// Base and New are the values as text, "" when absent on that side.
+	Base string `json:"base"`
+	New  string `json:"new"`
+	// Changed: a difference beyond the tolerances.
+	Changed bool `json:"changed"`
+	// Note says how the difference compares with its tolerance, or why
+	// the item was not compared ("3 samples: fewer than 20").
+	Note string `json:"note,omitempty"`
+}
+
+// Compare compares two profiles: every item of either, in order
+// (negotiation, behaviour, findings; connections in their base order,
+// then those only the new capture has). It is pure.
+func Compare(base, nw *Profile, tol Tolerances) []Row {
+	var rows []Row
+	// Connections by role.
+	newByRole := map[string]*Conn{}
+	for i := range nw.Connections {
+		newByRole[nw.Connections[i].Role] = &nw.Connections[i]
+	}
+	baseRoles := map[string]bool{}
+	type pair struct{ b, n *Conn }
+	var pairs []pair
+	for i := range base.Connections {
+		b := &base.Connections[i]
+		baseRoles[b.Role] = true
+		pairs = append(pairs, pair{b, newByRole[b.Role]})
+	}
+	for i := range nw.Connections {
+		if n := &nw.Connections[i]; !baseRoles[n.Role] {
+			pairs = append(pairs, pair{nil, n})
+		}
+	}
+	var beh []Row
+	for _, p := range pairs {
+		switch {
+		case p.n == nil:
+			rows = append(rows, Row{Class: Negotiation, Scope: "connection " + p.b.Role, Name: "connection",
+				Base: "id " + strconv.Itoa(p.b.ID), Changed: true, Note: "not in the new capture"})
+			continue
+		case p.b == nil:
+			rows = append(rows, Row{Class: Negotiation, Scope: "connection " + p.n.Role, Name: "connection",
+				New: "id " + strconv.Itoa(p.n.ID), Changed: true, Note: "not in the base capture"})
+			continue
+		}
+		scope := "connection " + p.b.Role
+		rows = append(rows, compareFields(scope, p.b.Negotiation, p.n.Negotiation)...)
+		beh = append(beh, compareMetrics(scope, p.b.Behaviour, p.n.Behaviour, tol)...)
+	}
+	// Exchanges by ULP and name.
+	type ekey struct{ ulp, name string }
+	nx := map[ekey]*Exchanges{}
+	for i := range nw.Exchanges {
+		nx[ekey{nw.Exchanges[i].ULP, nw.Exchanges[i].Name}] = &nw.Exchanges[i]
+	}
+	bx := map[ekey]bool{}
+	empty := func(src []Metric) []Metric {
+		out := make([]Metric, len(src))
+		for i, m := range src {
+			out[i] = Metric{Name: m.Name, Kind: m.Kind}
+		}
+		return out
+	}
+	for i := range base.Exchanges {
+		b := &base.Exchanges[i]
+		k := ekey{b.ULP, b.Name}
+		bx[k] = true
+		scope := "exchange " + b.ULP + " " + b.Name
+		n := nx[k]
+		if n == nil {
+			beh = append(beh, compareMetrics(scope, b.Metrics, empty(b.Metrics), tol)...)
+			continue
+		}
+		beh = append(beh, compareMetrics(scope, b.Metrics, n.Metrics, tol)...)
+	}
+	for i := range nw.Exchanges {
+		n := &nw.Exchanges[i]
+		if !bx[ekey{n.ULP, n.Name}] {
+			beh = append(beh, compareMetrics("exchange "+n.ULP+" "+n.Name, empty(n.Metrics), n.Metrics, tol)...)
+		}
+	}
+	// What the profiles left out past their bounds.
+	var cuts []Metric
+	var ncuts []Metric
+	for _, c := range []struct {
+		name string
+		b, n uint64
+	}{{"connections not profiled (past MaxConnections)", base.ConnectionsCut, nw.ConnectionsCut},
+		{"exchanges under (other names) (past MaxExchangeNames)", base.NamesCut, nw.NamesCut}} {
+		if c.b != 0 || c.n != 0 {
+			cuts = append(cuts, Metric{Name: c.name, Kind: KindCount, Value: float64(c.b)})
+			ncuts = append(ncuts, Metric{Name: c.name, Kind: KindCount, Value: float64(c.n)})
+		}
+	}
+	beh = append(beh, compareMetrics("capture", cuts, ncuts, tol)...)
+	rows = append(rows, beh...)
+	// Findings by rule.
+	rules := map[string]bool{}
+	for r := range base.Findings {
+		rules[r] = true
+	}
+	for r := range nw.Findings {
+		rules[r] = true
+	}
+	names := make([]string, 0, len(rules))
+	for r := range rules {
+		names = append(names, r)
+	}
+	sort.Strings(names)
+	for _, r := range names {
+		b, n := base.Findings[r], nw.Findings[r]
+		row := Row{Class: Findings, Scope: "capture", Name: r, Base: strconv.Itoa(b), New: strconv.Itoa(n)}
+		switch {
+		case b == 0:
+			row.Changed, row.Note = true, "appears"
+		case n == 0:
+			row.Changed, row.Note = true, "disappears"
+		default:
+			row.Changed, row.Note = countChanged(float64(b), float64(n), tol)
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// Changes returns the rows that are changes.
+func Changes(rows []Row) []Row {
+	var out []Row
+	for _, r := range rows {
+		if r.Changed {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// compareFields compares negotiated values by name, in the base's order
+// then the new capture's names the base lacks.
+func compareFields(scope string, b, n []Field) []Row {
+	nv := map[string]string{}
+	for _, f := range n {
+		nv[f.Name] = f.Value
+	}
+	seen := map[string]bool{}
+	var rows []Row
+	for _, f := range b {
+		seen[f.Name] = true
+		v, ok := nv[f.Name]
+		r := Row{Class: Negotiation, Scope: scope, Name: f.Name, Base: f.Value, New: v}
+		switch {
+		case !ok:
+			r.Changed, r.Note = true, "not in the new capture"
+		case v != f.Value:
+			r.Changed = true
+		}
+		rows = append(rows, r)
+	}
+	for _, f := range n {
+		if !seen[f.Name] {
+			rows = append(rows, Row{Class: Negotiation, Scope: scope, Name: f.Name, New: f.Value, Changed: true, Note: "not in the base capture"})
+		}
+	}
+	return rows
+}
+
+func compareMetrics(scope string, b, n []Metric, tol Tolerances) []Row {
+	nm := map[string]Metric{}
+	for _, m := range n {
+		nm[m.Name] = m
+	}
+	seen := map[string]bool{}
+	var rows []Row
+	add := func(bm, xm Metric) {
+		r := Row{Class: Behaviour, Scope: scope, Name: bm.Name, Base: formatMetric(bm), New: formatMetric(xm)}
+		kind := bm.Kind
+		switch kind {
+		case KindExact:
+			r.Changed = bm.Value != xm.Value
+		case KindLatencyP50, KindLatencyP99:
+			t := tol.Latency
+			if kind == KindLatencyP99 {
+				t = tol.LatencyTail
+			}
+			r.Changed, r.Note = latencyChanged(bm, xm, t, tol.MinSamples)
+		default:
+			r.Changed, r.Note = countChanged(bm.Value, xm.Value, tol)
+		}
+		rows = append(rows, r)
+	}
+	// A profile keeps only the counts that are not zero: one missing on
+	// a side is 0 there.
+	for _, m := range b {
+		seen[m.Name] = true
+		x, ok := nm[m.Name]
+		if !ok {
+			x = Metric{Name: m.Name, Kind: m.Kind}
+		}
+		add(m, x)
+	}
+	for _, m := range n {
+		if !seen[m.Name] {
+			add(Metric{Name: m.Name, Kind: m.Kind}, m)
+		}
+	}
+	return rows
+}
+
+// countChanged applies the count tolerance.
+func countChanged(b, n float64, tol Tolerances) (bool, string) {
+	if b == n {
+		return false, ""
+	}
+	d := math.Abs(n - b)
+	limit := math.Max(tol.CountAbs, tol.Count*math.Max(b, n))
+	note := ""
+	if b > 0 {
+		note = signedPercent((n-b)/b) + " "
+	}
+	lim := strconv.FormatFloat(math.Round(limit*10)/10, 'f', -1, 64)
+	if d > limit {
+		return true, note + "(tolerance ±" + lim + ")"
+	}
+	return false, note + "within tolerance ±" + lim
+}
+
+func latencyChanged(b, n Metric, t float64, min uint64) (bool, string) {
+	if b.Samples < min || n.Samples < min {
+		if b.Samples == 0 && n.Samples == 0 {
+			return false, ""
+		}
+		return false, "not compared: " + strconv.FormatUint(b.Samples, 10) + " → " +
+			strconv.FormatUint(n.Samples, 10) + " samples, fewer than " + strconv.FormatUint(min, 10)
+	}
+	if b.Value == n.Value {
+		return false, ""
+	}
+	rel := (n.Value - b.Value) / b.Value
+	if b.Value == 0 {
+		rel = math.Inf(1)
+	}
+	note := signedPercent(rel)
+	if math.Abs(rel) > t && math.Abs(rel) > 4*sketchAlpha {
+		return true, note + " (tolerance " + strconv.FormatFloat(t*100, 'f', -1, 64) + "%)"
+	}
+	return false, note + " within tolerance " + strconv.FormatFloat(t*100, 'f', -1, 64) + "%"
+}
+
+func signedPercent(f float64) string {
+	if math.IsInf(f, 0) {
+		return "+∞%"
+	}
+	s := strconv.FormatFloat(f*100, 'f', 0, 64) + "%"
+	if f >= 0 {
+		s = "+" + s
+	}
+	return s
+}
+
+func formatMetric(m Metric) string {
+	switch m.Kind {
+	case KindLatencyP50, KindLatencyP99:
+		if m.Samples == 0 {
+			return "-"
+		}
+		return fmtDuration(time.Duration(m.Value))
+	}
+	return strconv.FormatFloat(m.Value, 'f', -1, 64)
+}

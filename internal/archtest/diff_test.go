@@ -1,0 +1,28 @@
+package archtest
+
+import "testing"
+
+// TestDiffImportRules: the capture comparison (diff/, issue 33) reads the
+// engine's model, the checks' results and the wire packages; it imports
+// no presentation (report, export, fields, dfilter), no command, no
+// source and no plug-in, and only the command imports it.
+func TestDiffImportRules(t *testing.T) {
+	all := imports(t)
+	if _, ok := all["diff"]; !ok {
+		t.Fatal("the walk missed package diff")
+	}
+	for pkg, deps := range all {
+		for _, d := range deps {
+			if under(pkg, "diff") {
+				for _, bad := range []string{"report", "export", "fields", "dfilter", "cmd", "ulp", "source", "internal"} {
+					if under(d, bad) {
+						t.Errorf("%s imports %s: diff compares the model, it presents and reads nothing itself", pkg, d)
+					}
+				}
+			}
+			if under(d, "diff") && !under(pkg, "diff") && !under(pkg, "cmd/rdmashark") {
+				t.Errorf("%s imports %s: only cmd/rdmashark runs the comparison", pkg, d)
+			}
+		}
+	}
+}
