@@ -344,7 +344,7 @@ func (a *Analysis) WriteTable(w io.Writer) error {
 		if err := writeRPCTable(w, rows.rpc); err != nil {
 			return err
 		}
-		if err := writeHealthTable(w, rows.health); err != nil {
+		if err := writeHealthTable(w, rows.health, rows.tcpHealth); err != nil {
 			return err
 		}
 		if err := writeFindingsTable(w, a, rows); err != nil {
@@ -389,7 +389,7 @@ func (a *Analysis) WriteTable(w io.Writer) error {
 
 // analysisRows are the rows of analyze's tables.
 type analysisRows struct {
-	conns, negotiated, iwarp, rpc, health, findings *rowTable
+	conns, negotiated, iwarp, rpc, health, tcpHealth, findings *rowTable
 	// ulp are the tables of the other ULPs (ULPTable), by name, in the
 	// order their first connection came.
 	ulp      map[string]*rowTable
@@ -410,13 +410,14 @@ func newAnalysisRows() *analysisRows {
 		iwarp:      newRowTable(iwarpHeader...),
 		rpc:        newRowTable(rpcHeader...),
 		health:     newRowTable(healthHeader...),
+		tcpHealth:  newRowTable(tcpHealthHeader...),
 		findings:   newRowTable("Conn", "Severity", "Rule", "Count", "First finding"),
 	}
 }
 
 // close removes the tables' temporary files.
 func (r *analysisRows) close() {
-	for _, t := range []*rowTable{r.conns, r.negotiated, r.iwarp, r.rpc, r.health, r.findings} {
+	for _, t := range []*rowTable{r.conns, r.negotiated, r.iwarp, r.rpc, r.health, r.tcpHealth, r.findings} {
 		t.close()
 	}
 	for _, t := range r.ulp {
@@ -466,7 +467,7 @@ func (r *analysisRows) add(a *Analysis, c *Connection, fs []Finding) {
 	if row := rpcRow(c); row != nil {
 		r.rpc.add(row...)
 	}
-	addHealthRows(r.health, c)
+	addHealthRows(r.health, r.tcpHealth, c)
 	r.findingRows(a, c, fs)
 }
 

@@ -36,8 +36,11 @@ type DirectionHealth struct {
 	NetworkDuplicates uint64 `json:"network_duplicates"`
 	PSNGaps           uint64 `json:"psn_gaps"`
 	PSNsMissing       uint64 `json:"psns_missing"`
-	// PSNsNeverSeen: missing PSNs never sent again in the capture.
+	// PSNsNeverSeen: missing PSNs never sent again in the capture;
+	// PSNsFilled the others, which a later packet carried (resent, or
+	// reordered): the two add up to PSNsMissing.
 	PSNsNeverSeen   uint64 `json:"psns_never_seen"`
+	PSNsFilled      uint64 `json:"psns_filled"`
 	PSNsWireLost    uint64 `json:"psns_lost_on_wire"`
 	PSNsCaptureLost uint64 `json:"psns_lost_by_capture"`
 	// NAKs of this direction's requests, by code name.
@@ -161,6 +164,7 @@ func directionHealth(c *dissect.Connection, d, other *dissect.DirHealth) Directi
 	if d.MissingPSNs > d.FilledPSNs {
 		out.PSNsNeverSeen = d.MissingPSNs - d.FilledPSNs
 	}
+	out.PSNsFilled = d.MissingPSNs - out.PSNsNeverSeen
 	out.EarlyTimeouts = d.EarlyTimeouts
 	if d.AckTimeout > 0 {
 		v := float64(d.AckTimeout) / float64(time.Microsecond)
@@ -206,7 +210,7 @@ func directionHealth(c *dissect.Connection, d, other *dissect.DirHealth) Directi
 	if c.Transport == dissect.TransportIWARP {
 		out.TCP = &TCPHealth{Retransmissions: d.TCPRetransmissions, DupAcks: d.TCPDupAcks,
 			ZeroWindows: d.TCPZeroWindows, MissingOctets: d.TCPMissingOctets}
-		out.PSNsMissing, out.PSNsNeverSeen = 0, 0
+		out.PSNsMissing, out.PSNsNeverSeen, out.PSNsFilled = 0, 0, 0
 	}
 	// What the capture cannot tell.
 	if out.AckLatency == nil {
@@ -275,43 +279,74 @@ func naksText(d *DirectionHealth) string {
 	return s
 }
 
-// healthHeader heads the transport health table.
+// healthHeader heads the transport health table (IB/RoCE connections).
+// Each column means one thing in every row: the missing PSNs split into
+// those a later packet filled (resent, or reordered), those the responder
+// acknowledged without a resend (lost by the capture) and the rest, which
+// the capture does not tell, so that the three add up to the total.
 var healthHeader = []string{"ID", "Dir", "Packets", "Retrans. pkts (bytes)", "Episodes", "NAKs", "Dup / OOO",
-	"PSNs missing (wire / capture / never seen)", "ACK latency", "Read latency", "CE / CNP"}
+	"PSNs missing (filled later / lost by capture / not known)", "ACK latency", "Read latency", "CE / CNP"}
 
-// addHealthRows adds c's rows of the transport health table, one per
-// direction, when it has any.
-func addHealthRows(rows *rowTable, c *Connection) {
+// tcpHealthHeader heads the iWARP connections' table: TCP's figures (as
+// tshark's tcp.analysis counts them), not the RC model's.
+var tcpHealthHeader = []string{"ID", "Dir", "Packets", "TCP retrans. (bytes)", "Episodes", "Out of order", "Dup ACKs",
+	"Zero windows", "Octets missing", "RTT"}
+
+// missingSplit splits d's missing PSNs so that the parts add up: filled
+// later, lost by the capture, not known.
+func missingSplit(d *DirectionHealth) (filled, capture, unknown uint64) {
+	filled = min(d.PSNsFilled, d.PSNsMissing)
+	capture = min(d.PSNsCaptureLost, d.PSNsMissing-filled)
+	return filled, capture, d.PSNsMissing - filled - capture
+}
+
+// addHealthRows adds c's rows, one per direction, to the transport health
+// table (IB/RoCE) or the TCP one (iWARP), when it has any.
+func addHealthRows(rows, tcpRows *rowTable, c *Connection) {
 	h := c.TransportHealth
 	if h == nil {
 		return
 	}
 	for i, d := range []*DirectionHealth{&h.ClientToServer, &h.ServerToClient} {
-		missing := fmt.Sprintf("%d (%d / %d / %d)", d.PSNsMissing, d.PSNsWireLost, d.PSNsCaptureLost, d.PSNsNeverSeen)
-		if d.TCP != nil {
-			missing = fmt.Sprintf("TCP: %d octets", d.TCP.MissingOctets)
+		dir := [2]string{"C→S", "S→C"}[i]
+		if t := d.TCP; t != nil {
+			tcpRows.add(strconv.Itoa(c.ID), dir, strconv.FormatUint(d.Packets, 10),
+				fmt.Sprintf("%d (%d)", d.RetransmittedPackets, d.RetransmittedBytes),
+				triggersText(d.EpisodesByTrigger), strconv.FormatUint(d.OutOfOrderPackets, 10),
+				strconv.FormatUint(t.DupAcks, 10), strconv.FormatUint(t.ZeroWindows, 10),
+				strconv.FormatUint(t.MissingOctets, 10), healthLatencyText(d.AckLatency))
+			continue
 		}
-		dup := fmt.Sprintf("%d / %d", d.DuplicatePackets, d.OutOfOrderPackets)
-		if d.TCP != nil {
-			dup = fmt.Sprintf("%d dup ACKs, %d zero win.", d.TCP.DupAcks, d.TCP.ZeroWindows)
-		}
-		rows.add(strconv.Itoa(c.ID), [2]string{"C→S", "S→C"}[i],
+		filled, capture, unknown := missingSplit(d)
+		rows.add(strconv.Itoa(c.ID), dir,
 			strconv.FormatUint(d.Packets, 10),
 			fmt.Sprintf("%d (%d)", d.RetransmittedPackets, d.RetransmittedBytes),
-			triggersText(d.EpisodesByTrigger), naksText(d), dup, missing,
+			triggersText(d.EpisodesByTrigger), naksText(d),
+			fmt.Sprintf("%d / %d", d.DuplicatePackets, d.OutOfOrderPackets),
+			fmt.Sprintf("%d (%d / %d / %d)", d.PSNsMissing, filled, capture, unknown),
 			healthLatencyText(d.AckLatency), healthLatencyText(d.ReadLatency),
 			fmt.Sprintf("%d / %d", d.ECNCEPackets, d.CNPs))
 	}
 }
 
-// writeHealthTable writes the "Transport health" section (rows from
+// writeHealthTable writes the "Transport health" sections (rows from
 // addHealthRows).
-func writeHealthTable(w io.Writer, rows *rowTable) error {
-	if rows.len() == 0 {
-		return nil
+func writeHealthTable(w io.Writer, rows, tcpRows *rowTable) error {
+	if rows.len() > 0 {
+		fmt.Fprintln(w, "\nTransport health (p50 / p99 / max; docs/loss.md):")
+		if err := rows.render(w, houseStyle...); err != nil {
+			return err
+		}
+		// A responder's repeated Read Responses are its direction's
+		// retransmissions; the episode that caused them is the
+		// requester's (its re-issued Read Requests), in the other row.
+		fmt.Fprintln(w, "Retransmitted Read Responses count in the responder's row; the episodes that caused them (re-issued Read Requests) in the requester's.")
 	}
-	fmt.Fprintln(w, "\nTransport health (p50 / p99 / max; docs/loss.md):")
-	return rows.render(w, houseStyle...)
+	if tcpRows.len() > 0 {
+		fmt.Fprintln(w, "\nTransport health, iWARP (TCP as tshark's tcp.analysis; RTT p50 / p99 / max):")
+		return tcpRows.render(w, houseStyle...)
+	}
+	return nil
 }
 
 // PFCSummary is what the capture shows of link-level flow control: IEEE
