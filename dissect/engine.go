@@ -7,6 +7,7 @@ import (
 
 	"github.com/gopacket/gopacket/layers"
 
+	"github.com/rdmashark/rdmashark/layers/pfc"
 	"github.com/rdmashark/rdmashark/layers/roce"
 	"github.com/rdmashark/rdmashark/rpcrdma"
 	"github.com/rdmashark/rdmashark/source"
@@ -127,11 +128,14 @@ const (
 	ProtoMalformed
 	ProtoMPA   // an MPA Request or Reply (iWARP connection set-up)
 	ProtoIWARP // MPA FPDUs: DDP and RDMAP
+	// ProtoMACControl: IEEE 802.3 MAC Control (PAUSE, PFC), tshark's
+	// "MAC CTRL".
+	ProtoMACControl
 	numProtos
 )
 
 var protoNames = [numProtos]string{"other", "ARP", "IPv4", "IPv6", "UDP", "TCP", "RoCEv2", "RoCEv1",
-	"InfiniBand", "CNP", "MAD", "IB CM", "malformed", "MPA", "iWARP"}
+	"InfiniBand", "CNP", "MAD", "IB CM", "malformed", "MPA", "iWARP", "MAC CTRL"}
 
 func (p Proto) String() string {
 	if p < numProtos {
@@ -211,6 +215,8 @@ func Classify(p *Packet) Proto {
 		return ProtoIPv4
 	case p.Has(layers.LayerTypeARP):
 		return ProtoARP
+	case p.Has(pfc.LayerTypeMACControl):
+		return ProtoMACControl
 	}
 	return ProtoOther
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/layers/pfc"
 	"github.com/rdmashark/rdmashark/layers/roce"
 )
 
@@ -116,6 +117,18 @@ func AppendInfo(p *dissect.Packet, dst []byte) []byte {
 		b.uint(uint64(len(p.UDP.Payload)))
 	case p.Has(layers.LayerTypeARP):
 		b.WriteString("ARP")
+	case p.Has(pfc.LayerTypeMACControl):
+		// tshark 4.0's words (fields/testdata/macc).
+		switch p.PFC.Opcode {
+		case pfc.OpPause:
+			b.WriteString("Pause: pause_time: ")
+			b.uint(uint64(p.PFC.Quanta[0]))
+			b.WriteString(" quanta")
+		case pfc.OpPFC:
+			b.WriteString("Class Based Flow Control [CBFC] Pause")
+		default:
+			b.printf("MAC Control opcode 0x%04x", uint16(p.PFC.Opcode))
+		}
 	}
 	analysisInfo(p, &b)   // fields_analysis.go
 	rpcInfo(p, &b, start) // rpc_info.go

@@ -53,7 +53,10 @@ type MACControl struct {
 	layers.BaseLayer
 	Opcode      Opcode
 	ClassEnable uint8 // priority-enable vector (PFC), the low octet of its 16 bits
-	Quanta      [Priorities]uint16
+	// ClassEnableVector is the PFC frame's whole 16-bit field (802.1Qbb
+	// 36.1.3.2: the high octet is reserved, zero).
+	ClassEnableVector uint16
+	Quanta            [Priorities]uint16
 }
 
 // LayerType returns LayerTypeMACControl.
@@ -105,6 +108,7 @@ func (m *MACControl) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) er
 			return ErrTooShort
 		}
 		m.ClassEnable = data[3]
+		m.ClassEnableVector = binary.BigEndian.Uint16(data[2:])
 		for i := range m.Quanta {
 			m.Quanta[i] = binary.BigEndian.Uint16(data[4+2*i:])
 		}
