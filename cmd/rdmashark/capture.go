@@ -576,9 +576,9 @@ func listInterfaces(out io.Writer, o *captureOptions) error {
 	}
 	var table bytes.Buffer
 	tw := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "INTERFACE\tSTATE\tMAC\tADDRESSES\tRDMA")
+	fmt.Fprintln(tw, "#\tINTERFACE\tSTATE\tMAC\tADDRESSES\tRDMA")
 	rdma := 0
-	for _, i := range ifs {
+	for n, i := range ifs {
 		state := "down"
 		switch {
 		case i.Carrier:
@@ -602,7 +602,7 @@ func listInterfaces(out io.Writer, o *captureOptions) error {
 			devs = append(devs, strings.TrimSpace(name+" → "+i.Name+" "+kind))
 			rdma++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", i.Name, state, mac, addrs, strings.Join(devs, ", "))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", n+1, i.Name, state, mac, addrs, strings.Join(devs, ", "))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -507,9 +507,10 @@ func TestCaptureList(t *testing.T) {
 	lines := map[string]string{}
 	sc := bufio.NewScanner(&out)
 	for sc.Scan() {
+		// "N NAME …": the number -i N takes, then the name.
 		f := strings.Fields(sc.Text())
-		if len(f) > 0 {
-			lines[f[0]] = sc.Text()
+		if len(f) > 1 {
+			lines[f[1]] = sc.Text()
 		}
 	}
 	if l := lines[netnstest.Capture]; !strings.Contains(l, " up ") || !strings.Contains(l, "rxe0 → "+netnstest.Capture+" (Soft-RoCE)") {

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -116,5 +118,31 @@ func TestInterfacesMarks(t *testing.T) {
 	}
 	if len(unbound) != 1 || unbound[0].Name != "siw_gone" {
 		t.Errorf("unbound = %+v", unbound)
+	}
+}
+
+// TestResolveInterfaceNumber: -i N, as tcpdump's and tshark's, is the
+// interface capture --list shows as number N (Interfaces' order, from 1);
+// a number past the list is an error saying how many there are, and an
+// interface whose name is a number is itself.
+func TestResolveInterfaceNumber(t *testing.T) {
+	ifs, _, err := Interfaces("")
+	if err != nil || len(ifs) == 0 {
+		t.Skipf("no interfaces to number: %v", err)
+	}
+	for n, want := range ifs {
+		r, err := ResolveInterface(strconv.Itoa(n+1), "")
+		if err != nil || r.Netdev != want.Name || r.Number != n+1 || !strings.Contains(r.Note(), want.Name) {
+			t.Errorf("-i %d: %+v, %v; want %s", n+1, r, err, want.Name)
+		}
+	}
+	if _, err := ResolveInterface(strconv.Itoa(len(ifs)+1), ""); err == nil || !strings.Contains(err.Error(), strconv.Itoa(len(ifs))) {
+		t.Errorf("-i %d: %v, want an error naming the %d interfaces", len(ifs)+1, err, len(ifs))
+	}
+	saved := interfaceExists
+	defer func() { interfaceExists = saved }()
+	interfaceExists = func(name string) bool { return name == "2" }
+	if r, err := ResolveInterface("2", ""); err != nil || r.Netdev != "2" || r.Number != 0 {
+		t.Errorf("an interface named 2: %+v, %v", r, err)
 	}
 }

@@ -3,6 +3,7 @@ package live
 import (
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 )
 
@@ -13,11 +14,17 @@ type Resolved struct {
 	// RDMA is the RDMA device the name named, when it named one (rxe0,
 	// siw0, mlx5_0) rather than a network interface.
 	RDMA *RDMADevice
+	// Number is the interface's number in capture --list (1-based), when
+	// the name was that number (tcpdump's and tshark's -i N).
+	Number int
 }
 
 // Note says, for people, which netdev an RDMA device name chose ("" when
 // the name was a network interface).
 func (r Resolved) Note() string {
+	if r.Number > 0 {
+		return fmt.Sprintf("-i %d is %s (capture --list's number %d)", r.Number, r.Netdev, r.Number)
+	}
 	if r.RDMA == nil {
 		return ""
 	}
@@ -53,9 +60,23 @@ var interfaceExists = func(name string) bool {
 // neither is returned as it is, for Open to report. An RDMA device without
 // a network interface here (native InfiniBand, or its netdev in another
 // network namespace) is an error that says so.
+//
+// A number that names no interface is the interface of that number in
+// capture --list (1-based, in the kernel's order), as tcpdump -D and
+// tshark -D number them for -i.
 func ResolveInterface(name, sysfs string) (Resolved, error) {
 	if name == "" || interfaceExists(name) {
 		return Resolved{Netdev: name}, nil
+	}
+	if n, err := strconv.Atoi(name); err == nil && n > 0 && name[0] != '0' {
+		ifs, _, err := Interfaces(sysfs)
+		if err != nil {
+			return Resolved{}, err
+		}
+		if n > len(ifs) {
+			return Resolved{}, fmt.Errorf("no interface number %d: capture --list shows %d", n, len(ifs))
+		}
+		return Resolved{Netdev: ifs[n-1].Name, Number: n}, nil
 	}
 	devs, err := RDMADevices(sysfs)
 	if err != nil {
