@@ -82,6 +82,11 @@ the other; the engine's counters are left to analyze.`,
 					list.Errors = append(list.Errors, fmt.Sprintf("%s after %d packets", errInterrupted, eng.Stats.Packets))
 					runErr = nil
 				}
+				if conn != 0 && !hasConnection(eng, conn) {
+					// As analyze and check: a connection the capture does
+					// not have is a mistake in the command, not 0 rows.
+					return docResult[*report.TransactionList]{runErr: usageErr("--connection %d: no such connection in %s", conn, names[i])}
+				}
 				if runErr != nil {
 					list.Errors = append(list.Errors, runErr.Error())
 				}
@@ -155,4 +160,15 @@ func streamTransactions(cmd *cobra.Command, g *globalFlags, names []string, max 
 		return nil
 	}
 	return errs[0]
+}
+
+// hasConnection reports whether the engine saw connection id (its summary
+// is kept even after the connection was released).
+func hasConnection(eng *dissect.Engine, id int) bool {
+	for _, c := range eng.Conns.Connections() {
+		if c.ID == id {
+			return true
+		}
+	}
+	return eng.Conns.Forgotten > 0 // forgotten summaries: cannot tell
 }
