@@ -116,6 +116,10 @@ func NewConnTable() *ConnTable {
 	}
 }
 
+// Seen reports whether the table ever numbered a connection id (its
+// summary may have been forgotten since).
+func (t *ConnTable) Seen(id int) bool { return id >= 1 && id <= t.nextID }
+
 // Connections returns the connections in the order they were first seen.
 func (t *ConnTable) Connections() []*Connection { return t.conns }
 

@@ -317,7 +317,7 @@ func (a *Analysis) WriteTable(w io.Writer) error {
 	}); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%s: %d packets, %d connections", fields.Escape(a.File), a.Packets, rows.conns.len())
+	fmt.Fprintf(w, "%s: %s, %s", fields.Escape(a.File), Plural(int(a.Packets), "packet"), Plural(rows.conns.len(), "connection"))
 	if n := len(a.UDFlows); n > 0 {
 		fmt.Fprintf(w, ", %d UD flows", n)
 	}

@@ -323,7 +323,7 @@ func (r *CheckReport) WriteText(w io.Writer, o TextOptions) error {
 	ew := &errWriter{w: w}
 	rules := ruleFindings{}
 	for _, f := range r.Files {
-		ew.printf("%s: %d packets, %d connections\n", fields.Escape(f.File), f.Packets, f.numConnections())
+		ew.printf("%s: %s, %s\n", fields.Escape(f.File), Plural(int(f.Packets), "packet"), Plural(f.numConnections(), "connection"))
 		if f.Error != "" {
 			ew.printf("  could not be read: %s\n", fields.Escape(f.Error))
 		}
@@ -352,14 +352,15 @@ func (r *CheckReport) WriteText(w io.Writer, o TextOptions) error {
 	if r.Verdict != "" {
 		verdict = r.Verdict
 	}
-	ew.printf("\n%d files (%d unreadable), %d connections: %d errors, %d warnings, %d info",
-		s.Files, s.Unreadable, s.Connections, s.Findings["error"], s.Findings["warning"], s.Findings["info"])
+	ew.printf("\n%s (%d unreadable), %s: %s, %s, %d info",
+		Plural(s.Files, "file"), s.Unreadable, Plural(s.Connections, "connection"),
+		Plural(s.Findings["error"], "error"), Plural(s.Findings["warning"], "warning"), s.Findings["info"])
 	if s.Suppressed > 0 {
 		ew.printf(", %d suppressed by the baseline", s.Suppressed)
 	}
 	ew.printf("; %d checks not evaluated", s.NotEvaluated)
 	if s.Incomplete > 0 {
-		ew.printf("; %d files incomplete", s.Incomplete)
+		ew.printf("; %s incomplete", Plural(s.Incomplete, "file"))
 	}
 	ew.printf("\n")
 	if s.Incomplete > 0 {
@@ -622,4 +623,13 @@ func writeFindingsTable(w io.Writer, a *Analysis, rows *analysisRows) error {
 		fmt.Fprintf(w, "caveat on every connection's checks: %s\n", note)
 	}
 	return nil
+}
+
+// Plural writes n and the noun, with an s unless n is 1 ("1 file",
+// "2 files").
+func Plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }

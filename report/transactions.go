@@ -319,7 +319,7 @@ func (l *TransactionList) WriteTable(w io.Writer) error {
 	if l.spill != nil && l.spill.err != nil {
 		return l.spill.err
 	}
-	fmt.Fprintf(w, "%s: %d transactions\n", fields.Escape(l.File), l.Len())
+	fmt.Fprintf(w, "%s: %s\n", fields.Escape(l.File), Plural(l.Len(), "transaction"))
 	if l.spill != nil && len(l.spill.runs) > 0 {
 		if err := l.writeTableSpilled(w); err != nil {
 			return err

@@ -39,7 +39,7 @@ func TestInterruptedFIFO(t *testing.T) {
 	}{
 		{[]string{"analyze"}, 0, []string{"<FIFO>: 40 packets", "INCOMPLETE: reading was interrupted by a signal after 40 packets"}},
 		{[]string{"analyze", "--format", "json"}, 0, []string{`"interrupted": true`, `"packets": 40`}},
-		{[]string{"check", "--allow-empty"}, 2, []string{"INCOMPLETE: reading was interrupted", "1 files incomplete", "FAILED (incomplete input fails the gate: --fail-on-damage)"}},
+		{[]string{"check", "--allow-empty"}, 2, []string{"INCOMPLETE: reading was interrupted", "1 file incomplete", "FAILED (incomplete input fails the gate: --fail-on-damage)"}},
 		{[]string{"check", "--allow-empty", "--fail-on-damage=false"}, 0, []string{"INCOMPLETE: reading was interrupted", "passed (on incomplete input: --fail-on-damage=false)"}},
 		{[]string{"check", "--allow-empty", "--format", "json"}, 2, []string{`"interrupted": true`, `"incomplete": 1`, `"failed": true`}},
 		{[]string{"check", "--allow-empty", "--format", "junit"}, 2, []string{`<testcase name="read capture whole"`, `type="incomplete"`}},

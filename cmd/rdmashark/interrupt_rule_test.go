@@ -26,7 +26,7 @@ func TestInterruptedExitRule(t *testing.T) {
 		code int
 		want []string // in standard output or error
 	}{
-		{[]string{"analyze"}, 0, []string{": 1 packets", "INCOMPLETE: reading was interrupted by a signal after 1 packets"}},
+		{[]string{"analyze"}, 0, []string{": 1 packet", "INCOMPLETE: reading was interrupted by a signal after 1 packets"}},
 		{[]string{"analyze", "--format", "json"}, 0, []string{`"interrupted": true`, `"packets": 1,`}},
 		{[]string{"check", "--allow-empty"}, 2, []string{"INCOMPLETE", "FAILED (incomplete input fails the gate: --fail-on-damage)"}},
 		{[]string{"check", "--allow-empty", "--fail-on-damage=false"}, 0, []string{"INCOMPLETE", "passed"}},
@@ -35,7 +35,7 @@ func TestInterruptedExitRule(t *testing.T) {
 		{[]string{"dissect"}, 0, []string{"after 1 packets"}},
 		{[]string{"dissect", "-w", filepath.Join(dir, "out.pcapng")}, 0, []string{"after 1 packets"}},
 		{[]string{"report", "-o", filepath.Join(dir, "r.html")}, 0, nil},
-		{[]string{"export", "-o", filepath.Join(dir, "x")}, 0, []string{": 1 packets", "after 1 packets"}},
+		{[]string{"export", "-o", filepath.Join(dir, "x")}, 0, []string{": 1 packet", "after 1 packets"}},
 	} {
 		var out, errb bytes.Buffer
 		code := runContext(ctx, append(c.args, rpingPcap), strings.NewReader(""), &out, &errb)

@@ -133,6 +133,9 @@ func streamTransactions(cmd *cobra.Command, g *globalFlags, names []string, max 
 		}
 		if eng != nil {
 			fmt.Fprint(stderr, warnText(eng))
+			if f.Connection != 0 && runErr == nil && !hasConnection(eng, f.Connection) {
+				runErr = usageErr("--connection %d: no such connection in %s", f.Connection, name)
+			}
 		}
 		if n := s.Omitted(); n > 0 {
 			fmt.Fprintf(stderr, "rdmashark: %s: %d more transactions past --max %d not listed\n", printable(s.File), n, max)
@@ -162,13 +165,6 @@ func streamTransactions(cmd *cobra.Command, g *globalFlags, names []string, max 
 	return errs[0]
 }
 
-// hasConnection reports whether the engine saw connection id (its summary
-// is kept even after the connection was released).
-func hasConnection(eng *dissect.Engine, id int) bool {
-	for _, c := range eng.Conns.Connections() {
-		if c.ID == id {
-			return true
-		}
-	}
-	return eng.Conns.Forgotten > 0 // forgotten summaries: cannot tell
-}
+// hasConnection reports whether the engine numbered connection id (its
+// summary may have been released since).
+func hasConnection(eng *dissect.Engine, id int) bool { return eng.Conns.Seen(id) }
