@@ -33,6 +33,9 @@ type Queue struct {
 	// command and response capsule sizes of the controller's I/O queues
 	// and its MAXCMD.
 	Identify *IdentifyInfo `json:"identify,omitempty"`
+	// Controller is the controller the queue belongs to (controller.go),
+	// null when its Connect did not succeed in the capture.
+	Controller *Controller `json:"controller"`
 
 	Commands    uint64 `json:"commands"`
 	Completions uint64 `json:"completions"`
@@ -74,13 +77,19 @@ type Queue struct {
 
 // ConnectInfo is what a queue's Fabrics Connect said.
 type ConnectInfo struct {
-	Packet       int     `json:"packet"`
-	QID          uint16  `json:"qid"`
-	SQSIZE       uint16  `json:"sqsize"`
-	KATO         uint32  `json:"kato_ms"`
-	HostNQN      string  `json:"host_nqn,omitempty"`
-	SubNQN       string  `json:"subsystem_nqn,omitempty"`
-	HostID       string  `json:"host_id,omitempty"`
+	Packet  int    `json:"packet"`
+	QID     uint16 `json:"qid"`
+	SQSIZE  uint16 `json:"sqsize"`
+	KATO    uint32 `json:"kato_ms"`
+	HostNQN string `json:"host_nqn,omitempty"`
+	SubNQN  string `json:"subsystem_nqn,omitempty"`
+	HostID  string `json:"host_id,omitempty"`
+	// CATTR is the Connect's attributes (bit 2: SQ flow control
+	// disabled); DataCNTLID the CNTLID its data asked for (FFFFh: any,
+	// on an admin queue of the dynamic model; the controller's on an I/O
+	// queue).
+	CATTR        uint8   `json:"cattr"`
+	DataCNTLID   *uint16 `json:"data_cntlid"`
 	ControllerID *uint16 `json:"controller_id"`
 	Status       string  `json:"status,omitempty"`
 }
@@ -178,7 +187,10 @@ type Command struct {
 	InCapsule             int
 	// Ops counts the RDMA operations attached.
 	Ops int
-	seq uint64
+	// Controller is the controller of the command's queue (nil when not
+	// known: before the queue's Connect completed).
+	Controller *Controller
+	seq        uint64
 }
 
 // Capsule is the record of one Send of an NVMe/RDMA queue
@@ -213,6 +225,7 @@ type Capsule struct {
 
 // session is NVMe/RDMA on one queue.
 type session struct {
+	u   *ulp
 	c   *dissect.Connection
 	env *dissect.Env
 	q   *Queue
@@ -304,7 +317,7 @@ func (s *session) command(m *dissect.Message, r *Capsule) {
 	c := &r.Cmd
 	if c.IsFabrics() && c.FCTYPE == nvme.FabricsConnect {
 		cc := c.Connect()
-		q.Connect = &ConnectInfo{Packet: lastPacket(m.Packets), QID: cc.QID, SQSIZE: cc.SQSIZE, KATO: cc.KATO}
+		q.Connect = &ConnectInfo{Packet: lastPacket(m.Packets), QID: cc.QID, SQSIZE: cc.SQSIZE, KATO: cc.KATO, CATTR: cc.CATTR}
 		if len(c.InCapsule) >= nvme.ConnectDataLen {
 			q.connectData(c.InCapsule)
 		}
@@ -333,7 +346,7 @@ func (s *session) command(m *dissect.Message, r *Capsule) {
 	x := s.newCommand()
 	s.seq++
 	*x = Command{CID: c.CID, OPC: c.OPC, FCTYPE: c.FCTYPE, CDW10: c.CDW10, Name: c.Name(q.Admin()), SGL: c.SGL1, Transfer: c.Transfer(),
-		Packet: lastPacket(m.Packets), Time: m.Time, InCapsule: len(c.InCapsule), seq: s.seq}
+		Packet: lastPacket(m.Packets), Time: m.Time, InCapsule: len(c.InCapsule), seq: s.seq, Controller: q.Controller}
 	r.Request = x
 	s.out[c.CID] = x
 	if s.env.Budget != nil {
@@ -362,6 +375,7 @@ func (q *Queue) connectData(b []byte) {
 		return
 	}
 	q.Connect.HostNQN, q.Connect.SubNQN = string(d.HOSTNQN), string(d.SUBNQN)
+	q.Connect.DataCNTLID = u16(d.CNTLID)
 	const hexd = "0123456789abcdef"
 	var id [36]byte
 	j := 0
@@ -401,10 +415,26 @@ func (s *session) completion(m *dissect.Message, r *Capsule) {
 		cr := r.Cpl.ConnectResponse()
 		if r.Cpl.Status.Success() {
 			q.Connect.ControllerID = u16(cr.CNTLID)
+			s.join(cr.CNTLID)
+			x.Controller = q.Controller
 		}
 		q.Connect.Status = r.Cpl.Status.Describe(x.OPC, true, x.FCTYPE)
 	}
 	s.finish(x, m, &r.Cpl, dissect.Responded)
+}
+
+// join makes the queue, whose Connect just succeeded, a queue of its
+// controller: the CNTLID the completion returned for the admin queue, the
+// one its Connect data named for an I/O queue (NVMe over Fabrics 1.1
+// "Connect Command", "Connect Response").
+func (s *session) join(cntlid uint16) {
+	q := s.q
+	qid := q.Connect.QID
+	if qid != 0 && q.Connect.DataCNTLID != nil {
+		cntlid = *q.Connect.DataCNTLID
+	}
+	k := ctrlKey{target: s.c.Server.Address, host: q.Connect.HostNQN, sub: q.Connect.SubNQN, cntlid: cntlid}
+	q.Controller = s.u.ctrls.join(k, s.c, qid, q)
 }
 
 func (s *session) status(x *dissect.Exchange, c *nvme.Completion, opc uint8, fct nvme.FabricsType) {
@@ -536,7 +566,7 @@ func lastPacket(pk []int) int {
 // ULPTableHeader and ULPTableRow give the queue's row of analyze's text
 // table (report.ULPTable).
 func (q *Queue) ULPTableHeader() []string {
-	return []string{"QID", "HSQSIZE / HRQSIZE / CRQSIZE", "CNTLID", "Subsystem", "Cmds / Cpls", "Inv. asked / used", "Depth", "Unpaired"}
+	return []string{"QID", "HSQSIZE / HRQSIZE / CRQSIZE", "Controller", "Subsystem", "Cmds / Cpls", "Inv. asked / used", "Depth", "Unpaired"}
 }
 
 // ULPTableRow: see ULPTableHeader.
@@ -553,6 +583,9 @@ func (q *Queue) ULPTableRow() []string {
 			qid = strconv.Itoa(int(c.QID))
 		}
 		cntlid = opt(c.ControllerID)
+		if x := q.Controller; x != nil {
+			cntlid = x.label(q.Admin())
+		}
 		if c.SubNQN != "" {
 			sub = c.SubNQN
 		}

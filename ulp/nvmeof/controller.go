@@ -1,0 +1,112 @@
+package nvmeof
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/rdmashark/rdmashark/dissect"
+)
+
+// Controller is one NVMe controller as the capture shows it: an
+// association of an admin queue (QID 0) and the I/O queues a host
+// connected to it (NVMe over Fabrics 1.1 "Controller Model",
+// "Connect Command"). The admin queue's Connect names the host and
+// subsystem NQNs in its data and gets the CNTLID in its completion (the
+// controller the target allocated, dynamic model); every I/O queue's
+// Connect names that CNTLID, with the same NQNs, in its data. Every queue
+// of one controller points to the same Controller (Queue.Controller), so
+// analyze's "nvme_rdma" of each queue shows the controller and all its
+// queues.
+type Controller struct {
+	// ID numbers the controllers of the capture, 1, 2, ... in the order
+	// their first queue connected (the CNTLID need not be unique across
+	// targets).
+	ID      int    `json:"id"`
+	CNTLID  uint16 `json:"cntlid"`
+	HostNQN string `json:"host_nqn,omitempty"`
+	SubNQN  string `json:"subsystem_nqn,omitempty"`
+	HostID  string `json:"host_id,omitempty"`
+	// Target is the controller side's address.
+	Target string `json:"target"`
+	// AdminConnection is the connection of the admin queue, null when
+	// the capture does not hold its Connect; KATO its Keep Alive Timeout
+	// (ms, 0: none) as that Connect set it.
+	AdminConnection *int   `json:"admin_connection"`
+	KATO            uint32 `json:"kato_ms"`
+	// Queues are the queues connected to it, in the order they connected.
+	Queues []QueueRef `json:"queues"`
+
+	admin *dissect.Connection
+	state ctrlState
+}
+
+// QueueRef names one queue of a controller: its QID and the connection it
+// rides on.
+type QueueRef struct {
+	QID        uint16 `json:"qid"`
+	Connection int    `json:"connection"`
+}
+
+// ctrlState is what the sessions of a controller's queues share while the
+// capture is read.
+type ctrlState struct{}
+
+// ctrlKey identifies a controller: the target's address, the host and
+// subsystem NQNs and the CNTLID.
+type ctrlKey struct {
+	target, host, sub string
+	cntlid            uint16
+}
+
+// controllers is the engine-wide registry of controllers (one per ULP
+// value, that is per engine).
+type controllers struct {
+	byKey map[ctrlKey]*Controller
+	n     int
+}
+
+// join adds queue q (on connection c, connected with QID qid) to the
+// controller of key k: a new one for an admin queue (a new association,
+// even with a CNTLID seen before), the current one for an I/O queue (a
+// new one, without admin queue, when the capture lacks it).
+func (cs *controllers) join(k ctrlKey, c *dissect.Connection, qid uint16, q *Queue) *Controller {
+	if cs.byKey == nil {
+		cs.byKey = map[ctrlKey]*Controller{}
+	}
+	x := cs.byKey[k]
+	if x == nil || qid == 0 && x.admin != nil {
+		cs.n++
+		x = &Controller{ID: cs.n, CNTLID: k.cntlid, HostNQN: k.host, SubNQN: k.sub, Target: k.target}
+		cs.byKey[k] = x
+	}
+	if qid == 0 {
+		id := c.ID
+		x.AdminConnection, x.admin = &id, c
+		if q.Connect != nil {
+			x.KATO = q.Connect.KATO
+		}
+	}
+	if x.HostID == "" && q.Connect != nil {
+		x.HostID = q.Connect.HostID
+	}
+	x.Queues = append(x.Queues, QueueRef{QID: qid, Connection: c.ID})
+	return x
+}
+
+// label is the controller as the text table names it: its number, CNTLID
+// and, on the admin queue's row, the connections of its queues.
+func (x *Controller) label(admin bool) string {
+	var b strings.Builder
+	b.WriteString(strconv.Itoa(x.ID))
+	b.WriteString(" (cntlid ")
+	b.WriteString(strconv.Itoa(int(x.CNTLID)))
+	if admin {
+		b.WriteString("; conns")
+		for _, r := range x.Queues {
+			b.WriteByte(' ')
+			b.WriteString(strconv.Itoa(r.Connection))
+		}
+	}
+	b.WriteByte(')')
+	return b.String()
+}

@@ -1,0 +1,67 @@
+package nvmeof_test
+
+import (
+	"testing"
+
+	"github.com/rdmashark/rdmashark/ulp/nvmeof"
+)
+
+// TestControllersOfMixCapture: the nvmeof-mix scenario
+// (testdata/pcaps/ulp/scenarios/nvmeof-mix-small.sh) connects once to the
+// discovery controller, once to a subsystem that does not exist (its
+// Connect fails: no controller), and once to the real controller "with 3
+// I/O queues (+ the admin queue: 4 RDMA-CM connections)". tshark 4.0
+// gives the admin Connects' completions CNTLID 0x0001 (frames 31 and 116
+// of the RoCE capture, nvme.fabrics.cqe.connect.cntrlid); the scenario's
+// NQN is nqn.2026-11.lab:nvme and the discovery NQN is NVMe over Fabrics
+// 1.1's well-known nqn.2014-08.org.nvmexpress.discovery.
+func TestControllersOfMixCapture(t *testing.T) {
+	for _, name := range []string{"ulp/rxe-nvmeof-mix-small.pcap", "ulp/siw-nvmeof-mix-small.pcap"} {
+		e, xs, _ := run(t, name)
+		ctrls := map[*nvmeof.Controller][]*nvmeof.Queue{}
+		none := 0
+		for _, c := range e.Conns.Connections() {
+			q, ok := c.ULPData.(*nvmeof.Queue)
+			if !ok {
+				continue
+			}
+			if q.Controller == nil {
+				none++
+				continue
+			}
+			ctrls[q.Controller] = append(ctrls[q.Controller], q)
+		}
+		if none != 1 || len(ctrls) != 2 {
+			t.Fatalf("%s: %d controllers, %d queues without one; want 2 and 1 (the failed Connect)", name, len(ctrls), none)
+		}
+		for x, qs := range ctrls {
+			if x.CNTLID != 1 || x.AdminConnection == nil {
+				t.Errorf("%s: controller %+v", name, x)
+			}
+			want := map[string]int{"nqn.2014-08.org.nvmexpress.discovery": 1, "nqn.2026-11.lab:nvme": 4}[x.SubNQN]
+			if len(qs) != want || len(x.Queues) != want {
+				t.Errorf("%s: controller of %s has %d queues (%d listed), want %d", name, x.SubNQN, len(qs), len(x.Queues), want)
+			}
+			for i, r := range x.Queues {
+				if int(r.QID) != i {
+					t.Errorf("%s: controller of %s: queue %d has QID %d", name, x.SubNQN, i, r.QID)
+				}
+			}
+			if x.SubNQN == "nqn.2026-11.lab:nvme" && x.KATO == 0 {
+				t.Errorf("%s: the I/O controller's admin Connect set no KATO", name)
+			}
+		}
+		// Every exchange after its queue's Connect completed knows the
+		// controller of its queue.
+		for _, x := range xs {
+			q := x.Conn.ULPData.(*nvmeof.Queue)
+			cmd, _ := x.Detail.(*nvmeof.Command)
+			if cmd == nil || q.Controller == nil || cmd.Controller == q.Controller {
+				continue
+			}
+			if cmd.Name != "Connect" {
+				t.Errorf("%s: exchange %s of connection %d: controller %v, its queue's %v", name, x.Name, x.Conn.ID, cmd.Controller, q.Controller)
+			}
+		}
+	}
+}
