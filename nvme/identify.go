@@ -19,17 +19,20 @@ const IdentifyDataLen = 4096
 //	NVMe over Fabrics attributes: 1792-1795 IOCCSZ, 1796-1799 IORCSZ,
 //	1800-1801 ICDOFF, 1802 FCATT, 1803 MSDBD, 1804-1805 OFCS.
 type IdentifyController struct {
-	VID       uint16
-	SSVID     uint16
-	SN        []byte // 20 ASCII octets, space padded; into the decoded data
-	MN        []byte // 40 ASCII octets, space padded
-	FR        []byte // 8 ASCII octets
-	RAB       uint8
-	IEEE      uint32 // 24 bits
-	CMIC      uint8
-	MDTS      uint8 // maximum data transfer size, 2^MDTS minimum pages; 0 no limit
-	CNTLID    uint16
-	VER       VS
+	VID    uint16
+	SSVID  uint16
+	SN     []byte // 20 ASCII octets, space padded; into the decoded data
+	MN     []byte // 40 ASCII octets, space padded
+	FR     []byte // 8 ASCII octets
+	RAB    uint8
+	IEEE   uint32 // 24 bits
+	CMIC   uint8
+	MDTS   uint8 // maximum data transfer size, 2^MDTS minimum pages; 0 no limit
+	CNTLID uint16
+	VER    VS
+	// CTRATT is the controller attributes (octets 96-99); bit 6 is
+	// Traffic Based Keep Alive Support (TBKAS, CTRATTTBKAS).
+	CTRATT    uint32
 	CNTRLTYPE uint8  // 1 I/O, 2 discovery, 3 administrative controller
 	KAS       uint16 // keep alive support, granularity in 100 ms units
 	SQES      uint8  // bits 3:0 required, 7:4 maximum SQ entry size, log2
@@ -48,6 +51,12 @@ type IdentifyController struct {
 	MSDBD  uint8  // maximum SGL data block descriptors per command
 	OFCS   uint16 // optional fabric commands supported (bit 0 Disconnect)
 }
+
+// CTRATTTBKAS is CTRATT's Traffic Based Keep Alive Support bit (NVMe Base
+// 2.0 "Identify Controller Data Structure"; Linux NVME_CTRL_ATTR_TBKAS):
+// the controller restarts its Keep Alive Timer on any command it
+// processes, not only on Keep Alive commands ("Keep Alive Timer").
+const CTRATTTBKAS = 1 << 6
 
 // DecodeFromBytes decodes the Identify Controller data at the start of data
 // (all 4096 octets; a transfer cut short is an error).
@@ -68,6 +77,7 @@ func (c *IdentifyController) DecodeFromBytes(data []byte) error {
 	c.MDTS = data[77]
 	c.CNTLID = le.Uint16(data[78:])
 	c.VER = VS(le.Uint32(data[80:]))
+	c.CTRATT = le.Uint32(data[96:])
 	c.CNTRLTYPE = data[111]
 	c.KAS = le.Uint16(data[320:])
 	c.SQES = data[512]

@@ -4,7 +4,10 @@ import (
 	"strconv"
 	"strings"
 
+	"time"
+
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/nvme"
 )
 
 // Controller is one NVMe controller as the capture shows it: an
@@ -49,7 +52,37 @@ type QueueRef struct {
 
 // ctrlState is what the sessions of a controller's queues share while the
 // capture is read.
-type ctrlState struct{}
+type ctrlState struct {
+	// The Keep Alive Timer as the capture shows it (NVMe Base 2.0 "Keep
+	// Alive Timer"): kaLive from the admin Connect's successful
+	// completion (the timer starts) to the end of the admin queue's
+	// connection; kaAt and kaPacket when it last restarted.
+	kaLive   bool
+	kaAt     time.Time
+	kaPacket int
+	// tbkas is the admin queue's Identify Controller's CTRATT.TBKAS:
+	// tbkasUnknown until one is seen.
+	tbkas tbkas
+	// conns are the connections of its queues.
+	conns []*dissect.Connection
+}
+
+type tbkas uint8
+
+const (
+	tbkasUnknown tbkas = iota
+	tbkasYes
+	tbkasNo
+)
+
+// restartsOn reports whether a command restarts the controller's Keep
+// Alive Timer: a Keep Alive command always; any command, of any queue,
+// under Traffic Based Keep Alive (CTRATT.TBKAS), which is taken to be
+// in effect while the capture holds no Identify Controller that says
+// otherwise (so that a capture that lacks it never makes a finding).
+func (st *ctrlState) restartsOn(keepAlive bool) bool {
+	return keepAlive || st.tbkas != tbkasNo
+}
 
 // ctrlKey identifies a controller: the target's address, the host and
 // subsystem NQNs and the CNTLID.
@@ -85,11 +118,15 @@ func (cs *controllers) join(k ctrlKey, c *dissect.Connection, qid uint16, q *Que
 		if q.Connect != nil {
 			x.KATO = q.Connect.KATO
 		}
+		if q.Identify != nil {
+			x.state.setTBKAS(q.Identify.CTRATT)
+		}
 	}
 	if x.HostID == "" && q.Connect != nil {
 		x.HostID = q.Connect.HostID
 	}
 	x.Queues = append(x.Queues, QueueRef{QID: qid, Connection: c.ID})
+	x.state.conns = append(x.state.conns, c)
 	return x
 }
 
@@ -109,4 +146,27 @@ func (x *Controller) label(admin bool) string {
 	}
 	b.WriteByte(')')
 	return b.String()
+}
+
+func (st *ctrlState) setTBKAS(ctratt uint32) {
+	st.tbkas = tbkasNo
+	if ctratt&nvme.CTRATTTBKAS != 0 {
+		st.tbkas = tbkasYes
+	}
+}
+
+// ioLost reports whether the capture lost part of the host's stream of an
+// I/O queue of the controller between packets from and to, or cannot
+// tell (PSNs skipped): a command that restarted the Keep Alive Timer
+// under Traffic Based Keep Alive may be what it lost.
+func (x *Controller) ioLost(from, to int) bool {
+	for _, c := range x.state.conns {
+		if c == x.admin {
+			continue
+		}
+		if c.MissingPSNs > 0 || c.State == dissect.StateNoSetup || c.Lost[dissect.DirClientToServer.Index()].Between(from, to) {
+			return true
+		}
+	}
+	return false
 }

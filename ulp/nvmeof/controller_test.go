@@ -47,8 +47,17 @@ func TestControllersOfMixCapture(t *testing.T) {
 					t.Errorf("%s: controller of %s: queue %d has QID %d", name, x.SubNQN, i, r.QID)
 				}
 			}
-			if x.SubNQN == "nqn.2026-11.lab:nvme" && x.KATO == 0 {
-				t.Errorf("%s: the I/O controller's admin Connect set no KATO", name)
+			if x.SubNQN == "nqn.2026-11.lab:nvme" && x.KATO != 5000 {
+				t.Errorf("%s: the I/O controller's admin Connect set KATO %d, tshark says 5000", name, x.KATO)
+			}
+			// tshark's nvme.cmd.identify.ctrl.ctratt: 0x00000041 for the
+			// I/O controller (128-bit host ID, TBKAS; frame 148 of the
+			// RoCE capture).
+			const wantCTRATT = 0x41
+			for _, q := range qs {
+				if x.SubNQN == "nqn.2026-11.lab:nvme" && q.Admin() && (q.Identify == nil || q.Identify.CTRATT != wantCTRATT) {
+					t.Errorf("%s: controller of %s: Identify %+v, want CTRATT 0x%x", name, x.SubNQN, q.Identify, wantCTRATT)
+				}
 			}
 		}
 		// Every exchange after its queue's Connect completed knows the

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
@@ -92,6 +93,37 @@ Invalidate of that key. Invalidating another key, or for a command that did not 
 tears down memory the host still uses (Linux hosts reset the controller).`,
 			Evidence: "completions sent With Invalidate",
 			Applies:  applies, ULPMessage: checkInvalidateKey,
+		},
+		{
+			ID: "NVME-KEEP-ALIVE", Severity: check.Warning, ULP: Name,
+			Reference: "NVMe Base 2.0, Keep Alive Timer, Keep Alive command, Identify Controller (CTRATT.TBKAS); NVMe over Fabrics 1.1, Connect Command (KATO)",
+			Summary:   "while a controller is connected, the host restarts its Keep Alive Timer within KATO",
+			Explanation: `The admin queue's Connect sets the Keep Alive Timeout (KATO, ms; 0 turns the timer
+off). The controller's Keep Alive Timer starts when that Connect completes and
+restarts on every Keep Alive command (opcode 18h) — on any command of any of its
+queues when the controller supports Traffic Based Keep Alive (CTRATT.TBKAS). If it
+expires, the controller tears the association down. Linux hosts send a Keep Alive
+every KATO/2 (drivers/nvme/host/core.c, nvme_keep_alive_work), skipping it when a
+completion came since and the controller has TBKAS. A gap longer than KATO before an
+admin-queue command is a warning: the controller may already have given up. Without
+an Identify Controller in the capture, any command is taken to restart the timer.`,
+			Evidence: "the admin queue's Connect and its commands; with Traffic Based Keep Alive, the I/O queues' commands",
+			Applies: func(c *check.Conn) string {
+				if why := applies(c); why != "" {
+					return why
+				}
+				switch q := queueOf(c); {
+				case q == nil || q.Connect == nil:
+				case !q.Admin():
+					return "an I/O queue: Keep Alive is judged on its controller's admin queue"
+				case q.Controller == nil:
+					return "the admin queue's Connect did not succeed in the capture"
+				case q.Controller.KATO == 0:
+					return "the admin queue's Connect set KATO 0: no Keep Alive Timer"
+				}
+				return ""
+			},
+			ULPMessage: checkKeepAlive,
 		},
 		{
 			ID: "NVME-RDMA-BY-HOST", Severity: check.Error, ULP: Name,
@@ -309,6 +341,34 @@ func checkInvalidateKey(c *check.Conn, m *dissect.Message) {
 				"the completion of %s (CID %d) invalidated key 0x%08x; the command asked to invalidate key 0x%08x",
 				x.Name, x.CID, r.InvalidatedSTag, x.SGL.Key)}, dissect.DirUnknown, from, to)
 	}
+}
+
+func checkKeepAlive(c *check.Conn, m *dissect.Message) {
+	r := capsuleOf(m)
+	if r == nil || !r.Command || !r.KeepAlive {
+		return
+	}
+	x := r.Queue.Controller
+	to := firstPacket(m.Packets)
+	if x.state.tbkas != tbkasNo && x.ioLost(r.KeepAliveFrom, to) {
+		c.Skip(check.ReasonCaptureGap)
+		return
+	}
+	c.Checked()
+	kato := time.Duration(x.KATO) * time.Millisecond
+	if r.KeepAliveGap <= kato {
+		return
+	}
+	what := "Keep Alive"
+	if x.state.tbkas != tbkasNo {
+		what = "command"
+	}
+	// A command the capture lost may have restarted the timer: judged at
+	// the end of the connection.
+	c.Hold(check.Finding{Packets: []int{r.KeepAliveFrom, to}, Key: "gap", ULP: Name, Message: fmt.Sprintf(
+		"%v without a %s to controller %d (CNTLID %d) before this %s: longer than its KATO of %d ms",
+		r.KeepAliveGap.Round(time.Millisecond), what, x.ID, x.CNTLID, r.Request.Name, x.KATO)},
+		dissect.DirClientToServer, r.KeepAliveFrom, to)
 }
 
 func opText(op *dissect.RDMAOp) string {

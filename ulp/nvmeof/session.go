@@ -100,6 +100,9 @@ type IdentifyInfo struct {
 	IORCSZ uint32 `json:"iorcsz"`
 	ICDOFF uint16 `json:"icdoff"`
 	MAXCMD uint16 `json:"maxcmd"`
+	// CTRATT is the controller attributes (bit 6: Traffic Based Keep
+	// Alive Support).
+	CTRATT uint32 `json:"ctratt"`
 	// InCapsuleDataSize is IOCCSZ*16 less the SQE: the in-capsule data an
 	// I/O command may carry.
 	InCapsuleDataSize int `json:"in_capsule_data_size"`
@@ -217,6 +220,13 @@ type Capsule struct {
 	First bool
 	// Outstanding: commands awaiting completion with this one.
 	Outstanding int
+	// KeepAlive: a command on the admin queue of a controller whose
+	// Keep Alive Timer runs (KATO ≠ 0, connected); KeepAliveGap is the
+	// time since the timer last restarted, at packet KeepAliveFrom
+	// (controller.go, ctrlState).
+	KeepAlive     bool
+	KeepAliveGap  time.Duration
+	KeepAliveFrom int
 	// Invalidate, InvalidatedSTag: the Send With Invalidate of a
 	// completion.
 	Invalidate      bool
@@ -343,6 +353,7 @@ func (s *session) command(m *dissect.Message, r *Capsule) {
 		q.Evicted++
 		s.finish(oldest, nil, nil, dissect.Evicted)
 	}
+	s.keepAlive(m, r)
 	x := s.newCommand()
 	s.seq++
 	*x = Command{CID: c.CID, OPC: c.OPC, FCTYPE: c.FCTYPE, CDW10: c.CDW10, Name: c.Name(q.Admin()), SGL: c.SGL1, Transfer: c.Transfer(),
@@ -365,6 +376,22 @@ func (s *session) command(m *dissect.Message, r *Capsule) {
 		// 1.0 "Keyed SGL Data Block Descriptor").
 		s.mem.Advertise(x, dissect.DirClientToServer, 0, 0, dissect.Region{STag: x.SGL.Key, Offset: x.SGL.Address,
 			Length: x.SGL.Length, Read: x.Transfer != nvme.TransferCtrlToHost})
+	}
+}
+
+// keepAlive follows the Keep Alive Timer of the queue's controller
+// through command r.
+func (s *session) keepAlive(m *dissect.Message, r *Capsule) {
+	x := s.q.Controller
+	if x == nil || x.KATO == 0 || !x.state.kaLive {
+		return
+	}
+	st := &x.state
+	if s.q.Admin() {
+		r.KeepAlive, r.KeepAliveGap, r.KeepAliveFrom = true, m.Time.Sub(st.kaAt), st.kaPacket
+	}
+	if st.restartsOn(!r.Cmd.IsFabrics() && s.q.Admin() && nvme.AdminOpcode(r.Cmd.OPC) == nvme.AdminKeepAlive) {
+		st.kaAt, st.kaPacket = m.Time, firstPacket(m.Packets)
 	}
 }
 
@@ -417,6 +444,12 @@ func (s *session) completion(m *dissect.Message, r *Capsule) {
 			q.Connect.ControllerID = u16(cr.CNTLID)
 			s.join(cr.CNTLID)
 			x.Controller = q.Controller
+			if q.Admin() {
+				// The Keep Alive Timer starts (NVMe Base 2.0 "Keep
+				// Alive Timer").
+				st := &q.Controller.state
+				st.kaLive, st.kaAt, st.kaPacket = true, m.Time, firstPacket(m.Packets)
+			}
 		}
 		q.Connect.Status = r.Cpl.Status.Describe(x.OPC, true, x.FCTYPE)
 	}
@@ -533,12 +566,15 @@ func (s *session) RDMAOp(p *dissect.Packet, op *dissect.RDMAOp) {
 		// The controller fetched the Connect data (Linux hosts send it
 		// by keyed SGL, rxe-nvmeof.pcap).
 		q.connectData(op.Data)
-	case q.Admin() && nvme.AdminOpcode(x.OPC) == nvme.AdminIdentify && op.Kind == dissect.RDMAWrite &&
+	case q.Admin() && nvme.AdminOpcode(x.OPC) == nvme.AdminIdentify && nvme.CNS(x.CDW10) == nvme.CNSController && op.Kind == dissect.RDMAWrite &&
 		op.Offset == x.SGL.Address && len(op.Data) >= nvme.IdentifyDataLen && q.Identify == nil:
 		var ic nvme.IdentifyController
 		if ic.DecodeFromBytes(op.Data) == nil && ic.IOCCSZ != 0 {
-			q.Identify = &IdentifyInfo{IOCCSZ: ic.IOCCSZ, IORCSZ: ic.IORCSZ, ICDOFF: ic.ICDOFF, MAXCMD: ic.MAXCMD,
+			q.Identify = &IdentifyInfo{IOCCSZ: ic.IOCCSZ, IORCSZ: ic.IORCSZ, ICDOFF: ic.ICDOFF, MAXCMD: ic.MAXCMD, CTRATT: ic.CTRATT,
 				InCapsuleDataSize: ic.InCapsuleDataSize()}
+			if x := q.Controller; x != nil {
+				x.state.setTBKAS(ic.CTRATT)
+			}
 		}
 	}
 }
@@ -546,6 +582,9 @@ func (s *session) RDMAOp(p *dissect.Packet, op *dissect.RDMAOp) {
 // Close ends the commands still open, in the order they came.
 func (s *session) Close() {
 	s.recycle()
+	if x := s.q.Controller; x != nil && x.admin == s.c {
+		x.state.kaLive = false
+	}
 	open := make([]*Command, 0, len(s.out))
 	for _, x := range s.out {
 		open = append(open, x)
