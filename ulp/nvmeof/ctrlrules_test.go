@@ -3,9 +3,11 @@ package nvmeof_test
 import (
 	"encoding/binary"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/ulp/nvmeof"
 )
@@ -54,7 +56,14 @@ func cqe(dw0 uint32, sqhd, sqid, cid, status uint16) []byte {
 	return b
 }
 
-func (r *rig) sqe(b []byte) int { return r.send(dissect.DirClientToServer, b, false, 0) }
+func (r *rig) sqe(b []byte) int {
+	r.subs++
+	return r.send(dissect.DirClientToServer, b, false, 0)
+}
+
+// done completes command cid with success and the SQHD of a controller
+// that consumed every entry the host filled (queues of 32 entries).
+func (r *rig) done(cid uint16) int { return r.cqe(cqe(0, uint16(r.subs%32), 0, cid, 0)) }
 
 func (r *rig) cqe(b []byte) int { return r.send(dissect.DirServerToClient, b, false, 0) }
 
@@ -119,19 +128,19 @@ func (a *rig) identify(cid uint16, ctratt uint32) {
 	binary.LittleEndian.PutUint32(d[1792:], 4)
 	binary.LittleEndian.PutUint32(d[1796:], 1)
 	a.opData(dissect.RDMAWrite, 0x44, 0x4000, d)
-	a.cqe(cqe(0, 0, 0, cid, 0))
+	a.done(cid)
 }
 
 func (a *rig) keepAlive(cid uint16) int {
 	p := a.sqe(sqe(0x18, cid, 0, 0, 0, 0))
-	a.cqe(cqe(0, 0, 0, cid, 0))
+	a.done(cid)
 	return p
 }
 
 func (a *rig) read(cid uint16) int {
 	p := a.sqe(sqe(ioRead, cid, 0, 0x8000, 512, 0x22))
 	a.opData(dissect.RDMAWrite, 0x22, 0x8000, make([]byte, 512))
-	a.cqe(cqe(0, 0, 0, cid, 0))
+	a.done(cid)
 	return p
 }
 
@@ -198,5 +207,71 @@ func TestKeepAliveOff(t *testing.T) {
 	a.keepAlive(2)
 	if f := a.findings(); len(f) != 0 {
 		t.Errorf("KATO 0: %v", f)
+	}
+}
+
+// sqQueue is an I/O queue of SQSIZE 3 (4 entries) set up and connected:
+// the Connect took entry 0, its completion reports SQHD 1.
+func sqQueue(t *testing.T, cattr uint8) *rig {
+	r := newRig(t, cmReq(1, 4, 3))
+	r.sqe(sqe(0x7f, 0, 0x01, 0x1000, 1024, 0x11, 1<<16, 3|uint32(cattr)<<16))
+	r.readData(0x11, 0x1000, connectData(1))
+	sqhd := uint16(1)
+	if cattr != 0 {
+		sqhd = 0xffff // nvmet with SQ flow control disabled
+	}
+	r.cqe(cqe(1, sqhd, 1, 0, 0))
+	return r
+}
+
+// NVMe Base 2.0 "Submission Queue Head Pointer": the Nth command (the
+// Connect being the first) takes entry N-1 mod 4; a controller that
+// consumed it reports SQHD N mod 4.
+func TestSQHD(t *testing.T) {
+	r := sqQueue(t, 0)
+	for i := uint16(1); i <= 6; i++ { // through a wrap: 2, 3, 0, 1, 2, 3
+		r.sqe(sqe(ioRead, i, 0, 0x8000, 512, 0x22))
+		r.cqe(cqe(0, (i+1)%4, 1, i, 0))
+	}
+	if f := r.findings(); len(f) != 0 {
+		t.Errorf("SQHD following the commands: %v", f)
+	}
+	// SQHD 3 after two commands (entries 1 and 2 taken, head at most 3)
+	// is fine; SQHD 0 would mean entry 3 consumed too, which the host
+	// never filled.
+	r = sqQueue(t, 0)
+	r.sqe(sqe(ioRead, 1, 0, 0x8000, 512, 0x22))
+	r.sqe(sqe(ioRead, 2, 0, 0x9000, 512, 0x23))
+	r.cqe(cqe(0, 3, 1, 2, 0))
+	bad := r.cqe(cqe(0, 0, 1, 1, 0))
+	if f := r.findings(); len(f) != 1 || !slices.Equal(f["NVME-SQHD"], []int{bad}) {
+		t.Errorf("SQHD past the submitted entries: %v, want NVME-SQHD on %d", f, bad)
+	}
+	// An SQHD that names no entry of the 4.
+	r = sqQueue(t, 0)
+	r.sqe(sqe(ioRead, 1, 0, 0x8000, 512, 0x22))
+	bad = r.cqe(cqe(0, 4, 1, 1, 0))
+	if f := r.findings(); len(f) != 1 || !slices.Equal(f["NVME-SQHD"], []int{bad}) {
+		t.Errorf("SQHD 4 on a queue of 4: %v, want NVME-SQHD on %d", f, bad)
+	}
+}
+
+// With SQ flow control disabled (CATTR bit 2) SQHD is reserved: nvmet
+// sends FFFFh, and the rule is not evaluated, saying why.
+func TestSQHDFlowControlDisabled(t *testing.T) {
+	r := sqQueue(t, 0x04)
+	r.sqe(sqe(ioRead, 1, 0, 0x8000, 512, 0x22))
+	r.cqe(cqe(0, 0xffff, 1, 1, 0))
+	r.s.Close()
+	res := r.ck.Finish([]*dissect.Connection{r.c})
+	if len(res.Findings) != 0 {
+		t.Errorf("findings: %v", res.Findings)
+	}
+	for _, cr := range res.Connections {
+		for _, ch := range cr.Checks {
+			if ch.Rule == "NVME-SQHD" && (ch.Status != check.StatusNotEvaluated || !strings.Contains(ch.Reason, "SQ flow control")) {
+				t.Errorf("NVME-SQHD: %s (%s)", ch.Status, ch.Reason)
+			}
+		}
 	}
 }

@@ -126,6 +126,30 @@ an Identify Controller in the capture, any command is taken to restart the timer
 			ULPMessage: checkKeepAlive,
 		},
 		{
+			ID: "NVME-SQHD", Severity: check.Warning, ULP: Name,
+			Reference: "NVMe Base 2.0, Completion Queue Entry (SQ Head Pointer), Submission Queue Head Pointer; NVMe over Fabrics 1.1, Connect Command (SQSIZE, CATTR), SQ Flow Control",
+			Summary:   "a completion's SQHD advances modulo the queue size and never past the entries the host submitted",
+			Explanation: `Each completion carries the SQ Head Pointer: the submission queue entry the
+controller will consume next. The host fills the queue in order, one entry a command
+capsule, from the Connect (its first entry) on, modulo the queue size SQSIZE + 1, and
+uses SQHD to know which entries are free (SQ flow control). SQHD can only move
+forward, and the entries it reports consumed can never be more than the commands the
+host has sent; an SQHD at or past the queue size names no entry. When the Connect
+disabled SQ flow control (CATTR bit 2; Linux hosts only with the disable_sqflow
+option) SQHD is reserved (Linux targets send FFFFh) and the rule is not evaluated.`,
+			Evidence: "the queue's Connect, its commands and completions",
+			Applies: func(c *check.Conn) string {
+				if why := applies(c); why != "" {
+					return why
+				}
+				if q := queueOf(c); q != nil && q.Connect != nil && q.Connect.CATTR&nvme.CATTRDisableSQFlow != 0 {
+					return "the Connect disabled SQ flow control (CATTR bit 2): SQHD is reserved"
+				}
+				return ""
+			},
+			ULPMessage: checkSQHD,
+		},
+		{
 			ID: "NVME-RDMA-BY-HOST", Severity: check.Error, ULP: Name,
 			Reference: "NVMe RDMA Transport 1.0, Data Transfer (RDMA Read and Write by the controller)",
 			Summary:   "only the controller initiates RDMA Read and Write",
@@ -369,6 +393,41 @@ func checkKeepAlive(c *check.Conn, m *dissect.Message) {
 		"%v without a %s to controller %d (CNTLID %d) before this %s: longer than its KATO of %d ms",
 		r.KeepAliveGap.Round(time.Millisecond), what, x.ID, x.CNTLID, r.Request.Name, x.KATO)},
 		dissect.DirClientToServer, r.KeepAliveFrom, to)
+}
+
+func checkSQHD(c *check.Conn, m *dissect.Message) {
+	r := capsuleOf(m)
+	if r == nil || r.Command || r.Err != nil {
+		return
+	}
+	if !r.SQHD {
+		if !r.Queue.sqOn && r.Queue.Connect == nil {
+			c.Skip(check.ReasonMidTransaction) // the capture lacks the Connect
+		}
+		return
+	}
+	if damaged(c) {
+		c.Skip(check.ReasonCaptureGap)
+		return
+	}
+	c.Checked()
+	if !r.SQHDBad {
+		return
+	}
+	q := r.Queue
+	msg := fmt.Sprintf("SQHD %d names no entry of the queue's %d (SQSIZE %d + 1)", r.Cpl.SQHD, q.sqSize, q.sqSize-1)
+	if uint32(r.Cpl.SQHD) < q.sqSize {
+		msg = fmt.Sprintf("SQHD %d reports %d submission queue entries consumed (modulo %d), but the host has sent %d commands since its Connect",
+			r.Cpl.SQHD, r.SQHDConsumed, q.sqSize, r.SQHDSubmitted)
+	}
+	// A command the capture lost may be the entry it reports: judged at
+	// the end of the connection.
+	from := 0
+	if q.Connect != nil {
+		from = q.Connect.Packet
+	}
+	c.Hold(check.Finding{Packets: m.Packets, Key: "sqhd", ULP: Name, Exchange: exchangeKey(q, r.Cpl.CID), Message: msg},
+		dissect.DirClientToServer, from, firstPacket(m.Packets))
 }
 
 func opText(op *dissect.RDMAOp) string {

@@ -23,6 +23,8 @@ type rig struct {
 	ck *check.Runner
 	u  dissect.ULP
 	*clock
+	// subs counts the command capsules sent by sqe.
+	subs int
 }
 
 // clock numbers the packets of the queues of one rig and times them, 1 µs

@@ -70,6 +70,15 @@ type Queue struct {
 
 	// outstanding is the number of commands awaiting completion now.
 	outstanding int
+	// The submission queue as the host fills it and the controller
+	// reports consuming it (NVMe Base 2.0 "Submission Queue Head
+	// Pointer"), from the queue's Connect on: sqSize entries (SQSIZE+1),
+	// sqSubmitted commands, sqConsumed the entries SQHD has reported
+	// consumed (unwrapped). sqOn: the Connect was the queue's first
+	// command.
+	sqOn                    bool
+	sqSize                  uint32
+	sqSubmitted, sqConsumed uint64
 	// connectSeen: the queue's first command capsule was seen (Connect or
 	// not).
 	firstCommand bool
@@ -227,6 +236,14 @@ type Capsule struct {
 	KeepAlive     bool
 	KeepAliveGap  time.Duration
 	KeepAliveFrom int
+	// SQHD: a completion whose SQ Head Pointer was followed; SQHDBad
+	// when it reports more entries consumed than the host had submitted,
+	// or an entry outside the queue; Submitted and Consumed are the
+	// counts then (Consumed as the SQHD would have it).
+	SQHD          bool
+	SQHDBad       bool
+	SQHDSubmitted uint64
+	SQHDConsumed  uint64
 	// Invalidate, InvalidatedSTag: the Send With Invalidate of a
 	// completion.
 	Invalidate      bool
@@ -327,6 +344,9 @@ func (s *session) command(m *dissect.Message, r *Capsule) {
 	c := &r.Cmd
 	if c.IsFabrics() && c.FCTYPE == nvme.FabricsConnect {
 		cc := c.Connect()
+		if r.First {
+			q.sqOn, q.sqSize = true, uint32(cc.SQSIZE)+1
+		}
 		q.Connect = &ConnectInfo{Packet: lastPacket(m.Packets), QID: cc.QID, SQSIZE: cc.SQSIZE, KATO: cc.KATO, CATTR: cc.CATTR}
 		if len(c.InCapsule) >= nvme.ConnectDataLen {
 			q.connectData(c.InCapsule)
@@ -352,6 +372,9 @@ func (s *session) command(m *dissect.Message, r *Capsule) {
 		}
 		q.Evicted++
 		s.finish(oldest, nil, nil, dissect.Evicted)
+	}
+	if q.sqOn {
+		q.sqSubmitted++
 	}
 	s.keepAlive(m, r)
 	x := s.newCommand()
@@ -424,6 +447,7 @@ func (s *session) completion(m *dissect.Message, r *Capsule) {
 		return
 	}
 	q.Completions++
+	q.sqHead(r)
 	if m.Invalidate {
 		q.RemoteInvalidations++
 	}
@@ -468,6 +492,28 @@ func (s *session) join(cntlid uint16) {
 	}
 	k := ctrlKey{target: s.c.Server.Address, host: q.Connect.HostNQN, sub: q.Connect.SubNQN, cntlid: cntlid}
 	q.Controller = s.u.ctrls.join(k, s.c, qid, q)
+}
+
+// sqHead follows the SQ Head Pointer of completion r: it advances modulo
+// the queue's size, and never past the entries the host submitted.
+func (q *Queue) sqHead(r *Capsule) {
+	if !q.sqOn || q.Connect != nil && q.Connect.CATTR&nvme.CATTRDisableSQFlow != 0 {
+		return
+	}
+	r.SQHD = true
+	h, size := uint64(r.Cpl.SQHD), uint64(q.sqSize)
+	c := q.sqConsumed + (h+size-q.sqConsumed%size)%size
+	r.SQHDSubmitted, r.SQHDConsumed = q.sqSubmitted, c
+	if h >= size || c > q.sqSubmitted {
+		r.SQHDBad = true
+		// Take the latest position it can name, to judge the next.
+		if h < size && q.sqSubmitted >= size {
+			c -= size * ((c - q.sqSubmitted + size - 1) / size)
+		} else {
+			c = q.sqSubmitted
+		}
+	}
+	q.sqConsumed = c
 }
 
 func (s *session) status(x *dissect.Exchange, c *nvme.Completion, opc uint8, fct nvme.FabricsType) {
