@@ -65,6 +65,13 @@ type ctrlState struct {
 	tbkas tbkas
 	// conns are the connections of its queues.
 	conns []*dissect.Connection
+	// The controller's enable as its admin queue shows it (NVMe Base 2.0
+	// "Controller Initialization"; NVMe over Fabrics 1.1 "Property Set",
+	// "Property Get"): enabled once a Property Set of CC with EN 1
+	// completed, cleared by one with EN 0; readyPacket the completion of
+	// the Property Get of CSTS that then showed RDY 1 (0: none yet).
+	enabled     bool
+	readyPacket int
 }
 
 type tbkas uint8
@@ -129,6 +136,9 @@ func (cs *controllers) join(k ctrlKey, c *dissect.Connection, qid uint16, q *Que
 	x.state.conns = append(x.state.conns, c)
 	return x
 }
+
+// find returns the current controller of key k, nil when none.
+func (cs *controllers) find(k ctrlKey) *Controller { return cs.byKey[k] }
 
 // label is the controller as the text table names it: its number, CNTLID
 // and, on the admin queue's row, the connections of its queues.

@@ -3,6 +3,7 @@ package nvmeof_test
 import (
 	"testing"
 
+	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/ulp/nvmeof"
 )
 
@@ -17,7 +18,7 @@ import (
 // 1.1's well-known nqn.2014-08.org.nvmexpress.discovery.
 func TestControllersOfMixCapture(t *testing.T) {
 	for _, name := range []string{"ulp/rxe-nvmeof-mix-small.pcap", "ulp/siw-nvmeof-mix-small.pcap"} {
-		e, xs, _ := run(t, name)
+		e, xs, res := run(t, name)
 		ctrls := map[*nvmeof.Controller][]*nvmeof.Queue{}
 		none := 0
 		for _, c := range e.Conns.Connections() {
@@ -59,6 +60,22 @@ func TestControllersOfMixCapture(t *testing.T) {
 					t.Errorf("%s: controller of %s: Identify %+v, want CTRATT 0x%x", name, x.SubNQN, q.Identify, wantCTRATT)
 				}
 			}
+		}
+		// tshark: the admin queue set CC.EN 1 (frame 134 of the RoCE
+		// capture) and saw CSTS.RDY 1 (frame 140) before the I/O queues'
+		// Connects (frames 198, 203, 208): NVME-IO-BEFORE-ENABLE judges
+		// the three and passes; likewise NVME-SQHD on every queue, and
+		// NVME-KEEP-ALIVE on the I/O controller's admin queue.
+		passed := map[string]int{}
+		for _, cr := range res.Connections {
+			for _, ch := range cr.Checks {
+				if ch.Status == check.StatusPassed {
+					passed[ch.Rule]++
+				}
+			}
+		}
+		if passed["NVME-IO-BEFORE-ENABLE"] != 3 || passed["NVME-SQHD"] != 6 || passed["NVME-KEEP-ALIVE"] != 1 {
+			t.Errorf("%s: connections passing: %v", name, passed)
 		}
 		// Every exchange after its queue's Connect completed knows the
 		// controller of its queue.

@@ -275,3 +275,48 @@ func TestSQHDFlowControlDisabled(t *testing.T) {
 		}
 	}
 }
+
+// propSet and propGet are the admin queue's Property Set of CC (offset
+// 14h, 4 bytes) and Property Get of CSTS (1Ch), the latter answered with
+// value csts in DW0.
+func (a *rig) propSetCC(cid uint16, cc uint32) {
+	a.sqe(sqe(0x7f, cid, 0x00, 0, 0, 0, 0, 0x14, cc))
+	a.done(cid)
+}
+
+func (a *rig) propGetCSTS(cid uint16, csts uint32) {
+	a.sqe(sqe(0x7f, cid, 0x04, 0, 0, 0, 0, 0x1c))
+	a.subs %= 32
+	a.cqe(cqe(csts, uint16(a.subs), 0, cid, 0))
+}
+
+// NVMe Base 2.0 "Controller Initialization": CC.EN 1, then CSTS.RDY 1,
+// then the I/O queues.
+func TestIOBeforeEnable(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		up   func(a *rig)
+		want bool
+	}{
+		{"enabled and ready", func(a *rig) { a.propSetCC(1, 0x460001); a.propGetCSTS(2, 1) }, false},
+		{"not enabled", func(a *rig) {}, true},
+		{"enabled, not ready yet", func(a *rig) { a.propSetCC(1, 0x460001); a.propGetCSTS(2, 0) }, true},
+		{"ready, then disabled", func(a *rig) { a.propSetCC(1, 0x460001); a.propGetCSTS(2, 1); a.propSetCC(3, 0x460000) }, true},
+	} {
+		a := controller(t, 5000)
+		tc.up(a)
+		q := newQueue(t, a.u, a.clock, 2, cmReq(1, 32, 31))
+		cmd := a.pkt + 1
+		done := q.connectQueue(1, 31, 0, 0, 1)
+		got := q.findings()["NVME-IO-BEFORE-ENABLE"]
+		if want := []int{cmd, done}; tc.want && !slices.Equal(got, want) || !tc.want && len(got) != 0 {
+			t.Errorf("%s: NVME-IO-BEFORE-ENABLE on %v, want %v: %v", tc.name, got, tc.want, want)
+		}
+	}
+	// Without its admin queue in the capture the Connect is not judged.
+	q := newRig(t, cmReq(1, 32, 31))
+	q.connectQueue(1, 31, 0, 0, 1)
+	if f := q.findings(); len(f) != 0 {
+		t.Errorf("I/O queue without its admin queue: %v", f)
+	}
+}

@@ -150,6 +150,29 @@ option) SQHD is reserved (Linux targets send FFFFh) and the rule is not evaluate
 			ULPMessage: checkSQHD,
 		},
 		{
+			ID: "NVME-IO-BEFORE-ENABLE", Severity: check.Error, ULP: Name,
+			Reference: "NVMe Base 2.0, Controller Initialization (Memory-Based Transport Model… and Message-Based: CC.EN, CSTS.RDY before I/O queues); NVMe over Fabrics 1.1, Connect Command, Property Set, Property Get",
+			Summary:   "an I/O queue is connected only after its controller's admin queue set CC.EN to 1 and saw CSTS.RDY 1",
+			Explanation: `A host brings a controller up on its admin queue: Connect, Property Set of CC
+(offset 14h) with EN 1, then Property Get of CSTS (offset 1Ch) until RDY is 1. Only
+then may it create I/O queues, which on a fabric means connecting them: the I/O
+queue's Connect names the controller by CNTLID in its data (Linux targets refuse an
+I/O Connect to a controller that is not ready). The rule judges an I/O queue's
+Connect when the capture holds its controller's admin queue, and no capture loss
+of that admin queue before it.`,
+			Evidence: "the I/O queue's Connect and its controller's admin queue",
+			Applies: func(c *check.Conn) string {
+				if why := applies(c); why != "" {
+					return why
+				}
+				if q := queueOf(c); q != nil && q.Connect != nil && q.Connect.QID == 0 {
+					return "an admin queue: the rule judges the Connects of I/O queues"
+				}
+				return ""
+			},
+			ULPMessage: checkIOBeforeEnable,
+		},
+		{
 			ID: "NVME-RDMA-BY-HOST", Severity: check.Error, ULP: Name,
 			Reference: "NVMe RDMA Transport 1.0, Data Transfer (RDMA Read and Write by the controller)",
 			Summary:   "only the controller initiates RDMA Read and Write",
@@ -428,6 +451,35 @@ func checkSQHD(c *check.Conn, m *dissect.Message) {
 	}
 	c.Hold(check.Finding{Packets: m.Packets, Key: "sqhd", ULP: Name, Exchange: exchangeKey(q, r.Cpl.CID), Message: msg},
 		dissect.DirClientToServer, from, firstPacket(m.Packets))
+}
+
+func checkIOBeforeEnable(c *check.Conn, m *dissect.Message) {
+	r := capsuleOf(m)
+	if r == nil || !r.IOConnect {
+		return
+	}
+	x := r.IOConnectOf
+	if x == nil || x.admin == nil || r.Request == nil {
+		c.Skip(check.ReasonMidTransaction) // the admin queue is not in the capture
+		return
+	}
+	a := x.admin
+	if a.State == dissect.StateNoSetup || a.MissingPSNs > 0 || a.Lost[0].Between(0, r.Request.Packet) || a.Lost[1].Between(0, r.Request.Packet) {
+		c.Skip(check.ReasonCaptureGap)
+		return
+	}
+	c.Checked()
+	if r.ReadyPacket != 0 && r.ReadyPacket < r.Request.Packet {
+		return
+	}
+	why := "set CC.EN to 1"
+	if x.state.enabled || r.ReadyPacket != 0 {
+		why = "seen CSTS.RDY 1"
+	}
+	c.Report(check.Finding{Packets: []int{r.Request.Packet, lastPacket(m.Packets)}, Key: "not-ready", ULP: Name,
+		Exchange: exchangeKey(r.Queue, r.Cpl.CID), Message: fmt.Sprintf(
+			"the Connect of I/O queue %d to controller %d (CNTLID %d) came before its admin queue (connection %d) had %s",
+			r.Queue.Connect.QID, x.ID, x.CNTLID, a.ID, why)})
 }
 
 func opText(op *dissect.RDMAOp) string {

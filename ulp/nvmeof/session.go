@@ -202,7 +202,9 @@ type Command struct {
 	// Controller is the controller of the command's queue (nil when not
 	// known: before the queue's Connect completed).
 	Controller *Controller
-	seq        uint64
+	// Prop is a Property Get or Set's offset and value.
+	Prop nvme.PropertyCommand
+	seq  uint64
 }
 
 // Capsule is the record of one Send of an NVMe/RDMA queue
@@ -244,6 +246,13 @@ type Capsule struct {
 	SQHDBad       bool
 	SQHDSubmitted uint64
 	SQHDConsumed  uint64
+	// IOConnect: the completion of an I/O queue's Connect; IOConnectOf
+	// the controller its data named (nil when the capture holds none),
+	// ReadyPacket the packet where that controller's admin queue showed
+	// it ready (CC.EN 1 and then CSTS.RDY 1; 0: not by then).
+	IOConnect   bool
+	IOConnectOf *Controller
+	ReadyPacket int
 	// Invalidate, InvalidatedSTag: the Send With Invalidate of a
 	// completion.
 	Invalidate      bool
@@ -381,6 +390,9 @@ func (s *session) command(m *dissect.Message, r *Capsule) {
 	s.seq++
 	*x = Command{CID: c.CID, OPC: c.OPC, FCTYPE: c.FCTYPE, CDW10: c.CDW10, Name: c.Name(q.Admin()), SGL: c.SGL1, Transfer: c.Transfer(),
 		Packet: lastPacket(m.Packets), Time: m.Time, InCapsule: len(c.InCapsule), seq: s.seq, Controller: q.Controller}
+	if c.IsFabrics() && (c.FCTYPE == nvme.FabricsPropertySet || c.FCTYPE == nvme.FabricsPropertyGet) {
+		x.Prop = c.Property()
+	}
 	r.Request = x
 	s.out[c.CID] = x
 	if s.env.Budget != nil {
@@ -461,6 +473,30 @@ func (s *session) completion(m *dissect.Message, r *Capsule) {
 		s.status(&s.x, &r.Cpl, 0, 0)
 		s.end(&s.x)
 		return
+	}
+	if x.OPC == nvme.OpcodeFabrics && x.FCTYPE == nvme.FabricsConnect && q.Connect != nil && q.Connect.QID != 0 {
+		// Was its controller ready when the host connected the I/O
+		// queue? Its admin queue tells (NVMe Base 2.0 "Controller
+		// Initialization").
+		r.IOConnect = true
+		if d := q.Connect.DataCNTLID; d != nil {
+			r.IOConnectOf = s.u.ctrls.find(ctrlKey{target: s.c.Server.Address, host: q.Connect.HostNQN, sub: q.Connect.SubNQN, cntlid: *d})
+			if c := r.IOConnectOf; c != nil {
+				r.ReadyPacket = c.state.readyPacket
+			}
+		}
+	}
+	if x.OPC == nvme.OpcodeFabrics && q.Admin() && q.Controller != nil && r.Cpl.Status.Success() {
+		st := &q.Controller.state
+		switch {
+		case x.FCTYPE == nvme.FabricsPropertySet && x.Prop.OFST == nvme.PropertyCC:
+			if en := x.Prop.VALUE&1 != 0; en != st.enabled { // CC.EN
+				st.enabled, st.readyPacket = en, 0
+			}
+		case x.FCTYPE == nvme.FabricsPropertyGet && x.Prop.OFST == nvme.PropertyCSTS && st.enabled &&
+			r.Cpl.DW0&1 != 0 && st.readyPacket == 0: // CSTS.RDY
+			st.readyPacket = lastPacket(m.Packets)
+		}
 	}
 	if x.OPC == nvme.OpcodeFabrics && x.FCTYPE == nvme.FabricsConnect && q.Connect != nil {
 		cr := r.Cpl.ConnectResponse()
