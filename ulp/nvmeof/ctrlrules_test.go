@@ -2,6 +2,8 @@ package nvmeof_test
 
 import (
 	"encoding/binary"
+	"encoding/json"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -318,5 +320,41 @@ func TestIOBeforeEnable(t *testing.T) {
 	q.connectQueue(1, 31, 0, 0, 1)
 	if f := q.findings(); len(f) != 0 {
 		t.Errorf("I/O queue without its admin queue: %v", f)
+	}
+}
+
+// The per-opcode latency quantiles come from a log histogram of 8 buckets
+// an octave (dissect.Histogram): each is at or above the exact quantile
+// by less than one bucket (2^(1/8)), never above the maximum. 100 Reads
+// with latencies 1, 2, ... 100 ms: the exact p50 is 50 ms, the p99 99 ms.
+func TestOpcodeLatencyQuantiles(t *testing.T) {
+	r := sqQueue(t, 0)
+	r.subs = 1
+	for i := 1; i <= 100; i++ {
+		cid := uint16(i)
+		r.sqe(sqe(ioRead, cid, 0, 0x8000, 512, 0x22))
+		r.skew += time.Duration(i) * time.Millisecond
+		r.cqe(cqe(0, uint16(r.subs%4), 1, cid, 0))
+	}
+	st := r.c.ULPData.(*nvmeof.Queue).Opcodes["Read"]
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		P50 int64 `json:"latency_p50_ns"`
+		P99 int64 `json:"latency_p99_ns"`
+		Max int64 `json:"latency_max_ns"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	// The rig adds 1 µs a packet to each latency.
+	within := func(v int64, exact time.Duration) bool {
+		exact += time.Microsecond
+		return v >= exact.Nanoseconds() && float64(v) < float64(exact.Nanoseconds())*math.Pow(2, 1.0/8)
+	}
+	if !within(got.P50, 50*time.Millisecond) || !within(got.P99, 99*time.Millisecond) || got.Max != (100*time.Millisecond+time.Microsecond).Nanoseconds() {
+		t.Errorf("Read latency p50 %d ns, p99 %d ns, max %d ns", got.P50, got.P99, got.Max)
 	}
 }
