@@ -116,6 +116,35 @@ func FieldTable() *fields.Table {
 		cpl("nvme.cqe.sqid", "SQ Identifier", fields.FTUint16, fields.BaseHex, func(c *nvme.Completion) fields.Value { return u16(c.SQID) }),
 		cpl("nvme.cqe.cid", "Command Identifier", fields.FTUint16, fields.BaseHex, func(c *nvme.Completion) fields.Value { return u16(c.CID) }),
 		cpl("nvme.cqe.status", "Status Field", fields.FTUint16, fields.BaseHex, func(c *nvme.Completion) fields.Value { return u16(uint16(c.Status)) }),
+		// rdmashark's own, per capsule, where tshark 4.0 has nothing:
+		// the QID of the capsule's queue (tshark's nvme-rdma.cmd.qid is
+		// per packet, and on the queues it tracks only), the controller
+		// the queue belongs to (controller.go), a completion's latency.
+		capsuleField("rdmashark.nvme.qid", "Queue ID of the capsule's queue", fields.FTUint16, fields.BaseDec, func(r *Capsule, emit func(fields.Value)) {
+			if id, ok := r.Queue.qid(); ok {
+				emit(u16(id))
+			}
+		}),
+		capsuleField("rdmashark.nvme.controller", "Controller (rdmashark's number: analyze's controller id)", fields.FTUint32, fields.BaseDec, func(r *Capsule, emit func(fields.Value)) {
+			if x := r.Queue.Controller; x != nil {
+				emit(fields.Value{U: uint64(x.ID)})
+			}
+		}),
+		capsuleField("rdmashark.nvme.cntlid", "Controller ID (CNTLID) of the capsule's queue", fields.FTUint16, fields.BaseHex, func(r *Capsule, emit func(fields.Value)) {
+			if x := r.Queue.Controller; x != nil {
+				emit(u16(x.CNTLID))
+			}
+		}),
+		capsuleField("rdmashark.nvme.latency", "Time from the command's capsule", fields.FTRelTime, fields.BaseNone, func(r *Capsule, emit func(fields.Value)) {
+			if !r.Command && r.Err == nil && r.Request != nil && r.Latency >= 0 {
+				emit(fields.Value{U: uint64(r.Latency)})
+			}
+		}),
+		capsuleField("rdmashark.nvme.cmd_frame", "Packet of the command this completion answers", fields.FTUint32, fields.BaseDec, func(r *Capsule, emit func(fields.Value)) {
+			if !r.Command && r.Err == nil && r.Request != nil {
+				emit(fields.Value{U: uint64(r.Request.Packet)})
+			}
+		}),
 	)
 	return t
 }

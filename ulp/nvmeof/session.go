@@ -265,6 +265,8 @@ type Capsule struct {
 	SQHDBad       bool
 	SQHDSubmitted uint64
 	SQHDConsumed  uint64
+	// Latency is a completion's time since its command's capsule.
+	Latency time.Duration
 	// IOConnect: the completion of an I/O queue's Connect; IOConnectOf
 	// the controller its data named (nil when the capture holds none),
 	// ReadyPacket the packet where that controller's admin queue showed
@@ -493,6 +495,7 @@ func (s *session) completion(m *dissect.Message, r *Capsule) {
 		s.end(&s.x)
 		return
 	}
+	r.Latency = m.Time.Sub(x.Time)
 	if x.OPC == nvme.OpcodeFabrics && x.FCTYPE == nvme.FabricsConnect && q.Connect != nil && q.Connect.QID != 0 {
 		// Was its controller ready when the host connected the I/O
 		// queue? Its admin queue tells (NVMe Base 2.0 "Controller
