@@ -1,6 +1,10 @@
 package nvmeof
 
 import (
+	"slices"
+	"sync"
+	"sync/atomic"
+
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/fields"
 	"github.com/rdmashark/rdmashark/layers/roce"
@@ -199,7 +203,46 @@ func setUpOf(p *dissect.Packet, side int) []byte {
 	return nil
 }
 
-func nvmePort(p uint16) bool { return p == Port || p == DiscoveryPort }
+// nvmePort reports whether p is a port of NVMe/RDMA: a well-known one or
+// one given to New (the field table is the process's, so the ports of
+// every ULP value made count).
+func nvmePort(p uint16) bool {
+	if p == Port || p == DiscoveryPort {
+		return true
+	}
+	if ps := extraPorts.Load(); ps != nil {
+		for _, q := range *ps {
+			if p == q {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// extraPorts are the ports given to New, each once.
+var (
+	extraPorts   atomic.Pointer[[]uint16]
+	extraPortsMu sync.Mutex
+)
+
+func addPorts(ports []uint16) {
+	extraPortsMu.Lock()
+	defer extraPortsMu.Unlock()
+	var ps []uint16
+	if old := extraPorts.Load(); old != nil {
+		ps = append(ps, *old...)
+	}
+	n := len(ps)
+	for _, p := range ports {
+		if !nvmePort(p) && !slices.Contains(ps[n:], p) {
+			ps = append(ps, p)
+		}
+	}
+	if len(ps) > n {
+		extraPorts.Store(&ps)
+	}
+}
 
 func cmReq(name, label string, b fields.Base, get func(r *nvme.CMRequest) uint16) *fields.Field {
 	return &fields.Field{Name: name, Label: label, Type: fields.FTUint16, Base: b, Parent: "nvme-rdma",

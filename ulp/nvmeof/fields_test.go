@@ -227,3 +227,24 @@ func TestOwnFieldsAgreeWithTshark(t *testing.T) {
 		t.Errorf("%d completions checked", checked)
 	}
 }
+
+// TestCMFieldsOnPortsGivenToNew: the CM private data fields decode the set-up
+// of a connection to a port given to New, as to 4420 and 8009; not to
+// another port.
+func TestCMFieldsOnPortsGivenToNew(t *testing.T) {
+	nvmeof.New(4427)
+	set := fields.NewFieldSet(nvmeof.FieldTable)
+	fd, _ := set.Lookup("nvme-rdma.cm.req.hsqsize")
+	for _, tc := range []struct {
+		port uint16
+		want string
+	}{{4420, "31"}, {4427, "31"}, {4428, ""}} {
+		c := &dissect.Connection{ID: 1, Transport: dissect.TransportRoCE, ServicePort: tc.port}
+		c.PrivateData[0] = dissect.PrivateData{Seen: true, Packet: 5, Bytes: cmReq(1, 32, 31)}
+		var got []string
+		fd.Get(&dissect.Packet{Number: 5, Conn: c}, func(v fields.Value) { got = append(got, fd.Format(v)) })
+		if strings.Join(got, ",") != tc.want {
+			t.Errorf("port %d: nvme-rdma.cm.req.hsqsize %q, want %q", tc.port, got, tc.want)
+		}
+	}
+}

@@ -31,6 +31,7 @@ const (
 // New returns the NVMe/RDMA ULP for one engine, claiming connections to
 // ports besides the well-known ones (flags may add them).
 func New(ports ...uint16) dissect.ULP {
+	addPorts(ports) // for the CM private data fields (fields.go setUpOf)
 	return &ulp{ports: append([]uint16{Port, DiscoveryPort}, ports...)}
 }
 
