@@ -744,7 +744,7 @@ func (q *Queue) ULPTableRow() []string {
 }
 
 // latencyText is the latency p50 / p99 of the queue's most frequent
-// completed opcodes (at most 3): "Read 1.20 ms / 3.40 ms, Write …".
+// completed opcodes (at most 2): "Read 1.20 ms / 3.40 ms, Write …".
 func (q *Queue) latencyText() string {
 	names := make([]string, 0, len(q.Opcodes))
 	for name, st := range q.Opcodes {
@@ -764,7 +764,7 @@ func (q *Queue) latencyText() string {
 	})
 	var b []byte
 	for i, name := range names {
-		if i == 3 {
+		if i == 2 {
 			b = append(b, ", …"...)
 			break
 		}
