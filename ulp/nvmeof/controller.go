@@ -40,6 +40,7 @@ type Controller struct {
 	Queues []QueueRef `json:"queues"`
 
 	admin *dissect.Connection
+	key   ctrlKey
 	state ctrlState
 }
 
@@ -116,7 +117,7 @@ func (cs *controllers) join(k ctrlKey, c *dissect.Connection, qid uint16, q *Que
 	x := cs.byKey[k]
 	if x == nil || qid == 0 && x.admin != nil {
 		cs.n++
-		x = &Controller{ID: cs.n, CNTLID: k.cntlid, HostNQN: k.host, SubNQN: k.sub, Target: k.target}
+		x = &Controller{ID: cs.n, CNTLID: k.cntlid, HostNQN: k.host, SubNQN: k.sub, Target: k.target, key: k}
 		cs.byKey[k] = x
 	}
 	if qid == 0 {
@@ -135,6 +136,14 @@ func (cs *controllers) join(k ctrlKey, c *dissect.Connection, qid uint16, q *Que
 	x.Queues = append(x.Queues, QueueRef{QID: qid, Connection: c.ID})
 	x.state.conns = append(x.state.conns, c)
 	return x
+}
+
+// end forgets controller x, whose admin queue's connection ended: the
+// registry holds the controllers still connected only.
+func (cs *controllers) end(x *Controller) {
+	if cs.byKey[x.key] == x {
+		delete(cs.byKey, x.key)
+	}
 }
 
 // find returns the current controller of key k, nil when none.

@@ -105,8 +105,10 @@ queues when the controller supports Traffic Based Keep Alive (CTRATT.TBKAS). If 
 expires, the controller tears the association down. Linux hosts send a Keep Alive
 every KATO/2 (drivers/nvme/host/core.c, nvme_keep_alive_work), skipping it when a
 completion came since and the controller has TBKAS. A gap longer than KATO before an
-admin-queue command is a warning: the controller may already have given up. Without
-an Identify Controller in the capture, any command is taken to restart the timer.`,
+admin-queue command is a warning: the controller may already have given up. Under
+Traffic Based Keep Alive, and without an Identify Controller in the capture to say
+whether it applies, any command or completion of the controller's queues is taken to
+restart the timer. The silence after the last command of the capture is not judged.`,
 			Evidence: "the admin queue's Connect and its commands; with Traffic Based Keep Alive, the I/O queues' commands",
 			Applies: func(c *check.Conn) string {
 				if why := applies(c); why != "" {
@@ -150,14 +152,14 @@ option) SQHD is reserved (Linux targets send FFFFh) and the rule is not evaluate
 			ULPMessage: checkSQHD,
 		},
 		{
-			ID: "NVME-IO-BEFORE-ENABLE", Severity: check.Error, ULP: Name,
-			Reference: "NVMe Base 2.0, Controller Initialization (Memory-Based Transport Model… and Message-Based: CC.EN, CSTS.RDY before I/O queues); NVMe over Fabrics 1.1, Connect Command, Property Set, Property Get",
+			ID: "NVME-IO-BEFORE-ENABLE", Severity: check.Warning, ULP: Name,
+			Reference: "NVMe Base 2.0, Controller Initialization (Message-Based Transport: CC.EN, CSTS.RDY, then the I/O queues); NVMe over Fabrics 1.1, Connect Command, Property Set, Property Get",
 			Summary:   "an I/O queue is connected only after its controller's admin queue set CC.EN to 1 and saw CSTS.RDY 1",
 			Explanation: `A host brings a controller up on its admin queue: Connect, Property Set of CC
 (offset 14h) with EN 1, then Property Get of CSTS (offset 1Ch) until RDY is 1. Only
 then may it create I/O queues, which on a fabric means connecting them: the I/O
-queue's Connect names the controller by CNTLID in its data (Linux targets refuse an
-I/O Connect to a controller that is not ready). The rule judges an I/O queue's
+queue's Connect names the controller by CNTLID in its data. A warning: the
+initialization sequence orders it, and a controller may still accept the Connect. The rule judges an I/O queue's
 Connect when the capture holds its controller's admin queue, and no capture loss
 of that admin queue before it.`,
 			Evidence: "the I/O queue's Connect and its controller's admin queue",

@@ -481,6 +481,12 @@ func (s *session) completion(m *dissect.Message, r *Capsule) {
 	}
 	q.Completions++
 	q.sqHead(r)
+	if x := q.Controller; x != nil && x.state.kaLive && x.state.restartsOn(false) {
+		// Under Traffic Based Keep Alive a command the controller
+		// processed restarts the timer (Linux hosts skip the Keep Alive
+		// when a completion came).
+		x.state.kaAt, x.state.kaPacket = m.Time, firstPacket(m.Packets)
+	}
 	if m.Invalidate {
 		q.RemoteInvalidations++
 	}
@@ -688,7 +694,9 @@ func (s *session) RDMAOp(p *dissect.Packet, op *dissect.RDMAOp) {
 func (s *session) Close() {
 	s.recycle()
 	if x := s.q.Controller; x != nil && x.admin == s.c {
+		// The association ends with its admin queue.
 		x.state.kaLive = false
+		s.u.ctrls.end(x)
 	}
 	open := make([]*Command, 0, len(s.out))
 	for _, x := range s.out {
