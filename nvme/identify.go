@@ -13,26 +13,24 @@ const IdentifyDataLen = 4096
 // analysis uses. Octet offsets:
 //
 //	0-1 VID, 2-3 SSVID, 4-23 SN, 24-63 MN, 64-71 FR, 72 RAB, 73-75 IEEE,
-//	76 CMIC, 77 MDTS, 78-79 CNTLID, 80-83 VER, 111 CNTRLTYPE,
+//	76 CMIC, 77 MDTS, 78-79 CNTLID, 80-83 VER, 96-99 CTRATT, 111 CNTRLTYPE,
 //	320-321 KAS, 512 SQES, 513 CQES, 514-515 MAXCMD, 516-519 NN,
 //	536-539 SGLS, 768-1023 SUBNQN,
 //	NVMe over Fabrics attributes: 1792-1795 IOCCSZ, 1796-1799 IORCSZ,
 //	1800-1801 ICDOFF, 1802 FCATT, 1803 MSDBD, 1804-1805 OFCS.
 type IdentifyController struct {
-	VID    uint16
-	SSVID  uint16
-	SN     []byte // 20 ASCII octets, space padded; into the decoded data
-	MN     []byte // 40 ASCII octets, space padded
-	FR     []byte // 8 ASCII octets
-	RAB    uint8
-	IEEE   uint32 // 24 bits
-	CMIC   uint8
-	MDTS   uint8 // maximum data transfer size, 2^MDTS minimum pages; 0 no limit
-	CNTLID uint16
-	VER    VS
-	// CTRATT is the controller attributes (octets 96-99); bit 6 is
-	// Traffic Based Keep Alive Support (TBKAS, CTRATTTBKAS).
-	CTRATT    uint32
+	VID       uint16
+	SSVID     uint16
+	SN        []byte // 20 ASCII octets, space padded; into the decoded data
+	MN        []byte // 40 ASCII octets, space padded
+	FR        []byte // 8 ASCII octets
+	RAB       uint8
+	IEEE      uint32 // 24 bits
+	CMIC      uint8
+	MDTS      uint8 // maximum data transfer size, 2^MDTS minimum pages; 0 no limit
+	CNTLID    uint16
+	VER       VS
+	CTRATT    uint32 // controller attributes; bit 6: Traffic Based Keep Alive Support (CTRATTTBKAS)
 	CNTRLTYPE uint8  // 1 I/O, 2 discovery, 3 administrative controller
 	KAS       uint16 // keep alive support, granularity in 100 ms units
 	SQES      uint8  // bits 3:0 required, 7:4 maximum SQ entry size, log2

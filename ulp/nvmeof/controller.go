@@ -3,7 +3,6 @@ package nvmeof
 import (
 	"strconv"
 	"strings"
-
 	"time"
 
 	"github.com/rdmashark/rdmashark/dissect"
