@@ -106,6 +106,10 @@ func histIndex(d time.Duration) int {
 	return i
 }
 
+// Add takes one sample: for the plug-ins' latency figures (NVMe/RDMA's
+// per-opcode command latency).
+func (h *Histogram) Add(d time.Duration) { h.add(d) }
+
 func (h *Histogram) add(d time.Duration) {
 	if d < 0 {
 		d = 0

@@ -30,6 +30,12 @@ type ConnectCommand struct {
 	KATO   uint32
 }
 
+// CATTRDisableSQFlow is the Connect's CATTR bit 2: the host asks that
+// SQ flow control be disabled, SQHD then being reserved (NVMe over Fabrics
+// 1.1 "Connect Command"; Linux NVME_CONNECT_DISABLE_SQFLOW, set by the
+// host's disable_sqflow option, answered by nvmet with SQHD FFFFh).
+const CATTRDisableSQFlow = 1 << 2
+
 // Connect reads the SQE as a Connect command (meaningful when IsFabrics
 // and FCTYPE is FabricsConnect).
 func (c *Command) Connect() ConnectCommand {

@@ -13,7 +13,7 @@ const IdentifyDataLen = 4096
 // analysis uses. Octet offsets:
 //
 //	0-1 VID, 2-3 SSVID, 4-23 SN, 24-63 MN, 64-71 FR, 72 RAB, 73-75 IEEE,
-//	76 CMIC, 77 MDTS, 78-79 CNTLID, 80-83 VER, 111 CNTRLTYPE,
+//	76 CMIC, 77 MDTS, 78-79 CNTLID, 80-83 VER, 96-99 CTRATT, 111 CNTRLTYPE,
 //	320-321 KAS, 512 SQES, 513 CQES, 514-515 MAXCMD, 516-519 NN,
 //	536-539 SGLS, 768-1023 SUBNQN,
 //	NVMe over Fabrics attributes: 1792-1795 IOCCSZ, 1796-1799 IORCSZ,
@@ -30,6 +30,7 @@ type IdentifyController struct {
 	MDTS      uint8 // maximum data transfer size, 2^MDTS minimum pages; 0 no limit
 	CNTLID    uint16
 	VER       VS
+	CTRATT    uint32 // controller attributes; bit 6: Traffic Based Keep Alive Support (CTRATTTBKAS)
 	CNTRLTYPE uint8  // 1 I/O, 2 discovery, 3 administrative controller
 	KAS       uint16 // keep alive support, granularity in 100 ms units
 	SQES      uint8  // bits 3:0 required, 7:4 maximum SQ entry size, log2
@@ -48,6 +49,12 @@ type IdentifyController struct {
 	MSDBD  uint8  // maximum SGL data block descriptors per command
 	OFCS   uint16 // optional fabric commands supported (bit 0 Disconnect)
 }
+
+// CTRATTTBKAS is CTRATT's Traffic Based Keep Alive Support bit (NVMe Base
+// 2.0 "Identify Controller Data Structure"; Linux NVME_CTRL_ATTR_TBKAS):
+// the controller restarts its Keep Alive Timer on any command it
+// processes, not only on Keep Alive commands ("Keep Alive Timer").
+const CTRATTTBKAS = 1 << 6
 
 // DecodeFromBytes decodes the Identify Controller data at the start of data
 // (all 4096 octets; a transfer cut short is an error).
@@ -68,6 +75,7 @@ func (c *IdentifyController) DecodeFromBytes(data []byte) error {
 	c.MDTS = data[77]
 	c.CNTLID = le.Uint16(data[78:])
 	c.VER = VS(le.Uint32(data[80:]))
+	c.CTRATT = le.Uint32(data[96:])
 	c.CNTRLTYPE = data[111]
 	c.KAS = le.Uint16(data[320:])
 	c.SQES = data[512]

@@ -1,6 +1,10 @@
 package nvmeof
 
 import (
+	"slices"
+	"sync"
+	"sync/atomic"
+
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/fields"
 	"github.com/rdmashark/rdmashark/layers/roce"
@@ -116,6 +120,35 @@ func FieldTable() *fields.Table {
 		cpl("nvme.cqe.sqid", "SQ Identifier", fields.FTUint16, fields.BaseHex, func(c *nvme.Completion) fields.Value { return u16(c.SQID) }),
 		cpl("nvme.cqe.cid", "Command Identifier", fields.FTUint16, fields.BaseHex, func(c *nvme.Completion) fields.Value { return u16(c.CID) }),
 		cpl("nvme.cqe.status", "Status Field", fields.FTUint16, fields.BaseHex, func(c *nvme.Completion) fields.Value { return u16(uint16(c.Status)) }),
+		// rdmashark's own, per capsule, where tshark 4.0 has nothing:
+		// the QID of the capsule's queue (tshark's nvme-rdma.cmd.qid is
+		// per packet, and on the queues it tracks only), the controller
+		// the queue belongs to (controller.go), a completion's latency.
+		capsuleField("rdmashark.nvme.qid", "Queue ID of the capsule's queue", fields.FTUint16, fields.BaseDec, func(r *Capsule, emit func(fields.Value)) {
+			if id, ok := r.Queue.qid(); ok {
+				emit(u16(id))
+			}
+		}),
+		capsuleField("rdmashark.nvme.controller", "Controller (rdmashark's number: analyze's controller id)", fields.FTUint32, fields.BaseDec, func(r *Capsule, emit func(fields.Value)) {
+			if x := r.Queue.Controller; x != nil {
+				emit(fields.Value{U: uint64(x.ID)})
+			}
+		}),
+		capsuleField("rdmashark.nvme.cntlid", "Controller ID (CNTLID) of the capsule's queue", fields.FTUint16, fields.BaseHex, func(r *Capsule, emit func(fields.Value)) {
+			if x := r.Queue.Controller; x != nil {
+				emit(u16(x.CNTLID))
+			}
+		}),
+		capsuleField("rdmashark.nvme.latency", "Time from the command's capsule", fields.FTRelTime, fields.BaseNone, func(r *Capsule, emit func(fields.Value)) {
+			if !r.Command && r.Err == nil && r.Request != nil && r.Latency >= 0 {
+				emit(fields.Value{U: uint64(r.Latency)})
+			}
+		}),
+		capsuleField("rdmashark.nvme.cmd_frame", "Packet of the command this completion answers", fields.FTUint32, fields.BaseDec, func(r *Capsule, emit func(fields.Value)) {
+			if !r.Command && r.Err == nil && r.Request != nil {
+				emit(fields.Value{U: uint64(r.Request.Packet)})
+			}
+		}),
 	)
 	return t
 }
@@ -170,7 +203,46 @@ func setUpOf(p *dissect.Packet, side int) []byte {
 	return nil
 }
 
-func nvmePort(p uint16) bool { return p == Port || p == DiscoveryPort }
+// nvmePort reports whether p is a port of NVMe/RDMA: a well-known one or
+// one given to New (the field table is the process's, so the ports of
+// every ULP value made count).
+func nvmePort(p uint16) bool {
+	if p == Port || p == DiscoveryPort {
+		return true
+	}
+	if ps := extraPorts.Load(); ps != nil {
+		for _, q := range *ps {
+			if p == q {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// extraPorts are the ports given to New, each once.
+var (
+	extraPorts   atomic.Pointer[[]uint16]
+	extraPortsMu sync.Mutex
+)
+
+func addPorts(ports []uint16) {
+	extraPortsMu.Lock()
+	defer extraPortsMu.Unlock()
+	var ps []uint16
+	if old := extraPorts.Load(); old != nil {
+		ps = append(ps, *old...)
+	}
+	n := len(ps)
+	for _, p := range ports {
+		if !nvmePort(p) && !slices.Contains(ps[n:], p) {
+			ps = append(ps, p)
+		}
+	}
+	if len(ps) > n {
+		extraPorts.Store(&ps)
+	}
+}
 
 func cmReq(name, label string, b fields.Base, get func(r *nvme.CMRequest) uint16) *fields.Field {
 	return &fields.Field{Name: name, Label: label, Type: fields.FTUint16, Base: b, Parent: "nvme-rdma",

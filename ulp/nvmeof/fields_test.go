@@ -2,10 +2,12 @@ package nvmeof_test
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/fields"
@@ -141,5 +143,108 @@ func TestInfoEqualsTshark(t *testing.T) {
 	}
 	if seen != len(want) || seen < 300 {
 		t.Errorf("%d of tshark's %d capsule frames seen", seen, len(want))
+	}
+}
+
+// TestOwnFieldsAgreeWithTshark: rdmashark.nvme.* on rxe-nvmeof.pcap, the
+// expectations from tshark's pairing (rxe-nvmeof.pairing.tsv: each
+// capsule's frame, nvme-rdma.cmd.qid and CID) and the capture's own
+// timestamps: every capsule's rdmashark.nvme.qid is tshark's queue; a
+// completion's rdmashark.nvme.cmd_frame is the latest command of its
+// queue and CID before it, and rdmashark.nvme.latency the time between
+// the two frames; every capsule after the admin Connect's completion
+// (frame 18, tshark's nvme.fabrics.cqe.connect.cntrlid 0x0001) is of
+// controller 1, CNTLID 0x0001.
+func TestOwnFieldsAgreeWithTshark(t *testing.T) {
+	set := fields.NewFieldSet(nvmeof.FieldTable)
+	get := func(p *dissect.Packet, name string) string {
+		fd, ok := set.Lookup(name)
+		if !ok {
+			t.Fatalf("no field %s", name)
+		}
+		var vals []string
+		fd.Get(p, func(v fields.Value) { vals = append(vals, fd.Format(v)) })
+		return strings.Join(vals, ",")
+	}
+	rows := map[int]tsharkRow{}
+	for _, r := range tsharkPairing(t) {
+		rows[r.frame] = r
+	}
+	r, err := source.Open("../../testdata/pcaps/ulp/rxe-nvmeof.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	e := dissect.NewEngine(dissect.Options{ULPs: []dissect.ULP{nvmeof.New()}})
+	type cmdAt struct {
+		frame int
+		at    time.Time
+	}
+	last := map[[2]int]cmdAt{}
+	checked := 0
+	err = e.Run(r, func(p *dissect.Packet) error {
+		row, ok := rows[p.Number]
+		if !ok {
+			return nil
+		}
+		if got := get(p, "rdmashark.nvme.qid"); got != strconv.Itoa(row.qid) {
+			t.Errorf("frame %d: rdmashark.nvme.qid %q, tshark %d", p.Number, got, row.qid)
+		}
+		ctrl, cntlid := "", ""
+		if p.Number >= 18 {
+			ctrl, cntlid = "1", "0x0001"
+		}
+		if c, id := get(p, "rdmashark.nvme.controller"), get(p, "rdmashark.nvme.cntlid"); c != ctrl || id != cntlid {
+			t.Errorf("frame %d: controller %q CNTLID %q, want %q %q", p.Number, c, id, ctrl, cntlid)
+		}
+		k := [2]int{row.qid, row.cid}
+		if row.command {
+			last[k] = cmdAt{p.Number, p.Timestamp}
+			if get(p, "rdmashark.nvme.latency") != "" || get(p, "rdmashark.nvme.cmd_frame") != "" {
+				t.Errorf("frame %d: a command with a latency", p.Number)
+			}
+			return nil
+		}
+		c, ok := last[k]
+		if !ok {
+			return nil // its command is in frames tshark does not decode
+		}
+		lat := p.Timestamp.Sub(c.at)
+		want := fmt.Sprintf("%d.%09d", lat/time.Second, lat%time.Second)
+		if got := get(p, "rdmashark.nvme.latency"); got != want {
+			t.Errorf("frame %d: rdmashark.nvme.latency %q, want %q (frame %d to %d)", p.Number, got, want, c.frame, p.Number)
+		}
+		if got := get(p, "rdmashark.nvme.cmd_frame"); got != strconv.Itoa(c.frame) {
+			t.Errorf("frame %d: rdmashark.nvme.cmd_frame %q, want %d", p.Number, got, c.frame)
+		}
+		checked++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 150 {
+		t.Errorf("%d completions checked", checked)
+	}
+}
+
+// TestCMFieldsOnPortsGivenToNew: the CM private data fields decode the set-up
+// of a connection to a port given to New, as to 4420 and 8009; not to
+// another port.
+func TestCMFieldsOnPortsGivenToNew(t *testing.T) {
+	nvmeof.New(4427)
+	set := fields.NewFieldSet(nvmeof.FieldTable)
+	fd, _ := set.Lookup("nvme-rdma.cm.req.hsqsize")
+	for _, tc := range []struct {
+		port uint16
+		want string
+	}{{4420, "31"}, {4427, "31"}, {4428, ""}} {
+		c := &dissect.Connection{ID: 1, Transport: dissect.TransportRoCE, ServicePort: tc.port}
+		c.PrivateData[0] = dissect.PrivateData{Seen: true, Packet: 5, Bytes: cmReq(1, 32, 31)}
+		var got []string
+		fd.Get(&dissect.Packet{Number: 5, Conn: c}, func(v fields.Value) { got = append(got, fd.Format(v)) })
+		if strings.Join(got, ",") != tc.want {
+			t.Errorf("port %d: nvme-rdma.cm.req.hsqsize %q, want %q", tc.port, got, tc.want)
+		}
 	}
 }

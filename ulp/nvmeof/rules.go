@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
@@ -92,6 +93,86 @@ Invalidate of that key. Invalidating another key, or for a command that did not 
 tears down memory the host still uses (Linux hosts reset the controller).`,
 			Evidence: "completions sent With Invalidate",
 			Applies:  applies, ULPMessage: checkInvalidateKey,
+		},
+		{
+			ID: "NVME-KEEP-ALIVE", Severity: check.Warning, ULP: Name,
+			Reference: "NVMe Base 2.0, Keep Alive Timer, Keep Alive command, Identify Controller (CTRATT.TBKAS); NVMe over Fabrics 1.1, Connect Command (KATO)",
+			Summary:   "while a controller is connected, the host restarts its Keep Alive Timer within KATO",
+			Explanation: `The admin queue's Connect sets the Keep Alive Timeout (KATO, ms; 0 turns the timer
+off). The controller's Keep Alive Timer starts when that Connect completes and
+restarts on every Keep Alive command (opcode 18h) — on any command of any of its
+queues when the controller supports Traffic Based Keep Alive (CTRATT.TBKAS). If it
+expires, the controller tears the association down. Linux hosts send a Keep Alive
+every KATO/2 (drivers/nvme/host/core.c, nvme_keep_alive_work), skipping it when a
+completion came since and the controller has TBKAS. A gap longer than KATO before an
+admin-queue command is a warning: the controller may already have given up. Under
+Traffic Based Keep Alive, and without an Identify Controller in the capture to say
+whether it applies, any command or completion of the controller's queues is taken to
+restart the timer. The silence after the last command of the capture is not judged.`,
+			Evidence: "the admin queue's Connect and its commands; with Traffic Based Keep Alive, the I/O queues' commands",
+			Applies: func(c *check.Conn) string {
+				if why := applies(c); why != "" {
+					return why
+				}
+				switch q := queueOf(c); {
+				case q == nil || q.Connect == nil:
+				case !q.Admin():
+					return "an I/O queue: Keep Alive is judged on its controller's admin queue"
+				case q.Controller == nil:
+					return "the admin queue's Connect did not succeed in the capture"
+				case q.Controller.KATO == 0:
+					return "the admin queue's Connect set KATO 0: no Keep Alive Timer"
+				}
+				return ""
+			},
+			ULPMessage: checkKeepAlive,
+		},
+		{
+			ID: "NVME-SQHD", Severity: check.Warning, ULP: Name,
+			Reference: "NVMe Base 2.0, Completion Queue Entry (SQ Head Pointer), Submission Queue Head Pointer; NVMe over Fabrics 1.1, Connect Command (SQSIZE, CATTR), SQ Flow Control",
+			Summary:   "a completion's SQHD advances modulo the queue size and never past the entries the host submitted",
+			Explanation: `Each completion carries the SQ Head Pointer: the submission queue entry the
+controller will consume next. The host fills the queue in order, one entry a command
+capsule, from the Connect (its first entry) on, modulo the queue size SQSIZE + 1, and
+uses SQHD to know which entries are free (SQ flow control). SQHD can only move
+forward, and the entries it reports consumed can never be more than the commands the
+host has sent; an SQHD at or past the queue size names no entry. When the Connect
+disabled SQ flow control (CATTR bit 2; Linux hosts only with the disable_sqflow
+option) SQHD is reserved (Linux targets send FFFFh) and the rule is not evaluated.`,
+			Evidence: "the queue's Connect, its commands and completions",
+			Applies: func(c *check.Conn) string {
+				if why := applies(c); why != "" {
+					return why
+				}
+				if q := queueOf(c); q != nil && q.Connect != nil && q.Connect.CATTR&nvme.CATTRDisableSQFlow != 0 {
+					return "the Connect disabled SQ flow control (CATTR bit 2): SQHD is reserved"
+				}
+				return ""
+			},
+			ULPMessage: checkSQHD,
+		},
+		{
+			ID: "NVME-IO-BEFORE-ENABLE", Severity: check.Warning, ULP: Name,
+			Reference: "NVMe Base 2.0, Controller Initialization (Message-Based Transport: CC.EN, CSTS.RDY, then the I/O queues); NVMe over Fabrics 1.1, Connect Command, Property Set, Property Get",
+			Summary:   "an I/O queue is connected only after its controller's admin queue set CC.EN to 1 and saw CSTS.RDY 1",
+			Explanation: `A host brings a controller up on its admin queue: Connect, Property Set of CC
+(offset 14h) with EN 1, then Property Get of CSTS (offset 1Ch) until RDY is 1. Only
+then may it create I/O queues, which on a fabric means connecting them: the I/O
+queue's Connect names the controller by CNTLID in its data. A warning: the
+initialization sequence orders it, and a controller may still accept the Connect. The rule judges an I/O queue's
+Connect when the capture holds its controller's admin queue, and no capture loss
+of that admin queue before it.`,
+			Evidence: "the I/O queue's Connect and its controller's admin queue",
+			Applies: func(c *check.Conn) string {
+				if why := applies(c); why != "" {
+					return why
+				}
+				if q := queueOf(c); q != nil && q.Connect != nil && q.Connect.QID == 0 {
+					return "an admin queue: the rule judges the Connects of I/O queues"
+				}
+				return ""
+			},
+			ULPMessage: checkIOBeforeEnable,
 		},
 		{
 			ID: "NVME-RDMA-BY-HOST", Severity: check.Error, ULP: Name,
@@ -309,6 +390,98 @@ func checkInvalidateKey(c *check.Conn, m *dissect.Message) {
 				"the completion of %s (CID %d) invalidated key 0x%08x; the command asked to invalidate key 0x%08x",
 				x.Name, x.CID, r.InvalidatedSTag, x.SGL.Key)}, dissect.DirUnknown, from, to)
 	}
+}
+
+func checkKeepAlive(c *check.Conn, m *dissect.Message) {
+	r := capsuleOf(m)
+	if r == nil || !r.Command || !r.KeepAlive {
+		return
+	}
+	x := r.Queue.Controller
+	to := firstPacket(m.Packets)
+	if x.state.tbkas != tbkasNo && x.ioLost(r.KeepAliveFrom, to) {
+		c.Skip(check.ReasonCaptureGap)
+		return
+	}
+	c.Checked()
+	kato := time.Duration(x.KATO) * time.Millisecond
+	if r.KeepAliveGap <= kato {
+		return
+	}
+	what := "Keep Alive"
+	if x.state.tbkas != tbkasNo {
+		what = "command"
+	}
+	// A command the capture lost may have restarted the timer: judged at
+	// the end of the connection.
+	c.Hold(check.Finding{Packets: []int{r.KeepAliveFrom, to}, Key: "gap", ULP: Name, Message: fmt.Sprintf(
+		"%v without a %s to controller %d (CNTLID %d) before this %s: longer than its KATO of %d ms",
+		r.KeepAliveGap.Round(time.Millisecond), what, x.ID, x.CNTLID, r.Request.Name, x.KATO)},
+		dissect.DirClientToServer, r.KeepAliveFrom, to)
+}
+
+func checkSQHD(c *check.Conn, m *dissect.Message) {
+	r := capsuleOf(m)
+	if r == nil || r.Command || r.Err != nil {
+		return
+	}
+	if !r.SQHD {
+		if !r.Queue.sqOn && r.Queue.Connect == nil {
+			c.Skip(check.ReasonMidTransaction) // the capture lacks the Connect
+		}
+		return
+	}
+	if damaged(c) {
+		c.Skip(check.ReasonCaptureGap)
+		return
+	}
+	c.Checked()
+	if !r.SQHDBad {
+		return
+	}
+	q := r.Queue
+	msg := fmt.Sprintf("SQHD %d names no entry of the queue's %d (SQSIZE %d + 1)", r.Cpl.SQHD, q.sqSize, q.sqSize-1)
+	if uint32(r.Cpl.SQHD) < q.sqSize {
+		msg = fmt.Sprintf("SQHD %d reports %d submission queue entries consumed (modulo %d), but the host has sent %d commands since its Connect",
+			r.Cpl.SQHD, r.SQHDConsumed, q.sqSize, r.SQHDSubmitted)
+	}
+	// A command the capture lost may be the entry it reports: judged at
+	// the end of the connection.
+	from := 0
+	if q.Connect != nil {
+		from = q.Connect.Packet
+	}
+	c.Hold(check.Finding{Packets: m.Packets, Key: "sqhd", ULP: Name, Exchange: exchangeKey(q, r.Cpl.CID), Message: msg},
+		dissect.DirClientToServer, from, firstPacket(m.Packets))
+}
+
+func checkIOBeforeEnable(c *check.Conn, m *dissect.Message) {
+	r := capsuleOf(m)
+	if r == nil || !r.IOConnect {
+		return
+	}
+	x := r.IOConnectOf
+	if x == nil || x.admin == nil || r.Request == nil {
+		c.Skip(check.ReasonMidTransaction) // the admin queue is not in the capture
+		return
+	}
+	a := x.admin
+	if a.State == dissect.StateNoSetup || a.MissingPSNs > 0 || a.Lost[0].Between(0, r.Request.Packet) || a.Lost[1].Between(0, r.Request.Packet) {
+		c.Skip(check.ReasonCaptureGap)
+		return
+	}
+	c.Checked()
+	if r.ReadyPacket != 0 && r.ReadyPacket < r.Request.Packet {
+		return
+	}
+	why := "set CC.EN to 1"
+	if x.state.enabled || r.ReadyPacket != 0 {
+		why = "seen CSTS.RDY 1"
+	}
+	c.Report(check.Finding{Packets: []int{r.Request.Packet, lastPacket(m.Packets)}, Key: "not-ready", ULP: Name,
+		Exchange: exchangeKey(r.Queue, r.Cpl.CID), Message: fmt.Sprintf(
+			"the Connect of I/O queue %d to controller %d (CNTLID %d) came before its admin queue (connection %d) had %s",
+			r.Queue.Connect.QID, x.ID, x.CNTLID, a.ID, why)})
 }
 
 func opText(op *dissect.RDMAOp) string {

@@ -17,12 +17,24 @@ import (
 // Format", "Completion Queue Entry"; NVMe RDMA Transport 1.0 "Keyed SGL
 // Data Block Descriptor").
 type rig struct {
-	t   *testing.T
-	c   *dissect.Connection
-	s   dissect.Session
-	ck  *check.Runner
-	pkt int
+	t  *testing.T
+	c  *dissect.Connection
+	s  dissect.Session
+	ck *check.Runner
+	u  dissect.ULP
+	*clock
+	// subs counts the command capsules sent by sqe.
+	subs int
 }
+
+// clock numbers the packets of the queues of one rig and times them, 1 µs
+// a packet plus skew; the queues of one controller share it.
+type clock struct {
+	pkt  int
+	skew time.Duration
+}
+
+func (k *clock) now() time.Time { return time.Unix(0, int64(k.pkt)*1000).Add(k.skew) }
 
 // cmReq is an NVMe/RDMA CM REQ private data: RECFMT 0, QID, HRQSIZE,
 // HSQSIZE.
@@ -35,23 +47,28 @@ func cmReq(qid, hrq, hsq uint16) []byte {
 }
 
 func newRig(t *testing.T, req []byte) *rig {
-	c := &dissect.Connection{ID: 1, Transport: dissect.TransportRoCE, ServicePort: nvmeof.Port, State: dissect.StateEstablished}
+	return newQueue(t, nvmeof.New(), &clock{pkt: 10}, 1, req)
+}
+
+// newQueue sets up one more queue (connection id) of ULP u: the queues
+// of one controller share u and k.
+func newQueue(t *testing.T, u dissect.ULP, k *clock, id int, req []byte) *rig {
+	c := &dissect.Connection{ID: id, Transport: dissect.TransportRoCE, ServicePort: nvmeof.Port, State: dissect.StateEstablished}
 	c.PrivateData[0] = dissect.PrivateData{Seen: true, Packet: 1, Bytes: req}
 	rep := make([]byte, 32)
 	binary.LittleEndian.PutUint16(rep[2:], 32)
 	c.PrivateData[1] = dissect.PrivateData{Seen: true, Packet: 2, Bytes: rep}
-	u := nvmeof.New()
 	if u.Claim(c) != dissect.Yes {
 		t.Fatal("not claimed")
 	}
 	c.ULP = u.Name()
-	return &rig{t: t, c: c, s: u.Start(c, &dissect.Env{}), ck: check.NewRunner(check.Config{}), pkt: 10}
+	return &rig{t: t, c: c, s: u.Start(c, &dissect.Env{}), ck: check.NewRunner(check.Config{}), u: u, clock: k}
 }
 
 func (r *rig) send(dir dissect.Direction, data []byte, inv bool, key uint32) int {
 	r.pkt++
 	m := &dissect.Message{Conn: r.c, Dir: dir, Packets: []int{r.pkt}, Data: data, Length: len(data),
-		Invalidate: inv, InvalidatedSTag: key, Time: time.Unix(0, int64(r.pkt)*1000)}
+		Invalidate: inv, InvalidatedSTag: key, Time: r.now()}
 	r.s.Message(nil, m)
 	r.ck.Message(m)
 	return r.pkt

@@ -31,10 +31,15 @@ const (
 // New returns the NVMe/RDMA ULP for one engine, claiming connections to
 // ports besides the well-known ones (flags may add them).
 func New(ports ...uint16) dissect.ULP {
+	addPorts(ports) // for the CM private data fields (fields.go setUpOf)
 	return &ulp{ports: append([]uint16{Port, DiscoveryPort}, ports...)}
 }
 
-type ulp struct{ ports []uint16 }
+type ulp struct {
+	ports []uint16
+	// ctrls are the controllers of the engine's connections.
+	ctrls controllers
+}
 
 func (u *ulp) Name() string    { return Name }
 func (u *ulp) Ports() []uint16 { return u.ports }
@@ -77,7 +82,7 @@ func (u *ulp) Probe(c *dissect.Connection, m *dissect.Message) dissect.Verdict {
 
 // Start begins the analysis of one queue.
 func (u *ulp) Start(c *dissect.Connection, env *dissect.Env) dissect.Session {
-	s := &session{c: c, env: env, q: &Queue{}, out: map[uint16]*Command{}}
+	s := &session{u: u, c: c, env: env, q: &Queue{}, out: map[uint16]*Command{}}
 	s.q.setUp(c)
 	c.ULPData = s.q
 	return s
