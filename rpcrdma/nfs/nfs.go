@@ -345,8 +345,9 @@ func Known(prog uint32) bool {
 }
 
 // Decode decodes an RPC Call's arguments (call) or an accepted SUCCESS
-// Reply's results (!call) of a procedure of NFS, MOUNT or NFSACL.
-// The NFSv4 callback program has no fixed number: use DecodeCallback.
+// Reply's results (!call) of a procedure of NFS, MOUNT or NFSACL, or of
+// the NFSv4 callback program under 0x40000000 (as DecodeCallback). The
+// callback program has no fixed number: for another, use DecodeCallback.
 // It returns an Info owned by the caller.
 func Decode(prog, vers, proc uint32, call bool, body []byte, red *Reduction) (*Info, error) {
 	in := new(Info)
@@ -367,6 +368,12 @@ func (in *Info) Decode(prog, vers, proc uint32, call bool, body []byte, red *Red
 	}
 	if uint64(proc) >= uint64(len(pv.procs)) || pv.procs[proc].name == "" {
 		return in.fail(ErrUnknownProcedure)
+	}
+	if pv.prog == uint32(ProgNFS4CallbackDefault) {
+		// xdr/nfs4.x declares the callback program under the number
+		// Linux clients choose: walk it as the callback it is, naming
+		// the CB_COMPOUND's operations.
+		return in.DecodeCallback(prog, vers, proc, call, body, red)
 	}
 	e := &pv.procs[proc]
 	in.ProcName = e.name

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmashark/rdmashark/rpcrdma"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 )
 
@@ -177,6 +178,54 @@ func TestCallback(t *testing.T) {
 	}
 	if in.Ops[1].Status != nfs.NFS4ERR_BADHANDLE || in.Ops[1].Status.String() != "NFS4ERR_BADHANDLE" || in.Len != len(res) {
 		t.Errorf("%+v", in)
+	}
+}
+
+// TestCallbackDefaultProgram: a CB_COMPOUND to program 0x40000000, the
+// number Linux clients put in CREATE_SESSION's csa_cb_program, is a
+// callback whichever entry point decodes it (RFC 8881 section 20.2): the
+// binding (with no CREATE_SESSION seen, as when the capture starts late)
+// and Info.Decode name its operations and their statuses. xdr/nfs4.x
+// declares the program under that number, so it is a "known" program too,
+// which once sent it down the plain walk that names no operation.
+func TestCallbackDefaultProgram(t *testing.T) {
+	args := xdr{}.opaque(nil).u32(1, 0, 2)
+	args = args.u32(11).zeros(16).u32(1, 0, 0, 0).u32(0)
+	args = args.u32(4).zeros(16).u32(0).opaque([]byte{9, 9, 9, 9})
+	res := xdr{}.u32(0).opaque(nil).u32(2)
+	res = res.u32(11, 0).zeros(16).u32(1, 0, 0, 0)
+	res = res.u32(4, uint32(nfs.NFS4ERR_BADHANDLE))
+
+	b := nfs.NewBinding()
+	var out rpcrdma.ULBInfo
+	b.Decode(&rpcrdma.ULBQuery{Program: 0x40000000, Version: 1, Procedure: 1, Known: true, Body: args}, &out)
+	if out.Err != nil || !out.Callback || out.Protocol != "NFS_CB" || out.Procedure != "CB_COMPOUND" || !out.Compound ||
+		strings.Join(out.Operations, ",") != "CB_SEQUENCE,CB_RECALL" || len(out.OpCodes) != 2 || out.OpCodes[0] != 11 || out.OpCodes[1] != 4 {
+		t.Errorf("binding, call: %+v", out)
+	}
+	out.Reset()
+	b.Decode(&rpcrdma.ULBQuery{Reply: true, Program: 0x40000000, Version: 1, Procedure: 1, Known: true, Body: res}, &out)
+	if out.Err != nil || !out.Callback || !out.HasStatus || out.Status != 0 || len(out.OpStatus) != 2 || out.OpStatus[0] != 0 ||
+		out.OpStatus[1] != uint32(nfs.NFS4ERR_BADHANDLE) || strings.Join(out.Operations, ",") != "CB_SEQUENCE,CB_RECALL" {
+		t.Errorf("binding, reply: %+v", out)
+	}
+
+	var in nfs.Info
+	if err := in.Decode(0x40000000, 1, 1, true, args, nil); err != nil || !in.Callback || in.ProcName != "CB_COMPOUND" ||
+		len(in.Ops) != 2 || in.Ops[1].CBCode != nfs.OP_CB_RECALL || in.Len != len(args) {
+		t.Errorf("Info.Decode: %v %+v", err, in)
+	}
+	// Version 1 is the only callback version (RFC 7530 section 16.1, RFC
+	// 8881 section 20.1).
+	if err := in.Decode(0x40000000, 2, 1, true, args, nil); !errors.Is(err, nfs.ErrUnknownVersion) {
+		t.Errorf("version 2: %v", err)
+	}
+	// A program no client named (in a CREATE_SESSION this binding saw) is
+	// not a callback program.
+	out.Reset()
+	b.Decode(&rpcrdma.ULBQuery{Program: 0x40000123, Version: 1, Procedure: 1, Known: true, Body: args}, &out)
+	if out.Protocol != "" {
+		t.Errorf("an unannounced program is decoded: %+v", out)
 	}
 }
 
