@@ -61,6 +61,7 @@ func realCaptures(t testing.TB) []string {
 //     packets (infiniband.bth.opcode 22/23) of the rxe captures — 14, 24,
 //     747 — and the Send with Invalidate FPDUs (iwarp_rdma.opcode 0x04) of
 //     the siw captures — 19, 35, 747. Each is an INV-NOT-NEGOTIATED error.
+//     The two NFSv4 callback captures: 14 each (tshark, the same filters).
 //   - rxe-nfs3.pcap: the server sent PSNs 1891992, 1892095 and 1892146
 //     twice (frames 6524/6525 and the like; tshark shows both copies):
 //     three PSN-GAP retransmission warnings.
@@ -73,12 +74,14 @@ func TestRealCaptures(t *testing.T) {
 		// rxe-nfs3's 3 PSN-GAP findings are retransmissions the responder
 		// acknowledged (tshark: PSN 1891992 sent in frames 6524 and 6525,
 		// ACKed in 6526): recovered, info.
-		"rxe-nfs3.pcap":        {[]string{"INV-NOT-NEGOTIATED"}, 14},
-		"rxe-nfs41.pcap":       {[]string{"INV-NOT-NEGOTIATED"}, 24},
-		"rxe-nfs42-small.pcap": {[]string{"INV-NOT-NEGOTIATED"}, 747},
-		"siw-nfs3.pcap":        {[]string{"INV-NOT-NEGOTIATED"}, 19},
-		"siw-nfs41.pcap":       {[]string{"INV-NOT-NEGOTIATED"}, 35},
-		"siw-nfs42-small.pcap": {[]string{"INV-NOT-NEGOTIATED"}, 747},
+		"rxe-nfs3.pcap":         {[]string{"INV-NOT-NEGOTIATED"}, 14},
+		"rxe-nfs41.pcap":        {[]string{"INV-NOT-NEGOTIATED"}, 24},
+		"rxe-nfs42-small.pcap":  {[]string{"INV-NOT-NEGOTIATED"}, 747},
+		"siw-nfs3.pcap":         {[]string{"INV-NOT-NEGOTIATED"}, 19},
+		"siw-nfs41.pcap":        {[]string{"INV-NOT-NEGOTIATED"}, 35},
+		"siw-nfs42-small.pcap":  {[]string{"INV-NOT-NEGOTIATED"}, 747},
+		"rxe-nfs-callback.pcap": {[]string{"INV-NOT-NEGOTIATED"}, 14},
+		"siw-nfs-callback.pcap": {[]string{"INV-NOT-NEGOTIATED"}, 14},
 	}
 	for _, f := range realCaptures(t) {
 		name := filepath.Base(f)

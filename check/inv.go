@@ -301,11 +301,14 @@ func endInvUsage(c *Conn) {
 	if c.rpc != rpcYes {
 		return
 	}
-	c.Checked()
 	u := &c.Usage
 	if u.Replies == 0 {
+		// Its evidence is the connection's Replies: a connection whose
+		// Calls were never answered (siw-nfs-callback's second) has
+		// none, and the rule was not evaluated there, not passed.
 		return
 	}
+	c.Checked()
 	if onlyVersion2(c) {
 		c.Reportf(nil, "", "%d of %d Replies used Send With Invalidate; version 2 solicits remote invalidation per Call (rdma_inv_handle): %d Calls solicited it",
 			u.RepliesWithInvalidate, u.Replies, u.SolicitingCalls)

@@ -25,19 +25,25 @@ func NewBinding() *Binding { return &Binding{} }
 
 var _ rpcrdma.UpperLayerBinding = (*Binding)(nil)
 
+// callback tells whether prog is an NFSv4 callback program: Linux's
+// 0x40000000 (which xdr/nfs4.x also declares, so Known says yes to it too)
+// or one a client named.
 func (d *Binding) callback(prog uint32) bool {
+	if prog == uint32(oncrpc.ProgNFSCallback) {
+		return true
+	}
 	for _, p := range d.cbProgs {
 		if p == prog {
 			return true
 		}
 	}
-	return prog == uint32(oncrpc.ProgNFSCallback)
+	return false
 }
 
 // Decode implements rpcrdma.UpperLayerBinding.
 func (d *Binding) Decode(q *rpcrdma.ULBQuery, out *rpcrdma.ULBInfo) {
-	cb := !Known(q.Program) && d.callback(q.Program)
-	if !Known(q.Program) && !cb {
+	cb := d.callback(q.Program)
+	if !cb && !Known(q.Program) {
 		return
 	}
 	var red *Reduction
@@ -77,7 +83,9 @@ func (d *Binding) Decode(q *rpcrdma.ULBQuery, out *rpcrdma.ULBInfo) {
 		out.Items = append(out.Items, rpcrdma.DataItem{Name: it.Kind.String(), Result: it.Kind.IsResult(), Op: it.Op,
 			Offset: it.Offset, Length: it.Length, Reduced: it.Reduced})
 	}
-	if in.HasCBProgram && !d.callback(in.CBProgram) && len(d.cbProgs) < 16 {
+	// A program this package decodes otherwise (NFS, MOUNT, NFSACL) is
+	// not taken as a callback program, whatever a client names.
+	if in.HasCBProgram && !d.callback(in.CBProgram) && !Known(in.CBProgram) && len(d.cbProgs) < 16 {
 		d.cbProgs = append(d.cbProgs, in.CBProgram)
 	}
 	if q.Reply && q.Reduced {

@@ -2,6 +2,7 @@ package nfs_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
@@ -18,13 +19,15 @@ type realBody struct {
 }
 
 // realBodies returns one body of each kind (procedure, direction, first
-// bytes of the op list) of the RoCE captures.
+// bytes of the op list) of the RoCE captures, the backchannel CB_COMPOUNDs
+// of rxe-nfs-callback among them (decoded by Info.Decode as program
+// 0x40000000, the number Linux's CREATE_SESSION names).
 func realBodies(t testing.TB) []realBody {
 	t.Helper()
 	var out []realBody
 	seen := map[string]bool{}
 	var in nfs.Info
-	for _, name := range []string{"rxe-nfs3", "rxe-nfs41", "rxe-nfs42-small"} {
+	for _, name := range []string{"rxe-nfs3", "rxe-nfs41", "rxe-nfs42-small", "rxe-nfs-callback"} {
 		msgs, _ := messages(t, name)
 		calls := map[uint32]callKey{}
 		for _, m := range msgs {
@@ -91,6 +94,11 @@ func FuzzDecode(f *testing.F) {
 					t.Fatalf("op %+v outside body %d", op, len(body))
 				}
 			}
+			for _, c := range in.CBDetails {
+				if c.Op < 0 || c.Op >= len(in.Ops) || len(c.FH) > 128 {
+					t.Fatalf("callback detail %+v: %d ops", c, len(in.Ops))
+				}
+			}
 			if err != nil && err.Error() == "" {
 				t.Fatal("empty error")
 			}
@@ -137,6 +145,14 @@ func BenchmarkDecodeNFS4WriteCall(b *testing.B) {
 	}))
 }
 
+// A real backchannel CB_COMPOUND Call (CB_SEQUENCE CB_RECALL), with its
+// details read.
+func BenchmarkDecodeCBCompoundCall(b *testing.B) {
+	benchDecode(b, benchBody(b, func(rb realBody) bool {
+		return rb.prog == 0x40000000 && rb.call && rb.proc == 1
+	}))
+}
+
 // The largest NFSv3 READDIRPLUS reply (a Long Reply rebuilt from its Reply chunk).
 func BenchmarkDecodeNFS3ReaddirplusReply(b *testing.B) {
 	var best realBody
@@ -151,11 +167,22 @@ func BenchmarkDecodeNFS3ReaddirplusReply(b *testing.B) {
 	benchDecode(b, best)
 }
 
-// TestDecodeAllocs: once an Info has been used, decoding allocates nothing.
+// TestDecodeAllocs: once an Info has been used, decoding allocates nothing,
+// the real CB_COMPOUNDs (with their CB_SEQUENCE and CB_RECALL details)
+// included.
 func TestDecodeAllocs(t *testing.T) {
 	bodies := realBodies(t)
 	if len(bodies) < 20 {
 		t.Fatalf("only %d kinds of real bodies", len(bodies))
+	}
+	cb := 0
+	for _, rb := range bodies {
+		if rb.prog == 0x40000000 && strings.Contains(rb.sig, ",CB_SEQUENCE,CB_RECALL") {
+			cb++
+		}
+	}
+	if cb != 2 {
+		t.Errorf("%d real CB_COMPOUND bodies (Call and Reply of CB_SEQUENCE, CB_RECALL), want 2", cb)
 	}
 	var in nfs.Info
 	for _, rb := range bodies {

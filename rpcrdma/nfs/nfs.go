@@ -5,7 +5,9 @@
 //
 // It names every procedure and every COMPOUND operation, walks each
 // operation's arguments or results far enough to reach the next one (and
-// the end of the body), reports each result's status, and locates the
+// the end of the body), reports each result's status, reads what the
+// callback operations CB_SEQUENCE, CB_RECALL, CB_GETATTR, CB_NOTIFY and
+// CB_LAYOUTRECALL say (Info.CBDetails; callback.go), and locates the
 // data items that RFC 8267 makes DDP-eligible, with their XDR byte
 // positions in the body — the positions RPC-over-RDMA Read chunks refer to
 // and the items Write chunks replace:
@@ -208,6 +210,11 @@ type Info struct {
 	Items        []Item
 	ItemsDropped int
 
+	// CBDetails: what the CB_SEQUENCE, CB_RECALL, CB_GETATTR, CB_NOTIFY
+	// and CB_LAYOUTRECALL arguments of a CB_COMPOUND Call say, and a
+	// Reply's CB_SEQUENCE4resok; one per operation read, in order.
+	CBDetails []CBOpDetail
+
 	// CBProgram is the callback program number a SETCLIENTID,
 	// CREATE_SESSION or BACKCHANNEL_CTL in these arguments named: the
 	// program of the backchannel Calls to decode with DecodeCallback.
@@ -345,8 +352,9 @@ func Known(prog uint32) bool {
 }
 
 // Decode decodes an RPC Call's arguments (call) or an accepted SUCCESS
-// Reply's results (!call) of a procedure of NFS, MOUNT or NFSACL.
-// The NFSv4 callback program has no fixed number: use DecodeCallback.
+// Reply's results (!call) of a procedure of NFS, MOUNT or NFSACL, or of
+// the NFSv4 callback program under 0x40000000 (as DecodeCallback). The
+// callback program has no fixed number: for another, use DecodeCallback.
 // It returns an Info owned by the caller.
 func Decode(prog, vers, proc uint32, call bool, body []byte, red *Reduction) (*Info, error) {
 	in := new(Info)
@@ -367,6 +375,12 @@ func (in *Info) Decode(prog, vers, proc uint32, call bool, body []byte, red *Red
 	}
 	if uint64(proc) >= uint64(len(pv.procs)) || pv.procs[proc].name == "" {
 		return in.fail(ErrUnknownProcedure)
+	}
+	if pv.prog == uint32(ProgNFS4CallbackDefault) {
+		// xdr/nfs4.x declares the callback program under the number
+		// Linux clients choose: walk it as the callback it is, naming
+		// the CB_COMPOUND's operations.
+		return in.DecodeCallback(prog, vers, proc, call, body, red)
 	}
 	e := &pv.procs[proc]
 	in.ProcName = e.name
@@ -424,8 +438,8 @@ func (in *Info) DecodeCallback(prog, vers, proc uint32, call bool, body []byte, 
 }
 
 func (in *Info) reset(prog, vers, proc uint32, call, cb bool, body []byte, red *Reduction) {
-	ops, items := in.Ops[:0], in.Items[:0]
-	*in = Info{Prog: Program(prog), Vers: vers, Proc: proc, Call: call, Callback: cb, Ops: ops, Items: items}
+	ops, items, cbd := in.Ops[:0], in.Items[:0], in.CBDetails[:0]
+	*in = Info{Prog: Program(prog), Vers: vers, Proc: proc, Call: call, Callback: cb, Ops: ops, Items: items, CBDetails: cbd}
 	var r *Reduction
 	if red != nil {
 		in.red = *red
@@ -527,6 +541,9 @@ func (in *Info) compound(cb bool) error {
 		}
 		if idx >= 0 {
 			in.Ops[idx].End = d.off
+		}
+		if cb {
+			in.cbDetail(idx, CBOpnum4(code), start, d.off)
 		}
 	}
 	d.curOp = -1

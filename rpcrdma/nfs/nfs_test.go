@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmashark/rdmashark/rpcrdma"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 )
 
@@ -177,6 +178,123 @@ func TestCallback(t *testing.T) {
 	}
 	if in.Ops[1].Status != nfs.NFS4ERR_BADHANDLE || in.Ops[1].Status.String() != "NFS4ERR_BADHANDLE" || in.Len != len(res) {
 		t.Errorf("%+v", in)
+	}
+}
+
+// TestCallbackDefaultProgram: a CB_COMPOUND to program 0x40000000, the
+// number Linux clients put in CREATE_SESSION's csa_cb_program, is a
+// callback whichever entry point decodes it (RFC 8881 section 20.2): the
+// binding (with no CREATE_SESSION seen, as when the capture starts late)
+// and Info.Decode name its operations and their statuses. xdr/nfs4.x
+// declares the program under that number, so it is a "known" program too,
+// which once sent it down the plain walk that names no operation.
+func TestCallbackDefaultProgram(t *testing.T) {
+	args := xdr{}.opaque(nil).u32(1, 0, 2)
+	args = args.u32(11).zeros(16).u32(1, 0, 0, 0).u32(0)
+	args = args.u32(4).zeros(16).u32(0).opaque([]byte{9, 9, 9, 9})
+	res := xdr{}.u32(0).opaque(nil).u32(2)
+	res = res.u32(11, 0).zeros(16).u32(1, 0, 0, 0)
+	res = res.u32(4, uint32(nfs.NFS4ERR_BADHANDLE))
+
+	b := nfs.NewBinding()
+	var out rpcrdma.ULBInfo
+	b.Decode(&rpcrdma.ULBQuery{Program: 0x40000000, Version: 1, Procedure: 1, Known: true, Body: args}, &out)
+	if out.Err != nil || !out.Callback || out.Protocol != "NFS_CB" || out.Procedure != "CB_COMPOUND" || !out.Compound ||
+		strings.Join(out.Operations, ",") != "CB_SEQUENCE,CB_RECALL" || len(out.OpCodes) != 2 || out.OpCodes[0] != 11 || out.OpCodes[1] != 4 {
+		t.Errorf("binding, call: %+v", out)
+	}
+	out.Reset()
+	b.Decode(&rpcrdma.ULBQuery{Reply: true, Program: 0x40000000, Version: 1, Procedure: 1, Known: true, Body: res}, &out)
+	if out.Err != nil || !out.Callback || !out.HasStatus || out.Status != 0 || len(out.OpStatus) != 2 || out.OpStatus[0] != 0 ||
+		out.OpStatus[1] != uint32(nfs.NFS4ERR_BADHANDLE) || strings.Join(out.Operations, ",") != "CB_SEQUENCE,CB_RECALL" {
+		t.Errorf("binding, reply: %+v", out)
+	}
+
+	var in nfs.Info
+	if err := in.Decode(0x40000000, 1, 1, true, args, nil); err != nil || !in.Callback || in.ProcName != "CB_COMPOUND" ||
+		len(in.Ops) != 2 || in.Ops[1].CBCode != nfs.OP_CB_RECALL || in.Len != len(args) {
+		t.Errorf("Info.Decode: %v %+v", err, in)
+	}
+	// Version 1 is the only callback version (RFC 7530 section 16.1, RFC
+	// 8881 section 20.1).
+	if err := in.Decode(0x40000000, 2, 1, true, args, nil); !errors.Is(err, nfs.ErrUnknownVersion) {
+		t.Errorf("version 2: %v", err)
+	}
+	// A program no client named (in a CREATE_SESSION this binding saw) is
+	// not a callback program.
+	out.Reset()
+	b.Decode(&rpcrdma.ULBQuery{Program: 0x40000123, Version: 1, Procedure: 1, Known: true, Body: args}, &out)
+	if out.Protocol != "" {
+		t.Errorf("an unannounced program is decoded: %+v", out)
+	}
+}
+
+// TestCallbackDetails: the operations the captures do not have, built
+// from their XDR (RFC 8881 section 20: CB_GETATTR 20.1, CB_LAYOUTRECALL
+// 20.3, CB_NOTIFY 20.4, CB_SEQUENCE with referring calls 20.9).
+func TestCallbackDetails(t *testing.T) {
+	sid := []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+	other := sid[:12]
+	fh := []byte{0xfe, 0xed, 0xfa, 0xce, 0x01}
+	args := xdr{}.opaque([]byte("tag")).u32(1, 7, 5) // tag, minorversion, callback_ident, 5 ops
+	// CB_SEQUENCE: session, seq 9, slot 2, highest 3, cachethis, two lists (1 and 2 calls).
+	args = append(args.u32(11), sid...)
+	args = args.u32(9, 2, 3, 1, 2)
+	args = append(args, sid...)
+	args = args.u32(1, 4, 0)
+	args = append(args, sid...)
+	args = args.u32(2, 5, 1, 6, 2)
+	// CB_GETATTR: fh, attr_request of 2 words.
+	args = args.u32(3).opaque(fh).u32(2, 0x18, 0x10)
+	// CB_NOTIFY: stateid, fh, 1 notify4 (bitmap4 of 1 word, opaque).
+	args = append(args.u32(6, 42), other...)
+	args = args.opaque(fh).u32(1, 1, 4).opaque([]byte{1, 2, 3})
+	// CB_LAYOUTRECALL: LAYOUT4_NFSV4_1_FILES, LAYOUTIOMODE4_RW, changed,
+	// LAYOUTRECALL4_FILE: fh, offset 4096, length all, stateid.
+	args = args.u32(5, 1, 2, 1, 1).opaque(fh).u64(4096).u64(^uint64(0))
+	args = append(args.u32(7), other...)
+	// CB_LAYOUTRECALL, LAYOUTRECALL4_FSID.
+	args = args.u32(5, 1, 3, 0, 2).u64(11).u64(12)
+	var in nfs.Info
+	if err := in.DecodeCallback(0x40000000, 1, 1, true, args, nil); err != nil {
+		t.Fatal(err)
+	}
+	if in.Len != len(args) || len(in.Ops) != 5 || len(in.CBDetails) != 5 || in.CallbackIdent != 7 || string(in.Tag) != "tag" {
+		t.Fatalf("%d of %d bytes, %d ops, %d details: %+v", in.Len, len(args), len(in.Ops), len(in.CBDetails), in.CBDetails)
+	}
+	d := in.CBDetails
+	if s := d[0]; s.Op != 0 || s.SessionID[15] != 16 || s.SequenceID != 9 || s.SlotID != 2 || s.HighestSlotID != 3 || !s.CacheThis ||
+		s.RefCallLists != 2 || s.RefCalls != 3 {
+		t.Errorf("CB_SEQUENCE %+v", s)
+	}
+	if g := d[1]; g.Op != 1 || string(g.FH) != string(fh) || g.AttrWords != 2 || g.HasStateID {
+		t.Errorf("CB_GETATTR %+v", g)
+	}
+	if n := d[2]; n.Op != 2 || n.StateID.Seqid != 42 || n.StateID.Other[11] != 12 || string(n.FH) != string(fh) || n.Changes != 1 {
+		t.Errorf("CB_NOTIFY %+v", n)
+	}
+	if l := d[3]; l.LayoutType != 1 || l.IOMode != 2 || !l.Changed || l.RecallType != 1 || string(l.FH) != string(fh) ||
+		l.Offset != 4096 || l.Len != ^uint64(0) || l.StateID.Seqid != 7 || !l.HasStateID {
+		t.Errorf("CB_LAYOUTRECALL file %+v", l)
+	}
+	if l := d[4]; l.IOMode != 3 || l.Changed || l.RecallType != 2 || l.FSIDMajor != 11 || l.FSIDMinor != 12 || l.FH != nil {
+		t.Errorf("CB_LAYOUTRECALL fsid %+v", l)
+	}
+	// Results: CB_SEQUENCE4resok when NFS4_OK, nothing when not; the other
+	// results are only a status (CB_GETATTR's fattr4 is not read).
+	res := xdr{}.u32(0).opaque(nil).u32(2)
+	res = append(res.u32(11, 0), sid...)
+	res = res.u32(9, 2, 3, 31)
+	res = res.u32(3, uint32(nfs.NFS4ERR_BADHANDLE))
+	if err := in.DecodeCallback(0x40000000, 1, 1, false, res, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(in.CBDetails) != 1 || in.CBDetails[0].TargetSlotID != 31 || in.CBDetails[0].HighestSlotID != 3 || in.CBDetails[0].CacheThis {
+		t.Errorf("results: %+v", in.CBDetails)
+	}
+	res = xdr{}.u32(uint32(nfs.NFS4ERR_BADSESSION)).opaque(nil).u32(1).u32(11, uint32(nfs.NFS4ERR_BADSESSION))
+	if err := in.DecodeCallback(0x40000000, 1, 1, false, res, nil); err != nil || len(in.CBDetails) != 0 {
+		t.Errorf("failed CB_SEQUENCE: %v %+v", err, in.CBDetails)
 	}
 }
 
