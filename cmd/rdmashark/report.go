@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -52,6 +54,12 @@ the page says so, and exits 0.`,
 			name, err := in.name(args)
 			if err != nil {
 				return err
+			}
+			if output == "" && isTerminal(cmd.OutOrStdout()) {
+				// A page of HTML is no reading on a terminal: write it
+				// beside the working directory as NAME.html, and say so.
+				output = reportFileName(name)
+				fmt.Fprintf(cmd.ErrOrStderr(), "rdmashark: standard output is a terminal: writing the report to %s (-o - writes it there anyway)\n", output)
 			}
 			if err := checkOutput(output, name); err != nil {
 				return usageErr("-o: %v", err)
@@ -108,7 +116,7 @@ the page says so, and exits 0.`,
 	}
 	in.bind(cmd)
 	f := cmd.Flags()
-	f.StringVarP(&output, "output", "o", "", "write the HTML report to this file (default: standard output)")
+	f.StringVarP(&output, "output", "o", "", "write the HTML report to this file, - for standard output (default: standard output, or NAME.html when it is a terminal)")
 	f.IntVar(&opts.MaxDetail, "max-detail", htmlreport.DefaultMaxDetail,
 		"transactions (RDMA messages on connections without RPC) drawn per connection; the rest are counted")
 	f.IntVar(&maxConn, "max-diagrams", htmlreport.DefaultMaxConnections, "connections that get a diagram (the overview lists every connection)")
@@ -130,4 +138,18 @@ func gateReason(rep *report.CheckReport) string {
 		return fmt.Sprintf("%d findings at or above error", n)
 	}
 	return ""
+}
+
+// reportFileName is the file report writes to when standard output is a
+// terminal: the capture's base name with .html for its extensions
+// (rxe-nfs3.pcap.gz: rxe-nfs3.html), "stdin.html" for standard input.
+func reportFileName(capture string) string {
+	base := filepath.Base(capture)
+	if capture == "-" || capture == "" {
+		base = "stdin"
+	}
+	for _, ext := range []string{".gz", ".zst", ".xz", ".bz2", ".lz4", ".pcapng", ".pcap", ".cap", ".erf"} {
+		base = strings.TrimSuffix(base, ext)
+	}
+	return base + ".html"
 }

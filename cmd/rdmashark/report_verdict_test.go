@@ -43,3 +43,19 @@ func TestReportVerdictIsChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestReportFileName: where report writes when standard output is a
+// terminal (issue 31: it wrote HTML onto the terminal).
+func TestReportFileName(t *testing.T) {
+	for in, want := range map[string]string{
+		"testdata/pcaps/rxe-nfs3.pcap": "rxe-nfs3.html",
+		"/x/cap.pcapng.gz":             "cap.html",
+		"a.erf":                        "a.html",
+		"-":                            "stdin.html",
+		"noext":                        "noext.html",
+	} {
+		if got := reportFileName(in); got != want {
+			t.Errorf("%s: %s, want %s", in, got, want)
+		}
+	}
+}
