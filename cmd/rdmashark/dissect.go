@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"github.com/spf13/cobra"
+	"strings"
 
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/report"
@@ -46,7 +47,7 @@ chooses what is printed. See docs/display-filters.md.
 -w FILE writes the packets selected to FILE as pcapng, with their timestamps
 and lengths, instead of printing them: carve one connection or one XID out of
 a large capture (rdmashark dissect -r big.pcap -Y 'rpcordma.xid == 0x1234' -w xid.pcapng).`,
-		Args: cobra.MaximumNArgs(1),
+		Args: oneCapture("dissect"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
 			if glossary != "" {
@@ -164,4 +165,16 @@ a large capture (rdmashark dissect -r big.pcap -Y 'rpcordma.xid == 0x1234' -w xi
 	cmd.Flags().StringVarP(&writeTo, "write", "w", "", "write the packets the filter selects to this pcapng file (- for standard output) instead of printing them")
 	cmd.Flags().StringVarP(&filter, "display-filter", "Y", "", "print only the packets this display filter selects (Wireshark's syntax; docs/display-filters.md)")
 	return cmd
+}
+
+// oneCapture accepts at most one capture, and says what to do with more
+// in words (cobra's own message was "accepts at most 1 arg(s)").
+func oneCapture(command string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) > 1 {
+			return usageErr("%s reads one capture, not %d (%s): merge them first (mergecap -w all.pcapng %s), or run one %s per capture; analyze, check and transactions take several",
+				command, len(args), strings.Join(args, ", "), strings.Join(args, " "), command)
+		}
+		return nil
+	}
 }

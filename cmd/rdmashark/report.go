@@ -49,7 +49,7 @@ check is the CI gate), 2 when the capture could not be read or the file not
 written; a capture damaged part-way is reported as far as it was read and
 exits 2. A read stopped by Ctrl-C or SIGTERM is reported as far as it went,
 the page says so, and exits 0.`,
-		Args: cobra.MaximumNArgs(1),
+		Args: oneCapture("report"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, err := in.name(args)
 			if err != nil {

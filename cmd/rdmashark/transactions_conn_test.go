@@ -19,3 +19,14 @@ func TestTransactionsUnknownConnection(t *testing.T) {
 		t.Errorf("--connection 2: exit %d, %d transactions, %q", code, strings.Count(out, `"xid"`), stderr)
 	}
 }
+
+// TestOneCaptureMessage: dissect and report given two captures say so in
+// words, exit 2 (cobra said "accepts at most 1 arg(s), received 2").
+func TestOneCaptureMessage(t *testing.T) {
+	for _, c := range []string{"dissect", "report"} {
+		code, _, stderr := runCmd(t, c, nfs3Pcap, rpingPcap)
+		if code != 2 || !strings.Contains(stderr, c+" reads one capture, not 2") || !strings.Contains(stderr, "mergecap") {
+			t.Errorf("%s with two captures: exit %d, %q", c, code, stderr)
+		}
+	}
+}
