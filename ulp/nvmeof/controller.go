@@ -53,6 +53,8 @@ type QueueRef struct {
 // ctrlState is what the sessions of a controller's queues share while the
 // capture is read.
 type ctrlState struct {
+	// all are the engine's controllers (the queues no controller names).
+	all *controllers
 	// The Keep Alive Timer as the capture shows it (NVMe Base 2.0 "Keep
 	// Alive Timer"): kaLive from the admin Connect's successful
 	// completion (the timer starts) to the end of the admin queue's
@@ -103,6 +105,18 @@ type ctrlKey struct {
 type controllers struct {
 	byKey map[ctrlKey]*Controller
 	n     int
+	// unknown counts, per target address, the queues whose Connect the
+	// capture lacks (their controller unknown).
+	unknown map[string]int
+}
+
+// unnamed counts a queue to target whose controller the capture cannot
+// name (its Connect is not in the capture).
+func (cs *controllers) unnamed(target string) {
+	if cs.unknown == nil {
+		cs.unknown = map[string]int{}
+	}
+	cs.unknown[target]++
 }
 
 // join adds queue q (on connection c, connected with QID qid) to the
@@ -117,6 +131,7 @@ func (cs *controllers) join(k ctrlKey, c *dissect.Connection, qid uint16, q *Que
 	if x == nil || qid == 0 && x.admin != nil {
 		cs.n++
 		x = &Controller{ID: cs.n, CNTLID: k.cntlid, HostNQN: k.host, SubNQN: k.sub, Target: k.target, key: k}
+		x.state.all = cs
 		cs.byKey[k] = x
 	}
 	if qid == 0 {
@@ -178,6 +193,11 @@ func (st *ctrlState) setTBKAS(ctratt uint32) {
 // tell (PSNs skipped): a command that restarted the Keep Alive Timer
 // under Traffic Based Keep Alive may be what it lost.
 func (x *Controller) ioLost(from, to int) bool {
+	if x.state.all != nil && x.state.all.unknown[x.Target] > 0 {
+		// A queue to the same target whose Connect the capture lacks
+		// may be this controller's.
+		return true
+	}
 	for _, c := range x.state.conns {
 		if c == x.admin {
 			continue

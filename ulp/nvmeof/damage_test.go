@@ -32,3 +32,28 @@ func TestCaptureLossIsNoProtocolError(t *testing.T) {
 		}
 	}
 }
+
+// TestLostConnectKeepsKeepAliveUnjudged: rxe-nvmeof without its I/O
+// queue's Connect capsule (frames 93-94, SEND_FIRST/LAST at PSN
+// 13506647-13506648 to QP 0x12, as tshark shows them). The admin queue's
+// Keep Alive (frame 190, 5.068 s) and its next command (9174, 10.662 s)
+// are 5.59 s apart, more than the KATO of 5000 ms; the target supports
+// Traffic Based Keep Alive, and the I/O queue's commands in between
+// restarted the timer — but the capture no longer says which controller
+// that queue is of. NVME-KEEP-ALIVE must not be a warning: not evaluated.
+func TestLostConnectKeepsKeepAliveUnjudged(t *testing.T) {
+	src := "../../testdata/pcaps/ulp/rxe-nvmeof.pcap"
+	lt, frames := pcaptest.Read(t, src)
+	kept := frames[:0:0]
+	for _, f := range frames {
+		if f.Num != 93 && f.Num != 94 {
+			kept = append(kept, f)
+		}
+	}
+	_, _, res := run(t, pcaptest.Write(t, lt, kept))
+	for _, f := range res.Findings {
+		if f.Severity >= check.Warning {
+			t.Errorf("%s %s %v: %s", f.Severity, f.Rule, f.Packets, f.Message)
+		}
+	}
+}

@@ -282,13 +282,16 @@ type Capsule struct {
 
 // session is NVMe/RDMA on one queue.
 type session struct {
-	u   *ulp
-	c   *dissect.Connection
-	env *dissect.Env
-	q   *Queue
-	out map[uint16]*Command
-	mem dissect.Memory[*Command]
-	rec Capsule
+	// counted: the queue was counted among those whose controller the
+	// capture cannot name.
+	counted bool
+	u       *ulp
+	c       *dissect.Connection
+	env     *dissect.Env
+	q       *Queue
+	out     map[uint16]*Command
+	mem     dissect.Memory[*Command]
+	rec     Capsule
 	// recs are the records of the Sends the current packet (recPkt)
 	// completed, recN of them in use: each stays valid, in
 	// dissect.Packet.ULP, until the next packet.
@@ -340,9 +343,18 @@ func (s *session) Message(p *dissect.Packet, m *dissect.Message) {
 	if m.Dir == dissect.DirClientToServer {
 		r.Command = true
 		s.command(m, r)
-		return
+	} else {
+		s.completion(m, r)
 	}
-	s.completion(m, r)
+	if !s.counted && q.Controller == nil && r.Command && r.Err == nil && !(r.Cmd.IsFabrics() && r.Cmd.FCTYPE == nvme.FabricsConnect) {
+		// A queue that sends commands with no controller known — its
+		// Connect, or the Connect's data the target fetched, is not in
+		// the capture — belongs to a controller the capture cannot
+		// name: its traffic may have restarted a Keep Alive Timer
+		// (checkKeepAlive).
+		s.counted = true
+		s.u.ctrls.unnamed(s.c.Server.Address)
+	}
 }
 
 // record returns a record for a Send that packet p completed (the scratch
