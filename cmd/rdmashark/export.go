@@ -62,7 +62,8 @@ the packets read, says so, and exits 0.`,
 				runErr error
 			}
 			work := func(i int) result {
-				xc, err := export.NewCapture(cfg, names[i], first+i)
+				// Standard input is <stdin> here as in every other output.
+				xc, err := export.NewCapture(cfg, displayName(names[i]), first+i)
 				if err != nil {
 					return result{runErr: &exitError{exitUsage, err}}
 				}
@@ -102,7 +103,7 @@ the packets read, says so, and exits 0.`,
 						parts = append(parts, fmt.Sprintf("%s %d", t, n))
 					}
 				}
-				line := fmt.Sprintf("%s: %d packets → %s (part-%d)\n", printable(names[i]), eng.Stats.Packets, strings.Join(parts, ", "), first+i)
+				line := fmt.Sprintf("%s: %d packets → %s (part-%d)\n", printable(displayName(names[i])), eng.Stats.Packets, strings.Join(parts, ", "), first+i)
 				if interrupted {
 					line += fmt.Sprintf("%s: %s after %d packets\n", printable(names[i]), errInterrupted, eng.Stats.Packets)
 				}

@@ -1,6 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -28,5 +33,47 @@ func TestOneCaptureMessage(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, c+" reads one capture, not 2") || !strings.Contains(stderr, "mergecap") {
 			t.Errorf("%s with two captures: exit %d, %q", c, code, stderr)
 		}
+	}
+}
+
+// TestExportStdinName: standard input is <stdin> in export's capture
+// column and summary line, as in every other output (it was "-").
+func TestExportStdinName(t *testing.T) {
+	dir := t.TempDir()
+	f, err := os.Open(rpingPcap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out, errb bytes.Buffer
+	if code := run([]string{"export", "-o", dir, "--format", "ndjson", "-"}, f, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.HasPrefix(out.String()+errb.String(), "<stdin>: ") && !strings.Contains(out.String()+errb.String(), "<stdin>: 77 packets") {
+		t.Errorf("summary: %q %q", out.String(), errb.String())
+	}
+	found := 0
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var row struct{ Capture string }
+			if l == "" || json.Unmarshal([]byte(l), &row) != nil {
+				continue
+			}
+			found++
+			if row.Capture != "<stdin>" {
+				t.Errorf("%s: capture %q", p, row.Capture)
+			}
+		}
+		return nil
+	})
+	if err != nil || found == 0 {
+		t.Errorf("%d rows read: %v", found, err)
 	}
 }
