@@ -774,9 +774,18 @@ func checkTerminate(c *Conn, p *dissect.Packet) {
 			continue
 		}
 		t := &f.RDMAP.Terminate
-		c.Reportf([]int{p.Number}, "Terminate "+t.ErrorCodeString(),
-			"Terminate from the %s: layer %s, error type %s, error code 0x%02x (%s)",
-			sideOf(p.Dir), t.Layer, t.ETypeString(), t.ErrorCode, t.ErrorCodeString())
+		m := t.Meaning()
+		if t.AltOrder == iwarp.TermOrderRFC {
+			c.Reportf([]int{p.Number}, "Terminate "+m.ErrorCodeString(),
+				"Terminate from the %s: %s", sideOf(p.Dir), m)
+			continue
+		}
+		// RFC 5040's layout gives an impossible combination; another
+		// implementation's layout of the same octets a meaningful one.
+		c.Reportf([]int{p.Number}, "Terminate "+m.ErrorCodeString(),
+			"Terminate from the %s: %s. Its Terminate Control (% x) is not in RFC 5040 section 4.8 order, where it would read %s, "+
+				"a combination RFC 5040 section 7 does not define; it is laid out as %s writes it",
+			sideOf(p.Dir), m, t.Control(), t.RFC(), t.AltOrder)
 	}
 }
 
