@@ -593,6 +593,25 @@ must skip them. Reported as information when a connection uses them.`,
 			Applies:  mpaMarkersApplies, End: endMPAMarkers,
 		},
 		{
+			ID: "MPA-MARKER-BAD", Severity: Error, Reference: "RFC 5044 sections 4, 5", Added: true,
+			Summary: "an MPA marker is not where RFC 5044 puts it, or not in network byte order: the first one",
+			Explanation: `With markers negotiated the sender puts a four-octet marker every 512 octets of
+the TCP stream, counted from the first octet after its MPA Request or Reply
+(RFC 5044 section 5): 16 reserved bits zero and FPDUPTR, in network byte order,
+the number of octets back to the FPDU that holds the marker (section 4). A
+receiver that finds anything else there loses FPDU framing and terminates the
+connection (MPA error 0x03, Marker and ULPDU Length field mismatch). Some
+implementations put their markers elsewhere (counted from another origin) or
+write FPDUPTR little-endian. The finding names the first such marker of each
+direction, what it holds, and where a marker pointing back to the FPDU is
+instead (or that FPDUPTR reads right byte-swapped: rdmashark then frames the
+FPDUs anyway). Only markers met while framing was in sync count: after a gap in
+the capture the FPDU boundary is a guess until a marker confirms it, and the
+capture, not the sender, may be what is wrong.`,
+			Evidence: "the markers of an iWARP direction that negotiated them",
+			Applies:  mpaMarkerBadApplies, End: endMPAMarkerBad,
+		},
+		{
 			ID: "MPA-REJ", Severity: Warning, Reference: "RFC 5044 section 7.1; RFC 6581 section 5", Added: true,
 			Summary: "an MPA Reply with the Rejected flag ended an iWARP connection attempt: its private data",
 			Explanation: `The iWARP counterpart of CM-REJ. A responder that refuses an MPA Request

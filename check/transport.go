@@ -662,6 +662,31 @@ func endMPAMarkers(c *Conn) {
 	}
 }
 
+func mpaMarkerBadApplies(c *Conn) string {
+	if why := mpaMarkersApplies(c); why != "" {
+		return why
+	}
+	if w := c.IWARP; !w.Framing[0].Markers && !w.Framing[1].Markers {
+		return "MPA markers not negotiated (neither MPA frame set M)"
+	}
+	return ""
+}
+
+// endMPAMarkerBad: MPA-MARKER-BAD (RFC 5044 sections 4, 5: a marker every
+// 512 octets, FPDUPTR in network byte order back to its FPDU).
+func endMPAMarkerBad(c *Conn) {
+	w := c.IWARP
+	for d, f := range w.Framing {
+		if !f.Markers {
+			continue
+		}
+		c.Checked()
+		if b := w.BadMarker[d]; b != nil {
+			c.Reportf([]int{b.Packet}, sideName[d], "the %s's markers: %s", sideName[d], b.MarkerFault.String())
+		}
+	}
+}
+
 // checkMPAREJ: MPA-REJ (RFC 5044 section 7.1: a responder refuses a
 // connection with an MPA Reply whose R flag is set).
 func checkMPAREJ(c *Conn, p *dissect.Packet) {

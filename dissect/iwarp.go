@@ -175,6 +175,18 @@ type IWARPInfo struct {
 	// and RSTPacket are their numbers. No MPA exchange follows.
 	Refused              bool
 	SYNPacket, RSTPacket int
+	// BadMarker is, per direction, the first MPA marker found not where
+	// or not how RFC 5044 sections 4-5 put it while framing was in sync
+	// (not after a gap: the marker grid is then still right, but the FPDU
+	// boundary guessed may not be).
+	BadMarker [2]*BadMarker
+}
+
+// BadMarker is an MPA marker a sender got wrong, and the packet that
+// carried it.
+type BadMarker struct {
+	Packet int
+	iwarp.MarkerFault
 }
 
 // tcpKey is a TCP connection's 4-tuple, oriented from one side.
@@ -1139,8 +1151,9 @@ func (s *iwStream) process(h int, data []byte, seq uint32) {
 				n = 0
 				break
 			}
-			if s.pickUp(h, data, seq) {
-				n = 0
+			if k, ok := s.pickUp(h, data, seq); ok {
+				ctr.Discarded += uint64(k)
+				n = k
 			} else {
 				ctr.Discarded += uint64(n)
 			}
@@ -1355,38 +1368,98 @@ func (s *iwStream) startFraming(h int, seq uint32, fr iwarp.Framing, markerSeq u
 	hf.mode = iwFPDU
 }
 
-// pickUp tries to start framing direction h at seq, where data starts
-// without the MPA exchange having told us so: a capture that started
-// mid-stream, or after sync was lost.
-func (s *iwStream) pickUp(h int, data []byte, seq uint32) bool {
+// pickUp tries to start framing direction h in data (at TCP sequence seq)
+// without the MPA exchange having told us where an FPDU starts: a capture
+// that started mid-stream, or after sync was lost. It returns how many
+// octets of data come before the FPDU it starts at.
+func (s *iwStream) pickUp(h int, data []byte, seq uint32) (int, bool) {
 	hf := &s.half[h]
 	var fr iwarp.Framing
 	markerSeq := seq
+	skip := 0
 	relaxed := s.hint || s.info.Dir[h].FPDUs > 0 || s.info.Negotiated
 	switch {
 	case s.info.Negotiated && s.info.Framing[h].Markers:
-		// The framer checks the marker grid and every marker's FPDUPTR.
+		// A marker in data says where its FPDU starts (RFC 5044 section
+		// 5); the framer then checks every marker's FPDUPTR.
 		fr, markerSeq = s.info.Framing[h], hf.fpduSeq
-		if (seq-markerSeq)%4 != 0 {
-			return false
+		k, ok := markerStart(data, seq, markerSeq)
+		if !ok {
+			return 0, false
 		}
+		skip = k
 	case s.info.Negotiated:
 		fr, markerSeq = s.info.Framing[h], hf.fpduSeq
 		if ok, _ := plausibleFPDU(data, relaxed); !ok {
-			return false
+			return 0, false
 		}
 	default:
 		ok, crc := plausibleFPDU(data, relaxed)
 		if !ok {
-			return false
+			return 0, false
 		}
 		fr.CRC = crc
 		s.info.Framing[h] = fr
 	}
-	s.startFraming(h, seq, fr, markerSeq)
+	s.startFraming(h, seq+uint32(skip), fr, markerSeq)
 	hf.probing = true
 	hf.fresh = true
-	return true
+	return skip, true
+}
+
+// markerStart finds an FPDU start in data, which begins at TCP sequence
+// seq, on a stream whose markers sit every 512 octets from markerSeq (RFC
+// 5044 section 5): the first marker in data whose reserved bits are zero
+// and whose FPDUPTR points back, inside data, to a plausible FPDU header
+// (a leading marker, FPDUPTR 0, is followed by one). Without a marker in
+// data, data's start must be on the markers' grid of four and look like
+// an FPDU header. It returns the offset of the FPDU (of its leading marker).
+func markerStart(data []byte, seq, markerSeq uint32) (int, bool) {
+	// header collects the first octets of the FPDU header at h, without
+	// the marker at m.
+	header := func(h, m int) []byte {
+		var b []byte
+		for i := h; i < len(data) && len(b) < 12; i++ {
+			if i >= m && i < m+iwarp.MarkerLen {
+				continue
+			}
+			b = append(b, data[i])
+		}
+		return b
+	}
+	plausible := func(hdr []byte) bool {
+		return len(hdr) >= 4 && plausibleDDP(hdr[2:], int(binary.BigEndian.Uint16(hdr)))
+	}
+	for m := int((markerSeq - seq) % iwarp.MarkerInterval); m+iwarp.MarkerLen <= len(data); m += iwarp.MarkerInterval {
+		if data[m] != 0 || data[m+1] != 0 {
+			continue
+		}
+		ptr := int(binary.BigEndian.Uint16(data[m+2:]) &^ 3)
+		start := m - ptr
+		if start < 0 {
+			continue
+		}
+		h := start
+		if ptr == 0 {
+			h = m + iwarp.MarkerLen
+		}
+		hdr := header(h, m)
+		if !plausible(hdr) {
+			continue
+		}
+		// The FPDU must reach the marker that points to it.
+		if n := iwarp.FPDULen(int(binary.BigEndian.Uint16(hdr))); ptr != 0 && n+iwarp.MarkerLen*(ptr/iwarp.MarkerInterval+1) <= ptr {
+			continue
+		}
+		return start, true
+	}
+	if (seq-markerSeq)%4 != 0 {
+		return 0, false
+	}
+	if (seq-markerSeq)%iwarp.MarkerInterval == 0 {
+		return 0, false // a leading marker the loop above did not accept
+	}
+	return 0, plausible(header(0, -iwarp.MarkerLen))
 }
 
 // syncFramer tells the buffer budget what direction h's framer holds now.
@@ -1434,6 +1507,15 @@ func (s *iwStream) frame(h int, data []byte) {
 				p.IWARP.Resync = true
 			}
 		}
+		for _, m := range fp.Markers {
+			if m.Swapped {
+				var b [4]byte
+				binary.BigEndian.PutUint16(b[0:], m.Reserved)
+				binary.BigEndian.PutUint16(b[2:], m.FPDUPTR)
+				s.badMarker(h, &iwarp.MarkerFault{Seq: fp.Seq + uint32(m.Offset), FPDUSeq: fp.Seq, Want: uint16(m.Offset), Octets: b, Swapped: true})
+				break
+			}
+		}
 		s.fpdu(h, fp)
 		if hf.mode != iwFPDU {
 			return
@@ -1445,6 +1527,10 @@ func (s *iwStream) frame(h int, data []byte) {
 func (s *iwStream) lost(h int, err error) {
 	hf := &s.half[h]
 	if !hf.probing {
+		var se *iwarp.SyncError
+		if errors.As(err, &se) && se.Marker != nil {
+			s.badMarker(h, se.Marker)
+		}
 		s.info.Dir[h].LostSync++
 		if p := s.pkt(h); p != nil && !errors.Is(err, iwarp.ErrUnconsumed) {
 			p.fail("MPA", err)
@@ -1452,6 +1538,20 @@ func (s *iwStream) lost(h int, err error) {
 	}
 	hf.probing = false
 	hf.mode = iwHunt
+}
+
+// badMarker records direction h's first bad marker.
+func (s *iwStream) badMarker(h int, m *iwarp.MarkerFault) {
+	if s.info.BadMarker[h] != nil {
+		return
+	}
+	b := &BadMarker{MarkerFault: *m}
+	if p := s.pkt(h); p != nil {
+		b.Packet = p.Number
+	} else {
+		b.Packet = s.half[h].lastNum
+	}
+	s.info.BadMarker[h] = b
 }
 
 // plausibleFPDU reports whether b starts with an FPDU without markers:
