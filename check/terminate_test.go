@@ -33,7 +33,7 @@ func siwTerminateCapture(t *testing.T) string {
 	}
 	offending := append([]byte(nil), send[:20]...)
 	binary.BigEndian.PutUint16(offending, binary.BigEndian.Uint16(send)-(20-2)) // siw: mpa_len - (hdr_len - MPA_HDR_SIZE)
-	fpdu := []byte{0x00, 0x2a, // ULPDU_Length 42
+	fpdu := []byte{0x00, 0x2a,                                                  // ULPDU_Length 42
 		0x41, 0x47, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0, // untagged, L, Terminate, QN 2, MSN 1, MO 0
 		0x21, 0x02, 0x03, 0x00} // siw's Terminate Control
 	fpdu = append(fpdu, offending...)
