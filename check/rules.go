@@ -612,6 +612,23 @@ capture, not the sender, may be what is wrong.`,
 			Applies:  mpaMarkerBadApplies, End: endMPAMarkerBad,
 		},
 		{
+			ID: "RDMA-READ-UNPAIRED", Severity: Warning, Reference: "RFC 5040 sections 4.4, 5.5", Added: true,
+			Summary: "an iWARP RDMA Read Request no Read Response answered, or a Read Response no Read Request asked for",
+			Explanation: `An RDMA Read Request names the Data Sink STag and TO its responses are placed
+at (RFC 5040 section 4.4), and the responder answers the requests in the order
+they came (section 5.5). A request whose responses never come while the responder
+goes on sending, or is passed over by the responses to a later one, was not
+answered; a Read Response tagged with a sink nothing requested answers nothing
+the capture shows. Both come from one fault too: a requester that writes the
+Read Request header in the wrong byte order (its responses then carry the STag
+and TO as the responder read them). Capture loss is not a protocol error: on a
+connection whose capture lost part of either stream (a missing response or
+request, and the pairing after it a guess), or started after the connection
+did, these items are not evaluated.`,
+			Evidence: "the RDMA Read Requests and Read Responses of an iWARP connection",
+			Applies:  iwarpOnly, End: endReadUnpaired,
+		},
+		{
 			ID: "MPA-REJ", Severity: Warning, Reference: "RFC 5044 section 7.1; RFC 6581 section 5", Added: true,
 			Summary: "an MPA Reply with the Rejected flag ended an iWARP connection attempt: its private data",
 			Explanation: `The iWARP counterpart of CM-REJ. A responder that refuses an MPA Request

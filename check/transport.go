@@ -687,6 +687,42 @@ func endMPAMarkerBad(c *Conn) {
 	}
 }
 
+// endReadUnpaired: RDMA-READ-UNPAIRED (RFC 5040 sections 4.4, 5.5). After
+// any capture loss on the connection the engine pairs requests and
+// responses by guesswork (a Read that lost octets takes the next response
+// that continues it), so nothing is judged then: not evaluated.
+func endReadUnpaired(c *Conn) {
+	w := c.IWARP
+	if c.ID == 0 || w == nil {
+		return
+	}
+	lost := c.Lost[0].Gaps > 0 || c.Lost[1].Gaps > 0 || w.MidStream || !w.Negotiated
+	for d := range w.Dir {
+		ctr := &w.Dir[d]
+		dir, other := dissect.DirClientToServer, dissect.DirServerToClient
+		if d == 1 {
+			dir, other = other, dir
+		}
+		c.Checked() // every Read Request and Response of the direction
+		for _, n := range ctr.UnansweredPackets {
+			if lost {
+				c.Skip(ReasonCaptureGap)
+				continue
+			}
+			c.Reportf([]int{n}, "request", "RDMA Read Request from the %s (packet %d): no Read Response answered it (a later request's came first, or the %s sent on without one)",
+				sideOf(dir), n, sideOf(other))
+		}
+		for _, n := range ctr.UnmatchedPackets {
+			if lost {
+				c.Skip(ReasonCaptureGap)
+				continue
+			}
+			c.Reportf([]int{n}, "response", "RDMA Read Response from the %s (packet %d, last segment): its Data Sink STag and TO match no outstanding Read Request of the %s",
+				sideOf(dir), n, sideOf(other))
+		}
+	}
+}
+
 // checkMPAREJ: MPA-REJ (RFC 5044 section 7.1: a responder refuses a
 // connection with an MPA Reply whose R flag is set).
 func checkMPAREJ(c *Conn, p *dissect.Packet) {

@@ -151,7 +151,21 @@ type IWARPCounters struct {
 	Writes, Reads      uint64
 	OpsIncomplete      uint64
 	UnmatchedResponses uint64
+	// UnansweredReads counts the RDMA Read Requests sent in this
+	// direction that no Read Response answered: a later request's
+	// responses came first (responses come in request order, RFC 5040
+	// section 5.5), or the responder sent on and the connection ended
+	// without one. UnansweredPackets and UnmatchedPackets are the packets
+	// of the first iwarpMaxReadFaults of them and of the unmatched Read
+	// Responses (their last segments).
+	UnansweredReads   uint64
+	UnansweredPackets []int
+	UnmatchedPackets  []int
 }
+
+// iwarpMaxReadFaults bounds the packets IWARPCounters keeps of unanswered
+// Read Requests and unmatched Read Responses.
+const iwarpMaxReadFaults = 16
 
 // IWARPInfo is what an iWARP connection's MPA exchange negotiated and what
 // its FPDUs looked like.
@@ -1054,6 +1068,11 @@ func (s *iwStream) end() {
 		}
 		hf.writes = hf.writes[:0]
 		for _, op := range hf.reads {
+			// The responder sent on after the request and nothing answered
+			// it: unanswered. (A capture that ends first shows nothing.)
+			if op.got == 0 && len(op.packets) > 0 && s.half[1-h].lastNum > op.packets[0] {
+				s.unanswered(h, op)
+			}
 			s.giveUp(op)
 		}
 		hf.reads = hf.reads[:0]
