@@ -656,18 +656,52 @@ const (
 )
 
 // noteAhead remembers a segment given to the assembler beyond the octets
-// delivered so far.
+// delivered so far. A segment that continues or overlaps a range it
+// remembers extends that range: only where a range starts matters (the end
+// of a hole), and a sender that goes on sending while its peer's
+// acknowledgements lag behind a hole would otherwise use up the list with
+// one range a segment, and the ranges it could no longer note be taken for
+// part of the hole.
 func (hf *iwHalf) noteAhead(start, end uint32) {
-	if len(hf.ahead) >= iwarpMaxAhead {
-		return
-	}
 	i := len(hf.ahead)
 	for i > 0 && int32(hf.ahead[i-1].start-start) > 0 {
 		i--
 	}
+	if i > 0 && int32(hf.ahead[i-1].end-start) >= 0 {
+		if int32(end-hf.ahead[i-1].end) > 0 {
+			hf.ahead[i-1].end = end
+		}
+		hf.mergeAhead(i - 1)
+		return
+	}
+	if i < len(hf.ahead) && int32(end-hf.ahead[i].start) >= 0 {
+		hf.ahead[i].start = start
+		if int32(end-hf.ahead[i].end) > 0 {
+			hf.ahead[i].end = end
+		}
+		hf.mergeAhead(i)
+		return
+	}
+	if len(hf.ahead) >= iwarpMaxAhead {
+		return
+	}
 	hf.ahead = append(hf.ahead, iwRange{})
 	copy(hf.ahead[i+1:], hf.ahead[i:])
 	hf.ahead[i] = iwRange{start, end}
+}
+
+// mergeAhead joins range i with those after it that it now reaches.
+func (hf *iwHalf) mergeAhead(i int) {
+	j := i + 1
+	for j < len(hf.ahead) && int32(hf.ahead[i].end-hf.ahead[j].start) >= 0 {
+		if int32(hf.ahead[j].end-hf.ahead[i].end) > 0 {
+			hf.ahead[i].end = hf.ahead[j].end
+		}
+		j++
+	}
+	if j > i+1 {
+		hf.ahead = append(hf.ahead[:i+1], hf.ahead[j:]...)
+	}
 }
 
 // pruneAhead forgets the ranges delivered since.

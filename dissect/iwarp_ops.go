@@ -116,11 +116,18 @@ func (op *iwOp) addData(b []byte, max int, budget *bufBudget) {
 	budget.grew(old, cap(op.data))
 }
 
+// iwFPDUHook, when set (tests only), sees every FPDU framed, with a
+// packet or without.
+var iwFPDUHook func(c *Connection, d Direction, fp *iwarp.FPDU)
+
 // fpdu decodes one FPDU of direction h and hands what it carries on.
 func (s *iwStream) fpdu(h int, fp *iwarp.FPDU) {
 	ie := s.ie
 	ctr := &s.info.Dir[h]
 	ctr.FPDUs++
+	if iwFPDUHook != nil {
+		iwFPDUHook(s.conn, dirOfHalf(h), fp)
+	}
 	if fp.CRCChecked && fp.CRC != fp.CRCComputed {
 		ctr.CRCErrors++
 	}
