@@ -593,6 +593,42 @@ must skip them. Reported as information when a connection uses them.`,
 			Applies:  mpaMarkersApplies, End: endMPAMarkers,
 		},
 		{
+			ID: "MPA-MARKER-BAD", Severity: Error, Reference: "RFC 5044 sections 4, 5", Added: true,
+			Summary: "an MPA marker is not where RFC 5044 puts it, or not in network byte order: the first one",
+			Explanation: `With markers negotiated the sender puts a four-octet marker every 512 octets of
+the TCP stream, counted from the first octet after its MPA Request or Reply
+(RFC 5044 section 5): 16 reserved bits zero and FPDUPTR, in network byte order,
+the number of octets back to the FPDU that holds the marker (section 4). A
+receiver that finds anything else there loses FPDU framing and terminates the
+connection (MPA error 0x03, Marker and ULPDU Length field mismatch). Some
+implementations put their markers elsewhere (counted from another origin) or
+write FPDUPTR little-endian. The finding names the first such marker of each
+direction, what it holds, and where a marker pointing back to the FPDU is
+instead (or that FPDUPTR reads right byte-swapped: rdmashark then frames the
+FPDUs anyway). Only markers met while framing was in sync count: after a gap in
+the capture the FPDU boundary is a guess until a marker confirms it, and the
+capture, not the sender, may be what is wrong.`,
+			Evidence: "the markers of an iWARP direction that negotiated them",
+			Applies:  mpaMarkerBadApplies, End: endMPAMarkerBad,
+		},
+		{
+			ID: "RDMA-READ-UNPAIRED", Severity: Warning, Reference: "RFC 5040 sections 4.4, 5.5", Added: true,
+			Summary: "an iWARP RDMA Read Request no Read Response answered, or a Read Response no Read Request asked for",
+			Explanation: `An RDMA Read Request names the Data Sink STag and TO its responses are placed
+at (RFC 5040 section 4.4), and the responder answers the requests in the order
+they came (section 5.5). A request whose responses never come while the responder
+goes on sending, or is passed over by the responses to a later one, was not
+answered; a Read Response tagged with a sink nothing requested answers nothing
+the capture shows. Both come from one fault too: a requester that writes the
+Read Request header in the wrong byte order (its responses then carry the STag
+and TO as the responder read them). Capture loss is not a protocol error: on a
+connection whose capture lost part of either stream (a missing response or
+request, and the pairing after it a guess), or started after the connection
+did, these items are not evaluated.`,
+			Evidence: "the RDMA Read Requests and Read Responses of an iWARP connection",
+			Applies:  iwarpOnly, End: endReadUnpaired,
+		},
+		{
 			ID: "MPA-REJ", Severity: Warning, Reference: "RFC 5044 section 7.1; RFC 6581 section 5", Added: true,
 			Summary: "an MPA Reply with the Rejected flag ended an iWARP connection attempt: its private data",
 			Explanation: `The iWARP counterpart of CM-REJ. A responder that refuses an MPA Request

@@ -662,6 +662,67 @@ func endMPAMarkers(c *Conn) {
 	}
 }
 
+func mpaMarkerBadApplies(c *Conn) string {
+	if why := mpaMarkersApplies(c); why != "" {
+		return why
+	}
+	if w := c.IWARP; !w.Framing[0].Markers && !w.Framing[1].Markers {
+		return "MPA markers not negotiated (neither MPA frame set M)"
+	}
+	return ""
+}
+
+// endMPAMarkerBad: MPA-MARKER-BAD (RFC 5044 sections 4, 5: a marker every
+// 512 octets, FPDUPTR in network byte order back to its FPDU).
+func endMPAMarkerBad(c *Conn) {
+	w := c.IWARP
+	for d, f := range w.Framing {
+		if !f.Markers {
+			continue
+		}
+		c.Checked()
+		if b := w.BadMarker[d]; b != nil {
+			c.Reportf([]int{b.Packet}, sideName[d], "the %s's markers: %s", sideName[d], b.MarkerFault.String())
+		}
+	}
+}
+
+// endReadUnpaired: RDMA-READ-UNPAIRED (RFC 5040 sections 4.4, 5.5). After
+// any capture loss on the connection the engine pairs requests and
+// responses by guesswork (a Read that lost octets takes the next response
+// that continues it), so nothing is judged then: not evaluated.
+func endReadUnpaired(c *Conn) {
+	w := c.IWARP
+	if c.ID == 0 || w == nil {
+		return
+	}
+	lost := c.Lost[0].Gaps > 0 || c.Lost[1].Gaps > 0 || w.MidStream || !w.Negotiated
+	for d := range w.Dir {
+		ctr := &w.Dir[d]
+		dir, other := dissect.DirClientToServer, dissect.DirServerToClient
+		if d == 1 {
+			dir, other = other, dir
+		}
+		c.Checked() // every Read Request and Response of the direction
+		for _, n := range ctr.UnansweredPackets {
+			if lost {
+				c.Skip(ReasonCaptureGap)
+				continue
+			}
+			c.Reportf([]int{n}, "request", "RDMA Read Request from the %s (packet %d): no Read Response answered it (a later request's came first, or the %s sent on without one)",
+				sideOf(dir), n, sideOf(other))
+		}
+		for _, n := range ctr.UnmatchedPackets {
+			if lost {
+				c.Skip(ReasonCaptureGap)
+				continue
+			}
+			c.Reportf([]int{n}, "response", "RDMA Read Response from the %s (packet %d, last segment): its Data Sink STag and TO match no outstanding Read Request of the %s",
+				sideOf(dir), n, sideOf(other))
+		}
+	}
+}
+
 // checkMPAREJ: MPA-REJ (RFC 5044 section 7.1: a responder refuses a
 // connection with an MPA Reply whose R flag is set).
 func checkMPAREJ(c *Conn, p *dissect.Packet) {
@@ -774,9 +835,18 @@ func checkTerminate(c *Conn, p *dissect.Packet) {
 			continue
 		}
 		t := &f.RDMAP.Terminate
-		c.Reportf([]int{p.Number}, "Terminate "+t.ErrorCodeString(),
-			"Terminate from the %s: layer %s, error type %s, error code 0x%02x (%s)",
-			sideOf(p.Dir), t.Layer, t.ETypeString(), t.ErrorCode, t.ErrorCodeString())
+		m := t.Meaning()
+		if t.AltOrder == iwarp.TermOrderRFC {
+			c.Reportf([]int{p.Number}, "Terminate "+m.ErrorCodeString(),
+				"Terminate from the %s: %s", sideOf(p.Dir), m)
+			continue
+		}
+		// RFC 5040's layout gives an impossible combination; another
+		// implementation's layout of the same octets a meaningful one.
+		c.Reportf([]int{p.Number}, "Terminate "+m.ErrorCodeString(),
+			"Terminate from the %s: %s. Its Terminate Control (% x) is not in RFC 5040 section 4.8 order, where it would read %s, "+
+				"a combination RFC 5040 section 7 does not define; it is laid out as %s writes it",
+			sideOf(p.Dir), m, t.Control(), t.RFC(), t.AltOrder)
 	}
 }
 

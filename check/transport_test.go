@@ -1,6 +1,7 @@
 package check
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/rdmashark/rdmashark/dissect"
@@ -69,5 +70,34 @@ func TestMPAChecks(t *testing.T) {
 	res := r.Finish([]*dissect.Connection{dc})
 	if ch := status(t, res, 1, "MPA-CRC-BAD"); ch.Status != StatusNotEvaluated || ch.Reason == "" {
 		t.Errorf("MPA-CRC-BAD without CRC negotiated: %+v", ch)
+	}
+}
+
+// TestMPAMarkerBad: the first marker the engine found wrong
+// (dissect.IWARPInfo.BadMarker, from TestMPABadMarkers's edited captures)
+// is an error naming its packet and what it holds; without markers
+// negotiated the rule is not evaluated.
+func TestMPAMarkerBad(t *testing.T) {
+	dc := &dissect.Connection{ID: 1, Transport: dissect.TransportIWARP, State: dissect.StateEstablished,
+		IWARP: &dissect.IWARPInfo{Negotiated: true, Framing: [2]iwarp.Framing{{Markers: true, CRC: true}, {Markers: true, CRC: true}}}}
+	dc.IWARP.BadMarker[0] = &dissect.BadMarker{Packet: 9, MarkerFault: iwarp.MarkerFault{Seq: 1540, FPDUSeq: 1488, Want: 52, Octets: [4]byte{0, 0, 0x34, 0}, Swapped: true}}
+	res := NewRunner(Config{}).Finish([]*dissect.Connection{dc})
+	var n int
+	for _, f := range res.Findings {
+		if f.Rule != "MPA-MARKER-BAD" {
+			continue
+		}
+		n++
+		if f.Severity != Error || f.First() != 9 || !strings.Contains(f.Message, "TCP sequence 1540") || !strings.Contains(f.Message, "little-endian") {
+			t.Errorf("finding %+v", f)
+		}
+	}
+	if ch := status(t, res, 1, "MPA-MARKER-BAD"); n != 1 || ch.Checked != 2 {
+		t.Errorf("%d findings, %+v", n, ch)
+	}
+	dc.IWARP.Framing = [2]iwarp.Framing{}
+	res = NewRunner(Config{}).Finish([]*dissect.Connection{dc})
+	if ch := status(t, res, 1, "MPA-MARKER-BAD"); ch.Status != StatusNotEvaluated {
+		t.Errorf("without markers: %+v", ch)
 	}
 }

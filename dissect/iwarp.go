@@ -151,7 +151,21 @@ type IWARPCounters struct {
 	Writes, Reads      uint64
 	OpsIncomplete      uint64
 	UnmatchedResponses uint64
+	// UnansweredReads counts the RDMA Read Requests sent in this
+	// direction that no Read Response answered: a later request's
+	// responses came first (responses come in request order, RFC 5040
+	// section 5.5), or the responder sent on and the connection ended
+	// without one. UnansweredPackets and UnmatchedPackets are the packets
+	// of the first iwarpMaxReadFaults of them and of the unmatched Read
+	// Responses (their last segments).
+	UnansweredReads   uint64
+	UnansweredPackets []int
+	UnmatchedPackets  []int
 }
+
+// iwarpMaxReadFaults bounds the packets IWARPCounters keeps of unanswered
+// Read Requests and unmatched Read Responses.
+const iwarpMaxReadFaults = 16
 
 // IWARPInfo is what an iWARP connection's MPA exchange negotiated and what
 // its FPDUs looked like.
@@ -175,6 +189,18 @@ type IWARPInfo struct {
 	// and RSTPacket are their numbers. No MPA exchange follows.
 	Refused              bool
 	SYNPacket, RSTPacket int
+	// BadMarker is, per direction, the first MPA marker found not where
+	// or not how RFC 5044 sections 4-5 put it while framing was in sync
+	// (not after a gap: the marker grid is then still right, but the FPDU
+	// boundary guessed may not be).
+	BadMarker [2]*BadMarker
+}
+
+// BadMarker is an MPA marker a sender got wrong, and the packet that
+// carried it.
+type BadMarker struct {
+	Packet int
+	iwarp.MarkerFault
 }
 
 // tcpKey is a TCP connection's 4-tuple, oriented from one side.
@@ -630,18 +656,52 @@ const (
 )
 
 // noteAhead remembers a segment given to the assembler beyond the octets
-// delivered so far.
+// delivered so far. A segment that continues or overlaps a range it
+// remembers extends that range: only where a range starts matters (the end
+// of a hole), and a sender that goes on sending while its peer's
+// acknowledgements lag behind a hole would otherwise use up the list with
+// one range a segment, and the ranges it could no longer note be taken for
+// part of the hole.
 func (hf *iwHalf) noteAhead(start, end uint32) {
-	if len(hf.ahead) >= iwarpMaxAhead {
-		return
-	}
 	i := len(hf.ahead)
 	for i > 0 && int32(hf.ahead[i-1].start-start) > 0 {
 		i--
 	}
+	if i > 0 && int32(hf.ahead[i-1].end-start) >= 0 {
+		if int32(end-hf.ahead[i-1].end) > 0 {
+			hf.ahead[i-1].end = end
+		}
+		hf.mergeAhead(i - 1)
+		return
+	}
+	if i < len(hf.ahead) && int32(end-hf.ahead[i].start) >= 0 {
+		hf.ahead[i].start = start
+		if int32(end-hf.ahead[i].end) > 0 {
+			hf.ahead[i].end = end
+		}
+		hf.mergeAhead(i)
+		return
+	}
+	if len(hf.ahead) >= iwarpMaxAhead {
+		return
+	}
 	hf.ahead = append(hf.ahead, iwRange{})
 	copy(hf.ahead[i+1:], hf.ahead[i:])
 	hf.ahead[i] = iwRange{start, end}
+}
+
+// mergeAhead joins range i with those after it that it now reaches.
+func (hf *iwHalf) mergeAhead(i int) {
+	j := i + 1
+	for j < len(hf.ahead) && int32(hf.ahead[i].end-hf.ahead[j].start) >= 0 {
+		if int32(hf.ahead[j].end-hf.ahead[i].end) > 0 {
+			hf.ahead[i].end = hf.ahead[j].end
+		}
+		j++
+	}
+	if j > i+1 {
+		hf.ahead = append(hf.ahead[:i+1], hf.ahead[j:]...)
+	}
 }
 
 // pruneAhead forgets the ranges delivered since.
@@ -1042,6 +1102,11 @@ func (s *iwStream) end() {
 		}
 		hf.writes = hf.writes[:0]
 		for _, op := range hf.reads {
+			// The responder sent on after the request and nothing answered
+			// it: unanswered. (A capture that ends first shows nothing.)
+			if op.got == 0 && len(op.packets) > 0 && s.half[1-h].lastNum > op.packets[0] {
+				s.unanswered(h, op)
+			}
 			s.giveUp(op)
 		}
 		hf.reads = hf.reads[:0]
@@ -1139,8 +1204,9 @@ func (s *iwStream) process(h int, data []byte, seq uint32) {
 				n = 0
 				break
 			}
-			if s.pickUp(h, data, seq) {
-				n = 0
+			if k, ok := s.pickUp(h, data, seq); ok {
+				ctr.Discarded += uint64(k)
+				n = k
 			} else {
 				ctr.Discarded += uint64(n)
 			}
@@ -1355,38 +1421,98 @@ func (s *iwStream) startFraming(h int, seq uint32, fr iwarp.Framing, markerSeq u
 	hf.mode = iwFPDU
 }
 
-// pickUp tries to start framing direction h at seq, where data starts
-// without the MPA exchange having told us so: a capture that started
-// mid-stream, or after sync was lost.
-func (s *iwStream) pickUp(h int, data []byte, seq uint32) bool {
+// pickUp tries to start framing direction h in data (at TCP sequence seq)
+// without the MPA exchange having told us where an FPDU starts: a capture
+// that started mid-stream, or after sync was lost. It returns how many
+// octets of data come before the FPDU it starts at.
+func (s *iwStream) pickUp(h int, data []byte, seq uint32) (int, bool) {
 	hf := &s.half[h]
 	var fr iwarp.Framing
 	markerSeq := seq
+	skip := 0
 	relaxed := s.hint || s.info.Dir[h].FPDUs > 0 || s.info.Negotiated
 	switch {
 	case s.info.Negotiated && s.info.Framing[h].Markers:
-		// The framer checks the marker grid and every marker's FPDUPTR.
+		// A marker in data says where its FPDU starts (RFC 5044 section
+		// 5); the framer then checks every marker's FPDUPTR.
 		fr, markerSeq = s.info.Framing[h], hf.fpduSeq
-		if (seq-markerSeq)%4 != 0 {
-			return false
+		k, ok := markerStart(data, seq, markerSeq)
+		if !ok {
+			return 0, false
 		}
+		skip = k
 	case s.info.Negotiated:
 		fr, markerSeq = s.info.Framing[h], hf.fpduSeq
 		if ok, _ := plausibleFPDU(data, relaxed); !ok {
-			return false
+			return 0, false
 		}
 	default:
 		ok, crc := plausibleFPDU(data, relaxed)
 		if !ok {
-			return false
+			return 0, false
 		}
 		fr.CRC = crc
 		s.info.Framing[h] = fr
 	}
-	s.startFraming(h, seq, fr, markerSeq)
+	s.startFraming(h, seq+uint32(skip), fr, markerSeq)
 	hf.probing = true
 	hf.fresh = true
-	return true
+	return skip, true
+}
+
+// markerStart finds an FPDU start in data, which begins at TCP sequence
+// seq, on a stream whose markers sit every 512 octets from markerSeq (RFC
+// 5044 section 5): the first marker in data whose reserved bits are zero
+// and whose FPDUPTR points back, inside data, to a plausible FPDU header
+// (a leading marker, FPDUPTR 0, is followed by one). Without a marker in
+// data, data's start must be on the markers' grid of four and look like
+// an FPDU header. It returns the offset of the FPDU (of its leading marker).
+func markerStart(data []byte, seq, markerSeq uint32) (int, bool) {
+	// header collects the first octets of the FPDU header at h, without
+	// the marker at m.
+	header := func(h, m int) []byte {
+		var b []byte
+		for i := h; i < len(data) && len(b) < 12; i++ {
+			if i >= m && i < m+iwarp.MarkerLen {
+				continue
+			}
+			b = append(b, data[i])
+		}
+		return b
+	}
+	plausible := func(hdr []byte) bool {
+		return len(hdr) >= 4 && plausibleDDP(hdr[2:], int(binary.BigEndian.Uint16(hdr)))
+	}
+	for m := int((markerSeq - seq) % iwarp.MarkerInterval); m+iwarp.MarkerLen <= len(data); m += iwarp.MarkerInterval {
+		if data[m] != 0 || data[m+1] != 0 {
+			continue
+		}
+		ptr := int(binary.BigEndian.Uint16(data[m+2:]) &^ 3)
+		start := m - ptr
+		if start < 0 {
+			continue
+		}
+		h := start
+		if ptr == 0 {
+			h = m + iwarp.MarkerLen
+		}
+		hdr := header(h, m)
+		if !plausible(hdr) {
+			continue
+		}
+		// The FPDU must reach the marker that points to it.
+		if n := iwarp.FPDULen(int(binary.BigEndian.Uint16(hdr))); ptr != 0 && n+iwarp.MarkerLen*(ptr/iwarp.MarkerInterval+1) <= ptr {
+			continue
+		}
+		return start, true
+	}
+	if (seq-markerSeq)%4 != 0 {
+		return 0, false
+	}
+	if (seq-markerSeq)%iwarp.MarkerInterval == 0 {
+		return 0, false // a leading marker the loop above did not accept
+	}
+	return 0, plausible(header(0, -iwarp.MarkerLen))
 }
 
 // syncFramer tells the buffer budget what direction h's framer holds now.
@@ -1434,6 +1560,15 @@ func (s *iwStream) frame(h int, data []byte) {
 				p.IWARP.Resync = true
 			}
 		}
+		for _, m := range fp.Markers {
+			if m.Swapped {
+				var b [4]byte
+				binary.BigEndian.PutUint16(b[0:], m.Reserved)
+				binary.BigEndian.PutUint16(b[2:], m.FPDUPTR)
+				s.badMarker(h, &iwarp.MarkerFault{Seq: fp.Seq + uint32(m.Offset), FPDUSeq: fp.Seq, Want: uint16(m.Offset), Octets: b, Swapped: true})
+				break
+			}
+		}
 		s.fpdu(h, fp)
 		if hf.mode != iwFPDU {
 			return
@@ -1445,6 +1580,10 @@ func (s *iwStream) frame(h int, data []byte) {
 func (s *iwStream) lost(h int, err error) {
 	hf := &s.half[h]
 	if !hf.probing {
+		var se *iwarp.SyncError
+		if errors.As(err, &se) && se.Marker != nil {
+			s.badMarker(h, se.Marker)
+		}
 		s.info.Dir[h].LostSync++
 		if p := s.pkt(h); p != nil && !errors.Is(err, iwarp.ErrUnconsumed) {
 			p.fail("MPA", err)
@@ -1452,6 +1591,20 @@ func (s *iwStream) lost(h int, err error) {
 	}
 	hf.probing = false
 	hf.mode = iwHunt
+}
+
+// badMarker records direction h's first bad marker.
+func (s *iwStream) badMarker(h int, m *iwarp.MarkerFault) {
+	if s.info.BadMarker[h] != nil {
+		return
+	}
+	b := &BadMarker{MarkerFault: *m}
+	if p := s.pkt(h); p != nil {
+		b.Packet = p.Number
+	} else {
+		b.Packet = s.half[h].lastNum
+	}
+	s.info.BadMarker[h] = b
 }
 
 // plausibleFPDU reports whether b starts with an FPDU without markers:

@@ -116,11 +116,18 @@ func (op *iwOp) addData(b []byte, max int, budget *bufBudget) {
 	budget.grew(old, cap(op.data))
 }
 
+// iwFPDUHook, when set (tests only), sees every FPDU framed, with a
+// packet or without.
+var iwFPDUHook func(c *Connection, d Direction, fp *iwarp.FPDU)
+
 // fpdu decodes one FPDU of direction h and hands what it carries on.
 func (s *iwStream) fpdu(h int, fp *iwarp.FPDU) {
 	ie := s.ie
 	ctr := &s.info.Dir[h]
 	ctr.FPDUs++
+	if iwFPDUHook != nil {
+		iwFPDUHook(s.conn, dirOfHalf(h), fp)
+	}
 	if fp.CRCChecked && fp.CRC != fp.CRCComputed {
 		ctr.CRCErrors++
 	}
@@ -280,13 +287,20 @@ func (s *iwStream) readResponse(h int, d *iwarp.DDP, num int) {
 	}
 	if i < 0 {
 		if d.L {
-			s.info.Dir[h].UnmatchedResponses++
+			ctr := &s.info.Dir[h]
+			ctr.UnmatchedResponses++
+			if len(ctr.UnmatchedPackets) < iwarpMaxReadFaults && num > 0 {
+				ctr.UnmatchedPackets = append(ctr.UnmatchedPackets, num)
+			}
 		}
 		return
 	}
 	// Responses come in request order: earlier requests were answered
-	// where the capture cannot show it.
+	// where the capture cannot show it, or not at all.
 	for _, op := range rq.reads[:i] {
+		if op.got == 0 {
+			s.unanswered(1-h, op)
+		}
 		s.giveUp(op)
 	}
 	op := rq.reads[i]
@@ -308,6 +322,16 @@ func (s *iwStream) readResponse(h int, d *iwarp.DDP, num int) {
 	rq.reads = append(rq.reads, nil)
 	copy(rq.reads[1:], rq.reads)
 	rq.reads[0] = op
+}
+
+// unanswered counts a Read Request of direction h that no response
+// answered.
+func (s *iwStream) unanswered(h int, op *iwOp) {
+	ctr := &s.info.Dir[h]
+	ctr.UnansweredReads++
+	if len(ctr.UnansweredPackets) < iwarpMaxReadFaults && len(op.packets) > 0 {
+		ctr.UnansweredPackets = append(ctr.UnansweredPackets, op.packets[0])
+	}
 }
 
 // giveUp hands out an operation that will not complete.

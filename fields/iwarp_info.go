@@ -104,6 +104,10 @@ func fpduInfo(f *dissect.IWARPFPDU, b *infoBuf) {
 		case r.Opcode == iwarp.OpTerminate:
 			t := &r.Terminate
 			b.printf(" Layer=%s EType=%s Code=%s", t.Layer, t.ETypeString(), t.ErrorCodeString())
+			if t.AltOrder != iwarp.TermOrderRFC {
+				m := t.Meaning()
+				b.printf(" [as %s: Layer=%s EType=%s Code=%s]", t.AltOrder, m.Layer, m.ETypeString(), m.ErrorCodeString())
+			}
 		default:
 			if r.Opcode.HasInvalidateSTag() {
 				b.WriteString(" InvSTag=")

@@ -52,6 +52,9 @@ type IWARPConnection struct {
 	RDMAReads        DirCount `json:"rdma_read_requests"`
 	OpsIncomplete    DirCount `json:"rdma_ops_incomplete"`
 	UnmatchedReplies DirCount `json:"unmatched_read_responses"`
+	// UnansweredReads: RDMA Read Requests sent that no Read Response
+	// answered (dissect.IWARPCounters.UnansweredReads).
+	UnansweredReads DirCount `json:"unanswered_read_requests"`
 }
 
 // DirBool is a yes/no per direction.
@@ -132,6 +135,7 @@ func iwarpConnection(c *dissect.Connection) *IWARPConnection {
 	out.RDMAReads = dirCount(in, func(x *dissect.IWARPCounters) uint64 { return x.Reads })
 	out.OpsIncomplete = dirCount(in, func(x *dissect.IWARPCounters) uint64 { return x.OpsIncomplete })
 	out.UnmatchedReplies = dirCount(in, func(x *dissect.IWARPCounters) uint64 { return x.UnmatchedResponses })
+	out.UnansweredReads = dirCount(in, func(x *dissect.IWARPCounters) uint64 { return x.UnansweredReads })
 	return out
 }
 
@@ -149,12 +153,13 @@ func iwarpRow(c *Connection) []string {
 		irdOrdText(iw.IRDORD.Client), irdOrdText(iw.IRDORD.Server),
 		dirCountText(iw.FPDUs), dirCountText(iw.CRCErrors),
 		dirCountText(iw.LostSync), dirCountText(iw.GapOctets),
+		dirCountText(iw.UnansweredReads), dirCountText(iw.UnmatchedReplies),
 	}
 }
 
 // iwarpHeader heads the iWARP table.
 var iwarpHeader = []string{"ID", "MPA rev. C / S", "Markers", "CRC32c", "Client IRD/ORD", "Server IRD/ORD",
-	"FPDUs", "CRC errors", "Lost sync", "Missing octets"}
+	"FPDUs", "CRC errors", "Lost sync", "Missing octets", "Reads unanswered", "Read resp. unmatched"}
 
 // writeIWARPTable prints the iWARP connections' MPA negotiation and
 // framing record, if any (rows from iwarpRow).

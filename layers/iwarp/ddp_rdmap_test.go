@@ -3,6 +3,7 @@ package iwarp
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/gopacket/gopacket"
@@ -307,5 +308,69 @@ func TestPacketAndParser(t *testing.T) {
 	}
 	if len(decoded) != 3 || rd.ReadRequest != r.ReadRequest {
 		t.Fatalf("parser decoded %v %+v", decoded, rd.ReadRequest)
+	}
+}
+
+// TestTerminateSiwOrder: Linux siw's struct iwarp_terminate
+// (drivers/infiniband/sw/siw/iwarp.h) declares layer:4, etype:4, ecode:8,
+// flag_m, flag_d, flag_r, reserved:13 as C bit fields; on a little-endian
+// host they fill each octet from its low bit, so DDP (1), untagged buffer
+// (2), invalid MSN - no buffer (2), M and D go out as 21 02 03 00 where RFC
+// 5040 section 4.8 writes 12 02 c0 00. Read by the RFC, 21 02 03 00 is
+// layer 2 (LLP), error type 1 — which RFC 5040 section 7 does not define for
+// MPA — with reserved bits set: impossible; read as siw wrote it, it is the
+// DDP error, and the D flag says the offending DDP header follows.
+func TestTerminateSiwOrder(t *testing.T) {
+	hdr := unhex(t, `41 47 00 00 00 00  00 00 00 02 00 00 00 01 00 00 00 00`) // Terminate, QN 2, MSN 1
+	offending := unhex(t, `00 10 41 43 00 00 00 00 00 00 00 00 00 00 00 02 00 00 00 00`)
+	for _, c := range []struct {
+		ctl   string
+		order TermOrder
+	}{
+		{`12 02 c0 00`, TermOrderRFC},
+		{`21 02 03 00`, TermOrderSiwLE},
+		{`00 03 02 21`, TermOrderSiwBE},
+	} {
+		seg := append(append(append([]byte(nil), hdr...), unhex(t, c.ctl)...), offending...)
+		var r RDMAP
+		if err := r.DecodeFromBytes(seg, gopacket.NilDecodeFeedback); err != nil {
+			t.Fatalf("%s: %v", c.ctl, err)
+		}
+		tm := &r.Terminate
+		m := tm.Meaning()
+		if tm.AltOrder != c.order || m.Layer != TermLayerDDP || m.EType != 2 || m.ErrorCode != 2 || !m.M || !m.D || m.R || m.Reserved != 0 {
+			t.Errorf("%s: order %v, meaning %+v", c.ctl, tm.AltOrder, m)
+		}
+		if m.ETypeString() != "Untagged Buffer Error" || m.ErrorCodeString() != "Invalid MSN - no buffer available" {
+			t.Errorf("%s: %q %q", c.ctl, m.ETypeString(), m.ErrorCodeString())
+		}
+		if tm.DDPSegmentLength != 16 || len(tm.TerminatedDDPHeader) != 18 || len(r.LayerPayload()) != 0 {
+			t.Errorf("%s: DDP Segment Length %d, terminated header %x, payload %x", c.ctl, tm.DDPSegmentLength, tm.TerminatedDDPHeader, r.LayerPayload())
+		}
+		if d, ok := tm.TerminatedDDP(); !ok || d.QN != 0 || d.MSN != 2 {
+			t.Errorf("%s: terminated DDP %+v", c.ctl, d)
+		}
+		if got := fmt.Sprintf("% x", tm.Control()); got != c.ctl {
+			t.Errorf("Control() %q, want %q", got, c.ctl)
+		}
+		roundTrip(t, seg, &r)
+	}
+	// The RFC reading of siw's octets is what tshark shows.
+	rfc := ReadTermControl([4]byte{0x21, 0x02, 0x03, 0x00}, TermOrderRFC)
+	if rfc.Layer != TermLayerLLP || rfc.EType != 1 || rfc.ErrorCode != 2 || rfc.M || rfc.D || rfc.R || rfc.Reserved != 0x0300 || rfc.Meaningful() {
+		t.Errorf("RFC reading %+v", rfc)
+	}
+	// A meaningful RFC reading is left alone, even where siw's layout
+	// would give another (LLP CRC error, no flags: 20 02 00 00).
+	seg := append(append([]byte(nil), hdr...), 0x20, 0x02, 0x00, 0x00)
+	var r RDMAP
+	if err := r.DecodeFromBytes(seg, gopacket.NilDecodeFeedback); err != nil || r.Terminate.AltOrder != TermOrderRFC ||
+		r.Terminate.Meaning().ErrorCodeString() != "MPA CRC Error" {
+		t.Errorf("RFC Terminate %v %+v", err, r.Terminate)
+	}
+	// Impossible in every layout: the RFC reading, no alternative.
+	seg = append(append([]byte(nil), hdr...), 0xf0, 0xff, 0x1f, 0xff)
+	if err := r.DecodeFromBytes(seg, gopacket.NilDecodeFeedback); err != nil || r.Terminate.AltOrder != TermOrderRFC || r.Terminate.Layer != 0xf {
+		t.Errorf("garbage Terminate %v %+v", err, r.Terminate)
 	}
 }

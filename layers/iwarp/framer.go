@@ -27,6 +27,40 @@ type SyncError struct {
 	// Code is the MPA error a receiver would report in a Terminate
 	// (RFC 5040 section 4.8), or 0.
 	Code LLPErrorCode
+	// Marker is set when a marker did not point back to its FPDU.
+	Marker *MarkerFault
+}
+
+// MarkerFault is an MPA marker that is not what RFC 5044 section 4 and 5
+// put where the framer looked: at MarkerSeq + 512*k, the 16 reserved bits
+// zero and FPDUPTR (network byte order) the distance back to the FPDU's
+// first octet.
+type MarkerFault struct {
+	// Seq is the TCP sequence number where the marker belongs, FPDUSeq
+	// that of the FPDU holding it; Want is the FPDUPTR it must hold and
+	// Octets what is there.
+	Seq, FPDUSeq uint32
+	Want         uint16
+	Octets       [4]byte
+	// Swapped: the octets hold Want in little-endian order (the FPDU was
+	// framed anyway).
+	Swapped bool
+	// Elsewhere is the distance in octets from Seq to a four-octet word of
+	// the FPDU that is a marker pointing back to it (the sender put it
+	// there); 0 when there is none.
+	Elsewhere int
+}
+
+func (m *MarkerFault) String() string {
+	s := fmt.Sprintf("the MPA marker at TCP sequence %d (FPDU at %d) must hold FPDUPTR %d (00 00 %02x %02x), has % x",
+		m.Seq, m.FPDUSeq, m.Want, m.Want>>8, m.Want&0xff, m.Octets[:])
+	switch {
+	case m.Swapped:
+		s += ": FPDUPTR in little-endian byte order"
+	case m.Elsewhere != 0:
+		s += fmt.Sprintf(": a marker pointing back to the FPDU is %+d octets from where RFC 5044 section 5 puts it", m.Elsewhere)
+	}
+	return s
 }
 
 func (e *SyncError) Error() string {
@@ -61,7 +95,9 @@ type FramerStats struct {
 	Octets    uint64 // stream octets framed into them
 	Carried   uint64 // FPDUs that spanned Feed calls and were copied
 	CRCErrors uint64 // FPDUs whose CRC did not match (CRC negotiated)
-	Discarded uint64 // octets dropped after sync was lost
+	// SwappedMarkers counts markers whose FPDUPTR was little-endian.
+	SwappedMarkers uint64
+	Discarded      uint64 // octets dropped after sync was lost
 }
 
 // Marker is an MPA marker found inside an FPDU (RFC 5044 section 4): 16
@@ -70,6 +106,9 @@ type Marker struct {
 	Offset   int // octets from the FPDU's first octet to the marker
 	Reserved uint16
 	FPDUPTR  uint16
+	// Swapped: FPDUPTR is in little-endian byte order (it points back to
+	// the FPDU read that way): a sender's fault the framer gets past.
+	Swapped bool
 }
 
 // FPDU is one framed PDU as the Framer found it in the stream. Its slices
@@ -268,6 +307,12 @@ func (f *Framer) frameLen(p []byte) (int, error) {
 		dist = markerDist(f.seq, f.cfg.MarkerSeq)
 		if dist == 0 {
 			hdr = MarkerLen
+			// A leading marker points back to itself: FPDUPTR 0.
+			if len(p) >= MarkerLen && (p[0] != 0 || p[1] != 0 || p[2] != 0 || p[3]&^3 != 0) {
+				err := f.lose("leading marker has FPDUPTR "+fmt.Sprint(binary.BigEndian.Uint16(p[2:])), LLPMarkerMismatch)
+				f.err.(*SyncError).Marker = markerFault(p, 0, f.seq)
+				return 0, err
+			}
 		}
 	}
 	if len(p) < hdr+ULPDULengthLen {
@@ -376,8 +421,15 @@ func (f *Framer) decode(raw []byte) (*FPDU, error) {
 				// The two low bits of FPDUPTR are zero; receivers treat
 				// them as such (RFC 5044 section 4).
 				if int(m.FPDUPTR&^3) != pos {
-					f.Stats.Discarded += uint64(len(raw))
-					return nil, f.lose(fmt.Sprintf("marker at FPDU offset %d has FPDUPTR %d", pos, m.FPDUPTR), LLPMarkerMismatch)
+					sw := m.FPDUPTR>>8 | m.FPDUPTR<<8
+					if m.Reserved != 0 || int(sw&^3) != pos {
+						f.Stats.Discarded += uint64(len(raw))
+						err := f.lose(fmt.Sprintf("marker at FPDU offset %d has FPDUPTR %d", pos, m.FPDUPTR), LLPMarkerMismatch)
+						f.err.(*SyncError).Marker = markerFault(raw, pos, f.seq)
+						return nil, err
+					}
+					m.Swapped = true
+					f.Stats.SwappedMarkers++
 				}
 				fp.Markers = append(fp.Markers, m)
 				pos += MarkerLen
@@ -415,4 +467,35 @@ func (f *Framer) decode(raw []byte) (*FPDU, error) {
 	f.Stats.FPDUs++
 	f.Stats.Octets += uint64(len(raw))
 	return fp, nil
+}
+
+// markerFault describes the marker that should be at offset pos of the FPDU
+// raw (starting at TCP sequence seq), and looks for the sender's marker
+// elsewhere in it: a four-octet word on the grid of four, reserved bits
+// zero, whose FPDUPTR (either byte order) is its own offset.
+func markerFault(raw []byte, pos int, seq uint32) *MarkerFault {
+	m := &MarkerFault{Seq: seq + uint32(pos), FPDUSeq: seq, Want: uint16(pos)}
+	copy(m.Octets[:], raw[pos:])
+	best := 0
+	for o := 4; o+MarkerLen <= len(raw)-CRCLen; o += 4 {
+		if o == pos || raw[o] != 0 || raw[o+1] != 0 {
+			continue
+		}
+		p := binary.BigEndian.Uint16(raw[o+2:])
+		if int(p&^3) != o && int((p>>8|p<<8)&^3) != o {
+			continue
+		}
+		if d := o - pos; best == 0 || abs(d) < abs(best) {
+			best = d
+		}
+	}
+	m.Elsewhere = best
+	return m
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }

@@ -327,6 +327,13 @@ func (c LLPErrorCode) String() string {
 // or 18 octets by its own T bit. The RDMA header is the 28-octet RDMA Read
 // Request header; siw sets R for a bad Send with no RDMA header at all, so
 // up to 28 octets are taken.
+//
+// Layer, EType, ErrorCode, M, D, R and Reserved are the Terminate Control as
+// RFC 5040 lays it out (what tshark shows). When that reading is impossible
+// (TermControl.Meaningful) but another implementation's layout of the same
+// four octets gives a meaningful one, AltOrder names that layout and Alt
+// holds its reading; the optional parts then follow Alt's D and R, because
+// that implementation wrote them by those.
 type Terminate struct {
 	Layer                TermLayer
 	EType                uint8 // meaning depends on Layer: RDMAPEType, DDPEType or 0 for MPA
@@ -338,40 +345,208 @@ type Terminate struct {
 	DDPSegmentLength     uint16
 	TerminatedDDPHeader  []byte
 	TerminatedRDMAHeader []byte
+	// AltOrder is TermOrderRFC unless the Terminate Control reads
+	// meaningfully only in another layout; Alt is that reading.
+	AltOrder TermOrder
+	Alt      TermControl
 }
 
-// ETypeString names EType for the Terminate's layer.
-func (t *Terminate) ETypeString() string {
-	switch t.Layer {
+// TermOrder is a layout of the four Terminate Control octets.
+type TermOrder uint8
+
+// Terminate Control layouts.
+const (
+	// TermOrderRFC is RFC 5040 section 4.8: Layer in the high nibble of
+	// the first octet, EType in its low nibble, Error Code, then M, D, R
+	// as the three high bits of the third octet.
+	TermOrderRFC TermOrder = iota
+	// TermOrderSiwLE is Linux siw's struct iwarp_terminate
+	// (drivers/infiniband/sw/siw/iwarp.h) on a little-endian host: C bit
+	// fields (__LITTLE_ENDIAN_BITFIELD) fill each octet from its low bit,
+	// so layer is the first octet's low nibble, etype its high nibble,
+	// ecode the second octet, and flag_m, flag_d, flag_r the third
+	// octet's bits 0, 1, 2 — DDP/untagged/no buffer with M and D goes
+	// out as 21 02 03 00 where RFC 5040 writes 12 02 c0 00.
+	TermOrderSiwLE
+	// TermOrderSiwBE is the same struct on a big-endian host
+	// (__BIG_ENDIAN_BITFIELD: reserved:13, flag_r, flag_d, flag_m, ecode,
+	// etype, layer from the high bit of the 32-bit word): the four octets
+	// of the RFC word reversed in their order, with layer and etype still
+	// swapped in their octet — 00 03 02 21 for the example above.
+	TermOrderSiwBE
+)
+
+func (o TermOrder) String() string {
+	switch o {
+	case TermOrderRFC:
+		return "RFC 5040"
+	case TermOrderSiwLE:
+		return "Linux siw (struct iwarp_terminate bit fields, little-endian host)"
+	case TermOrderSiwBE:
+		return "Linux siw (struct iwarp_terminate bit fields, big-endian host)"
+	}
+	return fmt.Sprintf("Terminate order %d", uint8(o))
+}
+
+// TermControl is one reading of the Terminate Control field.
+type TermControl struct {
+	Layer     TermLayer
+	EType     uint8
+	ErrorCode uint8
+	M, D, R   bool
+	Reserved  uint16 // 13 bits
+}
+
+// ReadTermControl reads the four Terminate Control octets b in layout o.
+func ReadTermControl(b [4]byte, o TermOrder) TermControl {
+	var layer, etype, code uint8
+	var flags uint8 // M, D, R as bits 2, 1, 0
+	var rsv uint16
+	switch o {
+	case TermOrderSiwLE:
+		layer, etype, code = b[0]&0x0f, b[0]>>4, b[1]
+		flags = (b[2]&1)<<2 | (b[2]>>1&1)<<1 | b[2]>>2&1
+		rsv = uint16(b[2]>>3) | uint16(b[3])<<5
+	case TermOrderSiwBE:
+		w := binary.BigEndian.Uint32(b[:])
+		layer, etype, code = uint8(w&0xf), uint8(w>>4&0xf), uint8(w>>8)
+		flags = uint8(w>>16&1)<<2 | uint8(w>>17&1)<<1 | uint8(w>>18&1)
+		rsv = uint16(w >> 19)
+	default:
+		hc := binary.BigEndian.Uint16(b[2:4])
+		layer, etype, code = b[0]>>4, b[0]&0x0f, b[1]
+		flags = uint8(hc >> 13)
+		rsv = hc & 0x1fff
+	}
+	return TermControl{Layer: TermLayer(layer), EType: etype, ErrorCode: code,
+		M: flags&4 != 0, D: flags&2 != 0, R: flags&1 != 0, Reserved: rsv}
+}
+
+// Meaningful reports whether the layer, error type and error code are a
+// combination RFC 5040 section 7 (with RFC 5041 section 7 and RFC 6581's
+// MPA codes) defines, with the reserved bits zero. RDMAP's Local
+// Catastrophic Error takes any defined RDMAP code (RFC 5040 gives 0x00;
+// Linux siw sends 0xff, Unspecified).
+func (c TermControl) Meaningful() bool {
+	if c.Reserved != 0 {
+		return false
+	}
+	switch c.Layer {
 	case TermLayerRDMAP:
-		return RDMAPEType(t.EType).String()
+		known := c.ErrorCode <= 0x09 || c.ErrorCode == 0xff
+		switch RDMAPEType(c.EType) {
+		case RDMAPLocalCatastrophic:
+			return known
+		case RDMAPRemoteProtection:
+			return known && (c.ErrorCode <= 0x04 || c.ErrorCode == 0x09 || c.ErrorCode == 0xff)
+		case RDMAPRemoteOperation:
+			return known && (c.ErrorCode >= 0x05 || c.ErrorCode == 0xff)
+		}
 	case TermLayerDDP:
-		return DDPEType(t.EType).String()
+		switch DDPEType(c.EType) {
+		case DDPLocalCatastrophic:
+			return c.ErrorCode == 0
+		case DDPTaggedBuffer:
+			return c.ErrorCode <= 0x04
+		case DDPUntaggedBuffer:
+			return c.ErrorCode >= 0x01 && c.ErrorCode <= 0x06
+		}
 	case TermLayerLLP:
-		if t.EType == 0 {
+		return c.EType == 0 && c.ErrorCode >= 0x01 && c.ErrorCode <= 0x07
+	}
+	return false
+}
+
+// ETypeString names EType for the reading's layer.
+func (c TermControl) ETypeString() string {
+	switch c.Layer {
+	case TermLayerRDMAP:
+		return RDMAPEType(c.EType).String()
+	case TermLayerDDP:
+		return DDPEType(c.EType).String()
+	case TermLayerLLP:
+		if c.EType == 0 {
 			return "MPA Error"
 		}
 	}
-	return fmt.Sprintf("Reserved error type 0x%x", t.EType)
+	return fmt.Sprintf("Reserved error type 0x%x", c.EType)
 }
 
-// ErrorCodeString names ErrorCode for the Terminate's layer and error type.
-func (t *Terminate) ErrorCodeString() string {
-	switch t.Layer {
+// ErrorCodeString names ErrorCode for the reading's layer and error type.
+func (c TermControl) ErrorCodeString() string {
+	switch c.Layer {
 	case TermLayerRDMAP:
-		return RDMAPErrorCode(t.ErrorCode).String()
+		return RDMAPErrorCode(c.ErrorCode).String()
 	case TermLayerDDP:
-		switch DDPEType(t.EType) {
+		switch DDPEType(c.EType) {
 		case DDPTaggedBuffer:
-			return DDPTaggedErrorCode(t.ErrorCode).String()
+			return DDPTaggedErrorCode(c.ErrorCode).String()
 		case DDPUntaggedBuffer:
-			return DDPUntaggedErrorCode(t.ErrorCode).String()
+			return DDPUntaggedErrorCode(c.ErrorCode).String()
 		}
 	case TermLayerLLP:
-		return LLPErrorCode(t.ErrorCode).String()
+		return LLPErrorCode(c.ErrorCode).String()
 	}
-	return fmt.Sprintf("Error code 0x%02x", t.ErrorCode)
+	return fmt.Sprintf("Error code 0x%02x", c.ErrorCode)
 }
+
+// String is the reading in words: layer, error type, error code and the
+// flags set.
+func (c TermControl) String() string {
+	s := fmt.Sprintf("layer %s, error type %s, error code 0x%02x (%s)", c.Layer, c.ETypeString(), c.ErrorCode, c.ErrorCodeString())
+	var f []byte
+	for _, x := range []struct {
+		on bool
+		n  byte
+	}{{c.M, 'M'}, {c.D, 'D'}, {c.R, 'R'}} {
+		if x.on {
+			f = append(f, x.n)
+		}
+	}
+	if len(f) > 0 {
+		s += ", flags " + string(f)
+	}
+	if c.Reserved != 0 {
+		s += fmt.Sprintf(", reserved bits 0x%04x", c.Reserved)
+	}
+	return s
+}
+
+// RFC returns the RFC 5040 reading of the Terminate Control.
+func (t *Terminate) RFC() TermControl {
+	return TermControl{Layer: t.Layer, EType: t.EType, ErrorCode: t.ErrorCode, M: t.M, D: t.D, R: t.R, Reserved: t.Reserved}
+}
+
+// Control returns the four Terminate Control octets as they were on the
+// wire (the RFC 5040 reading written back).
+func (t *Terminate) Control() []byte {
+	hc := t.Reserved & 0x1fff
+	for _, x := range []struct {
+		on  bool
+		bit uint16
+	}{{t.M, 0x8000}, {t.D, 0x4000}, {t.R, 0x2000}} {
+		if x.on {
+			hc |= x.bit
+		}
+	}
+	return []byte{uint8(t.Layer)<<4 | t.EType&0x0f, t.ErrorCode, uint8(hc >> 8), uint8(hc)}
+}
+
+// Meaning returns the reading that makes sense: Alt when AltOrder names
+// one, the RFC 5040 reading otherwise.
+func (t *Terminate) Meaning() TermControl {
+	if t.AltOrder != TermOrderRFC {
+		return t.Alt
+	}
+	return t.RFC()
+}
+
+// ETypeString names EType for the Terminate's layer (RFC 5040 reading).
+func (t *Terminate) ETypeString() string { return t.RFC().ETypeString() }
+
+// ErrorCodeString names ErrorCode for the Terminate's layer and error type
+// (RFC 5040 reading).
+func (t *Terminate) ErrorCodeString() string { return t.RFC().ErrorCodeString() }
 
 // TerminatedDDP decodes the terminated DDP header, if there is one.
 func (t *Terminate) TerminatedDDP() (DDP, bool) {
@@ -561,18 +736,31 @@ func (t *Terminate) decode(b []byte) (int, error) {
 	if len(b) < TerminateControlLen {
 		return 0, fmt.Errorf("%w: Terminate control needs %d octets, have %d", ErrTruncated, TerminateControlLen, len(b))
 	}
-	hc := binary.BigEndian.Uint16(b[2:4])
-	*t = Terminate{
-		Layer:     TermLayer(b[0] >> 4),
-		EType:     b[0] & 0x0f,
-		ErrorCode: b[1],
-		M:         hc&0x8000 != 0,
-		D:         hc&0x4000 != 0,
-		R:         hc&0x2000 != 0,
-		Reserved:  hc & 0x1fff,
+	var raw [4]byte
+	copy(raw[:], b)
+	rfc := ReadTermControl(raw, TermOrderRFC)
+	*t = Terminate{Layer: rfc.Layer, EType: rfc.EType, ErrorCode: rfc.ErrorCode, M: rfc.M, D: rfc.D, R: rfc.R, Reserved: rfc.Reserved}
+	if !rfc.Meaningful() {
+		for _, o := range []TermOrder{TermOrderSiwLE, TermOrderSiwBE} {
+			alt := ReadTermControl(raw, o)
+			if !alt.Meaningful() {
+				continue
+			}
+			if n, err := t.optional(b, alt.D, alt.R); err == nil {
+				t.AltOrder, t.Alt = o, alt
+				return n, nil
+			}
+			t.DDPSegmentLength, t.TerminatedDDPHeader, t.TerminatedRDMAHeader = 0, nil, nil
+		}
 	}
+	return t.optional(b, t.D, t.R)
+}
+
+// optional decodes the DDP Segment Length and the terminated headers that
+// follow the Terminate Control when D and R say they are there.
+func (t *Terminate) optional(b []byte, d, r bool) (int, error) {
 	off := TerminateControlLen
-	if t.D {
+	if d {
 		if len(b) < off+3 {
 			return 0, fmt.Errorf("%w: Terminate with D set needs the DDP Segment Length and a DDP header", ErrTruncated)
 		}
@@ -588,7 +776,7 @@ func (t *Terminate) decode(b []byte) (int, error) {
 		t.TerminatedDDPHeader = b[off : off+n]
 		off += n
 	}
-	if t.R {
+	if r {
 		n := min(ReadRequestHeaderLen, len(b)-off)
 		t.TerminatedRDMAHeader = b[off : off+n]
 		off += n
@@ -609,11 +797,15 @@ func (t *Terminate) append(b []byte) []byte {
 	}
 	b = append(b, uint8(t.Layer)<<4|t.EType&0x0f, t.ErrorCode)
 	b = binary.BigEndian.AppendUint16(b, hc)
-	if t.D {
+	d, r := t.D, t.R
+	if t.AltOrder != TermOrderRFC {
+		d, r = t.Alt.D, t.Alt.R
+	}
+	if d {
 		b = binary.BigEndian.AppendUint16(b, t.DDPSegmentLength)
 		b = append(b, t.TerminatedDDPHeader...)
 	}
-	if t.R {
+	if r {
 		b = append(b, t.TerminatedRDMAHeader...)
 	}
 	return b
