@@ -475,7 +475,7 @@ func (r *analysisRows) add(a *Analysis, c *Connection, fs []Finding) {
 func incompleteText(interrupted bool, skipped, packets uint64) string {
 	var parts []string
 	if interrupted {
-		parts = append(parts, fmt.Sprintf("reading was interrupted by a signal after %d packets; the input was not read to its end", packets))
+		parts = append(parts, fmt.Sprintf("reading was interrupted by a signal after %s; the input was not read to its end", Plural(int(packets), "packet")))
 	}
 	if skipped > 0 {
 		parts = append(parts, fmt.Sprintf("%d damaged records were skipped", skipped))

@@ -15,6 +15,7 @@ import (
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/diff"
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/report"
 )
 
 func newDiffCmd(g *globalFlags) *cobra.Command {
@@ -189,7 +190,7 @@ func profileCapture(cmd *cobra.Command, g *globalFlags, name string) (*diff.Prof
 		return nil, "", runErr
 	}
 	if runErr == errInterrupted {
-		return nil, warnText(eng), fmt.Errorf("%s: %s after %d packets", printable(displayName(name)), errInterrupted, eng.Stats.Packets)
+		return nil, warnText(eng), fmt.Errorf("%s: %s after %s", printable(displayName(name)), errInterrupted, report.Plural(int(eng.Stats.Packets), "packet"))
 	}
 	if runErr != nil {
 		return nil, warnText(eng), runErr

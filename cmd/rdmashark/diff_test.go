@@ -415,7 +415,7 @@ func TestDiffInterrupted(t *testing.T) {
 	cancel()
 	var out, errb bytes.Buffer
 	code := runContext(ctx, []string{"diff", "-j", "1", rpingPcap, rpingPcap}, strings.NewReader(""), &out, &errb)
-	if code != exitUsage || !strings.Contains(out.String(), "after 1 packets") {
+	if code != exitUsage || !strings.Contains(out.String(), "after 1 packet") {
 		t.Errorf("exit %d\n%s%s", code, out.String(), errb.String())
 	}
 }

@@ -142,7 +142,7 @@ a large capture (rdmashark dissect -r big.pcap -Y 'rpcordma.xid == 0x1234' -w xi
 				warn(cmd, eng)
 			}
 			if runErr == errInterrupted && eng != nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "rdmashark: %s: %v after %d packets\n", printable(displayName(name)), errInterrupted, eng.Stats.Packets)
+				fmt.Fprintf(cmd.ErrOrStderr(), "rdmashark: %s: %v after %s\n", printable(displayName(name)), errInterrupted, report.Plural(int(eng.Stats.Packets), "packet"))
 				runErr = nil
 			}
 			if err := pw.Flush(); err != nil && runErr == nil {

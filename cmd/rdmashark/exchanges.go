@@ -69,7 +69,7 @@ it is read. Lines come in the order exchanges end, not of their requests.`,
 					return docResult[*report.ExchangeList]{runErr: runErr}
 				}
 				if runErr == errInterrupted {
-					list.Errors = append(list.Errors, fmt.Sprintf("%s after %d packets", errInterrupted, eng.Stats.Packets))
+					list.Errors = append(list.Errors, fmt.Sprintf("%s after %s", errInterrupted, report.Plural(int(eng.Stats.Packets), "packet")))
 					runErr = nil
 				}
 				if runErr != nil {
@@ -117,7 +117,7 @@ func streamExchanges(cmd *cobra.Command, g *globalFlags, names []string, max int
 			if eng != nil {
 				n = eng.Stats.Packets
 			}
-			fmt.Fprintf(stderr, "rdmashark: %s: %s after %d packets\n", s.File, errInterrupted, n)
+			fmt.Fprintf(stderr, "rdmashark: %s: %s after %s\n", s.File, errInterrupted, report.Plural(int(n), "packet"))
 			break
 		}
 		if runErr != nil && len(names) > 1 {

@@ -9,6 +9,7 @@ import (
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/export"
+	"github.com/rdmashark/rdmashark/report"
 )
 
 func newExportCmd(g *globalFlags) *cobra.Command {
@@ -105,7 +106,7 @@ the packets read, says so, and exits 0.`,
 				}
 				line := fmt.Sprintf("%s: %d packets → %s (part-%d)\n", printable(displayName(names[i])), eng.Stats.Packets, strings.Join(parts, ", "), first+i)
 				if interrupted {
-					line += fmt.Sprintf("%s: %s after %d packets\n", printable(names[i]), errInterrupted, eng.Stats.Packets)
+					line += fmt.Sprintf("%s: %s after %s\n", printable(names[i]), errInterrupted, report.Plural(int(eng.Stats.Packets), "packet"))
 				}
 				return result{line, warnText(eng), runErr}
 			}

@@ -26,16 +26,16 @@ func TestInterruptedExitRule(t *testing.T) {
 		code int
 		want []string // in standard output or error
 	}{
-		{[]string{"analyze"}, 0, []string{": 1 packet", "INCOMPLETE: reading was interrupted by a signal after 1 packets"}},
+		{[]string{"analyze"}, 0, []string{": 1 packet", "INCOMPLETE: reading was interrupted by a signal after 1 packet"}},
 		{[]string{"analyze", "--format", "json"}, 0, []string{`"interrupted": true`, `"packets": 1,`}},
 		{[]string{"check", "--allow-empty"}, 2, []string{"INCOMPLETE", "FAILED (incomplete input fails the gate: --fail-on-damage)"}},
 		{[]string{"check", "--allow-empty", "--fail-on-damage=false"}, 0, []string{"INCOMPLETE", "passed"}},
-		{[]string{"transactions"}, 0, []string{"interrupted by a signal before the end of the input after 1 packets"}},
-		{[]string{"transactions", "--format", "jsonl"}, 0, []string{"after 1 packets"}},
-		{[]string{"dissect"}, 0, []string{"after 1 packets"}},
-		{[]string{"dissect", "-w", filepath.Join(dir, "out.pcapng")}, 0, []string{"after 1 packets"}},
+		{[]string{"transactions"}, 0, []string{"interrupted by a signal before the end of the input after 1 packet"}},
+		{[]string{"transactions", "--format", "jsonl"}, 0, []string{"after 1 packet"}},
+		{[]string{"dissect"}, 0, []string{"after 1 packet"}},
+		{[]string{"dissect", "-w", filepath.Join(dir, "out.pcapng")}, 0, []string{"after 1 packet"}},
 		{[]string{"report", "-o", filepath.Join(dir, "r.html")}, 0, nil},
-		{[]string{"export", "-o", filepath.Join(dir, "x")}, 0, []string{": 1 packet", "after 1 packets"}},
+		{[]string{"export", "-o", filepath.Join(dir, "x")}, 0, []string{": 1 packet", "after 1 packet"}},
 	} {
 		var out, errb bytes.Buffer
 		code := runContext(ctx, append(c.args, rpingPcap), strings.NewReader(""), &out, &errb)

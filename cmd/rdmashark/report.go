@@ -96,7 +96,7 @@ the page says so, and exits 0.`,
 				// Reported as such and not a failure, as for analyze
 				// (interrupt.go).
 				a.Interrupted, runErr = true, nil
-				a.Errors = append(a.Errors, fmt.Sprintf("%s after %d packets", errInterrupted, eng.Stats.Packets))
+				a.Errors = append(a.Errors, fmt.Sprintf("%s after %s", errInterrupted, report.Plural(int(eng.Stats.Packets), "packet")))
 			}
 			if runErr != nil {
 				a.Errors = append(a.Errors, runErr.Error())

@@ -79,7 +79,7 @@ the other; the engine's counters are left to analyze.`,
 					return docResult[*report.TransactionList]{runErr: runErr}
 				}
 				if runErr == errInterrupted {
-					list.Errors = append(list.Errors, fmt.Sprintf("%s after %d packets", errInterrupted, eng.Stats.Packets))
+					list.Errors = append(list.Errors, fmt.Sprintf("%s after %s", errInterrupted, report.Plural(int(eng.Stats.Packets), "packet")))
 					runErr = nil
 				}
 				if conn != 0 && !hasConnection(eng, conn) {
@@ -145,7 +145,7 @@ func streamTransactions(cmd *cobra.Command, g *globalFlags, names []string, max 
 			if eng != nil {
 				n = eng.Stats.Packets
 			}
-			fmt.Fprintf(stderr, "rdmashark: %s: %s after %d packets\n", printable(s.File), errInterrupted, n)
+			fmt.Fprintf(stderr, "rdmashark: %s: %s after %s\n", printable(s.File), errInterrupted, report.Plural(int(n), "packet"))
 			break
 		}
 		if runErr != nil && len(names) > 1 {
