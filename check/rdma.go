@@ -81,7 +81,7 @@ func checkAdvertised(read bool) func(c *Conn, op *dissect.RDMAOp) {
 		// judged at the end of the connection.
 		c.Hold(Finding{Packets: op.Packets, Message: fmt.Sprintf(
 			"the server's %s is not inside any %s of the %d Calls outstanding: it reaches memory the client did not advertise for it",
-			opText(op), list, open)}, dissect.DirClientToServer, 0, firstPacket(op.Packets))
+			opText(op), list, open)}, dissect.DirClientToServer, 0, dissect.FirstPacket(op.Packets))
 	}
 }
 
@@ -105,9 +105,3 @@ func checkAfterReply(c *Conn, op *dissect.RDMAOp) {
 }
 
 // firstPacket is an operation's first packet (its request), 0 if none.
-func firstPacket(pk []int) int {
-	if len(pk) == 0 {
-		return 0
-	}
-	return pk[0]
-}

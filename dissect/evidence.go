@@ -87,7 +87,7 @@ func (op *RDMAOp) EvidenceLost() (packet int, lost bool) {
 	if c == nil {
 		return 0, false
 	}
-	if adv := &c.Lost[opposite(op.Dir).Index()]; adv.Before(firstPacket(op.Packets)) {
+	if adv := &c.Lost[opposite(op.Dir).Index()]; adv.Before(FirstPacket(op.Packets)) {
 		return adv.First, true
 	}
 	if !op.Complete {
@@ -150,4 +150,21 @@ func (e *Engine) captureDropped(n uint64) {
 			c.captureLost(DirServerToClient, at)
 		}
 	}
+}
+
+// FirstPacket is the first of a list of packet numbers (a message's or an
+// RDMA operation's Packets: for a Read, its request), 0 when empty.
+func FirstPacket(pk []int) int {
+	if len(pk) == 0 {
+		return 0
+	}
+	return pk[0]
+}
+
+// LastPacket is the last of a list of packet numbers, 0 when empty.
+func LastPacket(pk []int) int {
+	if len(pk) == 0 {
+		return 0
+	}
+	return pk[len(pk)-1]
 }

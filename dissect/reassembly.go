@@ -1309,7 +1309,7 @@ func (e *Engine) finishRead(p *Packet, c *Connection, s *reqStream, i int) {
 		if ro.started && !ro.truncated && !all {
 			// Responses the capture does not hold: the requester got
 			// them (it went on), so the capture lost them.
-			c.captureLost(opposite(s.d), firstPacket(ro.packets))
+			c.captureLost(opposite(s.d), FirstPacket(ro.packets))
 		}
 	}
 	e.deliverRDMAOp(p, op)

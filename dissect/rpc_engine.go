@@ -492,7 +492,7 @@ func (e *Engine) rpcMessage(p *Packet, m *Message) {
 		rs.BadHeaders[d]++
 		e.RPC.BadHeaders++
 		if rs.FirstBadHeader == "" {
-			rs.FirstBadHeader = fmt.Sprintf("packet %d: %v", lastPacket(m.Packets), herr)
+			rs.FirstBadHeader = fmt.Sprintf("packet %d: %v", LastPacket(m.Packets), herr)
 		}
 		if rec.PrefixOK && rc.out[newTxnKey(uint8(1-d), common.XID)] == nil {
 			// Not the answer to a Call we hold: a Call whose chunk lists
@@ -556,13 +556,6 @@ func (e *Engine) rpcMessage(p *Packet, m *Message) {
 	case kindReply, kindError:
 		e.rpcReply(p, rec, rc, rs, m, &v, rpcOK)
 	}
-}
-
-func lastPacket(pk []int) int {
-	if len(pk) == 0 {
-		return 0
-	}
-	return pk[len(pk)-1]
 }
 
 // newTxn takes a transaction from the pool.
@@ -730,7 +723,7 @@ func (e *Engine) rpcCall(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, m
 		rec.RPCLength = len(v.rpc)
 		rec.Message = v.rpc
 		t.call.RPCBytes = len(v.rpc)
-		t.call.RPCPacket = lastPacket(m.Packets)
+		t.call.RPCPacket = LastPacket(m.Packets)
 		t.call.RPCTime = m.Time
 		if rpcOK {
 			e.ulpDecode(rec, t, rec.RPC.Payload(), false)
@@ -906,7 +899,7 @@ func (e *Engine) rpcReply(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, 
 		rec.RPCLength = len(v.rpc)
 		rec.Message = v.rpc
 		t.reply.RPCBytes = len(v.rpc)
-		t.reply.RPCPacket = lastPacket(m.Packets)
+		t.reply.RPCPacket = LastPacket(m.Packets)
 		t.reply.RPCTime = m.Time
 		if rpcOK {
 			t.reply.setStatus(&rec.RPC)
@@ -1111,7 +1104,7 @@ func (rc *rpcConn) remember(t *Transaction, key txnKey) {
 	r.callPacket, r.callTime = t.call.callFrame()
 	replyPacket := 0
 	if t.Reply != nil {
-		replyPacket = lastPacket(t.reply.Packets)
+		replyPacket = LastPacket(t.reply.Packets)
 	}
 	ret := rc.mem.Retire(t.callDir, uint64(t.XID), replyPacket)
 	for ci := range t.call.Chunks {
@@ -1225,7 +1218,7 @@ func (e *Engine) duplicateSend(p *Packet, m *Message) {
 // time, or the Send's last packet when it was not decoded.
 func (sd *RPCSide) callFrame() (int, time.Time) {
 	if sd.RPCPacket == 0 {
-		return lastPacket(sd.Packets), sd.Time
+		return LastPacket(sd.Packets), sd.Time
 	}
 	return sd.RPCPacket, sd.RPCTime
 }

@@ -39,7 +39,7 @@ func (e *Engine) rpcRDMAOp(p *Packet, op *RDMAOp) {
 	op.Attach = OpAttachment{Txn: t, Chunk: ci, Segment: si}
 	ch := &t.call.Chunks[ci]
 	sg := &ch.Segments[si]
-	sg.Ops = append(sg.Ops, AttachedOp{Kind: op.Kind, FirstPacket: firstPacket(op.Packets), LastPacket: lastPacket(op.Packets),
+	sg.Ops = append(sg.Ops, AttachedOp{Kind: op.Kind, FirstPacket: FirstPacket(op.Packets), LastPacket: LastPacket(op.Packets),
 		Offset: op.Offset, Length: op.Length, Complete: op.Complete})
 	sg.Moved += uint64(op.Length)
 	if op.Kind == RDMARead {
@@ -57,13 +57,6 @@ func (e *Engine) rpcRDMAOp(p *Packet, op *RDMAOp) {
 	}
 }
 
-func firstPacket(pk []int) int {
-	if len(pk) == 0 {
-		return 0
-	}
-	return pk[0]
-}
-
 // unattached records an operation that no outstanding Call explains.
 func (e *Engine) unattached(rc *rpcConn, rs *RPCStats, op *RDMAOp, callDir Direction) {
 	a := rc.mem.Unattached(op)
@@ -73,7 +66,7 @@ func (e *Engine) unattached(rc *rpcConn, rs *RPCStats, op *RDMAOp, callDir Direc
 	e.RPC.Unattached++
 	if len(e.RPC.UnattachedOps) < MaxUnattachedRecorded {
 		e.RPC.UnattachedOps = append(e.RPC.UnattachedOps, UnattachedOp{Conn: op.Conn.ID, Kind: op.Kind, Dir: op.Dir,
-			FirstPacket: firstPacket(op.Packets), LastPacket: lastPacket(op.Packets),
+			FirstPacket: FirstPacket(op.Packets), LastPacket: LastPacket(op.Packets),
 			STag: op.STag, Offset: op.Offset, Length: op.Length, Reason: reason})
 	}
 }

@@ -147,7 +147,7 @@ func (t *Transaction) exchange(x *Exchange) {
 	if r := t.Reply; r != nil {
 		x.ResponsePacket, x.ResponseTime = r.RPCPacket, r.RPCTime
 		if x.ResponsePacket == 0 {
-			x.ResponsePacket, x.ResponseTime = lastPacket(r.Packets), r.Time
+			x.ResponsePacket, x.ResponseTime = LastPacket(r.Packets), r.Time
 		}
 		x.Invalidated, x.InvalidatedSTag = r.Invalidate, r.InvalidatedSTag
 		if r.HasStatus {

@@ -217,7 +217,7 @@ func checkBounds(c *check.Conn, op *dissect.RDMAOp) {
 	// the end of the connection.
 	c.Hold(check.Finding{Packets: op.Packets, Key: op.Kind.String(), Message: fmt.Sprintf(
 		"the target's %s is inside no %s buffer of a task outstanding on the connection", opText(op), want)},
-		dissect.DirClientToServer, 0, firstPacket(op.Packets))
+		dissect.DirClientToServer, 0, dissect.FirstPacket(op.Packets))
 }
 
 func checkAfterResponse(c *check.Conn, op *dissect.RDMAOp) {
@@ -259,12 +259,12 @@ func checkInvalidate(c *check.Conn, m *dissect.Message) {
 		// connection.
 		c.Hold(check.Finding{Packets: m.Packets, Key: "no-task", Message: fmt.Sprintf(
 			"a %s came by Send With Invalidate of STag 0x%08x, but answers no outstanding task that advertised it",
-			r.Msg.PDU.Opcode, r.InvalidatedSTag)}, dissect.DirClientToServer, 0, firstPacket(m.Packets))
+			r.Msg.PDU.Opcode, r.InvalidatedSTag)}, dissect.DirClientToServer, 0, dissect.FirstPacket(m.Packets))
 		return
 	}
 	c.Checked()
 	if !(t.RSV && t.ReadSTag == r.InvalidatedSTag || t.WSV && t.WriteSTag == r.InvalidatedSTag) {
-		c.Report(check.Finding{Packets: []int{t.Packet, lastPacket(m.Packets)}, Key: "wrong-stag", ULP: Name, Exchange: exchangeKey(t.ITT),
+		c.Report(check.Finding{Packets: []int{t.Packet, dissect.LastPacket(m.Packets)}, Key: "wrong-stag", ULP: Name, Exchange: exchangeKey(t.ITT),
 			Message: fmt.Sprintf("the response to %s (ITT 0x%08x) invalidated STag 0x%08x, which the task did not advertise (%s)",
 				t.Name, t.ITT, r.InvalidatedSTag, stags(t))})
 	}
@@ -347,7 +347,7 @@ func checkResponseMatched(c *check.Conn, m *dissect.Message) {
 	// connection.
 	c.Hold(check.Finding{Packets: m.Packets, Key: "unmatched", ULP: Name, Exchange: exchangeKey(r.Msg.PDU.ITT),
 		Message: fmt.Sprintf("a %s for ITT 0x%08x, but no task with that tag is outstanding on the connection", r.Msg.PDU.Opcode, r.Msg.PDU.ITT)},
-		dissect.DirClientToServer, 0, firstPacket(m.Packets))
+		dissect.DirClientToServer, 0, dissect.FirstPacket(m.Packets))
 }
 
 func checkLoginKeys(c *check.Conn, m *dissect.Message) {
@@ -373,11 +373,4 @@ func checkLoginKeys(c *check.Conn, m *dissect.Message) {
 	case k.RDMAExtensions == nil || !*k.RDMAExtensions:
 		c.Reportf(m.Packets, "not-accepted", "the login entered full-feature phase without RDMAExtensions=Yes: the target did not answer Yes")
 	}
-}
-
-func firstPacket(pk []int) int {
-	if len(pk) == 0 {
-		return 0
-	}
-	return pk[0]
 }

@@ -457,7 +457,7 @@ func (s *session) request(m *dissect.Message, r *PDU) {
 	t := s.newTask()
 	s.seq++
 	h := &r.Msg.ISER
-	*t = Task{ITT: pdu.ITT, Opcode: pdu.Opcode, Packet: lastPacket(m.Packets), Time: m.Time, seq: s.seq}
+	*t = Task{ITT: pdu.ITT, Opcode: pdu.Opcode, Packet: dissect.LastPacket(m.Packets), Time: m.Time, seq: s.seq}
 	switch pdu.Opcode {
 	case iscsi.OpSCSICommand:
 		cdb := pdu.CDB()
@@ -680,7 +680,7 @@ func (s *session) response(m *dissect.Message, r *PDU) {
 			if pdu.LoginStatus() == 0 && pdu.Transit() && pdu.NSG() == iscsi.StageFullFeature {
 				r.LoginComplete = true
 				cn.loginFinished = true
-				cn.LoginPacket = lastPacket(m.Packets)
+				cn.LoginPacket = dissect.LastPacket(m.Packets)
 			}
 		}
 	case iscsi.OpSCSIResponse, iscsi.OpTaskMgmtResp, iscsi.OpLogoutResp:
@@ -694,7 +694,7 @@ func (s *session) response(m *dissect.Message, r *PDU) {
 	if t == nil {
 		cn.ResponsesWithoutTask++
 		s.x = dissect.Exchange{ULP: Name, Conn: s.c, Key: uint64(itt), Initiator: dissect.DirClientToServer,
-			ResponsePacket: lastPacket(m.Packets), ResponseTime: m.Time, Outcome: dissect.ResponseWithoutRequest,
+			ResponsePacket: dissect.LastPacket(m.Packets), ResponseTime: m.Time, Outcome: dissect.ResponseWithoutRequest,
 			Invalidated: m.Invalidate, InvalidatedSTag: m.InvalidatedSTag}
 		s.status(&s.x, pdu)
 		s.end(&s.x)
@@ -759,7 +759,7 @@ func (s *session) finish(t *Task, m *dissect.Message, pdu *iscsi.PDU, o dissect.
 	}
 	resp := 0
 	if m != nil {
-		resp = lastPacket(m.Packets)
+		resp = dissect.LastPacket(m.Packets)
 	}
 	ret := s.mem.Retire(dissect.DirClientToServer, uint64(t.ITT), resp)
 	if rok {
@@ -839,13 +839,6 @@ func (s *session) Close() {
 	for _, t := range open {
 		s.finish(t, nil, nil, dissect.NoResponse)
 	}
-}
-
-func lastPacket(pk []int) int {
-	if len(pk) == 0 {
-		return 0
-	}
-	return pk[len(pk)-1]
 }
 
 // ULPTableHeader and ULPTableRow give the connection's row of analyze's

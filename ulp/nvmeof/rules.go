@@ -321,10 +321,10 @@ func checkCIDUnique(c *check.Conn, m *dissect.Message) {
 	}
 	// The first command's completion may be what the capture lost of the
 	// controller's stream since: judged at the end of the connection.
-	c.Hold(check.Finding{Packets: []int{old.Packet, lastPacket(m.Packets)}, Key: "cid", ULP: Name,
+	c.Hold(check.Finding{Packets: []int{old.Packet, dissect.LastPacket(m.Packets)}, Key: "cid", ULP: Name,
 		Exchange: exchangeKey(r.Queue, old.CID), Message: fmt.Sprintf(
 			"command %s reuses CID %d of the %s of packet %d, which has no completion yet", r.Request.Name, old.CID, old.Name, old.Packet)},
-		dissect.DirServerToClient, old.Packet, firstPacket(m.Packets))
+		dissect.DirServerToClient, old.Packet, dissect.FirstPacket(m.Packets))
 }
 
 func checkCompletionMatched(c *check.Conn, m *dissect.Message) {
@@ -344,7 +344,7 @@ func checkCompletionMatched(c *check.Conn, m *dissect.Message) {
 	// judged at the end of the connection.
 	c.Hold(check.Finding{Packets: m.Packets, Key: "unmatched", ULP: Name, Exchange: exchangeKey(r.Queue, r.Cpl.CID),
 		Message: fmt.Sprintf("a completion for CID %d (%s), but no command with that CID is outstanding on the queue",
-			r.Cpl.CID, r.Cpl.Status)}, dissect.DirClientToServer, 0, firstPacket(m.Packets))
+			r.Cpl.CID, r.Cpl.Status)}, dissect.DirClientToServer, 0, dissect.FirstPacket(m.Packets))
 }
 
 func checkQueueDepth(c *check.Conn, m *dissect.Message) {
@@ -375,17 +375,17 @@ func checkInvalidateKey(c *check.Conn, m *dissect.Message) {
 	// capture lost part of either stream since it (the completion of the
 	// command matched, or a later command with its CID): then these are
 	// judged at the end of the connection, and not when it did.
-	from, to := x.Packet, firstPacket(m.Packets)
+	from, to := x.Packet, dissect.FirstPacket(m.Packets)
 	switch {
 	case x.SGL.InvalidateKey() && x.SGL.Key == r.InvalidatedSTag:
 		c.Checked()
 	case !x.SGL.InvalidateKey():
-		c.Hold(check.Finding{Packets: []int{x.Packet, lastPacket(m.Packets)}, Key: "not-asked", ULP: Name,
+		c.Hold(check.Finding{Packets: []int{x.Packet, dissect.LastPacket(m.Packets)}, Key: "not-asked", ULP: Name,
 			Exchange: exchangeKey(r.Queue, x.CID), Message: fmt.Sprintf(
 				"the completion of %s (CID %d) came by Send With Invalidate of key 0x%08x, but the command's SGL (%s, subtype %s) did not ask for remote invalidation",
 				x.Name, x.CID, r.InvalidatedSTag, x.SGL.Type, x.SGL.Subtype)}, dissect.DirUnknown, from, to)
 	default:
-		c.Hold(check.Finding{Packets: []int{x.Packet, lastPacket(m.Packets)}, Key: "wrong-key", ULP: Name,
+		c.Hold(check.Finding{Packets: []int{x.Packet, dissect.LastPacket(m.Packets)}, Key: "wrong-key", ULP: Name,
 			Exchange: exchangeKey(r.Queue, x.CID), Message: fmt.Sprintf(
 				"the completion of %s (CID %d) invalidated key 0x%08x; the command asked to invalidate key 0x%08x",
 				x.Name, x.CID, r.InvalidatedSTag, x.SGL.Key)}, dissect.DirUnknown, from, to)
@@ -398,7 +398,7 @@ func checkKeepAlive(c *check.Conn, m *dissect.Message) {
 		return
 	}
 	x := r.Queue.Controller
-	to := firstPacket(m.Packets)
+	to := dissect.FirstPacket(m.Packets)
 	if x.state.tbkas != tbkasNo && x.ioLost(r.KeepAliveFrom, to) {
 		c.Skip(check.ReasonCaptureGap)
 		return
@@ -452,7 +452,7 @@ func checkSQHD(c *check.Conn, m *dissect.Message) {
 		from = q.Connect.Packet
 	}
 	c.Hold(check.Finding{Packets: m.Packets, Key: "sqhd", ULP: Name, Exchange: exchangeKey(q, r.Cpl.CID), Message: msg},
-		dissect.DirClientToServer, from, firstPacket(m.Packets))
+		dissect.DirClientToServer, from, dissect.FirstPacket(m.Packets))
 }
 
 func checkIOBeforeEnable(c *check.Conn, m *dissect.Message) {
@@ -478,7 +478,7 @@ func checkIOBeforeEnable(c *check.Conn, m *dissect.Message) {
 	if x.state.enabled || r.ReadyPacket != 0 {
 		why = "seen CSTS.RDY 1"
 	}
-	c.Report(check.Finding{Packets: []int{r.Request.Packet, lastPacket(m.Packets)}, Key: "not-ready", ULP: Name,
+	c.Report(check.Finding{Packets: []int{r.Request.Packet, dissect.LastPacket(m.Packets)}, Key: "not-ready", ULP: Name,
 		Exchange: exchangeKey(r.Queue, r.Cpl.CID), Message: fmt.Sprintf(
 			"the Connect of I/O queue %d to controller %d (CNTLID %d) came before its admin queue (connection %d) had %s",
 			r.Queue.Connect.QID, x.ID, x.CNTLID, a.ID, why)})
@@ -539,11 +539,4 @@ func checkAfterCompletion(c *check.Conn, op *dissect.RDMAOp) {
 			Exchange: string(AppendKey(nil, uint64(a.XID))), Message: fmt.Sprintf(
 				"the controller's %s targets the memory of the command with CID %d after its completion (packet %d)", opText(op), cid, a.ReplyPacket)})
 	}
-}
-
-func firstPacket(pk []int) int {
-	if len(pk) == 0 {
-		return 0
-	}
-	return pk[0]
 }

@@ -389,7 +389,7 @@ func (s *session) command(m *dissect.Message, r *Capsule) {
 		if r.First {
 			q.sqOn, q.sqSize = true, uint32(cc.SQSIZE)+1
 		}
-		q.Connect = &ConnectInfo{Packet: lastPacket(m.Packets), QID: cc.QID, SQSIZE: cc.SQSIZE, KATO: cc.KATO, CATTR: cc.CATTR}
+		q.Connect = &ConnectInfo{Packet: dissect.LastPacket(m.Packets), QID: cc.QID, SQSIZE: cc.SQSIZE, KATO: cc.KATO, CATTR: cc.CATTR}
 		if len(c.InCapsule) >= nvme.ConnectDataLen {
 			q.connectData(c.InCapsule)
 		}
@@ -422,7 +422,7 @@ func (s *session) command(m *dissect.Message, r *Capsule) {
 	x := s.newCommand()
 	s.seq++
 	*x = Command{CID: c.CID, OPC: c.OPC, FCTYPE: c.FCTYPE, CDW10: c.CDW10, Name: c.Name(q.Admin()), SGL: c.SGL1, Transfer: c.Transfer(),
-		Packet: lastPacket(m.Packets), Time: m.Time, InCapsule: len(c.InCapsule), seq: s.seq, Controller: q.Controller}
+		Packet: dissect.LastPacket(m.Packets), Time: m.Time, InCapsule: len(c.InCapsule), seq: s.seq, Controller: q.Controller}
 	if c.IsFabrics() && (c.FCTYPE == nvme.FabricsPropertySet || c.FCTYPE == nvme.FabricsPropertyGet) {
 		x.Prop = c.Property()
 	}
@@ -459,7 +459,7 @@ func (s *session) keepAlive(m *dissect.Message, r *Capsule) {
 		r.KeepAlive, r.KeepAliveGap, r.KeepAliveFrom = true, m.Time.Sub(st.kaAt), st.kaPacket
 	}
 	if st.restartsOn(!r.Cmd.IsFabrics() && s.q.Admin() && nvme.AdminOpcode(r.Cmd.OPC) == nvme.AdminKeepAlive) {
-		st.kaAt, st.kaPacket = m.Time, firstPacket(m.Packets)
+		st.kaAt, st.kaPacket = m.Time, dissect.FirstPacket(m.Packets)
 	}
 }
 
@@ -497,7 +497,7 @@ func (s *session) completion(m *dissect.Message, r *Capsule) {
 		// Under Traffic Based Keep Alive a command the controller
 		// processed restarts the timer (Linux hosts skip the Keep Alive
 		// when a completion came).
-		x.state.kaAt, x.state.kaPacket = m.Time, firstPacket(m.Packets)
+		x.state.kaAt, x.state.kaPacket = m.Time, dissect.FirstPacket(m.Packets)
 	}
 	if m.Invalidate {
 		q.RemoteInvalidations++
@@ -507,7 +507,7 @@ func (s *session) completion(m *dissect.Message, r *Capsule) {
 	if x == nil {
 		q.CompletionsWithoutCommand++
 		s.x = dissect.Exchange{ULP: Name, Conn: s.c, Key: s.q.key(r.Cpl.CID), Initiator: dissect.DirClientToServer,
-			ResponsePacket: lastPacket(m.Packets), ResponseTime: m.Time, Outcome: dissect.ResponseWithoutRequest,
+			ResponsePacket: dissect.LastPacket(m.Packets), ResponseTime: m.Time, Outcome: dissect.ResponseWithoutRequest,
 			Invalidated: m.Invalidate, InvalidatedSTag: m.InvalidatedSTag}
 		s.status(&s.x, &r.Cpl, 0, 0)
 		s.end(&s.x)
@@ -535,7 +535,7 @@ func (s *session) completion(m *dissect.Message, r *Capsule) {
 			}
 		case x.FCTYPE == nvme.FabricsPropertyGet && x.Prop.OFST == nvme.PropertyCSTS && st.enabled &&
 			r.Cpl.DW0&1 != 0 && st.readyPacket == 0: // CSTS.RDY
-			st.readyPacket = lastPacket(m.Packets)
+			st.readyPacket = dissect.LastPacket(m.Packets)
 		}
 	}
 	if x.OPC == nvme.OpcodeFabrics && x.FCTYPE == nvme.FabricsConnect && q.Connect != nil {
@@ -548,7 +548,7 @@ func (s *session) completion(m *dissect.Message, r *Capsule) {
 				// The Keep Alive Timer starts (NVMe Base 2.0 "Keep
 				// Alive Timer").
 				st := &q.Controller.state
-				st.kaLive, st.kaAt, st.kaPacket = true, m.Time, firstPacket(m.Packets)
+				st.kaLive, st.kaAt, st.kaPacket = true, m.Time, dissect.FirstPacket(m.Packets)
 			}
 		}
 		q.Connect.Status = r.Cpl.Status.Describe(x.OPC, true, x.FCTYPE)
@@ -618,7 +618,7 @@ func (s *session) finish(x *Command, m *dissect.Message, cpl *nvme.Completion, o
 	}
 	resp := 0
 	if m != nil {
-		resp = lastPacket(m.Packets)
+		resp = dissect.LastPacket(m.Packets)
 	}
 	ret := s.mem.Retire(dissect.DirClientToServer, s.q.key(x.CID), resp)
 	if x.SGL.IsKeyed() {
@@ -718,13 +718,6 @@ func (s *session) Close() {
 	for _, x := range open {
 		s.finish(x, nil, nil, dissect.NoResponse)
 	}
-}
-
-func lastPacket(pk []int) int {
-	if len(pk) == 0 {
-		return 0
-	}
-	return pk[len(pk)-1]
 }
 
 // ULPTableHeader and ULPTableRow give the queue's row of analyze's text

@@ -336,7 +336,7 @@ func checkDescriptor(c *check.Conn, op *dissect.RDMAOp) {
 	// at the end of the connection.
 	c.Hold(check.Finding{Packets: op.Packets, Key: "unadvertised", Message: fmt.Sprintf(
 		"the server's %s is inside no buffer descriptor of a READ or WRITE outstanding on the connection", opText(op))},
-		dissect.DirClientToServer, 0, firstPacket(op.Packets))
+		dissect.DirClientToServer, 0, dissect.FirstPacket(op.Packets))
 }
 
 func checkInvalidate(c *check.Conn, m *dissect.Message) {
@@ -352,7 +352,7 @@ func checkInvalidate(c *check.Conn, m *dissect.Message) {
 	if x := r.InvRequest; x != nil {
 		c.Checked()
 		if x.Channel != smbd.ChannelRDMAV1Invalidate {
-			c.Report(check.Finding{Packets: []int{x.Packet, lastPacket(m.Packets)}, Key: "channel", ULP: Name, Exchange: exchangeKey(x.MessageID),
+			c.Report(check.Finding{Packets: []int{x.Packet, dissect.LastPacket(m.Packets)}, Key: "channel", ULP: Name, Exchange: exchangeKey(x.MessageID),
 				Message: fmt.Sprintf("the response to %s (MessageId %d) invalidated token 0x%08x, but the request's channel was %s, not SMB2_CHANNEL_RDMA_V1_INVALIDATE",
 					x.Command, x.MessageID, r.InvalidatedSTag, x.Channel)})
 		}
@@ -374,7 +374,7 @@ func checkInvalidate(c *check.Conn, m *dissect.Message) {
 		c.Reportf(m.Packets, "no-request", "a Send With Invalidate of token 0x%08x answers no READ or WRITE outstanding on the connection", r.InvalidatedSTag)
 		return
 	}
-	c.Report(check.Finding{Packets: []int{answered.Packet, lastPacket(m.Packets)}, Key: "token", ULP: Name, Exchange: exchangeKey(answered.MessageID),
+	c.Report(check.Finding{Packets: []int{answered.Packet, dissect.LastPacket(m.Packets)}, Key: "token", ULP: Name, Exchange: exchangeKey(answered.MessageID),
 		Message: fmt.Sprintf("the response to %s (MessageId %d) invalidated token 0x%08x, which none of the request's buffer descriptors names",
 			answered.Command, answered.MessageID, r.InvalidatedSTag)})
 }

@@ -349,7 +349,7 @@ func (s *session) Message(p *dissect.Packet, m *dissect.Message) {
 	q := s.sum
 	r := s.record(p)
 	smb2 := r.SMB2[:0]
-	*r = Send{Conn: q, Dir: m.Dir, FirstPacket: firstPacket(m.Packets), Length: m.Length, Invalidate: m.Invalidate, InvalidatedSTag: m.InvalidatedSTag, SMB2: smb2}
+	*r = Send{Conn: q, Dir: m.Dir, FirstPacket: dissect.FirstPacket(m.Packets), Length: m.Length, Invalidate: m.Invalidate, InvalidatedSTag: m.InvalidatedSTag, SMB2: smb2}
 	m.ULP = r
 	if p != nil {
 		p.ULP = append(p.ULP, r)
@@ -359,7 +359,7 @@ func (s *session) Message(p *dissect.Packet, m *dissect.Message) {
 	// sent only if the capture lost nothing of the direction before it
 	// (a Negotiate message the capture lost leaves the next Send a data
 	// transfer message, not a Negotiate with garbage values).
-	r.First = !s.seen[d] && !s.c.Lost[d].Before(firstPacket(m.Packets))
+	r.First = !s.seen[d] && !s.c.Lost[d].Before(dissect.FirstPacket(m.Packets))
 	s.seen[d] = true
 	// Any Send answers the peer's keep-alive ([MS-SMBD] 3.1.5.1: the
 	// receiver of SMB_DIRECT_RESPONSE_REQUESTED sends at once).
@@ -372,7 +372,7 @@ func (s *session) Message(p *dissect.Packet, m *dissect.Message) {
 		r.Kind = KindNegotiateRequest
 		_ = r.NegReq.DecodeFromBytes(m.Data)
 		n := &r.NegReq
-		q.Request = &NegotiateRequest{Packet: lastPacket(m.Packets), MinVersion: n.MinVersion.String(), MaxVersion: n.MaxVersion.String(),
+		q.Request = &NegotiateRequest{Packet: dissect.LastPacket(m.Packets), MinVersion: n.MinVersion.String(), MaxVersion: n.MaxVersion.String(),
 			CreditsRequested: n.CreditsRequested, PreferredSendSize: n.PreferredSendSize, MaxReceiveSize: n.MaxReceiveSize,
 			MaxFragmentedSize: n.MaxFragmentedSize, raw: *n}
 		return
@@ -380,7 +380,7 @@ func (s *session) Message(p *dissect.Packet, m *dissect.Message) {
 		r.NegResp.DecodeFromBytes(m.Data) == nil:
 		r.Kind = KindNegotiateResponse
 		n := &r.NegResp
-		q.Response = &NegotiateResponse{Packet: lastPacket(m.Packets), NegotiatedVersion: n.NegotiatedVersion.String(),
+		q.Response = &NegotiateResponse{Packet: dissect.LastPacket(m.Packets), NegotiatedVersion: n.NegotiatedVersion.String(),
 			Status: n.Status.String(), CreditsRequested: n.CreditsRequested, CreditsGranted: n.CreditsGranted,
 			MaxReadWriteSize: n.MaxReadWriteSize, PreferredSendSize: n.PreferredSendSize, MaxReceiveSize: n.MaxReceiveSize,
 			MaxFragmentedSize: n.MaxFragmentedSize, raw: *n}
@@ -403,7 +403,7 @@ func (s *session) Message(p *dissect.Packet, m *dissect.Message) {
 		r.Keepalive = true
 		q.side(m.Dir).KeepalivesRequested++
 		if s.keepalive[d] == 0 {
-			s.keepalive[d], s.keepaliveLater[d] = lastPacket(m.Packets), 0
+			s.keepalive[d], s.keepaliveLater[d] = dissect.LastPacket(m.Packets), 0
 		}
 	}
 	if r.Err != nil {
@@ -619,7 +619,7 @@ func (s *session) request(m *dissect.Message, x *SMB2) {
 	}
 	rq := s.newRequest()
 	s.seq++
-	*rq = Request{MessageID: h.MessageID, Command: h.Command, CreditCharge: h.CreditCharge, Packet: lastPacket(m.Packets),
+	*rq = Request{MessageID: h.MessageID, Command: h.Command, CreditCharge: h.CreditCharge, Packet: dissect.LastPacket(m.Packets),
 		Time: m.Time, seq: s.seq}
 	x.Request = rq
 	s.out[h.MessageID] = rq
@@ -680,7 +680,7 @@ func (s *session) response(m *dissect.Message, r *Send, x *SMB2) {
 		s.mem.Known(dissect.DirClientToServer, h.MessageID)
 		q.ResponsesWithoutRequest++
 		s.x = dissect.Exchange{ULP: Name, Conn: s.c, Key: h.MessageID, Initiator: dissect.DirClientToServer, Name: h.Command.String(),
-			ResponsePacket: lastPacket(m.Packets), ResponseTime: m.Time, Outcome: dissect.ResponseWithoutRequest,
+			ResponsePacket: dissect.LastPacket(m.Packets), ResponseTime: m.Time, Outcome: dissect.ResponseWithoutRequest,
 			Invalidated: m.Invalidate, InvalidatedSTag: m.InvalidatedSTag}
 		s.status(&s.x, h.Status)
 		s.end(&s.x)
@@ -715,7 +715,7 @@ func (s *session) finish(x *Request, m *dissect.Message, h *smbd.Header, o disse
 	}
 	resp := 0
 	if m != nil {
-		resp = lastPacket(m.Packets)
+		resp = dissect.LastPacket(m.Packets)
 	}
 	ret := s.mem.Retire(dissect.DirClientToServer, x.MessageID, resp)
 	for _, d := range x.Descriptors() {
@@ -824,20 +824,6 @@ func other(d dissect.Direction) dissect.Direction {
 		return dissect.DirClientToServer
 	}
 	return dissect.DirServerToClient
-}
-
-func firstPacket(pk []int) int {
-	if len(pk) == 0 {
-		return 0
-	}
-	return pk[0]
-}
-
-func lastPacket(pk []int) int {
-	if len(pk) == 0 {
-		return 0
-	}
-	return pk[len(pk)-1]
 }
 
 // ULPTableHeader and ULPTableRow give the connection's row of analyze's
