@@ -108,10 +108,7 @@ func (op *RDMAOp) spanLost() (int, bool) {
 	if c == nil || len(op.Packets) == 0 {
 		return 0, false
 	}
-	from, to := op.Packets[0], op.Packets[0]
-	for _, n := range op.Packets {
-		from, to = min(from, n), max(to, n)
-	}
+	from, to := packetSpan(op.Packets)
 	for i := range c.Lost {
 		if c.Lost[i].Between(from, to+1) {
 			return c.Lost[i].First, true
@@ -130,11 +127,18 @@ func (m *Message) EvidenceLost() bool {
 	if !m.Truncated || c == nil || len(m.Packets) == 0 {
 		return false
 	}
-	from, to := m.Packets[0], m.Packets[0]
-	for _, n := range m.Packets {
+	from, to := packetSpan(m.Packets)
+	return c.Lost[m.Dir.Index()].Between(from, to+1)
+}
+
+// packetSpan is the lowest and highest of a non-empty list of packet
+// numbers (a Read's responses, placed by PSN, need not come in order).
+func packetSpan(pk []int) (from, to int) {
+	from, to = pk[0], pk[0]
+	for _, n := range pk {
 		from, to = min(from, n), max(to, n)
 	}
-	return c.Lost[m.Dir.Index()].Between(from, to+1)
+	return from, to
 }
 
 // captureDropped: the capture says it lost n frames before the next

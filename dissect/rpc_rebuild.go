@@ -32,7 +32,7 @@ func (e *Engine) rpcRDMAOp(p *Packet, op *RDMAOp) {
 	callDir := opposite(op.Dir)
 	ref, ok := rc.mem.Find(op)
 	if !ok {
-		e.unattached(rc, rs, op, callDir)
+		e.unattached(rc, rs, op)
 		return
 	}
 	t, ci, si := ref.Owner, int(ref.I), int(ref.J)
@@ -58,7 +58,7 @@ func (e *Engine) rpcRDMAOp(p *Packet, op *RDMAOp) {
 }
 
 // unattached records an operation that no outstanding Call explains.
-func (e *Engine) unattached(rc *rpcConn, rs *RPCStats, op *RDMAOp, callDir Direction) {
+func (e *Engine) unattached(rc *rpcConn, rs *RPCStats, op *RDMAOp) {
 	a := rc.mem.Unattached(op)
 	op.Attach = a
 	reason := a.Reason.String()
