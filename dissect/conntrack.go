@@ -295,7 +295,7 @@ func (t *ConnTable) cm(p *Packet, src, dst Node) {
 			c.setPrivateData(DirClientToServer, p, r.PrivateData, prefix)
 			t.mapQP(qpKey{src, r.LocalQPN}, c, DirServerToClient)
 			t.awaitREP[pairKey{src, dst}] = c
-			c.rel.awaitREP = true
+			c.rel.awaitREP, c.rel.awaitKey = true, pairKey{src, dst}
 		}
 		t.place(p, c, DirClientToServer)
 	case roce.LayerTypeCMMRA:
@@ -413,14 +413,10 @@ func (t *ConnTable) close(c *Connection) {
 		delete(t.pending, c.rel.pending)
 	}
 	c.rel.hasPending = false
-	if c.rel.awaitREP {
-		for k, w := range t.awaitREP {
-			if w == c {
-				delete(t.awaitREP, k)
-			}
-		}
-		c.rel.awaitREP = false
+	if c.rel.awaitREP && t.awaitREP[c.rel.awaitKey] == c {
+		delete(t.awaitREP, c.rel.awaitKey)
 	}
+	c.rel.awaitREP = false
 	t.closing = append(t.closing, c)
 }
 

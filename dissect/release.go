@@ -62,7 +62,8 @@ type connRelease struct {
 	nqp, ncm   uint8
 	pending    pairKey
 	hasPending bool
-	awaitREP   bool      // in ConnTable.awaitREP
+	awaitREP   bool // in ConnTable.awaitREP, under awaitKey
+	awaitKey   pairKey
 	dropped    bool      // DropDetail took its detail
 	stream     *iwStream // iWARP
 	last       time.Time // timestamp of its last packet (IdleTimeout)
