@@ -82,7 +82,7 @@ the other; the engine's counters are left to analyze.`,
 					list.Errors = append(list.Errors, fmt.Sprintf("%s after %s", errInterrupted, report.Plural(int(eng.Stats.Packets), "packet")))
 					runErr = nil
 				}
-				if conn != 0 && !hasConnection(eng, conn) {
+				if conn != 0 && !eng.Conns.Seen(conn) {
 					// As analyze and check: a connection the capture does
 					// not have is a mistake in the command, not 0 rows.
 					return docResult[*report.TransactionList]{runErr: usageErr("--connection %d: no such connection in %s", conn, names[i])}
@@ -133,7 +133,7 @@ func streamTransactions(cmd *cobra.Command, g *globalFlags, names []string, max 
 		}
 		if eng != nil {
 			fmt.Fprint(stderr, warnText(eng))
-			if f.Connection != 0 && runErr == nil && !hasConnection(eng, f.Connection) {
+			if f.Connection != 0 && runErr == nil && !eng.Conns.Seen(f.Connection) {
 				runErr = usageErr("--connection %d: no such connection in %s", f.Connection, name)
 			}
 		}
@@ -164,7 +164,3 @@ func streamTransactions(cmd *cobra.Command, g *globalFlags, names []string, max 
 	}
 	return errs[0]
 }
-
-// hasConnection reports whether the engine numbered connection id (its
-// summary may have been released since).
-func hasConnection(eng *dissect.Engine, id int) bool { return eng.Conns.Seen(id) }
