@@ -40,7 +40,7 @@ type damageState struct {
 	tcp  [2][]damagedFrame
 }
 
-// hold keeps f until its peer tells, reporting the oldest at the rule's
+// holdDamaged keeps f until its peer tells, reporting the oldest at the rule's
 // severity when too many wait.
 func (c *Conn) holdDamaged(list *[]damagedFrame, f damagedFrame) {
 	if len(*list) == maxDamaged {
