@@ -146,4 +146,3 @@ func TestSplitExampleArgs(t *testing.T) {
 		t.Fatal("a pipe was accepted")
 	}
 }
-
