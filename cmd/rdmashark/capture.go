@@ -61,14 +61,18 @@ report, every connection in it, and the number of packets the kernel
 dropped. What it keeps does not grow with the connections that close.
 
 The filter runs in the kernel. By default it keeps RoCEv2 (UDP port 4791, or
---roce-port), RoCEv1 (EtherType 0x8915) and NFS over RDMA on iWARP (TCP port
-20049), VLAN-tagged or not. -f replaces it with a comma-separated list of
-terms, any of which keeps a frame:
+--roce-port), RoCEv1 (EtherType 0x8915) and, on iWARP, the TCP ports of the
+protocols rdmashark analyses (NFS 20049, NVMe-oF 4420 and 8009, SMB Direct 445
+and 5445, iSER 3260), VLAN-tagged or not. -f replaces it with a pcap-filter
+expression as tcpdump takes it, compiled to BPF without libpcap:
 
-  udp PORT     UDP from or to PORT        tcp PORT   TCP from or to PORT
-  ether TYPE   EtherType (0x8915, 2054)   all        every frame
+  -f 'udp port 4791 or tcp port 20049'
+  -f 'host 192.0.2.1 and not arp'
+  -f 'vlan 100 and udp dst portrange 4791-4792'
 
-for example -f "udp 4791,tcp 20049,tcp 7174" also keeps rping's iWARP traffic.
+(host, net, port, portrange, proto, ether, vlan, less, greater, and/or/not:
+give addresses and numbers, names are not resolved), or with the older
+comma-separated terms "udp PORT,tcp PORT,ether TYPE", or "all".
 
 capture --list (-D) shows the interfaces and the RDMA devices (rxe, siw,
 hardware) bound to each: capture on the netdev of the RDMA device.
@@ -96,7 +100,7 @@ Opening a packet socket needs CAP_NET_RAW (root). Exit status: 0 when done,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.iface, "interface", "i", "", "network interface, or RDMA device (rxe0: its netdev), to capture on (see --list)")
-	f.StringVarP(&o.filter, "filter", "f", "", `frames to keep: a pcap-filter expression as tcpdump takes it ('udp port 4791 or tcp port 20049'), "udp PORT,tcp PORT,ether TYPE" terms, or "all" (default: RoCEv2, RoCEv1, NFS/RDMA)`)
+	f.StringVarP(&o.filter, "filter", "f", "", `frames to keep: a pcap-filter expression as tcpdump takes it ('udp port 4791 or tcp port 20049'), "udp PORT,tcp PORT,ether TYPE" terms, or "all" (default: RoCEv2, RoCEv1, and the analysed protocols' iWARP ports)`)
 	f.IntVarP(&o.snaplen, "snapshot-length", "s", live.DefaultSnapLen, "keep at most this many bytes of each frame")
 	f.IntVarP(&o.count, "count", "c", 0, "stop after this many packets")
 	f.DurationVar(&o.duration, "duration", 0, "stop after this long (e.g. 30s, 5m)")
