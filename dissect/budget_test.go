@@ -24,7 +24,7 @@ func heldNow(e *Engine) int {
 				n += cap(pt.data)
 			}
 			for _, ro := range s.reads {
-				n += cap(ro.data)
+				n += cap(ro.data) + ReadCost // its record (issue 29)
 			}
 			for _, ro := range s.spare {
 				n += cap(ro.data)
@@ -38,7 +38,7 @@ func heldNow(e *Engine) int {
 					n += cap(op.data)
 				}
 				for _, op := range st.half[h].reads {
-					n += cap(op.data)
+					n += cap(op.data) + ReadCost
 				}
 			}
 		}
@@ -278,4 +278,51 @@ func (o *opCounter) RDMAOp(op *RDMAOp) {
 	if !op.Complete {
 		o.incomplete++
 	}
+}
+
+// TestBufferBudgetOutstandingReads: 256 QPs each send 40 RDMA Read
+// Requests no response answers — 10,240 outstanding Reads, each a record
+// of ~220 bytes (issue 29: a million of them took 291–335 MiB outside any
+// limit) — under a 64 KiB budget. Each counts ReadCost while it waits, so
+// at most budget/ReadCost of them are held at once: a new one that does not
+// fit gives up its own direction's oldest (ReadsEvicted), and the engine's
+// total always equals what its buffers and records hold.
+func TestBufferBudgetOutstandingReads(t *testing.T) {
+	const qps, reads, budget = 256, 40, 64 << 10
+	s := &synth.Sequence{Start: time.Unix(1700000000, 0), Step: time.Microsecond}
+	cl, sv := synth.Client(), synth.Server()
+	for k := uint32(0); k < reads; k++ {
+		for q := uint32(0); q < qps; q++ {
+			s.Packet(cl, sv, synth.ReadRequest(0x100+q, 0x1000+k, 0x10000+uint64(k)<<12, 0x77, 4096), nil)
+		}
+	}
+	frames := synthFrames(t, s)
+	e := NewEngine(Options{MaxBufferedBytes: budget})
+	most := 0
+	relRun(e, frames, func(p *Packet) {
+		held := e.Retained().BufferedBytes
+		if got := heldNow(e); got != held {
+			t.Fatalf("packet %d: buffers and records hold %d bytes, the engine counts %d", p.Number, got, held)
+		}
+		if held > budget {
+			t.Fatalf("packet %d: %d bytes held, budget %d", p.Number, held, budget)
+		}
+		n := 0
+		for _, rc := range e.rxs.conns {
+			for d := range rc.dir {
+				n += len(rc.dir[d].reads)
+			}
+		}
+		most = max(most, n)
+	})
+	if most > budget/ReadCost {
+		t.Errorf("%d Read Requests outstanding at once; the budget holds %d", most, budget/ReadCost)
+	}
+	if most < qps {
+		t.Errorf("at most %d Read Requests outstanding: the test does not press the budget", most)
+	}
+	if e.Reassembly.ReadsEvicted == 0 {
+		t.Error("no Read Request given up for the budget")
+	}
+	t.Logf("most outstanding %d, evicted %d", most, e.Reassembly.ReadsEvicted)
 }

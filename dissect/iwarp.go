@@ -1109,6 +1109,7 @@ func (s *iwStream) end() {
 			}
 			s.giveUp(op)
 		}
+		s.ie.readsEnded(len(hf.reads))
 		hf.reads = hf.reads[:0]
 		if hf.framer != nil {
 			// Pooled framers hold no buffer (they take them again as

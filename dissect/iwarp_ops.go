@@ -75,10 +75,15 @@ func (s *iwStream) cutOp(op *iwOp) {
 		}
 		if i := slices.Index(hf.reads, op); i >= 0 {
 			hf.reads = slices.Delete(hf.reads, i, i+1)
+			s.ie.readsEnded(1)
 		}
 	}
 	s.giveUp(op)
 }
+
+// readsEnded takes n Read Requests that left their queue out of the
+// buffer budget (ReadCost, reassembly.go).
+func (ie *iwarpEngine) readsEnded(n int) { ie.e.buf.grew(n*ReadCost, 0) }
 
 func (op *iwOp) addPacket(n int) {
 	if k := len(op.packets); k == 0 || op.packets[k-1] != n {
@@ -259,10 +264,12 @@ func (s *iwStream) writeSegment(h int, d *iwarp.DDP, num int) {
 func (s *iwStream) readRequest(h int, q *iwarp.ReadRequest, num int) {
 	ie := s.ie
 	hf := &s.half[h]
-	if len(hf.reads) >= ie.maxReads {
+	if len(hf.reads) >= ie.maxReads || len(hf.reads) > 0 && !ie.e.budget().fits(ReadCost) {
 		s.giveUp(hf.reads[0])
 		hf.reads = append(hf.reads[:0], hf.reads[1:]...)
+		ie.readsEnded(1)
 	}
+	ie.e.buf.grew(0, ReadCost)
 	op := ie.newOp()
 	op.kind, op.dir = RDMARead, dirOfHalf(h)
 	op.stag, op.to, op.length = q.SourceSTag, q.SourceTaggedOffset, q.RDMAReadMessageSize
@@ -303,6 +310,7 @@ func (s *iwStream) readResponse(h int, d *iwarp.DDP, num int) {
 		}
 		s.giveUp(op)
 	}
+	s.ie.readsEnded(i)
 	op := rq.reads[i]
 	rq.reads = append(rq.reads[:0], rq.reads[i+1:]...)
 	op.addPacket(num)
@@ -315,6 +323,7 @@ func (s *iwStream) readResponse(h int, d *iwarp.DDP, num int) {
 		op.broken = true
 	}
 	if d.L {
+		s.ie.readsEnded(1)
 		s.emit(op, !op.broken && op.got == op.length)
 		return
 	}

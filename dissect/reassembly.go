@@ -63,6 +63,14 @@ import (
 const (
 	DefaultMaxMessageBytes     = 1 << 20
 	DefaultMaxOutstandingReads = 256
+	// ReadCost is what one outstanding RDMA Read Request counts in the
+	// buffer budget (budget.go) while it awaits its responses: about what
+	// its record takes (the request, its packet list and response bitmap;
+	// ~220 bytes measured, issue 29), its response data counted apart. A
+	// new Read that does not fit gives up its own direction's oldest, so
+	// that Read Requests no response answers cannot grow past
+	// --max-buffered however many connections hold them.
+	ReadCost = 256
 	psnMask                    = 1<<24 - 1
 	psnHalf                    = 1 << 23
 )
@@ -1102,10 +1110,13 @@ func (e *Engine) flushAll(p *Packet, c *Connection, s *reqStream) {
 func (e *Engine) readRequest(p *Packet, c *Connection, rc *roceConn, s *reqStream) {
 	h := &p.BTH
 	r := e.rx()
-	if len(s.reads) >= r.maxReads {
+	// The oldest is given up at MaxOutstandingReads, or when one more
+	// Read's record does not fit the buffer budget (ReadCost).
+	if len(s.reads) >= r.maxReads || len(s.reads) > 0 && !e.budget().fits(ReadCost) {
 		e.Reassembly.ReadsEvicted++
 		e.finishRead(p, c, s, 0)
 	}
+	e.buf.grew(0, ReadCost)
 	var ro *readOp
 	if n := len(s.spare); n > 0 {
 		ro, s.spare = s.spare[n-1], s.spare[:n-1]
@@ -1266,6 +1277,7 @@ func (e *Engine) readResponse(p *Packet, c *Connection, rc *roceConn, s *reqStre
 // finishRead hands up s.reads[i] and recycles it.
 func (e *Engine) finishRead(p *Packet, c *Connection, s *reqStream, i int) {
 	ro := s.reads[i]
+	e.buf.grew(ReadCost, 0)
 	copy(s.reads[i:], s.reads[i+1:])
 	s.reads[len(s.reads)-1] = nil
 	s.reads = s.reads[:len(s.reads)-1]
