@@ -71,8 +71,8 @@ const (
 	// that Read Requests no response answers cannot grow past
 	// --max-buffered however many connections hold them.
 	ReadCost = 256
-	psnMask                    = 1<<24 - 1
-	psnHalf                    = 1 << 23
+	psnMask  = 1<<24 - 1
+	psnHalf  = 1 << 23
 )
 
 // ReassemblyStats counts what Send reassembly and RDMA operation tracking
