@@ -177,9 +177,11 @@ func (r roceBuffers) largest() (int, func(*bufBudget)) {
 			}
 			return
 		}
+		ro := bs.reads[bi]
 		e.finishRead(nil, bc, bs, bi)
-		ro := bs.spare[len(bs.spare)-1]
-		b.grew(cap(ro.data), 0)
-		ro.data = nil
+		if n := len(bs.spare); n > 0 && bs.spare[n-1] == ro {
+			b.grew(cap(ro.data), 0)
+			ro.data = nil
+		} // else finishRead let it go already
 	}
 }

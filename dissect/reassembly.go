@@ -1325,8 +1325,20 @@ func (e *Engine) finishRead(p *Packet, c *Connection, s *reqStream, i int) {
 		}
 	}
 	e.deliverRDMAOp(p, op)
-	s.spare = append(s.spare, ro)
+	if len(s.spare) < maxSpareReads {
+		s.spare = append(s.spare, ro)
+		return
+	}
+	// Enough kept for reuse: this one goes (its buffer with it), so that
+	// finished Reads' records cannot pile up outside the budget.
+	e.buf.grew(cap(ro.data), 0)
+	ro.data = nil
 }
+
+// maxSpareReads bounds the finished Read records a direction keeps for
+// reuse: a burst of Read Requests given up for the budget would otherwise
+// leave their records here, uncounted.
+const maxSpareReads = 8
 
 // releaseRoCE hands up what c's reassembly still holds, as flushRoCE does,
 // and drops c's reassembly state (release.go).
