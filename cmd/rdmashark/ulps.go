@@ -43,7 +43,7 @@ var plugins = []plugin{
 	// iSER (RFC 7145): iSCSI over RDMA, port 3260.
 	{iser.Name, func() dissect.ULP { return iser.New() }, iser.Rules, iser.AppendKey, iser.FieldTable, iser.AppendInfo},
 	// SRP (T10 SRP, SRP-2): SCSI over RDMA, found by its login in the set-up.
-	{srp.Name, func() dissect.ULP { return srp.New() }, srp.Rules, srp.AppendKey, nil, nil},
+	{srp.Name, func() dissect.ULP { return srp.New() }, srp.Rules, srp.AppendKey, srp.FieldTable, srp.AppendInfo},
 }
 
 func init() {

@@ -277,6 +277,14 @@ type IU struct {
 	InvalidatedSTag uint32
 	// Latency of a response: since its command.
 	Latency time.Duration
+	// descs: an SRP_CMD's indirect partial-list descriptors, copied out
+	// of the Send (reused with the record).
+	descs []desc
+}
+
+type desc struct {
+	out bool // data-out's, else data-in's
+	d   srp.Descriptor
 }
 
 // session is SRP on one connection.
@@ -346,7 +354,8 @@ func (s *session) Message(p *dissect.Packet, m *dissect.Message) {
 	cn := s.conn
 	cn.setUp(s.c)
 	r := s.record(p)
-	*r = IU{Conn: cn, Length: m.Length, Invalidate: m.Invalidate, InvalidatedSTag: m.InvalidatedSTag,
+	descs := r.descs[:0]
+	*r = IU{descs: descs, Conn: cn, Length: m.Length, Invalidate: m.Invalidate, InvalidatedSTag: m.InvalidatedSTag,
 		Initiator: m.Dir == dissect.DirClientToServer}
 	r.FirstPacket = dissect.FirstPacket(m.Packets)
 	m.ULP = r
@@ -355,6 +364,13 @@ func (s *session) Message(p *dissect.Packet, m *dissect.Message) {
 	}
 	r.Err = r.Msg.DecodeFromBytes(m.Data)
 	s.message(m, r)
+	if r.Msg.Opcode == srp.OpCmd && r.Err == nil {
+		for _, bf := range [2]*srp.Buffer{&r.Msg.Command.DataOut, &r.Msg.Command.DataIn} {
+			for i := 0; i < bf.List.Len(); i++ {
+				r.descs = append(r.descs, desc{bf == &r.Msg.Command.DataOut, bf.List.At(i)})
+			}
+		}
+	}
 	// The slices point into m.Data, valid during this call only.
 	r.Msg.Command.AdditionalCDB, r.Msg.Command.DataOut.List, r.Msg.Command.DataIn.List = nil, nil, nil
 	r.Msg.Response.ResponseData, r.Msg.Response.SenseData, r.Msg.AERRequest.SenseData = nil, nil, nil
