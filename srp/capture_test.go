@@ -239,7 +239,9 @@ func TestOtherIUs(t *testing.T) {
 		{iu(OpCredReq, 16, func(b []byte) { be.PutUint32(b[4:], 5) }), func() bool { return m.HasDelta && m.RequestLimitDelta == 5 }},
 		{iu(OpCredRsp, 16, func([]byte) {}), func() bool { return !m.HasDelta && m.Tag == 0x42 }},
 		{iu(OpAERReq, 36+18, func(b []byte) { be.PutUint32(b[4:], 1); b[21] = 3; be.PutUint32(b[28:], 18) }),
-			func() bool { return m.AERRequest.LUN[1] == 3 && len(m.AERRequest.SenseData) == 18 && m.RequestLimitDelta == 1 }},
+			func() bool {
+				return m.AERRequest.LUN[1] == 3 && len(m.AERRequest.SenseData) == 18 && m.RequestLimitDelta == 1
+			}},
 		{iu(OpTLogout, 16, func(b []byte) { be.PutUint32(b[4:], 1) }), func() bool { return m.Reason == LogoutInactive }},
 		{iu(OpILogout, 16, func([]byte) {}), func() bool { return m.Opcode == OpILogout }},
 		{iu(OpTskMgmt, 48, func(b []byte) { b[30] = byte(TMFAbortTask); be.PutUint64(b[32:], 0x1800000000000000) }),
@@ -277,7 +279,7 @@ func TestOtherIUs(t *testing.T) {
 	if err := m.DecodeFromBytes([]byte{0x55, 0}); err != ErrOpcode {
 		t.Errorf("unknown opcode: %v", err)
 	}
-	if RejectReason(0x10002).String() != "Requested maximum initiator to target IU length value too large" || (DIUnder | SnsValid).String() != "SNSVALID, DIUNDER" {
+	if RejectReason(0x10002).String() != "Requested maximum initiator to target IU length value too large" || (DIUnder|SnsValid).String() != "SNSVALID, DIUNDER" {
 		t.Error("names")
 	}
 }

@@ -485,10 +485,10 @@ func (s *session) request(m *dissect.Message, r *IU) {
 		cn.Descriptors = map[string]uint64{}
 	}
 	if f := cmd.DataOut.Format; f != srp.FormatNone {
-		cn.Descriptors["data-out "+f.String()]++
+		cn.Descriptors[descriptorKey(true, f)]++
 	}
 	if f := cmd.DataIn.Format; f != srp.FormatNone {
-		cn.Descriptors["data-in "+f.String()]++
+		cn.Descriptors[descriptorKey(false, f)]++
 	}
 	if cmd.DataOut.Format == srp.FormatImmediate {
 		r.ImmediateLength = int(cmd.DataOut.ImmediateLength)
@@ -511,6 +511,24 @@ func (s *session) request(m *dissect.Message, r *IU) {
 	if t.Partial {
 		s.mem.Unknown(dissect.DirClientToServer, tag)
 	}
+}
+
+var descriptorKeys = [2][4]string{
+	{"data-in none", "data-in direct", "data-in indirect", "data-in immediate"},
+	{"data-out none", "data-out direct", "data-out indirect", "data-out immediate"},
+}
+
+// descriptorKey names a descriptor format for Connection.Descriptors
+// without allocating.
+func descriptorKey(out bool, f srp.DescriptorFormat) string {
+	i := 0
+	if out {
+		i = 1
+	}
+	if int(f) < len(descriptorKeys[i]) {
+		return descriptorKeys[i][f]
+	}
+	return descriptorKeys[i][0][:len(descriptorKeys[i][0])-4] + "reserved"
 }
 
 // advertise indexes the regions of one direction's data buffer
