@@ -323,10 +323,17 @@ func checkAfterResponse(c *check.Conn, op *dissect.RDMAOp) {
 		c.Skip(check.ReasonCaptureGap)
 	case dissect.UnattachedAfterReply:
 		c.Checked()
-		// Memory keeps the low 32 bits of the key (XID); the tag is
-		// found again among the retired commands by the packet.
-		c.Report(check.Finding{Packets: append(append([]int{}, op.Packets...), a.ReplyPacket), Key: op.Kind.String(), ULP: Name,
-			Message: fmt.Sprintf("the target's %s targets the buffer of a command after its SRP_RSP (packet %d)", opText(op), a.ReplyPacket)})
+		f := check.Finding{Packets: append(append([]int{}, op.Packets...), a.ReplyPacket), Key: op.Kind.String(), ULP: Name,
+			Message: fmt.Sprintf("the target's %s targets the buffer of a command after its SRP_RSP (packet %d)", opText(op), a.ReplyPacket)}
+		// Memory keeps 32 bits of the key; the tag is found again by the
+		// response's packet.
+		if cn := connOf(c); cn != nil {
+			if tag, name, ok := cn.answeredAt(a.ReplyPacket); ok {
+				f.Exchange = exchangeKey(tag)
+				f.Message = fmt.Sprintf("the target's %s targets the buffer of %s (tag 0x%016x) after its SRP_RSP (packet %d)", opText(op), name, tag, a.ReplyPacket)
+			}
+		}
+		c.Report(f)
 	}
 }
 

@@ -41,6 +41,13 @@ const (
 // the rule IDs found (errors and warnings) with their packets.
 func mutate(t *testing.T, f func(frame map[int][]byte)) map[string][]int {
 	t.Helper()
+	out, _ := mutateFindings(t, f)
+	return out
+}
+
+// mutateFindings is mutate, with the findings themselves.
+func mutateFindings(t *testing.T, f func(frame map[int][]byte)) (map[string][]int, []check.Finding) {
+	t.Helper()
 	lt, frames := pcaptest.Read(t, "../../testdata/pcaps/ulp/rxe-srp.pcap")
 	byNum := map[int][]byte{}
 	orig := map[int][]byte{}
@@ -66,7 +73,7 @@ func mutate(t *testing.T, f func(frame map[int][]byte)) map[string][]int {
 	for _, v := range out {
 		sort.Ints(v)
 	}
-	return out
+	return out, res.Findings
 }
 
 var be = binary.BigEndian
@@ -141,6 +148,26 @@ func TestRulesFindWhatBreaksThem(t *testing.T) {
 	if n := len(got["SRP-IU-LENGTH"]); n != immediateWrites*5 {
 		t.Errorf("SRP-IU-LENGTH: %d packets, want %d", n, immediateWrites*5)
 	}
+}
+
+// TestAfterResponseNamesTheCommand: the finding of an RDMA Write into
+// the memory of a command already answered names that command by its tag
+// (the INQUIRY with tag 1, answered at packet 29).
+func TestAfterResponseNamesTheCommand(t *testing.T) {
+	_, fs := mutateFindings(t, func(fr map[int][]byte) {
+		b := fr[frameWriteTag2][payloadOff:]
+		be.PutUint64(b, inquiry1VA)
+		be.PutUint32(b[8:], inquiry1RKey)
+	})
+	for _, f := range fs {
+		if f.Rule == "SRP-RDMA-AFTER-RESPONSE" {
+			if f.Exchange != "tag:0x0100000000000000" {
+				t.Errorf("exchange %q: %s", f.Exchange, f.Message)
+			}
+			return
+		}
+	}
+	t.Error("no SRP-RDMA-AFTER-RESPONSE finding")
 }
 
 // TestHealthyCaptureUnchangedByMutate: the harness itself (ICRCs

@@ -71,12 +71,34 @@ type Connection struct {
 	Opcodes map[string]*OpcodeStats `json:"opcodes"`
 
 	outstanding int
-	limit       int64
-	limitKnown  bool
-	login       srp.LoginRequest
-	accepted    srp.LoginResponse
-	loginOK     bool // the login request decoded
-	acceptedOK  bool // the login response decoded
+	// answered remembers the last commands answered, by the packet of
+	// their SRP_RSP, for naming the command an RDMA operation after its
+	// response was for (Memory remembers 32 bits of the key only).
+	answered   [dissect.RetiredRequests]answered
+	nanswered  int
+	limit      int64
+	limitKnown bool
+	login      srp.LoginRequest
+	accepted   srp.LoginResponse
+	loginOK    bool // the login request decoded
+	acceptedOK bool // the login response decoded
+}
+
+type answered struct {
+	packet int
+	tag    uint64
+	name   string
+}
+
+// answeredAt returns the tag and name of the command whose SRP_RSP was
+// at packet.
+func (c *Connection) answeredAt(packet int) (uint64, string, bool) {
+	for i := range c.answered {
+		if a := &c.answered[i]; a.packet == packet && packet != 0 {
+			return a.tag, a.name, true
+		}
+	}
+	return 0, "", false
 }
 
 // LoginRequest is the SRP_LOGIN_REQ as analyze shows it.
@@ -627,6 +649,10 @@ func (s *session) finish(t *Command, m *dissect.Message, rsp *srp.Response, o di
 		resp = dissect.LastPacket(m.Packets)
 	}
 	ret := s.mem.Retire(dissect.DirClientToServer, t.Tag, resp)
+	if resp != 0 {
+		cn.answered[cn.nanswered%len(cn.answered)] = answered{resp, t.Tag, t.Name}
+		cn.nanswered++
+	}
 	for _, g := range t.Regions() {
 		if !ret.Add(g) {
 			break
