@@ -144,6 +144,39 @@ func TestRealCaptures(t *testing.T) {
 	}
 }
 
+// TestZeroLengthWriteIsNoCommands: ib_srpt's zero-length RDMA Write
+// (rxe-srp.pcap frame 18, R_Key 0) may come after the first SRP_CMD (it
+// did in a run of the lab's scenario with ib_srp register_always=0): it
+// is no unattached operation and no finding.
+func TestZeroLengthWriteIsNoCommands(t *testing.T) {
+	var cmd []byte
+	for _, r := range tsv(t, "rxe-srp.sends.tsv") {
+		if r["frame.number"] == "20" {
+			cmd = unhex(t, r["data.data"])
+		}
+	}
+	c := &dissect.Connection{ID: 1, Transport: dissect.TransportRoCE, State: dissect.StateEstablished}
+	c.ULP = srpulp.Name
+	s := srpulp.New().Start(c, &dissect.Env{})
+	ck := check.NewRunner(check.Config{})
+	m := &dissect.Message{Conn: c, Dir: dissect.DirClientToServer, Packets: []int{16}, Data: cmd, Length: len(cmd)}
+	s.Message(nil, m)
+	ck.Message(m)
+	op := &dissect.RDMAOp{Kind: dissect.RDMAWrite, Conn: c, Dir: dissect.DirServerToClient, Packets: []int{18}, Complete: true}
+	s.RDMAOp(nil, op)
+	ck.RDMAOp(op)
+	s.Close()
+	res := ck.Finish([]*dissect.Connection{c})
+	if cn := c.ULPData.(*srpulp.Connection); cn.UnattachedRDMAOps != 0 {
+		t.Errorf("%d unattached", cn.UnattachedRDMAOps)
+	}
+	for _, f := range res.Findings {
+		if f.Rule == "SRP-RDMA-BOUNDS" || f.Rule == "SRP-RDMA-AFTER-RESPONSE" {
+			t.Errorf("%s: %s", f.Rule, f.Message)
+		}
+	}
+}
+
 // TestLoginAgreesWithTshark: the connection's login is the CM REQ's
 // consumer private data and the CM REP's private data as tshark shows
 // them, decoded by package srp.

@@ -701,6 +701,13 @@ func (s *session) end(x *dissect.Exchange) {
 // served.
 func (s *session) RDMAOp(p *dissect.Packet, op *dissect.RDMAOp) {
 	cn := s.conn
+	if op.Length == 0 && op.Kind == dissect.RDMAWrite {
+		// A zero-length RDMA Write touches no memory: ib_srpt sends one
+		// when the channel comes up, to learn that the queue pair is
+		// ready (before or after the first SRP_CMD, as it happens).
+		op.Attach = dissect.OpAttachment{Reason: dissect.UnattachedNoSegment}
+		return
+	}
 	ref, ok := s.mem.Find(op)
 	if !ok {
 		cn.UnattachedRDMAOps++
