@@ -253,10 +253,10 @@ func TestOtherIUs(t *testing.T) {
 				return m.LoginReject.Reason == RejectIUTooLarge && m.LoginReject.SupportedBufferFormats == 6
 			}},
 		{iu(OpRsp, 36+4+18, func(b []byte) {
-			b[14] = byte(RspValid | SnsValid)
-			b[15] = byte(StatusCheckCondition)
-			be.PutUint32(b[24:], 18)
-			be.PutUint32(b[28:], 4)
+			b[18] = byte(RspValid | SnsValid)
+			b[19] = byte(StatusCheckCondition)
+			be.PutUint32(b[28:], 18)
+			be.PutUint32(b[32:], 4)
 			b[36+3] = 0x08
 		}), func() bool {
 			code, ok := m.Response.TaskManagementResponseCode()
@@ -272,7 +272,7 @@ func TestOtherIUs(t *testing.T) {
 		}
 	}
 	// A response whose sense length lies.
-	b := iu(OpRsp, 36, func(b []byte) { b[14] = byte(SnsValid); be.PutUint32(b[24:], 1000) })
+	b := iu(OpRsp, 36, func(b []byte) { b[18] = byte(SnsValid); be.PutUint32(b[28:], 1000) })
 	if err := m.DecodeFromBytes(b); err != ErrDataLengths || !FixedOK(err) {
 		t.Errorf("lying sense length: %v", err)
 	}

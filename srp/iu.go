@@ -397,9 +397,10 @@ func (r *Response) DecodeFromBytes(data []byte) error {
 		*r = Response{}
 		return errShortRsp
 	}
+	// TAG is octets 8-15, two reserved octets follow it.
 	*r = Response{Opcode: Opcode(data[0]), SolNot: data[1], RequestLimitDelta: int32(be.Uint32(data[4:])), Tag: be.Uint64(data[8:]),
-		Flags: ResponseFlags(data[14]), Status: Status(data[15]), DataOutResidualCount: be.Uint32(data[16:]),
-		DataInResidualCount: be.Uint32(data[20:]), SenseDataListLength: be.Uint32(data[24:]), ResponseDataListLength: be.Uint32(data[28:])}
+		Flags: ResponseFlags(data[18]), Status: Status(data[19]), DataOutResidualCount: be.Uint32(data[20:]),
+		DataInResidualCount: be.Uint32(data[24:]), SenseDataListLength: be.Uint32(data[28:]), ResponseDataListLength: be.Uint32(data[32:])}
 	rest := data[ResponseLen:]
 	// The lengths count only when their VALID flag is set.
 	var rl, sl uint64

@@ -120,11 +120,19 @@ func TestRealCaptures(t *testing.T) {
 			*cn.RequestLimit != 128 || *cn.MinRequestLimit < 126 || cn.TagReused != 0 {
 			t.Errorf("%s: %+v", name, cn)
 		}
+		// Every command answered, GOOD but for the scan's REPORT
+		// SUPPORTED OPERATION CODES, which LIO answers CHECK CONDITION
+		// with sense data (as it does over iSER: rxe-iser.pcap).
 		for _, x := range xs {
-			if x.ULP != srpulp.Name || x.Outcome != dissect.Responded || !x.OK || x.Latency <= 0 {
+			wantOK := x.Name != "Report Supported Operation Codes"
+			if x.ULP != srpulp.Name || x.Outcome != dissect.Responded || x.OK != wantOK || x.Latency <= 0 ||
+				!wantOK && x.Status != "Check Condition" {
 				t.Errorf("%s: exchange %+v", name, x)
 			}
 			names[ci] = append(names[ci], x.Name)
+		}
+		if cn.Errors["Check Condition"] != 1 || len(cn.Errors) != 1 {
+			t.Errorf("%s: errors %v", name, cn.Errors)
 		}
 		for _, f := range res.Findings {
 			if f.Severity >= check.Warning {
@@ -263,3 +271,44 @@ func TestRDMAAttachedAsTshark(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskManagement: rxe-srp-tmf.pcap (the lab's srp-tmf scenario: a
+// device reset through the sd device after two 4 KiB writes) holds ib_srp's
+// SRP_TSK_MGMT LOGICAL UNIT RESET (frame 158, TAG OF TASK TO BE MANAGED
+// 0xffffffff00000000 as ib_srp fills it) and ib_srpt's SRP_RSP with
+// RSPVALID and four octets of response data, RESPONSE CODE 0 (frame 160);
+// the next READ(10) is answered CHECK CONDITION with 96 octets of sense
+// data (the unit attention of the reset: the guest's kernel logged "Power-on
+// or device reset occurred"), the SCSI layer retries it and the rest are
+// GOOD. No warning or error: the one PSN-GAP information is the target's
+// retransmission of frame 160's Send.
+func TestTaskManagement(t *testing.T) {
+	e, xs, res := run(t, "ulp/rxe-srp-tmf.pcap")
+	var tmf, cc *dissect.Exchange
+	for i := range xs {
+		switch x := &xs[i]; {
+		case strings.HasPrefix(x.Name, "Task Management"):
+			tmf = x
+		case !x.OK:
+			cc = x
+		}
+	}
+	if tmf == nil || tmf.Name != "Task Management LOGICAL UNIT RESET" || tmf.Status != "Task management function complete" || !tmf.OK ||
+		tmf.RequestPacket != 158 || tmf.ResponsePacket != 160 || tmf.Key != 0x0100008000000000 {
+		t.Errorf("task management exchange %+v", tmf)
+	}
+	if cc == nil || cc.Name != "Read(10)" || cc.Status != "Check Condition" || cc.RequestPacket != 164 || cc.ResponsePacket != 166 {
+		t.Errorf("the read after the reset: %+v", cc)
+	}
+	cn := e.Conns.Connections()[0].ULPData.(*srpulp.Connection)
+	if cn.TaskManagement != 1 || cn.Commands != len32(xs)-1 || cn.Responses != len32(xs) || cn.OverLimit != 0 || cn.UnattachedRDMAOps != 0 {
+		t.Errorf("%+v", cn)
+	}
+	for _, f := range res.Findings {
+		if f.Severity >= check.Warning {
+			t.Errorf("%s %s: %s", f.Severity, f.Rule, f.Message)
+		}
+	}
+}
+
+func len32(xs []dissect.Exchange) uint64 { return uint64(len(xs)) }

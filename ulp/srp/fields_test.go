@@ -18,8 +18,8 @@ import (
 // each Send's first packet (rxe-srp.sends.tsv) and for the CM private
 // data (rxe-srp.cm.tsv), read here at the offsets of the standard's
 // layouts (SRP_CMD: type 0, formats 5, tag 8, CDB 32, the first
-// descriptor 48; SRP_RSP: REQUEST LIMIT DELTA 4, flags 14, STATUS 15,
-// the lengths 24 and 28; the login in Linux's RDMA/CM layout and the
+// descriptor 48; SRP_RSP: REQUEST LIMIT DELTA 4, flags 18, STATUS 19,
+// the residual counts 20 and 24, the lengths 28 and 32; the login in Linux's RDMA/CM layout and the
 // SRP_LOGIN_RSP), independently of package srp.
 func TestFieldsEqualTheOctets(t *testing.T) {
 	set := fields.NewFieldSet(srpulp.FieldTable)
@@ -59,10 +59,12 @@ func TestFieldsEqualTheOctets(t *testing.T) {
 			}
 		case 0xc1: // SRP_RSP
 			w["rdmashark.srp.req_lim_delta"] = d(uint64(be.Uint32(b[4:])))
-			w["rdmashark.srp.rsp_flags"] = h(uint64(b[14]), 2)
-			w["rdmashark.srp.status"] = h(uint64(b[15]), 2)
-			w["rdmashark.srp.sense_data_len"] = d(uint64(be.Uint32(b[24:])))
-			w["rdmashark.srp.resp_data_len"] = d(uint64(be.Uint32(b[28:])))
+			w["rdmashark.srp.rsp_flags"] = h(uint64(b[18]), 2)
+			w["rdmashark.srp.status"] = h(uint64(b[19]), 2)
+			w["rdmashark.srp.data_out_res_cnt"] = d(uint64(be.Uint32(b[20:])))
+			w["rdmashark.srp.data_in_res_cnt"] = d(uint64(be.Uint32(b[24:])))
+			w["rdmashark.srp.sense_data_len"] = d(uint64(be.Uint32(b[28:])))
+			w["rdmashark.srp.resp_data_len"] = d(uint64(be.Uint32(b[32:])))
 		}
 		return w
 	}
