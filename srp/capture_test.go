@@ -160,6 +160,16 @@ func TestCommandsAndResponses(t *testing.T) {
 		m.Response.Flags != 0 || len(sends[23].data) != ResponseLen {
 		t.Errorf("frame 23: %+v", m.Response)
 	}
+	// Frame 77: the SRP_RSP to the scan's REPORT SUPPORTED OPERATION
+	// CODES: SNSVALID, CHECK CONDITION, 96 octets of fixed-format sense
+	// data (0x70, ILLEGAL REQUEST) after the 36-octet header.
+	if err := m.DecodeFromBytes(sends[77].data); err != nil {
+		t.Fatal(err)
+	}
+	if r := &m.Response; r.Flags != SnsValid || r.Status != StatusCheckCondition || r.SenseDataListLength != 96 || len(r.SenseData) != 96 ||
+		r.SenseData[0] != 0x70 || r.SenseData[2]&0x0f != 0x05 || len(sends[77].data) != ResponseLen+96 {
+		t.Errorf("frame 77: %+v", r)
+	}
 	// Frame 148: a 4 KiB WRITE(10) with SRP-2 immediate data: the
 	// descriptor is the length, the data at the login's offset 68, the
 	// Send 68 + 4096 octets in five packets.
