@@ -8,6 +8,7 @@ import (
 	"github.com/rdmashark/rdmashark/ulp/iser"
 	"github.com/rdmashark/rdmashark/ulp/nvmeof"
 	"github.com/rdmashark/rdmashark/ulp/smbdirect"
+	srp "github.com/rdmashark/rdmashark/ulp/srp"
 )
 
 // plugin is one upper-layer protocol as the tool registers it: its ULP
@@ -41,6 +42,8 @@ var plugins = []plugin{
 	{smbdirect.Name, func() dissect.ULP { return smbdirect.New() }, smbdirect.Rules, smbdirect.AppendKey, smbdirect.FieldTable, smbdirect.AppendInfo},
 	// iSER (RFC 7145): iSCSI over RDMA, port 3260.
 	{iser.Name, func() dissect.ULP { return iser.New() }, iser.Rules, iser.AppendKey, iser.FieldTable, iser.AppendInfo},
+	// SRP (T10 SRP, SRP-2): SCSI over RDMA, found by its login in the set-up.
+	{srp.Name, func() dissect.ULP { return srp.New() }, srp.Rules, srp.AppendKey, srp.FieldTable, srp.AppendInfo},
 }
 
 func init() {

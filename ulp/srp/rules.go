@@ -1,0 +1,399 @@
+package srp
+
+import (
+	"fmt"
+
+	"github.com/rdmashark/rdmashark/check"
+	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/srp"
+)
+
+// Rules are SRP's conformance rules, for check.Register. Each cites the
+// part of SRP (T10, revision 16a) or SRP-2 it enforces by IU and field
+// name (the standards' text was not at hand to check section numbers
+// against; Linux's include/scsi/srp.h transcribes their layouts). Like
+// every rule they judge what the capture holds and no more: a capture that
+// lacks packets (PSNs skipped, a connection without its set-up, a login
+// not in the capture) makes the rules that would need them not evaluated,
+// never a finding.
+func Rules() []*check.Rule {
+	applies := check.NeedsULP(Name)
+	return []*check.Rule{
+		{
+			ID: "SRP-LOGIN", Severity: check.Error, ULP: Name,
+			Reference: "SRP, SRP_LOGIN_REQ and SRP_LOGIN_RSP (TAG; REQUESTED MAXIMUM and MAXIMUM INITIATOR TO TARGET IU LENGTH)",
+			Summary:   "the login response answers the login request's tag and grants at most the initiator-to-target IU length it asked for",
+			Explanation: `An SRP RDMA channel is logged in by the set-up: the initiator's SRP_LOGIN_REQ (in
+the CM REQ's private data) says the largest IU it means to send (REQUESTED MAXIMUM
+INITIATOR TO TARGET IU LENGTH); the target's SRP_LOGIN_RSP (in the CM REP's) grants
+the channel's MAXIMUM INITIATOR TO TARGET IU LENGTH, which may be smaller but not
+larger — the initiator's send buffers were sized by its request — and carries the
+login request's TAG, as every response carries its request's.`,
+			Evidence: "the connection's login request and response (CM REQ and REP, or MPA Request and Reply)",
+			Applies:  applies, End: checkLogin,
+		},
+		{
+			ID: "SRP-IU-LENGTH", Severity: check.Error, ULP: Name,
+			Reference: "SRP, SRP_LOGIN_RSP (MAXIMUM INITIATOR TO TARGET IU LENGTH, MAXIMUM TARGET TO INITIATOR IU LENGTH)",
+			Summary:   "no IU is longer than the maximum IU length the login granted its sender",
+			Explanation: `The login fixes, per direction, the longest IU either side may send on the channel:
+the peer posted receive buffers of that size. An initiator's IU (an SRP_CMD with its
+descriptors or immediate data) longer than MAXIMUM INITIATOR TO TARGET IU LENGTH,
+or a target's (an SRP_RSP with its sense data) longer than MAXIMUM TARGET TO
+INITIATOR IU LENGTH, overruns the receiver's buffer: on RDMA its receive fails and
+the channel goes down.`,
+			Evidence: "the connection's login response and Sends",
+			Applies:  applies, ULPMessage: checkIULength,
+		},
+		{
+			ID: "SRP-REQUEST-LIMIT", Severity: check.Error, ULP: Name,
+			Reference: "SRP, flow control: REQUEST LIMIT DELTA of SRP_LOGIN_RSP, SRP_RSP, SRP_CRED_REQ and SRP_AER_REQ",
+			Summary:   "the initiator sends an SRP_CMD or SRP_TSK_MGMT only while its request limit is above 0",
+			Explanation: `SRP's flow control is a request limit the target grants: the SRP_LOGIN_RSP sets
+it, and every SRP_RSP, SRP_CRED_REQ and SRP_AER_REQ adds its REQUEST LIMIT DELTA.
+Each SRP_CMD and SRP_TSK_MGMT the initiator sends spends one; with none left it
+must wait. A request beyond the limit may find no receive buffer at the target.`,
+			Evidence: "the connection's login response, its requests and every IU that grants credits",
+			Applies:  applies, ULPMessage: checkRequestLimit,
+		},
+		{
+			ID: "SRP-BUFFER-FORMAT", Severity: check.Error, ULP: Name,
+			Reference: "SRP, SRP_CMD (DATA-OUT and DATA-IN BUFFER DESCRIPTOR FORMAT) and SRP_LOGIN_RSP (SUPPORTED BUFFER FORMATS); SRP-2, immediate data (SRP_LOGIN_REQ IMMEDIATE DATA REQUESTED, SRP_LOGIN_RSP IMMEDIATE DATA SUPPORTED)",
+			Summary:   "an SRP_CMD describes its data only in formats the login agreed, and immediate data fits the IU",
+			Explanation: `An SRP_CMD names the format of its data-out and data-in buffer descriptors: none,
+direct (one memory descriptor), indirect (a descriptor table), or, SRP-2, immediate
+(data-out only: the data follows in the IU at the login's IMMEDIATE DATA OFFSET).
+Direct and indirect descriptors are for the formats the target listed in its login
+response's SUPPORTED BUFFER FORMATS; immediate data only when the initiator
+requested it and the target said it supports it. Other codes are reserved. The
+immediate data must lie in the IU, after the descriptors.`,
+			Evidence: "the connection's login and SRP_CMDs",
+			Applies:  applies, ULPMessage: checkBufferFormat,
+		},
+		{
+			ID: "SRP-RDMA-BOUNDS", Severity: check.Error, ULP: Name,
+			Reference: "SRP, data transfer: the target's RDMA Writes of data-in and RDMA Reads of data-out and of indirect descriptor tables, within the SRP_CMD's memory descriptors",
+			Summary:   "only the target initiates RDMA, inside a memory descriptor of an outstanding command",
+			Explanation: `SRP moves a command's data by the target's RDMA operations only: RDMA Writes into the
+regions its data-in descriptors name, RDMA Reads from the regions of its data-out
+descriptors (and of an indirect descriptor table the IU did not carry whole).
+Each descriptor gives a virtual address, a memory handle (R_Key) and a length. An
+RDMA operation of the initiator, or one outside every outstanding command's
+descriptors, reaches memory no command lent. (A zero-length RDMA Write, which Linux's
+ib_srpt sends once to learn that the queue pair is ready, touches no memory.)`,
+			Evidence: "the connection's SRP_CMDs and RDMA operations",
+			Applies:  applies, RDMAOp: checkBounds,
+		},
+		{
+			ID: "SRP-RDMA-AFTER-RESPONSE", Severity: check.Error, ULP: Name,
+			Reference: "SRP, SRP_RSP (the target sends it once the command's data has moved)",
+			Summary:   "no RDMA operation targets a command's buffers after its SRP_RSP",
+			Explanation: `The target sends a command's SRP_RSP once the command's data has moved; the
+initiator then unmaps and invalidates the memory its descriptors named and reuses it.
+An RDMA operation on it afterwards reaches memory the command no longer owns.`,
+			Evidence: "the connection's SRP_CMDs, SRP_RSPs and RDMA operations",
+			Applies:  applies, RDMAOp: checkAfterResponse,
+		},
+		{
+			ID: "SRP-RESPONSE-UNMATCHED", Severity: check.Warning, ULP: Name,
+			Reference: "SRP, the TAG field of SRP_RSP, SRP_CRED_RSP and SRP_AER_RSP",
+			Summary:   "every response carries the tag of a request outstanding on the channel",
+			Explanation: `A response names the request it answers by TAG: an SRP_RSP an SRP_CMD or
+SRP_TSK_MGMT of the initiator, an SRP_CRED_RSP or SRP_AER_RSP the target's
+SRP_CRED_REQ or SRP_AER_REQ. A response with no outstanding request of its tag
+answers nothing the capture shows: a bug, or a request the capture does not hold.`,
+			Evidence: "the connection's requests and responses, with its set-up",
+			Applies:  applies, ULPMessage: checkResponseMatched,
+		},
+		{
+			ID: "SRP-TAG-IN-USE", Severity: check.Warning, ULP: Name,
+			Reference: "SRP, SRP_CMD and SRP_TSK_MGMT (TAG); SAM, task tags unique within the I_T nexus",
+			Summary:   "a new SRP_CMD or SRP_TSK_MGMT does not reuse the tag of a request still outstanding",
+			Explanation: `The TAG identifies a task to the target until its SRP_RSP: a second request with
+the tag of one still outstanding makes the two indistinguishable (an ABORT TASK, a
+response), a task tag conflict.`,
+			Evidence: "the connection's requests and responses, with its set-up",
+			Applies:  applies, ULPMessage: checkTagInUse,
+		},
+	}
+}
+
+func connOf(c *check.Conn) *Connection {
+	cn, _ := c.Connection.ULPData.(*Connection)
+	return cn
+}
+
+func iuOf(m *dissect.Message) *IU {
+	r, _ := m.ULP.(*IU)
+	return r
+}
+
+// damaged reports whether the capture lacks part of the connection, so
+// that a missing request explains what would be a finding: its set-up is
+// not in it, PSNs were skipped, or commands were given up at the bound.
+func damaged(c *check.Conn) bool {
+	cn := connOf(c)
+	return c.State == dissect.StateNoSetup || c.MissingPSNs > 0 || cn != nil && cn.Evicted > 0
+}
+
+func checkLogin(c *check.Conn) {
+	cn := connOf(c)
+	if cn == nil {
+		return
+	}
+	switch {
+	case !c.PrivateData[0].Seen:
+		c.Skip(check.ReasonNoSetup)
+		return
+	case !cn.loginOK:
+		c.Checked()
+		c.Reportf([]int{c.PrivateData[0].Packet}, "malformed", "the set-up's private data is no SRP_LOGIN_REQ: %s", cn.SetUpError)
+		return
+	case !cn.acceptedOK:
+		c.Skip(check.ReasonHalfSetup)
+		return
+	}
+	c.Checked()
+	l, a := &cn.login, &cn.accepted
+	pk := []int{c.PrivateData[0].Packet, c.PrivateData[1].Packet}
+	if a.MaxITIULength > l.RequestedMaxITIULength {
+		c.Reportf(pk, "it-iu-length", "the SRP_LOGIN_RSP grants a MAXIMUM INITIATOR TO TARGET IU LENGTH of %d, more than the %d the SRP_LOGIN_REQ requested",
+			a.MaxITIULength, l.RequestedMaxITIULength)
+	}
+	if a.Tag != l.Tag {
+		c.Reportf(pk, "tag", "the SRP_LOGIN_RSP's TAG 0x%016x is not the SRP_LOGIN_REQ's 0x%016x", a.Tag, l.Tag)
+	}
+}
+
+func sender(d dissect.Direction) string {
+	if d == dissect.DirClientToServer {
+		return "initiator"
+	}
+	return "target"
+}
+
+func checkIULength(c *check.Conn, m *dissect.Message) {
+	r := iuOf(m)
+	if r == nil {
+		return
+	}
+	limit := r.Conn.maxIU(m.Dir)
+	if limit == 0 {
+		c.Skip(check.ReasonNoSetup)
+		return
+	}
+	if m.EvidenceLost() {
+		// Its length is a guess across what the capture lost.
+		c.Skip(check.ReasonCaptureGap)
+		return
+	}
+	c.Checked()
+	if uint64(m.Length) > uint64(limit) {
+		what := "MAXIMUM TARGET TO INITIATOR IU LENGTH"
+		if m.Dir == dissect.DirClientToServer {
+			what = "MAXIMUM INITIATOR TO TARGET IU LENGTH"
+		}
+		c.Reportf(m.Packets, "length", "an %s of %d octets from the %s, more than the %s %d the login granted",
+			r.Msg.Opcode, m.Length, sender(m.Dir), what, limit)
+	}
+}
+
+func checkRequestLimit(c *check.Conn, m *dissect.Message) {
+	r := iuOf(m)
+	if r == nil || r.Command == nil || !r.Initiator || r.Response {
+		return
+	}
+	if !r.LimitKnown {
+		c.Skip(check.ReasonNoSetup)
+		return
+	}
+	if !r.Command.OverLimit {
+		c.Checked()
+		return
+	}
+	// An IU that granted credits may be one the capture lost: judged at
+	// the end of the connection, against every stretch lost before it.
+	c.Hold(check.Finding{Packets: m.Packets, Key: "over", ULP: Name, Exchange: exchangeKey(r.Command.Tag), Message: fmt.Sprintf(
+		"%s (tag 0x%016x) sent with the request limit spent: %d before it", r.Msg.Opcode, r.Command.Tag, r.RequestLimit+1)},
+		dissect.DirUnknown, 0, dissect.LastPacket(m.Packets))
+}
+
+func checkBufferFormat(c *check.Conn, m *dissect.Message) {
+	r := iuOf(m)
+	if r == nil || r.Command == nil || r.Msg.Opcode != srp.OpCmd {
+		return
+	}
+	cmd := &r.Msg.Command
+	cn := r.Conn
+	report := func(key, format string, a ...any) {
+		c.Report(check.Finding{Packets: m.Packets, Key: key, ULP: Name, Exchange: exchangeKey(r.Command.Tag), Message: fmt.Sprintf(format, a...)})
+	}
+	for _, d := range [2]struct {
+		name string
+		f    srp.DescriptorFormat
+	}{{"DATA-OUT", cmd.DataOut.Format}, {"DATA-IN", cmd.DataIn.Format}} {
+		if d.f > srp.FormatImmediate || d.f == srp.FormatImmediate && d.name == "DATA-IN" {
+			c.Checked()
+			report("reserved", "%s (tag 0x%016x) has the reserved %s BUFFER DESCRIPTOR FORMAT %d", r.Command.Name, r.Command.Tag, d.name, d.f)
+			return
+		}
+	}
+	if !cn.LoginKnown() {
+		c.Skip(check.ReasonNoSetup)
+		return
+	}
+	c.Checked()
+	sup := cn.accepted.SupportedBufferFormats
+	for _, d := range [2]struct {
+		name string
+		f    srp.DescriptorFormat
+	}{{"data-out", cmd.DataOut.Format}, {"data-in", cmd.DataIn.Format}} {
+		if d.f == srp.FormatDirect && sup&srp.BufferDirect == 0 || d.f == srp.FormatIndirect && sup&srp.BufferIndirect == 0 {
+			report("unsupported", "%s (tag 0x%016x) has a %s %s descriptor, a format the SRP_LOGIN_RSP's SUPPORTED BUFFER FORMATS (%s) lacks",
+				r.Command.Name, r.Command.Tag, d.name, d.f, sup)
+			return
+		}
+	}
+	if cmd.DataOut.Format != srp.FormatImmediate {
+		return
+	}
+	switch {
+	case !cn.immediateAllowed():
+		report("immediate", "%s (tag 0x%016x) carries %d octets of immediate data, but the login did not negotiate immediate data (requested %t, supported %t)",
+			r.Command.Name, r.Command.Tag, cmd.DataOut.ImmediateLength, cn.login.Flags&srp.ImmediateRequested != 0, cn.accepted.Flags&srp.ImmediateSupported != 0)
+	case !r.ImmediateOK && !m.Truncated:
+		report("immediate-length", "%s (tag 0x%016x) says %d octets of immediate data at offset %d, but its IU of %d octets does not hold them after its descriptors (%d octets)",
+			r.Command.Name, r.Command.Tag, cmd.DataOut.ImmediateLength, cn.login.ImmediateDataOffset, m.Length, cmd.Len)
+	}
+}
+
+func opText(op *dissect.RDMAOp) string {
+	return fmt.Sprintf("%s of %d bytes at R_Key 0x%08x address 0x%x", op.Kind, op.Length, op.STag, op.Offset)
+}
+
+func checkBounds(c *check.Conn, op *dissect.RDMAOp) {
+	if op.Length == 0 && op.Kind == dissect.RDMAWrite {
+		// A zero-length RDMA Write touches no memory (ib_srpt's
+		// readiness probe).
+		return
+	}
+	if op.Dir == dissect.DirClientToServer {
+		c.Checked()
+		c.Reportf(op.Packets, "by-initiator", "the initiator issued an %s; on SRP only the target moves a command's data", opText(op))
+		return
+	}
+	switch op.Attach.Reason {
+	case dissect.Attached:
+		c.Checked()
+		return
+	case dissect.UnattachedAfterReply:
+		return // SRP-RDMA-AFTER-RESPONSE's case
+	case dissect.UnattachedCaptureGap:
+		c.Skip(check.ReasonCaptureGap)
+		return
+	case dissect.UnattachedCallUnknown:
+		// A command whose indirect table the IU did not carry whole is
+		// outstanding: the operation may be on a region of the rest.
+		c.Skip(check.ReasonCallUnknown)
+		return
+	}
+	if damaged(c) {
+		c.Skip(check.ReasonMidTransaction)
+		return
+	}
+	want := "data-in descriptor"
+	if op.Kind == dissect.RDMARead {
+		want = "data-out descriptor or indirect table"
+	}
+	// The command that advertised it may be one the capture lost: judged
+	// at the end of the connection.
+	c.Hold(check.Finding{Packets: op.Packets, Key: op.Kind.String(), Message: fmt.Sprintf(
+		"the target's %s is inside no %s of a command outstanding on the channel", opText(op), want)},
+		dissect.DirClientToServer, 0, dissect.FirstPacket(op.Packets))
+}
+
+func checkAfterResponse(c *check.Conn, op *dissect.RDMAOp) {
+	if op.Dir != dissect.DirServerToClient || op.Length == 0 {
+		return
+	}
+	switch a := &op.Attach; a.Reason {
+	case dissect.Attached:
+		c.Checked()
+	case dissect.UnattachedCaptureGap:
+		c.Skip(check.ReasonCaptureGap)
+	case dissect.UnattachedAfterReply:
+		c.Checked()
+		f := check.Finding{Packets: append(append([]int{}, op.Packets...), a.ReplyPacket), Key: op.Kind.String(), ULP: Name,
+			Message: fmt.Sprintf("the target's %s targets the buffer of a command after its SRP_RSP (packet %d)", opText(op), a.ReplyPacket)}
+		// Memory keeps 32 bits of the key; the tag is found again by the
+		// response's packet.
+		if cn := connOf(c); cn != nil {
+			if tag, name, ok := cn.answeredAt(a.ReplyPacket); ok {
+				f.Exchange = exchangeKey(tag)
+				f.Message = fmt.Sprintf("the target's %s targets the buffer of %s (tag 0x%016x) after its SRP_RSP (packet %d)", opText(op), name, tag, a.ReplyPacket)
+			}
+		}
+		c.Report(f)
+	}
+}
+
+func checkResponseMatched(c *check.Conn, m *dissect.Message) {
+	r := iuOf(m)
+	if r == nil {
+		return
+	}
+	var what string
+	switch r.Msg.Opcode {
+	case srp.OpRsp:
+		if r.Command != nil {
+			c.Checked()
+			return
+		}
+		what = "SRP_CMD or SRP_TSK_MGMT"
+	case srp.OpCredRsp, srp.OpAERRsp:
+		if r.AnswersKnown {
+			c.Checked()
+			return
+		}
+		what = "SRP_CRED_REQ"
+		if r.Msg.Opcode == srp.OpAERRsp {
+			what = "SRP_AER_REQ"
+		}
+	default:
+		return
+	}
+	if damaged(c) {
+		c.Skip(check.ReasonMidTransaction)
+		return
+	}
+	// The request went the other way.
+	requester := dissect.DirClientToServer
+	if r.Initiator {
+		requester = dissect.DirServerToClient
+	}
+	// Its request may be one the capture lost: judged at the end of the
+	// connection.
+	c.Hold(check.Finding{Packets: m.Packets, Key: "unmatched", ULP: Name, Exchange: exchangeKey(r.Msg.Tag),
+		Message: fmt.Sprintf("an %s with tag 0x%016x, but no %s with that tag is outstanding on the channel", r.Msg.Opcode, r.Msg.Tag, what)},
+		requester, 0, dissect.FirstPacket(m.Packets))
+}
+
+func checkTagInUse(c *check.Conn, m *dissect.Message) {
+	r := iuOf(m)
+	if r == nil || r.Command == nil || !r.Initiator || r.Response {
+		return
+	}
+	old := r.Replaced
+	if old == nil {
+		c.Checked()
+		return
+	}
+	if damaged(c) {
+		c.Skip(check.ReasonMidTransaction)
+		return
+	}
+	// The first one's SRP_RSP may be what the capture lost.
+	c.Hold(check.Finding{Packets: []int{old.Packet, dissect.LastPacket(m.Packets)}, Key: "reused", ULP: Name, Exchange: exchangeKey(r.Command.Tag),
+		Message: fmt.Sprintf("%s reuses tag 0x%016x of %s (packet %d), which has had no SRP_RSP", r.Command.Name, r.Command.Tag, old.Name, old.Packet)},
+		dissect.DirServerToClient, old.Packet, dissect.LastPacket(m.Packets))
+}
