@@ -179,3 +179,17 @@ func TestV2SizeRules(t *testing.T) {
 		})
 	}
 }
+
+// TestShortSend: a whole Send shorter than the 16-octet prefix on a
+// connection carrying RPC-over-RDMA is a truncated header (RFC 8166
+// section 4.2: every version starts with rdma_xid, rdma_vers, rdma_credit
+// and rdma_proc) — issue 27: it was only in the summary line.
+func TestShortSend(t *testing.T) {
+	r := newV2Cap(t, true, true)
+	r.send(true, words(0x1, 2, 8), 0)
+	res := r.run()
+	got := findings(res, "HDR-TRUNCATED")
+	if len(got) != 1 || got[0].Key != "short prefix" || !slices.Equal(got[0].Packets, []int{4}) { // after the CM REQ, REP and RTU
+		t.Errorf("HDR-TRUNCATED %v", got)
+	}
+}

@@ -1,6 +1,7 @@
 package dissect
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/rdmashark/rdmashark/rpcrdma"
@@ -61,5 +62,20 @@ func TestV2PropsThresholds(t *testing.T) {
 		if got := BadPropVal(c.v) != ""; got != c.bad {
 			t.Errorf("%s %d octets: bad %v, want %v", c.v.Which, len(c.v.Data), got, c.bad)
 		}
+	}
+}
+
+// TestShortSend: a Send shorter than the 16-octet prefix every version
+// shares has a header error field, and its text names no version (the
+// Send holds no rdma_vers) — issue 27.
+func TestShortSend(t *testing.T) {
+	r := newTxnRig(t, Options{})
+	p := r.send(c2s, xdrWords(0x01, 2, 8), 0)
+	if len(p.RPC) != 1 || p.RPC[0].PrefixOK {
+		t.Fatalf("records %+v", p.RPC)
+	}
+	got := fieldText(t, p, "rdmashark.rpcordma.header_error")
+	if !strings.Contains(got, "need 16 bytes, have 12") || strings.Contains(got, "v0") {
+		t.Errorf("header_error %q", got)
 	}
 }
