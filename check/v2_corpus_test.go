@@ -47,7 +47,8 @@ func v2Labels(t *testing.T, name string) map[string]int {
 // draft, a 6000-octet Call inline that only the Transport Properties
 // allow (8192 each way), continued messages split off word boundaries, a
 // two-segment Write chunk, Call and Reply chunks, solicited remote
-// invalidation: no error finding, and every version 2 rule evaluated.
+// invalidation; and on a second connection a fallback to version 1 after
+// RDMA2_ERR_VERS: no error finding, and every version 2 rule evaluated.
 func TestV2CorpusValid(t *testing.T) {
 	res, eng := runFileEngine(t, v2CorpusDir+"rxe-nfs3-v2-valid.pcap", Config{})
 	for _, f := range res.Findings {
@@ -64,8 +65,15 @@ func TestV2CorpusValid(t *testing.T) {
 	// The thresholds the properties set (encoder: client SBSIZ 8192,
 	// RBSIZ 8192; server SBSIZ 8192, RBSIZ 8192), the rest as published.
 	conns := eng.Conns.Connections()
-	if len(conns) != 1 || conns[0].RPC == nil || conns[0].RPC.V2Props == nil {
+	if len(conns) != 2 || conns[0].RPC == nil || conns[0].RPC.V2Props == nil || conns[1].RPC == nil {
 		t.Fatalf("connections %v", conns)
+	}
+	// The second connection offers version 2, is refused with
+	// RDMA2_ERR_VERS (1..1) and goes on in version 1: its version is 1,
+	// and V2-VERS-MISMATCH (no finding above) does not hold the fallback
+	// against it.
+	if v := conns[1].RPC.Version; v != 1 {
+		t.Errorf("the fallback connection's version is %d", v)
 	}
 	p := conns[0].RPC.V2Props
 	if p.Threshold(0) != 8192 || p.Threshold(1) != 8192 {

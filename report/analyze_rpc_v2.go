@@ -47,11 +47,12 @@ type V2Side struct {
 	FirstBad  string   `json:"first_bad_value,omitempty"`
 }
 
-// v2Transport returns c's version 2 summary, nil when c sent no version 2
-// message.
+// v2Transport returns c's version 2 summary, nil when version 2 is not
+// the connection's version (none of its messages used it, or it fell back
+// to version 1 after RDMA2_ERR_VERS).
 func v2Transport(c *dissect.Connection) *V2Transport {
 	rs := c.RPC
-	if rs == nil || rs.Versions[2] == 0 {
+	if rs == nil || rs.Version != rpcrdma.Version2 || rs.Versions[2] == 0 {
 		return nil
 	}
 	p := rs.V2Props
@@ -85,7 +86,7 @@ func v2Side(s *dissect.V2PropSide) *V2Side {
 // useV2Thresholds puts a version 2 connection's thresholds in the place of
 // RFC 8797's, which version 2 does not use (draft-07 "Inline Threshold").
 func useV2Thresholds(out *Connection, c *dissect.Connection) {
-	if out.RPC == nil || out.RPC.V2 == nil || c.RPC.Version != rpcrdma.Version2 {
+	if out.RPC == nil || out.RPC.V2 == nil {
 		return
 	}
 	t := out.RPC.V2.InlineThreshold

@@ -1,7 +1,8 @@
 // Command v2corpus wraps the RPC-over-RDMA version 2 messages of the
-// independent encoder (encoder/, rpcgen output of the draft's XDR) into a
-// real Soft-RoCE NFS connection: the CM REQ, REP and RTU of the first
-// connection of a real capture, copied byte for byte, then the encoder's
+// independent encoder (encoder/, rpcgen output of the draft's XDR) into
+// real Soft-RoCE NFS connections: the CM REQ, REP and RTU of a connection
+// of a real capture (the first; the second for a fallback to version 1),
+// copied byte for byte, then the encoder's
 // Sends (split at the path MTU the REQ names), the server's RDMA Reads and
 // Writes, each acknowledged, on that connection's QPs, with PSNs starting
 // where the CM says and every ICRC computed. Run from the module root:
@@ -60,7 +61,7 @@ type cmFrames struct {
 	hasFirstC, hasFrS bool
 }
 
-func readCM(path string) (*cmFrames, error) {
+func readCM(path string, nth int) (*cmFrames, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -92,6 +93,8 @@ func readCM(path string) (*cmFrames, error) {
 		}
 		frame := synth.Frame{LinkType: layers.LinkTypeEthernet, Data: append([]byte(nil), data...), Length: ci.Length, Time: ci.Timestamp}
 		switch {
+		case got == 0 && p.Layer(roce.LayerTypeCMREQ) != nil && nth > 0:
+			nth-- // an earlier connection's
 		case got == 0 && p.Layer(roce.LayerTypeCMREQ) != nil:
 			req := p.Layer(roce.LayerTypeCMREQ).(*roce.CMREQ)
 			cm.frames[0], cm.client, cm.server = frame, node(eth.SrcMAC, ip.SrcIP), node(eth.DstMAC, ip.DstIP)
@@ -109,10 +112,11 @@ func readCM(path string) (*cmFrames, error) {
 			if bth == nil || bth.OpCode.IsResponse() || bth.OpCode == roce.OpRCAcknowledge {
 				continue
 			}
+			src, _ := netip.AddrFromSlice(ip.SrcIP.To4())
 			switch {
-			case bth.DestQP == cm.srvQP && !cm.hasFirstC:
+			case src == cm.client.IP && bth.DestQP == cm.srvQP && !cm.hasFirstC:
 				cm.firstC, cm.hasFirstC = bth.PSN, true
-			case bth.DestQP == cm.clientQP && !cm.hasFrS:
+			case src == cm.server.IP && bth.DestQP == cm.clientQP && !cm.hasFrS:
 				cm.firstS, cm.hasFrS = bth.PSN, true
 			}
 		}
@@ -126,12 +130,33 @@ func readCM(path string) (*cmFrames, error) {
 	return cm, nil
 }
 
-// rig lays the encoder's records on the connection.
+// conn is one connection the encoder's records go on.
+type conn struct {
+	cm  *cmFrames
+	psn [2]uint32 // next request PSN of the client, the server
+	msn [2]uint32 // the responder's MSN of each side's requests
+}
+
+// newConn takes the nth connection of the base capture. Each side's
+// requests start at the PSN its peer's CM message names (IBA Vol 1
+// 12.6.5, 12.6.8): the client's at the REP's Starting PSN, the server's
+// at the REQ's — as the real capture's first requests show.
+func newConn(nth int) (*conn, error) {
+	cm, err := readCM(base, nth)
+	if err != nil {
+		return nil, err
+	}
+	if (cm.hasFirstC && cm.firstC != cm.repPSN) || (cm.hasFrS && cm.firstS != cm.reqPSN) {
+		return nil, fmt.Errorf("%s: the first requests' PSNs 0x%06x/0x%06x are not the CM's 0x%06x/0x%06x", base, cm.firstC, cm.firstS, cm.repPSN, cm.reqPSN)
+	}
+	return &conn{cm: cm, psn: [2]uint32{cm.repPSN, cm.reqPSN}}, nil
+}
+
+// rig lays the encoder's records on the connections.
 type rig struct {
 	s      *synth.Sequence
-	cm     *cmFrames
-	psn    [2]uint32 // next request PSN of the client, the server
-	msn    [2]uint32 // the responder's MSN of each side's requests
+	*conn  // the current connection
+	conns  map[int]*conn
 	labels bytes.Buffer
 	label  string
 }
@@ -240,6 +265,23 @@ func (r *rig) play(script []byte) error {
 		kind := b[0]
 		b = b[1:]
 		switch kind {
+		case 'C':
+			// Switch to connection b[0] of the base capture; its CM
+			// exchange goes in front of its first record.
+			i := int(b[0])
+			b = b[1:]
+			c := r.conns[i]
+			if c == nil {
+				var err error
+				if c, err = newConn(i); err != nil {
+					return err
+				}
+				r.conns[i] = c
+				for _, f := range c.cm.frames {
+					r.s.Frame(f)
+				}
+			}
+			r.conn = c
 		case 'L':
 			n := u32()
 			r.label, b = string(b[:n]), b[n:]
@@ -269,19 +311,12 @@ func (r *rig) play(script []byte) error {
 }
 
 func run(name string) error {
-	cm, err := readCM(base)
+	first, err := newConn(0)
 	if err != nil {
 		return err
 	}
-	// Each side's requests start at the PSN its peer's CM message names
-	// (IBA Vol 1 12.6.5, 12.6.8): the client's at the REP's Starting PSN,
-	// the server's at the REQ's — as the real capture's first requests
-	// show.
-	r := &rig{cm: cm, psn: [2]uint32{cm.repPSN, cm.reqPSN}}
-	if (cm.hasFirstC && cm.firstC != cm.repPSN) || (cm.hasFrS && cm.firstS != cm.reqPSN) {
-		return fmt.Errorf("%s: the first requests' PSNs 0x%06x/0x%06x are not the CM's 0x%06x/0x%06x", base, cm.firstC, cm.firstS, cm.repPSN, cm.reqPSN)
-	}
-	r.s = &synth.Sequence{Options: synth.Options{Encap: synth.RoCEv2}, Start: cm.frames[2].Time.Add(time.Millisecond), Step: 10 * time.Microsecond}
+	r := &rig{conn: first, conns: map[int]*conn{0: first}}
+	r.s = &synth.Sequence{Options: synth.Options{Encap: synth.RoCEv2}, Start: first.cm.frames[2].Time.Add(time.Millisecond), Step: 10 * time.Microsecond}
 	script, err := exec.Command("testdata/v2corpus/encoder/enc", name).Output()
 	if err != nil {
 		return fmt.Errorf("encoder: %w", err)
@@ -289,7 +324,7 @@ func run(name string) error {
 	if err := r.play(script); err != nil {
 		return err
 	}
-	frames := append([]synth.Frame{cm.frames[0], cm.frames[1], cm.frames[2]}, r.s.Frames...)
+	frames := append([]synth.Frame{first.cm.frames[0], first.cm.frames[1], first.cm.frames[2]}, r.s.Frames...)
 	var out bytes.Buffer
 	if err := synth.WritePcap(&out, synth.LinkEthernet, frames, synth.PcapOptions{}); err != nil {
 		return err

@@ -16,6 +16,8 @@
  *                            the server RDMA Reads the client's memory
  *   'W' handle(4) offset(8) len(4) bytes
  *                            the server RDMA Writes the client's memory
+ *   'C' n(1)                 the records that follow go on connection n
+ *                            of the base capture (0 until the first 'C')
  *
  * (integers big-endian). Usage: enc valid|forbidden
  */
@@ -490,6 +492,51 @@ static void valid(void)
 	}
 }
 
+/* v1msg sends a version 1 RDMA_MSG (RFC 8166 section 4.2: rdma_xid,
+ * rdma_vers 1, rdma_credit, rdma_proc RDMA_MSG, three empty chunk lists),
+ * then the RPC message in rbuf. RFC 8166's XDR is not the draft's: its
+ * seven words are written with the generated xdr_uint32. */
+static void v1msg(int s, uint32 xid, unsigned n)
+{
+	uint32 w[] = {xid, 1, 32, 0 /* RDMA_MSG */, 0, 0, 0};
+	hbegin();
+	for (unsigned i = 0; i < 7; i++)
+		if (!xdr_uint32(&hx, &w[i])) die("v1");
+	post(s, 0, rbuf, n);
+}
+
+/* fallback: on the base capture's second connection the client offers
+ * version 2 and the server, which does not have it, refuses with
+ * RDMA2_ERROR/RDMA2_ERR_VERS (versions 1..1) in the version of the
+ * request ("Server Does Not Support RPC-over-RDMA Version 2"); the client
+ * goes on in version 1. */
+static void fallback(void)
+{
+	uint32 xid = 0x53000001;
+	unsigned n;
+	rpcrdma2_hdr_error e;
+
+	putchar('C');
+	putchar(1);
+	sent[0] = sent[1] = 0;
+	n = null_call(xid);
+	label("second connection: version 2 NULL Call");
+	call_inline(xid, 0, NULL, NULL, NULL, n);
+	memset(&e, 0, sizeof e);
+	e.rdma_err = RDMA2_ERR_VERS;
+	e.rpcrdma2_hdr_error_u.rdma_vrange.rdma_vers_low = 1;
+	e.rpcrdma2_hdr_error_u.rdma_vrange.rdma_vers_high = 1;
+	label("RDMA2_ERR_VERS 1..1");
+	rdma_error(xid, &e);
+	xid++;
+	n = null_call(xid);
+	label("version 1 Call after RDMA2_ERR_VERS");
+	v1msg(0, xid, n);
+	n = null_reply(xid);
+	label("version 1 Reply");
+	v1msg(1, xid, n);
+}
+
 static void forbidden(void)
 {
 	unsigned n;
@@ -653,8 +700,10 @@ int main(int argc, char **argv)
 {
 	for (unsigned i = 0; i < sizeof pattern; i++)
 		pattern[i] = (char)(i * 7 + 1);
-	if (argc == 2 && strcmp(argv[1], "valid") == 0)
+	if (argc == 2 && strcmp(argv[1], "valid") == 0) {
 		valid();
+		fallback();
+	}
 	else if (argc == 2 && strcmp(argv[1], "forbidden") == 0)
 		forbidden();
 	else {
