@@ -323,6 +323,9 @@ func checkMissingReply(c *Conn, m *Msg) {
 		if m.Dir == dissect.DirClientToServer {
 			limit = c.Thresholds.ClientToServer
 		}
+		if l, _, v2 := v2Limit(c, m); v2 {
+			limit = l
+		}
 		if m.Length > limit {
 			pk := callAndReply(k, m)
 			c.Report(Finding{XID: xidp(k.XID), Packets: pk, Key: "inline", Message: fmt.Sprintf(

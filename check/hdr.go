@@ -115,6 +115,15 @@ func checkHdrProc(c *Conn, m *Msg) {
 // checkHdrTruncated: HDR-TRUNCATED (RFC 8166 section 4.3: the chunk lists
 // are part of the header that the Send carries).
 func checkHdrTruncated(c *Conn, m *Msg) {
+	if !m.HasPrefix && !m.Truncated && m.Length < rpcrdma.PrefixLen && c.Connection.ULP == rpcULP {
+		// A whole Send shorter than the prefix (rdma_xid, rdma_vers,
+		// rdma_credit, rdma_proc/htype) on a connection carrying
+		// RPC-over-RDMA: no version's header fits (issue 27).
+		c.Checked()
+		c.Report(Finding{Packets: m.Packets, Key: "short prefix", Message: fmt.Sprintf(
+			"the %s's %d-byte Send is shorter than the %d-byte transport header prefix every RPC-over-RDMA version starts with", sideOf(m.Dir), m.Length, rpcrdma.PrefixLen)})
+		return
+	}
 	if !prefixOK(c, m) {
 		return
 	}

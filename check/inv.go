@@ -65,6 +65,9 @@ func checkThreshold(dir dissect.Direction) func(c *Conn, m *Msg) {
 			return
 		}
 		c.Checked()
+		if v2Threshold(c, m, dir) {
+			return // version 2: the Transport Properties' thresholds (v2_props.go)
+		}
 		t := &c.Thresholds
 		limit, from, to := t.ClientToServer, 0, 1
 		if dir == dissect.DirServerToClient {

@@ -533,6 +533,52 @@ the error. (Added: version 2.)`,
 			Evidence: "the connection's messages once version 2 is in effect",
 			Applies:  needsRPC, Message: checkV2VersMismatch,
 		},
+		{
+			ID: "V2-PROPVAL", Severity: Error, Reference: "draft-ietf-nfsv4-rpcrdma-version-two-07 Transport Properties Model; RDMA2_ERR_BAD_PROPVAL", Added: true,
+			ULP: rpcULP, Version: 2,
+			Summary: "every known transport property's rdma_data holds its XDR type",
+			Explanation: `A Transport Property's rdma_data is opaque on the wire but holds the XDR type
+of its rdma_which: a uint32 (4 octets) for SBSIZ, RBSIZ, RSSIZ, RCSIZ and BRS,
+an opaque<> for HOSTAUTH; empty means the default. When the receiver recognizes
+the property and the data does not hold that type, it "MUST report the error
+RDMA2_ERR_BAD_PROPVAL" and discards the message "without applying any of its
+property settings" — rdmashark then keeps the sender's earlier values (and
+inline thresholds). Unknown properties are skipped without error. (Added:
+version 2.)`,
+			Evidence: "version 2 RDMA2_CONNPROP_MIDDLE/FINAL messages",
+			Applies:  needsRPC, Message: checkV2PropVal,
+		},
+		{
+			ID: "V2-REMAINING", Severity: Error, Reference: "draft-ietf-nfsv4-rpcrdma-version-two-07 RDMA2_CALL_MIDDLE, RDMA2_REPLY_MIDDLE", Added: true,
+			ULP: rpcULP, Version: 2,
+			Summary: "rdma_remaining of a continued message agrees with the octets of it that follow",
+			Explanation: `A *_MIDDLE piece of a continued message says in rdma_remaining how many octets
+of the RPC message remain to be sent after it. The next piece must carry no
+more than that; if it is a *_MIDDLE too, its rdma_remaining is what is left
+after it; the *_INLINE that ends the message carries exactly what remained.
+The octets a piece carries are those after its transport header (from
+rdma_rpc_first_word to the end of the Send). A receiver that sizes its
+reassembly buffer by rdma_remaining overruns or waits for octets that never
+come. (Added: version 2.)`,
+			Evidence: "version 2 continued messages (a *_MIDDLE and the pieces after it)",
+			Applies:  needsRPC, Message: checkV2Remaining,
+		},
+		{
+			ID: "V2-REPLY-CHUNK", Severity: Error, Reference: "draft-ietf-nfsv4-rpcrdma-version-two-07 RDMA2_REPLY_EXTERNAL; Choosing a Reply Mechanism", Added: true,
+			ULP: rpcULP, Version: 2,
+			Summary: "an external Reply uses the Reply chunk its Call provisioned; a Reply over the threshold uses it when it fits",
+			Explanation: `RDMA2_REPLY_EXTERNAL conveys the Reply in the Reply chunk the Requester
+provisioned, and its rdma_reply "MUST contain exactly one Reply chunk": a Call
+that provisioned none leaves the Responder nothing to write the Reply into.
+Conversely, "If a Requester provided a Reply chunk and the reduced Payload
+stream is larger than the reply inline threshold, the Responder MUST use the
+Requester-provided Reply chunk": a Reply over the threshold sent inline or by
+Message Continuation while a Reply chunk large enough for it was provisioned is
+a violation (continuation is the fallback when the chunk is too small).
+(Added: version 2.)`,
+			Evidence: "version 2 Replies whose Call is in the capture",
+			Applies:  needsRPC, Message: checkV2ReplyChunk,
+		},
 
 		// Transport (IB/RoCE, iWARP).
 		{

@@ -29,6 +29,8 @@ type v2State struct {
 	granted  [2]uint32
 	hasGrant [2]bool
 	overrun  [2]bool // V2-CREDIT-OVERRUN reports once per overrun
+	// sizes: V2-REMAINING and V2-REPLY-CHUNK (v2_props.go).
+	sizes v2Sizes
 }
 
 // v2Header returns m's version 2 header type, ok false when m is not a

@@ -277,6 +277,9 @@ type RPCStats struct {
 	// 2 messages sent each way, the count the peer's limit bounds.
 	CreditLimits, MaxCreditLimits [2]uint32
 	V2Sent                        [2]uint64
+	// V2Props is the version 2 Transport Properties exchange, nil before
+	// a CONNPROP message (rpc_v2props.go).
+	V2Props *V2Props
 	// Bytes moved each way: by Send (transport header and inline RPC), by
 	// RDMA Read and by RDMA Write attached to chunks, indexed by the
 	// direction the data went.

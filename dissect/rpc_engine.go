@@ -525,7 +525,7 @@ func (e *Engine) rpcMessage(p *Packet, m *Message) {
 			}
 		}
 	}
-	if rpcOK && !v.long {
+	if rpcOK && !v.long && v.vers != rpcrdma.Version2 { // v2: the htype says (a later piece starts mid-message)
 		if rec.RPC.MsgType == oncrpc.Call {
 			v.kind = kindCall
 		} else {
@@ -538,6 +538,7 @@ func (e *Engine) rpcMessage(p *Packet, m *Message) {
 		rs.V2Sent[d]++
 		rs.CreditLimits[d] = v.credit
 		rs.MaxCreditLimits[d] = max(rs.MaxCreditLimits[d], v.credit)
+		rs.noteV2(d, &rec.Header.V2, LastPacket(m.Packets))
 	}
 	switch {
 	case v.kind == kindControl:

@@ -279,11 +279,13 @@ func rpcTable() *Table {
 		rpcordma("rdmashark.rpcordma.chunk", "Chunk", FTString, BaseNone, false, func(r *dissect.RPCRecord, emit func(Value)) {
 			eachChunkText(r, func(s string) { emit(Value{S: s}) })
 		}),
-		rpcordma("rdmashark.rpcordma.header_error", "Header error", FTString, BaseNone, true, func(r *dissect.RPCRecord, emit func(Value)) {
-			if r.HeaderErr != nil {
-				emit(Value{S: r.HeaderErr.Error()})
-			}
-		}),
+		// Also for a Send shorter than the 16-octet prefix (issue 27).
+		&Field{Name: "rdmashark.rpcordma.header_error", Label: "Header error", Type: FTString, Base: BaseNone, Parent: "rpcordma", Per: "rpc",
+			At: func(p *dissect.Packet, i int, emit func(Value)) {
+				if r := &p.RPC[i]; r.HasHeader && r.HeaderErr != nil {
+					emit(Value{S: r.HeaderErr.Error()})
+				}
+			}},
 		rpcordma("rdmashark.rpcordma.retransmission", "Retransmitted Send", FTBoolean, BaseNone, true, func(r *dissect.RPCRecord, emit func(Value)) {
 			if r.Duplicate {
 				emit(Value{U: 1})

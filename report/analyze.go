@@ -240,6 +240,7 @@ func connection(c *dissect.Connection) Connection {
 	out.Traffic.ServerToClient = Direction{c.Dir[1].Packets, c.Dir[1].Bytes}
 	out.IWARP = iwarpConnection(c)
 	out.RPC = rpcConnection(c)
+	useV2Thresholds(&out, c)
 	out.RPCOverRDMA = !notRPCOverRDMA(out)
 	if c.ULP != "" {
 		u := c.ULP
@@ -344,6 +345,9 @@ func (a *Analysis) WriteTable(w io.Writer) error {
 		if err := writeRPCTable(w, rows.rpc); err != nil {
 			return err
 		}
+		if err := writeV2Table(w, rows.v2); err != nil {
+			return err
+		}
 		if err := writeHealthTable(w, rows.health, rows.tcpHealth); err != nil {
 			return err
 		}
@@ -390,6 +394,7 @@ func (a *Analysis) WriteTable(w io.Writer) error {
 // analysisRows are the rows of analyze's tables.
 type analysisRows struct {
 	conns, negotiated, iwarp, rpc, health, tcpHealth, findings *rowTable
+	v2                                                         *rowTable // analyze_rpc_v2.go
 	// ulp are the tables of the other ULPs (ULPTable), by name, in the
 	// order their first connection came.
 	ulp      map[string]*rowTable
@@ -409,6 +414,7 @@ func newAnalysisRows() *analysisRows {
 		negotiated: newRowTable("ID", "Client private data", "Server private data", "C→S inline", "S→C inline", "Remote invalidation"),
 		iwarp:      newRowTable(iwarpHeader...),
 		rpc:        newRowTable(rpcHeader...),
+		v2:         newRowTable(v2Header...),
 		health:     newRowTable(healthHeader...),
 		tcpHealth:  newRowTable(tcpHealthHeader...),
 		findings:   newRowTable("Conn", "Severity", "Rule", "Count", "First finding"),
@@ -417,7 +423,7 @@ func newAnalysisRows() *analysisRows {
 
 // close removes the tables' temporary files.
 func (r *analysisRows) close() {
-	for _, t := range []*rowTable{r.conns, r.negotiated, r.iwarp, r.rpc, r.health, r.tcpHealth, r.findings} {
+	for _, t := range []*rowTable{r.conns, r.negotiated, r.iwarp, r.rpc, r.v2, r.health, r.tcpHealth, r.findings} {
 		t.close()
 	}
 	for _, t := range r.ulp {
@@ -466,6 +472,9 @@ func (r *analysisRows) add(a *Analysis, c *Connection, fs []Finding) {
 	}
 	if row := rpcRow(c); row != nil {
 		r.rpc.add(row...)
+	}
+	if row := v2Row(c); row != nil {
+		r.v2.add(row...)
 	}
 	addHealthRows(r.health, r.tcpHealth, c)
 	r.findingRows(a, c, fs)

@@ -47,6 +47,9 @@ type RPCConnection struct {
 	// and Max are the rdma_credit sent each way; Sent counts the version 2
 	// messages sent each way, which the other way's limit bounds.
 	CreditLimits *CreditLimits `json:"credit_limits,omitempty"`
+	// V2, when version 2 messages were sent: the inline thresholds and
+	// Transport Properties (analyze_rpc_v2.go).
+	V2 *V2Transport `json:"v2_transport,omitempty"`
 	// Short: RDMA_MSG without Read or Write chunks (a Reply chunk only
 	// provisions the Reply); Chunked: RDMA_MSG with Read or Write chunks;
 	// Long: RDMA_NOMSG, the whole message moved by RDMA. Version 2: the
@@ -134,6 +137,7 @@ func rpcConnection(c *dissect.Connection) *RPCConnection {
 	if s.Versions[2] > 0 {
 		out.CreditLimits = &CreditLimits{Last: rpcDirs32(s.CreditLimits), Max: rpcDirs32(s.MaxCreditLimits), Sent: rpcDirs(s.V2Sent)}
 	}
+	out.V2 = v2Transport(c)
 	out.Bytes.Send = rpcDirs(s.SendBytes)
 	out.Bytes.RDMARead = rpcDirs(s.ReadBytes)
 	out.Bytes.RDMAWrite = rpcDirs(s.WriteBytes)

@@ -138,7 +138,13 @@ func (e *DecodeError) Error() string {
 	case Version2:
 		typ = " " + HType(e.Type).String()
 	}
-	msg := fmt.Sprintf("rpcrdma v%d%s: %s at offset %d: %s", e.Vers, typ, where, e.Offset, e.Reason)
+	var msg string
+	if e.Vers == 0 && e.Part == PartPrefix && e.Reason == ErrTruncated {
+		// A Send shorter than the prefix: it holds no rdma_vers to name.
+		msg = fmt.Sprintf("rpcrdma: %s at offset %d: %s", where, e.Offset, e.Reason)
+	} else {
+		msg = fmt.Sprintf("rpcrdma v%d%s: %s at offset %d: %s", e.Vers, typ, where, e.Offset, e.Reason)
+	}
 	switch e.Reason {
 	case ErrTruncated:
 		msg += fmt.Sprintf(" (need %d bytes, have %d)", e.Need, e.Have)
