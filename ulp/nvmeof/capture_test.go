@@ -3,15 +3,14 @@ package nvmeof_test
 import (
 	"bufio"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/internal/ulptest"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
-	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/ulp/nvmeof"
 )
 
@@ -19,27 +18,9 @@ func init() { check.Register(nvmeof.Rules()...) }
 
 // run analyses a capture with RPC-over-RDMA and NVMe/RDMA registered, as
 // the command does, and returns the engine, the exchanges and the checks.
-func run(t *testing.T, name string) (*dissect.Engine, []dissect.Exchange, *check.Result) {
+func run(t testing.TB, name string) (*dissect.Engine, []dissect.Exchange, *check.Result) {
 	t.Helper()
-	if !filepath.IsAbs(name) {
-		name = "../../testdata/pcaps/" + name
-	}
-	r, err := source.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var xs []dissect.Exchange
-	ck := check.NewRunner(check.Config{})
-	e := dissect.NewEngine(dissect.Options{
-		ULPs:     []dissect.ULP{dissect.RPCOverRDMA(nfs.NewBinding(), nfs.RDMAPort), nvmeof.New()},
-		Exchange: func(x *dissect.Exchange) { xs = append(xs, *x.Clone()) },
-		Observer: ck,
-	})
-	if err := e.Run(r, func(p *dissect.Packet) error { ck.Packet(p); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	return e, xs, ck.Finish(e.Conns.Connections())
+	return ulptest.Run(t, name, dissect.RPCOverRDMA(nfs.NewBinding(), nfs.RDMAPort), nvmeof.New())
 }
 
 // tsharkRow is one capsule as tshark 4.0 decoded it

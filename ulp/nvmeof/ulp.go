@@ -82,7 +82,7 @@ func (u *ulp) Probe(c *dissect.Connection, m *dissect.Message) dissect.Verdict {
 
 // Start begins the analysis of one queue.
 func (u *ulp) Start(c *dissect.Connection, env *dissect.Env) dissect.Session {
-	s := &session{u: u, c: c, env: env, q: &Queue{}, out: map[uint16]*Command{}}
+	s := &session{u: u, c: c, env: env, q: &Queue{}}
 	s.q.setUp(c)
 	c.ULPData = s.q
 	return s
