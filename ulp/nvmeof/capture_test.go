@@ -237,3 +237,49 @@ func TestRPCCapturesUntouched(t *testing.T) {
 		}
 	}
 }
+
+// TestExchangesNameTheirController: every exchange of the real capture
+// carries its controller as its association — the host and subsystem
+// NQNs the Connect data named and the controller's CNTLID — and these are
+// what tshark 4.0 decodes there (testdata/tshark/nvme/rxe-nvmeof.data.tsv,
+// gen.sh: nvme.fabrics.cmd.connect.data.hostnqn and .subnqn of the
+// Connect's data, nvme.cmd.identify.ctrl.cntlid of the Identify
+// Controller data the controller returned).
+func TestExchangesNameTheirController(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/tshark/nvme/rxe-nvmeof.data.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	col := map[string]int{}
+	for i, h := range strings.Split(lines[0], "\t") {
+		col[h] = i
+	}
+	var host, sub string
+	cntlid := -1
+	for _, l := range lines[1:] {
+		f := strings.Split(l, "\t")
+		if v := f[col["nvme.fabrics.cmd.connect.data.hostnqn"]]; v != "" {
+			host, sub = v, f[col["nvme.fabrics.cmd.connect.data.subnqn"]]
+		}
+		if v := f[col["nvme.cmd.identify.ctrl.cntlid"]]; v != "" {
+			n, err := strconv.ParseUint(strings.TrimPrefix(v, "0x"), 16, 16)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cntlid = int(n)
+		}
+	}
+	if host == "" || sub == "" || cntlid < 0 {
+		t.Fatalf("tshark: host %q subsystem %q CNTLID %d", host, sub, cntlid)
+	}
+	_, xs, _ := run(t, "ulp/rxe-nvmeof.pcap")
+	for _, x := range xs {
+		if a := x.Association; a == nil || a.Initiator != host || a.Target != sub || a.ID != uint32(cntlid) {
+			t.Fatalf("exchange %d of packet %d: association %+v, want %s %s %d", x.Key, x.RequestPacket, a, host, sub, cntlid)
+		}
+	}
+	if len(xs) != 172 {
+		t.Errorf("%d exchanges", len(xs))
+	}
+}

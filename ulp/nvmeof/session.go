@@ -82,6 +82,19 @@ type Queue struct {
 	// connectSeen: the queue's first command capsule was seen (Connect or
 	// not).
 	firstCommand bool
+	// KeepAliveTail is, on the admin queue of a controller whose Keep
+	// Alive Timer ran when the queue ended with no shutdown, the silence
+	// after the timer last restarted (NVME-KEEP-ALIVE).
+	KeepAliveTail *KeepAliveTail `json:"-"`
+}
+
+// KeepAliveTail is the silence at the end of a controller's association:
+// from the Keep Alive Timer's last restart (packet From) to the latest
+// NVMe/RDMA packet of the capture when the admin queue ended (To), Gap
+// long.
+type KeepAliveTail struct {
+	From, To int
+	Gap      time.Duration
 }
 
 // ConnectInfo is what a queue's Fabrics Connect said.
@@ -296,6 +309,7 @@ func (s *session) Message(p *dissect.Packet, m *dissect.Message) {
 	if m.Duplicate {
 		return // a go-back-N replay: already counted
 	}
+	s.u.saw(dissect.LastPacket(m.Packets), m.Time)
 	if s.recs.NewPacket(p) {
 		// The commands finished while the last packet was handed out
 		// are free again; not before: the records of a packet that
@@ -393,7 +407,9 @@ func (s *session) command(m *dissect.Message, r *Capsule) {
 // through command r.
 func (s *session) keepAlive(m *dissect.Message, r *Capsule) {
 	x := s.q.Controller
-	if x == nil || x.KATO == 0 || !x.state.kaLive {
+	if x == nil || x.KATO == 0 || !x.state.kaLive || x.state.shutdown {
+		// After a shutdown notification the host need not keep the
+		// association alive.
 		return
 	}
 	st := &x.state
@@ -402,6 +418,13 @@ func (s *session) keepAlive(m *dissect.Message, r *Capsule) {
 	}
 	if st.restartsOn(!r.Cmd.IsFabrics() && s.q.Admin() && nvme.AdminOpcode(r.Cmd.OPC) == nvme.AdminKeepAlive) {
 		st.kaAt, st.kaPacket = m.Time, dissect.FirstPacket(m.Packets)
+	}
+	if c := &r.Cmd; s.q.Admin() && c.IsFabrics() && c.FCTYPE == nvme.FabricsPropertySet {
+		if p := c.Property(); p.OFST == nvme.PropertyCC && nvme.CC(p.VALUE).SHN() != 0 {
+			// A shutdown notification: the host ends the association,
+			// and stops keeping it alive.
+			st.shutdown = true
+		}
 	}
 }
 
@@ -450,7 +473,7 @@ func (s *session) completion(m *dissect.Message, r *Capsule) {
 		q.CompletionsWithoutCommand++
 		s.x = dissect.Exchange{ULP: Name, Conn: s.c, Key: s.q.key(r.Cpl.CID), Initiator: dissect.DirClientToServer,
 			ResponsePacket: dissect.LastPacket(m.Packets), ResponseTime: m.Time, Outcome: dissect.ResponseWithoutRequest,
-			Invalidated: m.Invalidate, InvalidatedSTag: m.InvalidatedSTag}
+			Invalidated: m.Invalidate, InvalidatedSTag: m.InvalidatedSTag, Association: q.Controller.association()}
 		s.status(&s.x, &r.Cpl, 0, 0)
 		s.env.End(&s.x)
 		return
@@ -566,7 +589,7 @@ func (s *session) finish(x *Command, m *dissect.Message, cpl *nvme.Completion, o
 	e := &s.x
 	*e = dissect.Exchange{ULP: Name, Conn: s.c, Key: s.q.key(x.CID), Initiator: dissect.DirClientToServer, Name: x.Name,
 		RequestPacket: x.Packet, RequestTime: x.Time, ReadBytes: x.ReadBytes, WriteBytes: x.WriteBytes, Outcome: o,
-		Detail: x}
+		Association: x.Controller.association(), Detail: x}
 	if m != nil {
 		e.ResponsePacket, e.ResponseTime = resp, m.Time
 		e.Latency = m.Time.Sub(x.Time)
@@ -583,6 +606,9 @@ func (s *session) finish(x *Command, m *dissect.Message, cpl *nvme.Completion, o
 
 // RDMAOp attaches an RDMA Read or Write to the keyed SGL it served.
 func (s *session) RDMAOp(p *dissect.Packet, op *dissect.RDMAOp) {
+	if p != nil {
+		s.u.saw(p.Number, p.Timestamp)
+	}
 	q := s.q
 	ref, ok := dissect.Attach(&s.mem, op, &q.Moved, &q.UnattachedRDMAOps)
 	if !ok {
@@ -612,7 +638,13 @@ func (s *session) RDMAOp(p *dissect.Packet, op *dissect.RDMAOp) {
 func (s *session) Close() {
 	s.cmds.Recycle()
 	if x := s.q.Controller; x != nil && x.admin == s.c {
-		// The association ends with its admin queue.
+		// The association ends with its admin queue: the silence since
+		// the Keep Alive Timer last restarted is judged up to the latest
+		// NVMe/RDMA traffic the capture shows (unless the host shut the
+		// controller down).
+		if st := &x.state; st.kaLive && x.KATO != 0 && !st.shutdown && s.u.lastPacket > st.kaPacket {
+			s.q.KeepAliveTail = &KeepAliveTail{From: st.kaPacket, To: s.u.lastPacket, Gap: s.u.lastTime.Sub(st.kaAt)}
+		}
 		x.state.kaLive = false
 		s.u.ctrls.end(x)
 	}
