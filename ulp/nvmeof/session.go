@@ -656,7 +656,7 @@ func (s *session) Close() {
 // ULPTableHeader and ULPTableRow give the queue's row of analyze's text
 // table (report.ULPTable).
 func (q *Queue) ULPTableHeader() []string {
-	return []string{"QID", "HSQSIZE / HRQSIZE / CRQSIZE", "Controller", "Subsystem", "Cmds / Cpls", "Inv. asked / used", "Depth", "Unpaired", "Latency p50 / p99"}
+	return []string{"QID", "HSQSIZE / HRQSIZE / CRQSIZE", "Controller", "Host", "Subsystem", "Cmds / Cpls", "Inv. asked / used", "Depth", "Unpaired", "Latency p50 / p99"}
 }
 
 // ULPTableRow: see ULPTableHeader.
@@ -667,7 +667,7 @@ func (q *Queue) ULPTableRow() []string {
 		}
 		return strconv.Itoa(int(*v))
 	}
-	qid, cntlid, sub := opt(q.QID), "-", "-"
+	qid, cntlid, host, sub := opt(q.QID), "-", "-", "-"
 	if c := q.Connect; c != nil {
 		if q.QID == nil {
 			qid = strconv.Itoa(int(c.QID))
@@ -679,9 +679,12 @@ func (q *Queue) ULPTableRow() []string {
 		if c.SubNQN != "" {
 			sub = c.SubNQN
 		}
+		if c.HostNQN != "" {
+			host = c.HostNQN
+		}
 	}
 	n := strconv.FormatUint
-	return []string{qid, opt(q.HSQSIZE) + " / " + opt(q.HRQSIZE) + " / " + opt(q.CRQSIZE), cntlid, sub,
+	return []string{qid, opt(q.HSQSIZE) + " / " + opt(q.HRQSIZE) + " / " + opt(q.CRQSIZE), cntlid, host, sub,
 		n(q.Commands, 10) + " / " + n(q.Completions, 10),
 		n(q.RemoteInvalidationRequested, 10) + " / " + n(q.RemoteInvalidations, 10),
 		strconv.Itoa(q.MaxOutstanding),
