@@ -13,11 +13,13 @@ import (
 
 // Rules are NVMe/RDMA's conformance rules, for check.Register. Each cites
 // the section of the NVMe RDMA Transport Specification 1.0, NVMe over
-// Fabrics 1.1 or NVMe Base 2.0 it enforces, by title (the numbers move
-// between revisions, and the ones here were not checked against them). Like every rule they judge
-// what the capture holds and no more: a capture that lacks packets (PSNs
-// skipped, a connection without its set-up) makes the rules that would
-// need them not evaluated, never a finding.
+// Fabrics 1.1 or NVMe Base 2.0 it enforces, by its title in quotes (the
+// numbers move between revisions, and the specifications were not at hand
+// to check numbers against: a title finds the section in any revision).
+// Like every rule they judge what the capture holds and no more: a
+// capture that lacks packets (PSNs skipped, a connection without its
+// set-up) makes the rules that would need them not evaluated, never a
+// finding.
 func Rules() []*check.Rule {
 	applies := check.NeedsULP(Name)
 	neutral := &check.Neutral{ULP: Name, Protocol: "NVMe/RDMA", Requester: "host", Responder: "controller",
@@ -28,7 +30,7 @@ func Rules() []*check.Rule {
 	return []*check.Rule{
 		{
 			ID: "NVME-CM-PRIVATE-DATA", Severity: check.Error, ULP: Name,
-			Reference: "NVMe RDMA Transport 1.0, RDMA_CM_REQUEST and RDMA_CM_REPLY Private Data",
+			Reference: "NVMe RDMA Transport 1.0 sections 'RDMA_CM_REQUEST Private Data' and 'RDMA_CM_REPLY Private Data'",
 			Summary:   "the CM REQ and REP carry NVMe/RDMA private data: RECFMT 0, HRQSIZE ≥ HSQSIZE + 1, CRQSIZE ≥ HSQSIZE + 1",
 			Explanation: `An NVMe/RDMA queue is set up by an RDMA-CM exchange whose REQ carries the host's
 private data (RECFMT, QID, HRQSIZE, HSQSIZE, CNTLID) and whose REP carries the
@@ -40,7 +42,7 @@ every submission queue entry, so HRQSIZE and CRQSIZE are at least HSQSIZE + 1.`,
 		},
 		{
 			ID: "NVME-CONNECT-FIRST", Severity: check.Error, ULP: Name,
-			Reference: "NVMe over Fabrics 1.1, Connect Command; NVMe RDMA Transport 1.0, RDMA_CM_REQUEST Private Data",
+			Reference: "NVMe over Fabrics 1.1 section 'Connect Command'; NVMe RDMA Transport 1.0 section 'RDMA_CM_REQUEST Private Data' (QID, HSQSIZE)",
 			Summary:   "the first capsule on a queue is a Fabrics Connect for the QID and SQSIZE its set-up named",
 			Explanation: `A queue is usable only after a Fabrics Connect command: it must be the first
 command capsule the host sends on the RDMA connection, its QID must be the QID of
@@ -50,7 +52,7 @@ the CM REQ, and its SQSIZE the CM REQ's HSQSIZE (both 0's based).`,
 		},
 		{
 			ID: "NVME-CAPSULE-SIZE", Severity: check.Error, ULP: Name,
-			Reference: "NVMe over Fabrics 1.1, Capsules; NVMe RDMA Transport 1.0, Capsule and Data Transfer",
+			Reference: "NVMe over Fabrics 1.1 section 'Capsules'; NVMe RDMA Transport 1.0 section 'Capsule and Data Transfer'",
 			Summary:   "command capsules are a 64-byte SQE plus in-capsule data inside the capsule; response capsules are 16 bytes",
 			Explanation: `On NVMe/RDMA a command capsule is the 64-byte submission queue entry followed by
 any in-capsule data, which an SGL data block with subtype Offset must name within
@@ -61,7 +63,7 @@ transport supports no response data in the capsule).`,
 		},
 		{
 			ID: "NVME-CID-UNIQUE", Severity: check.Error, ULP: Name,
-			Reference: "NVMe Base 2.0, Common Command Format (CID)",
+			Reference: "NVMe Base 2.0 section 'Common Command Format' (Command Identifier)",
 			Summary:   "a command's CID is not that of a command still outstanding on the queue",
 			Explanation: `The Command Identifier and the submission queue together identify a command: the
 host must not reuse a CID while the command with it awaits its completion.`,
@@ -70,7 +72,7 @@ host must not reuse a CID while the command with it awaits its completion.`,
 		},
 		{
 			ID: "NVME-COMPLETION-UNMATCHED", Severity: check.Warning, ULP: Name,
-			Reference: "NVMe Base 2.0, Common Completion Queue Entry (CID)",
+			Reference: "NVMe Base 2.0 section 'Common Completion Queue Entry' (Command Identifier)",
 			Summary:   "every completion answers a command outstanding on the queue",
 			Explanation: `A completion queue entry names the command it completes by CID. A completion with
 no outstanding command of that CID answers nothing the capture shows: a
@@ -80,7 +82,7 @@ controller bug, or a command capsule the capture does not hold.`,
 		},
 		{
 			ID: "NVME-QUEUE-DEPTH", Severity: check.Error, ULP: Name,
-			Reference: "NVMe RDMA Transport 1.0, RDMA_CM_REQUEST Private Data (HSQSIZE); NVMe Base 2.0, Full Queue",
+			Reference: "NVMe RDMA Transport 1.0 section 'RDMA_CM_REQUEST Private Data' (HSQSIZE); NVMe Base 2.0 section 'Full Queue'",
 			Summary:   "commands outstanding at once are at most HSQSIZE + 1",
 			Explanation: `The host's submission queue holds HSQSIZE + 1 entries (HSQSIZE is 0's based);
 over RDMA the controller has posted receive buffers for that many capsules. A host
@@ -90,7 +92,7 @@ with more commands outstanding overruns them.`,
 		},
 		neutral.Rule(check.NeutralRule{Checks: check.InvalidateForeign, Rule: check.Rule{
 			ID: "NVME-INV-KEY", Severity: check.Error,
-			Reference: "NVMe RDMA Transport 1.0, Keyed SGL Data Block Descriptor (Invalidate Key)",
+			Reference: "NVMe RDMA Transport 1.0 section 'Keyed SGL Data Block Descriptor' (subtype Invalidate Key)",
 			Summary:   "a completion Send With Invalidate invalidates exactly the key its command asked to invalidate",
 			Explanation: `The host asks for remote invalidation per command, with a keyed SGL data block of
 subtype Invalidate Key; the controller may then send the completion by Send With
@@ -100,7 +102,7 @@ tears down memory the host still uses (Linux hosts reset the controller).`,
 		}}),
 		{
 			ID: "NVME-KEEP-ALIVE", Severity: check.Warning, ULP: Name,
-			Reference: "NVMe Base 2.0, Keep Alive Timer, Keep Alive command, Identify Controller (CTRATT.TBKAS); NVMe over Fabrics 1.1, Connect Command (KATO)",
+			Reference: "NVMe Base 2.0 sections 'Keep Alive Timer', 'Keep Alive command', 'Identify Controller data structure' (CTRATT.TBKAS) and 'Controller Shutdown' (CC.SHN); NVMe over Fabrics 1.1 section 'Connect Command' (KATO)",
 			Summary:   "while a controller is connected, the host restarts its Keep Alive Timer within KATO",
 			Explanation: `The admin queue's Connect sets the Keep Alive Timeout (KATO, ms; 0 turns the timer
 off). The controller's Keep Alive Timer starts when that Connect completes and
@@ -137,7 +139,7 @@ alive, and neither the silence nor later admin commands are judged.`,
 		},
 		{
 			ID: "NVME-SQHD", Severity: check.Warning, ULP: Name,
-			Reference: "NVMe Base 2.0, Completion Queue Entry (SQ Head Pointer), Submission Queue Head Pointer; NVMe over Fabrics 1.1, Connect Command (SQSIZE, CATTR), SQ Flow Control",
+			Reference: "NVMe Base 2.0 sections 'Common Completion Queue Entry' (SQ Head Pointer) and 'Submission Queue Head Pointer'; NVMe over Fabrics 1.1 sections 'Connect Command' (SQSIZE, CATTR) and 'SQ Flow Control'",
 			Summary:   "a completion's SQHD advances modulo the queue size and never past the entries the host submitted",
 			Explanation: `Each completion carries the SQ Head Pointer: the submission queue entry the
 controller will consume next. The host fills the queue in order, one entry a command
@@ -161,7 +163,7 @@ option) SQHD is reserved (Linux targets send FFFFh) and the rule is not evaluate
 		},
 		{
 			ID: "NVME-IO-BEFORE-ENABLE", Severity: check.Warning, ULP: Name,
-			Reference: "NVMe Base 2.0, Controller Initialization (Message-Based Transport: CC.EN, CSTS.RDY, then the I/O queues); NVMe over Fabrics 1.1, Connect Command, Property Set, Property Get",
+			Reference: "NVMe Base 2.0 section 'Controller Initialization' (Message-Based Transport: CC.EN, CSTS.RDY, then the I/O queues); NVMe over Fabrics 1.1 sections 'Connect Command', 'Property Set Command' and 'Property Get Command'",
 			Summary:   "an I/O queue is connected only after its controller's admin queue set CC.EN to 1 and saw CSTS.RDY 1",
 			Explanation: `A host brings a controller up on its admin queue: Connect, Property Set of CC
 (offset 14h) with EN 1, then Property Get of CSTS (offset 1Ch) until RDY is 1. Only
@@ -184,7 +186,7 @@ of that admin queue before it.`,
 		},
 		neutral.Rule(check.NeutralRule{Checks: check.RDMAByRequester, Rule: check.Rule{
 			ID: "NVME-RDMA-BY-HOST", Severity: check.Error,
-			Reference: "NVMe RDMA Transport 1.0, Data Transfer (RDMA Read and Write by the controller)",
+			Reference: "NVMe RDMA Transport 1.0 section 'Data Transfer' (RDMA Read and Write by the controller)",
 			Summary:   "only the controller initiates RDMA Read and Write",
 			Explanation: `The host advertises memory with keyed SGL data blocks and the controller moves the
 data: RDMA Read for host-to-controller data, RDMA Write for controller-to-host
@@ -193,7 +195,7 @@ data. The host initiates none.`,
 		}}),
 		neutral.Rule(check.NeutralRule{Checks: check.RDMAUnadvertised, Rule: check.Rule{
 			ID: "NVME-RDMA-UNADVERTISED", Severity: check.Error,
-			Reference: "NVMe RDMA Transport 1.0, Data Transfer (RDMA Read and Write by the controller)",
+			Reference: "NVMe RDMA Transport 1.0 section 'Data Transfer' (RDMA Read and Write by the controller)",
 			Summary:   "an RDMA Read or Write of the controller falls inside a keyed SGL of an outstanding command",
 			Explanation: `Every RDMA operation of the controller moves data of one command: it must fall
 inside the keyed SGL data block (address, length, key) of a command still
@@ -203,7 +205,7 @@ controller-to-host data.`,
 		}}),
 		neutral.Rule(check.NeutralRule{Checks: check.RDMAAfterResponse, Rule: check.Rule{
 			ID: "NVME-RDMA-AFTER-COMPLETION", Severity: check.Error,
-			Reference: "NVMe over Fabrics 1.1, Data Transfers; NVMe RDMA Transport 1.0, Data Transfer",
+			Reference: "NVMe over Fabrics 1.1 section 'Data Transfers'; NVMe RDMA Transport 1.0 section 'Data Transfer'",
 			Summary:   "no RDMA operation targets a command's memory after its completion",
 			Explanation: `The controller sends the completion once the command's data has moved; the host
 then reuses or invalidates the memory. An RDMA operation on it afterwards reaches
