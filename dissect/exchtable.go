@@ -204,25 +204,26 @@ func (p *Pool[T]) Recycle() {
 // iSCSI ITT, SMB2 MessageId), in the order they came. The zero value is
 // ready to use.
 type Outstanding[K comparable, T any] struct {
-	m   map[K]outstanding[T]
+	m   map[K]Open[T]
 	seq uint64
 }
 
-type outstanding[T any] struct {
-	t   *T
+// Open is one open request (Req) and when it was opened.
+type Open[T any] struct {
+	Req *T
 	seq uint64
 }
 
 // Get returns the open request with key k (nil when none).
-func (o *Outstanding[K, T]) Get(k K) *T { return o.m[k].t }
+func (o *Outstanding[K, T]) Get(k K) *T { return o.m[k].Req }
 
 // Put opens t under key k (replacing any with k: Delete it first).
 func (o *Outstanding[K, T]) Put(k K, t *T) {
 	if o.m == nil {
-		o.m = map[K]outstanding[T]{}
+		o.m = map[K]Open[T]{}
 	}
 	o.seq++
-	o.m[k] = outstanding[T]{t, o.seq}
+	o.m[k] = Open[T]{t, o.seq}
 }
 
 // Delete closes the request with key k.
@@ -233,27 +234,24 @@ func (o *Outstanding[K, T]) Len() int { return len(o.m) }
 
 // Oldest returns the request opened first of those open (nil when none).
 func (o *Outstanding[K, T]) Oldest() *T {
-	var best outstanding[T]
+	var best Open[T]
 	for _, e := range o.m {
-		if best.t == nil || e.seq < best.seq {
+		if best.Req == nil || e.seq < best.seq {
 			best = e
 		}
 	}
-	return best.t
+	return best.Req
 }
 
-// InOrder returns the open requests in the order they came.
-func (o *Outstanding[K, T]) InOrder() []*T {
-	es := make([]outstanding[T], 0, len(o.m))
+// InOrder returns the open requests in the order they came (a copy: the
+// caller may end them as it goes).
+func (o *Outstanding[K, T]) InOrder() []Open[T] {
+	es := make([]Open[T], 0, len(o.m))
 	for _, e := range o.m {
 		es = append(es, e)
 	}
 	sort.Slice(es, func(i, j int) bool { return es[i].seq < es[j].seq })
-	out := make([]*T, len(es))
-	for i, e := range es {
-		out[i] = e.t
-	}
-	return out
+	return es
 }
 
 // Full reports whether a session with open exchanges open may not open

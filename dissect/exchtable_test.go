@@ -24,7 +24,7 @@ func TestExchangeTable(t *testing.T) {
 	if out.Len() != 2 || out.Get(9) != c || out.Get(3) != nil || out.Oldest() != b {
 		t.Errorf("len %d, oldest %+v", out.Len(), out.Oldest())
 	}
-	if o := out.InOrder(); len(o) != 2 || o[0] != b || o[1] != c {
+	if o := out.InOrder(); len(o) != 2 || o[0].Req != b || o[1].Req != c {
 		t.Errorf("in order: %v", o)
 	}
 

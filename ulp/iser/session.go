@@ -729,8 +729,8 @@ func (s *session) RDMAOp(p *dissect.Packet, op *dissect.RDMAOp) {
 // Close ends the tasks still open, in the order they came.
 func (s *session) Close() {
 	s.tasks.Recycle()
-	for _, t := range s.out.InOrder() {
-		s.finish(t, nil, nil, dissect.NoResponse)
+	for _, o := range s.out.InOrder() {
+		s.finish(o.Req, nil, nil, dissect.NoResponse)
 	}
 }
 

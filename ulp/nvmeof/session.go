@@ -648,8 +648,8 @@ func (s *session) Close() {
 		x.state.kaLive = false
 		s.u.ctrls.end(x)
 	}
-	for _, x := range s.out.InOrder() {
-		s.finish(x, nil, nil, dissect.NoResponse)
+	for _, o := range s.out.InOrder() {
+		s.finish(o.Req, nil, nil, dissect.NoResponse)
 	}
 }
 

@@ -703,8 +703,8 @@ func (s *session) RDMAOp(p *dissect.Packet, op *dissect.RDMAOp) {
 // releases the reassembly buffers.
 func (s *session) Close() {
 	s.reqs.Recycle()
-	for _, x := range s.out.InOrder() {
-		s.finish(x, nil, nil, dissect.NoResponse)
+	for _, o := range s.out.InOrder() {
+		s.finish(o.Req, nil, nil, dissect.NoResponse)
 	}
 	s.release(0)
 	s.release(1)
