@@ -41,9 +41,25 @@ type Exchange struct {
 	Invalidated     bool
 	InvalidatedSTag uint32
 	Outcome         Outcome
+	// Association is the association of connections the exchange's
+	// connection belongs to, when its ULP has one and the capture names
+	// it (NVMe/RDMA: the controller); nil otherwise. It is the ULP's and
+	// stays valid after the call.
+	Association *Association
 	// Detail is the ULP's own record (*Transaction for RPC-over-RDMA),
 	// valid during the call only.
 	Detail any
+}
+
+// Association is what a ULP's association of connections is named by: the
+// initiator's and the target's names and the target's identifier of it.
+// NVMe/RDMA: a controller (NVMe over Fabrics 1.1 "Controller Model": the
+// host and the controller it connected to form an association), named by
+// the host NQN, the subsystem NQN and the CNTLID.
+type Association struct {
+	Initiator string `json:"initiator"`
+	Target    string `json:"target"`
+	ID        uint32 `json:"id"`
 }
 
 // Outcome is how an exchange ended.

@@ -269,6 +269,9 @@ func (c *Capture) Exchange(x *dissect.Exchange) {
 	if x.Invalidated {
 		row.InvalidatedSTag = i64(uint64(x.InvalidatedSTag))
 	}
+	if a := x.Association; a != nil {
+		row.AssociationInitiator, row.AssociationTarget, row.AssociationID = str(a.Initiator), str(a.Target), i64(uint64(a.ID))
+	}
 	c.note(c.exchs.add(row))
 }
 

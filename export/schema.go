@@ -22,7 +22,7 @@ import "time"
 
 // SchemaVersion is the version of the tables' schema: raised when a column
 // or a table is added. Columns are never renamed nor removed.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // MetadataKey is the Parquet key/value metadata key holding SchemaVersion.
 const MetadataKey = "rdmashark.schema_version"
@@ -237,4 +237,10 @@ type Exchange struct {
 	ReadBytes       int64      `parquet:"read_bytes" json:"read_bytes"`
 	WriteBytes      int64      `parquet:"write_bytes" json:"write_bytes"`
 	InvalidatedSTag *int64     `parquet:"invalidated_stag,optional" json:"invalidated_stag"`
+	// The association of connections the exchange belongs to, when its
+	// ULP has one and the capture names it (NVMe/RDMA: the controller:
+	// host NQN, subsystem NQN, CNTLID); NULL otherwise (schema 4).
+	AssociationInitiator *string `parquet:"association_initiator,optional,dict" json:"association_initiator"`
+	AssociationTarget    *string `parquet:"association_target,optional,dict" json:"association_target"`
+	AssociationID        *int64  `parquet:"association_id,optional" json:"association_id"`
 }

@@ -173,6 +173,11 @@ type Connection struct {
 	ulpHead, ulpRow []string
 }
 
+// ULPTable returns the connection's row of its ULP's text table (the
+// ULPData's ULPTable, kept through the spill) and that table's header; nil
+// when its ULP has none.
+func (c *Connection) ULPTable() (head, row []string) { return c.ulpHead, c.ulpRow }
+
 // NewAnalysis builds the document from the snapshot of an engine that has
 // read a capture (Engine.Snapshot).
 func NewAnalysis(file string, eng *dissect.Snapshot) *Analysis {

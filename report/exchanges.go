@@ -84,6 +84,11 @@ type Exchange struct {
 	// "superseded" (a new request with the same key),
 	// "response-without-request".
 	Outcome string `json:"outcome"`
+	// Association is the association of connections the exchange's
+	// connection belongs to, when its ULP has one and the capture names
+	// it (NVMe/RDMA: the controller: initiator the host NQN, target the
+	// subsystem NQN, id the CNTLID); absent otherwise.
+	Association *dissect.Association `json:"association,omitempty"`
 }
 
 // exchRec is an exchange as the list keeps it: flat, its strings the
@@ -100,6 +105,10 @@ type exchRec struct {
 	req, resp         int
 	latency           int64
 	read, write       uint64
+	// The association (hasAssoc): initiator, target, id.
+	hasAssoc               bool
+	assocInit, assocTarget string
+	assocID                uint32
 }
 
 func newExchRec(x *dissect.Exchange) exchRec {
@@ -114,6 +123,9 @@ func newExchRec(x *dissect.Exchange) exchRec {
 	}
 	if !r.invalidated {
 		r.stag = 0
+	}
+	if a := x.Association; a != nil {
+		r.hasAssoc, r.assocInit, r.assocTarget, r.assocID = true, a.Initiator, a.Target, a.ID
 	}
 	return r
 }
@@ -153,6 +165,9 @@ func (r *exchRec) exchange() Exchange {
 	if r.invalidated {
 		s := Hex32(r.stag)
 		x.InvalidatedSTag = &s
+	}
+	if r.hasAssoc {
+		x.Association = &dissect.Association{Initiator: r.assocInit, Target: r.assocTarget, ID: r.assocID}
 	}
 	return x
 }

@@ -100,6 +100,7 @@ const (
 	exchHasStatus = 1 << iota
 	exchOK
 	exchInvalidated
+	exchAssoc
 )
 
 // appendExchRec appends r's binary form.
@@ -114,6 +115,9 @@ func appendExchRec(b []byte, r *exchRec) []byte {
 	if r.invalidated {
 		flags |= exchInvalidated
 	}
+	if r.hasAssoc {
+		flags |= exchAssoc
+	}
 	b = append(b, flags, byte(r.init), byte(r.outcome))
 	b = binary.AppendUvarint(b, uint64(r.conn))
 	b = binary.AppendUvarint(b, r.key)
@@ -123,7 +127,8 @@ func appendExchRec(b []byte, r *exchRec) []byte {
 	b = binary.AppendVarint(b, r.latency)
 	b = binary.AppendUvarint(b, r.read)
 	b = binary.AppendUvarint(b, r.write)
-	for _, s := range [...]string{r.ulp, r.name, r.status} {
+	b = binary.AppendUvarint(b, uint64(r.assocID))
+	for _, s := range [...]string{r.ulp, r.name, r.status, r.assocInit, r.assocTarget} {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
@@ -149,7 +154,7 @@ func (d *exchDecoder) decode(r *exchRec) error {
 		}
 		return err
 	}
-	var u [8]uint64
+	var u [9]uint64
 	for i := range u {
 		var err error
 		if i == 5 {
@@ -163,7 +168,7 @@ func (d *exchDecoder) decode(r *exchRec) error {
 			return errExchCorrupt
 		}
 	}
-	var strs [3]string
+	var strs [5]string
 	for i := range strs {
 		n, err := binary.ReadUvarint(d.r)
 		if err != nil || n > 1<<20 {
@@ -186,7 +191,8 @@ func (d *exchDecoder) decode(r *exchRec) error {
 	*r = exchRec{hasStatus: head[0]&exchHasStatus != 0, ok: head[0]&exchOK != 0, invalidated: head[0]&exchInvalidated != 0,
 		init: dissect.Direction(head[1]), outcome: dissect.Outcome(head[2]),
 		conn: int(u[0]), key: u[1], stag: uint32(u[2]), req: int(u[3]), resp: int(u[4]), latency: int64(u[5]),
-		read: u[6], write: u[7], ulp: strs[0], name: strs[1], status: strs[2]}
+		read: u[6], write: u[7], ulp: strs[0], name: strs[1], status: strs[2],
+		hasAssoc: head[0]&exchAssoc != 0, assocID: uint32(u[8]), assocInit: strs[3], assocTarget: strs[4]}
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"math/rand"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -144,6 +145,12 @@ func randomExchanges(n int, seed int64) []*dissect.Exchange {
 			x.Outcome = []dissect.Outcome{dissect.NoResponse, dissect.Evicted, dissect.Superseded}[rng.Intn(3)]
 		default:
 			x.Latency = time.Duration(rng.Int63n(int64(time.Second)))
+		}
+		if x.ULP == "nvme-rdma" && x.Key%3 != 0 {
+			// A controller (without drawing from rng: the other fields
+			// stay as the seeds made them).
+			x.Association = &dissect.Association{Initiator: "nqn.2014-08.org.nvmexpress:uuid:h" + strconv.Itoa(int(x.Key%5)),
+				Target: "nqn.2026-11.lab:nvme", ID: uint32(x.Key % 7)}
 		}
 		_ = i
 		xs = append(xs, x)

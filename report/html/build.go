@@ -43,6 +43,11 @@ type Page struct {
 	Rules       []RuleView
 	Latency     LatencyChart
 	Chunks      ChunkChart
+	// ULPs are the tables of the upper-layer protocols other than
+	// RPC-over-RDMA (report.ULPTable: NVMe/RDMA's queues with their
+	// controllers, iSER's and SMB Direct's connections), one per ULP in
+	// the order the capture shows them first.
+	ULPs []ULPView
 	// Notes say what the page leaves out and why (its bounds).
 	Notes  []string
 	Errors []string
@@ -61,6 +66,57 @@ type Page struct {
 	// err is the first error of a walk of the document (a connection not
 	// read back from the spill's file); Write returns it.
 	err error
+}
+
+// ULPView is one ULP's table: a row per connection (its ID first), at
+// most MaxULPRows; Omitted counts those left out.
+type ULPView struct {
+	Name    string
+	Anchor  string
+	Head    []string
+	Rows    []ULPRow
+	Omitted int
+}
+
+// ULPRow is one connection's row of a ULPView.
+type ULPRow struct {
+	Conn  int
+	Link  string // its section, "" without a diagram
+	Cells []string
+}
+
+// MaxULPRows bounds the rows of one ULP's table on the page.
+const MaxULPRows = 1000
+
+// addULP adds c's row to the table of its ULP.
+func (p *Page) addULP(c *report.Connection) { addULP(&p.ULPs, c, p.drawn[c.ID]) }
+
+// addULP adds c's row to the table of its ULP in *ulps; drawn: c has a
+// section to link to.
+func addULP(ulps *[]ULPView, c *report.Connection, drawn bool) {
+	head, row := c.ULPTable()
+	if c.ULP == nil || len(row) == 0 {
+		return
+	}
+	var v *ULPView
+	for i := range *ulps {
+		if (*ulps)[i].Name == *c.ULP {
+			v = &(*ulps)[i]
+		}
+	}
+	if v == nil {
+		*ulps = append(*ulps, ULPView{Name: *c.ULP, Anchor: "ulp-" + *c.ULP, Head: head})
+		v = &(*ulps)[len(*ulps)-1]
+	}
+	if len(v.Rows) >= MaxULPRows {
+		v.Omitted++
+		return
+	}
+	r := ULPRow{Conn: c.ID, Cells: row}
+	if drawn {
+		r.Link = "#conn-" + strconv.Itoa(c.ID)
+	}
+	v.Rows = append(v.Rows, r)
 }
 
 // KV is a label and its value.
@@ -183,6 +239,7 @@ func Build(a *report.Analysis, c *Collector) (*Page, error) {
 		}
 		cd := c.conns[ac.ID]
 		if cd == nil {
+			p.addULP(ac)
 			return nil
 		}
 		cv := connView(ac)
@@ -190,6 +247,7 @@ func Build(a *report.Analysis, c *Collector) (*Page, error) {
 		p.Connections = append(p.Connections, cv)
 		p.drawn[ac.ID] = true
 		connNotes = append(connNotes, ladderNotes(ac, cd, c.opts.MaxDetail)...)
+		p.addULP(ac)
 		return nil
 	}, func(f *report.Finding) error {
 		switch f.Severity {

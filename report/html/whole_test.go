@@ -64,6 +64,7 @@ type wholePage struct {
 	Rules                   []RuleView
 	Latency                 LatencyChart
 	Chunks                  ChunkChart
+	ULPs                    []ULPView
 	// Notes say what the page leaves out and why (its bounds).
 	Notes  []string
 	Errors []string
@@ -91,6 +92,7 @@ func refBuild(a *report.Analysis, c *Collector) *wholePage {
 	for i := range a.Connections {
 		ac := &a.Connections[i]
 		cd := c.conns[ac.ID]
+		addULP(&p.ULPs, ac, cd != nil)
 		if cd == nil {
 			continue
 		}

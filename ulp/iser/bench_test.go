@@ -1,13 +1,11 @@
 package iser_test
 
 import (
-	"bytes"
 	"encoding/binary"
-	"os"
 	"testing"
 
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/source"
+	"github.com/rdmashark/rdmashark/internal/ulptest"
 	"github.com/rdmashark/rdmashark/ulp/iser"
 )
 
@@ -15,30 +13,7 @@ import (
 // RoCE capture: time and allocations per pass (compare with
 // BenchmarkEngineNVMe, ulp/nvmeof).
 func BenchmarkEngineISER(b *testing.B) {
-	data, err := os.ReadFile("../../testdata/pcaps/ulp/rxe-iser.pcap")
-	if err != nil {
-		b.Fatal(err)
-	}
-	var packets uint64
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		r, err := source.NewReader(bytes.NewReader(data), "rxe-iser.pcap")
-		if err != nil {
-			b.Fatal(err)
-		}
-		n := 0
-		e := dissect.NewEngine(dissect.Options{ULPs: []dissect.ULP{iser.New()},
-			Exchange: func(*dissect.Exchange) { n++ }})
-		if err := e.Run(r, nil); err != nil {
-			b.Fatal(err)
-		}
-		if n != 151 {
-			b.Fatalf("%d exchanges", n)
-		}
-		packets = e.Stats.Packets
-	}
-	b.ReportMetric(float64(packets), "packets/op")
+	ulptest.Bench(b, "ulp/rxe-iser.pcap", 151, func() []dissect.ULP { return []dissect.ULP{iser.New()} })
 }
 
 // TestSessionAllocatesNothingInSteadyState: once warm, a task's command,

@@ -17,6 +17,17 @@ import (
 // never a finding.
 func Rules() []*check.Rule {
 	applies := check.NeedsULP(Name)
+	neutral := &check.Neutral{ULP: Name, Protocol: "iSER", Requester: "initiator", Responder: "target",
+		Request: "task", Response: "response", Conn: "connection", Tag: "STag", Offset: "offset", Memory: "buffer",
+		Region: func(k dissect.RDMAOpKind) string {
+			if k == dissect.RDMARead {
+				return "Write STag (Data-Out) buffer of a task"
+			}
+			return "Read STag (Data-In) buffer of a task"
+		},
+		AppendKey: AppendKey, KeyText: func(key uint64) string { return fmt.Sprintf("ITT 0x%08x", uint32(key)) },
+		Damaged: damaged, Invalidated: invalidated,
+		Keys: check.NeutralKeys{ByRequester: "by-initiator", NoRequest: "no-task", Foreign: "wrong-stag"}}
 	return []*check.Rule{
 		{
 			ID: "ISER-FLAGS-DIRECTION", Severity: check.Error, ULP: Name,
@@ -32,8 +43,8 @@ memory the target has no business with.`,
 			Evidence: "the connection's SCSI Command PDUs",
 			Applies:  applies, ULPMessage: checkFlagsDirection,
 		},
-		{
-			ID: "ISER-RDMA-BOUNDS", Severity: check.Error, ULP: Name,
+		neutral.Rule(check.NeutralRule{Checks: check.RDMAByRequester | check.RDMAUnadvertised, Rule: check.Rule{
+			ID: "ISER-RDMA-BOUNDS", Severity: check.Error,
 			Reference: "RFC 7145, iSCSI Data Transfer (Data-In by the target's RDMA Write to the Read STag, Data-Out by its RDMA Read from the Write STag)",
 			Summary:   "only the target initiates RDMA, inside the STag, base offset and length an outstanding task advertised",
 			Explanation: `iSER moves a task's data with the target's RDMA operations only: an RDMA Write of
@@ -43,10 +54,9 @@ Write STag and Write Base Offset, up to the data not sent unsolicited. An RDMA
 operation of the initiator, or one outside every outstanding task's advertised
 buffer, reaches memory no task lent.`,
 			Evidence: "the connection's SCSI commands and RDMA operations",
-			Applies:  applies, RDMAOp: checkBounds,
-		},
-		{
-			ID: "ISER-RDMA-AFTER-RESPONSE", Severity: check.Error, ULP: Name,
+		}}),
+		neutral.Rule(check.NeutralRule{Checks: check.RDMAAfterResponse, Rule: check.Rule{
+			ID: "ISER-RDMA-AFTER-RESPONSE", Severity: check.Error,
 			Reference: "RFC 7145, iSCSI Data Transfer and SCSI Response (sent once the task's data has moved)",
 			Summary:   "no RDMA operation targets a task's buffers after its SCSI Response",
 			Explanation: `The target sends the SCSI Response once the task's data has moved; the initiator
@@ -54,10 +64,9 @@ then invalidates the STags (or the Send With Invalidate did) and reuses the
 buffers. An RDMA operation on them afterwards reaches memory the task no longer
 owns.`,
 			Evidence: "the connection's SCSI commands, responses and RDMA operations",
-			Applies:  applies, RDMAOp: checkAfterResponse,
-		},
-		{
-			ID: "ISER-INVALIDATE", Severity: check.Error, ULP: Name,
+		}}),
+		neutral.Rule(check.NeutralRule{Checks: check.InvalidateForeign, Rule: check.Rule{
+			ID: "ISER-INVALIDATE", Severity: check.Error,
 			Reference: "RFC 7145, iSER CM REQ Message Format (SIE) and SCSI Response (Send with Invalidate of the task's STag)",
 			Summary:   "a response comes by Send With Invalidate only when the CM REQ allowed it, and invalidates an STag of the task it answers",
 			Explanation: `The initiator's iSER CM REQ message says whether it accepts Send With Invalidate
@@ -66,8 +75,7 @@ send a task's SCSI Response by Send With Invalidate of the task's Read or Write
 STag. Invalidating when not allowed, or an STag the task did not advertise, tears
 down memory the initiator still uses.`,
 			Evidence: "responses sent With Invalidate, with the connection's CM REQ",
-			Applies:  applies, ULPMessage: checkInvalidate,
-		},
+		}}),
 		{
 			ID: "ISER-UNSOLICITED", Severity: check.Error, ULP: Name,
 			Reference: "RFC 7143, Unsolicited Data and the InitialR2T, ImmediateData and FirstBurstLength keys; RFC 7145, TargetRecvDataSegmentLength and iSCSI Data Transfer",
@@ -185,89 +193,28 @@ func checkFlagsDirection(c *check.Conn, m *dissect.Message) {
 	}
 }
 
-func opText(op *dissect.RDMAOp) string {
-	return fmt.Sprintf("%s of %d bytes at STag 0x%08x offset 0x%x", op.Kind, op.Length, op.STag, op.Offset)
-}
-
-func checkBounds(c *check.Conn, op *dissect.RDMAOp) {
-	if op.Dir == dissect.DirClientToServer {
-		c.Checked()
-		c.Reportf(op.Packets, "by-initiator", "the initiator issued an %s; on iSER only the target moves a task's data", opText(op))
-		return
-	}
-	switch op.Attach.Reason {
-	case dissect.Attached:
-		c.Checked()
-		return
-	case dissect.UnattachedAfterReply:
-		return // ISER-RDMA-AFTER-RESPONSE's case
-	case dissect.UnattachedCaptureGap:
-		c.Skip(check.ReasonCaptureGap)
-		return
-	}
-	if damaged(c) {
-		c.Skip(check.ReasonMidTransaction)
-		return
-	}
-	want := "Read STag (Data-In)"
-	if op.Kind == dissect.RDMARead {
-		want = "Write STag (Data-Out)"
-	}
-	// The task that advertised it may be one the capture lost: judged at
-	// the end of the connection.
-	c.Hold(check.Finding{Packets: op.Packets, Key: op.Kind.String(), Message: fmt.Sprintf(
-		"the target's %s is inside no %s buffer of a task outstanding on the connection", opText(op), want)},
-		dissect.DirClientToServer, 0, dissect.FirstPacket(op.Packets))
-}
-
-func checkAfterResponse(c *check.Conn, op *dissect.RDMAOp) {
-	if op.Dir != dissect.DirServerToClient {
-		return
-	}
-	switch a := &op.Attach; a.Reason {
-	case dissect.Attached:
-		c.Checked()
-	case dissect.UnattachedCaptureGap:
-		c.Skip(check.ReasonCaptureGap)
-	case dissect.UnattachedAfterReply:
-		c.Checked()
-		c.Report(check.Finding{Packets: append(append([]int{}, op.Packets...), a.ReplyPacket), Key: op.Kind.String(), ULP: Name,
-			Exchange: exchangeKey(a.XID), Message: fmt.Sprintf(
-				"the target's %s targets the buffer of the task with ITT 0x%08x after its response (packet %d)", opText(op), a.XID, a.ReplyPacket)})
-	}
-}
-
-func checkInvalidate(c *check.Conn, m *dissect.Message) {
+// invalidated reads a PDU sent With Invalidate for ISER-INVALIDATE: the
+// initiator's CM REQ must have allowed it (SIE), and the response
+// invalidate an STag of the task it answers.
+func invalidated(c *check.Conn, m *dissect.Message) (inv check.Invalidation, ok bool) {
 	r := pduOf(m)
-	if r == nil || r.Initiator || !r.Invalidate {
-		return
+	if r == nil || !r.Invalidate {
+		return inv, false
 	}
-	cn := r.Conn
-	if cn.SendWithInvalidate != nil && !*cn.SendWithInvalidate {
-		c.Checked()
-		c.Reportf(m.Packets, "not-enabled", "a %s came by Send With Invalidate of STag 0x%08x, but the initiator's CM REQ (packet %d, flags 0x%02x) did not allow Send With Invalidate",
-			r.Msg.PDU.Opcode, r.InvalidatedSTag, c.PrivateData[0].Packet, *cn.ReqFlags)
-		return
-	}
-	t := r.Task
-	if t == nil || !r.Response {
-		if damaged(c) {
-			c.Skip(check.ReasonMidTransaction)
-			return
+	inv.What = r.Msg.PDU.Opcode.String()
+	if t := r.Task; t != nil && r.Response && !r.Initiator {
+		inv = check.Invalidation{Answered: true, Key: uint64(t.ITT), Packet: t.Packet, Name: t.Name, What: inv.What,
+			Advertised: t.RSV && t.ReadSTag == r.InvalidatedSTag || t.WSV && t.WriteSTag == r.InvalidatedSTag}
+		if !inv.Advertised {
+			inv.Asked = " (" + stags(t) + ")"
 		}
-		// Its task may be one the capture lost: judged at the end of the
-		// connection.
-		c.Hold(check.Finding{Packets: m.Packets, Key: "no-task", Message: fmt.Sprintf(
-			"a %s came by Send With Invalidate of STag 0x%08x, but answers no outstanding task that advertised it",
-			r.Msg.PDU.Opcode, r.InvalidatedSTag)}, dissect.DirClientToServer, 0, dissect.FirstPacket(m.Packets))
-		return
 	}
-	c.Checked()
-	if !(t.RSV && t.ReadSTag == r.InvalidatedSTag || t.WSV && t.WriteSTag == r.InvalidatedSTag) {
-		c.Report(check.Finding{Packets: []int{t.Packet, dissect.LastPacket(m.Packets)}, Key: "wrong-stag", ULP: Name, Exchange: exchangeKey(t.ITT),
-			Message: fmt.Sprintf("the response to %s (ITT 0x%08x) invalidated STag 0x%08x, which the task did not advertise (%s)",
-				t.Name, t.ITT, r.InvalidatedSTag, stags(t))})
+	if cn := r.Conn; cn.SendWithInvalidate != nil && !*cn.SendWithInvalidate {
+		inv.BySetUp, inv.NotAllowedKey, inv.NotAllowed = true, "not-enabled", fmt.Sprintf(
+			"a %s came by Send With Invalidate of STag 0x%08x, but the initiator's CM REQ (packet %d, flags 0x%02x) did not allow Send With Invalidate",
+			r.Msg.PDU.Opcode, r.InvalidatedSTag, c.PrivateData[0].Packet, *cn.ReqFlags)
 	}
+	return inv, true
 }
 
 func stags(t *Task) string {

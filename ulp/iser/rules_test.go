@@ -226,6 +226,9 @@ func TestRulesFindWhatBreaksThem(t *testing.T) {
 			r.op(dissect.RDMAWrite, dissect.DirServerToClient, 0x16cd, 0x1000, 4096)
 			return []int{a, r.response(7, 0, true, 0x16ce)}
 		}},
+		{"ISER-INVALIDATE", 0x80, func(r *rig) []int { // the initiator sends With Invalidate (check.Neutral)
+			return []int{r.send(dissect.DirClientToServer, pdu(ctrl, 0, 0, 0, 0, opDataOut, 0x80, 7, make([]byte, 512)), true, 0x16cd)}
+		}},
 		{"ISER-UNSOLICITED", 0x80, func(r *rig) []int { // beyond the target's receive size
 			p := r.write(7, ctrl|wsv, 0x16d0, 0x1000, 65536, 16384)
 			r.op(dissect.RDMARead, dissect.DirServerToClient, 0x16d0, 0x1000, 65536-16384)

@@ -1,7 +1,6 @@
 package iser
 
 import (
-	"sort"
 	"strconv"
 	"time"
 
@@ -47,8 +46,7 @@ type Connection struct {
 	// Data moved: by the target's RDMA Reads (Data-Out) and Writes
 	// (Data-In) attached to the tasks' STags, and as immediate or
 	// unsolicited data in Sends.
-	ReadBytes        uint64 `json:"read_bytes"`
-	WriteBytes       uint64 `json:"write_bytes"`
+	dissect.Moved
 	ImmediateBytes   uint64 `json:"immediate_bytes"`
 	UnsolicitedBytes uint64 `json:"unsolicited_bytes"`
 	// MaxOutstanding is the most tasks awaiting their response at once.
@@ -176,15 +174,7 @@ func (k *Keys) Effective() Effective {
 func (c *Connection) LoginDone() bool { return c.loginFinished && c.firstLoginSeen }
 
 // OpcodeStats sum up the tasks of one name.
-type OpcodeStats struct {
-	Count        uint64        `json:"count"`
-	Errors       uint64        `json:"errors"`
-	Bytes        uint64        `json:"bytes"`
-	Completed    uint64        `json:"completed"`
-	LatencyTotal time.Duration `json:"-"`
-	LatencyMaxNS int64         `json:"latency_max_ns"`
-	LatencyAvgNS int64         `json:"latency_avg_ns"`
-}
+type OpcodeStats = dissect.ExchangeStats
 
 // setUp reads the connection's CM private data.
 func (c *Connection) setUp(dc *dissect.Connection) {
@@ -231,10 +221,8 @@ type Task struct {
 	Packet            int
 	Time              time.Time
 	// ReadBytes and WriteBytes: moved by the RDMA Reads and Writes
-	// attached.
-	ReadBytes, WriteBytes uint64
-	Ops                   int
-	seq                   uint64
+	// attached, Ops how many.
+	dissect.OpsMoved
 }
 
 // ReadRegion and WriteRegion are the memory the task's iSER header
@@ -289,49 +277,14 @@ type PDU struct {
 
 // session is iSER on one connection.
 type session struct {
-	c      *dissect.Connection
-	env    *dissect.Env
-	conn   *Connection
-	out    map[uint32]*Task
-	mem    dissect.Memory[*Task]
-	rec    PDU
-	recs   []*PDU
-	recN   int
-	recPkt int
-	x      dissect.Exchange
-	seq    uint64
-	free   []*Task
-	done   []*Task
-}
-
-func (s *session) recycle() {
-	s.free = append(s.free, s.done...)
-	clear(s.done)
-	s.done = s.done[:0]
-}
-
-func (s *session) newTask() *Task {
-	if n := len(s.free); n > 0 {
-		t := s.free[n-1]
-		s.free = s.free[:n-1]
-		return t
-	}
-	return &Task{}
-}
-
-func (s *session) record(p *dissect.Packet) *PDU {
-	if p == nil {
-		return &s.rec
-	}
-	if p.Number != s.recPkt {
-		s.recPkt, s.recN = p.Number, 0
-	}
-	if s.recN == len(s.recs) {
-		s.recs = append(s.recs, &PDU{})
-	}
-	r := s.recs[s.recN]
-	s.recN++
-	return r
+	c     *dissect.Connection
+	env   *dissect.Env
+	conn  *Connection
+	out   dissect.Outstanding[uint32, Task]
+	mem   dissect.Memory[*Task]
+	recs  dissect.Records[PDU]
+	x     dissect.Exchange
+	tasks dissect.Pool[Task]
 }
 
 // Message takes one Send.
@@ -339,24 +292,20 @@ func (s *session) Message(p *dissect.Packet, m *dissect.Message) {
 	if m.Duplicate {
 		return
 	}
-	if p == nil || p.Number != s.recPkt {
+	if s.recs.NewPacket(p) {
 		// The tasks finished while the last packet was handed out are
 		// free again; not before: the records of a packet that completes
 		// several Sends (iWARP) keep pointing at theirs until the next.
-		s.recycle()
+		s.tasks.Recycle()
 	}
 	cn := s.conn
 	cn.setUp(s.c)
-	r := s.record(p)
+	r := s.recs.Next(p, m)
 	text := r.Text[:0]
 	*r = PDU{Conn: cn, Length: m.Length, Invalidate: m.Invalidate, InvalidatedSTag: m.InvalidatedSTag,
 		Initiator: m.Dir == dissect.DirClientToServer, Text: text}
 	if len(m.Packets) > 0 {
 		r.FirstPacket = m.Packets[0]
-	}
-	m.ULP = r
-	if p != nil {
-		p.ULP = append(p.ULP, r)
 	}
 	r.Err = r.Msg.DecodeFromBytes(m.Data)
 	s.message(m, r)
@@ -411,7 +360,7 @@ func (s *session) request(m *dissect.Message, r *PDU) {
 	case iscsi.OpDataOut:
 		// Data-Out of a task: unsolicited when its TTT is the reserved
 		// one (RFC 7143 section 11.7.4).
-		if t := s.out[pdu.ITT]; t != nil {
+		if t := s.out.Get(pdu.ITT); t != nil {
 			r.Task = t
 			if pdu.TTT() == iscsi.ReservedTag {
 				t.Unsolicited += uint32(len(pdu.Data))
@@ -435,7 +384,7 @@ func (s *session) request(m *dissect.Message, r *PDU) {
 		cn.initiator.take(r.Text, cn, true)
 	}
 	cn.Commands++
-	if old := s.out[pdu.ITT]; old != nil {
+	if old := s.out.Get(pdu.ITT); old != nil {
 		// An ITT is unique among a session's outstanding tasks (RFC
 		// 7143 section 11.2.1.8); a Login or Text continuing a
 		// negotiation reuses the tag of its finished predecessor only.
@@ -443,21 +392,13 @@ func (s *session) request(m *dissect.Message, r *PDU) {
 		cn.ITTReused++
 		s.finish(old, nil, nil, dissect.Superseded)
 	}
-	for len(s.out) > 0 && (s.env.MaxExchanges > 0 && len(s.out) >= s.env.MaxExchanges ||
-		s.env.Budget != nil && !s.env.Budget.ExchangeFits()) {
-		var oldest *Task
-		for _, o := range s.out {
-			if oldest == nil || o.seq < oldest.seq {
-				oldest = o
-			}
-		}
+	for s.env.Full(s.out.Len()) {
 		cn.Evicted++
-		s.finish(oldest, nil, nil, dissect.Evicted)
+		s.finish(s.out.Oldest(), nil, nil, dissect.Evicted)
 	}
-	t := s.newTask()
-	s.seq++
+	t := s.tasks.Get()
 	h := &r.Msg.ISER
-	*t = Task{ITT: pdu.ITT, Opcode: pdu.Opcode, Packet: dissect.LastPacket(m.Packets), Time: m.Time, seq: s.seq}
+	*t = Task{ITT: pdu.ITT, Opcode: pdu.Opcode, Packet: dissect.LastPacket(m.Packets), Time: m.Time}
 	switch pdu.Opcode {
 	case iscsi.OpSCSICommand:
 		cdb := pdu.CDB()
@@ -482,10 +423,8 @@ func (s *session) request(m *dissect.Message, r *PDU) {
 		t.Name = requestName(pdu.Opcode)
 	}
 	r.Task = t
-	s.out[t.ITT] = t
-	if s.env.Budget != nil {
-		s.env.Budget.Opened()
-	}
+	s.out.Put(t.ITT, t)
+	s.env.Opened()
 	cn.outstanding++
 	cn.MaxOutstanding = max(cn.MaxOutstanding, cn.outstanding)
 	r.Outstanding = cn.outstanding
@@ -654,10 +593,10 @@ func (s *session) response(m *dissect.Message, r *PDU) {
 	itt := pdu.ITT
 	switch pdu.Opcode {
 	case iscsi.OpR2T, iscsi.OpAsyncMessage:
-		r.Task = s.out[itt]
+		r.Task = s.out.Get(itt)
 		return
 	case iscsi.OpDataIn:
-		r.Task = s.out[itt]
+		r.Task = s.out.Get(itt)
 		if !pdu.HasStatus() {
 			return
 		}
@@ -669,7 +608,7 @@ func (s *session) response(m *dissect.Message, r *PDU) {
 		// A Reject answers the task of the PDU it rejects, when one is
 		// outstanding (a rejected Data-Out or NOP-Out answers nothing).
 		var ok bool
-		if itt, ok = pdu.RejectedITT(); !ok || s.out[itt] == nil {
+		if itt, ok = pdu.RejectedITT(); !ok || s.out.Get(itt) == nil {
 			return
 		}
 	case iscsi.OpLoginResp, iscsi.OpTextResp:
@@ -689,7 +628,7 @@ func (s *session) response(m *dissect.Message, r *PDU) {
 	}
 	r.Response = true
 	cn.Responses++
-	t := s.out[itt]
+	t := s.out.Get(itt)
 	r.Task = t
 	if t == nil {
 		cn.ResponsesWithoutTask++
@@ -697,7 +636,7 @@ func (s *session) response(m *dissect.Message, r *PDU) {
 			ResponsePacket: dissect.LastPacket(m.Packets), ResponseTime: m.Time, Outcome: dissect.ResponseWithoutRequest,
 			Invalidated: m.Invalidate, InvalidatedSTag: m.InvalidatedSTag}
 		s.status(&s.x, pdu)
-		s.end(&s.x)
+		s.env.End(&s.x)
 		return
 	}
 	s.finish(t, m, pdu, dissect.Responded)
@@ -734,20 +673,15 @@ func (s *session) status(x *dissect.Exchange, pdu *iscsi.PDU) {
 		x.OK, x.Status = true, "Success"
 	}
 	if !x.OK {
-		if s.conn.Errors == nil {
-			s.conn.Errors = map[string]uint64{}
-		}
-		s.conn.Errors[x.Status]++
+		dissect.CountError(&s.conn.Errors, x.Status)
 	}
 }
 
 // finish ends task t: answered by the PDU of Send m, or not (m nil).
 func (s *session) finish(t *Task, m *dissect.Message, pdu *iscsi.PDU, o dissect.Outcome) {
 	cn := s.conn
-	delete(s.out, t.ITT)
-	if s.env.Budget != nil {
-		s.env.Budget.Closed()
-	}
+	s.out.Delete(t.ITT)
+	s.env.Closed()
 	cn.outstanding--
 	rg, rok := t.ReadRegion()
 	wg, wok := t.WriteRegion()
@@ -768,16 +702,8 @@ func (s *session) finish(t *Task, m *dissect.Message, pdu *iscsi.PDU, o dissect.
 	if wok {
 		ret.Add(wg)
 	}
-	st := cn.Opcodes[t.Name]
-	if st == nil {
-		if cn.Opcodes == nil {
-			cn.Opcodes = map[string]*OpcodeStats{}
-		}
-		st = &OpcodeStats{}
-		cn.Opcodes[t.Name] = st
-	}
-	st.Count++
-	st.Bytes += t.ReadBytes + t.WriteBytes + uint64(t.Immediate) + uint64(t.Unsolicited)
+	st := dissect.StatsFor(&cn.Opcodes, t.Name)
+	st.Ended(t.ReadBytes + t.WriteBytes + uint64(t.Immediate) + uint64(t.Unsolicited))
 	e := &s.x
 	*e = dissect.Exchange{ULP: Name, Conn: s.c, Key: uint64(t.ITT), Initiator: dissect.DirClientToServer, Name: t.Name,
 		RequestPacket: t.Packet, RequestTime: t.Time, ReadBytes: t.ReadBytes, WriteBytes: t.WriteBytes, Outcome: o, Detail: t}
@@ -786,58 +712,25 @@ func (s *session) finish(t *Task, m *dissect.Message, pdu *iscsi.PDU, o dissect.
 		e.Latency = m.Time.Sub(t.Time)
 		e.Invalidated, e.InvalidatedSTag = m.Invalidate, m.InvalidatedSTag
 		s.status(e, pdu)
-		st.Completed++
-		st.LatencyTotal += e.Latency
-		st.LatencyMaxNS = max(st.LatencyMaxNS, e.Latency.Nanoseconds())
-		st.LatencyAvgNS = (st.LatencyTotal / time.Duration(st.Completed)).Nanoseconds()
-		if !e.OK {
-			st.Errors++
-		}
+		st.Answered(e.Latency, e.OK)
 	} else if o == dissect.NoResponse {
 		cn.TasksWithoutResponse++
 	}
-	s.end(e)
-	s.done = append(s.done, t)
-}
-
-func (s *session) end(x *dissect.Exchange) {
-	if s.env.Exchange != nil {
-		s.env.Exchange(x)
-	}
+	s.env.End(e)
+	s.tasks.Done(t)
 }
 
 // RDMAOp attaches an RDMA Read or Write to the task STag it served.
 func (s *session) RDMAOp(p *dissect.Packet, op *dissect.RDMAOp) {
 	cn := s.conn
-	ref, ok := s.mem.Find(op)
-	if !ok {
-		cn.UnattachedRDMAOps++
-		// Why none, the same way for every ULP (capture loss included).
-		op.Attach = s.mem.Unattached(op)
-		return
-	}
-	t := ref.Owner
-	op.Attach = dissect.OpAttachment{Owner: t}
-	t.Ops++
-	if op.Kind == dissect.RDMARead {
-		t.ReadBytes += uint64(op.Length)
-		cn.ReadBytes += uint64(op.Length)
-	} else {
-		t.WriteBytes += uint64(op.Length)
-		cn.WriteBytes += uint64(op.Length)
-	}
+	dissect.Attach(&s.mem, op, &cn.Moved, &cn.UnattachedRDMAOps)
 }
 
 // Close ends the tasks still open, in the order they came.
 func (s *session) Close() {
-	s.recycle()
-	open := make([]*Task, 0, len(s.out))
-	for _, t := range s.out {
-		open = append(open, t)
-	}
-	sort.Slice(open, func(i, j int) bool { return open[i].seq < open[j].seq })
-	for _, t := range open {
-		s.finish(t, nil, nil, dissect.NoResponse)
+	s.tasks.Recycle()
+	for _, o := range s.out.InOrder() {
+		s.finish(o.Req, nil, nil, dissect.NoResponse)
 	}
 }
 

@@ -80,7 +80,7 @@ func (u *ulp) Probe(c *dissect.Connection, m *dissect.Message) dissect.Verdict {
 
 // Start begins the analysis of one iSER connection.
 func (u *ulp) Start(c *dissect.Connection, env *dissect.Env) dissect.Session {
-	s := &session{c: c, env: env, conn: &Connection{}, out: map[uint32]*Task{}}
+	s := &session{c: c, env: env, conn: &Connection{}}
 	s.conn.setUp(c)
 	c.ULPData = s.conn
 	return s

@@ -3,15 +3,14 @@ package nvmeof_test
 import (
 	"bufio"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/internal/ulptest"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
-	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/ulp/nvmeof"
 )
 
@@ -19,27 +18,9 @@ func init() { check.Register(nvmeof.Rules()...) }
 
 // run analyses a capture with RPC-over-RDMA and NVMe/RDMA registered, as
 // the command does, and returns the engine, the exchanges and the checks.
-func run(t *testing.T, name string) (*dissect.Engine, []dissect.Exchange, *check.Result) {
+func run(t testing.TB, name string) (*dissect.Engine, []dissect.Exchange, *check.Result) {
 	t.Helper()
-	if !filepath.IsAbs(name) {
-		name = "../../testdata/pcaps/" + name
-	}
-	r, err := source.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var xs []dissect.Exchange
-	ck := check.NewRunner(check.Config{})
-	e := dissect.NewEngine(dissect.Options{
-		ULPs:     []dissect.ULP{dissect.RPCOverRDMA(nfs.NewBinding(), nfs.RDMAPort), nvmeof.New()},
-		Exchange: func(x *dissect.Exchange) { xs = append(xs, *x.Clone()) },
-		Observer: ck,
-	})
-	if err := e.Run(r, func(p *dissect.Packet) error { ck.Packet(p); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	return e, xs, ck.Finish(e.Conns.Connections())
+	return ulptest.Run(t, name, dissect.RPCOverRDMA(nfs.NewBinding(), nfs.RDMAPort), nvmeof.New())
 }
 
 // tsharkRow is one capsule as tshark 4.0 decoded it
@@ -254,5 +235,51 @@ func TestRPCCapturesUntouched(t *testing.T) {
 				t.Fatalf("%s: exchange of %q", name, x.ULP)
 			}
 		}
+	}
+}
+
+// TestExchangesNameTheirController: every exchange of the real capture
+// carries its controller as its association — the host and subsystem
+// NQNs the Connect data named and the controller's CNTLID — and these are
+// what tshark 4.0 decodes there (testdata/tshark/nvme/rxe-nvmeof.data.tsv,
+// gen.sh: nvme.fabrics.cmd.connect.data.hostnqn and .subnqn of the
+// Connect's data, nvme.cmd.identify.ctrl.cntlid of the Identify
+// Controller data the controller returned).
+func TestExchangesNameTheirController(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/tshark/nvme/rxe-nvmeof.data.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	col := map[string]int{}
+	for i, h := range strings.Split(lines[0], "\t") {
+		col[h] = i
+	}
+	var host, sub string
+	cntlid := -1
+	for _, l := range lines[1:] {
+		f := strings.Split(l, "\t")
+		if v := f[col["nvme.fabrics.cmd.connect.data.hostnqn"]]; v != "" {
+			host, sub = v, f[col["nvme.fabrics.cmd.connect.data.subnqn"]]
+		}
+		if v := f[col["nvme.cmd.identify.ctrl.cntlid"]]; v != "" {
+			n, err := strconv.ParseUint(strings.TrimPrefix(v, "0x"), 16, 16)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cntlid = int(n)
+		}
+	}
+	if host == "" || sub == "" || cntlid < 0 {
+		t.Fatalf("tshark: host %q subsystem %q CNTLID %d", host, sub, cntlid)
+	}
+	_, xs, _ := run(t, "ulp/rxe-nvmeof.pcap")
+	for _, x := range xs {
+		if a := x.Association; a == nil || a.Initiator != host || a.Target != sub || a.ID != uint32(cntlid) {
+			t.Fatalf("exchange %d of packet %d: association %+v, want %s %s %d", x.Key, x.RequestPacket, a, host, sub, cntlid)
+		}
+	}
+	if len(xs) != 172 {
+		t.Errorf("%d exchanges", len(xs))
 	}
 }

@@ -41,6 +41,17 @@ type Controller struct {
 	admin *dissect.Connection
 	key   ctrlKey
 	state ctrlState
+	// assoc names it in its exchanges (dissect.Exchange.Association).
+	assoc dissect.Association
+}
+
+// association returns x's name for its exchanges: host NQN, subsystem
+// NQN, CNTLID (nil for no controller).
+func (x *Controller) association() *dissect.Association {
+	if x == nil {
+		return nil
+	}
+	return &x.assoc
 }
 
 // QueueRef names one queue of a controller: its QID and the connection it
@@ -74,6 +85,10 @@ type ctrlState struct {
 	// the Property Get of CSTS that then showed RDY 1 (0: none yet).
 	enabled     bool
 	readyPacket int
+	// shutdown: the host sent a Property Set of CC with SHN not 0 (NVMe
+	// Base 2.0 "Controller Shutdown"): the association is ending, and
+	// the silence after it is no Keep Alive Timer's to judge.
+	shutdown bool
 }
 
 type tbkas uint8
@@ -130,7 +145,8 @@ func (cs *controllers) join(k ctrlKey, c *dissect.Connection, qid uint16, q *Que
 	x := cs.byKey[k]
 	if x == nil || qid == 0 && x.admin != nil {
 		cs.n++
-		x = &Controller{ID: cs.n, CNTLID: k.cntlid, HostNQN: k.host, SubNQN: k.sub, Target: k.target, key: k}
+		x = &Controller{ID: cs.n, CNTLID: k.cntlid, HostNQN: k.host, SubNQN: k.sub, Target: k.target, key: k,
+			assoc: dissect.Association{Initiator: k.host, Target: k.sub, ID: uint32(k.cntlid)}}
 		x.state.all = cs
 		cs.byKey[k] = x
 	}

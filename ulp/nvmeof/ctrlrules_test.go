@@ -202,6 +202,44 @@ func TestKeepAlive(t *testing.T) {
 	}
 }
 
+// NVMe Base 2.0 "Keep Alive Timer", "Controller Shutdown": the silence
+// after the last Keep Alive is judged too, up to the latest NVMe/RDMA
+// packet of the capture (here I/O on another queue 6 s later, which
+// without Traffic Based Keep Alive restarts nothing), unless the host
+// shut the controller down (Property Set of CC with SHN 01b) first: a
+// host that ends the association stops keeping it alive, and its
+// later admin commands are not judged either.
+func TestKeepAliveAfterLastCommand(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		shutdown bool
+		gap      time.Duration
+		want     bool
+	}{
+		{"6 s of silence", false, 6 * time.Second, true},
+		{"4 s of silence", false, 4 * time.Second, false},
+		{"shut down, then 6 s of silence", true, 6 * time.Second, false},
+	} {
+		a := controller(t, 5000)
+		a.identify(1, 0)
+		q := a.ioQueue(2, 1)
+		from := a.keepAlive(2)
+		if tc.shutdown {
+			a.propSetCC(3, 1<<14|1) // SHN 01b: normal shutdown
+		}
+		a.skew += tc.gap
+		q.read(10)
+		last := a.pkt
+		if tc.shutdown {
+			a.propGetCSTS(4, 0) // polling CSTS.SHST, long after
+		}
+		got := a.findings()["NVME-KEEP-ALIVE"]
+		if want := []int{from, last}; tc.want && !slices.Equal(got, want) || !tc.want && len(got) != 0 {
+			t.Errorf("%s: NVME-KEEP-ALIVE on packets %v, want %v: %v", tc.name, got, tc.want, want)
+		}
+	}
+}
+
 // A controller whose admin Connect set KATO 0 has no Keep Alive Timer.
 func TestKeepAliveOff(t *testing.T) {
 	a := controller(t, 0)

@@ -13,17 +13,24 @@ import (
 
 // Rules are NVMe/RDMA's conformance rules, for check.Register. Each cites
 // the section of the NVMe RDMA Transport Specification 1.0, NVMe over
-// Fabrics 1.1 or NVMe Base 2.0 it enforces, by title (the numbers move
-// between revisions, and the ones here were not checked against them). Like every rule they judge
-// what the capture holds and no more: a capture that lacks packets (PSNs
-// skipped, a connection without its set-up) makes the rules that would
-// need them not evaluated, never a finding.
+// Fabrics 1.1 or NVMe Base 2.0 it enforces, by its title in quotes (the
+// numbers move between revisions, and the specifications were not at hand
+// to check numbers against: a title finds the section in any revision).
+// Like every rule they judge what the capture holds and no more: a
+// capture that lacks packets (PSNs skipped, a connection without its
+// set-up) makes the rules that would need them not evaluated, never a
+// finding.
 func Rules() []*check.Rule {
 	applies := check.NeedsULP(Name)
+	neutral := &check.Neutral{ULP: Name, Protocol: "NVMe/RDMA", Requester: "host", Responder: "controller",
+		Request: "command", Response: "completion", Conn: "queue", Tag: "key", Offset: "address", Memory: "memory",
+		Region:    func(dissect.RDMAOpKind) string { return "keyed SGL of a command" },
+		AppendKey: AppendKey, KeyText: func(key uint64) string { return "CID " + strconv.Itoa(int(uint16(key))) },
+		Damaged: damaged, Invalidated: invalidated, Keys: check.NeutralKeys{Foreign: "wrong-key"}}
 	return []*check.Rule{
 		{
 			ID: "NVME-CM-PRIVATE-DATA", Severity: check.Error, ULP: Name,
-			Reference: "NVMe RDMA Transport 1.0, RDMA_CM_REQUEST and RDMA_CM_REPLY Private Data",
+			Reference: "NVMe RDMA Transport 1.0 sections 'RDMA_CM_REQUEST Private Data' and 'RDMA_CM_REPLY Private Data'",
 			Summary:   "the CM REQ and REP carry NVMe/RDMA private data: RECFMT 0, HRQSIZE ≥ HSQSIZE + 1, CRQSIZE ≥ HSQSIZE + 1",
 			Explanation: `An NVMe/RDMA queue is set up by an RDMA-CM exchange whose REQ carries the host's
 private data (RECFMT, QID, HRQSIZE, HSQSIZE, CNTLID) and whose REP carries the
@@ -35,7 +42,7 @@ every submission queue entry, so HRQSIZE and CRQSIZE are at least HSQSIZE + 1.`,
 		},
 		{
 			ID: "NVME-CONNECT-FIRST", Severity: check.Error, ULP: Name,
-			Reference: "NVMe over Fabrics 1.1, Connect Command; NVMe RDMA Transport 1.0, RDMA_CM_REQUEST Private Data",
+			Reference: "NVMe over Fabrics 1.1 section 'Connect Command'; NVMe RDMA Transport 1.0 section 'RDMA_CM_REQUEST Private Data' (QID, HSQSIZE)",
 			Summary:   "the first capsule on a queue is a Fabrics Connect for the QID and SQSIZE its set-up named",
 			Explanation: `A queue is usable only after a Fabrics Connect command: it must be the first
 command capsule the host sends on the RDMA connection, its QID must be the QID of
@@ -45,7 +52,7 @@ the CM REQ, and its SQSIZE the CM REQ's HSQSIZE (both 0's based).`,
 		},
 		{
 			ID: "NVME-CAPSULE-SIZE", Severity: check.Error, ULP: Name,
-			Reference: "NVMe over Fabrics 1.1, Capsules; NVMe RDMA Transport 1.0, Capsule and Data Transfer",
+			Reference: "NVMe over Fabrics 1.1 section 'Capsules'; NVMe RDMA Transport 1.0 section 'Capsule and Data Transfer'",
 			Summary:   "command capsules are a 64-byte SQE plus in-capsule data inside the capsule; response capsules are 16 bytes",
 			Explanation: `On NVMe/RDMA a command capsule is the 64-byte submission queue entry followed by
 any in-capsule data, which an SGL data block with subtype Offset must name within
@@ -56,7 +63,7 @@ transport supports no response data in the capsule).`,
 		},
 		{
 			ID: "NVME-CID-UNIQUE", Severity: check.Error, ULP: Name,
-			Reference: "NVMe Base 2.0, Common Command Format (CID)",
+			Reference: "NVMe Base 2.0 section 'Common Command Format' (Command Identifier)",
 			Summary:   "a command's CID is not that of a command still outstanding on the queue",
 			Explanation: `The Command Identifier and the submission queue together identify a command: the
 host must not reuse a CID while the command with it awaits its completion.`,
@@ -65,7 +72,7 @@ host must not reuse a CID while the command with it awaits its completion.`,
 		},
 		{
 			ID: "NVME-COMPLETION-UNMATCHED", Severity: check.Warning, ULP: Name,
-			Reference: "NVMe Base 2.0, Common Completion Queue Entry (CID)",
+			Reference: "NVMe Base 2.0 section 'Common Completion Queue Entry' (Command Identifier)",
 			Summary:   "every completion answers a command outstanding on the queue",
 			Explanation: `A completion queue entry names the command it completes by CID. A completion with
 no outstanding command of that CID answers nothing the capture shows: a
@@ -75,7 +82,7 @@ controller bug, or a command capsule the capture does not hold.`,
 		},
 		{
 			ID: "NVME-QUEUE-DEPTH", Severity: check.Error, ULP: Name,
-			Reference: "NVMe RDMA Transport 1.0, RDMA_CM_REQUEST Private Data (HSQSIZE); NVMe Base 2.0, Full Queue",
+			Reference: "NVMe RDMA Transport 1.0 section 'RDMA_CM_REQUEST Private Data' (HSQSIZE); NVMe Base 2.0 section 'Full Queue'",
 			Summary:   "commands outstanding at once are at most HSQSIZE + 1",
 			Explanation: `The host's submission queue holds HSQSIZE + 1 entries (HSQSIZE is 0's based);
 over RDMA the controller has posted receive buffers for that many capsules. A host
@@ -83,20 +90,19 @@ with more commands outstanding overruns them.`,
 			Evidence: "the connection's set-up and command capsules",
 			Applies:  applies, ULPMessage: checkQueueDepth,
 		},
-		{
-			ID: "NVME-INV-KEY", Severity: check.Error, ULP: Name,
-			Reference: "NVMe RDMA Transport 1.0, Keyed SGL Data Block Descriptor (Invalidate Key)",
+		neutral.Rule(check.NeutralRule{Checks: check.InvalidateForeign, Rule: check.Rule{
+			ID: "NVME-INV-KEY", Severity: check.Error,
+			Reference: "NVMe RDMA Transport 1.0 section 'Keyed SGL Data Block Descriptor' (subtype Invalidate Key)",
 			Summary:   "a completion Send With Invalidate invalidates exactly the key its command asked to invalidate",
 			Explanation: `The host asks for remote invalidation per command, with a keyed SGL data block of
 subtype Invalidate Key; the controller may then send the completion by Send With
 Invalidate of that key. Invalidating another key, or for a command that did not ask,
 tears down memory the host still uses (Linux hosts reset the controller).`,
 			Evidence: "completions sent With Invalidate",
-			Applies:  applies, ULPMessage: checkInvalidateKey,
-		},
+		}}),
 		{
 			ID: "NVME-KEEP-ALIVE", Severity: check.Warning, ULP: Name,
-			Reference: "NVMe Base 2.0, Keep Alive Timer, Keep Alive command, Identify Controller (CTRATT.TBKAS); NVMe over Fabrics 1.1, Connect Command (KATO)",
+			Reference: "NVMe Base 2.0 sections 'Keep Alive Timer', 'Keep Alive command', 'Identify Controller data structure' (CTRATT.TBKAS) and 'Controller Shutdown' (CC.SHN); NVMe over Fabrics 1.1 section 'Connect Command' (KATO)",
 			Summary:   "while a controller is connected, the host restarts its Keep Alive Timer within KATO",
 			Explanation: `The admin queue's Connect sets the Keep Alive Timeout (KATO, ms; 0 turns the timer
 off). The controller's Keep Alive Timer starts when that Connect completes and
@@ -108,7 +114,11 @@ completion came since and the controller has TBKAS. A gap longer than KATO befor
 admin-queue command is a warning: the controller may already have given up. Under
 Traffic Based Keep Alive, and without an Identify Controller in the capture to say
 whether it applies, any command or completion of the controller's queues is taken to
-restart the timer. The silence after the last command of the capture is not judged.`,
+restart the timer. The silence after the last command is judged too, when the admin
+queue ends (or the capture does), up to the latest NVMe/RDMA packet of the capture —
+unless the host shut the controller down (a Property Set of CC with SHN not 0, NVMe
+Base 2.0 "Controller Shutdown"): from then on the host need not keep the association
+alive, and neither the silence nor later admin commands are judged.`,
 			Evidence: "the admin queue's Connect and its commands; with Traffic Based Keep Alive, the I/O queues' commands",
 			Applies: func(c *check.Conn) string {
 				if why := applies(c); why != "" {
@@ -125,11 +135,11 @@ restart the timer. The silence after the last command of the capture is not judg
 				}
 				return ""
 			},
-			ULPMessage: checkKeepAlive,
+			ULPMessage: checkKeepAlive, End: checkKeepAliveTail,
 		},
 		{
 			ID: "NVME-SQHD", Severity: check.Warning, ULP: Name,
-			Reference: "NVMe Base 2.0, Completion Queue Entry (SQ Head Pointer), Submission Queue Head Pointer; NVMe over Fabrics 1.1, Connect Command (SQSIZE, CATTR), SQ Flow Control",
+			Reference: "NVMe Base 2.0 sections 'Common Completion Queue Entry' (SQ Head Pointer) and 'Submission Queue Head Pointer'; NVMe over Fabrics 1.1 sections 'Connect Command' (SQSIZE, CATTR) and 'SQ Flow Control'",
 			Summary:   "a completion's SQHD advances modulo the queue size and never past the entries the host submitted",
 			Explanation: `Each completion carries the SQ Head Pointer: the submission queue entry the
 controller will consume next. The host fills the queue in order, one entry a command
@@ -153,7 +163,7 @@ option) SQHD is reserved (Linux targets send FFFFh) and the rule is not evaluate
 		},
 		{
 			ID: "NVME-IO-BEFORE-ENABLE", Severity: check.Warning, ULP: Name,
-			Reference: "NVMe Base 2.0, Controller Initialization (Message-Based Transport: CC.EN, CSTS.RDY, then the I/O queues); NVMe over Fabrics 1.1, Connect Command, Property Set, Property Get",
+			Reference: "NVMe Base 2.0 section 'Controller Initialization' (Message-Based Transport: CC.EN, CSTS.RDY, then the I/O queues); NVMe over Fabrics 1.1 sections 'Connect Command', 'Property Set Command' and 'Property Get Command'",
 			Summary:   "an I/O queue is connected only after its controller's admin queue set CC.EN to 1 and saw CSTS.RDY 1",
 			Explanation: `A host brings a controller up on its admin queue: Connect, Property Set of CC
 (offset 14h) with EN 1, then Property Get of CSTS (offset 1Ch) until RDY is 1. Only
@@ -174,37 +184,34 @@ of that admin queue before it.`,
 			},
 			ULPMessage: checkIOBeforeEnable,
 		},
-		{
-			ID: "NVME-RDMA-BY-HOST", Severity: check.Error, ULP: Name,
-			Reference: "NVMe RDMA Transport 1.0, Data Transfer (RDMA Read and Write by the controller)",
+		neutral.Rule(check.NeutralRule{Checks: check.RDMAByRequester, Rule: check.Rule{
+			ID: "NVME-RDMA-BY-HOST", Severity: check.Error,
+			Reference: "NVMe RDMA Transport 1.0 section 'Data Transfer' (RDMA Read and Write by the controller)",
 			Summary:   "only the controller initiates RDMA Read and Write",
 			Explanation: `The host advertises memory with keyed SGL data blocks and the controller moves the
 data: RDMA Read for host-to-controller data, RDMA Write for controller-to-host
 data. The host initiates none.`,
 			Evidence: "the connection's RDMA operations",
-			Applies:  applies, RDMAOp: checkByHost,
-		},
-		{
-			ID: "NVME-RDMA-UNADVERTISED", Severity: check.Error, ULP: Name,
-			Reference: "NVMe RDMA Transport 1.0, Data Transfer (RDMA Read and Write by the controller)",
+		}}),
+		neutral.Rule(check.NeutralRule{Checks: check.RDMAUnadvertised, Rule: check.Rule{
+			ID: "NVME-RDMA-UNADVERTISED", Severity: check.Error,
+			Reference: "NVMe RDMA Transport 1.0 section 'Data Transfer' (RDMA Read and Write by the controller)",
 			Summary:   "an RDMA Read or Write of the controller falls inside a keyed SGL of an outstanding command",
 			Explanation: `Every RDMA operation of the controller moves data of one command: it must fall
 inside the keyed SGL data block (address, length, key) of a command still
 outstanding on the queue, Read for host-to-controller and Write for
 controller-to-host data.`,
 			Evidence: "the connection's commands and RDMA operations",
-			Applies:  applies, RDMAOp: checkAdvertised,
-		},
-		{
-			ID: "NVME-RDMA-AFTER-COMPLETION", Severity: check.Error, ULP: Name,
-			Reference: "NVMe over Fabrics 1.1, Data Transfers; NVMe RDMA Transport 1.0, Data Transfer",
+		}}),
+		neutral.Rule(check.NeutralRule{Checks: check.RDMAAfterResponse, Rule: check.Rule{
+			ID: "NVME-RDMA-AFTER-COMPLETION", Severity: check.Error,
+			Reference: "NVMe over Fabrics 1.1 section 'Data Transfers'; NVMe RDMA Transport 1.0 section 'Data Transfer'",
 			Summary:   "no RDMA operation targets a command's memory after its completion",
 			Explanation: `The controller sends the completion once the command's data has moved; the host
 then reuses or invalidates the memory. An RDMA operation on it afterwards reaches
 memory the command no longer owns.`,
 			Evidence: "the connection's commands and RDMA operations",
-			Applies:  applies, RDMAOp: checkAfterCompletion,
-		},
+		}}),
 	}
 }
 
@@ -359,37 +366,29 @@ func checkQueueDepth(c *check.Conn, m *dissect.Message) {
 	}
 }
 
-func checkInvalidateKey(c *check.Conn, m *dissect.Message) {
+// invalidated reads a capsule sent With Invalidate for NVME-INV-KEY: the
+// command its completion answers, which must have asked for remote
+// invalidation (keyed SGL subtype Invalidate Key) of exactly that key.
+func invalidated(c *check.Conn, m *dissect.Message) (inv check.Invalidation, ok bool) {
 	r := capsuleOf(m)
-	if r == nil || r.Command || !r.Invalidate || r.Err != nil {
-		return
+	if r == nil || !r.Invalidate || r.Err != nil {
+		return inv, false
 	}
 	x := r.Request
-	if x == nil {
-		if damaged(c) {
-			c.Skip(check.ReasonMidTransaction)
-		}
-		return
+	if x == nil || r.Command {
+		return inv, true
 	}
-	// The command matched by CID may not be the one completed when the
-	// capture lost part of either stream since it (the completion of the
-	// command matched, or a later command with its CID): then these are
-	// judged at the end of the connection, and not when it did.
-	from, to := x.Packet, dissect.FirstPacket(m.Packets)
+	inv = check.Invalidation{Answered: true, Key: r.Queue.key(x.CID), Packet: x.Packet, Name: x.Name,
+		Advertised: x.SGL.Key == r.InvalidatedSTag}
 	switch {
-	case x.SGL.InvalidateKey() && x.SGL.Key == r.InvalidatedSTag:
-		c.Checked()
 	case !x.SGL.InvalidateKey():
-		c.Hold(check.Finding{Packets: []int{x.Packet, dissect.LastPacket(m.Packets)}, Key: "not-asked", ULP: Name,
-			Exchange: exchangeKey(r.Queue, x.CID), Message: fmt.Sprintf(
-				"the completion of %s (CID %d) came by Send With Invalidate of key 0x%08x, but the command's SGL (%s, subtype %s) did not ask for remote invalidation",
-				x.Name, x.CID, r.InvalidatedSTag, x.SGL.Type, x.SGL.Subtype)}, dissect.DirUnknown, from, to)
-	default:
-		c.Hold(check.Finding{Packets: []int{x.Packet, dissect.LastPacket(m.Packets)}, Key: "wrong-key", ULP: Name,
-			Exchange: exchangeKey(r.Queue, x.CID), Message: fmt.Sprintf(
-				"the completion of %s (CID %d) invalidated key 0x%08x; the command asked to invalidate key 0x%08x",
-				x.Name, x.CID, r.InvalidatedSTag, x.SGL.Key)}, dissect.DirUnknown, from, to)
+		inv.NotAllowedKey, inv.NotAllowed = "not-asked", fmt.Sprintf(
+			"the completion of %s (CID %d) came by Send With Invalidate of key 0x%08x, but the command's SGL (%s, subtype %s) did not ask for remote invalidation",
+			x.Name, x.CID, r.InvalidatedSTag, x.SGL.Type, x.SGL.Subtype)
+	case !inv.Advertised:
+		inv.Asked = fmt.Sprintf("; it asked to invalidate key 0x%08x", x.SGL.Key)
 	}
+	return inv, true
 }
 
 func checkKeepAlive(c *check.Conn, m *dissect.Message) {
@@ -418,6 +417,32 @@ func checkKeepAlive(c *check.Conn, m *dissect.Message) {
 		"%v without a %s to controller %d (CNTLID %d) before this %s: longer than its KATO of %d ms",
 		r.KeepAliveGap.Round(time.Millisecond), what, x.ID, x.CNTLID, r.Request.Name, x.KATO)},
 		dissect.DirClientToServer, r.KeepAliveFrom, to)
+}
+
+// checkKeepAliveTail judges the silence at the end of an association
+// (Queue.KeepAliveTail): the capture must hold every command that could
+// have restarted the timer in it.
+func checkKeepAliveTail(c *check.Conn) {
+	q := queueOf(c)
+	if q == nil || q.KeepAliveTail == nil || q.Controller == nil {
+		return
+	}
+	t, x := q.KeepAliveTail, q.Controller
+	// Findings of End rules are final: what the capture lost is known.
+	if c.Lost[dissect.DirClientToServer.Index()].Between(t.From, t.To) || x.state.tbkas != tbkasNo && x.ioLost(t.From, t.To) {
+		c.Skip(check.ReasonCaptureGap)
+		return
+	}
+	c.Checked()
+	if kato := time.Duration(x.KATO) * time.Millisecond; t.Gap <= kato {
+		return
+	}
+	what := "Keep Alive"
+	if x.state.tbkas != tbkasNo {
+		what = "command"
+	}
+	c.Reportf([]int{t.From, t.To}, "gap-end", "%v without a %s to controller %d (CNTLID %d) until the last NVMe/RDMA packet of the capture, with no shutdown: longer than its KATO of %d ms",
+		t.Gap.Round(time.Millisecond), what, x.ID, x.CNTLID, x.KATO)
 }
 
 func checkSQHD(c *check.Conn, m *dissect.Message) {
@@ -482,61 +507,4 @@ func checkIOBeforeEnable(c *check.Conn, m *dissect.Message) {
 		Exchange: exchangeKey(r.Queue, r.Cpl.CID), Message: fmt.Sprintf(
 			"the Connect of I/O queue %d to controller %d (CNTLID %d) came before its admin queue (connection %d) had %s",
 			r.Queue.Connect.QID, x.ID, x.CNTLID, a.ID, why)})
-}
-
-func opText(op *dissect.RDMAOp) string {
-	return fmt.Sprintf("%s of %d bytes at key 0x%08x address 0x%x", op.Kind, op.Length, op.STag, op.Offset)
-}
-
-func checkByHost(c *check.Conn, op *dissect.RDMAOp) {
-	c.Checked()
-	if op.Dir == dissect.DirClientToServer {
-		c.Reportf(op.Packets, op.Kind.String(), "the host initiated an %s; on NVMe/RDMA only the controller moves data", opText(op))
-	}
-}
-
-func checkAdvertised(c *check.Conn, op *dissect.RDMAOp) {
-	if op.Dir != dissect.DirServerToClient {
-		return
-	}
-	switch op.Attach.Reason {
-	case dissect.Attached:
-		c.Checked()
-		return
-	case dissect.UnattachedAfterReply:
-		return // NVME-RDMA-AFTER-COMPLETION's case
-	case dissect.UnattachedCaptureGap:
-		c.Skip(check.ReasonCaptureGap)
-		return
-	}
-	if damaged(c) {
-		c.Skip(check.ReasonMidTransaction)
-		return
-	}
-	// The command that advertised it may be one the capture lost: judged
-	// at the end of the connection.
-	first := 0
-	if len(op.Packets) > 0 {
-		first = op.Packets[0]
-	}
-	c.Hold(check.Finding{Packets: op.Packets, Key: op.Kind.String(), Message: fmt.Sprintf(
-		"the controller's %s is inside no keyed SGL of a command outstanding on the queue", opText(op))}, dissect.DirClientToServer, 0, first)
-}
-
-func checkAfterCompletion(c *check.Conn, op *dissect.RDMAOp) {
-	if op.Dir != dissect.DirServerToClient {
-		return
-	}
-	switch a := &op.Attach; a.Reason {
-	case dissect.Attached:
-		c.Checked()
-	case dissect.UnattachedCaptureGap:
-		c.Skip(check.ReasonCaptureGap)
-	case dissect.UnattachedAfterReply:
-		c.Checked()
-		cid := uint16(a.XID)
-		c.Report(check.Finding{Packets: append(append([]int{}, op.Packets...), a.ReplyPacket), Key: op.Kind.String(), ULP: Name,
-			Exchange: string(AppendKey(nil, uint64(a.XID))), Message: fmt.Sprintf(
-				"the controller's %s targets the memory of the command with CID %d after its completion (packet %d)", opText(op), cid, a.ReplyPacket)})
-	}
 }

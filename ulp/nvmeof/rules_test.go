@@ -196,6 +196,11 @@ func TestRulesFindWhatBreaksThem(t *testing.T) {
 			a := r.command(ioRead, 2, 0x8000, 512, 0x22, address, 0, 0, 0)
 			return []int{a, r.completion(2, 0, true, 0x22)}
 		}},
+		{"NVME-INV-KEY", cmReq(1, 32, 31), func(r *rig) []int { // the host sends With Invalidate (check.Neutral)
+			r.connect(1, 31)
+			r.completion(1, 0, false, 0)
+			return []int{r.send(dissect.DirClientToServer, sqe(ioRead, 2, 0, 0x8000, 512, 0x22), true, 0x77)}
+		}},
 		{"NVME-RDMA-BY-HOST", cmReq(1, 32, 31), func(r *rig) []int {
 			r.connect(1, 31)
 			return []int{r.op(dissect.RDMAWrite, dissect.DirClientToServer, 0x55, 0, 64)}

@@ -48,8 +48,7 @@ type Queue struct {
 	// Data moved: by RDMA Read (host to controller) and RDMA Write
 	// (controller to host) attached to the commands' keyed SGLs, and in
 	// the command capsules themselves.
-	ReadBytes      uint64 `json:"read_bytes"`
-	WriteBytes     uint64 `json:"write_bytes"`
+	dissect.Moved
 	InCapsuleBytes uint64 `json:"in_capsule_bytes"`
 	// MaxOutstanding is the queue depth reached: the most commands
 	// awaiting their completion at once.
@@ -83,6 +82,19 @@ type Queue struct {
 	// connectSeen: the queue's first command capsule was seen (Connect or
 	// not).
 	firstCommand bool
+	// KeepAliveTail is, on the admin queue of a controller whose Keep
+	// Alive Timer ran when the queue ended with no shutdown, the silence
+	// after the timer last restarted (NVME-KEEP-ALIVE).
+	KeepAliveTail *KeepAliveTail `json:"-"`
+}
+
+// KeepAliveTail is the silence at the end of a controller's association:
+// from the Keep Alive Timer's last restart (packet From) to the latest
+// NVMe/RDMA packet of the capture when the admin queue ended (To), Gap
+// long.
+type KeepAliveTail struct {
+	From, To int
+	Gap      time.Duration
 }
 
 // ConnectInfo is what a queue's Fabrics Connect said.
@@ -118,16 +130,11 @@ type IdentifyInfo struct {
 	InCapsuleDataSize int `json:"in_capsule_data_size"`
 }
 
-// OpcodeStats sum up the commands of one name.
+// OpcodeStats sum up the commands of one name: count, errors, bytes (RDMA
+// and in-capsule data moved) and latency, command to completion, of the
+// completed ones (dissect.ExchangeStats), with the latency's quantiles.
 type OpcodeStats struct {
-	Count  uint64 `json:"count"`
-	Errors uint64 `json:"errors"`
-	Bytes  uint64 `json:"bytes"` // RDMA and in-capsule data moved
-	// Latency, command to completion, of the completed ones.
-	Completed    uint64        `json:"completed"`
-	LatencyTotal time.Duration `json:"-"`
-	LatencyMaxNS int64         `json:"latency_max_ns"`
-	LatencyAvgNS int64         `json:"latency_avg_ns"`
+	dissect.ExchangeStats
 	// LatencyP50NS and LatencyP99NS are the median and 99th percentile,
 	// from a bounded log histogram (dissect.Histogram: 8 buckets an
 	// octave, the upper edge of the quantile's bucket, never above the
@@ -212,18 +219,15 @@ type Command struct {
 	// Packet and Time: the Send that carried the capsule.
 	Packet int
 	Time   time.Time
-	// ReadBytes, WriteBytes: moved by the RDMA operations attached;
-	// InCapsule: carried in the capsule.
-	ReadBytes, WriteBytes uint64
-	InCapsule             int
-	// Ops counts the RDMA operations attached.
-	Ops int
+	// ReadBytes, WriteBytes: moved by the RDMA operations attached, Ops
+	// how many they were; InCapsule: carried in the capsule.
+	dissect.OpsMoved
+	InCapsule int
 	// Controller is the controller of the command's queue (nil when not
 	// known: before the queue's Connect completed).
 	Controller *Controller
 	// Prop is a Property Get or Set's offset and value.
 	Prop nvme.PropertyCommand
-	seq  uint64
 }
 
 // Capsule is the record of one Send of an NVMe/RDMA queue
@@ -289,38 +293,14 @@ type session struct {
 	c       *dissect.Connection
 	env     *dissect.Env
 	q       *Queue
-	out     map[uint16]*Command
+	out     dissect.Outstanding[uint16, Command]
 	mem     dissect.Memory[*Command]
-	rec     Capsule
-	// recs are the records of the Sends the current packet (recPkt)
-	// completed, recN of them in use: each stays valid, in
-	// dissect.Packet.ULP, until the next packet.
-	recs   []*Capsule
-	recN   int
-	recPkt int
-	x      dissect.Exchange
-	seq    uint64
-	// free are command records for reuse.
-	free []*Command
-	// done are the records finished while the current Send was handed
-	// out: reused from the next Send on.
-	done []*Command
-}
-
-func (s *session) recycle() {
-	s.free = append(s.free, s.done...)
-	clear(s.done)
-	s.done = s.done[:0]
-}
-
-func (s *session) newCommand() *Command {
-	if n := len(s.free); n > 0 {
-		c := s.free[n-1]
-		s.free = s.free[:n-1]
-		*c = Command{}
-		return c
-	}
-	return &Command{}
+	// recs are the records of the Sends the current packet completed:
+	// each stays valid, in dissect.Packet.ULP, until the next packet.
+	recs dissect.Records[Capsule]
+	x    dissect.Exchange
+	// cmds are the command records, reused.
+	cmds dissect.Pool[Command]
 }
 
 // Message takes one Send: a command from the host, a completion from the
@@ -329,17 +309,20 @@ func (s *session) Message(p *dissect.Packet, m *dissect.Message) {
 	if m.Duplicate {
 		return // a go-back-N replay: already counted
 	}
-	s.recycle()
+	s.u.saw(dissect.LastPacket(m.Packets), m.Time)
+	if s.recs.NewPacket(p) {
+		// The commands finished while the last packet was handed out
+		// are free again; not before: the records of a packet that
+		// completes several Sends (iWARP) keep pointing at theirs until
+		// the next.
+		s.cmds.Recycle()
+	}
 	q := s.q
 	q.setUp(s.c) // the REP may have come after the Start
-	r := s.record(p)
+	r := s.recs.Next(p, m)
 	cmd, cpl := r.Cmd, r.Cpl // keep the decoders' storage
 	*r = Capsule{Queue: q, Cmd: cmd, Cpl: cpl, Length: m.Length,
 		Invalidate: m.Invalidate, InvalidatedSTag: m.InvalidatedSTag}
-	m.ULP = r
-	if p != nil {
-		p.ULP = append(p.ULP, r)
-	}
 	if m.Dir == dissect.DirClientToServer {
 		r.Command = true
 		s.command(m, r)
@@ -355,23 +338,6 @@ func (s *session) Message(p *dissect.Packet, m *dissect.Message) {
 		s.counted = true
 		s.u.ctrls.unnamed(s.c.Server.Address)
 	}
-}
-
-// record returns a record for a Send that packet p completed (the scratch
-// record without a packet, at the end of the input).
-func (s *session) record(p *dissect.Packet) *Capsule {
-	if p == nil {
-		return &s.rec
-	}
-	if p.Number != s.recPkt {
-		s.recPkt, s.recN = p.Number, 0
-	}
-	if s.recN == len(s.recs) {
-		s.recs = append(s.recs, &Capsule{})
-	}
-	r := s.recs[s.recN]
-	s.recN++
-	return r
 }
 
 func (s *session) command(m *dissect.Message, r *Capsule) {
@@ -394,7 +360,7 @@ func (s *session) command(m *dissect.Message, r *Capsule) {
 			q.connectData(c.InCapsule)
 		}
 	}
-	if old := s.out[c.CID]; old != nil {
+	if old := s.out.Get(c.CID); old != nil {
 		// A CID must be unique among the outstanding commands of a
 		// queue (NVMe Base 2.0 "Command Identifier"): the old command is
 		// over, unanswered.
@@ -402,35 +368,25 @@ func (s *session) command(m *dissect.Message, r *Capsule) {
 		q.CIDReused++
 		s.finish(old, nil, nil, dissect.Superseded)
 	}
-	for len(s.out) > 0 && (s.env.MaxExchanges > 0 && len(s.out) >= s.env.MaxExchanges ||
-		s.env.Budget != nil && !s.env.Budget.ExchangeFits()) {
+	for s.env.Full(s.out.Len()) {
 		// Past the queue's bound or the buffer budget: the oldest
 		// command is given up.
-		var oldest *Command
-		for _, o := range s.out {
-			if oldest == nil || o.seq < oldest.seq {
-				oldest = o
-			}
-		}
 		q.Evicted++
-		s.finish(oldest, nil, nil, dissect.Evicted)
+		s.finish(s.out.Oldest(), nil, nil, dissect.Evicted)
 	}
 	if q.sqOn {
 		q.sqSubmitted++
 	}
 	s.keepAlive(m, r)
-	x := s.newCommand()
-	s.seq++
+	x := s.cmds.Get()
 	*x = Command{CID: c.CID, OPC: c.OPC, FCTYPE: c.FCTYPE, CDW10: c.CDW10, Name: c.Name(q.Admin()), SGL: c.SGL1, Transfer: c.Transfer(),
-		Packet: dissect.LastPacket(m.Packets), Time: m.Time, InCapsule: len(c.InCapsule), seq: s.seq, Controller: q.Controller}
+		Packet: dissect.LastPacket(m.Packets), Time: m.Time, InCapsule: len(c.InCapsule), Controller: q.Controller}
 	if c.IsFabrics() && (c.FCTYPE == nvme.FabricsPropertySet || c.FCTYPE == nvme.FabricsPropertyGet) {
 		x.Prop = c.Property()
 	}
 	r.Request = x
-	s.out[c.CID] = x
-	if s.env.Budget != nil {
-		s.env.Budget.Opened()
-	}
+	s.out.Put(c.CID, x)
+	s.env.Opened()
 	q.outstanding++
 	q.MaxOutstanding = max(q.MaxOutstanding, q.outstanding)
 	r.Outstanding = q.outstanding
@@ -451,7 +407,9 @@ func (s *session) command(m *dissect.Message, r *Capsule) {
 // through command r.
 func (s *session) keepAlive(m *dissect.Message, r *Capsule) {
 	x := s.q.Controller
-	if x == nil || x.KATO == 0 || !x.state.kaLive {
+	if x == nil || x.KATO == 0 || !x.state.kaLive || x.state.shutdown {
+		// After a shutdown notification the host need not keep the
+		// association alive.
 		return
 	}
 	st := &x.state
@@ -460,6 +418,13 @@ func (s *session) keepAlive(m *dissect.Message, r *Capsule) {
 	}
 	if st.restartsOn(!r.Cmd.IsFabrics() && s.q.Admin() && nvme.AdminOpcode(r.Cmd.OPC) == nvme.AdminKeepAlive) {
 		st.kaAt, st.kaPacket = m.Time, dissect.FirstPacket(m.Packets)
+	}
+	if c := &r.Cmd; s.q.Admin() && c.IsFabrics() && c.FCTYPE == nvme.FabricsPropertySet {
+		if p := c.Property(); p.OFST == nvme.PropertyCC && nvme.CC(p.VALUE).SHN() != 0 {
+			// A shutdown notification: the host ends the association,
+			// and stops keeping it alive.
+			st.shutdown = true
+		}
 	}
 }
 
@@ -502,15 +467,15 @@ func (s *session) completion(m *dissect.Message, r *Capsule) {
 	if m.Invalidate {
 		q.RemoteInvalidations++
 	}
-	x := s.out[r.Cpl.CID]
+	x := s.out.Get(r.Cpl.CID)
 	r.Request = x
 	if x == nil {
 		q.CompletionsWithoutCommand++
 		s.x = dissect.Exchange{ULP: Name, Conn: s.c, Key: s.q.key(r.Cpl.CID), Initiator: dissect.DirClientToServer,
 			ResponsePacket: dissect.LastPacket(m.Packets), ResponseTime: m.Time, Outcome: dissect.ResponseWithoutRequest,
-			Invalidated: m.Invalidate, InvalidatedSTag: m.InvalidatedSTag}
+			Invalidated: m.Invalidate, InvalidatedSTag: m.InvalidatedSTag, Association: q.Controller.association()}
 		s.status(&s.x, &r.Cpl, 0, 0)
-		s.end(&s.x)
+		s.env.End(&s.x)
 		return
 	}
 	r.Latency = m.Time.Sub(x.Time)
@@ -597,10 +562,7 @@ func (s *session) status(x *dissect.Exchange, c *nvme.Completion, opc uint8, fct
 	x.StatusCode = uint32(c.Status.Code())
 	x.OK = c.Status.Success()
 	if !x.OK {
-		if s.q.Errors == nil {
-			s.q.Errors = map[string]uint64{}
-		}
-		s.q.Errors[x.Status]++
+		dissect.CountError(&s.q.Errors, x.Status)
 	}
 }
 
@@ -608,10 +570,8 @@ func (s *session) status(x *dissect.Exchange, c *nvme.Completion, opc uint8, fct
 // (m nil).
 func (s *session) finish(x *Command, m *dissect.Message, cpl *nvme.Completion, o dissect.Outcome) {
 	q := s.q
-	delete(s.out, x.CID)
-	if s.env.Budget != nil {
-		s.env.Budget.Closed()
-	}
+	s.out.Delete(x.CID)
+	s.env.Closed()
 	q.outstanding--
 	if x.SGL.IsKeyed() && x.SGL.Length > 0 {
 		s.mem.Withdraw(x, x.SGL.Key)
@@ -624,65 +584,37 @@ func (s *session) finish(x *Command, m *dissect.Message, cpl *nvme.Completion, o
 	if x.SGL.IsKeyed() {
 		ret.Add(dissect.Region{STag: x.SGL.Key, Offset: x.SGL.Address, Length: x.SGL.Length})
 	}
-	st := q.Opcodes[x.Name]
-	if st == nil {
-		if q.Opcodes == nil {
-			q.Opcodes = map[string]*OpcodeStats{}
-		}
-		st = &OpcodeStats{}
-		q.Opcodes[x.Name] = st
-	}
-	st.Count++
-	st.Bytes += x.ReadBytes + x.WriteBytes + uint64(x.InCapsule)
+	st := dissect.StatsFor(&q.Opcodes, x.Name)
+	st.Ended(x.ReadBytes + x.WriteBytes + uint64(x.InCapsule))
 	e := &s.x
 	*e = dissect.Exchange{ULP: Name, Conn: s.c, Key: s.q.key(x.CID), Initiator: dissect.DirClientToServer, Name: x.Name,
 		RequestPacket: x.Packet, RequestTime: x.Time, ReadBytes: x.ReadBytes, WriteBytes: x.WriteBytes, Outcome: o,
-		Detail: x}
+		Association: x.Controller.association(), Detail: x}
 	if m != nil {
 		e.ResponsePacket, e.ResponseTime = resp, m.Time
 		e.Latency = m.Time.Sub(x.Time)
 		e.Invalidated, e.InvalidatedSTag = m.Invalidate, m.InvalidatedSTag
 		s.status(e, cpl, x.OPC, x.FCTYPE)
-		st.Completed++
-		st.LatencyTotal += e.Latency
-		st.LatencyMaxNS = max(st.LatencyMaxNS, e.Latency.Nanoseconds())
+		st.Answered(e.Latency, e.OK)
 		st.latency.Add(e.Latency)
-		st.LatencyAvgNS = (st.LatencyTotal / time.Duration(st.Completed)).Nanoseconds()
-		if !e.OK {
-			st.Errors++
-		}
 	} else if o == dissect.NoResponse {
 		q.CommandsWithoutCompletion++
 	}
-	s.end(e)
-	s.done = append(s.done, x)
-}
-
-func (s *session) end(x *dissect.Exchange) {
-	if s.env.Exchange != nil {
-		s.env.Exchange(x)
-	}
+	s.env.End(e)
+	s.cmds.Done(x)
 }
 
 // RDMAOp attaches an RDMA Read or Write to the keyed SGL it served.
 func (s *session) RDMAOp(p *dissect.Packet, op *dissect.RDMAOp) {
+	if p != nil {
+		s.u.saw(p.Number, p.Timestamp)
+	}
 	q := s.q
-	ref, ok := s.mem.Find(op)
+	ref, ok := dissect.Attach(&s.mem, op, &q.Moved, &q.UnattachedRDMAOps)
 	if !ok {
-		q.UnattachedRDMAOps++
-		op.Attach = s.mem.Unattached(op)
 		return
 	}
 	x := ref.Owner
-	op.Attach = dissect.OpAttachment{Owner: x}
-	x.Ops++
-	if op.Kind == dissect.RDMARead {
-		x.ReadBytes += uint64(op.Length)
-		q.ReadBytes += uint64(op.Length)
-	} else {
-		x.WriteBytes += uint64(op.Length)
-		q.WriteBytes += uint64(op.Length)
-	}
 	switch {
 	case x.OPC == nvme.OpcodeFabrics && x.FCTYPE == nvme.FabricsConnect && op.Kind == dissect.RDMARead &&
 		op.Offset == x.SGL.Address && len(op.Data) >= nvme.ConnectDataLen:
@@ -704,26 +636,27 @@ func (s *session) RDMAOp(p *dissect.Packet, op *dissect.RDMAOp) {
 
 // Close ends the commands still open, in the order they came.
 func (s *session) Close() {
-	s.recycle()
+	s.cmds.Recycle()
 	if x := s.q.Controller; x != nil && x.admin == s.c {
-		// The association ends with its admin queue.
+		// The association ends with its admin queue: the silence since
+		// the Keep Alive Timer last restarted is judged up to the latest
+		// NVMe/RDMA traffic the capture shows (unless the host shut the
+		// controller down).
+		if st := &x.state; st.kaLive && x.KATO != 0 && !st.shutdown && s.u.lastPacket > st.kaPacket {
+			s.q.KeepAliveTail = &KeepAliveTail{From: st.kaPacket, To: s.u.lastPacket, Gap: s.u.lastTime.Sub(st.kaAt)}
+		}
 		x.state.kaLive = false
 		s.u.ctrls.end(x)
 	}
-	open := make([]*Command, 0, len(s.out))
-	for _, x := range s.out {
-		open = append(open, x)
-	}
-	sort.Slice(open, func(i, j int) bool { return open[i].seq < open[j].seq })
-	for _, x := range open {
-		s.finish(x, nil, nil, dissect.NoResponse)
+	for _, o := range s.out.InOrder() {
+		s.finish(o.Req, nil, nil, dissect.NoResponse)
 	}
 }
 
 // ULPTableHeader and ULPTableRow give the queue's row of analyze's text
 // table (report.ULPTable).
 func (q *Queue) ULPTableHeader() []string {
-	return []string{"QID", "HSQSIZE / HRQSIZE / CRQSIZE", "Controller", "Subsystem", "Cmds / Cpls", "Inv. asked / used", "Depth", "Unpaired", "Latency p50 / p99"}
+	return []string{"QID", "HSQSIZE / HRQSIZE / CRQSIZE", "Controller", "Host", "Subsystem", "Cmds / Cpls", "Inv. asked / used", "Depth", "Unpaired", "Latency p50 / p99"}
 }
 
 // ULPTableRow: see ULPTableHeader.
@@ -734,7 +667,7 @@ func (q *Queue) ULPTableRow() []string {
 		}
 		return strconv.Itoa(int(*v))
 	}
-	qid, cntlid, sub := opt(q.QID), "-", "-"
+	qid, cntlid, host, sub := opt(q.QID), "-", "-", "-"
 	if c := q.Connect; c != nil {
 		if q.QID == nil {
 			qid = strconv.Itoa(int(c.QID))
@@ -746,9 +679,12 @@ func (q *Queue) ULPTableRow() []string {
 		if c.SubNQN != "" {
 			sub = c.SubNQN
 		}
+		if c.HostNQN != "" {
+			host = c.HostNQN
+		}
 	}
 	n := strconv.FormatUint
-	return []string{qid, opt(q.HSQSIZE) + " / " + opt(q.HRQSIZE) + " / " + opt(q.CRQSIZE), cntlid, sub,
+	return []string{qid, opt(q.HSQSIZE) + " / " + opt(q.HRQSIZE) + " / " + opt(q.CRQSIZE), cntlid, host, sub,
 		n(q.Commands, 10) + " / " + n(q.Completions, 10),
 		n(q.RemoteInvalidationRequested, 10) + " / " + n(q.RemoteInvalidations, 10),
 		strconv.Itoa(q.MaxOutstanding),

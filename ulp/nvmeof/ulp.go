@@ -14,6 +14,8 @@
 package nvmeof
 
 import (
+	"time"
+
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/nvme"
 )
@@ -39,6 +41,19 @@ type ulp struct {
 	ports []uint16
 	// ctrls are the controllers of the engine's connections.
 	ctrls controllers
+	// lastTime and lastPacket: the latest packet any queue's session
+	// was handed (what the capture shows of NVMe/RDMA until now), the
+	// end of the silence a closing admin queue's Keep Alive Timer is
+	// judged over.
+	lastTime   time.Time
+	lastPacket int
+}
+
+// saw notes packet n at t as the latest NVMe/RDMA traffic.
+func (u *ulp) saw(n int, t time.Time) {
+	if n > u.lastPacket {
+		u.lastPacket, u.lastTime = n, t
+	}
 }
 
 func (u *ulp) Name() string    { return Name }
@@ -82,7 +97,7 @@ func (u *ulp) Probe(c *dissect.Connection, m *dissect.Message) dissect.Verdict {
 
 // Start begins the analysis of one queue.
 func (u *ulp) Start(c *dissect.Connection, env *dissect.Env) dissect.Session {
-	s := &session{u: u, c: c, env: env, q: &Queue{}, out: map[uint16]*Command{}}
+	s := &session{u: u, c: c, env: env, q: &Queue{}}
 	s.q.setUp(c)
 	c.ULPData = s.q
 	return s

@@ -1,42 +1,17 @@
 package smbdirect_test
 
 import (
-	"bytes"
-	"os"
 	"testing"
 
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/source"
+	"github.com/rdmashark/rdmashark/internal/ulptest"
 	"github.com/rdmashark/rdmashark/ulp/smbdirect"
 )
 
 // BenchmarkEngineSMBDirect: the engine with the SMB Direct plug-in over
 // the real RoCE capture: ns and allocations per packet.
 func BenchmarkEngineSMBDirect(b *testing.B) {
-	data, err := os.ReadFile("../../testdata/pcaps/ulp/rxe-smbdirect.pcap")
-	if err != nil {
-		b.Fatal(err)
-	}
-	var packets uint64
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		r, err := source.NewReader(bytes.NewReader(data), "rxe-smbdirect.pcap")
-		if err != nil {
-			b.Fatal(err)
-		}
-		n := 0
-		e := dissect.NewEngine(dissect.Options{ULPs: []dissect.ULP{smbdirect.New()},
-			Exchange: func(*dissect.Exchange) { n++ }})
-		if err := e.Run(r, nil); err != nil {
-			b.Fatal(err)
-		}
-		if n != 135 {
-			b.Fatalf("%d exchanges", n)
-		}
-		packets = e.Stats.Packets
-	}
-	b.ReportMetric(float64(packets), "packets/op")
+	ulptest.Bench(b, "ulp/rxe-smbdirect.pcap", 135, func() []dissect.ULP { return []dissect.ULP{smbdirect.New()} })
 }
 
 // TestSessionAllocatesNothingInSteadyState: once its records and request

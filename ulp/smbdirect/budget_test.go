@@ -5,7 +5,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/source"
+	"github.com/rdmashark/rdmashark/internal/ulptest"
 	"github.com/rdmashark/rdmashark/ulp/smbdirect"
 )
 
@@ -15,17 +15,7 @@ import (
 // that would need the lost messages are not evaluated rather than finding
 // anything.
 func TestBudgetCutsReassembly(t *testing.T) {
-	r, err := source.Open("../../testdata/pcaps/ulp/rxe-smbdirect.pcap")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	ck := check.NewRunner(check.Config{})
-	e := dissect.NewEngine(dissect.Options{ULPs: []dissect.ULP{smbdirect.New()}, MaxBufferedBytes: 8 << 10, Observer: ck})
-	if err := e.Run(r, func(p *dissect.Packet) error { ck.Packet(p); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	res := ck.Finish(e.Conns.Connections())
+	e, _, res := ulptest.RunWith(t, "ulp/rxe-smbdirect.pcap", dissect.Options{ULPs: []dissect.ULP{smbdirect.New()}, MaxBufferedBytes: 8 << 10})
 	cut := uint64(0)
 	for _, q := range sdConns(e) {
 		cut += q.Server.FragmentsCut + q.Client.FragmentsCut

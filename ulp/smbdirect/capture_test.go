@@ -3,15 +3,14 @@ package smbdirect_test
 import (
 	"bufio"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/internal/ulptest"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
-	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/ulp/nvmeof"
 	"github.com/rdmashark/rdmashark/ulp/smbdirect"
 )
@@ -23,25 +22,7 @@ func init() { check.Register(smbdirect.Rules()...) }
 // and the checks.
 func run(t testing.TB, name string) (*dissect.Engine, []dissect.Exchange, *check.Result) {
 	t.Helper()
-	if !filepath.IsAbs(name) {
-		name = "../../testdata/pcaps/" + name
-	}
-	r, err := source.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var xs []dissect.Exchange
-	ck := check.NewRunner(check.Config{})
-	e := dissect.NewEngine(dissect.Options{
-		ULPs:     []dissect.ULP{dissect.RPCOverRDMA(nfs.NewBinding(), nfs.RDMAPort), nvmeof.New(), smbdirect.New()},
-		Exchange: func(x *dissect.Exchange) { xs = append(xs, *x.Clone()) },
-		Observer: ck,
-	})
-	if err := e.Run(r, func(p *dissect.Packet) error { ck.Packet(p); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	return e, xs, ck.Finish(e.Conns.Connections())
+	return ulptest.Run(t, name, dissect.RPCOverRDMA(nfs.NewBinding(), nfs.RDMAPort), nvmeof.New(), smbdirect.New())
 }
 
 // tsv reads a file of testdata/tshark/smbdirect (made by gen.sh there):

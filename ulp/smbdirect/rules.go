@@ -17,6 +17,13 @@ import (
 // would need them not evaluated, never a finding.
 func Rules() []*check.Rule {
 	applies := check.NeedsULP(Name)
+	neutral := &check.Neutral{ULP: Name, Protocol: "SMB Direct", Requester: "client", Responder: "server",
+		Request: "request", Response: "response", Conn: "connection", Tag: "token", Offset: "offset", Memory: "buffer",
+		Region:    func(dissect.RDMAOpKind) string { return "buffer descriptor of a READ or WRITE" },
+		AppendKey: AppendKey, KeyText: func(key uint64) string { return "MessageId " + strconv.FormatUint(key, 10) },
+		Damaged: damaged, Invalidated: invalidated,
+		Keys: check.NeutralKeys{ByRequester: "by-client", Unadvertised: "unadvertised", AfterResponse: "after-response",
+			InvalidateByRequester: "by-client", Foreign: "token"}}
 	return []*check.Rule{
 		{
 			ID: "SMBD-NEGOTIATE-FIRST", Severity: check.Error, ULP: Name,
@@ -77,21 +84,21 @@ up holding none).`,
 			Evidence: "the negotiation and every Send of the connection",
 			Applies:  applies, ULPMessage: checkCredits,
 		},
-		{
-			ID: "SMBD-RDMA-DESCRIPTOR", Severity: check.Error, ULP: Name,
-			Reference: "[MS-SMBD] 2.2.3.1 Buffer Descriptor V1, 2.2.2 MaxReadWriteSize; [MS-SMB2] 2.2.19, 2.2.21, 3.3.5.12, 3.3.5.13",
-			Summary:   "only the server initiates RDMA, inside the buffer descriptors of an outstanding READ or WRITE, within MaxReadWriteSize",
-			Explanation: `A client asks for RDMA by naming its registered buffers (buffer descriptors V1:
+		neutral.Rule(check.NeutralRule{Checks: check.RDMAByRequester | check.RDMAUnadvertised | check.RDMAAfterResponse,
+			Attached: checkMaxReadWrite, Rule: check.Rule{
+				ID: "SMBD-RDMA-DESCRIPTOR", Severity: check.Error,
+				Reference: "[MS-SMBD] 2.2.3.1 Buffer Descriptor V1, 2.2.2 MaxReadWriteSize; [MS-SMB2] 2.2.19, 2.2.21, 3.3.5.12, 3.3.5.13",
+				Summary:   "only the server initiates RDMA, inside the buffer descriptors of an outstanding READ or WRITE, within MaxReadWriteSize",
+				Explanation: `A client asks for RDMA by naming its registered buffers (buffer descriptors V1:
 offset, token, length) in the channel info of a READ or WRITE request; the server
 then RDMA Writes the data read into them, or RDMA Reads the data to write from
 them, before it responds. Every RDMA operation must fall inside a descriptor of
 a request still outstanding, and a request's descriptors must not total more
 than the MaxReadWriteSize the server negotiated. The client initiates none.`,
-			Evidence: "the READ and WRITE requests and the connection's RDMA operations",
-			Applies:  applies, RDMAOp: checkDescriptor,
-		},
-		{
-			ID: "SMBD-INVALIDATE", Severity: check.Error, ULP: Name,
+				Evidence: "the READ and WRITE requests and the connection's RDMA operations",
+			}}),
+		neutral.Rule(check.NeutralRule{Checks: check.InvalidateForeign, Rule: check.Rule{
+			ID: "SMBD-INVALIDATE", Severity: check.Error,
 			Reference: "[MS-SMB2] 2.2.19, 2.2.21 (SMB2_CHANNEL_RDMA_V1_INVALIDATE), 3.3.5.12, 3.3.5.13; [MS-SMBD] 3.1.4.2, 3.1.5.1",
 			Summary:   "a Send With Invalidate answers a READ or WRITE whose channel was RDMA_V1_INVALIDATE, invalidating its descriptor's token",
 			Explanation: `With SMB2_CHANNEL_RDMA_V1_INVALIDATE the client lets the server invalidate the
@@ -100,8 +107,7 @@ Invalidate. Invalidating a token the answered request did not name, or for a
 request whose channel was SMB2_CHANNEL_RDMA_V1, tears down memory the client
 still uses.`,
 			Evidence: "the Sends With Invalidate and the requests they answer",
-			Applies:  applies, ULPMessage: checkInvalidate,
-		},
+		}}),
 		{
 			ID: "SMBD-KEEPALIVE-UNANSWERED", Severity: check.Warning, ULP: Name,
 			Reference: "[MS-SMBD] 2.2.3 SMB_DIRECT_RESPONSE_REQUESTED; 3.1.5.1; Idle Connection Timer",
@@ -294,89 +300,51 @@ func checkCredits(c *check.Conn, m *dissect.Message) {
 	}
 }
 
-func opText(op *dissect.RDMAOp) string {
-	return fmt.Sprintf("%s of %d bytes at token 0x%08x offset 0x%x", op.Kind, op.Length, op.STag, op.Offset)
-}
-
-func checkDescriptor(c *check.Conn, op *dissect.RDMAOp) {
-	if op.Dir == dissect.DirClientToServer {
-		c.Checked()
-		c.Reportf(op.Packets, "by-client", "the client initiated an %s; on SMB Direct only the server moves data by RDMA", opText(op))
-		return
-	}
+// checkMaxReadWrite judges an RDMA operation attached to a READ or WRITE
+// (SMBD-RDMA-DESCRIPTOR): the request's descriptors, at its first
+// operation, total at most the MaxReadWriteSize the server negotiated.
+func checkMaxReadWrite(c *check.Conn, op *dissect.RDMAOp) {
 	q := connOf(c)
-	switch a := &op.Attach; a.Reason {
-	case dissect.Attached:
-		c.Checked()
-		x, _ := a.Owner.(*Request)
-		if x == nil || x.Ops != 1 || q == nil || q.Response == nil {
-			return
-		}
-		if t := x.DescriptorTotal(); t > uint64(q.Response.MaxReadWriteSize) {
-			c.Report(check.Finding{Packets: []int{x.Packet}, Key: "max-read-write", ULP: Name, Exchange: exchangeKey(x.MessageID),
-				Message: fmt.Sprintf("the %s's buffer descriptors total %d octets, more than the MaxReadWriteSize %d the server negotiated",
-					x.Command, t, q.Response.MaxReadWriteSize)})
-		}
-		return
-	case dissect.UnattachedCaptureGap:
-		c.Skip(check.ReasonCaptureGap)
-		return
-	case dissect.UnattachedAfterReply:
-		c.Checked()
-		c.Report(check.Finding{Packets: append(append([]int{}, op.Packets...), a.ReplyPacket), Key: "after-response", ULP: Name,
-			Exchange: exchangeKey(uint64(a.XID)), Message: fmt.Sprintf(
-				"the server's %s targets the buffer of the request with MessageId %d after its response (packet %d)", opText(op), a.XID, a.ReplyPacket)})
+	x, _ := op.Attach.Owner.(*Request)
+	if x == nil || x.Ops != 1 || q == nil || q.Response == nil {
 		return
 	}
-	if damaged(c) || q != nil && q.Evicted > 0 {
-		c.Skip(check.ReasonMidTransaction)
-		return
+	if t := x.DescriptorTotal(); t > uint64(q.Response.MaxReadWriteSize) {
+		c.Report(check.Finding{Packets: []int{x.Packet}, Key: "max-read-write", ULP: Name, Exchange: exchangeKey(x.MessageID),
+			Message: fmt.Sprintf("the %s's buffer descriptors total %d octets, more than the MaxReadWriteSize %d the server negotiated",
+				x.Command, t, q.Response.MaxReadWriteSize)})
 	}
-	// The request that advertised it may be one the capture lost: judged
-	// at the end of the connection.
-	c.Hold(check.Finding{Packets: op.Packets, Key: "unadvertised", Message: fmt.Sprintf(
-		"the server's %s is inside no buffer descriptor of a READ or WRITE outstanding on the connection", opText(op))},
-		dissect.DirClientToServer, 0, dissect.FirstPacket(op.Packets))
 }
 
-func checkInvalidate(c *check.Conn, m *dissect.Message) {
+// invalidated reads a Send With Invalidate for SMBD-INVALIDATE: the READ
+// or WRITE it answers must have named the token in a buffer descriptor
+// and asked for remote invalidation (SMB2_CHANNEL_RDMA_V1_INVALIDATE).
+func invalidated(c *check.Conn, m *dissect.Message) (inv check.Invalidation, ok bool) {
 	r := sendOf(m)
 	if r == nil || !r.Invalidate {
-		return
+		return inv, false
 	}
-	if m.Dir == dissect.DirClientToServer {
-		c.Checked()
-		c.Reportf(m.Packets, "by-client", "the client sent With Invalidate of token 0x%08x; only the server's responses may", r.InvalidatedSTag)
-		return
-	}
-	if x := r.InvRequest; x != nil {
-		c.Checked()
-		if x.Channel != smbd.ChannelRDMAV1Invalidate {
-			c.Report(check.Finding{Packets: []int{x.Packet, dissect.LastPacket(m.Packets)}, Key: "channel", ULP: Name, Exchange: exchangeKey(x.MessageID),
-				Message: fmt.Sprintf("the response to %s (MessageId %d) invalidated token 0x%08x, but the request's channel was %s, not SMB2_CHANNEL_RDMA_V1_INVALIDATE",
-					x.Command, x.MessageID, r.InvalidatedSTag, x.Channel)})
-		}
-		return
-	}
-	var answered *Request
-	for i := range r.SMB2 {
-		if h := &r.SMB2[i].Header; h.Response() && !h.Interim() && r.SMB2[i].Request != nil {
-			answered = r.SMB2[i].Request
-			break
+	x := r.InvRequest
+	if x == nil {
+		for i := range r.SMB2 {
+			if h := &r.SMB2[i].Header; h.Response() && !h.Interim() && r.SMB2[i].Request != nil {
+				x = r.SMB2[i].Request
+				break
+			}
 		}
 	}
-	if answered == nil && (damaged(c) || r.Err != nil || r.Fragment || r.Cut) {
-		c.Skip(check.ReasonMidTransaction)
-		return
+	if x == nil {
+		inv.Unsure = r.Err != nil || r.Fragment || r.Cut
+		return inv, true
 	}
-	c.Checked()
-	if answered == nil {
-		c.Reportf(m.Packets, "no-request", "a Send With Invalidate of token 0x%08x answers no READ or WRITE outstanding on the connection", r.InvalidatedSTag)
-		return
+	inv = check.Invalidation{Answered: true, Key: x.MessageID, Packet: x.Packet, Name: x.Command.String(),
+		Advertised: x == r.InvRequest}
+	if inv.Advertised && x.Channel != smbd.ChannelRDMAV1Invalidate {
+		inv.NotAllowedKey, inv.NotAllowed = "channel", fmt.Sprintf(
+			"the response to %s (MessageId %d) invalidated token 0x%08x, but the request's channel was %s, not SMB2_CHANNEL_RDMA_V1_INVALIDATE",
+			x.Command, x.MessageID, r.InvalidatedSTag, x.Channel)
 	}
-	c.Report(check.Finding{Packets: []int{answered.Packet, dissect.LastPacket(m.Packets)}, Key: "token", ULP: Name, Exchange: exchangeKey(answered.MessageID),
-		Message: fmt.Sprintf("the response to %s (MessageId %d) invalidated token 0x%08x, which none of the request's buffer descriptors names",
-			answered.Command, answered.MessageID, r.InvalidatedSTag)})
+	return inv, true
 }
 
 func checkKeepalive(c *check.Conn) {

@@ -1,7 +1,6 @@
 package smbdirect
 
 import (
-	"sort"
 	"strconv"
 	"time"
 
@@ -39,8 +38,7 @@ type Conn struct {
 	RemoteInvalidations uint64 `json:"remote_invalidations"`
 	// Data moved by the server's RDMA Reads (WRITE data) and RDMA Writes
 	// (READ data) attached to the requests' buffer descriptors.
-	ReadBytes  uint64 `json:"read_bytes"`
-	WriteBytes uint64 `json:"write_bytes"`
+	dissect.Moved
 	// MaxOutstanding: the most requests awaiting their response at once.
 	MaxOutstanding int `json:"max_outstanding"`
 	// What did not pair or decode.
@@ -117,16 +115,9 @@ type Side struct {
 	known               bool
 }
 
-// CommandStats sum up the requests of one SMB2 command.
-type CommandStats struct {
-	Count        uint64        `json:"count"`
-	Errors       uint64        `json:"errors"`
-	Bytes        uint64        `json:"bytes"` // moved by RDMA
-	Completed    uint64        `json:"completed"`
-	LatencyTotal time.Duration `json:"-"`
-	LatencyMaxNS int64         `json:"latency_max_ns"`
-	LatencyAvgNS int64         `json:"latency_avg_ns"`
-}
+// CommandStats sum up the requests of one SMB2 command (Bytes: moved by
+// RDMA).
+type CommandStats = dissect.ExchangeStats
 
 // MaxDescriptors bounds the buffer descriptors kept of one request (Linux
 // sends one; Windows a few).
@@ -149,10 +140,9 @@ type Request struct {
 	Time   time.Time
 	// Interim: an interim response (STATUS_PENDING) came.
 	Interim bool
-	// ReadBytes, WriteBytes: moved by the RDMA operations attached.
-	ReadBytes, WriteBytes uint64
-	Ops                   int
-	seq                   uint64
+	// ReadBytes, WriteBytes: moved by the RDMA operations attached, Ops
+	// how many.
+	dissect.OpsMoved
 }
 
 // Descriptors returns the descriptors kept.
@@ -272,9 +262,8 @@ type session struct {
 	c   *dissect.Connection
 	env *dissect.Env
 	sum *Conn
-	out map[uint64]*Request
+	out dissect.Outstanding[uint64, Request]
 	mem dissect.Memory[*Request]
-	seq uint64
 	x   dissect.Exchange
 	// seen: a Send of the direction (by Direction.Index) was seen.
 	seen [2]bool
@@ -293,44 +282,9 @@ type session struct {
 	// keepaliveLater the Sends of the same direction since.
 	keepalive      [2]int
 	keepaliveLater [2]int
-	// Records of the Sends the current packet (recPkt) completed.
-	rec    Send
-	recs   []*Send
-	recN   int
-	recPkt int
-	free   []*Request
-	done   []*Request
-}
-
-func (s *session) recycle() {
-	s.free = append(s.free, s.done...)
-	clear(s.done)
-	s.done = s.done[:0]
-}
-
-func (s *session) newRequest() *Request {
-	if n := len(s.free); n > 0 {
-		r := s.free[n-1]
-		s.free = s.free[:n-1]
-		*r = Request{}
-		return r
-	}
-	return &Request{}
-}
-
-func (s *session) record(p *dissect.Packet) *Send {
-	if p == nil {
-		return &s.rec
-	}
-	if p.Number != s.recPkt {
-		s.recPkt, s.recN = p.Number, 0
-	}
-	if s.recN == len(s.recs) {
-		s.recs = append(s.recs, &Send{})
-	}
-	r := s.recs[s.recN]
-	s.recN++
-	return r
+	// Records of the Sends the current packet completed.
+	recs dissect.Records[Send]
+	reqs dissect.Pool[Request]
 }
 
 func (q *Conn) side(d dissect.Direction) *Side {
@@ -345,15 +299,17 @@ func (s *session) Message(p *dissect.Packet, m *dissect.Message) {
 	if m.Duplicate {
 		return // a go-back-N replay: already counted
 	}
-	s.recycle()
+	if s.recs.NewPacket(p) {
+		// The requests finished while the last packet was handed out
+		// are free again; not before: the records of a packet that
+		// completes several Sends (iWARP) keep pointing at theirs until
+		// the next.
+		s.reqs.Recycle()
+	}
 	q := s.sum
-	r := s.record(p)
+	r := s.recs.Next(p, m)
 	smb2 := r.SMB2[:0]
 	*r = Send{Conn: q, Dir: m.Dir, FirstPacket: dissect.FirstPacket(m.Packets), Length: m.Length, Invalidate: m.Invalidate, InvalidatedSTag: m.InvalidatedSTag, SMB2: smb2}
-	m.ULP = r
-	if p != nil {
-		p.ULP = append(p.ULP, r)
-	}
 	d := m.Dir.Index()
 	// The first Send of the direction the capture shows is the first
 	// sent only if the capture lost nothing of the direction before it
@@ -601,31 +557,21 @@ func (s *session) request(m *dissect.Message, x *SMB2) {
 		x.HasChannel = err == nil
 	}
 	q.Requests++
-	if old := s.out[h.MessageID]; old != nil {
+	if old := s.out.Get(h.MessageID); old != nil {
 		x.Replaced = old
 		q.MessageIDReused++
 		s.finish(old, nil, nil, dissect.Superseded)
 	}
-	for len(s.out) > 0 && (s.env.MaxExchanges > 0 && len(s.out) >= s.env.MaxExchanges ||
-		s.env.Budget != nil && !s.env.Budget.ExchangeFits()) {
-		var oldest *Request
-		for _, o := range s.out {
-			if oldest == nil || o.seq < oldest.seq {
-				oldest = o
-			}
-		}
+	for s.env.Full(s.out.Len()) {
 		q.Evicted++
-		s.finish(oldest, nil, nil, dissect.Evicted)
+		s.finish(s.out.Oldest(), nil, nil, dissect.Evicted)
 	}
-	rq := s.newRequest()
-	s.seq++
+	rq := s.reqs.Get()
 	*rq = Request{MessageID: h.MessageID, Command: h.Command, CreditCharge: h.CreditCharge, Packet: dissect.LastPacket(m.Packets),
-		Time: m.Time, seq: s.seq}
+		Time: m.Time}
 	x.Request = rq
-	s.out[h.MessageID] = rq
-	if s.env.Budget != nil {
-		s.env.Budget.Opened()
-	}
+	s.out.Put(h.MessageID, rq)
+	s.env.Opened()
 	q.outstanding++
 	q.MaxOutstanding = max(q.MaxOutstanding, q.outstanding)
 	if (h.Command == smbd.Read || h.Command == smbd.Write) && x.Err == nil {
@@ -663,7 +609,7 @@ func (s *session) response(m *dissect.Message, r *Send, x *SMB2) {
 		q.Notifications++
 		return
 	}
-	rq := s.out[h.MessageID]
+	rq := s.out.Get(h.MessageID)
 	x.Request = rq
 	if h.Interim() {
 		q.Interim++
@@ -683,7 +629,7 @@ func (s *session) response(m *dissect.Message, r *Send, x *SMB2) {
 			ResponsePacket: dissect.LastPacket(m.Packets), ResponseTime: m.Time, Outcome: dissect.ResponseWithoutRequest,
 			Invalidated: m.Invalidate, InvalidatedSTag: m.InvalidatedSTag}
 		s.status(&s.x, h.Status)
-		s.end(&s.x)
+		s.env.End(&s.x)
 		return
 	}
 	s.finish(rq, m, h, dissect.Responded)
@@ -692,10 +638,7 @@ func (s *session) response(m *dissect.Message, r *Send, x *SMB2) {
 func (s *session) status(x *dissect.Exchange, st smbd.Status) {
 	x.Status, x.StatusCode, x.OK = st.String(), uint32(st), st.OK()
 	if !x.OK {
-		if s.sum.Errors == nil {
-			s.sum.Errors = map[string]uint64{}
-		}
-		s.sum.Errors[x.Status]++
+		dissect.CountError(&s.sum.Errors, x.Status)
 	}
 }
 
@@ -703,10 +646,8 @@ func (s *session) status(x *dissect.Exchange, st smbd.Status) {
 // nil).
 func (s *session) finish(x *Request, m *dissect.Message, h *smbd.Header, o dissect.Outcome) {
 	q := s.sum
-	delete(s.out, x.MessageID)
-	if s.env.Budget != nil {
-		s.env.Budget.Closed()
-	}
+	s.out.Delete(x.MessageID)
+	s.env.Closed()
 	q.outstanding--
 	for i, d := range x.Descriptors() {
 		if i == 0 || !x.hasTokenBefore(i) {
@@ -724,16 +665,8 @@ func (s *session) finish(x *Request, m *dissect.Message, h *smbd.Header, o disse
 		}
 	}
 	name := x.Command.String()
-	st := q.Commands[name]
-	if st == nil {
-		if q.Commands == nil {
-			q.Commands = map[string]*CommandStats{}
-		}
-		st = &CommandStats{}
-		q.Commands[name] = st
-	}
-	st.Count++
-	st.Bytes += x.ReadBytes + x.WriteBytes
+	st := dissect.StatsFor(&q.Commands, name)
+	st.Ended(x.ReadBytes + x.WriteBytes)
 	e := &s.x
 	*e = dissect.Exchange{ULP: Name, Conn: s.c, Key: x.MessageID, Initiator: dissect.DirClientToServer, Name: name,
 		RequestPacket: x.Packet, RequestTime: x.Time, ReadBytes: x.ReadBytes, WriteBytes: x.WriteBytes, Outcome: o, Detail: x}
@@ -742,18 +675,12 @@ func (s *session) finish(x *Request, m *dissect.Message, h *smbd.Header, o disse
 		e.Latency = m.Time.Sub(x.Time)
 		e.Invalidated, e.InvalidatedSTag = m.Invalidate, m.InvalidatedSTag
 		s.status(e, h.Status)
-		st.Completed++
-		st.LatencyTotal += e.Latency
-		st.LatencyMaxNS = max(st.LatencyMaxNS, e.Latency.Nanoseconds())
-		st.LatencyAvgNS = (st.LatencyTotal / time.Duration(st.Completed)).Nanoseconds()
-		if !e.OK {
-			st.Errors++
-		}
+		st.Answered(e.Latency, e.OK)
 	} else if o == dissect.NoResponse {
 		q.RequestsWithoutResponse++
 	}
-	s.end(e)
-	s.done = append(s.done, x)
+	s.env.End(e)
+	s.reqs.Done(x)
 }
 
 func (x *Request) hasTokenBefore(i int) bool {
@@ -765,46 +692,19 @@ func (x *Request) hasTokenBefore(i int) bool {
 	return false
 }
 
-func (s *session) end(x *dissect.Exchange) {
-	if s.env.Exchange != nil {
-		s.env.Exchange(x)
-	}
-}
-
 // RDMAOp attaches an RDMA Read or Write of the server to the buffer
 // descriptor it served.
 func (s *session) RDMAOp(p *dissect.Packet, op *dissect.RDMAOp) {
 	q := s.sum
-	ref, ok := s.mem.Find(op)
-	if !ok {
-		q.UnattachedRDMAOps++
-		// Why none, the same way for every ULP (capture loss included).
-		op.Attach = s.mem.Unattached(op)
-		return
-	}
-	x := ref.Owner
-	op.Attach = dissect.OpAttachment{Owner: x, Chunk: int(ref.I)}
-	x.Ops++
-	if op.Kind == dissect.RDMARead {
-		x.ReadBytes += uint64(op.Length)
-		q.ReadBytes += uint64(op.Length)
-	} else {
-		x.WriteBytes += uint64(op.Length)
-		q.WriteBytes += uint64(op.Length)
-	}
+	dissect.Attach(&s.mem, op, &q.Moved, &q.UnattachedRDMAOps)
 }
 
 // Close ends the requests still open, in the order they came, and
 // releases the reassembly buffers.
 func (s *session) Close() {
-	s.recycle()
-	open := make([]*Request, 0, len(s.out))
-	for _, x := range s.out {
-		open = append(open, x)
-	}
-	sort.Slice(open, func(i, j int) bool { return open[i].seq < open[j].seq })
-	for _, x := range open {
-		s.finish(x, nil, nil, dissect.NoResponse)
+	s.reqs.Recycle()
+	for _, o := range s.out.InOrder() {
+		s.finish(o.Req, nil, nil, dissect.NoResponse)
 	}
 	s.release(0)
 	s.release(1)

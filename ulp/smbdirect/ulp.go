@@ -72,7 +72,7 @@ func (u *ulp) Probe(c *dissect.Connection, m *dissect.Message) dissect.Verdict {
 
 // Start begins the analysis of one connection.
 func (u *ulp) Start(c *dissect.Connection, env *dissect.Env) dissect.Session {
-	s := &session{c: c, env: env, sum: &Conn{}, out: map[uint64]*Request{}}
+	s := &session{c: c, env: env, sum: &Conn{}}
 	c.ULPData = s.sum
 	return s
 }
