@@ -31,6 +31,10 @@ const (
 	// with enough samples on both sides.
 	KindLatencyP50 Kind = "latency_p50"
 	KindLatencyP99 Kind = "latency_p99"
+	// KindLatencyDist: the latencies of an exchange name as a whole
+	// (Bins), compared by a Mann-Whitney U test and the Hodges-Lehmann
+	// shift (docs/diff.md); Value is the number of latencies.
+	KindLatencyDist Kind = "latency_distribution"
 )
 
 // Field is one negotiated value, as text (compared exactly).
@@ -47,6 +51,9 @@ type Metric struct {
 	// Samples is, for a latency quantile, the number of latencies it was
 	// taken from.
 	Samples uint64 `json:"samples,omitempty"`
+	// Bins is, for the latency metrics, the latencies' Sketch bins: what
+	// the significance tests read.
+	Bins []Bin `json:"bins,omitempty"`
 }
 
 // Conn is one connection's profile.
@@ -472,9 +479,11 @@ func (e *exchState) metrics() []Metric {
 		{Name: "call chunks of several handles", Kind: KindCount, Value: float64(e.multiHandle)},
 	}
 	n := e.latency.N()
+	bins := e.latency.Bins()
 	m = append(m,
-		Metric{Name: "latency p50", Kind: KindLatencyP50, Value: e.latency.Quantile(0.5), Samples: n},
-		Metric{Name: "latency p99", Kind: KindLatencyP99, Value: e.latency.Quantile(0.99), Samples: n})
+		Metric{Name: "latency distribution", Kind: KindLatencyDist, Value: float64(n), Samples: n, Bins: bins},
+		Metric{Name: "latency p50", Kind: KindLatencyP50, Value: e.latency.Quantile(0.5), Samples: n, Bins: bins},
+		Metric{Name: "latency p99", Kind: KindLatencyP99, Value: e.latency.Quantile(0.99), Samples: n, Bins: bins})
 	return m
 }
 

@@ -53,7 +53,10 @@ Only changes are shown; --all shows every compared item.
 Negotiated values change with any difference. Counts change past
 --tolerance-count (relative) and --tolerance-count-abs; latency quantiles
 past --tolerance-latency (p50) and --tolerance-latency-tail (p99), and
-only with --min-samples latencies on both sides.
+only with --min-samples latencies on both sides and when a significance
+test says the move is not noise (p below --alpha: Mann-Whitney U for the
+distribution and its p50, whose Hodges-Lehmann shift must also exceed
+--tolerance-latency; Fisher's exact test of the tail for the p99).
 
 BASE and NEW may be directories or globs: their captures are paired by
 file name.
@@ -84,6 +87,9 @@ full, a capture with no counterpart, bad flags).`,
 			}
 			if tol.Count < 0 || tol.CountAbs < 0 || tol.Latency < 0 || tol.LatencyTail < 0 {
 				return usageErr("tolerances must not be negative")
+			}
+			if !(tol.Alpha > 0 && tol.Alpha <= 1) {
+				return usageErr("--alpha must be in (0, 1], not %v", tol.Alpha)
 			}
 			if jobs < 1 {
 				return usageErr("--jobs must be at least 1, not %d", jobs)
@@ -174,6 +180,7 @@ full, a capture with no counterpart, bad flags).`,
 	f.Float64Var(&tol.Latency, "tolerance-latency", tol.Latency, "relative tolerance of an exchange name's p50 latency")
 	f.Float64Var(&tol.LatencyTail, "tolerance-latency-tail", tol.LatencyTail, "relative tolerance of an exchange name's p99 latency")
 	f.Uint64Var(&tol.MinSamples, "min-samples", tol.MinSamples, "latencies each capture needs of an exchange name for its quantiles to be compared")
+	f.Float64Var(&tol.Alpha, "alpha", tol.Alpha, "significance level of the latency tests: a latency change must also have p below it")
 	return cmd
 }
 
