@@ -34,13 +34,15 @@ func newDiffCmd(g *globalFlags) *cobra.Command {
 workload — and says what changed on the wire (docs/diff.md).
 
 Connections are matched by their role: transport, upper-layer protocol,
-service port and the order they were set up in among the connections of
-that kind; never by addresses or QPNs, which change between runs. For
-each pair of connections:
+service port (NVMe/RDMA: queue ID), then within that kind by how alike
+their negotiation and behaviour are, the order they were set up in
+deciding between alike ones; never by addresses or QPNs, which change
+between runs. For each pair of connections:
   negotiation  every CM REQ/REP field that is not an identifier, the
                consumer's private data byte for byte and decoded (RFC 8797,
-               NVMe/RDMA), MPA revision, markers, CRC, IRD/ORD, inline
-               thresholds, remote invalidation;
+               NVMe/RDMA, iSER), SMB Direct's Negotiate Request and
+               Response, iSCSI Login keys, MPA revision, markers, CRC,
+               IRD/ORD, inline thresholds, remote invalidation;
   behaviour    transport health (retransmissions, NAKs, RNR, timeouts),
                Sends by packets per message, TCP segment sizes (iWARP),
                RDMA operation sizes, RPC-over-RDMA message kinds and

@@ -741,3 +741,91 @@ func hasScope(p *diff.Pair, scope string) bool {
 	}
 	return false
 }
+
+// TestDiffULPNegotiation: SMB Direct's Negotiate Request and Response
+// and iSER's CM private data and iSCSI Login keys are in the negotiation
+// section, decoded as tshark decodes them; a field edited in a copy is
+// the one change.
+func TestDiffULPNegotiation(t *testing.T) {
+	const smbd = "../../testdata/pcaps/ulp/rxe-smbdirect.pcap"
+	_, d, errs := diffDoc(t, "--all", smbd, smbd)
+	if len(d.Pairs) != 1 {
+		t.Fatalf("%+v\n%s", d, errs)
+	}
+	// tshark -Y 'smb_direct.negotiate_request || smb_direct.negotiate_response'
+	// -e smb_direct.version.min … : frames 18/20 and 2935/2937 (one per
+	// connection), versions 0x0100, credits requested 255 each way and
+	// 254 granted, preferred send and max receive sizes 1364, max
+	// fragmented 173910, max read/write 8388608, status 0x00000000.
+	want := map[string]string{
+		"smbd.request.min_version": "1.0", "smbd.request.max_version": "1.0", "smbd.request.credits_requested": "255",
+		"smbd.request.preferred_send_size": "1364", "smbd.request.max_receive_size": "1364",
+		"smbd.request.max_fragmented_size": "173910", "smbd.response.negotiated_version": "1.0",
+		"smbd.response.credits_requested": "255", "smbd.response.credits_granted": "254",
+		"smbd.response.status": "STATUS_SUCCESS", "smbd.response.max_read_write_size": "8388608",
+		"smbd.response.preferred_send_size": "1364", "smbd.response.max_receive_size": "1364",
+		"smbd.response.max_fragmented_size": "173910",
+	}
+	for _, c := range []string{"#1", "#2"} {
+		for name, v := range want {
+			if r := findRow(t, d.Pairs[0], "connection roce smb_direct :445 "+c, name); r.Base != v || r.Class != diff.Negotiation {
+				t.Errorf("%s %s: %+v, tshark %s", c, name, r, v)
+			}
+		}
+	}
+	// The first connection's Negotiate Request (frame 18: RoCEv2 SEND
+	// Only, the 20-octet message right after the BTH) with MaxReceiveSize
+	// ([MS-SMBD] 2.2.1, octets 12-15, little-endian) 1364 → 1024.
+	dst := filepath.Join(t.TempDir(), "smbd-recv1024.pcap")
+	rewrite(t, smbd, dst, func(i int, data []byte, ts time.Time) ([]byte, time.Time) {
+		if i+1 != 18 {
+			return data, ts
+		}
+		r, ok := pcaptest.ParseRoCEv2(data)
+		if !ok || r.OpCode != 0x04 || len(r.BTH) != 12+20+4 {
+			t.Fatalf("frame 18: not the SEND Only of 20 octets tshark shows")
+		}
+		msg := r.BTH[12:32]
+		if binary.LittleEndian.Uint32(msg[12:]) != 1364 {
+			t.Fatalf("frame 18: MaxReceiveSize %d, tshark 1364", binary.LittleEndian.Uint32(msg[12:]))
+		}
+		binary.LittleEndian.PutUint32(msg[12:], 1024)
+		setICRC(t, data)
+		return data, ts
+	})
+	code, d, errs := diffDoc(t, smbd, dst)
+	if code != 1 || len(d.Pairs) != 1 {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	if rows := d.Pairs[0].Rows; len(rows) != 1 || rows[0] != (diff.Row{Class: diff.Negotiation, Scope: "connection roce smb_direct :445 #1",
+		Name: "smbd.request.max_receive_size", Base: "1364", New: "1024", Changed: true}) {
+		t.Errorf("want the one MaxReceiveSize, got %+v", rows)
+	}
+
+	const iser = "../../testdata/pcaps/ulp/rxe-iser.pcap"
+	_, d, errs = diffDoc(t, "--all", iser, iser)
+	if len(d.Pairs) != 1 {
+		t.Fatalf("%+v\n%s", d, errs)
+	}
+	// tshark -V, frames 13 and 14: "IP CM Consumer PrivateData: 80000000…"
+	// in the REQ, "PrivateData: 80000000…" in the REP (RFC 7145 5.1.3:
+	// ZBVA not supported, Send With Invalidate supported); tshark -e
+	// iscsi.keyvalue of the Login Command (frame 29) and Login Response
+	// (frame 31) of the normal session, the second connection.
+	for name, v := range map[string]string{
+		"pd.client.iser.flags": "0x80", "pd.client.iser.zbva_not_supported": "true", "pd.client.iser.send_with_invalidate": "true",
+		"pd.server.iser.flags": "0x80", "iscsi.login.request.SessionType": "Normal", "iscsi.login.request.RDMAExtensions": "Yes",
+		"iscsi.login.request.FirstBurstLength": "262144", "iscsi.login.response.FirstBurstLength": "65536",
+		"iscsi.login.response.InitialR2T": "Yes", "iscsi.login.request.InitialR2T": "No",
+		"iscsi.login.response.InitiatorRecvDataSegmentLength": "262144", "iscsi.login.response.TargetRecvDataSegmentLength": "8192",
+		"iscsi.login.response.MaxBurstLength": "262144",
+	} {
+		if r := findRow(t, d.Pairs[0], "connection roce iser :3260 #2", name); r.Base != v {
+			t.Errorf("%s: %+v, tshark %s", name, r, v)
+		}
+	}
+	// The discovery session (frames 16 and 18): SessionType=Discovery.
+	if r := findRow(t, d.Pairs[0], "connection roce iser :3260 #1", "iscsi.login.request.SessionType"); r.Base != "Discovery" {
+		t.Errorf("discovery session: %+v", r)
+	}
+}
