@@ -45,12 +45,20 @@ type Tolerances struct {
 	// p < Alpha; the p99 when it moved past LatencyTail and Fisher's
 	// exact test of the shares beyond the lower p99 gives p < Alpha.
 	Alpha float64 `json:"alpha"`
+	// SizeEffect is the minimum effect of a size distribution's change:
+	// it changes when its Mann-Whitney U test gives p < Alpha and its
+	// rank-biserial correlation |P(new > base) − P(new < base)| is at
+	// least SizeEffect (or its count past the count tolerance). A
+	// bucket's count that moves past the count tolerance is a change when
+	// its histogram's count did too, or else when its share of the
+	// histogram moved by Fisher's exact test at Alpha.
+	SizeEffect float64 `json:"size_effect"`
 }
 
 // DefaultTolerances: counts within 10% or 2, p50 within 20%, p99 within
 // 50% (a tail moves more between runs than the median), quantiles from at
 // least 20 samples, latency changes significant at 1%.
-var DefaultTolerances = Tolerances{Count: 0.10, CountAbs: 2, Latency: 0.20, LatencyTail: 0.50, MinSamples: 20, Alpha: 0.01}
+var DefaultTolerances = Tolerances{Count: 0.10, CountAbs: 2, Latency: 0.20, LatencyTail: 0.50, MinSamples: 20, Alpha: 0.01, SizeEffect: 0.1}
 
 // Row is one compared item: a negotiated field, a behaviour figure, a
 // rule's finding count, a connection or exchange name present on one side
@@ -237,6 +245,33 @@ func compareMetrics(scope string, b, n []Metric, tol Tolerances) []Row {
 	}
 	seen := map[string]bool{}
 	var rows []Row
+	// Size distributions first: their verdicts rule their buckets.
+	type famVerdict struct {
+		total       bool    // the count changed past the count tolerance
+		nBase, nNew float64 // the counts
+	}
+	fams := map[string]famVerdict{}
+	bm := map[string]Metric{}
+	for _, m := range b {
+		bm[m.Name] = m
+	}
+	famOf := func(name string, kind Kind) {
+		if kind != KindSizeDist {
+			return
+		}
+		if _, done := fams[name]; done {
+			return
+		}
+		x, y := bm[name], nm[name]
+		total, _ := countChanged(x.Value, y.Value, tol)
+		fams[name] = famVerdict{total, x.Value, y.Value}
+	}
+	for _, m := range b {
+		famOf(m.Name, m.Kind)
+	}
+	for _, m := range n {
+		famOf(m.Name, m.Kind)
+	}
 	add := func(bm, xm Metric) {
 		r := Row{Class: Behaviour, Scope: scope, Name: bm.Name, Base: formatMetric(bm), New: formatMetric(xm)}
 		kind := bm.Kind
@@ -254,8 +289,29 @@ func compareMetrics(scope string, b, n []Metric, tol Tolerances) []Row {
 			}
 		case KindLatencyDist:
 			r.Changed, r.Note = distributionChanged(bm, xm, tol)
+		case KindSizeDist:
+			r.Changed, r.Note = sizeDistChanged(bm, xm, tol)
+			if !r.Changed {
+				if total, note := countChanged(bm.Value, xm.Value, tol); total {
+					r.Changed, r.Note = true, "count "+note
+				}
+			}
 		default:
 			r.Changed, r.Note = countChanged(bm.Value, xm.Value, tol)
+			fam := bm.Family
+			if fam == "" {
+				fam = xm.Family
+			}
+			// A bucket of a histogram whose count did not change: a
+			// change when its share did, by Fisher's exact test.
+			if v, ok := fams[fam]; ok && r.Changed && !v.total {
+				p := fisherExact(uint64(bm.Value), uint64(v.nBase), uint64(xm.Value), uint64(v.nNew))
+				r.Note += "; share " + formatMetric(bm) + "/" + strconv.FormatFloat(v.nBase, 'f', -1, 64) + " → " +
+					formatMetric(xm) + "/" + strconv.FormatFloat(v.nNew, 'f', -1, 64) + ", Fisher p=" + formatP(p)
+				if p >= tol.Alpha {
+					r.Changed, r.Note = false, r.Note+" ≥ "+strconv.FormatFloat(tol.Alpha, 'g', -1, 64)+": noise"
+				}
+			}
 		}
 		rows = append(rows, r)
 	}
@@ -369,6 +425,28 @@ func distributionChanged(b, n Metric, tol Tolerances) (bool, string) {
 	return false, note + ": within " + strconv.FormatFloat(tol.Latency*100, 'f', -1, 64) + "%"
 }
 
+// sizeDistChanged compares two size histograms as a whole: a change
+// when the Mann-Whitney U test gives p < Alpha and the rank-biserial
+// effect is at least SizeEffect; compared with MinSamples on each side.
+func sizeDistChanged(b, n Metric, tol Tolerances) (bool, string) {
+	if b.Samples < tol.MinSamples || n.Samples < tol.MinSamples {
+		if b.Samples == 0 && n.Samples == 0 {
+			return false, ""
+		}
+		return false, "not compared: " + strconv.FormatUint(b.Samples, 10) + " → " +
+			strconv.FormatUint(n.Samples, 10) + ", fewer than " + strconv.FormatUint(tol.MinSamples, 10)
+	}
+	mw := mannWhitney(b.Bins, n.Bins)
+	note := "effect " + strconv.FormatFloat(mw.Effect, 'f', 2, 64) + ", Mann-Whitney p=" + formatP(mw.P)
+	switch {
+	case mw.P >= tol.Alpha:
+		return false, note + " ≥ " + strconv.FormatFloat(tol.Alpha, 'g', -1, 64) + ": noise"
+	case math.Abs(mw.Effect) < tol.SizeEffect:
+		return false, note + ": effect below " + strconv.FormatFloat(tol.SizeEffect, 'g', -1, 64)
+	}
+	return true, note
+}
+
 // formatP writes a p-value with 2 significant digits.
 func formatP(p float64) string {
 	if p < 1e-300 {
@@ -395,6 +473,11 @@ func formatMetric(m Metric) string {
 			return "-"
 		}
 		return strconv.FormatUint(m.Samples, 10) + " latencies"
+	case KindSizeDist:
+		if m.Samples == 0 {
+			return "-"
+		}
+		return strconv.FormatUint(m.Samples, 10) + " in " + strconv.Itoa(len(m.Bins)) + " buckets"
 	case KindLatencyP50, KindLatencyP99:
 		if m.Samples == 0 {
 			return "-"

@@ -37,6 +37,11 @@ const (
 	// (Bins), compared by a Mann-Whitney U test and the Hodges-Lehmann
 	// shift (docs/diff.md); Value is the number of latencies.
 	KindLatencyDist Kind = "latency_distribution"
+	// KindSizeDist: a size histogram (RDMA operation sizes, TCP segment
+	// sizes, packets per Send) as a whole, Bins keyed by the bucket's
+	// index; compared by a Mann-Whitney U test and its rank-biserial
+	// effect. Value is the count.
+	KindSizeDist Kind = "size_distribution"
 )
 
 // Field is one negotiated value, as text (compared exactly).
@@ -53,9 +58,15 @@ type Metric struct {
 	// Samples is, for a latency quantile, the number of latencies it was
 	// taken from.
 	Samples uint64 `json:"samples,omitempty"`
-	// Bins is, for the latency metrics, the latencies' Sketch bins: what
-	// the significance tests read.
+	// Bins is, for the latency metrics, the latencies' Sketch bins, and
+	// for a size distribution its buckets' counts: what the significance
+	// tests read.
 	Bins []Bin `json:"bins,omitempty"`
+	// Family is, for the count of one bucket of a size histogram, the
+	// name of the histogram's KindSizeDist metric: a bucket's count that
+	// moves is a change only when the histogram's distribution or total
+	// did.
+	Family string `json:"family,omitempty"`
 }
 
 // Conn is one connection's profile.
@@ -693,6 +704,28 @@ func (c *Collector) conn(conn *dissect.Connection) Conn {
 			out.Behaviour = append(out.Behaviour, Metric{Name: name, Kind: k, Value: float64(v)})
 		}
 	}
+	// A size histogram: its distribution (bins keyed by the bucket's
+	// index), then its buckets' counts, each naming the distribution as
+	// its Family.
+	hist := func(family string, counts []uint64, label func(int) string) {
+		var bins []Bin
+		var total uint64
+		for i, n := range counts {
+			if n != 0 {
+				bins = append(bins, Bin{int32(i), n})
+				total += n
+			}
+		}
+		if total == 0 {
+			return
+		}
+		out.Behaviour = append(out.Behaviour, Metric{Name: family, Kind: KindSizeDist, Value: float64(total), Samples: total, Bins: bins})
+		for i, n := range counts {
+			if n != 0 {
+				out.Behaviour = append(out.Behaviour, Metric{Name: label(i), Kind: KindCount, Value: float64(n), Family: family})
+			}
+		}
+	}
 	for d := range 2 {
 		met(dirNames[d]+" packets", KindCount, conn.Dir[d].Packets)
 		met(dirNames[d]+" bytes", KindCount, conn.Dir[d].Bytes)
@@ -741,26 +774,20 @@ func (c *Collector) conn(conn *dissect.Connection) Conn {
 	for d := range 2 {
 		p := dirNames[d] + " "
 		met(p+"Sends", KindCount, s.msgs[d])
-		for i, n := range s.msgPkts[d] {
-			met(p+"Sends of "+pktLabel(i)+" packets", KindCount, n)
-		}
+		hist(p+"Send packets per message", s.msgPkts[d][:], func(i int) string { return p + "Sends of " + pktLabel(i) + " packets" })
 	}
 	if conn.Transport == dissect.TransportIWARP {
 		for d := range 2 {
 			p := dirNames[d] + " "
 			met(p+"TCP segments of 4 octets (lone MPA CRC)", KindCount, s.tcpCRC[d])
-			for i, n := range s.tcpSegs[d] {
-				met(p+"TCP segments of "+sizeLabel(i)+" octets", KindCount, n)
-			}
+			hist(p+"TCP segment sizes", s.tcpSegs[d][:], func(i int) string { return p + "TCP segments of " + sizeLabel(i) + " octets" })
 		}
 	}
 	for k, kind := range [2]string{"RDMA Read", "RDMA Write"} {
 		for d := range 2 {
 			p := dirNames[d] + " " + kind
 			met(p+" bytes", KindCount, s.opBytes[k][d])
-			for i, n := range s.ops[k][d] {
-				met(p+"s of "+sizeLabel(i)+" octets", KindCount, n)
-			}
+			hist(p+" sizes", s.ops[k][d][:], func(i int) string { return p + "s of " + sizeLabel(i) + " octets" })
 		}
 	}
 	if r := conn.RPC; r != nil {

@@ -194,3 +194,40 @@ func TestLatencyDistribution(t *testing.T) {
 		t.Errorf("25 samples of a wide law, ×1.3: %s", note)
 	}
 }
+
+// TestSizeDistribution: a size histogram changes when its shift is both
+// significant and at least SizeEffect: half and half against a quarter
+// and three quarters (effect 0.25: P(new > base) = ½·¾ = 0.375,
+// P(new < base) = ½·¼ = 0.125); not the same shares again, nor a 1%
+// shift of a huge histogram (significant, effect 0.01).
+func TestSizeDistribution(t *testing.T) {
+	h := func(counts ...uint64) Metric {
+		var bins []Bin
+		var n uint64
+		for i, c := range counts {
+			bins = append(bins, Bin{int32(i), c})
+			n += c
+		}
+		return Metric{Kind: KindSizeDist, Value: float64(n), Samples: n, Bins: bins}
+	}
+	tol := DefaultTolerances
+	for _, tc := range []struct {
+		b, n    Metric
+		changed bool
+	}{
+		{h(100, 100), h(100, 100), false},
+		{h(100, 100), h(50, 150), true},
+		{h(50000, 50000), h(49000, 51000), false},
+	} {
+		ch, note := sizeDistChanged(tc.b, tc.n, tol)
+		if ch != tc.changed {
+			t.Errorf("%v → %v: changed %v (%s)", tc.b.Bins, tc.n.Bins, ch, note)
+		}
+	}
+	if mw := mannWhitney(h(100, 100).Bins, h(50, 150).Bins); math.Abs(mw.Effect-0.25) > 1e-12 {
+		t.Errorf("effect %v, by hand 0.25", mw.Effect)
+	}
+	if mw := mannWhitney(h(50000, 50000).Bins, h(49000, 51000).Bins); mw.P > 0.01 {
+		t.Errorf("a 1%% shift of 100,000: p %v, want significant", mw.P)
+	}
+}

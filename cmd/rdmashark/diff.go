@@ -58,7 +58,11 @@ past --tolerance-latency (p50) and --tolerance-latency-tail (p99), and
 only with --min-samples latencies on both sides and when a significance
 test says the move is not noise (p below --alpha: Mann-Whitney U for the
 distribution and its p50, whose Hodges-Lehmann shift must also exceed
---tolerance-latency; Fisher's exact test of the tail for the p99).
+--tolerance-latency; Fisher's exact test of the tail for the p99). A size
+histogram (RDMA operation sizes, TCP segment sizes, packets per Send)
+changes when its Mann-Whitney p is below --alpha and its effect at least
+--size-effect, or its count past the count tolerance; a bucket's count
+only when its histogram changed.
 
 BASE and NEW may be directories or globs: their captures are paired by
 file name.
@@ -92,6 +96,9 @@ full, a capture with no counterpart, bad flags).`,
 			}
 			if !(tol.Alpha > 0 && tol.Alpha <= 1) {
 				return usageErr("--alpha must be in (0, 1], not %v", tol.Alpha)
+			}
+			if !(tol.SizeEffect >= 0 && tol.SizeEffect <= 1) {
+				return usageErr("--size-effect must be in [0, 1], not %v", tol.SizeEffect)
 			}
 			if jobs < 1 {
 				return usageErr("--jobs must be at least 1, not %d", jobs)
@@ -182,7 +189,8 @@ full, a capture with no counterpart, bad flags).`,
 	f.Float64Var(&tol.Latency, "tolerance-latency", tol.Latency, "relative tolerance of an exchange name's p50 latency")
 	f.Float64Var(&tol.LatencyTail, "tolerance-latency-tail", tol.LatencyTail, "relative tolerance of an exchange name's p99 latency")
 	f.Uint64Var(&tol.MinSamples, "min-samples", tol.MinSamples, "latencies each capture needs of an exchange name for its quantiles to be compared")
-	f.Float64Var(&tol.Alpha, "alpha", tol.Alpha, "significance level of the latency tests: a latency change must also have p below it")
+	f.Float64Var(&tol.Alpha, "alpha", tol.Alpha, "significance level of the latency and size tests: a change must also have p below it")
+	f.Float64Var(&tol.SizeEffect, "size-effect", tol.SizeEffect, "least rank-biserial effect |P(new>base)-P(new<base)| of a size distribution's change")
 	return cmd
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"hash/crc32"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -536,6 +537,28 @@ func TestDiffLinux612(t *testing.T) {
 		}
 		if p.Changes[diff.Negotiation] != 0 {
 			t.Errorf("%d negotiation changes on siw", p.Changes[diff.Negotiation])
+		}
+		// The TCP segment size buckets: tshark -Y 'tcp.port==20049 &&
+		// tcp.len>0' by stream and direction — the first connection's c2s
+		// 986 → 998 segments, 2 → 13 of 1-4 octets; the second's s2c 1719
+		// → 1795, 3 → 83 of 1-4 octets and 5 → 15 of 513-1024. The counts
+		// of segments did not move past the tolerance, so a bucket changes
+		// when its share did by Fisher's exact test at 1%; the p-values
+		// computed in Python with exact integer binomials: 0.0072, 5.2e-21
+		// and 0.042 (noise).
+		for _, c := range []struct {
+			conn, name string
+			p          float64
+			changed    bool
+		}{
+			{"#1", "c2s TCP segments of 1-4 octets", 0.0072, true},
+			{"#2", "s2c TCP segments of 1-4 octets", 5.2e-21, true},
+			{"#2", "s2c TCP segments of 513-1K octets", 0.042, false},
+		} {
+			r := findRow(t, p, "connection iwarp rpcordma :20049 "+c.conn, c.name)
+			if got := noteP(t, r); r.Changed != c.changed || math.Abs(got-c.p) > c.p*0.05 {
+				t.Errorf("%s %s: %+v; Python p=%g", c.conn, c.name, r, c.p)
+			}
 		}
 		same(t, p)
 	})
