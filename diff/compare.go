@@ -48,7 +48,7 @@ type Tolerances struct {
 	// SizeEffect is the minimum effect of a size distribution's change:
 	// it changes when its Mann-Whitney U test gives p < Alpha and its
 	// rank-biserial correlation |P(new > base) − P(new < base)| is at
-	// least SizeEffect (or its count past the count tolerance). A
+	// least SizeEffect. A
 	// bucket's count that moves past the count tolerance is a change when
 	// its histogram's count did too, or else when its share of the
 	// histogram moved by Fisher's exact test at Alpha.
@@ -290,12 +290,8 @@ func compareMetrics(scope string, b, n []Metric, tol Tolerances) []Row {
 		case KindLatencyDist:
 			r.Changed, r.Note = distributionChanged(bm, xm, tol)
 		case KindSizeDist:
+			// The count's change shows in its buckets' rows.
 			r.Changed, r.Note = sizeDistChanged(bm, xm, tol)
-			if !r.Changed {
-				if total, note := countChanged(bm.Value, xm.Value, tol); total {
-					r.Changed, r.Note = true, "count "+note
-				}
-			}
 		default:
 			r.Changed, r.Note = countChanged(bm.Value, xm.Value, tol)
 			fam := bm.Family

@@ -61,8 +61,8 @@ distribution and its p50, whose Hodges-Lehmann shift must also exceed
 --tolerance-latency; Fisher's exact test of the tail for the p99). A size
 histogram (RDMA operation sizes, TCP segment sizes, packets per Send)
 changes when its Mann-Whitney p is below --alpha and its effect at least
---size-effect, or its count past the count tolerance; a bucket's count
-only when its histogram changed.
+--size-effect; a bucket's count past the count tolerance when the
+histogram's count did too, or the bucket's share by Fisher's exact test.
 
 BASE and NEW may be directories or globs: their captures are paired by
 file name.
