@@ -48,3 +48,31 @@ func TestISERMessage(t *testing.T) {
 		t.Errorf("%d keys kept, the bound is %d", n, maxLoginKeys)
 	}
 }
+
+// FuzzISERMessage: whatever a Send of an iSER connection holds, keeping
+// its Hello or Login keys never panics and keeps at most maxLoginKeys
+// keys each way. Seeded with a Login Command built here after
+// rxe-iser.pcap's frame 16 (an iSER control message, the BHS, the first
+// two of its keys as tshark shows them) and a Hello and HelloReply as
+// RFC 7145 5.1.4 lays them out.
+func FuzzISERMessage(f *testing.F) {
+	login := make([]byte, 28+48)
+	login[0], login[28] = 0x10, 0x03
+	keys := "InitiatorName=iqn.2026-11.lab:client\x00SessionType=Discovery\x00"
+	login[28+7] = byte(len(keys))
+	f.Add(append(login, keys...), uint8(0))
+	f.Add([]byte{0x20, 0xaa, 0x00, 0x10}, uint8(0))
+	f.Add([]byte{0x31, 0xaa, 0x00, 0x08}, uint8(1))
+	f.Fuzz(func(t *testing.T, data []byte, dir uint8) {
+		c := NewCollector("fuzz")
+		s := &connState{}
+		d := int(dir & 1)
+		for range 3 {
+			c.iserMessage(s, d, data)
+		}
+		if len(s.login[d]) > maxLoginKeys {
+			t.Fatalf("%d keys", len(s.login[d]))
+		}
+		ulpNegotiation(func(string, any) {}, ulpISER, s)
+	})
+}
