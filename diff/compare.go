@@ -35,12 +35,30 @@ type Tolerances struct {
 	Latency     float64 `json:"latency"`
 	LatencyTail float64 `json:"latency_tail"`
 	MinSamples  uint64  `json:"min_samples"`
+	// Alpha is the significance level of the tests on latency
+	// distributions (docs/diff.md): a latency change must be unlikely as
+	// noise — p < Alpha — on top of exceeding its tolerance. The
+	// distribution as a whole changes when its Mann-Whitney U test gives
+	// p < Alpha and its Hodges-Lehmann shift exceeds Latency (the
+	// minimum effect: a huge capture makes a 1% shift significant, not a
+	// change); the p50 when it moved past Latency and the same test gives
+	// p < Alpha; the p99 when it moved past LatencyTail and Fisher's
+	// exact test of the shares beyond the lower p99 gives p < Alpha.
+	Alpha float64 `json:"alpha"`
+	// SizeEffect is the minimum effect of a size distribution's change:
+	// it changes when its Mann-Whitney U test gives p < Alpha and its
+	// rank-biserial correlation |P(new > base) − P(new < base)| is at
+	// least SizeEffect. A
+	// bucket's count that moves past the count tolerance is a change when
+	// its histogram's count did too, or else when its share of the
+	// histogram moved by Fisher's exact test at Alpha.
+	SizeEffect float64 `json:"size_effect"`
 }
 
 // DefaultTolerances: counts within 10% or 2, p50 within 20%, p99 within
 // 50% (a tail moves more between runs than the median), quantiles from at
-// least 20 samples.
-var DefaultTolerances = Tolerances{Count: 0.10, CountAbs: 2, Latency: 0.20, LatencyTail: 0.50, MinSamples: 20}
+// least 20 samples, latency changes significant at 1%.
+var DefaultTolerances = Tolerances{Count: 0.10, CountAbs: 2, Latency: 0.20, LatencyTail: 0.50, MinSamples: 20, Alpha: 0.01, SizeEffect: 0.1}
 
 // Row is one compared item: a negotiated field, a behaviour figure, a
 // rule's finding count, a connection or exchange name present on one side
@@ -66,22 +84,22 @@ type Row struct {
 // then those only the new capture has). It is pure.
 func Compare(base, nw *Profile, tol Tolerances) []Row {
 	var rows []Row
-	// Connections by role.
-	newByRole := map[string]*Conn{}
-	for i := range nw.Connections {
-		newByRole[nw.Connections[i].Role] = &nw.Connections[i]
-	}
-	baseRoles := map[string]bool{}
+	// Connections by kind, then similarity and set-up order (match.go).
 	type pair struct{ b, n *Conn }
 	var pairs []pair
+	match := matchConns(base.Connections, nw.Connections)
+	matched := make([]bool, len(nw.Connections))
 	for i := range base.Connections {
-		b := &base.Connections[i]
-		baseRoles[b.Role] = true
-		pairs = append(pairs, pair{b, newByRole[b.Role]})
+		p := pair{b: &base.Connections[i]}
+		if j := match[i]; j >= 0 {
+			p.n = &nw.Connections[j]
+			matched[j] = true
+		}
+		pairs = append(pairs, p)
 	}
-	for i := range nw.Connections {
-		if n := &nw.Connections[i]; !baseRoles[n.Role] {
-			pairs = append(pairs, pair{nil, n})
+	for j := range nw.Connections {
+		if !matched[j] {
+			pairs = append(pairs, pair{nil, &nw.Connections[j]})
 		}
 	}
 	var beh []Row
@@ -97,6 +115,10 @@ func Compare(base, nw *Profile, tol Tolerances) []Row {
 			continue
 		}
 		scope := "connection " + p.b.Role
+		if p.n.Ordinal != p.b.Ordinal {
+			// Matched by similarity, not in set-up order.
+			scope += " (new #" + strconv.Itoa(p.n.Ordinal) + ")"
+		}
 		rows = append(rows, compareFields(scope, p.b.Negotiation, p.n.Negotiation)...)
 		beh = append(beh, compareMetrics(scope, p.b.Behaviour, p.n.Behaviour, tol)...)
 	}
@@ -223,6 +245,33 @@ func compareMetrics(scope string, b, n []Metric, tol Tolerances) []Row {
 	}
 	seen := map[string]bool{}
 	var rows []Row
+	// Size distributions first: their verdicts rule their buckets.
+	type famVerdict struct {
+		total       bool    // the count changed past the count tolerance
+		nBase, nNew float64 // the counts
+	}
+	fams := map[string]famVerdict{}
+	bm := map[string]Metric{}
+	for _, m := range b {
+		bm[m.Name] = m
+	}
+	famOf := func(name string, kind Kind) {
+		if kind != KindSizeDist {
+			return
+		}
+		if _, done := fams[name]; done {
+			return
+		}
+		x, y := bm[name], nm[name]
+		total, _ := countChanged(x.Value, y.Value, tol)
+		fams[name] = famVerdict{total, x.Value, y.Value}
+	}
+	for _, m := range b {
+		famOf(m.Name, m.Kind)
+	}
+	for _, m := range n {
+		famOf(m.Name, m.Kind)
+	}
 	add := func(bm, xm Metric) {
 		r := Row{Class: Behaviour, Scope: scope, Name: bm.Name, Base: formatMetric(bm), New: formatMetric(xm)}
 		kind := bm.Kind
@@ -235,8 +284,30 @@ func compareMetrics(scope string, b, n []Metric, tol Tolerances) []Row {
 				t = tol.LatencyTail
 			}
 			r.Changed, r.Note = latencyChanged(bm, xm, t, tol.MinSamples)
+			if r.Changed && len(bm.Bins) > 0 && len(xm.Bins) > 0 {
+				r.Changed, r.Note = significant(bm, xm, kind, tol.Alpha, r.Note)
+			}
+		case KindLatencyDist:
+			r.Changed, r.Note = distributionChanged(bm, xm, tol)
+		case KindSizeDist:
+			// The count's change shows in its buckets' rows.
+			r.Changed, r.Note = sizeDistChanged(bm, xm, tol)
 		default:
 			r.Changed, r.Note = countChanged(bm.Value, xm.Value, tol)
+			fam := bm.Family
+			if fam == "" {
+				fam = xm.Family
+			}
+			// A bucket of a histogram whose count did not change: a
+			// change when its share did, by Fisher's exact test.
+			if v, ok := fams[fam]; ok && r.Changed && !v.total {
+				p := fisherExact(uint64(bm.Value), uint64(v.nBase), uint64(xm.Value), uint64(v.nNew))
+				r.Note += "; share " + formatMetric(bm) + "/" + strconv.FormatFloat(v.nBase, 'f', -1, 64) + " → " +
+					formatMetric(xm) + "/" + strconv.FormatFloat(v.nNew, 'f', -1, 64) + ", Fisher p=" + formatP(p)
+				if p >= tol.Alpha {
+					r.Changed, r.Note = false, r.Note+" ≥ "+strconv.FormatFloat(tol.Alpha, 'g', -1, 64)+": noise"
+				}
+			}
 		}
 		rows = append(rows, r)
 	}
@@ -298,6 +369,88 @@ func latencyChanged(b, n Metric, t float64, min uint64) (bool, string) {
 	return false, note + " within tolerance " + strconv.FormatFloat(t*100, 'f', -1, 64) + "%"
 }
 
+// significant tells whether a quantile's move past its tolerance is
+// also unlikely as noise: the p50's by the Mann-Whitney U test, the p99's
+// by Fisher's exact test of the shares beyond the lower of the two p99s.
+func significant(b, n Metric, kind Kind, alpha float64, note string) (bool, string) {
+	var p float64
+	var test string
+	if kind == KindLatencyP99 {
+		var x1, x2 uint64
+		p, x1, x2 = tailTest(b.Bins, n.Bins, 0.99)
+		test = "Fisher " + strconv.FormatUint(x1, 10) + "/" + strconv.FormatUint(b.Samples, 10) + " vs " +
+			strconv.FormatUint(x2, 10) + "/" + strconv.FormatUint(n.Samples, 10) + " beyond"
+	} else {
+		p = mannWhitney(b.Bins, n.Bins).P
+		test = "Mann-Whitney"
+	}
+	note += "; " + test + " p=" + formatP(p)
+	if p < alpha {
+		return true, note
+	}
+	return false, note + " ≥ " + strconv.FormatFloat(alpha, 'g', -1, 64) + ": noise"
+}
+
+// distributionChanged compares two exchange names' latencies as a whole:
+// a change when the Mann-Whitney U test gives p < Alpha and the
+// Hodges-Lehmann shift (the median ratio new/base over every pair of
+// latencies) exceeds the Latency tolerance.
+func distributionChanged(b, n Metric, tol Tolerances) (bool, string) {
+	if b.Samples < tol.MinSamples || n.Samples < tol.MinSamples {
+		if b.Samples == 0 && n.Samples == 0 {
+			return false, ""
+		}
+		return false, "not compared: " + strconv.FormatUint(b.Samples, 10) + " → " +
+			strconv.FormatUint(n.Samples, 10) + " samples, fewer than " + strconv.FormatUint(tol.MinSamples, 10)
+	}
+	mw := mannWhitney(b.Bins, n.Bins)
+	shift, ok := hodgesLehmann(b.Bins, n.Bins)
+	if !ok {
+		return false, ""
+	}
+	ratio := math.Exp(shift * sketchLogGamma)
+	note := "shift " + signedPercent(ratio-1) + ", Mann-Whitney p=" + formatP(mw.P)
+	big := math.Abs(math.Log(ratio)) > math.Log(1+tol.Latency)
+	sig := mw.P < tol.Alpha
+	switch {
+	case big && sig:
+		return true, note
+	case !sig:
+		return false, note + " ≥ " + strconv.FormatFloat(tol.Alpha, 'g', -1, 64) + ": noise"
+	}
+	return false, note + ": within " + strconv.FormatFloat(tol.Latency*100, 'f', -1, 64) + "%"
+}
+
+// sizeDistChanged compares two size histograms as a whole: a change
+// when the Mann-Whitney U test gives p < Alpha and the rank-biserial
+// effect is at least SizeEffect; compared with MinSamples on each side.
+func sizeDistChanged(b, n Metric, tol Tolerances) (bool, string) {
+	if b.Samples < tol.MinSamples || n.Samples < tol.MinSamples {
+		if b.Samples == 0 && n.Samples == 0 {
+			return false, ""
+		}
+		return false, "not compared: " + strconv.FormatUint(b.Samples, 10) + " → " +
+			strconv.FormatUint(n.Samples, 10) + ", fewer than " + strconv.FormatUint(tol.MinSamples, 10)
+	}
+	mw := mannWhitney(b.Bins, n.Bins)
+	note := "effect " + strconv.FormatFloat(mw.Effect, 'f', 2, 64) + ", Mann-Whitney p=" + formatP(mw.P)
+	switch {
+	case mw.P >= tol.Alpha:
+		return false, note + " ≥ " + strconv.FormatFloat(tol.Alpha, 'g', -1, 64) + ": noise"
+	case math.Abs(mw.Effect) < tol.SizeEffect:
+		return false, note + ": effect below " + strconv.FormatFloat(tol.SizeEffect, 'g', -1, 64)
+	}
+	return true, note
+}
+
+// formatP writes a p-value with 2 significant digits.
+func formatP(p float64) string {
+	if p < 1e-300 {
+		return "<1e-300"
+	}
+	return strconv.FormatFloat(p, 'g', 2, 64)
+}
+
 func signedPercent(f float64) string {
 	if math.IsInf(f, 0) {
 		return "+∞%"
@@ -311,6 +464,16 @@ func signedPercent(f float64) string {
 
 func formatMetric(m Metric) string {
 	switch m.Kind {
+	case KindLatencyDist:
+		if m.Samples == 0 {
+			return "-"
+		}
+		return strconv.FormatUint(m.Samples, 10) + " latencies"
+	case KindSizeDist:
+		if m.Samples == 0 {
+			return "-"
+		}
+		return strconv.FormatUint(m.Samples, 10) + " in " + strconv.Itoa(len(m.Bins)) + " buckets"
 	case KindLatencyP50, KindLatencyP99:
 		if m.Samples == 0 {
 			return "-"

@@ -12,8 +12,10 @@ import (
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/iscsi"
 	"github.com/rdmashark/rdmashark/layers/roce"
 	"github.com/rdmashark/rdmashark/nvme"
+	"github.com/rdmashark/rdmashark/smbdirect"
 )
 
 // Kind says how a behaviour metric is compared (Tolerances).
@@ -31,6 +33,15 @@ const (
 	// with enough samples on both sides.
 	KindLatencyP50 Kind = "latency_p50"
 	KindLatencyP99 Kind = "latency_p99"
+	// KindLatencyDist: the latencies of an exchange name as a whole
+	// (Bins), compared by a Mann-Whitney U test and the Hodges-Lehmann
+	// shift (docs/diff.md); Value is the number of latencies.
+	KindLatencyDist Kind = "latency_distribution"
+	// KindSizeDist: a size histogram (RDMA operation sizes, TCP segment
+	// sizes, packets per Send) as a whole, Bins keyed by the bucket's
+	// index; compared by a Mann-Whitney U test and its rank-biserial
+	// effect. Value is the count.
+	KindSizeDist Kind = "size_distribution"
 )
 
 // Field is one negotiated value, as text (compared exactly).
@@ -47,6 +58,15 @@ type Metric struct {
 	// Samples is, for a latency quantile, the number of latencies it was
 	// taken from.
 	Samples uint64 `json:"samples,omitempty"`
+	// Bins is, for the latency metrics, the latencies' Sketch bins, and
+	// for a size distribution its buckets' counts: what the significance
+	// tests read.
+	Bins []Bin `json:"bins,omitempty"`
+	// Family is, for the count of one bucket of a size histogram, the
+	// name of the histogram's KindSizeDist metric: a bucket's count that
+	// moves is a change only when the histogram's distribution or total
+	// did.
+	Family string `json:"family,omitempty"`
 }
 
 // Conn is one connection's profile.
@@ -176,7 +196,27 @@ type connState struct {
 	tcpCRC         [2]uint64 // segments of exactly 4 octets
 	ops            [2][2][10]uint64
 	opBytes        [2][2]uint64
+	// SMB Direct's negotiation: the first message each way.
+	smbReq                smbdirect.NegotiateRequest
+	smbResp               smbdirect.NegotiateResponse
+	hasSMBReq, hasSMBResp bool
+	// iSER on iWARP: the Hello and HelloReply; and the iSCSI Login
+	// keys each way (the last value of a key, at most maxLoginKeys).
+	hello    [2]iscsi.Hello
+	hasHello [2]bool
+	login    [2][]Field
 }
+
+// maxLoginKeys bounds the iSCSI Login keys kept per direction.
+const maxLoginKeys = 64
+
+// Names of the ULPs whose negotiation diff decodes (the plug-ins' names,
+// which diff may not import).
+const (
+	ulpSMBDirect = "smb_direct"
+	ulpISER      = "iser"
+	ulpNVMe      = "nvme-rdma"
+)
 
 type exchState struct {
 	count, responded, notOK, readBytes, writeBytes uint64
@@ -259,6 +299,58 @@ func (c *Collector) Message(m *dissect.Message) {
 	d := m.Dir.Index()
 	s.msgs[d]++
 	s.msgPkts[d][pktBucket(len(m.Packets))]++
+	switch m.Conn.ULP {
+	case ulpSMBDirect:
+		// [MS-SMBD] 3.1.5.2, 3.1.5.6: the first message each way is
+		// the Negotiate Request, the Negotiate Response.
+		if s.msgs[d] != 1 {
+			break
+		}
+		if d == 0 && smbdirect.LooksLikeNegotiateRequest(m.Data) {
+			s.hasSMBReq = s.smbReq.DecodeFromBytes(m.Data) == nil
+		} else if d == 1 && len(m.Data) == smbdirect.NegotiateResponseLen {
+			s.hasSMBResp = s.smbResp.DecodeFromBytes(m.Data) == nil
+		}
+	case ulpISER:
+		c.iserMessage(s, d, m.Data)
+	}
+}
+
+// iserMessage keeps an iSER Hello or HelloReply (RFC 7145 section 5.1.4,
+// iWARP only) and the keys of iSCSI Login Requests and Responses (RFC
+// 7143 section 11.12-11.13, RFC 7145 section 6).
+func (c *Collector) iserMessage(s *connState, d int, data []byte) {
+	var msg iscsi.Message
+	err := msg.DecodeFromBytes(data)
+	if msg.ISER.Opcode == iscsi.ISERHello || msg.ISER.Opcode == iscsi.ISERHelloReply {
+		if err == nil && !s.hasHello[d] {
+			s.hello[d], s.hasHello[d] = msg.Hello, true
+		}
+		return
+	}
+	if err != nil || msg.ISER.Opcode != iscsi.ISERControl {
+		return
+	}
+	if (d == 0 && msg.PDU.Opcode != iscsi.OpLogin) || (d == 1 && msg.PDU.Opcode != iscsi.OpLoginResp) {
+		return
+	}
+	kv := iscsi.KeyValues(msg.PDU.Data)
+	for k, v, rest, ok := kv.Next(); ok; k, v, rest, ok = rest.Next() {
+		// CHAP's challenges and responses change with every login.
+		if strings.HasPrefix(string(k), "CHAP_") {
+			continue
+		}
+		i := 0
+		for i < len(s.login[d]) && s.login[d][i].Name != string(k) {
+			i++
+		}
+		switch {
+		case i < len(s.login[d]):
+			s.login[d][i].Value = string(v)
+		case len(s.login[d]) < maxLoginKeys:
+			s.login[d] = append(s.login[d], Field{string(k), string(v)})
+		}
+	}
 }
 
 // RDMAOp counts an RDMA Read or Write by its size.
@@ -472,9 +564,11 @@ func (e *exchState) metrics() []Metric {
 		{Name: "call chunks of several handles", Kind: KindCount, Value: float64(e.multiHandle)},
 	}
 	n := e.latency.N()
+	bins := e.latency.Bins()
 	m = append(m,
-		Metric{Name: "latency p50", Kind: KindLatencyP50, Value: e.latency.Quantile(0.5), Samples: n},
-		Metric{Name: "latency p99", Kind: KindLatencyP99, Value: e.latency.Quantile(0.99), Samples: n})
+		Metric{Name: "latency distribution", Kind: KindLatencyDist, Value: float64(n), Samples: n, Bins: bins},
+		Metric{Name: "latency p50", Kind: KindLatencyP50, Value: e.latency.Quantile(0.5), Samples: n, Bins: bins},
+		Metric{Name: "latency p99", Kind: KindLatencyP99, Value: e.latency.Quantile(0.99), Samples: n, Bins: bins})
 	return m
 }
 
@@ -577,14 +671,25 @@ func (c *Collector) conn(conn *dissect.Connection) Conn {
 		} else if sum.Found {
 			neg(side+".rfc8797", sum.Note)
 		}
-		if conn.ULP == "nvme-rdma" {
+		switch conn.ULP {
+		case ulpNVMe:
 			nvmePD(neg, side, d, cons)
 			var r nvme.CMRequest
 			if d == 0 && r.DecodeFromBytes(cons) == nil {
 				out.Queue = "qid " + strconv.Itoa(int(r.QID))
 			}
+		case ulpISER:
+			// RFC 7145 section 5.1.3: the iSER CM REQ message; Linux's
+			// isert answers with the same layout in the REP.
+			var r iscsi.CMPrivateData
+			if len(trimZeros(cons)) > 0 && r.DecodeFromBytes(cons) == nil {
+				neg(side+".iser.flags", fmt.Sprintf("0x%02x", r.Flags))
+				neg(side+".iser.zbva_not_supported", r.ZBVANotSupported())
+				neg(side+".iser.send_with_invalidate", r.SendWithInvalidate())
+			}
 		}
 	}
+	ulpNegotiation(neg, conn.ULP, s)
 	if conn.Negotiated {
 		neg("inline.client_to_server", conn.Thresholds.ClientToServer)
 		neg("inline.server_to_client", conn.Thresholds.ServerToClient)
@@ -597,6 +702,28 @@ func (c *Collector) conn(conn *dissect.Connection) Conn {
 	met := func(name string, k Kind, v uint64) {
 		if v != 0 {
 			out.Behaviour = append(out.Behaviour, Metric{Name: name, Kind: k, Value: float64(v)})
+		}
+	}
+	// A size histogram: its distribution (bins keyed by the bucket's
+	// index), then its buckets' counts, each naming the distribution as
+	// its Family.
+	hist := func(family string, counts []uint64, label func(int) string) {
+		var bins []Bin
+		var total uint64
+		for i, n := range counts {
+			if n != 0 {
+				bins = append(bins, Bin{int32(i), n})
+				total += n
+			}
+		}
+		if total == 0 {
+			return
+		}
+		out.Behaviour = append(out.Behaviour, Metric{Name: family, Kind: KindSizeDist, Value: float64(total), Samples: total, Bins: bins})
+		for i, n := range counts {
+			if n != 0 {
+				out.Behaviour = append(out.Behaviour, Metric{Name: label(i), Kind: KindCount, Value: float64(n), Family: family})
+			}
 		}
 	}
 	for d := range 2 {
@@ -647,26 +774,20 @@ func (c *Collector) conn(conn *dissect.Connection) Conn {
 	for d := range 2 {
 		p := dirNames[d] + " "
 		met(p+"Sends", KindCount, s.msgs[d])
-		for i, n := range s.msgPkts[d] {
-			met(p+"Sends of "+pktLabel(i)+" packets", KindCount, n)
-		}
+		hist(p+"Send packets per message", s.msgPkts[d][:], func(i int) string { return p + "Sends of " + pktLabel(i) + " packets" })
 	}
 	if conn.Transport == dissect.TransportIWARP {
 		for d := range 2 {
 			p := dirNames[d] + " "
 			met(p+"TCP segments of 4 octets (lone MPA CRC)", KindCount, s.tcpCRC[d])
-			for i, n := range s.tcpSegs[d] {
-				met(p+"TCP segments of "+sizeLabel(i)+" octets", KindCount, n)
-			}
+			hist(p+"TCP segment sizes", s.tcpSegs[d][:], func(i int) string { return p + "TCP segments of " + sizeLabel(i) + " octets" })
 		}
 	}
 	for k, kind := range [2]string{"RDMA Read", "RDMA Write"} {
 		for d := range 2 {
 			p := dirNames[d] + " " + kind
 			met(p+" bytes", KindCount, s.opBytes[k][d])
-			for i, n := range s.ops[k][d] {
-				met(p+"s of "+sizeLabel(i)+" octets", KindCount, n)
-			}
+			hist(p+" sizes", s.ops[k][d][:], func(i int) string { return p + "s of " + sizeLabel(i) + " octets" })
 		}
 	}
 	if r := conn.RPC; r != nil {
@@ -686,6 +807,56 @@ func (c *Collector) conn(conn *dissect.Connection) Conn {
 		met("RPC-over-RDMA Calls without Reply", KindCount, r.CallsWithoutReply)
 	}
 	return out
+}
+
+// ulpNegotiation writes what SMB Direct and iSER negotiated in their
+// first messages.
+func ulpNegotiation(neg func(string, any), ulp string, s *connState) {
+	if s.hasSMBReq {
+		r := &s.smbReq
+		neg("smbd.request.min_version", r.MinVersion)
+		neg("smbd.request.max_version", r.MaxVersion)
+		neg("smbd.request.credits_requested", r.CreditsRequested)
+		neg("smbd.request.preferred_send_size", r.PreferredSendSize)
+		neg("smbd.request.max_receive_size", r.MaxReceiveSize)
+		neg("smbd.request.max_fragmented_size", r.MaxFragmentedSize)
+	}
+	if s.hasSMBResp {
+		r := &s.smbResp
+		neg("smbd.response.min_version", r.MinVersion)
+		neg("smbd.response.max_version", r.MaxVersion)
+		neg("smbd.response.negotiated_version", r.NegotiatedVersion)
+		neg("smbd.response.credits_requested", r.CreditsRequested)
+		neg("smbd.response.credits_granted", r.CreditsGranted)
+		neg("smbd.response.status", r.Status)
+		neg("smbd.response.max_read_write_size", r.MaxReadWriteSize)
+		neg("smbd.response.preferred_send_size", r.PreferredSendSize)
+		neg("smbd.response.max_receive_size", r.MaxReceiveSize)
+		neg("smbd.response.max_fragmented_size", r.MaxFragmentedSize)
+	}
+	if ulp != ulpISER {
+		return
+	}
+	for d, side := range [2]string{"iser.hello", "iser.hello_reply"} {
+		if !s.hasHello[d] {
+			continue
+		}
+		h := &s.hello[d]
+		neg(side+".max_version", h.MaxVer)
+		if d == 0 {
+			neg(side+".min_version", h.MinVer)
+			neg(side+".ird", h.IRDORD)
+		} else {
+			neg(side+".reject", h.Reject)
+			neg(side+".cur_version", h.MinVer)
+			neg(side+".ord", h.IRDORD)
+		}
+	}
+	for d, side := range [2]string{"iscsi.login.request.", "iscsi.login.response."} {
+		for _, f := range s.login[d] {
+			neg(side+f.Name, f.Value)
+		}
+	}
 }
 
 // trimZeros drops the zero padding that ends a fixed-size private data

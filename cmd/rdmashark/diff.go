@@ -34,13 +34,15 @@ func newDiffCmd(g *globalFlags) *cobra.Command {
 workload — and says what changed on the wire (docs/diff.md).
 
 Connections are matched by their role: transport, upper-layer protocol,
-service port and the order they were set up in among the connections of
-that kind; never by addresses or QPNs, which change between runs. For
-each pair of connections:
+service port (NVMe/RDMA: queue ID), then within that kind by how alike
+their negotiation and behaviour are, the order they were set up in
+deciding between alike ones; never by addresses or QPNs, which change
+between runs. For each pair of connections:
   negotiation  every CM REQ/REP field that is not an identifier, the
                consumer's private data byte for byte and decoded (RFC 8797,
-               NVMe/RDMA), MPA revision, markers, CRC, IRD/ORD, inline
-               thresholds, remote invalidation;
+               NVMe/RDMA, iSER), SMB Direct's Negotiate Request and
+               Response, iSCSI Login keys, MPA revision, markers, CRC,
+               IRD/ORD, inline thresholds, remote invalidation;
   behaviour    transport health (retransmissions, NAKs, RNR, timeouts),
                Sends by packets per message, TCP segment sizes (iWARP),
                RDMA operation sizes, RPC-over-RDMA message kinds and
@@ -53,7 +55,14 @@ Only changes are shown; --all shows every compared item.
 Negotiated values change with any difference. Counts change past
 --tolerance-count (relative) and --tolerance-count-abs; latency quantiles
 past --tolerance-latency (p50) and --tolerance-latency-tail (p99), and
-only with --min-samples latencies on both sides.
+only with --min-samples latencies on both sides and when a significance
+test says the move is not noise (p below --alpha: Mann-Whitney U for the
+distribution and its p50, whose Hodges-Lehmann shift must also exceed
+--tolerance-latency; Fisher's exact test of the tail for the p99). A size
+histogram (RDMA operation sizes, TCP segment sizes, packets per Send)
+changes when its Mann-Whitney p is below --alpha and its effect at least
+--size-effect; a bucket's count past the count tolerance when the
+histogram's count did too, or the bucket's share by Fisher's exact test.
 
 BASE and NEW may be directories or globs: their captures are paired by
 file name.
@@ -84,6 +93,12 @@ full, a capture with no counterpart, bad flags).`,
 			}
 			if tol.Count < 0 || tol.CountAbs < 0 || tol.Latency < 0 || tol.LatencyTail < 0 {
 				return usageErr("tolerances must not be negative")
+			}
+			if !(tol.Alpha > 0 && tol.Alpha <= 1) {
+				return usageErr("--alpha must be in (0, 1], not %v", tol.Alpha)
+			}
+			if !(tol.SizeEffect >= 0 && tol.SizeEffect <= 1) {
+				return usageErr("--size-effect must be in [0, 1], not %v", tol.SizeEffect)
 			}
 			if jobs < 1 {
 				return usageErr("--jobs must be at least 1, not %d", jobs)
@@ -174,6 +189,8 @@ full, a capture with no counterpart, bad flags).`,
 	f.Float64Var(&tol.Latency, "tolerance-latency", tol.Latency, "relative tolerance of an exchange name's p50 latency")
 	f.Float64Var(&tol.LatencyTail, "tolerance-latency-tail", tol.LatencyTail, "relative tolerance of an exchange name's p99 latency")
 	f.Uint64Var(&tol.MinSamples, "min-samples", tol.MinSamples, "latencies each capture needs of an exchange name for its quantiles to be compared")
+	f.Float64Var(&tol.Alpha, "alpha", tol.Alpha, "significance level of the latency and size tests: a change must also have p below it")
+	f.Float64Var(&tol.SizeEffect, "size-effect", tol.SizeEffect, "least rank-biserial effect |P(new>base)-P(new<base)| of a size distribution's change")
 	return cmd
 }
 
