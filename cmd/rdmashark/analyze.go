@@ -150,6 +150,7 @@ func displayName(name string) string {
 
 func newAnalyzeCmd(g *globalFlags) *cobra.Command {
 	var in inputs
+	var wide bool
 	var format string
 	var interval time.Duration
 	var conn int
@@ -210,13 +211,14 @@ output is a JSON array of the one-capture documents, in that order.`,
 				}
 				return docResult[*report.Analysis]{a, true, warnText(eng), runErr}
 			}
-			return writeDocuments(cmd, names, in.jobs, format, work, func(i int, err error) *report.Analysis {
+			return writeDocuments(cmd, names, in.jobs, format, g.layout(cmd, wide), work, func(i int, err error) *report.Analysis {
 				return &report.Analysis{File: names[i], Connections: []report.Connection{}, Findings: []report.Finding{},
 					Errors: []string{err.Error()}}
 			})
 		},
 	}
 	in.bind(cmd)
+	bindWide(cmd, &wide)
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
 	cmd.Flags().DurationVar(&interval, "interval", dissect.DefaultHealthInterval, "throughput interval of the transport health")
 	cmd.Flags().IntVar(&conn, "connection", 0, "report only this connection (its ID, as analyze numbers them); packet and protocol counts stay the capture's")
