@@ -80,6 +80,7 @@ func runEngine(cmd *cobra.Command, g *globalFlags, name string, run engineRun) (
 		ctx = context.Background()
 	}
 	perPacket := false // a regular file: stop at the next packet
+	var prog *progress
 	switch {
 	case name == "-":
 		var in io.Reader = newCtxReader(ctx, cmd.InOrStdin(), nil)
@@ -94,7 +95,16 @@ func runEngine(cmd *cobra.Command, g *globalFlags, name string, run engineRun) (
 		defer cr.Close()
 		r, err = source.NewReader(cr, name)
 	default:
-		r, err = source.Open(name)
+		// On a terminal, the read of a file shows its progress on
+		// standard error (progress.go).
+		if f, p := openProgress(cmd, name); f != nil {
+			defer f.Close()
+			defer p.end()
+			prog = p
+			r, err = source.NewReader(f, name)
+		} else {
+			r, err = source.Open(name)
+		}
 		perPacket = true
 	}
 	if errors.Is(err, errInterrupted) {
@@ -117,6 +127,7 @@ func runEngine(cmd *cobra.Command, g *globalFlags, name string, run engineRun) (
 	err = eng.Run(r, func(p *dissect.Packet) error {
 		// The engine has taken the packet: the command sees it too, so
 		// that "after N packets" counts what every output shows.
+		prog.packet()
 		if each != nil {
 			if err := each(p); err != nil {
 				return err
