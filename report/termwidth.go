@@ -96,6 +96,11 @@ type WrapWriter struct {
 	// Prefer, when not empty, is where a line is broken first (dissect's
 	// " | " between layers), before any other space.
 	Prefer string
+	// Hang: continuation lines start under the line's second column, the
+	// text after its first run of two or more spaces ("  analyze      Report
+	// the…" of cobra's command list), when there is one in the line's
+	// first half.
+	Hang bool
 	line   []byte
 	out    []byte
 	err    error
@@ -156,6 +161,17 @@ func (ww *WrapWriter) wrapLine(dst, line []byte) []byte {
 		lead++
 	}
 	indent := min(lead+ww.Indent, ww.width/2)
+	if ww.Hang {
+		if i := bytes.Index(line[lead:], []byte("  ")); i > 0 {
+			j := lead + i
+			for j < len(line) && line[j] == ' ' {
+				j++
+			}
+			if col := cellWidth(line[:j]); col <= ww.width/2 {
+				indent = col
+			}
+		}
+	}
 	first := true
 	rest := line
 	for len(rest) > 0 {

@@ -29,7 +29,7 @@ func wrapHelp(root *cobra.Command) {
 		helpWidth = w
 		out := c.OutOrStdout()
 		ww := report.NewWrapWriter(out, w)
-		ww.Indent = 2
+		ww.Indent, ww.Hang = 2, true
 		c.SetOut(ww)
 		help(c, args)
 		_ = ww.Flush()

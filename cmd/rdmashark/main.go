@@ -160,6 +160,7 @@ private data, inline thresholds, remote invalidation) and what every packet is.`
 	}
 	root.AddCommand(newDissectCmd(g), newAnalyzeCmd(g), newCaptureCmd(g), newTransactionsCmd(g), newExchangesCmd(g), newCheckCmd(g), newRulesCmd(), newVersionCmd(), newReportCmd(g), newExportCmd(g), newDiffCmd(g))
 	registerCompletions(root)
+	addExamples(root)
 	wrapHelp(root)
 	return root
 }
