@@ -101,9 +101,9 @@ type WrapWriter struct {
 	// the…" of cobra's command list), when there is one in the line's
 	// first half.
 	Hang bool
-	line   []byte
-	out    []byte
-	err    error
+	line []byte
+	out  []byte
+	err  error
 }
 
 // NewWrapWriter wraps lines at width columns (DefaultWidth when 0).
