@@ -16,7 +16,21 @@ func bthInfoFmt(h *roce.BTH) string {
 		s += fmt.Sprintf(" VA=0x%x R_Key=0x%08x Len=%d", h.RETH.VA, h.RETH.RKey, h.RETH.DMALen)
 	}
 	if h.Has(roce.ExtAETH) {
-		s += fmt.Sprintf(" %s MSN=%d", h.AETH.Syndrome.String(), h.AETH.MSN)
+		// An ACK's credit count code and the credits it stands for (IBA
+		// Vol 1 9.7.5.1's table; code 31: none), as tshark names the
+		// field; a NAK as Syndrome.String says.
+		syn := h.AETH.Syndrome
+		switch n, ok := syn.Credits(); {
+		case !syn.IsACK():
+			s += " " + syn.String()
+		case !ok:
+			s += fmt.Sprintf(" ACK Credit Count=%d (none advertised)", syn.Value())
+		case n == 1:
+			s += fmt.Sprintf(" ACK Credit Count=%d (1 credit)", syn.Value())
+		default:
+			s += fmt.Sprintf(" ACK Credit Count=%d (%d credits)", syn.Value(), n)
+		}
+		s += fmt.Sprintf(" MSN=%d", h.AETH.MSN)
 	}
 	if h.Has(roce.ExtIETH) {
 		s += fmt.Sprintf(" Inv_R_Key=0x%08x", h.IETH.RKey)

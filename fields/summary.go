@@ -229,7 +229,7 @@ func bthInfo(p *dissect.Packet, b *infoBuf) {
 	}
 	if h.Has(roce.ExtAETH) {
 		b.WriteByte(' ')
-		b.WriteString(h.AETH.Syndrome.String())
+		aethInfo(h.AETH.Syndrome, b)
 		b.WriteString(" MSN=")
 		b.uint(uint64(h.AETH.MSN))
 	}
@@ -249,6 +249,31 @@ func bthInfo(p *dissect.Packet, b *infoBuf) {
 		b.WriteString(" Payload=")
 		b.uint(uint64(n))
 	}
+}
+
+// aethInfo appends an AETH syndrome in tshark's terms: an ACK's "Credit
+// Count" is its 5-bit code (IBA Vol 1 9.7.5.1, table of AETH credit count
+// encodings), with the credits it stands for; code 31 says the responder
+// advertises no credits (rxe's every ACK: it is no error). A NAK or RNR
+// NAK as Syndrome.String says.
+func aethInfo(s roce.Syndrome, b *infoBuf) {
+	if !s.IsACK() {
+		b.WriteString(s.String())
+		return
+	}
+	b.WriteString("ACK Credit Count=")
+	b.uint(uint64(s.CreditCode()))
+	if n, ok := s.Credits(); ok {
+		b.WriteString(" (")
+		b.uint(uint64(n))
+		if n == 1 {
+			b.WriteString(" credit)")
+		} else {
+			b.WriteString(" credits)")
+		}
+		return
+	}
+	b.WriteString(" (none advertised)")
 }
 
 func cmInfo(p *dissect.Packet, b *infoBuf) {

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"sort"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/rdmashark/rdmashark/dissect"
@@ -286,7 +288,7 @@ const exchWidth = 100
 // less than its minimum (nor its header): Name, Status, then both to
 // their headers. Numbers are never cut: a row of numbers too wide for
 // exchWidth is written whole.
-var exchShrink = [...]struct{ col, min int }{{4, 12}, {5, 8}, {4, 0}, {5, 0}}
+var exchShrink = [...]exchCut{{4, 12}, {5, 8}, {4, 0}, {5, 0}}
 
 // exchCells is one row's cells appended to one reused buffer, ends[i]
 // where cell i ends.
@@ -360,38 +362,89 @@ func (c *exchCells) build(r *exchRec) {
 
 // tableWidths are the text table's column widths: the cells' and the
 // headers', the text columns cut until a row fits exchWidth.
-func (l *ExchangeList) tableWidths() [exchColumns]int {
-	var w [exchColumns]int
+func (l *ExchangeList) tableWidths(width int, drop bool) (w [exchColumns]int, keep [exchColumns]bool, dropped []string) {
 	total := exchColumns - 1 // one space between columns
 	for i, h := range exchHeader {
 		w[i] = max(l.widths[i], utf8.RuneCountInString(h))
 		total += w[i]
+		keep[i] = true
 	}
-	for _, s := range exchShrink {
-		if total <= exchWidth {
+	shrink := func(steps []exchCut) {
+		for _, s := range steps {
+			if total <= width {
+				break
+			}
+			if cut := min(total-width, w[s.col]-max(s.min, utf8.RuneCountInString(exchHeader[s.col]))); cut > 0 {
+				w[s.col] -= cut
+				total -= cut
+			}
+		}
+	}
+	if !drop {
+		shrink(exchShrink[:])
+		return w, keep, nil
+	}
+	// Name and Status to their minimums; then, on a narrow terminal, the
+	// least wanted columns go before either is cut further.
+	shrink(exchShrink[:2])
+	for _, c := range exchDrop {
+		if total <= width {
 			break
 		}
-		if cut := min(total-exchWidth, w[s.col]-max(s.min, utf8.RuneCountInString(exchHeader[s.col]))); cut > 0 {
-			w[s.col] -= cut
-			total -= cut
-		}
+		keep[c] = false
+		total -= w[c] + 1
+		dropped = append(dropped, exchHeader[c])
 	}
-	return w
+	shrink(exchShrink[2:])
+	return w, keep, dropped
 }
+
+// exchCut is a column exchShrink cuts, and the least it cuts it to.
+type exchCut struct{ col, min int }
+
+// exchDrop are the columns left out, in order, when cutting Name and
+// Status is not enough for the width (--wide shows them).
+var exchDrop = [...]int{11, 3, 10, 9, 1}
 
 // WriteTable writes one line per exchange, in columns that fit a
 // 100-column terminal.
 func (l *ExchangeList) WriteTable(w io.Writer) error {
+	return l.writeTable(w, exchWidth, false)
+}
+
+// WriteText writes the table in columns that fit lay's width (the Name and
+// Status cut, then the least wanted columns left out), or whole with
+// lay.Wide.
+func (l *ExchangeList) WriteText(w io.Writer, lay Layout) error {
+	if lay.Wide {
+		return l.writeTable(w, math.MaxInt, false)
+	}
+	return l.writeTable(w, lay.width(), true)
+}
+
+func (l *ExchangeList) writeTable(w io.Writer, width int, drop bool) error {
 	if l.spill != nil && l.spill.err != nil {
 		return l.spill.err
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	fmt.Fprintf(bw, "%s: %d exchanges\n", l.File, l.Len())
+	var dropped []string
 	if l.Len() > 0 {
-		widths := l.tableWidths()
+		var widths [exchColumns]int
+		var keep [exchColumns]bool
+		widths, keep, dropped = l.tableWidths(width, drop)
+		last := 0
+		for i, k := range keep {
+			if k {
+				last = i
+			}
+		}
 		var line []byte
 		put := func(i int, cell []byte) {
-			if i > 0 {
+			if !keep[i] {
+				return
+			}
+			if len(line) > 0 {
 				line = append(line, ' ')
 			}
 			n := utf8.RuneCount(cell)
@@ -409,7 +462,7 @@ func (l *ExchangeList) WriteTable(w io.Writer) error {
 			if exchRight[i] {
 				line = appendSpaces(line, pad)
 				line = append(line, cell...)
-			} else if i < exchColumns-1 {
+			} else if i < last {
 				line = append(line, cell...)
 				line = appendSpaces(line, pad)
 			} else {
@@ -432,6 +485,9 @@ func (l *ExchangeList) WriteTable(w io.Writer) error {
 		}); err != nil {
 			return err
 		}
+	}
+	if len(dropped) > 0 {
+		fmt.Fprintf(bw, "(%s not shown at %d columns: --wide shows every column)\n", strings.Join(dropped, ", "), width)
 	}
 	if l.Omitted > 0 {
 		fmt.Fprintf(bw, "%d more exchanges matched but were not kept (--max)\n", l.Omitted)

@@ -309,6 +309,9 @@ type TextOptions struct {
 	// counted.
 	Verbose    bool
 	MaxPerRule int
+	// Layout: the width the lines are wrapped to (none with Wide), and
+	// colour (termwidth.go).
+	Layout
 }
 
 // WriteText prints the findings grouped by file and connection, then the
@@ -321,6 +324,11 @@ func (r *CheckReport) WriteText(w io.Writer, o TextOptions) error {
 		return r.err
 	}
 	ew := &errWriter{w: w}
+	if !o.Wide {
+		ww := NewWrapWriter(w, o.width())
+		ew.w = ww
+		defer ww.Flush()
+	}
 	rules := ruleFindings{}
 	for _, f := range r.Files {
 		ew.printf("%s: %s, %s\n", fields.Escape(f.File), Plural(int(f.Packets), "packet"), Plural(f.numConnections(), "connection"))
@@ -371,7 +379,7 @@ func (r *CheckReport) WriteText(w io.Writer, o TextOptions) error {
 		}
 	}
 	writeGateText(ew, r.Gate)
-	ew.printf("fail-on %s: %s\n", r.FailOn, verdict)
+	ew.printf("fail-on %s: %s\n", r.FailOn, paintVerdict(o.Color, verdict))
 	return ew.err
 }
 
@@ -389,7 +397,7 @@ func writeConnText(ew *errWriter, f *CheckFile, fs []check.Finding, rules ruleFi
 		if ch.Findings == 1 {
 			plural = ""
 		}
-		ew.printf("    %-7s %-23s %d finding%s  %s\n", ch.Worst, ch.Rule, ch.Findings, plural, ru.Reference)
+		ew.printf("    %s %-23s %d finding%s  %s\n", paintSeverity(o.Color, fmt.Sprintf("%-7s", ch.Worst)), ch.Rule, ch.Findings, plural, ru.Reference)
 		shown := 0
 		for _, i := range rules.of(ch.Rule) {
 			fd := &fs[i]
@@ -423,7 +431,7 @@ func writeConnText(ew *errWriter, f *CheckFile, fs []check.Finding, rules ruleFi
 				if ch.Suppressed > 0 {
 					note += fmt.Sprintf(" (%d suppressed by the baseline)", ch.Suppressed)
 				}
-				ew.printf("    %-7s %-23s passed, %d checked%s\n", "ok", ch.Rule, ch.Checked, note)
+				ew.printf("    %s %-23s passed, %d checked%s\n", paintSeverity(o.Color, "ok     "), ch.Rule, ch.Checked, note)
 			}
 		}
 	}

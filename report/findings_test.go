@@ -513,7 +513,7 @@ func TestCheckReportJSONAndText(t *testing.T) {
 		}
 	}
 	var txt bytes.Buffer
-	if err := rep.WriteText(&txt, TextOptions{}); err != nil {
+	if err := rep.WriteText(&txt, TextOptions{Layout: Layout{Wide: true}}); err != nil {
 		t.Fatal(err)
 	}
 	out := txt.String()

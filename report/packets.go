@@ -37,7 +37,7 @@ type summaryWriter struct {
 
 // WritePacket prints the packet's line, or one line per FPDU when an iWARP
 // segment carries several (fields.InfoLines), each with the packet's columns:
-// "%5d %11.6f %15s → %-15s %-7s %5d %s\n", built with strconv into a reused
+// "%5d %11.6f %s → %s %-7s %5d %s\n", built with strconv into a reused
 // buffer.
 func (s *summaryWriter) WritePacket(p *dissect.Packet) error {
 	var t string // the default relative time is appended without fmt
@@ -69,9 +69,12 @@ func (s *summaryWriter) writeLine(p *dissect.Packet, t string, info []byte) erro
 		b = padLeft(len(b), 11, appendSeconds6(b, p.RelTime))
 	}
 	b = append(b, ' ')
-	b = padLeft(len(b), 15, fields.AppendSource(p, b))
+	// The addresses as they are: padded to 15 columns each, an IPv4
+	// address took 12 columns of spaces a line, and a wider one (IPv6, a
+	// MAC) broke the alignment all the same (issue 31).
+	b = fields.AppendSource(p, b)
 	b = append(b, " → "...)
-	b = padRight(len(b), 15, fields.AppendDestination(p, b))
+	b = fields.AppendDestination(p, b)
 	b = append(b, ' ')
 	b = padRight(len(b), 7, append(b, fields.Protocol(p)...))
 	b = append(b, ' ')

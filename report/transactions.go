@@ -334,6 +334,12 @@ func (l *TransactionList) WriteTable(w io.Writer) error {
 			return err
 		}
 	}
+	return l.writeTableTail(w)
+}
+
+// writeTableTail writes what follows the table: the transactions not kept,
+// the counters, the limits that cut and the errors.
+func (l *TransactionList) writeTableTail(w io.Writer) error {
 	if l.Omitted > 0 {
 		fmt.Fprintf(w, "%d more transactions matched but were not kept (--max)\n", l.Omitted)
 	}

@@ -80,6 +80,7 @@ func runEngine(cmd *cobra.Command, g *globalFlags, name string, run engineRun) (
 		ctx = context.Background()
 	}
 	perPacket := false // a regular file: stop at the next packet
+	var prog *progress
 	switch {
 	case name == "-":
 		var in io.Reader = newCtxReader(ctx, cmd.InOrStdin(), nil)
@@ -94,7 +95,16 @@ func runEngine(cmd *cobra.Command, g *globalFlags, name string, run engineRun) (
 		defer cr.Close()
 		r, err = source.NewReader(cr, name)
 	default:
-		r, err = source.Open(name)
+		// On a terminal, the read of a file shows its progress on
+		// standard error (progress.go).
+		if f, p := openProgress(cmd, name); f != nil {
+			defer f.Close()
+			defer p.end()
+			prog = p
+			r, err = source.NewReader(f, name)
+		} else {
+			r, err = source.Open(name)
+		}
 		perPacket = true
 	}
 	if errors.Is(err, errInterrupted) {
@@ -117,6 +127,7 @@ func runEngine(cmd *cobra.Command, g *globalFlags, name string, run engineRun) (
 	err = eng.Run(r, func(p *dissect.Packet) error {
 		// The engine has taken the packet: the command sees it too, so
 		// that "after N packets" counts what every output shows.
+		prog.packet()
 		if each != nil {
 			if err := each(p); err != nil {
 				return err
@@ -150,6 +161,7 @@ func displayName(name string) string {
 
 func newAnalyzeCmd(g *globalFlags) *cobra.Command {
 	var in inputs
+	var wide bool
 	var format string
 	var interval time.Duration
 	var conn int
@@ -210,13 +222,14 @@ output is a JSON array of the one-capture documents, in that order.`,
 				}
 				return docResult[*report.Analysis]{a, true, warnText(eng), runErr}
 			}
-			return writeDocuments(cmd, names, in.jobs, format, work, func(i int, err error) *report.Analysis {
+			return writeDocuments(cmd, names, in.jobs, format, g.layout(cmd, wide), work, func(i int, err error) *report.Analysis {
 				return &report.Analysis{File: names[i], Connections: []report.Connection{}, Findings: []report.Finding{},
 					Errors: []string{err.Error()}}
 			})
 		},
 	}
 	in.bind(cmd)
+	bindWide(cmd, &wide)
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
 	cmd.Flags().DurationVar(&interval, "interval", dissect.DefaultHealthInterval, "throughput interval of the transport health")
 	cmd.Flags().IntVar(&conn, "connection", 0, "report only this connection (its ID, as analyze numbers them); packet and protocol counts stay the capture's")

@@ -656,7 +656,8 @@ func TestCaptureSummary(t *testing.T) {
 	expected := filepath.Join(dir, "expected.pcap")
 	writePcap(t, expected, kept)
 	var want, errb bytes.Buffer
-	if code := run([]string{"analyze", expected}, nil, &want, &errb); code != 0 {
+	// --wide: analyze's tables, which capture's final report prints.
+	if code := run([]string{"analyze", "--wide", expected}, nil, &want, &errb); code != 0 {
 		t.Fatalf("analyze: %d %s", code, errb.String())
 	}
 

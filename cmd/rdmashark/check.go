@@ -19,7 +19,7 @@ func newCheckCmd(g *globalFlags) *cobra.Command {
 		annotate                                        string
 		conn                                            int
 		enable, disable                                 []string
-		verbose, failOnDamage                           bool
+		verbose, failOnDamage, wide                     bool
 		in                                              inputs
 		gate                                            gateFlags
 	)
@@ -205,7 +205,7 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 				case "sarif":
 					return rep.WriteSARIF(w)
 				}
-				return rep.WriteText(w, report.TextOptions{Verbose: verbose})
+				return rep.WriteText(w, report.TextOptions{Verbose: verbose, Layout: g.fileLayout(cmd, wide, output)})
 			}
 			if err := writeOutput(cmd, output, inputs, write); err != nil {
 				return &exitError{exitUsage, err}
@@ -223,6 +223,7 @@ connection (failure at or above --fail-on, skipped when not evaluated); SARIF
 	f.StringVar(&format, "format", "text", "output: text, json, junit or sarif")
 	f.StringVarP(&output, "output", "o", "", "write the report to this file instead of standard output (- for standard output)")
 	f.BoolVarP(&verbose, "verbose", "v", false, "text: list every finding and every rule's status")
+	bindWide(cmd, &wide)
 	gate.register(f)
 	f.BoolVar(&failOnDamage, "fail-on-damage", true, "exit 2 when a capture was not read whole: damaged records skipped, or reading interrupted by a signal (--fail-on-damage=false: report it, judge the rest)")
 	f.IntVar(&conn, "connection", 0, "check only this connection (its ID, as analyze numbers them)")

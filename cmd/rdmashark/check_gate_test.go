@@ -247,7 +247,7 @@ func TestGateAssertions(t *testing.T) {
 		{[]string{"--min-connections", "-1", nfs3Pcap}, 2, "≥ 0"},
 	} {
 		t.Run(strings.Join(tc.args[:2], " "), func(t *testing.T) {
-			code, out, errs := runCmd(t, append([]string{"check", "--disable", "INV-NOT-*"}, tc.args...)...)
+			code, out, errs := runCmd(t, append([]string{"check", "--wide", "--disable", "INV-NOT-*"}, tc.args...)...)
 			if code != tc.code || !strings.Contains(out+errs, tc.want) {
 				t.Errorf("exit %d, want %d and %q\n%s%s", code, tc.code, tc.want, out, errs)
 			}

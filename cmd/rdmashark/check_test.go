@@ -69,7 +69,7 @@ func TestCheckBaseline(t *testing.T) {
 	dir := t.TempDir()
 	bl := filepath.Join(dir, "baseline.json")
 	// Writing a baseline records the findings: not a failed gate.
-	if code, out, errs := runCmd(t, "check", "--write-baseline", bl, nfs3Pcap); code != 0 ||
+	if code, out, errs := runCmd(t, "check", "--wide", "--write-baseline", bl, nfs3Pcap); code != 0 ||
 		!strings.Contains(out, "passed (writing a baseline: 14 findings at or above error recorded, not failed)") {
 		t.Fatalf("exit %d writing the baseline\n%s%s", code, out, errs)
 	}
@@ -198,7 +198,11 @@ func TestAnalyzeFindings(t *testing.T) {
 		t.Errorf("chunks %v, %d checks", c.Chunks, len(c.Checks))
 	}
 	code, out, _ = runCmd(t, "analyze", nfs3Pcap)
+	if code != 0 || !strings.Contains(out, "Findings: 14 errors, 0 warnings, 7 info") || !strings.Contains(out, "error INV-NOT-NEGOTIATED ×7") {
+		t.Errorf("analyze: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCmd(t, "analyze", "--wide", nfs3Pcap)
 	if code != 0 || !strings.Contains(out, "Conformance") || !strings.Contains(out, "INV-NOT-NEGOTIATED") {
-		t.Errorf("analyze table: exit %d\n%s", code, out)
+		t.Errorf("analyze --wide: exit %d\n%s", code, out)
 	}
 }

@@ -115,7 +115,7 @@ a large capture (rdmashark dissect -r big.pcap -Y 'rpcordma.xid == 0x1234' -w xi
 			case format == "text" && verbose:
 				pw = report.NewVerboseWriter(out)
 			case format == "text":
-				if pw, err = report.NewSummaryWriterTime(out, timeFmt); err != nil {
+				if pw, err = report.NewSummaryWriterTime(g.summaryOut(cmd, out), timeFmt); err != nil {
 					return usageErr("%v", err)
 				}
 			default:

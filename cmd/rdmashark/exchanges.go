@@ -12,6 +12,7 @@ import (
 func newExchangesCmd(g *globalFlags) *cobra.Command {
 	var (
 		in     inputs
+		wide   bool
 		format string
 		conn   int
 		ulp    string
@@ -77,7 +78,7 @@ it is read. Lines come in the order exchanges end, not of their requests.`,
 				}
 				return docResult[*report.ExchangeList]{list, true, warnText(eng), runErr}
 			}
-			return writeDocuments(cmd, names, in.jobs, format, work, func(i int, err error) *report.ExchangeList {
+			return writeDocuments(cmd, names, in.jobs, format, g.layout(cmd, wide), work, func(i int, err error) *report.ExchangeList {
 				l := report.NewExchangeList(names[i], max, f)
 				l.Errors = []string{err.Error()}
 				return l
@@ -85,6 +86,7 @@ it is read. Lines come in the order exchanges end, not of their requests.`,
 		},
 	}
 	in.bind(cmd)
+	bindWide(cmd, &wide)
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table, json, or jsonl (one line per exchange, written as it ends)")
 	cmd.Flags().IntVar(&conn, "connection", 0, "only this connection (its ID, as analyze numbers them)")
 	cmd.Flags().StringVar(&ulp, "ulp", "", "only this upper-layer protocol (rpcordma)")

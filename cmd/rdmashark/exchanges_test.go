@@ -300,6 +300,7 @@ func TestExchangesSeveralCaptures(t *testing.T) {
 	if len(docs[0].Exchanges) != 618 || len(docs[1].Errors) != 1 || len(docs[2].Exchanges) != 510 {
 		t.Errorf("%d, %d (errors %v), %d exchanges", len(docs[0].Exchanges), len(docs[1].Exchanges), docs[1].Errors, len(docs[2].Exchanges))
 	}
+	t.Setenv("COLUMNS", "100") // the width the table fits
 	tb := cli(t, nil, "exchanges", nfs3Pcap, siw)
 	if tb.code != 0 {
 		t.Fatalf("exit %d: %s", tb.code, tb.stderr)

@@ -122,7 +122,7 @@ func transactionNamesCallback(t *testing.T, base string) {
 		t.Fatalf("tshark's reference has callbacks %q: not the capture's two recalls", cbOps)
 	}
 	var out, errOut bytes.Buffer
-	if code := run([]string{"transactions", capture}, nil, &out, &errOut); code != 0 {
+	if code := run([]string{"transactions", "--wide", capture}, nil, &out, &errOut); code != 0 { // every column whole
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 	if n := strings.Count(out.String(), "CB_COMPOUND CB_SEQUENCE,CB_RECALL"); n != 2 {

@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"github.com/spf13/cobra"
+
+	"github.com/rdmashark/rdmashark/report"
 )
 
 // inputs are the captures a command that reads several of them takes
@@ -224,7 +226,7 @@ func countErrs(errs []error) int {
 // or as a table.
 type document interface {
 	WriteJSON(io.Writer) error
-	WriteTable(io.Writer) error
+	WriteText(io.Writer, report.Layout) error
 }
 
 // docResult is what a command's work on one capture gives writeDocuments:
@@ -244,7 +246,7 @@ type docResult[D document] struct {
 // its place with failed's document. A document that has a Close method
 // (a transaction list's temporary file) is closed once written. The error
 // is the single capture's, or exitUsage naming how many of several failed.
-func writeDocuments[D document](cmd *cobra.Command, names []string, jobs int, format string,
+func writeDocuments[D document](cmd *cobra.Command, names []string, jobs int, format string, lay report.Layout,
 	work func(i int) docResult[D], failed func(i int, err error) D) error {
 	out := cmd.OutOrStdout()
 	many := len(names) > 1
@@ -278,7 +280,7 @@ func writeDocuments[D document](cmd *cobra.Command, names []string, jobs int, fo
 		if many && i > 0 {
 			fmt.Fprintln(out)
 		}
-		return r.doc.WriteTable(out)
+		return r.doc.WriteText(out, lay)
 	})
 	if werr == nil && many && format == "json" {
 		_, werr = fmt.Fprint(out, "]\n")

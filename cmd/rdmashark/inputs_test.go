@@ -110,7 +110,8 @@ func TestCompressedCaptureReport(t *testing.T) {
 		{"../../testdata/pcaps/compressed/rxe-rping.pcap.zst", rpingPcap},
 		{"../../testdata/pcaps/compressed/siw-rping.pcap.lz4", "../../testdata/pcaps/siw-rping.pcap"},
 	} {
-		for _, args := range [][]string{{"analyze"}, {"analyze", "--format", "json"}, {"check"}, {"check", "--format", "json"}} {
+		// --wide: the text not wrapped, so that the names' lengths move no line break.
+		for _, args := range [][]string{{"analyze", "--wide"}, {"analyze", "--format", "json"}, {"check", "--wide"}, {"check", "--format", "json"}} {
 			code, got, stderr := runCmd(t, append(slices.Clone(args), c.compressed)...)
 			wcode, want, _ := runCmd(t, append(slices.Clone(args), c.plain)...)
 			if code != wcode || stderr != "" {

@@ -44,7 +44,7 @@ func TestInterruptedFIFO(t *testing.T) {
 		{[]string{"check", "--allow-empty", "--format", "json"}, 2, []string{`"interrupted": true`, `"incomplete": 1`, `"failed": true`}},
 		{[]string{"check", "--allow-empty", "--format", "junit"}, 2, []string{`<testcase name="read capture whole"`, `type="incomplete"`}},
 		{[]string{"check", "--allow-empty", "--format", "sarif"}, 2, []string{`"executionSuccessful": false`, "incomplete input: reading was interrupted"}},
-		{[]string{"transactions"}, 0, []string{"reading stopped early: interrupted by a signal before the end of the input after 40 packets"}},
+		{[]string{"transactions", "--wide"}, 0, []string{"reading stopped early: interrupted by a signal before the end of the input after 40 packets"}},
 		{[]string{"exchanges"}, 0, []string{"reading stopped early: interrupted by a signal before the end of the input after 40 packets"}},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {

@@ -30,7 +30,7 @@ func TestInterruptedExitRule(t *testing.T) {
 		{[]string{"analyze", "--format", "json"}, 0, []string{`"interrupted": true`, `"packets": 1,`}},
 		{[]string{"check", "--allow-empty"}, 2, []string{"INCOMPLETE", "FAILED (incomplete input fails the gate: --fail-on-damage)"}},
 		{[]string{"check", "--allow-empty", "--fail-on-damage=false"}, 0, []string{"INCOMPLETE", "passed"}},
-		{[]string{"transactions"}, 0, []string{"interrupted by a signal before the end of the input after 1 packet"}},
+		{[]string{"transactions", "--wide"}, 0, []string{"interrupted by a signal before the end of the input after 1 packet"}},
 		{[]string{"transactions", "--format", "jsonl"}, 0, []string{"after 1 packet"}},
 		{[]string{"dissect"}, 0, []string{"after 1 packet"}},
 		{[]string{"dissect", "-w", filepath.Join(dir, "out.pcapng")}, 0, []string{"after 1 packet"}},

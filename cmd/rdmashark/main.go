@@ -89,6 +89,8 @@ type globalFlags struct {
 	// concurrent is how many captures the command reads at once (--jobs,
 	// at most the captures given); 0 or 1 for one.
 	concurrent int
+	// term: --color and -q (term.go).
+	term termFlags
 }
 
 // check rejects limits that cannot be meant: 0 or less used to fall back
@@ -102,6 +104,9 @@ func (g *globalFlags) check() error {
 	}
 	if g.idleTimeout < 0 {
 		return usageErr("--idle-timeout must not be negative (0: never)")
+	}
+	if err := g.term.check(); err != nil {
+		return err
 	}
 	setMemoryLimit(int64(g.maxBuffered), g.maxConnections)
 	return nil
@@ -146,6 +151,7 @@ private data, inline thresholds, remote invalidation) and what every packet is.`
 		"release a connection that saw no packet for this long in capture time, as if it had closed (0: never)")
 	root.PersistentFlags().StringVar(&g.pipeline, "pipeline", "auto",
 		"read the capture and verify its CRCs on a goroutine of their own, ahead of the connection engine: auto, on or off; the output is the same. auto (the default) is on when Go may use more than one CPU, the capture is a regular file and no other capture is read at the same time (--jobs): measured, two CPUs then read a capture ~25% faster than one, for ~12% more CPU time (docs/speed.md)")
+	g.term.bind(root)
 	root.PersistentPreRunE = func(*cobra.Command, []string) error {
 		if _, err := dissect.ParsePipelineMode(g.pipeline); err != nil {
 			return usageErr("--pipeline: %v", err)
@@ -154,6 +160,8 @@ private data, inline thresholds, remote invalidation) and what every packet is.`
 	}
 	root.AddCommand(newDissectCmd(g), newAnalyzeCmd(g), newCaptureCmd(g), newTransactionsCmd(g), newExchangesCmd(g), newCheckCmd(g), newRulesCmd(), newVersionCmd(), newReportCmd(g), newExportCmd(g), newDiffCmd(g))
 	registerCompletions(root)
+	addExamples(root)
+	wrapHelp(root)
 	return root
 }
 

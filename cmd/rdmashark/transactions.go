@@ -14,6 +14,7 @@ import (
 func newTransactionsCmd(g *globalFlags) *cobra.Command {
 	var (
 		in     inputs
+		wide   bool
 		format string
 		conn   int
 		xid    string
@@ -94,7 +95,7 @@ the other; the engine's counters are left to analyze.`,
 				list.Sort()
 				return docResult[*report.TransactionList]{list, true, warnText(eng), runErr}
 			}
-			return writeDocuments(cmd, names, in.jobs, format, work, func(i int, err error) *report.TransactionList {
+			return writeDocuments(cmd, names, in.jobs, format, g.layout(cmd, wide), work, func(i int, err error) *report.TransactionList {
 				l := report.NewTransactionList(names[i], max, f)
 				l.Errors = []string{err.Error()}
 				return l
@@ -102,6 +103,7 @@ the other; the engine's counters are left to analyze.`,
 		},
 	}
 	in.bind(cmd)
+	bindWide(cmd, &wide)
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table, json, or jsonl (one line per transaction, written as it ends)")
 	cmd.Flags().IntVar(&conn, "connection", 0, "only this connection (its ID, as analyze numbers them)")
 	cmd.Flags().StringVar(&xid, "xid", "", "only this XID (hexadecimal)")
