@@ -166,7 +166,13 @@ func connBlock(b *strings.Builder, a *Analysis, c *Connection, fs []Finding, rul
 		}
 		wrapItems(b, "  ", title+": ", items, "; ", width, 4)
 	}
-	if (c.ULP == nil || *c.ULP == dissect.RPCOverRDMAName) && !notRPCOverRDMA(*c) {
+	if row := v2Row(c); row != nil {
+		// Version 2: RFC 8797's private data says nothing of its
+		// thresholds (its Transport Properties do) nor of remote
+		// invalidation (solicited per Call).
+		section("RFC 8797", []string{"client", "server"}, []string{pdText(c.PrivateData.Client), pdText(c.PrivateData.Server)})
+		section("RPC-over-RDMA v2 inline thresholds", []string{"C→S", "S→C", "from", "client", "server"}, row[1:])
+	} else if (c.ULP == nil || *c.ULP == dissect.RPCOverRDMAName) && !notRPCOverRDMA(*c) {
 		section("RFC 8797", []string{"client", "server", "inline C→S", "S→C", "remote invalidation"}, []string{
 			pdText(c.PrivateData.Client), pdText(c.PrivateData.Server),
 			thresholdText(c.InlineThreshold, true), thresholdText(c.InlineThreshold, false),
