@@ -14,6 +14,7 @@ import (
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/layers/roce"
 	"github.com/rdmashark/rdmashark/nvme"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // Kind says how a behaviour metric is compared (Tolerances).
@@ -289,7 +290,7 @@ func (c *Collector) ConnectionDone(conn *dissect.Connection) {
 // ExchangeName is the name an exchange is counted under: its Name, and
 // for an NFSv4 COMPOUND its operations ("COMPOUND SEQUENCE,PUTFH,GETATTR").
 func ExchangeName(x *dissect.Exchange) string {
-	if t, ok := x.Detail.(*dissect.Transaction); ok && len(t.Operations) > 0 {
+	if t, ok := x.Detail.(*rpcordma.Transaction); ok && len(t.Operations) > 0 {
 		return x.Name + " " + strings.Join(t.Operations, ",")
 	}
 	return x.Name
@@ -332,7 +333,7 @@ func (c *Collector) Exchange(x *dissect.Exchange) {
 	if x.Invalidated {
 		e.invalidated++
 	}
-	t, ok := x.Detail.(*dissect.Transaction)
+	t, ok := x.Detail.(*rpcordma.Transaction)
 	if !ok {
 		return
 	}
@@ -341,15 +342,15 @@ func (c *Collector) Exchange(x *dissect.Exchange) {
 		for i := range t.Call.Chunks {
 			ch := &t.Call.Chunks[i]
 			switch ch.Kind {
-			case dissect.ChunkRead:
+			case rpcordma.ChunkRead:
 				if ch.Position == 0 {
 					lc = true
 				} else {
 					rd = true
 				}
-			case dissect.ChunkWrite:
+			case rpcordma.ChunkWrite:
 				wr = true
-			case dissect.ChunkReply:
+			case rpcordma.ChunkReply:
 				rp = true
 			}
 		}
@@ -373,7 +374,7 @@ func (c *Collector) Exchange(x *dissect.Exchange) {
 // OneHandle tells whether every segment of the chunks has the same
 // handle, and returns it: the condition on which Linux's svcrdma sends a
 // Reply With Invalidate (svc_rdma_get_inv_rkey).
-func OneHandle(chunks []dissect.Chunk) (uint32, bool) {
+func OneHandle(chunks []rpcordma.Chunk) (uint32, bool) {
 	var h uint32
 	n := 0
 	for i := range chunks {
@@ -669,7 +670,7 @@ func (c *Collector) conn(conn *dissect.Connection) Conn {
 			}
 		}
 	}
-	if r := conn.RPC; r != nil {
+	if r := rpcordma.Stats(conn); r != nil {
 		for d := range 2 {
 			p := dirNames[d] + " RPC-over-RDMA "
 			met(p+"Calls", KindCount, r.Calls[d])

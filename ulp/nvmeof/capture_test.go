@@ -13,6 +13,7 @@ import (
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/ulp/nvmeof"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 func init() { check.Register(nvmeof.Rules()...) }
@@ -32,7 +33,7 @@ func run(t *testing.T, name string) (*dissect.Engine, []dissect.Exchange, *check
 	var xs []dissect.Exchange
 	ck := check.NewRunner(check.Config{})
 	e := dissect.NewEngine(dissect.Options{
-		ULPs:     []dissect.ULP{dissect.RPCOverRDMA(nfs.NewBinding(), nfs.RDMAPort), nvmeof.New()},
+		ULPs:     []dissect.ULP{rpcordma.New(nfs.NewBinding(), nfs.RDMAPort), nvmeof.New()},
 		Exchange: func(x *dissect.Exchange) { xs = append(xs, *x.Clone()) },
 		Observer: ck,
 	})
@@ -245,12 +246,12 @@ func TestRPCCapturesUntouched(t *testing.T) {
 	for _, name := range []string{"rxe-nfs3.pcap", "siw-nfs3.pcap"} {
 		e, xs, _ := run(t, name)
 		for _, c := range e.Conns.Connections() {
-			if c.ULP != dissect.RPCOverRDMAName {
+			if c.ULP != rpcordma.Name {
 				t.Errorf("%s connection %d: ULP %q", name, c.ID, c.ULP)
 			}
 		}
 		for _, x := range xs {
-			if x.ULP != dissect.RPCOverRDMAName {
+			if x.ULP != rpcordma.Name {
 				t.Fatalf("%s: exchange of %q", name, x.ULP)
 			}
 		}

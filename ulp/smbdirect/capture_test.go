@@ -13,6 +13,7 @@ import (
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/ulp/nvmeof"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 	"github.com/rdmashark/rdmashark/ulp/smbdirect"
 )
 
@@ -34,7 +35,7 @@ func run(t testing.TB, name string) (*dissect.Engine, []dissect.Exchange, *check
 	var xs []dissect.Exchange
 	ck := check.NewRunner(check.Config{})
 	e := dissect.NewEngine(dissect.Options{
-		ULPs:     []dissect.ULP{dissect.RPCOverRDMA(nfs.NewBinding(), nfs.RDMAPort), nvmeof.New(), smbdirect.New()},
+		ULPs:     []dissect.ULP{rpcordma.New(nfs.NewBinding(), nfs.RDMAPort), nvmeof.New(), smbdirect.New()},
 		Exchange: func(x *dissect.Exchange) { xs = append(xs, *x.Clone()) },
 		Observer: ck,
 	})

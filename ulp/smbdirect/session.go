@@ -783,7 +783,7 @@ func (s *session) RDMAOp(p *dissect.Packet, op *dissect.RDMAOp) {
 		return
 	}
 	x := ref.Owner
-	op.Attach = dissect.OpAttachment{Owner: x, Chunk: int(ref.I)}
+	op.Attach = dissect.OpAttachment{Owner: x, I: int(ref.I)}
 	x.Ops++
 	if op.Kind == dissect.RDMARead {
 		x.ReadBytes += uint64(op.Length)
