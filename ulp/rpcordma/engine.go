@@ -118,14 +118,18 @@ func Txn(a *dissect.OpAttachment) *Transaction {
 	return t
 }
 
-// With returns opts with RPC-over-RDMA on nfsrdma's port first among its
-// ULPs, its RPC bodies decoded by binding (nil: none) and its transactions
-// heard by txn (nil: none): what dissect.NewEngine did by default before
-// RPC-over-RDMA left the engine, for programs and tests that want it alone.
+// With returns opts as dissect.NewEngine took them before RPC-over-RDMA
+// left the engine, for programs and tests that want it alone: when
+// opts.ULPs is nil, RPC-over-RDMA on nfsrdma's port is its one ULP, its
+// RPC bodies decoded by binding (nil: none); the RPC-over-RDMA ULP among
+// opts.ULPs hears its transactions by txn (nil: none).
 func With(opts dissect.Options, binding rpcrdma.UpperLayerBinding, txn func(*Transaction)) dissect.Options {
-	l := New(binding, NFSRDMAPort)
-	OnTransaction([]dissect.ULP{l}, txn)
-	opts.ULPs = append([]dissect.ULP{l}, opts.ULPs...)
+	if opts.ULPs == nil {
+		opts.ULPs = []dissect.ULP{New(binding, NFSRDMAPort)}
+	}
+	if txn != nil {
+		OnTransaction(opts.ULPs, txn)
+	}
 	return opts
 }
 
