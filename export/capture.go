@@ -15,7 +15,7 @@ import (
 
 // Capture writes the tables of one capture. Hook it to the engine: Observer
 // as (or before) the engine's Observer, Transaction as
-// Options.Transaction, Exchange as Options.Exchange, Packet from the
+// rpcordma.OnTransaction, Exchange as Options.Exchange, Packet from the
 // per-packet callback; then Finish with the engine and the check result once the capture is read. Its
 // methods are for one goroutine (one engine); several Captures run in
 // parallel, each its own part files.
@@ -164,7 +164,7 @@ func (c *Capture) rdmaOp(op *dissect.RDMAOp) {
 	c.note(c.ops.add(row))
 }
 
-// Transaction writes one finished RPC transaction (Options.Transaction).
+// Transaction writes one finished RPC transaction (rpcordma.OnTransaction).
 func (c *Capture) Transaction(t *rpcordma.Transaction) {
 	if t.Conn == nil || c.err != nil {
 		return

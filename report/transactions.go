@@ -188,7 +188,7 @@ func NewTransactionList(file string, max int, f TxnFilter) *TransactionList {
 	return &TransactionList{File: file, Transactions: []Transaction{}, max: max, filter: f}
 }
 
-// Add converts a finished transaction (an Options.Transaction callback
+// Add converts a finished transaction (an rpcordma.OnTransaction callback
 // argument) and keeps it if it matches the filter and the list has room.
 func (l *TransactionList) Add(t *rpcordma.Transaction) {
 	if !l.filter.matches(t) {

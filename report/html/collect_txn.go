@@ -10,7 +10,7 @@ import (
 	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
-// Transaction records a finished transaction (dissect.Options.Transaction),
+// Transaction records a finished transaction (rpcordma.OnTransaction),
 // converted as `transactions --format json` converts it: into its
 // procedure's latency and chunk-usage statistics, and into its
 // connection's diagram while the connection has fewer than MaxDetail, else
