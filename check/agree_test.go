@@ -8,6 +8,7 @@ import (
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma"
 	"github.com/rdmashark/rdmashark/source"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // TestTransactionsAgree runs every real, public, lossy and mutated capture
@@ -41,7 +42,7 @@ func TestTransactionsAgree(t *testing.T) {
 			defer r.Close()
 			// What the transactions command counts.
 			var calls, replies, errs, withInv int
-			txn := func(x *dissect.Transaction) {
+			txn := func(x *rpcordma.Transaction) {
 				if x.Call != nil {
 					calls++
 				}
@@ -59,20 +60,21 @@ func TestTransactionsAgree(t *testing.T) {
 				}
 			}
 			run := NewRunner(Config{MaxFindings: 1 << 20, MaxTotal: 1 << 20})
-			eng := dissect.NewEngine(dissect.Options{Observer: run, Transaction: txn, ULP: nfs.NewBinding()})
+			eng := dissect.NewEngine(rpcordma.With(dissect.Options{Observer: run}, nfs.NewBinding(), txn))
 			if err := eng.Run(r, func(p *dissect.Packet) error { run.Packet(p); return nil }); err != nil {
 				t.Fatal(err)
 			}
 			res := run.Finish(eng.Conns.Connections())
-			if eng.RPC.Unattached > uint64(len(eng.RPC.UnattachedOps)) {
-				t.Skipf("%d unattached operations, %d recorded", eng.RPC.Unattached, len(eng.RPC.UnattachedOps))
+			ctr := rpcordma.Counters(eng.Snapshot())
+			if ctr.Unattached > uint64(len(ctr.UnattachedOps)) {
+				t.Skipf("%d unattached operations, %d recorded", ctr.Unattached, len(ctr.UnattachedOps))
 			}
 			// The engine's unattached operations by what check must say of
 			// them: the responder's (server-to-client requests) are
 			// unadvertised, after the Reply, or not judged for an
 			// undecoded Call or a capture that started mid-connection.
 			var noSeg, after, unknown int
-			for _, u := range eng.RPC.UnattachedOps {
+			for _, u := range ctr.UnattachedOps {
 				if u.Dir != dissect.DirServerToClient {
 					continue
 				}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/source"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // BenchmarkChecks measures what the checks add to the engine on a real
@@ -40,8 +41,7 @@ func BenchmarkChecks(b *testing.B) {
 					opts.Observer = run
 					each = func(p *dissect.Packet) error { run.Packet(p); return nil }
 				}
-				opts.ULP = nfs.NewBinding()
-				eng := dissect.NewEngine(opts)
+				eng := dissect.NewEngine(rpcordma.With(opts, nfs.NewBinding(), nil))
 				if err := eng.Run(r, each); err != nil {
 					b.Fatal(err)
 				}

@@ -1,12 +1,12 @@
 package check
 
 import (
-	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // Call is the Call of a transaction as the transaction rules see it: a view
-// of the engine's dissect.Transaction (its Call side's chunk lists, in the
+// of the engine's rpcordma.Transaction (its Call side's chunk lists, in the
 // rpcrdma types the rules compare Replies with). The engine keeps the
 // transactions and pairs Calls with Replies; the runner only reshapes the
 // one a Reply answers, into a reused Call.
@@ -43,7 +43,7 @@ type callView struct {
 }
 
 // of returns t's Call side as a Call, valid until the next call.
-func (v *callView) of(t *dissect.Transaction) *Call {
+func (v *callView) of(t *rpcordma.Transaction) *Call {
 	k := &v.k
 	sd := t.Call
 	*k = Call{XID: t.XID, Packets: sd.Packets, Known: true, Vers: sd.Vers, Proc: rpcrdma.MsgType(sd.Proc),
@@ -54,15 +54,15 @@ func (v *callView) of(t *dissect.Transaction) *Call {
 	for i := range sd.Chunks {
 		ch := &sd.Chunks[i]
 		switch ch.Kind {
-		case dissect.ChunkCall:
+		case rpcordma.ChunkCall:
 			for _, sg := range ch.Segments {
 				k.CallChunk = append(k.CallChunk, seg(sg))
 			}
-		case dissect.ChunkRead:
+		case rpcordma.ChunkRead:
 			for _, sg := range ch.Segments {
 				k.Reads = append(k.Reads, rpcrdma.ReadSegment{Position: sg.Position, Segment: seg(sg)})
 			}
-		case dissect.ChunkWrite:
+		case rpcordma.ChunkWrite:
 			if nw == len(v.writes) {
 				v.writes = append(v.writes, nil)
 			}
@@ -73,7 +73,7 @@ func (v *callView) of(t *dissect.Transaction) *Call {
 			v.writes[nw] = w
 			nw++
 			k.Writes = append(k.Writes, rpcrdma.WriteChunk{Segments: w})
-		case dissect.ChunkReply:
+		case rpcordma.ChunkReply:
 			k.HasReply = true
 			for _, sg := range ch.Segments {
 				k.Reply = append(k.Reply, seg(sg))
@@ -83,7 +83,7 @@ func (v *callView) of(t *dissect.Transaction) *Call {
 	return k
 }
 
-func seg(sg dissect.Segment) rpcrdma.Segment {
+func seg(sg rpcordma.Segment) rpcrdma.Segment {
 	return rpcrdma.Segment{Handle: sg.Handle, Length: sg.Length, Offset: sg.Offset}
 }
 

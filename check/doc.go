@@ -14,7 +14,7 @@
 //     NAKs, CM messages;
 //   - Message: every reassembled RDMA Send of an RPC-over-RDMA connection
 //     (dissect.Observer), as the engine's record of it (Msg, a view of
-//     dissect.RPCRecord: transport header, inline RPC header, kind,
+//     rpcordma.RPCRecord: transport header, inline RPC header, kind,
 //     transaction, the Upper-Layer Binding's findings);
 //   - RDMAOp: every RDMA Read or Write (dissect.Observer), with the Call
 //     segment the engine attached it to, or why none (RDMAOp.Attach);

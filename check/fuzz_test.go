@@ -15,6 +15,7 @@ import (
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/report"
 	"github.com/rdmashark/rdmashark/source"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // fuzzLinkTypes is what each frame's first byte selects (modulo its length).
@@ -72,7 +73,7 @@ func FuzzCheck(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		runner := check.NewRunner(check.Config{})
-		eng := dissect.NewEngine(dissect.Options{Observer: runner, MaxConnections: 16, ULP: nfs.NewBinding()})
+		eng := dissect.NewEngine(rpcordma.With(dissect.Options{Observer: runner, MaxConnections: 16}, nfs.NewBinding(), nil))
 		n := 0
 		for len(in) >= 3 {
 			lt := fuzzLinkTypes[int(in[0])%len(fuzzLinkTypes)]

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/rdmashark/rdmashark/rpcrdma"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // Transport header rules (RFC 8166 sections 4.1-4.5; draft-ietf-nfsv4-
@@ -223,7 +224,7 @@ func checkCreditOverrun(c *Conn, m *Msg) {
 	}
 	// The engine counts the Calls outstanding and the grants (RPCStats).
 	d := m.Dir.Index()
-	rs := c.RPC
+	rs := rpcordma.Stats(c.Connection)
 	switch {
 	case rs == nil:
 		return

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // Inline thresholds and remote invalidation (RFC 8797 sections 4.1, 4.2;
@@ -295,7 +296,7 @@ func handleList(k *Call) string {
 // onlyVersion2 tells whether every RPC-over-RDMA message of c that
 // carried a known version used version 2.
 func onlyVersion2(c *Conn) bool {
-	rs := c.Connection.RPC
+	rs := rpcordma.Stats(c.Connection)
 	return rs != nil && rs.Versions[1] == 0 && rs.Versions[2] > 0
 }
 

@@ -4,21 +4,22 @@ import (
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma"
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // NFSRDMAPort is the well-known port of NFS over RDMA (RFC 8267 section 8).
-const NFSRDMAPort = dissect.NFSRDMAPort
+const NFSRDMAPort = rpcordma.NFSRDMAPort
 
 // MsgKind is what an RPC-over-RDMA message conveys: the engine's decision
-// (dissect.RPCKind), which the rules only read.
-type MsgKind = dissect.RPCKind
+// (rpcordma.RPCKind), which the rules only read.
+type MsgKind = rpcordma.RPCKind
 
 const (
-	KindUnknown = dissect.RPCKindUnknown
-	KindCall    = dissect.RPCKindCall
-	KindReply   = dissect.RPCKindReply
-	KindError   = dissect.RPCKindError
-	KindOther   = dissect.RPCKindControl
+	KindUnknown = rpcordma.RPCKindUnknown
+	KindCall    = rpcordma.RPCKindCall
+	KindReply   = rpcordma.RPCKindReply
+	KindError   = rpcordma.RPCKindError
+	KindOther   = rpcordma.RPCKindControl
 )
 
 // Msg is one reassembled Send as the message rules see it: a view of the
@@ -29,7 +30,7 @@ const (
 type Msg struct {
 	*dissect.Message
 	// Rec is the engine's record of the message.
-	Rec *dissect.RPCRecord
+	Rec *rpcordma.RPCRecord
 	// HasPrefix: the 16-octet prefix decoded; Common holds rdma_xid,
 	// rdma_vers, rdma_credit and rdma_proc/htype.
 	HasPrefix bool
@@ -89,7 +90,7 @@ func (m *Msg) Inline() []byte {
 
 // view fills the runner's reused Msg from the engine's record of m.
 func (r *Runner) view(m *dissect.Message) *Msg {
-	rec := m.RPC
+	rec := rpcordma.Record(m)
 	g := &r.m
 	*g = Msg{Message: m, Rec: rec, Hdr: &rec.Header, RPC: &rec.RPC,
 		HasPrefix: rec.PrefixOK, Common: rec.Common, HdrErr: rec.HeaderErr, Kind: rec.Kind}

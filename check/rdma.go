@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // RDMA operations against advertised memory (RFC 8166 sections 3.4.3,
@@ -65,7 +66,7 @@ func checkAdvertised(read bool) func(c *Conn, op *dissect.RDMAOp) {
 			c.Skip(ReasonCaptureGap)
 			return
 		}
-		if c.State == dissect.StateNoSetup || c.RPC != nil && c.RPC.Evicted > 0 {
+		if c.State == dissect.StateNoSetup || rpcordma.Stats(c.Connection) != nil && rpcordma.Stats(c.Connection).Evicted > 0 {
 			c.Skip(ReasonMidTransaction)
 			return
 		}
@@ -74,8 +75,8 @@ func checkAdvertised(read bool) func(c *Conn, op *dissect.RDMAOp) {
 			list = "Read segment"
 		}
 		open := 0
-		if c.RPC != nil {
-			open = c.RPC.OutstandingCalls[dissect.DirClientToServer.Index()]
+		if rs := rpcordma.Stats(c.Connection); rs != nil {
+			open = rs.OutstandingCalls[dissect.DirClientToServer.Index()]
 		}
 		// The Call that advertised it may be one the capture lost:
 		// judged at the end of the connection.

@@ -9,6 +9,7 @@ import (
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/internal/longstream"
 	"github.com/rdmashark/rdmashark/source"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // Tests of the runner on a long stream (issue 6): connections the engine
@@ -30,8 +31,7 @@ func runStream(t *testing.T, name string, n int, opts dissect.Options, each func
 	}
 	run := NewRunner(Config{})
 	opts.Observer = run
-	opts.ULP = nfs.NewBinding()
-	eng := dissect.NewEngine(opts)
+	eng := dissect.NewEngine(rpcordma.With(opts, nfs.NewBinding(), nil))
 	if err := eng.Run(r, func(p *dissect.Packet) error {
 		run.Packet(p)
 		if each != nil {

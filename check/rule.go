@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // Rule is one conformance check: what it enforces, where the spec says so,
@@ -203,7 +204,7 @@ func (ru *Rule) otherVersion(c *Conn) bool {
 		return false
 	}
 	var n [3]uint64
-	if rs := c.Connection.RPC; rs != nil {
+	if rs := rpcordma.Stats(c.Connection); rs != nil {
 		n = rs.Versions
 	}
 	switch ru.Version {
@@ -222,4 +223,4 @@ func (ru *Rule) otherULP(c *Conn) bool {
 }
 
 // rpcULP names RPC-over-RDMA's rules (Rule.ULP).
-const rpcULP = dissect.RPCOverRDMAName
+const rpcULP = rpcordma.Name

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/layers/roce"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // Bounds on what the runner keeps (Config overrides them).
@@ -185,7 +186,7 @@ func (r *Runner) Message(m *dissect.Message) {
 	if m.Conn != nil {
 		c := r.conn(m.Conn)
 		switch {
-		case m.RPC != nil:
+		case rpcordma.Record(m) != nil:
 			// The engine took the connection for RPC-over-RDMA and made
 			// its record of the message: the rules read it.
 			c.rpc = rpcYes

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rdmashark/rdmashark/rpcrdma"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // The independent version 2 corpus (testdata/v2corpus: an encoder compiled
@@ -65,17 +66,17 @@ func TestV2CorpusValid(t *testing.T) {
 	// The thresholds the properties set (encoder: client SBSIZ 8192,
 	// RBSIZ 8192; server SBSIZ 8192, RBSIZ 8192), the rest as published.
 	conns := eng.Conns.Connections()
-	if len(conns) != 2 || conns[0].RPC == nil || conns[0].RPC.V2Props == nil || conns[1].RPC == nil {
+	if len(conns) != 2 || rpcordma.Stats(conns[0]) == nil || rpcordma.Stats(conns[0]).V2Props == nil || rpcordma.Stats(conns[1]) == nil {
 		t.Fatalf("connections %v", conns)
 	}
 	// The second connection offers version 2, is refused with
 	// RDMA2_ERR_VERS (1..1) and goes on in version 1: its version is 1,
 	// and V2-VERS-MISMATCH (no finding above) does not hold the fallback
 	// against it.
-	if v := conns[1].RPC.Version; v != 1 {
+	if v := rpcordma.Stats(conns[1]).Version; v != 1 {
 		t.Errorf("the fallback connection's version is %d", v)
 	}
-	p := conns[0].RPC.V2Props
+	p := rpcordma.Stats(conns[0]).V2Props
 	if p.Threshold(0) != 8192 || p.Threshold(1) != 8192 {
 		t.Errorf("thresholds %d / %d, want 8192 / 8192", p.Threshold(0), p.Threshold(1))
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // Version 2 rules about sizes (draft-ietf-nfsv4-rpcrdma-version-two-07):
@@ -96,10 +97,10 @@ func v2Limit(c *Conn, m *Msg) (limit int, how string, ok bool) {
 	}
 	t := rpcrdma.HType(m.Common.Type)
 	if t == rpcrdma.HTypeConnPropMid || t == rpcrdma.HTypeConnPropFinal {
-		return dissect.V2DefaultInline, "the version 2 default (a CONNPROP-type message is limited to it)", true
+		return rpcordma.V2DefaultInline, "the version 2 default (a CONNPROP-type message is limited to it)", true
 	}
-	var p *dissect.V2Props
-	if rs := c.Connection.RPC; rs != nil {
+	var p *rpcordma.V2Props
+	if rs := rpcordma.Stats(c.Connection); rs != nil {
 		p = rs.V2Props
 	}
 	from := m.Dir.Index()
@@ -108,7 +109,7 @@ func v2Limit(c *Conn, m *Msg) (limit int, how string, ok bool) {
 		return limit, "the version 2 default: no Transport Properties exchanged", true
 	}
 	s, r := &p.Sides[from], &p.Sides[1-from]
-	prop := func(side *dissect.V2PropSide, id rpcrdma.PropID, v uint32) string {
+	prop := func(side *rpcordma.V2PropSide, id rpcrdma.PropID, v uint32) string {
 		if side.Has(id) {
 			return fmt.Sprintf("%s %d", id, v)
 		}
@@ -145,7 +146,7 @@ func checkV2PropVal(c *Conn, m *Msg) {
 	}
 	c.Checked()
 	for i, v := range m.Hdr.V2.Props {
-		if why := dissect.BadPropVal(v); why != "" {
+		if why := rpcordma.BadPropVal(v); why != "" {
 			c.Report(Finding{Packets: m.Packets, Message: fmt.Sprintf(
 				"%s from the %s: property %d: %s; the receiver answers RDMA2_ERR_BAD_PROPVAL and applies none of the message's properties",
 				t, sideOf(m.Dir), i, why)})

@@ -16,6 +16,7 @@ import (
 	"github.com/rdmashark/rdmashark/layers/roce"
 	"github.com/rdmashark/rdmashark/nvme"
 	"github.com/rdmashark/rdmashark/smbdirect"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // Kind says how a behaviour metric is compared (Tolerances).
@@ -381,7 +382,7 @@ func (c *Collector) ConnectionDone(conn *dissect.Connection) {
 // ExchangeName is the name an exchange is counted under: its Name, and
 // for an NFSv4 COMPOUND its operations ("COMPOUND SEQUENCE,PUTFH,GETATTR").
 func ExchangeName(x *dissect.Exchange) string {
-	if t, ok := x.Detail.(*dissect.Transaction); ok && len(t.Operations) > 0 {
+	if t, ok := x.Detail.(*rpcordma.Transaction); ok && len(t.Operations) > 0 {
 		return x.Name + " " + strings.Join(t.Operations, ",")
 	}
 	return x.Name
@@ -424,7 +425,7 @@ func (c *Collector) Exchange(x *dissect.Exchange) {
 	if x.Invalidated {
 		e.invalidated++
 	}
-	t, ok := x.Detail.(*dissect.Transaction)
+	t, ok := x.Detail.(*rpcordma.Transaction)
 	if !ok {
 		return
 	}
@@ -433,15 +434,15 @@ func (c *Collector) Exchange(x *dissect.Exchange) {
 		for i := range t.Call.Chunks {
 			ch := &t.Call.Chunks[i]
 			switch ch.Kind {
-			case dissect.ChunkRead:
+			case rpcordma.ChunkRead:
 				if ch.Position == 0 {
 					lc = true
 				} else {
 					rd = true
 				}
-			case dissect.ChunkWrite:
+			case rpcordma.ChunkWrite:
 				wr = true
-			case dissect.ChunkReply:
+			case rpcordma.ChunkReply:
 				rp = true
 			}
 		}
@@ -465,7 +466,7 @@ func (c *Collector) Exchange(x *dissect.Exchange) {
 // OneHandle tells whether every segment of the chunks has the same
 // handle, and returns it: the condition on which Linux's svcrdma sends a
 // Reply With Invalidate (svc_rdma_get_inv_rkey).
-func OneHandle(chunks []dissect.Chunk) (uint32, bool) {
+func OneHandle(chunks []rpcordma.Chunk) (uint32, bool) {
 	var h uint32
 	n := 0
 	for i := range chunks {
@@ -790,7 +791,7 @@ func (c *Collector) conn(conn *dissect.Connection) Conn {
 			hist(p+" sizes", s.ops[k][d][:], func(i int) string { return p + "s of " + sizeLabel(i) + " octets" })
 		}
 	}
-	if r := conn.RPC; r != nil {
+	if r := rpcordma.Stats(conn); r != nil {
 		for d := range 2 {
 			p := dirNames[d] + " RPC-over-RDMA "
 			met(p+"Calls", KindCount, r.Calls[d])

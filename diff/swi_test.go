@@ -8,6 +8,7 @@ import (
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"github.com/rdmashark/rdmashark/source"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // TestServerInvalidatesOneHandle: what the Linux NFS server's Replies
@@ -39,8 +40,8 @@ func TestServerInvalidatesOneHandle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		check := func(x *dissect.Transaction) {
-			if x.Call == nil || x.Reply == nil || x.Direction != dissect.RPCForward {
+		check := func(x *rpcordma.Transaction) {
+			if x.Call == nil || x.Reply == nil || x.Direction != rpcordma.RPCForward {
 				return
 			}
 			// The segments' handles, read here without OneHandle.
@@ -78,7 +79,7 @@ func TestServerInvalidatesOneHandle(t *testing.T) {
 				t.Errorf("%s: XID 0x%08x: invalidated 0x%08x, the Call's one handle 0x%08x", f, x.XID, x.Reply.InvalidatedSTag, handles[0])
 			}
 		}
-		eng := dissect.NewEngine(dissect.Options{ULP: nfs.NewBinding(), Transaction: check})
+		eng := dissect.NewEngine(rpcordma.With(dissect.Options{}, nfs.NewBinding(), check))
 		if err := eng.Run(r, nil); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}

@@ -29,7 +29,7 @@ func BenchmarkEngineRoCE(b *testing.B) {
 	b.ReportAllocs()
 	p := new(dissect.Packet)
 	for b.Loop() {
-		e := dissect.NewEngine(dissect.Options{})
+		e := dissect.NewEngine(dissect.Options{ULPs: rpcULPs(nil)})
 		for _, cp := range pkts {
 			p.Number, p.Timestamp, p.LinkType = cp.num, cp.ts, cp.lt
 			p.CaptureLength, p.Length = len(cp.data), cp.length

@@ -41,7 +41,7 @@ func TestBufferBudgetFramers(t *testing.T) {
 	for i := range frames {
 		frames[i].num = i + 1
 	}
-	e := NewEngine(Options{MaxBufferedBytes: budget})
+	e := newEngine(Options{MaxBufferedBytes: budget})
 	most := 0
 	// Control: under the default budget nothing is cut and every
 	// connection frames both FPDUs.

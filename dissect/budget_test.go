@@ -67,14 +67,12 @@ func heldNow(e *Engine) int {
 			n += f.Held()
 		}
 	}
-	// Chunk data held to rebuild RPC messages (issue 13), and each open
-	// Call's ExchangeCost (issue 29).
-	for _, rc := range e.rpcs.conns {
-		n += len(rc.out) * ExchangeCost
-		for _, t := range rc.out {
-			for _, b := range t.chunkData {
-				n += cap(b)
-			}
+	// Data the ULPs hold to rebuild messages (RPC's chunk data, issue
+	// 13), and each open exchange's ExchangeCost (issue 29).
+	for _, l := range e.opts.ULPs {
+		if h, ok := l.(ULPRetainer); ok {
+			_, open, rebuild := h.Retained()
+			n += open*ExchangeCost + rebuild
 		}
 	}
 	return n
@@ -119,7 +117,7 @@ func TestBufferBudget(t *testing.T) {
 	}
 	frames := synthFrames(t, s)
 	obs := &msgCounter{}
-	e := NewEngine(Options{MaxBufferedBytes: budget, Observer: obs})
+	e := newEngine(Options{MaxBufferedBytes: budget, Observer: obs})
 	most := 0
 	relRun(e, frames, func(p *Packet) {
 		held := e.Retained().BufferedBytes
@@ -154,7 +152,7 @@ func TestBufferBudget(t *testing.T) {
 	// The same stream without the budget's pressure: nothing cut, every
 	// Send whole up to its third packet.
 	obs = &msgCounter{}
-	e = NewEngine(Options{Observer: obs})
+	e = newEngine(Options{Observer: obs})
 	relRun(e, frames, nil)
 	if e.Reassembly.BudgetCuts != 0 || e.Reassembly.Orphans != 0 || obs.bytes != conns*3*unit {
 		t.Errorf("default budget: %d cuts, %d orphans, %d bytes handed up (want %d)",
@@ -177,7 +175,7 @@ func TestBufferBudgetCaptures(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				e := NewEngine(Options{MaxBufferedBytes: budget})
+				e := newEngine(Options{MaxBufferedBytes: budget})
 				err = e.Run(r, func(p *Packet) error {
 					held := e.Retained().BufferedBytes
 					if got := heldNow(e); got != held {
@@ -238,7 +236,7 @@ func TestBufferBudgetIWARP(t *testing.T) {
 		}
 	}
 	for _, max := range []int{budget, 0} {
-		e := NewEngine(Options{MaxBufferedBytes: max})
+		e := newEngine(Options{MaxBufferedBytes: max})
 		ops := &opCounter{}
 		e.opts.Observer = ops
 		relRun(e, frames, func(p *Packet) {

@@ -20,19 +20,25 @@
 //   - Exchange (exchange.go): one request and its response, the neutral
 //     record the exchanges listing, its export table and the neutral rules
 //     read (Options.Exchange, ExchangeObserver);
-//   - Env: the buffer budget a session accounts in, the exchange observer
-//     and the bound of open exchanges;
+//   - Env: the buffer budget a session accounts in, the exchange observer,
+//     the engine's Observer, the bound of open exchanges and the message
+//     and rebuild limits; ULPCounters, ULPRetainer and DetailDropper, what
+//     a ULP with engine-wide state tells the snapshot, Retained and
+//     DropDetail;
 //   - Connection.ULPData, Message.ULP and OpAttachment.Owner: where a
 //     session keeps its per-connection summary, its per-message record and
 //     the request an operation served, in its own types.
 //
-// RPC-over-RDMA (rpc*.go) is the first ULP (RPCOverRDMA); it still lives
-// in this package, on engine-wide state, and still has its own model types
-// (Transaction, RPCRecord, RPCStats, Message.RPC, Packet.RPC) that the
-// checks, fields, report and export read. NVMe over Fabrics (ulp/nvmeof)
-// is the second, outside it. The engine imports no ULP package: the
-// command's one registration list (cmd/rdmashark/ulps.go) names them, and
-// internal/archtest holds that rule.
+// The ULPs are plug-ins outside this package: RPC-over-RDMA (ulp/rpcordma,
+// its records in Packet.ULP and Message.ULP, its statistics in
+// Connection.ULPData, its engine-wide counters in Snapshot.ULPCounters),
+// NVMe over Fabrics (ulp/nvmeof), SMB Direct (ulp/smbdirect) and iSER
+// (ulp/iser). The engine imports no ULP package: the command's one
+// registration list (cmd/rdmashark/ulps.go) names them, and
+// internal/archtest holds that rule. What remains of RPC-over-RDMA here is
+// the RFC 8797 parsing of the set-up (PrivateData.Result,
+// Connection.Thresholds, package pvtdata) and the names of
+// UnattachedReason ("not rpc", "no segment", "after reply").
 //
 // The engine writes nothing: presentation is package fields', output
 // report's and export's. docs/architecture.md has the whole picture and

@@ -47,7 +47,7 @@ func TestDroppedCountsConnections(t *testing.T) {
 			wantPackets += 2
 		}
 	}
-	e := NewEngine(Options{MaxConnections: max})
+	e := newEngine(Options{MaxConnections: max})
 	relRun(e, synthFrames(t, s), nil)
 	if n := len(e.Conns.Connections()); n != max {
 		t.Fatalf("%d connections tracked, want %d", n, max)

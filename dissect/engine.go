@@ -9,7 +9,6 @@ import (
 
 	"github.com/rdmashark/rdmashark/layers/pfc"
 	"github.com/rdmashark/rdmashark/layers/roce"
-	"github.com/rdmashark/rdmashark/rpcrdma"
 	"github.com/rdmashark/rdmashark/source"
 )
 
@@ -33,10 +32,11 @@ type Options struct {
 	// DefaultMaxOutstandingReads). See reassembly.go.
 	MaxMessageBytes     int
 	MaxOutstandingReads int
-	// MaxTransactions bounds the RPC transactions awaiting their Reply per
-	// connection (default DefaultMaxTransactions); MaxRebuildBytes the chunk
-	// data held to rebuild RPC messages, all transactions together (default
-	// DefaultMaxRebuildBytes). See rpc.go.
+	// MaxTransactions bounds the exchanges (RPC transactions) awaiting
+	// their response per connection (default DefaultMaxTransactions);
+	// MaxRebuildBytes the data a ULP holds to rebuild messages from RDMA
+	// data (RPC's chunk data), all connections together (default
+	// DefaultMaxRebuildBytes). The sessions have them from Env.
 	MaxTransactions int
 	MaxRebuildBytes int
 	// IdleTimeout, when positive, releases a connection that saw no
@@ -49,22 +49,14 @@ type Options struct {
 	// HealthInterval is the throughput interval of transport health
 	// (default DefaultHealthInterval; health.go).
 	HealthInterval time.Duration
-	// Transaction, when set, receives every RPC transaction once it is over
-	// (Reply processed, evicted, or the capture ended without a Reply). The
-	// engine forgets it afterwards: copy what must be kept.
-	Transaction func(*Transaction)
 	// Exchange, when set, receives every exchange of every ULP once it is
-	// over (exchange.go), as Transaction does RPC's.
+	// over (exchange.go).
 	Exchange func(*Exchange)
 	// ULPs are the upper-layer protocols the engine asks about each
-	// connection, in order (ulp.go): fresh values for each engine. Nil
-	// means RPC-over-RDMA alone, RPCOverRDMA(ULP, NFSRDMAPort); cmd/rdmashark
-	// registers the tool's list.
+	// connection, in order (ulp.go): fresh values for each engine. Nil:
+	// none, every connection carries "no ULP"; cmd/rdmashark registers the
+	// tool's list.
 	ULPs []ULP
-	// ULP is the Upper-Layer Binding that decodes RPC procedure arguments
-	// and results when ULPs is nil (rpcrdma/nfs.NewBinding() for NFS, RFC
-	// 8267), one per engine; nil decodes no RPC body (rpc_ulp.go).
-	ULP rpcrdma.UpperLayerBinding
 	// Pipeline: whether Run reads the capture and computes its CRCs on a
 	// goroutine of its own, ahead of the connection engine (pipeline.go);
 	// the output is the same.
@@ -104,9 +96,6 @@ func (o *Options) fillDefaults() {
 	def(&o.MaxTransactions, DefaultMaxTransactions)
 	def(&o.MaxRebuildBytes, DefaultMaxRebuildBytes)
 	def(&o.MaxBufferedBytes, DefaultMaxBufferedBytes)
-	if o.ULPs == nil {
-		o.ULPs = []ULP{RPCOverRDMA(o.ULP, NFSRDMAPort)}
-	}
 }
 
 // Proto is the top-level protocol a packet was counted under.
@@ -234,13 +223,11 @@ type Engine struct {
 	pkt      Packet
 	iw       *iwarpEngine // TCP streams carrying iWARP (iwarp.go)
 	// Reassembly counts IB/RoCE Send reassembly and RDMA operation
-	// tracking (reassembly.go); RPC the RPC-over-RDMA layer (rpc.go).
+	// tracking (reassembly.go).
 	Reassembly ReassemblyStats
 	// Ops counts what both transports handed up to the ULPs (ulp.go).
 	Ops       TransportCounters
-	RPC       RPCCounters
 	rxs       rxState
-	rpcs      rpcState
 	buf       bufBudget
 	idle      idleClock
 	holderBuf [2]bufferHolder // budget.go
@@ -256,8 +243,6 @@ type Engine struct {
 	env             Env        // what the ULP sessions are lent (ulp.go)
 	budgetView      Budget
 	dupMsg          Message // a retransmitted Send handed to a session (deliverDuplicate)
-	exch            Exchange
-	exchangeObs     bool // the Observer is an ExchangeObserver
 }
 
 // TransportCounters count what the transports handed up to the ULPs,
@@ -281,8 +266,12 @@ func NewEngine(opts Options) *Engine {
 	e.Conns.retired, e.Conns.forgotten = e.retired, e.forgotten
 	e.dec.RoCEPort = opts.RoCEPort
 	e.budgetView.e = e
-	e.env = Env{Budget: &e.budgetView, MaxExchanges: opts.MaxTransactions, Exchange: e.endExchange}
-	_, e.exchangeObs = opts.Observer.(ExchangeObserver)
+	e.env = Env{Budget: &e.budgetView, MaxExchanges: opts.MaxTransactions, Observer: opts.Observer,
+		MaxMessageBytes: opts.MaxMessageBytes, MaxRebuildBytes: opts.MaxRebuildBytes}
+	if _, obs := opts.Observer.(ExchangeObserver); obs || opts.Exchange != nil {
+		// Nobody hears exchanges otherwise: the sessions need not make them.
+		e.env.Exchange = e.endExchange
+	}
 	return e
 }
 

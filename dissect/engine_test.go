@@ -699,7 +699,7 @@ func TestRealNFSPrivateData(t *testing.T) {
 		t.Fatal("REP does not answer the REQ's comm ID")
 	}
 
-	e := dissect.NewEngine(dissect.Options{})
+	e := dissect.NewEngine(dissect.Options{ULPs: rpcULPs(nil)})
 	for _, cp := range pkts {
 		p := &dissect.Packet{Number: cp.num, Timestamp: cp.ts, LinkType: cp.lt, CaptureLength: len(cp.data), Length: cp.length}
 		e.Process(p, cp.data)
@@ -780,7 +780,7 @@ func TestStartPSNsOfRealCapture(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	e := dissect.NewEngine(dissect.Options{})
+	e := dissect.NewEngine(dissect.Options{ULPs: rpcULPs(nil)})
 	first := map[dissect.Direction]uint32{}
 	if err := e.Run(r, func(p *dissect.Packet) error {
 		if p.Conn != nil && p.CM.Attr == 0 && p.BTH.OpCode.IsRequest() {

@@ -124,7 +124,7 @@ func Attach[O Request](m *Memory[O], op *RDMAOp, conn *Moved, unattached *uint64
 		op.Attach = m.Unattached(op)
 		return ref, false
 	}
-	op.Attach = OpAttachment{Owner: ref.Owner, Chunk: int(ref.I), Segment: int(ref.J)}
+	op.Attach = OpAttachment{Owner: ref.Owner, I: int(ref.I), J: int(ref.J)}
 	t := ref.Owner.Attached()
 	t.Ops++
 	t.Add(op)

@@ -57,7 +57,7 @@ func TestExchangeTable(t *testing.T) {
 	m.Advertise(a, DirClientToServer, 0, 1, Region{STag: 0x11, Offset: 0x1000, Length: 4096})
 	w := &RDMAOp{Kind: RDMAWrite, Dir: DirServerToClient, STag: 0x11, Offset: 0x1000, Length: 4096, Complete: true}
 	miss := &RDMAOp{Kind: RDMARead, Dir: DirServerToClient, STag: 0x11, Offset: 0x1000, Length: 4096, Complete: true}
-	if _, ok := Attach(&m, w, &conn, &unattached); !ok || w.Attach.Owner != a || w.Attach.Segment != 1 {
+	if _, ok := Attach(&m, w, &conn, &unattached); !ok || w.Attach.Owner != a || w.Attach.J != 1 {
 		t.Errorf("attach %+v", w.Attach)
 	}
 	if _, ok := Attach(&m, miss, &conn, &unattached); ok || miss.Attach.Reason != UnattachedNoSegment || unattached != 1 {

@@ -36,7 +36,7 @@ func TestFilterNoAllocs(t *testing.T) {
 		}
 		flts = append(flts, f)
 	}
-	e := dissect.NewEngine(dissect.Options{})
+	e := dissect.NewEngine(dissect.Options{ULPs: rpcULPs(nil)})
 	p := new(dissect.Packet)
 	matched := make([]int, len(flts))
 	for i, cp := range pkts {

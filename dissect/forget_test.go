@@ -46,7 +46,7 @@ func TestForgetReleased(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer r.Close()
-				e := NewEngine(Options{ForgetReleased: forget})
+				e := newEngine(Options{ForgetReleased: forget})
 				var got []seen
 				most := 0
 				err = e.Run(r, func(p *Packet) error {

@@ -143,7 +143,7 @@ func FuzzEngine(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		e := dissect.NewEngine(dissect.Options{MaxConnections: fuzzMaxConnections, ULP: nfs.NewBinding()})
+		e := dissect.NewEngine(dissect.Options{MaxConnections: fuzzMaxConnections, ULPs: rpcULPs(nfs.NewBinding())})
 		n := 0
 		for len(in) >= 3 {
 			lt := fuzzLinkTypes[int(in[0])%len(fuzzLinkTypes)]

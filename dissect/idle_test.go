@@ -27,7 +27,7 @@ func TestIdleRelease(t *testing.T) {
 	frames := synthFrames(t, s)
 	for _, timeout := range []time.Duration{10 * time.Minute, 0} {
 		obs := &idleObserver{}
-		e := NewEngine(Options{IdleTimeout: timeout, Observer: obs})
+		e := newEngine(Options{IdleTimeout: timeout, Observer: obs})
 		var a *Connection
 		releasedAt := 0
 		relRun(e, frames, func(p *Packet) {
@@ -95,7 +95,7 @@ func TestIdleReleaseCaptures(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer r.Close()
-			e := NewEngine(Options{IdleTimeout: time.Millisecond})
+			e := newEngine(Options{IdleTimeout: time.Millisecond})
 			if err := e.Run(r, func(p *Packet) error {
 				if got := heldNow(e); got != e.Retained().BufferedBytes {
 					t.Fatalf("packet %d: buffers hold %d bytes, the engine counts %d", p.Number, got, e.Retained().BufferedBytes)

@@ -77,11 +77,9 @@ const (
 	iwarpMaxFreeFramers = 64
 )
 
-// IWARPHintPort is TCP port 20049 (nfsrdma, RFC 8267 section 4.2), the
-// hint port of the default ULP list. On the ports of the registered ULPs
-// (ULP.Ports) a single plausible FPDU header is enough to pick up a
-// connection whose MPA exchange is not in the capture.
-const IWARPHintPort = NFSRDMAPort
+// On the ports of the registered ULPs (ULP.Ports, e.g. nfsrdma's 20049)
+// a single plausible FPDU header is enough to pick up a connection whose
+// MPA exchange is not in the capture.
 
 // iwarpMaxSendsInProgress bounds the untagged messages (Sends, RFC 5041
 // section 5) one direction builds at once; a message longer than

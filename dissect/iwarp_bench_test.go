@@ -46,7 +46,7 @@ func BenchmarkIWARPEngine(b *testing.B) {
 	for i := range passes {
 		passes[i] = iwRenumber(base, i+1)
 	}
-	e := NewEngine(Options{})
+	e := newEngine(Options{})
 	var p Packet
 	run := func(frames []iwFrame) {
 		for _, f := range frames {
@@ -85,7 +85,7 @@ func TestIWARPSteadyStateAllocs(t *testing.T) {
 		t.Skip("allocation count over whole captures")
 	}
 	base := iwReadFrames(t, "siw-nfs3.pcap")
-	e := NewEngine(Options{})
+	e := newEngine(Options{})
 	var p Packet
 	run := func(frames []iwFrame) {
 		for _, f := range frames {

@@ -61,7 +61,7 @@ func iwReadFrames(t testing.TB, name string) []iwFrame {
 // iwRun processes frames through a new engine, calling each (if not nil)
 // with every packet, then finishes the input.
 func iwRun(frames []iwFrame, opts Options, each func(p *Packet)) *Engine {
-	e := NewEngine(opts)
+	e := newEngine(opts)
 	var p Packet
 	for _, f := range frames {
 		p.Number = f.num

@@ -125,7 +125,7 @@ func FuzzIWARPStream(f *testing.F) {
 	// once showed the previous FPDU's payload length.
 	f.Add([]byte("1\x00\x00\x008\x000AG\x00\x00\x00\x00\x00\x00\x00\x02000000000000000000000000000000000000000000001\x00\x0000\x00\x111000000000000000000000"))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		e := NewEngine(Options{MaxMessageBytes: 1 << 16, Observer: &iwObserver{
+		e := newEngine(Options{MaxMessageBytes: 1 << 16, Observer: &iwObserver{
 			onMsg: func(m *Message) {
 				if m.Conn == nil || len(m.Data) > 1<<16 {
 					t.Fatalf("message of %d octets", len(m.Data))
@@ -168,7 +168,7 @@ func FuzzIWARPFrame(f *testing.F) {
 			return
 		}
 		at := int(in[0]) % len(frames)
-		e := NewEngine(Options{})
+		e := newEngine(Options{})
 		var p Packet
 		for i, fr := range frames {
 			if i == at {

@@ -41,7 +41,7 @@ func iwInOrderLogOpts(t *testing.T, frames []iwFrame, fast bool, opts Options) (
 		},
 	}
 	opts.Observer = obs
-	e := NewEngine(opts)
+	e := newEngine(opts)
 	e.iw = newIWARPEngine(e)
 	e.iw.fpduHook = func(c *Connection, d Direction, f *IWARPFPDU) {
 		fmt.Fprintf(&b, "fpdu conn %d dir %d: %+v\n", c.ID, d, *f)
@@ -158,7 +158,7 @@ func TestIWARPInOrderReordered(t *testing.T) {
 	}
 	collect := func(frames []iwFrame) ([]string, []string, *iwarpEngine) {
 		var msgs, fp []string
-		e := NewEngine(Options{Observer: &iwObserver{onMsg: func(m *Message) {
+		e := newEngine(Options{Observer: &iwObserver{onMsg: func(m *Message) {
 			msgs = append(msgs, fmt.Sprintf("%d %x", len(m.Data), m.Data))
 		}}})
 		e.iw = newIWARPEngine(e)

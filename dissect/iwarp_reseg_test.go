@@ -44,7 +44,7 @@ func iwRecordRun(t *testing.T, frames []iwFrame) (*Engine, *iwRecord) {
 			rec.ops[k] = append(rec.ops[k], fmt.Sprintf("%v %08x %x %d %v %x", op.Kind, op.STag, op.Offset, op.Length, op.Complete, sha256.Sum256(op.Data)))
 		},
 	}
-	e := NewEngine(Options{Observer: obs})
+	e := newEngine(Options{Observer: obs})
 	e.iw = newIWARPEngine(e)
 	e.iw.fpduHook = func(c *Connection, dir Direction, f *IWARPFPDU) {
 		k := key(c, dir)

@@ -48,7 +48,7 @@ func lossRun(t *testing.T, script func(s *synth.Sequence, c synth.Conn)) (*disse
 		t.Fatal(s.Err)
 	}
 	obs := &lossObs{}
-	e := dissect.NewEngine(dissect.Options{Observer: obs})
+	e := dissect.NewEngine(dissect.Options{Observer: obs, ULPs: rpcULPs(nil)})
 	var pkts []*dissect.Packet
 	for i, f := range s.Frames {
 		p := &dissect.Packet{Number: i + 1, Timestamp: f.Time, LinkType: f.LinkType,
@@ -250,7 +250,7 @@ func TestLossPFCPauseFrames(t *testing.T) {
 		frame(&pfc.MACControl{Opcode: pfc.OpPFC, ClassEnable: 1 << 3}),
 		frame(&pfc.MACControl{Opcode: pfc.OpPause, Quanta: [8]uint16{0: 10}}),
 	}
-	e := dissect.NewEngine(dissect.Options{})
+	e := dissect.NewEngine(dissect.Options{ULPs: rpcULPs(nil)})
 	for i, f := range frames {
 		p := &dissect.Packet{Number: i + 1, Timestamp: time.Unix(0, int64(i)), LinkType: layers.LinkTypeEthernet,
 			CaptureLength: len(f), Length: len(f)}

@@ -57,6 +57,16 @@ func (d Direction) Index() int {
 	return 0
 }
 
+// Opposite is the other direction.
+func (d Direction) Opposite() Direction { return opposite(d) }
+
+func opposite(d Direction) Direction {
+	if d == DirServerToClient {
+		return DirClientToServer
+	}
+	return DirServerToClient
+}
+
 // ConnState is where a connection's establishment got to in the capture.
 type ConnState uint8
 
@@ -219,14 +229,12 @@ type Connection struct {
 	// ULP's Name, "rpcordma" for RPC-over-RDMA), "" when no registered ULP
 	// claimed it (ulp.go).
 	ULP string
-	// RPC holds the connection's RPC-over-RDMA statistics, once a message
-	// of it was seen.
-	RPC *RPCStats
-	// ULPData is what the session of another ULP keeps of the connection
-	// for the reports and rules (its negotiation, counters), set by the
+	// ULPData is what the session of the connection's ULP keeps of it for
+	// the reports and rules (its negotiation, counters), set by the
 	// session and kept after the connection is released: a plug-in's own
 	// type that encoding/json can write; analyze writes it under the
-	// ULP's name ("nvme_rdma").
+	// ULP's name ("nvme_rdma"), RPC-over-RDMA's (*rpcordma.RPCStats) as
+	// its own "rpc" object. DropDetail lets go of a DetailDropper.
 	ULPData any
 	ulp     ulpConn
 
@@ -322,19 +330,14 @@ type Message struct {
 	Immediate    uint32
 	Time         time.Time
 	// ULP is the record the session of the connection's ULP made of the
-	// message, when that ULP is not RPC-over-RDMA (whose record is RPC):
-	// a plug-in's own type, which its rules and fields read. Valid only
-	// during the Observer call.
+	// message (*rpcordma.RPCRecord, *nvmeof.Capsule, ...): a plug-in's own
+	// type, which its rules and fields read. Valid only during the
+	// Observer call.
 	ULP any
 	// Duplicate marks a retransmitted Send (IB/RoCE: a SEND_ONLY whose PSN
 	// was consumed already) handed to the connection's session for display
 	// only; the Observer never sees one.
 	Duplicate bool
-	// RPC is what the RPC-over-RDMA layer made of the message, when its
-	// connection carries RPC-over-RDMA (nil otherwise): the transport
-	// header, the message's kind and its transaction (rpc_view.go). Valid
-	// only during the Observer call.
-	RPC *RPCRecord
 }
 
 // RDMAOpKind is what an RDMA operation does.
@@ -383,9 +386,9 @@ type RDMAOp struct {
 	Retransmitted int
 	Start         time.Time
 	End           time.Time
-	// Attach is the Call segment the operation served, or why none
-	// (rpc_view.go); Reason is UnattachedNotRPC on connections that do not
-	// carry RPC-over-RDMA.
+	// Attach is the request the operation served, or why none
+	// (attach.go), as the session of the connection's ULP found; Reason
+	// is UnattachedNotRPC on connections no ULP session has.
 	Attach OpAttachment
 }
 

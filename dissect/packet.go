@@ -145,14 +145,10 @@ type Packet struct {
 	// the TCP figures, like tshark's, still count it as sent.
 	TCPDiscarded bool
 
-	// RPC holds the RPC-over-RDMA messages this packet completed (rpc.go):
-	// the Sends it ended, and the RPC messages rebuilt from chunk data it
-	// delivered. Usually none or one; an iWARP segment can complete several.
-	RPC []RPCRecord
-	// ULP holds the records the sessions of ULPs other than RPC-over-RDMA
-	// made of what this packet completed (their own types, e.g.
-	// *nvmeof.Capsule), valid until the next packet: what their fields
-	// read.
+	// ULP holds the records the sessions of the ULPs made of what this
+	// packet completed (their own types, e.g. *nvmeof.Capsule; RPC-over-
+	// RDMA keeps one set of its records per packet, rpcordma.Records),
+	// valid until the next packet: what their fields read.
 	ULP []any
 
 	// Err is the decoding error that stopped decoding early, if any; the
@@ -260,7 +256,6 @@ func (p *Packet) reset() {
 	p.IWARP.reset()
 	p.TCPDiscarded = false
 	p.CRCDiscarded = false
-	p.RPC = p.RPC[:0]
 	clear(p.ULP)
 	p.ULP = p.ULP[:0]
 	p.Err = nil

@@ -24,7 +24,7 @@ type rig struct {
 func newRig(opts Options) *rig {
 	r := &rig{c: &Connection{ID: 1, Transport: TransportRoCE}}
 	opts.Observer = r
-	r.e = NewEngine(opts)
+	r.e = newEngine(opts)
 	r.e.Conns.conns = append(r.e.Conns.conns, r.c)
 	return r
 }

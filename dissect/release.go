@@ -206,9 +206,10 @@ type Retained struct {
 	// RoCEConns have IB/RoCE reassembly state; RoCEBuffered is the
 	// capacity of its message and RDMA Read buffers, in bytes.
 	RoCEConns, RoCEBuffered int
-	// RPCConns have RPC-over-RDMA state; OpenTransactions are awaiting
-	// their Reply; RebuildBytes is the chunk data held to rebuild them.
-	RPCConns, OpenTransactions, RebuildBytes int
+	// ULPConns have ULP session state (ULPRetainer: RPC-over-RDMA's);
+	// OpenExchanges are awaiting their response; RebuildBytes is the data
+	// held to rebuild messages (RPC's chunk data).
+	ULPConns, OpenExchanges, RebuildBytes int
 	// IWARPStreams are the iWARP connections followed; IWARPKeys the TCP
 	// 4-tuples (two per stream) that lead to a stream, closed ones in the
 	// grace window included.
@@ -242,11 +243,14 @@ func (e *Engine) Retained() Retained {
 			}
 		}
 	}
-	for _, rc := range e.rpcs.conns {
-		r.RPCConns++
-		r.OpenTransactions += len(rc.out)
+	for _, l := range e.opts.ULPs {
+		if h, ok := l.(ULPRetainer); ok {
+			conns, open, rebuild := h.Retained()
+			r.ULPConns += conns
+			r.OpenExchanges += open
+			r.RebuildBytes += rebuild
+		}
 	}
-	r.RebuildBytes = e.RPC.RebuildBytes
 	r.BufferedBytes = e.buf.held
 	if rl := e.releaser(); rl != nil {
 		rl.retained(&r)
@@ -266,7 +270,11 @@ func (c *Connection) DropDetail() {
 	if c.rel.state != relDone {
 		return
 	}
-	c.Health, c.tcpH, c.IWARP, c.RPC = nil, nil, nil, nil
+	c.Health, c.tcpH, c.IWARP = nil, nil, nil
+	if d, ok := c.ULPData.(DetailDropper); ok {
+		d.DropWithDetail()
+		c.ULPData = nil
+	}
 	c.rel.dropped = true
 	for i := range c.PrivateData {
 		c.PrivateData[i].Bytes = nil

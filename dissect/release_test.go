@@ -68,8 +68,8 @@ func holds(e *Engine, c *Connection) (where []string) {
 	if _, ok := e.rxs.conns[c]; ok {
 		where = append(where, "RoCE reassembly")
 	}
-	if _, ok := e.rpcs.conns[c]; ok {
-		where = append(where, "RPC state")
+	if c.ulp.session != nil {
+		where = append(where, "ULP session")
 	}
 	if e.iw != nil {
 		for _, s := range e.iw.order {
@@ -100,7 +100,7 @@ func commHeld(e *Engine, c *Connection) bool {
 func TestReleaseRoCEAfterDREP(t *testing.T) {
 	frames := iwReadFrames(t, "rxe-nfs3.pcap")
 	var first, second *Connection
-	e := NewEngine(Options{})
+	e := newEngine(Options{})
 	relRun(e, frames, func(p *Packet) {
 		switch p.Number {
 		case 38: // the RTU
@@ -125,15 +125,15 @@ func TestReleaseRoCEAfterDREP(t *testing.T) {
 	if second == nil || second == first || second.ID != 2 {
 		t.Fatalf("packet 4000 not on a second connection")
 	}
-	if first.RPC == nil || first.RPC.Outstanding != 0 || first.RPC.Calls[0] == 0 {
-		t.Errorf("first connection's RPC summary %+v", first.RPC)
+	if first.ULP != "test" {
+		t.Errorf("first connection's ULP %q", first.ULP)
 	}
 	for _, c := range []*Connection{first, second} {
 		if w := holds(e, c); len(w) > 0 {
 			t.Errorf("connection %d: the engine still holds %v", c.ID, w)
 		}
 	}
-	if r := e.Retained(); r.QPEntries != 0 || r.RoCEConns != 0 || r.RPCConns != 0 || r.OpenTransactions != 0 || r.Connections != 2 {
+	if r := e.Retained(); r.QPEntries != 0 || r.RoCEConns != 0 || r.ULPConns != 0 || r.OpenExchanges != 0 || r.Connections != 2 {
 		t.Errorf("retained at the end: %+v", r)
 	}
 }
@@ -144,7 +144,7 @@ func TestReleaseRoCEAfterDREP(t *testing.T) {
 // with a DREP (105, 106). The first DREP releases the connection; the
 // second still counts on it (the grace window), and starts nothing.
 func TestReleaseCrossingDisconnect(t *testing.T) {
-	e := NewEngine(Options{})
+	e := newEngine(Options{})
 	var conn *Connection
 	relRun(e, iwReadFrames(t, "rxe-ib_send_bw.pcap"), func(p *Packet) {
 		switch p.Number {
@@ -198,7 +198,7 @@ func TestReleaseQPNReuse(t *testing.T) {
 	s.Packet(cl, sv, synth.Send(roce.OpRCSendOnly, b.ServerQPN, b.ServerPSN), []byte("second")) // 11
 	s.Packet(sv, cl, synth.Send(roce.OpRCSendOnly, b.ClientQPN, b.ClientPSN), []byte("answer")) // 12
 	o := &relObserver{}
-	e := NewEngine(Options{Observer: o})
+	e := newEngine(Options{Observer: o})
 	ids := map[int]int{}
 	relRun(e, synthFrames(t, s), func(p *Packet) {
 		if p.Conn != nil {
@@ -247,7 +247,7 @@ func TestReleaseGraceWindow(t *testing.T) {
 	late(0)     // retired: reaches nothing
 	late(n - 1) // in the window
 	o := &relObserver{}
-	e := NewEngine(Options{Observer: o})
+	e := newEngine(Options{Observer: o})
 	frames := synthFrames(t, s)
 	var lastConn [2]*Connection
 	relRun(e, frames, func(p *Packet) {
@@ -289,7 +289,7 @@ func TestReleaseForgetsSummaries(t *testing.T) {
 		cmCycle(s, qpnReuseConn(uint32(i)), uint64(10*i))
 	}
 	o := &relObserver{}
-	e := NewEngine(Options{Observer: o, MaxConnections: 4})
+	e := newEngine(Options{Observer: o, MaxConnections: 4})
 	relRun(e, synthFrames(t, s), nil)
 	cs := e.Conns.Connections()
 	if len(cs) != 4 || e.Conns.Forgotten != 6 || e.Conns.Dropped != 0 || len(o.forgotten) != 6 {
@@ -310,7 +310,7 @@ func TestReleaseForgetsSummaries(t *testing.T) {
 		c.ClientQPN, c.ServerQPN = c.ClientQPN+uint32(i), c.ServerQPN+uint32(i)
 		s.CM(c.Client, c.Server, uint64(i), c.REQ())
 	}
-	e = NewEngine(Options{MaxConnections: 2})
+	e = newEngine(Options{MaxConnections: 2})
 	relRun(e, synthFrames(t, s), nil)
 	if len(e.Conns.Connections()) != 2 || e.Conns.Dropped != 1 || e.Conns.Forgotten != 0 {
 		t.Errorf("live: %d connections, dropped %d, forgotten %d", len(e.Conns.Connections()), e.Conns.Dropped, e.Conns.Forgotten)
@@ -323,7 +323,7 @@ func TestReleaseForgetsSummaries(t *testing.T) {
 // released — TCP reassembly let go of it, its RPC state is gone — and 1995
 // still counts on it. At the end no stream is left.
 func TestReleaseIWARPClose(t *testing.T) {
-	e := NewEngine(Options{})
+	e := newEngine(Options{})
 	var conn *Connection
 	relRun(e, iwReadFrames(t, "siw-nfs3.pcap"), func(p *Packet) {
 		switch p.Number {
@@ -346,10 +346,10 @@ func TestReleaseIWARPClose(t *testing.T) {
 			}
 		}
 	})
-	if conn.LastPacket != 1995 || conn.State != StateClosed || conn.RPC.Outstanding != 0 {
-		t.Errorf("connection: last packet %d, state %v, outstanding %d", conn.LastPacket, conn.State, conn.RPC.Outstanding)
+	if conn.LastPacket != 1995 || conn.State != StateClosed || conn.ULP != "test" {
+		t.Errorf("connection: last packet %d, state %v, ULP %q", conn.LastPacket, conn.State, conn.ULP)
 	}
-	if r := e.Retained(); r.IWARPStreams != 0 || r.RPCConns != 0 || r.IWARPKeys != 4 {
+	if r := e.Retained(); r.IWARPStreams != 0 || r.ULPConns != 0 || r.IWARPKeys != 4 {
 		t.Errorf("retained %+v", r)
 	}
 }
@@ -393,7 +393,7 @@ func TestReleaseIWARPReset(t *testing.T) {
 	c.send(0, mpaFrame(true, false, false, false, 1, nil)) // 7
 	var first *Connection
 	var liveAfter4 bool
-	e := NewEngine(Options{})
+	e := newEngine(Options{})
 	relRun(e, c.out, func(p *Packet) {
 		switch p.Number {
 		case 1:

@@ -9,7 +9,9 @@ type Snapshot struct {
 	Stats      Stats
 	Reassembly ReassemblyStats
 	Ops        TransportCounters
-	RPC        RPCCounters
+	// ULPCounters are copies of the engine-wide counters of the ULPs that
+	// keep some (ULPCounters: RPC-over-RDMA's), by name.
+	ULPCounters map[string]any
 	// Connections are the connections in the table, live and released,
 	// in ID order (ConnTable.Connections).
 	Connections []*Connection
@@ -33,9 +35,16 @@ type Snapshot struct {
 // engine's own (they go on changing while it runs); the counters are
 // copies.
 func (e *Engine) Snapshot() *Snapshot {
-	s := &Snapshot{Stats: e.Stats, Reassembly: e.Reassembly, Ops: e.Ops, RPC: e.RPC, Connections: e.Conns.Connections(),
+	s := &Snapshot{Stats: e.Stats, Reassembly: e.Reassembly, Ops: e.Ops, Connections: e.Conns.Connections(),
 		ConnectionsDropped: e.Conns.Dropped, ConnectionsForgotten: e.Conns.Forgotten,
 		PacketsNotTracked: e.Conns.DroppedPackets, ConnectionsDroppedAtLeast: e.Conns.DroppedSaturated, Warnings: slices.Clone(e.Warnings), PFC: e.PFC, UD: e.UD}
-	s.RPC.UnattachedOps = slices.Clone(e.RPC.UnattachedOps)
+	for _, l := range e.opts.ULPs {
+		if c, ok := l.(ULPCounters); ok {
+			if s.ULPCounters == nil {
+				s.ULPCounters = map[string]any{}
+			}
+			s.ULPCounters[l.Name()] = c.Counters()
+		}
+	}
 	return s
 }

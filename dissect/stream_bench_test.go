@@ -49,7 +49,7 @@ func runStream(tb testing.TB, c *longstream.Capture, n, maxConns int) streamRun 
 		tb.Fatal(err)
 	}
 	runner := check.NewRunner(check.Config{})
-	e := dissect.NewEngine(dissect.Options{Observer: runner, MaxConnections: maxConns, ULP: nfs.NewBinding()})
+	e := dissect.NewEngine(dissect.Options{Observer: runner, MaxConnections: maxConns, ULPs: rpcULPs(nfs.NewBinding())})
 	per := c.Records()
 	count := 0
 	err = e.Run(r, func(p *dissect.Packet) error {
@@ -137,7 +137,7 @@ func TestStreamRetainedIsBounded(t *testing.T) {
 		s := runStream(t, c, 40, 32)
 		r := s.retained
 		if r.Connections != 32 || r.QPEntries != 0 || r.PendingEntries != 0 || r.CommEntries > 2*16 ||
-			r.RoCEConns != 0 || r.RPCConns != 0 || r.OpenTransactions != 0 || r.RebuildBytes != 0 ||
+			r.RoCEConns != 0 || r.ULPConns != 0 || r.OpenExchanges != 0 || r.RebuildBytes != 0 ||
 			r.IWARPStreams != 0 || r.IWARPKeys > 2*16 {
 			t.Errorf("%s: retained after 40 repetitions: %+v", name, r)
 		}

@@ -93,7 +93,7 @@ func realCaptures(t testing.TB) []string {
 // so that the test can look at every one afterwards.
 func run(t testing.TB, frames []synth.Frame) (*dissect.Engine, []*dissect.Packet) {
 	t.Helper()
-	e := dissect.NewEngine(dissect.Options{})
+	e := dissect.NewEngine(dissect.Options{ULPs: rpcULPs(nil)})
 	var pkts []*dissect.Packet
 	for i, f := range frames {
 		p := &dissect.Packet{Number: i + 1, Timestamp: f.Time, LinkType: f.LinkType,
@@ -651,7 +651,7 @@ func TestSyntheticCorpusThroughEngine(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer r.Close()
-			e := dissect.NewEngine(dissect.Options{})
+			e := dissect.NewEngine(dissect.Options{ULPs: rpcULPs(nil)})
 			var badICRC, badVCRC, cut []int
 			err = e.Run(r, func(p *dissect.Packet) error {
 				if p.Err != nil {

@@ -23,7 +23,7 @@ func TestTCPStreamLikeTshark(t *testing.T) {
 	}
 	for _, f := range files {
 		want := tsharkStreams(t, strings.TrimSuffix(f, ".pcap")+".tshark.tsv")
-		e := dissect.NewEngine(dissect.Options{})
+		e := dissect.NewEngine(dissect.Options{ULPs: rpcULPs(nil)})
 		for i, c := range loadCapture(t, f) {
 			p := &dissect.Packet{Number: c.num, Timestamp: c.ts, LinkType: c.lt, CaptureLength: len(c.data), Length: c.length}
 			e.Process(p, c.data)

@@ -109,6 +109,37 @@ type Env struct {
 	// MaxExchanges bounds the exchanges a session keeps open at once
 	// (Options.MaxTransactions); past it the oldest is evicted.
 	MaxExchanges int
+	// MaxMessageBytes bounds a message a session puts together (a
+	// reassembled Send's bound, Options.MaxMessageBytes); MaxRebuildBytes
+	// the data the sessions of one ULP hold together to rebuild messages
+	// from RDMA data (Options.MaxRebuildBytes).
+	MaxMessageBytes, MaxRebuildBytes int
+	// Observer is the engine's Observer (Options.Observer), for a ULP
+	// whose own observer interface extends it (RPC-over-RDMA's
+	// TxnObserver hears its transactions).
+	Observer Observer
+}
+
+// ULPCounters is a ULP with engine-wide counters of its own (RPC-over-
+// RDMA's): Engine.Snapshot keeps a copy of them under the ULP's name
+// (Snapshot.ULPCounters), for the reports.
+type ULPCounters interface {
+	ULP
+	// Counters returns a copy of the counters now.
+	Counters() any
+}
+
+// ULPRetainer is a ULP that says what its sessions hold (Engine.Retained):
+// connections with state, exchanges open, bytes held to rebuild messages.
+type ULPRetainer interface {
+	ULP
+	Retained() (conns, open, rebuildBytes int)
+}
+
+// DetailDropper is a Connection.ULPData that Connection.DropDetail lets
+// go of with the rest of a released connection's detail.
+type DetailDropper interface {
+	DropWithDetail()
 }
 
 // ExchangeCost is what one open exchange — an RPC Call awaiting its Reply,

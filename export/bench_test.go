@@ -14,6 +14,7 @@ import (
 	"github.com/rdmashark/rdmashark/internal/longstream"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"github.com/rdmashark/rdmashark/source"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // countingReader counts the capture's bytes.
@@ -64,7 +65,7 @@ func BenchmarkExport(b *testing.B) {
 					}
 					runner := check.NewRunner(check.Config{Next: xc.Observer(nil)})
 					xc.SetRunner(runner)
-					eng := dissect.NewEngine(dissect.Options{ULP: nfs.NewBinding(), Observer: runner, Transaction: xc.Transaction})
+					eng := dissect.NewEngine(rpcordma.With(dissect.Options{Observer: runner}, nfs.NewBinding(), xc.Transaction))
 					var ms runtime.MemStats
 					runtime.GC()
 					per, count := c.Records(), 0

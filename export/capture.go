@@ -10,11 +10,12 @@ import (
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/fields"
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // Capture writes the tables of one capture. Hook it to the engine: Observer
 // as (or before) the engine's Observer, Transaction as
-// Options.Transaction, Exchange as Options.Exchange, Packet from the
+// rpcordma.OnTransaction, Exchange as Options.Exchange, Packet from the
 // per-packet callback; then Finish with the engine and the check result once the capture is read. Its
 // methods are for one goroutine (one engine); several Captures run in
 // parallel, each its own part files.
@@ -154,17 +155,17 @@ func (c *Capture) rdmaOp(op *dissect.RDMAOp) {
 	if n := len(op.Packets); n > 0 {
 		row.FirstPacket, row.LastPacket = int64(op.Packets[0]), int64(op.Packets[n-1])
 	}
-	if t := op.Attach.Txn; t != nil {
+	if t := rpcordma.Txn(&op.Attach); t != nil {
 		row.XID = i64(uint64(t.XID))
-		if t.Call != nil && op.Attach.Chunk < len(t.Call.Chunks) {
-			row.ChunkKind = str(t.Call.Chunks[op.Attach.Chunk].Kind.String())
+		if t.Call != nil && op.Attach.I < len(t.Call.Chunks) {
+			row.ChunkKind = str(t.Call.Chunks[op.Attach.I].Kind.String())
 		}
 	}
 	c.note(c.ops.add(row))
 }
 
-// Transaction writes one finished RPC transaction (Options.Transaction).
-func (c *Capture) Transaction(t *dissect.Transaction) {
+// Transaction writes one finished RPC transaction (rpcordma.OnTransaction).
+func (c *Capture) Transaction(t *rpcordma.Transaction) {
 	if t.Conn == nil || c.err != nil {
 		return
 	}
@@ -193,11 +194,11 @@ func (c *Capture) Transaction(t *dissect.Transaction) {
 		row.CallCredits = i64(uint64(s.Credits))
 		for _, ch := range s.Chunks {
 			switch ch.Kind {
-			case dissect.ChunkRead, dissect.ChunkCall:
+			case rpcordma.ChunkRead, rpcordma.ChunkCall:
 				row.CallReadChunks++
-			case dissect.ChunkWrite:
+			case rpcordma.ChunkWrite:
 				row.CallWriteChunks++
-			case dissect.ChunkReply:
+			case rpcordma.ChunkReply:
 				row.CallReplyChunk = true
 			}
 		}
@@ -300,8 +301,8 @@ func (c *Capture) Packet(p *dissect.Packet) error {
 		row.ConnectionID = i64(uint64(p.Conn.ID))
 		row.Direction = str(p.Dir.String())
 	}
-	for i := range p.RPC {
-		if r := &p.RPC[i]; r.PrefixOK {
+	for i := range rpcordma.Records(p) {
+		if r := &rpcordma.Records(p)[i]; r.PrefixOK {
 			row.XID = i64(uint64(r.Common.XID))
 			break
 		}
@@ -470,7 +471,7 @@ func connectionRow(common Common, dc *dissect.Connection) Connection {
 		r := dc.Thresholds.RemoteInvalidation
 		row.RemoteInvalidationNegotd = &r
 	}
-	if s := dc.RPC; s != nil {
+	if s := rpcordma.Stats(dc); s != nil {
 		row.RPCVersion = i64(uint64(s.Version))
 		row.CallsForward, row.CallsBackchannel = i64(s.Calls[0]), i64(s.Calls[1])
 		// A forward Reply goes server to client (report.rpcConnection).

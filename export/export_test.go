@@ -19,6 +19,7 @@ import (
 	"github.com/rdmashark/rdmashark/export"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"github.com/rdmashark/rdmashark/source"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 const pcaps = "../testdata/pcaps/"
@@ -47,11 +48,11 @@ func exportLimited(t testing.TB, cfg export.Config, name string, r *source.Reade
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := dissect.Options{ULP: nfs.NewBinding(), Transaction: xc.Transaction, Exchange: xc.Exchange, MaxConnections: maxConns}
+	opts := dissect.Options{Exchange: xc.Exchange, MaxConnections: maxConns}
 	runner := check.NewRunner(check.Config{Next: xc.Observer(nil), MaxTotal: maxFindings})
 	xc.SetRunner(runner)
 	opts.Observer = runner
-	eng := dissect.NewEngine(opts)
+	eng := dissect.NewEngine(rpcordma.With(opts, nfs.NewBinding(), xc.Transaction))
 	if err := eng.Run(r, func(p *dissect.Packet) error {
 		runner.Packet(p)
 		return xc.Packet(p)
@@ -133,7 +134,7 @@ func TestRoundTrip(t *testing.T) {
 	var cm counter
 	cm.ops = &ops
 	runner := check.NewRunner(check.Config{Next: &cm})
-	eng := dissect.NewEngine(dissect.Options{ULP: nfs.NewBinding(), Observer: runner, Transaction: func(*dissect.Transaction) { txns++ }})
+	eng := dissect.NewEngine(rpcordma.With(dissect.Options{Observer: runner}, nfs.NewBinding(), func(*rpcordma.Transaction) { txns++ }))
 	if err := eng.Run(open(t, name), func(p *dissect.Packet) error { runner.Packet(p); return nil }); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/rdmashark/rdmashark/export"
 	"github.com/rdmashark/rdmashark/internal/longstream"
 	"github.com/rdmashark/rdmashark/source"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // What export holds while it reads, checked where it is decided rather than
@@ -44,7 +45,7 @@ func TestReleasedConnectionsLetGo(t *testing.T) {
 			continue
 		}
 		released++
-		if dc.Health != nil || dc.RPC != nil {
+		if dc.Health != nil || rpcordma.Stats(dc) != nil {
 			detail++
 		}
 	}

@@ -3,7 +3,7 @@ package fields
 import (
 	"strconv"
 
-	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // exchangeKeys are how each ULP writes the key of its exchanges
@@ -13,7 +13,7 @@ import (
 var exchangeKeys = map[string]func(dst []byte, key uint64) []byte{
 	// The RPC XID as the dissector, tshark's rpc.xid and `transactions`
 	// print it: 0x and eight hex digits.
-	dissect.RPCOverRDMAName: func(dst []byte, key uint64) []byte { return AppendHex(dst, key, 8) },
+	rpcordma.Name: func(dst []byte, key uint64) []byte { return AppendHex(dst, key, 8) },
 }
 
 // RegisterExchangeKey sets how the exchanges of the named ULP write their

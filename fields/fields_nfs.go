@@ -4,6 +4,7 @@ import (
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // The NFS, MOUNT and NFSACL fields, named, typed and printed as Wireshark
@@ -22,7 +23,7 @@ import (
 // rpcProgram returns the program, version and procedure of r's RPC
 // message: a Call's own, a Reply's Call's (ok is false when that Call is
 // not in the capture).
-func rpcProgram(r *dissect.RPCRecord, h *oncrpc.Header) (prog, vers, proc uint32, ok bool) {
+func rpcProgram(r *rpcordma.RPCRecord, h *oncrpc.Header) (prog, vers, proc uint32, ok bool) {
 	if h.MsgType == oncrpc.Call {
 		return uint32(h.Prog), h.Vers, h.Proc, true
 	}
@@ -46,7 +47,7 @@ func procedureField(name, parent string, prog nfs.Program, vers uint32) *Field {
 }
 
 // nfsField is a field of the results or arguments the NFS decoder walked.
-func nfsField(name, label string, get func(r *dissect.RPCRecord, prog, vers, proc uint32, emit func(Value))) *Field {
+func nfsField(name, label string, get func(r *rpcordma.RPCRecord, prog, vers, proc uint32, emit func(Value))) *Field {
 	return &Field{Name: name, Label: label, Type: FTUint32, Base: BaseDec, Parent: "nfs",
 		Per: "rpc", At: func(p *dissect.Packet, i int, emit func(Value)) {
 			if r := rpcAt(p, i); r != nil {
@@ -59,14 +60,14 @@ func nfsField(name, label string, get func(r *dissect.RPCRecord, prog, vers, pro
 
 // isCompound tells whether r is an NFSv4 COMPOUND (not the callback
 // program's CB_COMPOUND).
-func isCompound(r *dissect.RPCRecord, prog, vers, proc uint32) bool {
+func isCompound(r *rpcordma.RPCRecord, prog, vers, proc uint32) bool {
 	return !r.ULP.Callback && prog == uint32(nfs.ProgNFS) && vers == 4 && proc == 1
 }
 
 // eachStatus calls f with every status word tshark shows as nfs.status:
 // the first word of NFSv3 and NFSACL results, and of a COMPOUND's (or
 // CB_COMPOUND's) results followed by each operation's status.
-func eachStatus(r *dissect.RPCRecord, prog, vers uint32, f func(st uint32, v4 bool)) {
+func eachStatus(r *rpcordma.RPCRecord, prog, vers uint32, f func(st uint32, v4 bool)) {
 	u := &r.ULP
 	if !r.Reply || !u.HasStatus {
 		return
@@ -125,7 +126,7 @@ func hidden(f *Field) *Field {
 	return f
 }
 
-func opValue(u *dissect.ULPInfo, i int) Value {
+func opValue(u *rpcordma.ULPInfo, i int) Value {
 	v := Value{U: uint64(u.OpCodes[i])}
 	if i < len(u.Operations) {
 		v.Text = u.Operations[i]
@@ -142,18 +143,18 @@ func nfsTable() *Table {
 		procedureField("nfs.procedure_v2", "nfs", nfs.ProgNFS, 2),
 		procedureField("nfs.procedure_v3", "nfs", nfs.ProgNFS, 3),
 		procedureField("nfs.procedure_v4", "nfs", nfs.ProgNFS, 4),
-		nfsField("nfs.cb_procedure", "CB Procedure", func(r *dissect.RPCRecord, _, _, proc uint32, emit func(Value)) {
+		nfsField("nfs.cb_procedure", "CB Procedure", func(r *rpcordma.RPCRecord, _, _, proc uint32, emit func(Value)) {
 			if r.ULP.Callback {
 				emit(Value{U: uint64(proc), Text: r.ULP.Procedure})
 			}
 		}),
-		nfsField("nfs.main_opcode", "Main Opcode", func(r *dissect.RPCRecord, prog, vers, proc uint32, emit func(Value)) {
+		nfsField("nfs.main_opcode", "Main Opcode", func(r *rpcordma.RPCRecord, prog, vers, proc uint32, emit func(Value)) {
 			if !isCompound(r, prog, vers, proc) {
 				return
 			}
 			mainOps(r.ULP.OpCodes, func(op uint32) { emit(Value{U: uint64(op), Text: nfs.Opnum4(op).String()}) })
 		}),
-		nfsField("nfs.opcode", "Opcode", func(r *dissect.RPCRecord, prog, vers, proc uint32, emit func(Value)) {
+		nfsField("nfs.opcode", "Opcode", func(r *rpcordma.RPCRecord, prog, vers, proc uint32, emit func(Value)) {
 			if !isCompound(r, prog, vers, proc) {
 				return
 			}
@@ -161,7 +162,7 @@ func nfsTable() *Table {
 				emit(opValue(&r.ULP, i))
 			}
 		}),
-		nfsField("nfs.cb.operation", "Opcode", func(r *dissect.RPCRecord, _, _, _ uint32, emit func(Value)) {
+		nfsField("nfs.cb.operation", "Opcode", func(r *rpcordma.RPCRecord, _, _, _ uint32, emit func(Value)) {
 			if !r.ULP.Callback {
 				return
 			}
@@ -169,7 +170,7 @@ func nfsTable() *Table {
 				emit(opValue(&r.ULP, i))
 			}
 		}),
-		hidden(nfsField("nfs.status", "Status", func(r *dissect.RPCRecord, prog, vers, _ uint32, emit func(Value)) {
+		hidden(nfsField("nfs.status", "Status", func(r *rpcordma.RPCRecord, prog, vers, _ uint32, emit func(Value)) {
 			eachStatus(r, prog, vers, func(st uint32, v4 bool) {
 				if v4 {
 					emit(Value{U: uint64(st), Text: nfs.Nfsstat4(st).String()})
@@ -178,12 +179,12 @@ func nfsTable() *Table {
 				}
 			})
 		})),
-		nfsField("nfs.status3", "Status", func(r *dissect.RPCRecord, prog, vers, _ uint32, emit func(Value)) {
+		nfsField("nfs.status3", "Status", func(r *rpcordma.RPCRecord, prog, vers, _ uint32, emit func(Value)) {
 			if prog == uint32(nfs.ProgNFS) && vers == 3 {
 				eachStatus(r, prog, vers, func(st uint32, _ bool) { emit(Value{U: uint64(st), Text: nfs.Nfsstat3(st).String()}) })
 			}
 		}),
-		nfsField("nfs.nfsstat4", "Status", func(r *dissect.RPCRecord, prog, vers, _ uint32, emit func(Value)) {
+		nfsField("nfs.nfsstat4", "Status", func(r *rpcordma.RPCRecord, prog, vers, _ uint32, emit func(Value)) {
 			eachStatus(r, prog, vers, func(st uint32, v4 bool) {
 				if v4 {
 					emit(Value{U: uint64(st), Text: nfs.Nfsstat4(st).String()})

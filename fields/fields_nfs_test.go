@@ -6,6 +6,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // TestMainOps checks nfs.main_opcode's choice against what tshark 4.0.17
@@ -64,8 +65,9 @@ func TestPerInstanceGroups(t *testing.T) {
 		t.Errorf("only %d fields in the per-instance protocols", n)
 	}
 	p := &dissect.Packet{}
-	p.RPC = []dissect.RPCRecord{{HasRPC: true}, {HasRPC: true}}
-	p.RPC[0].RPC.XID, p.RPC[1].RPC.XID = 1, 2
+	recs := []rpcordma.RPCRecord{{HasRPC: true}, {HasRPC: true}}
+	recs[0].RPC.XID, recs[1].RPC.XID = 1, 2
+	rpcordma.SetRecords(p, recs)
 	f, _ := Registry.Lookup("rpc.xid")
 	if got := f.Values(p, nil); len(got) != 2 || got[0] != "0x00000001" || got[1] != "0x00000002" {
 		t.Errorf("rpc.xid of two messages: %v", got)

@@ -12,6 +12,7 @@ import (
 	"github.com/rdmashark/rdmashark/layers/iwarp"
 	"github.com/rdmashark/rdmashark/layers/roce"
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // frame.protocols: the protocols of the packet, outermost first, joined by
@@ -192,7 +193,7 @@ func frameProtocols(p *dissect.Packet) string {
 		}
 	}
 	if ib && p.BTH.NextLayerType() != roce.LayerTypeMAD && !ibCarriesIP(p) {
-		if len(p.RPC) > 0 {
+		if len(rpcordma.Records(p)) > 0 {
 			rpcProtocols(p, &l)
 		} else if len(p.BTH.Payload) > 0 {
 			l.add(protoData)
@@ -238,7 +239,7 @@ func tcpProtocols(p *dissect.Packet, l *protoList) {
 		return
 	}
 	l.add(protoMPA)
-	rec := 0 // the next of p.RPC to place
+	rec := 0 // the next of rpcordma.Records(p) to place
 	for i := range w.FPDUs {
 		f := &w.FPDUs[i]
 		l.add(protoDDP)
@@ -247,8 +248,8 @@ func tcpProtocols(p *dissect.Packet, l *protoList) {
 		}
 		switch op := f.RDMAP.Opcode; {
 		case f.DDP.T:
-			if f.DDP.L && op == iwarp.OpRDMAReadResponse && rec < len(p.RPC) && !p.RPC[rec].HasHeader {
-				rpcRecordProtocols(&p.RPC[rec], l)
+			if f.DDP.L && op == iwarp.OpRDMAReadResponse && rec < len(rpcordma.Records(p)) && !rpcordma.Records(p)[rec].HasHeader {
+				rpcRecordProtocols(&rpcordma.Records(p)[rec], l)
 				rec++
 			} else if f.DataLen > 0 {
 				l.add(protoData)
@@ -257,31 +258,31 @@ func tcpProtocols(p *dissect.Packet, l *protoList) {
 			if !f.DDP.L {
 				continue
 			}
-			if rec < len(p.RPC) {
-				rpcRecordProtocols(&p.RPC[rec], l)
+			if rec < len(rpcordma.Records(p)) {
+				rpcRecordProtocols(&rpcordma.Records(p)[rec], l)
 				rec++
 			} else if f.DataLen > 0 {
 				l.add(protoData)
 			}
 		}
 	}
-	for ; rec < len(p.RPC); rec++ {
-		rpcRecordProtocols(&p.RPC[rec], l)
+	for ; rec < len(rpcordma.Records(p)); rec++ {
+		rpcRecordProtocols(&rpcordma.Records(p)[rec], l)
 	}
 }
 
 // rpcProtocols adds the RPC-over-RDMA messages the packet completed and
 // the RPC programs inside.
 func rpcProtocols(p *dissect.Packet, l *protoList) {
-	for i := range p.RPC {
-		rpcRecordProtocols(&p.RPC[i], l)
+	for i := range rpcordma.Records(p) {
+		rpcRecordProtocols(&rpcordma.Records(p)[i], l)
 	}
 }
 
 // rpcRecordProtocols adds one RPC-over-RDMA message: "rpcordma", then
 // "rpc" when an RPC message is whole, then its program's protocol, except
 // for the NULL procedure, which tshark leaves to RPC.
-func rpcRecordProtocols(r *dissect.RPCRecord, l *protoList) {
+func rpcRecordProtocols(r *rpcordma.RPCRecord, l *protoList) {
 	l.add(protoRPCoRDMA)
 	if !r.HasRPC {
 		return

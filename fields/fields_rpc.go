@@ -10,6 +10,7 @@ import (
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma"
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // The RPC-over-RDMA and ONC RPC fields, named, typed and printed as
@@ -21,8 +22,8 @@ import (
 
 // headerAt returns record i of p when its transport header decoded (at
 // least its four common words when prefixOnly), else nil.
-func headerAt(p *dissect.Packet, i int, prefixOnly bool) *dissect.RPCRecord {
-	r := &p.RPC[i]
+func headerAt(p *dissect.Packet, i int, prefixOnly bool) *rpcordma.RPCRecord {
+	r := &rpcordma.Records(p)[i]
 	if !r.HasHeader || !r.PrefixOK || (!prefixOnly && r.HeaderErr != nil) {
 		return nil
 	}
@@ -31,8 +32,8 @@ func headerAt(p *dissect.Packet, i int, prefixOnly bool) *dissect.RPCRecord {
 
 // rpcAt returns record i of p when it holds a whole RPC message whose
 // header decoded, else nil.
-func rpcAt(p *dissect.Packet, i int) *dissect.RPCRecord {
-	if r := &p.RPC[i]; r.HasRPC && r.RPCErr == nil {
+func rpcAt(p *dissect.Packet, i int) *rpcordma.RPCRecord {
+	if r := &rpcordma.Records(p)[i]; r.HasRPC && r.RPCErr == nil {
 		return r
 	}
 	return nil
@@ -40,7 +41,7 @@ func rpcAt(p *dissect.Packet, i int) *dissect.RPCRecord {
 
 // The RPC-over-RDMA, RPC and NFS fields repeat per record of Packet.RPC
 // (an iWARP segment can complete several Sends).
-func rpcordma(name, label string, t FieldType, b Base, prefixOnly bool, get func(r *dissect.RPCRecord, emit func(Value))) *Field {
+func rpcordmaField(name, label string, t FieldType, b Base, prefixOnly bool, get func(r *rpcordma.RPCRecord, emit func(Value))) *Field {
 	return &Field{Name: name, Label: label, Type: t, Base: b, Parent: "rpcordma", Per: "rpc",
 		At: func(p *dissect.Packet, i int, emit func(Value)) {
 			if r := headerAt(p, i, prefixOnly); r != nil {
@@ -49,7 +50,7 @@ func rpcordma(name, label string, t FieldType, b Base, prefixOnly bool, get func
 		}}
 }
 
-func rpcField(name, label string, t FieldType, b Base, get func(r *dissect.RPCRecord, h *oncrpc.Header, emit func(Value))) *Field {
+func rpcField(name, label string, t FieldType, b Base, get func(r *rpcordma.RPCRecord, h *oncrpc.Header, emit func(Value))) *Field {
 	return &Field{Name: name, Label: label, Type: t, Base: b, Parent: "rpc", Per: "rpc",
 		At: func(p *dissect.Packet, i int, emit func(Value)) {
 			if r := rpcAt(p, i); r != nil {
@@ -60,7 +61,7 @@ func rpcField(name, label string, t FieldType, b Base, get func(r *dissect.RPCRe
 
 // hasLists tells whether the header carries the three chunk lists (tshark
 // shows the counts only then).
-func hasLists(r *dissect.RPCRecord) bool {
+func hasLists(r *rpcordma.RPCRecord) bool {
 	h := &r.Header
 	if h.Vers == rpcrdma.Version2 {
 		switch h.V2.HType {
@@ -83,7 +84,7 @@ func hasLists(r *dissect.RPCRecord) bool {
 // rdma_provisional_writes and rdma_provisional_reply, REPLY_EXTERNAL
 // rdma_writes and rdma_reply, REPLY_INLINE rdma_writes only, and the
 // *_MIDDLE types none: a list a type lacks has no count to show.
-func listsOf(r *dissect.RPCRecord) (reads, writes, reply bool) {
+func listsOf(r *rpcordma.RPCRecord) (reads, writes, reply bool) {
 	if !hasLists(r) {
 		return false, false, false
 	}
@@ -103,7 +104,7 @@ func listsOf(r *dissect.RPCRecord) (reads, writes, reply bool) {
 }
 
 // eachSegment calls f for every segment in tshark's order.
-func eachSegment(r *dissect.RPCRecord, f func(sg rpcrdma.Segment)) {
+func eachSegment(r *rpcordma.RPCRecord, f func(sg rpcrdma.Segment)) {
 	if !hasLists(r) {
 		return
 	}
@@ -133,46 +134,46 @@ func rpcTable() *Table {
 	F := new(Table)
 	F.Group("rpcordma", "RPC over RDMA")
 	F.Group("rpc", "Remote Procedure Call")
-	F.Instances("rpc", func(p *dissect.Packet) int { return len(p.RPC) })
+	F.Instances("rpc", func(p *dissect.Packet) int { return len(rpcordma.Records(p)) })
 	F.Register(
-		rpcordma("rpcordma.xid", "XID", FTUint32, BaseHex, true, func(r *dissect.RPCRecord, emit func(Value)) {
+		rpcordmaField("rpcordma.xid", "XID", FTUint32, BaseHex, true, func(r *rpcordma.RPCRecord, emit func(Value)) {
 			emit(u(uint64(r.Common.XID)))
 		}),
-		rpcordma("rpcordma.version", "Version", FTUint32, BaseDec, true, func(r *dissect.RPCRecord, emit func(Value)) {
+		rpcordmaField("rpcordma.version", "Version", FTUint32, BaseDec, true, func(r *rpcordma.RPCRecord, emit func(Value)) {
 			emit(u(uint64(r.Common.Vers)))
 		}),
-		rpcordma("rpcordma.flow_control", "Flow Control", FTUint32, BaseDec, true, func(r *dissect.RPCRecord, emit func(Value)) {
+		rpcordmaField("rpcordma.flow_control", "Flow Control", FTUint32, BaseDec, true, func(r *rpcordma.RPCRecord, emit func(Value)) {
 			emit(u(uint64(r.Common.Credit)))
 		}),
-		rpcordma("rpcordma.msg_type", "Message Type", FTUint32, BaseDec, true, func(r *dissect.RPCRecord, emit func(Value)) {
-			emit(Value{U: uint64(r.Common.Type), Text: dissect.ProcName(r.Common.Vers, r.Common.Type)})
+		rpcordmaField("rpcordma.msg_type", "Message Type", FTUint32, BaseDec, true, func(r *rpcordma.RPCRecord, emit func(Value)) {
+			emit(Value{U: uint64(r.Common.Type), Text: rpcordma.ProcName(r.Common.Vers, r.Common.Type)})
 		}),
-		rpcordma("rpcordma.rdma_align", "RDMA align", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
+		rpcordmaField("rpcordma.rdma_align", "RDMA align", FTUint32, BaseDec, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
 			if r.Header.Vers == rpcrdma.Version1 && r.Header.V1.Proc == rpcrdma.RDMAMsgp {
 				emit(u(uint64(r.Header.V1.Align)))
 			}
 		}),
-		rpcordma("rpcordma.rdma_thresh", "RDMA threshold", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
+		rpcordmaField("rpcordma.rdma_thresh", "RDMA threshold", FTUint32, BaseDec, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
 			if r.Header.Vers == rpcrdma.Version1 && r.Header.V1.Proc == rpcrdma.RDMAMsgp {
 				emit(u(uint64(r.Header.V1.Thresh)))
 			}
 		}),
-		rpcordma("rpcordma.reads_count", "Read list", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
+		rpcordmaField("rpcordma.reads_count", "Read list", FTUint32, BaseDec, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
 			if reads, _, _ := listsOf(r); reads {
 				emit(u(uint64(len(r.Header.Chunks().ReadList))))
 			}
 		}),
-		rpcordma("rpcordma.writes_count", "Write list", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
+		rpcordmaField("rpcordma.writes_count", "Write list", FTUint32, BaseDec, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
 			if _, writes, _ := listsOf(r); writes {
 				emit(u(uint64(len(r.Header.Chunks().WriteList))))
 			}
 		}),
-		rpcordma("rpcordma.reply_count", "Reply list", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
+		rpcordmaField("rpcordma.reply_count", "Reply list", FTUint32, BaseDec, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
 			if _, _, reply := listsOf(r); reply {
 				emit(boolValue(r.Header.Chunks().HasReplyChunk))
 			}
 		}),
-		rpcordma("rpcordma.segment_count", "Write chunk segment count", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
+		rpcordmaField("rpcordma.segment_count", "Write chunk segment count", FTUint32, BaseDec, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
 			if !hasLists(r) {
 				return
 			}
@@ -184,7 +185,7 @@ func rpcTable() *Table {
 				emit(u(uint64(len(c.ReplyChunk.Segments))))
 			}
 		}),
-		rpcordma("rpcordma.position", "Position in XDR", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
+		rpcordmaField("rpcordma.position", "Position in XDR", FTUint32, BaseDec, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
 			if !hasLists(r) {
 				return
 			}
@@ -197,16 +198,16 @@ func rpcTable() *Table {
 				emit(u(uint64(rs.Position)))
 			}
 		}),
-		rpcordma("rpcordma.rdma_handle", "RDMA handle", FTUint32, BaseHex, false, func(r *dissect.RPCRecord, emit func(Value)) {
+		rpcordmaField("rpcordma.rdma_handle", "RDMA handle", FTUint32, BaseHex, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
 			eachSegment(r, func(sg rpcrdma.Segment) { emit(u(uint64(sg.Handle))) })
 		}),
-		rpcordma("rpcordma.rdma_length", "RDMA length", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
+		rpcordmaField("rpcordma.rdma_length", "RDMA length", FTUint32, BaseDec, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
 			eachSegment(r, func(sg rpcrdma.Segment) { emit(u(uint64(sg.Length))) })
 		}),
-		rpcordma("rpcordma.rdma_offset", "RDMA offset", FTUint64, BaseHex, false, func(r *dissect.RPCRecord, emit func(Value)) {
+		rpcordmaField("rpcordma.rdma_offset", "RDMA offset", FTUint64, BaseHex, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
 			eachSegment(r, func(sg rpcrdma.Segment) { emit(u(sg.Offset)) })
 		}),
-		rpcordma("rpcordma.errcode", "Error code", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
+		rpcordmaField("rpcordma.errcode", "Error code", FTUint32, BaseDec, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
 			h := &r.Header
 			switch {
 			case v1Layout(r) && h.V1.Proc == rpcrdma.RDMAError:
@@ -215,7 +216,7 @@ func rpcTable() *Table {
 				emit(Value{U: uint64(h.V2.Err), Text: h.V2.Err.String()})
 			}
 		}),
-		rpcordma("rpcordma.vers_low", "Version low", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
+		rpcordmaField("rpcordma.vers_low", "Version low", FTUint32, BaseDec, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
 			h := &r.Header
 			switch {
 			case v1Layout(r) && h.V1.Proc == rpcrdma.RDMAError && h.V1.Err == rpcrdma.ErrVers:
@@ -224,7 +225,7 @@ func rpcTable() *Table {
 				emit(u(uint64(h.V2.VersLow)))
 			}
 		}),
-		rpcordma("rpcordma.vers_high", "Version high", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
+		rpcordmaField("rpcordma.vers_high", "Version high", FTUint32, BaseDec, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
 			h := &r.Header
 			switch {
 			case v1Layout(r) && h.V1.Proc == rpcrdma.RDMAError && h.V1.Err == rpcrdma.ErrVers:
@@ -246,19 +247,19 @@ func rpcTable() *Table {
 		v2ErrField("rdmashark.rpcordma.length_needed", "Length needed (v2 error)", func(h *rpcrdma.Header2) (uint32, bool) {
 			return h.LengthNeeded, h.Err == rpcrdma.Err2WriteResource || h.Err == rpcrdma.Err2ReplyResource
 		}),
-		rpcordma("rdmashark.rpcordma.inv_handle", "Invalidation handle (v2)", FTUint32, BaseHex, false, func(r *dissect.RPCRecord, emit func(Value)) {
+		rpcordmaField("rdmashark.rpcordma.inv_handle", "Invalidation handle (v2)", FTUint32, BaseHex, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
 			h := &r.Header
 			if h.Vers == rpcrdma.Version2 && (h.V2.HType == rpcrdma.HTypeCallExternal || h.V2.HType == rpcrdma.HTypeCallInline) {
 				emit(u(uint64(h.V2.InvHandle)))
 			}
 		}),
-		rpcordma("rdmashark.rpcordma.remaining", "Bytes remaining (v2)", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
+		rpcordmaField("rdmashark.rpcordma.remaining", "Bytes remaining (v2)", FTUint32, BaseDec, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
 			h := &r.Header
 			if h.Vers == rpcrdma.Version2 && (h.V2.HType == rpcrdma.HTypeCallMiddle || h.V2.HType == rpcrdma.HTypeReplyMiddle) {
 				emit(u(uint64(h.V2.Remaining)))
 			}
 		}),
-		rpcordma("rdmashark.rpcordma.property", "Transport property (v2)", FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
+		rpcordmaField("rdmashark.rpcordma.property", "Transport property (v2)", FTUint32, BaseDec, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
 			h := &r.Header
 			if h.Vers != rpcrdma.Version2 {
 				return
@@ -267,7 +268,7 @@ func rpcTable() *Table {
 				emit(Value{U: uint64(pr.Which), Text: pr.Which.String()})
 			}
 		}),
-		rpcordma("rdmashark.rpcordma.property_value", "Transport property value (v2)", FTString, BaseNone, false, func(r *dissect.RPCRecord, emit func(Value)) {
+		rpcordmaField("rdmashark.rpcordma.property_value", "Transport property value (v2)", FTString, BaseNone, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
 			h := &r.Header
 			if h.Vers != rpcrdma.Version2 {
 				return
@@ -276,34 +277,34 @@ func rpcTable() *Table {
 				emit(Value{S: propertyValue(pr)})
 			}
 		}),
-		rpcordma("rdmashark.rpcordma.chunk", "Chunk", FTString, BaseNone, false, func(r *dissect.RPCRecord, emit func(Value)) {
+		rpcordmaField("rdmashark.rpcordma.chunk", "Chunk", FTString, BaseNone, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
 			eachChunkText(r, func(s string) { emit(Value{S: s}) })
 		}),
 		// Also for a Send shorter than the 16-octet prefix (issue 27).
 		&Field{Name: "rdmashark.rpcordma.header_error", Label: "Header error", Type: FTString, Base: BaseNone, Parent: "rpcordma", Per: "rpc",
 			At: func(p *dissect.Packet, i int, emit func(Value)) {
-				if r := &p.RPC[i]; r.HasHeader && r.HeaderErr != nil {
+				if r := &rpcordma.Records(p)[i]; r.HasHeader && r.HeaderErr != nil {
 					emit(Value{S: r.HeaderErr.Error()})
 				}
 			}},
-		rpcordma("rdmashark.rpcordma.retransmission", "Retransmitted Send", FTBoolean, BaseNone, true, func(r *dissect.RPCRecord, emit func(Value)) {
+		rpcordmaField("rdmashark.rpcordma.retransmission", "Retransmitted Send", FTBoolean, BaseNone, true, func(r *rpcordma.RPCRecord, emit func(Value)) {
 			if r.Duplicate {
 				emit(Value{U: 1})
 			}
 		}),
 
-		rpcField("rpc.xid", "XID", FTUint32, BaseHex, func(_ *dissect.RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.xid", "XID", FTUint32, BaseHex, func(_ *rpcordma.RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			emit(u(uint64(h.XID)))
 		}),
-		rpcField("rpc.msgtyp", "Message Type", FTUint32, BaseDec, func(_ *dissect.RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.msgtyp", "Message Type", FTUint32, BaseDec, func(_ *rpcordma.RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			emit(Value{U: uint64(h.MsgType), Text: h.MsgType.String()})
 		}),
-		rpcField("rpc.version", "RPC Version", FTUint32, BaseDec, func(_ *dissect.RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.version", "RPC Version", FTUint32, BaseDec, func(_ *rpcordma.RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			if h.MsgType == oncrpc.Call {
 				emit(u(uint64(h.RPCVers)))
 			}
 		}),
-		rpcField("rpc.program", "Program", FTUint32, BaseDec, func(r *dissect.RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.program", "Program", FTUint32, BaseDec, func(r *rpcordma.RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			switch {
 			case h.MsgType == oncrpc.Call:
 				emit(Value{U: uint64(h.Prog), Text: h.Prog.String()})
@@ -311,7 +312,7 @@ func rpcTable() *Table {
 				emit(Value{U: uint64(r.Program), Text: oncrpc.Program(r.Program).String()})
 			}
 		}),
-		rpcField("rpc.programversion", "Program Version", FTUint32, BaseDec, func(r *dissect.RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.programversion", "Program Version", FTUint32, BaseDec, func(r *rpcordma.RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			switch {
 			case h.MsgType == oncrpc.Call:
 				emit(u(uint64(h.Vers)))
@@ -319,7 +320,7 @@ func rpcTable() *Table {
 				emit(u(uint64(r.Version)))
 			}
 		}),
-		rpcField("rpc.procedure", "Procedure", FTUint32, BaseDec, func(r *dissect.RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.procedure", "Procedure", FTUint32, BaseDec, func(r *rpcordma.RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			switch {
 			case h.MsgType == oncrpc.Call:
 				emit(u(uint64(h.Proc)))
@@ -329,7 +330,7 @@ func rpcTable() *Table {
 		}),
 		// Wireshark shows the Call's frame on a Reply as rpc.repframe (and
 		// the Reply's on a Call as rpc.reqframe), in its second pass only.
-		rpcField("rpc.repframe", "Call In", FTUint32, BaseDec, func(r *dissect.RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.repframe", "Call In", FTUint32, BaseDec, func(r *rpcordma.RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			if h.MsgType == oncrpc.Reply && r.CallPacket > 0 {
 				emit(u(uint64(r.CallPacket)))
 			}
@@ -345,22 +346,22 @@ func rpcTable() *Table {
 					}
 				}
 			}},
-		rpcField("rpc.replystat", "Reply State", FTUint32, BaseDec, func(_ *dissect.RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.replystat", "Reply State", FTUint32, BaseDec, func(_ *rpcordma.RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			if h.MsgType == oncrpc.Reply {
 				emit(Value{U: uint64(h.ReplyStat), Text: h.ReplyStat.String()})
 			}
 		}),
-		rpcField("rpc.state_accept", "Accept State", FTUint32, BaseDec, func(_ *dissect.RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.state_accept", "Accept State", FTUint32, BaseDec, func(_ *rpcordma.RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			if h.MsgType == oncrpc.Reply && h.ReplyStat == oncrpc.MsgAccepted {
 				emit(Value{U: uint64(h.AcceptStat), Text: h.AcceptStat.String()})
 			}
 		}),
-		rpcField("rpc.state_reject", "Reject State", FTUint32, BaseDec, func(_ *dissect.RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.state_reject", "Reject State", FTUint32, BaseDec, func(_ *rpcordma.RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			if h.MsgType == oncrpc.Reply && h.ReplyStat == oncrpc.MsgDenied {
 				emit(Value{U: uint64(h.RejectStat), Text: h.RejectStat.String()})
 			}
 		}),
-		rpcField("rpc.auth.flavor", "Flavor", FTUint32, BaseDec, func(_ *dissect.RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.auth.flavor", "Flavor", FTUint32, BaseDec, func(_ *rpcordma.RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			if h.MsgType == oncrpc.Call {
 				emit(Value{U: uint64(h.Cred.Flavor), Text: h.Cred.Flavor.String()})
 			}
@@ -368,7 +369,7 @@ func rpcTable() *Table {
 				emit(Value{U: uint64(h.Verf.Flavor), Text: h.Verf.Flavor.String()})
 			}
 		}),
-		rpcField("rpc.auth.length", "Length", FTUint32, BaseDec, func(_ *dissect.RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.auth.length", "Length", FTUint32, BaseDec, func(_ *rpcordma.RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			if h.MsgType == oncrpc.Call {
 				emit(u(uint64(len(h.Cred.Body))))
 			}
@@ -376,22 +377,22 @@ func rpcTable() *Table {
 				emit(u(uint64(len(h.Verf.Body))))
 			}
 		}),
-		rpcField("rpc.auth.stamp", "Stamp", FTUint32, BaseHex, func(_ *dissect.RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.auth.stamp", "Stamp", FTUint32, BaseHex, func(_ *rpcordma.RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			if h.MsgType == oncrpc.Call && h.Cred.Flavor == oncrpc.AuthSysFlav {
 				emit(u(uint64(h.AuthSys.Stamp)))
 			}
 		}),
-		rpcField("rpc.auth.machinename", "Machine Name", FTString, BaseNone, func(_ *dissect.RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.auth.machinename", "Machine Name", FTString, BaseNone, func(_ *rpcordma.RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			if h.MsgType == oncrpc.Call && h.Cred.Flavor == oncrpc.AuthSysFlav {
 				emit(Value{S: machineName(h.AuthSys.MachineName)})
 			}
 		}),
-		rpcField("rpc.auth.uid", "UID", FTUint32, BaseDec, func(_ *dissect.RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.auth.uid", "UID", FTUint32, BaseDec, func(_ *rpcordma.RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			if h.MsgType == oncrpc.Call && h.Cred.Flavor == oncrpc.AuthSysFlav {
 				emit(u(uint64(h.AuthSys.UID)))
 			}
 		}),
-		rpcField("rpc.auth.gid", "GID", FTUint32, BaseDec, func(_ *dissect.RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.auth.gid", "GID", FTUint32, BaseDec, func(_ *rpcordma.RPCRecord, h *oncrpc.Header, emit func(Value)) {
 			if h.MsgType == oncrpc.Call && h.Cred.Flavor == oncrpc.AuthSysFlav {
 				emit(u(uint64(h.AuthSys.GID)))
 				for _, g := range h.AuthSys.GIDs {
@@ -399,28 +400,28 @@ func rpcTable() *Table {
 				}
 			}
 		}),
-		rpcField("rdmashark.rpc.procedure_name", "Procedure (upper layer)", FTString, BaseNone, func(r *dissect.RPCRecord, _ *oncrpc.Header, emit func(Value)) {
+		rpcField("rdmashark.rpc.procedure_name", "Procedure (upper layer)", FTString, BaseNone, func(r *rpcordma.RPCRecord, _ *oncrpc.Header, emit func(Value)) {
 			if r.ULP.Procedure != "" {
 				emit(Value{S: r.ULP.Protocol + " " + r.ULP.Procedure})
 			}
 		}),
-		rpcField("rdmashark.rpc.operation", "Operation", FTString, BaseNone, func(r *dissect.RPCRecord, _ *oncrpc.Header, emit func(Value)) {
+		rpcField("rdmashark.rpc.operation", "Operation", FTString, BaseNone, func(r *rpcordma.RPCRecord, _ *oncrpc.Header, emit func(Value)) {
 			for _, op := range r.ULP.Operations {
 				emit(Value{S: op})
 			}
 		}),
-		rpcField("rdmashark.rpc.rebuilt", "Rebuilt from chunks", FTBoolean, BaseNone, func(r *dissect.RPCRecord, _ *oncrpc.Header, emit func(Value)) {
+		rpcField("rdmashark.rpc.rebuilt", "Rebuilt from chunks", FTBoolean, BaseNone, func(r *rpcordma.RPCRecord, _ *oncrpc.Header, emit func(Value)) {
 			emit(boolValue(r.Rebuilt))
 		}),
-		rpcField("rdmashark.rpc.length", "RPC message length", FTUint32, BaseDec, func(r *dissect.RPCRecord, _ *oncrpc.Header, emit func(Value)) {
+		rpcField("rdmashark.rpc.length", "RPC message length", FTUint32, BaseDec, func(r *rpcordma.RPCRecord, _ *oncrpc.Header, emit func(Value)) {
 			emit(u(uint64(r.RPCLength)))
 		}),
-		rpcField("rdmashark.rpc.backchannel", "Backchannel", FTBoolean, BaseNone, func(r *dissect.RPCRecord, _ *oncrpc.Header, emit func(Value)) {
+		rpcField("rdmashark.rpc.backchannel", "Backchannel", FTBoolean, BaseNone, func(r *rpcordma.RPCRecord, _ *oncrpc.Header, emit func(Value)) {
 			emit(boolValue(r.Backchannel))
 		}),
 		&Field{Name: "rdmashark.rpc.header_error", Label: "RPC header error", Type: FTString, Parent: "rpc", Per: "rpc",
 			At: func(p *dissect.Packet, i int, emit func(Value)) {
-				if r := &p.RPC[i]; r.HasRPC && r.RPCErr != nil {
+				if r := &rpcordma.Records(p)[i]; r.HasRPC && r.RPCErr != nil {
 					emit(Value{S: r.RPCErr.Error()})
 				}
 			}},
@@ -431,7 +432,7 @@ func rpcTable() *Table {
 // v2ErrField is a field of a version 2 RDMA2_ERROR's error arm
 // (draft-07 "RDMA2_ERROR"), present for the codes that carry it.
 func v2ErrField(name, label string, get func(h *rpcrdma.Header2) (uint32, bool)) *Field {
-	return rpcordma(name, label, FTUint32, BaseDec, false, func(r *dissect.RPCRecord, emit func(Value)) {
+	return rpcordmaField(name, label, FTUint32, BaseDec, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
 		h := &r.Header
 		if h.Vers != rpcrdma.Version2 || h.V2.HType != rpcrdma.HTypeError {
 			return
@@ -474,7 +475,7 @@ func propertyValue(pr rpcrdma.Property) string {
 
 // eachChunkText describes each chunk of the header on one line, e.g.
 // "Read chunk at position 128: 0x00000ca8 131072 bytes at 0xb5ad315dcc414000, ...".
-func eachChunkText(r *dissect.RPCRecord, f func(string)) {
+func eachChunkText(r *rpcordma.RPCRecord, f func(string)) {
 	if !hasLists(r) {
 		return
 	}
@@ -538,7 +539,7 @@ func machineName(b []byte) string {
 // v1Layout tells whether r's header is in V1: version 1, or an
 // RDMA_ERROR/ERR_VERS of another version than 2, whose XDR every version
 // keeps (rpcrdma.Message).
-func v1Layout(r *dissect.RPCRecord) bool {
+func v1Layout(r *rpcordma.RPCRecord) bool {
 	h := &r.Header
 	return h.Vers == rpcrdma.Version1 || h.Vers != rpcrdma.Version2 && r.HeaderErr == nil && r.HasHeader
 }

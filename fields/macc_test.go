@@ -7,6 +7,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/source"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // TestMACControlEqualsTshark: the macc.* fields of IEEE 802.3 MAC Control
@@ -35,7 +36,7 @@ func TestMACControlEqualsTshark(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	e := dissect.NewEngine(dissect.Options{})
+	e := dissect.NewEngine(rpcordma.With(dissect.Options{}, nil, nil))
 	n := 0
 	if err := e.Run(r, func(p *dissect.Packet) error {
 		if n >= len(rows) {

@@ -4,6 +4,7 @@ import (
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma"
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // infoFuncs are the plug-ins' parts of the summary line (RegisterInfo).
@@ -19,8 +20,8 @@ func RegisterInfo(f func(p *dissect.Packet, dst []byte) []byte) { infoFuncs = ap
 // summary line, e.g.
 // "| RPCoRDMA RDMA_NOMSG xid=0x3cfb4714 reply-chunk=1 | RPC Reply NFS v4 proc 1".
 func rpcInfo(p *dissect.Packet, b *infoBuf, start int) {
-	for i := range p.RPC {
-		r := &p.RPC[i]
+	for i := range rpcordma.Records(p) {
+		r := &rpcordma.Records(p)[i]
 		if b.Len() > start {
 			b.WriteString(" | ")
 		}
@@ -28,7 +29,7 @@ func rpcInfo(p *dissect.Packet, b *infoBuf, start int) {
 	}
 }
 
-func recordInfo(r *dissect.RPCRecord, b *infoBuf) {
+func recordInfo(r *rpcordma.RPCRecord, b *infoBuf) {
 	if r.HasHeader {
 		b.WriteString("RPCoRDMA")
 		switch {
@@ -41,7 +42,7 @@ func recordInfo(r *dissect.RPCRecord, b *infoBuf) {
 		}
 		h := &r.Header
 		b.WriteByte(' ')
-		b.WriteString(dissect.ProcName(h.Vers, headerProc(h)))
+		b.WriteString(rpcordma.ProcName(h.Vers, headerProc(h)))
 		b.WriteString(" xid=")
 		b.hex(uint64(h.XID()), 8)
 		if h.Vers == rpcrdma.Version2 {

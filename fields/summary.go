@@ -11,6 +11,7 @@ import (
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/layers/pfc"
 	"github.com/rdmashark/rdmashark/layers/roce"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // Source names where the packet came from, the way tshark's Source column
@@ -191,18 +192,18 @@ func InfoLines(p *dissect.Packet) []string {
 		f := &w.FPDUs[i]
 		var b infoBuf
 		fpduInfo(f, &b)
-		if !f.DDP.T && f.DDP.L && f.RDMAP.Opcode.IsSend() && rpc < len(p.RPC) {
+		if !f.DDP.T && f.DDP.L && f.RDMAP.Opcode.IsSend() && rpc < len(rpcordma.Records(p)) {
 			b.WriteString(" | ")
-			recordInfo(&p.RPC[rpc], &b)
+			recordInfo(&rpcordma.Records(p)[rpc], &b)
 			rpc++
 		}
 		lines = append(lines, b.String())
 	}
 	last := &infoBuf{}
 	last.WriteString(lines[len(lines)-1])
-	for ; rpc < len(p.RPC); rpc++ {
+	for ; rpc < len(rpcordma.Records(p)); rpc++ {
 		last.WriteString(" | ")
-		recordInfo(&p.RPC[rpc], last)
+		recordInfo(&rpcordma.Records(p)[rpc], last)
 	}
 	if p.Err != nil {
 		last.printf(" [malformed: %v]", p.Err)

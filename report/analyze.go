@@ -18,6 +18,7 @@ import (
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/fields"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // Analysis is the document of `rdmashark analyze --format json`. Its keys are
@@ -250,7 +251,11 @@ func connection(c *dissect.Connection) Connection {
 	if c.ULP != "" {
 		u := c.ULP
 		out.ULP = &u
-		out.ulpData = c.ULPData
+		if _, rpc := c.ULPData.(*rpcordma.RPCStats); !rpc {
+			// RPC-over-RDMA's statistics are its own "rpc" object
+			// (rpcConnection).
+			out.ulpData = c.ULPData
+		}
 		if t, ok := c.ULPData.(ULPTable); ok {
 			out.ulpHead, out.ulpRow = t.ULPTableHeader(), t.ULPTableRow()
 		}
@@ -458,7 +463,7 @@ func (r *analysisRows) add(a *Analysis, c *Connection, fs []Finding) {
 		t.add(append([]string{strconv.Itoa(c.ID)}, c.ulpRow...)...)
 	}
 	switch {
-	case c.ULP != nil && *c.ULP != dissect.RPCOverRDMAName:
+	case c.ULP != nil && *c.ULP != rpcordma.Name:
 		// Another ULP's negotiation is in its own table.
 	case notRPCOverRDMA(*c):
 		// perftest, rping, NCCL: no RFC 8797 negotiation to show.
@@ -638,7 +643,7 @@ func marshalNoEscape(v any) ([]byte, error) {
 // no inline threshold (issue 28: "a default applies only where its
 // protocol does").
 func rfc8797Applies(c *dissect.Connection) bool {
-	if c.ULP == dissect.RPCOverRDMAName {
+	if c.ULP == rpcordma.Name {
 		return true
 	}
 	if c.ULP != "" {

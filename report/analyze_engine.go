@@ -7,12 +7,13 @@ import (
 	"strings"
 
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // EngineCounters are the engine-wide counters of the Analysis document
 // ("engine"): what IB/RoCE Send reassembly and RDMA operation tracking did
 // and what their limits cut (dissect.ReassemblyStats), and what the
-// RPC-over-RDMA layer saw (dissect.RPCCounters). iWARP's counters are per
+// RPC-over-RDMA layer saw (rpcordma.RPCCounters). iWARP's counters are per
 // connection ("iwarp"). `transactions --format json` has the same numbers
 // under other names in its "counters".
 type EngineCounters struct {
@@ -54,7 +55,7 @@ type ReassemblyCounters struct {
 	MaxBufferedBytesHeld int    `json:"max_buffered_bytes_held"`
 }
 
-// RPCCounters is dissect.RPCCounters.
+// RPCCounters is rpcordma.RPCCounters.
 type RPCCounters struct {
 	// Sends and RDMA operations both transports handed up.
 	Sends             uint64 `json:"sends"`
@@ -80,7 +81,7 @@ type RPCCounters struct {
 	RepliesWithoutCall     uint64 `json:"replies_without_call"`
 	// UnattachedRDMAOps: RDMA operations no advertised segment explains;
 	// UnattachedByReason counts the recorded ones by reason, and
-	// Unattached lists them (at most dissect.MaxUnattachedRecorded).
+	// Unattached lists them (at most rpcordma.MaxUnattachedRecorded).
 	UnattachedRDMAOps  uint64            `json:"unattached_rdma_ops"`
 	UnattachedByReason map[string]uint64 `json:"unattached_by_reason"`
 	Unattached         []UnattachedOp    `json:"unattached"`
@@ -108,7 +109,8 @@ type UnattachedOp struct {
 
 // engineCounters copies the engine's counters.
 func engineCounters(e *dissect.Snapshot) *EngineCounters {
-	r, o, c := &e.Reassembly, &e.Ops, &e.RPC
+	rpc := rpcordma.Counters(e)
+	r, o, c := &e.Reassembly, &e.Ops, &rpc
 	out := &EngineCounters{
 		Reassembly: ReassemblyCounters{
 			Sends: r.Messages, SendsTruncated: r.Truncated, SendsTooLong: r.TooLong, OrphanPackets: r.Orphans,

@@ -10,6 +10,7 @@ import (
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"github.com/rdmashark/rdmashark/source"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 func analyzeHealthFile(t *testing.T, name string) *Analysis {
@@ -19,7 +20,7 @@ func analyzeHealthFile(t *testing.T, name string) *Analysis {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	e := dissect.NewEngine(dissect.Options{ULP: nfs.NewBinding(), HealthInterval: 500 * time.Millisecond})
+	e := dissect.NewEngine(rpcordma.With(dissect.Options{HealthInterval: 500 * time.Millisecond}, nfs.NewBinding(), nil))
 	if err := e.Run(r, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/rdmashark/rdmashark/internal/pcaptest"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"github.com/rdmashark/rdmashark/source"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // TestIWARPTableReads: analyze's iWARP table shows the Read Requests
@@ -26,7 +27,7 @@ func TestIWARPTableReads(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer r.Close()
-		e := dissect.NewEngine(dissect.Options{ULP: nfs.NewBinding()})
+		e := dissect.NewEngine(rpcordma.With(dissect.Options{}, nfs.NewBinding(), nil))
 		if err := e.Run(r, nil); err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/source"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 func analyzeFile(t *testing.T, name string) *Analysis {
@@ -16,7 +17,7 @@ func analyzeFile(t *testing.T, name string) *Analysis {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	eng := dissect.NewEngine(dissect.Options{})
+	eng := dissect.NewEngine(rpcordma.With(dissect.Options{}, nil, nil))
 	if err := eng.Run(r, nil); err != nil {
 		t.Fatal(err)
 	}

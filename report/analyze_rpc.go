@@ -6,10 +6,11 @@ import (
 	"strconv"
 
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // RPCConnection is a connection's RPC-over-RDMA summary in the Analysis
-// document (dissect.RPCStats). Per-direction counts are by the direction
+// document (rpcordma.RPCStats). Per-direction counts are by the direction
 // the messages — for RDMA bytes, the data — went.
 type RPCConnection struct {
 	// Version is the rdma_vers of the first header decoded (1 or 2; 0 if
@@ -102,7 +103,7 @@ func rpcDirs(a [2]uint64) DirCount { return DirCount{a[0], a[1]} }
 func rpcDirs32(a [2]uint32) DirCount { return DirCount{uint64(a[0]), uint64(a[1])} }
 
 func rpcConnection(c *dissect.Connection) *RPCConnection {
-	s := c.RPC
+	s := rpcordma.Stats(c)
 	if s == nil {
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // RPC-over-RDMA version 2 in the analysis (draft-ietf-nfsv4-rpcrdma-
@@ -51,7 +52,7 @@ type V2Side struct {
 // the connection's version (none of its messages used it, or it fell back
 // to version 1 after RDMA2_ERR_VERS).
 func v2Transport(c *dissect.Connection) *V2Transport {
-	rs := c.RPC
+	rs := rpcordma.Stats(c)
 	if rs == nil || rs.Version != rpcrdma.Version2 || rs.Versions[2] == 0 {
 		return nil
 	}
@@ -64,7 +65,7 @@ func v2Transport(c *dissect.Connection) *V2Transport {
 	return out
 }
 
-func v2Side(s *dissect.V2PropSide) *V2Side {
+func v2Side(s *rpcordma.V2PropSide) *V2Side {
 	if s.Messages == 0 {
 		return nil
 	}

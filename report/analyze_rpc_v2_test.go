@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // TestRPCCreditsByVersion: version 1 shows the credits requested in Calls
@@ -13,18 +14,18 @@ import (
 // limit each peer grants the other (draft-07 "Flow Control"), and a
 // version 1 connection's JSON has no credit_limits.
 func TestRPCCreditsByVersion(t *testing.T) {
-	v1 := &dissect.RPCStats{Version: 1, Versions: [3]uint64{0, 4, 0},
+	v1 := &rpcordma.RPCStats{Version: 1, Versions: [3]uint64{0, 4, 0},
 		MaxCreditsRequested: [2]uint32{128, 0}, MaxCreditsGranted: [2]uint32{0, 64}}
-	r := rpcConnection(&dissect.Connection{RPC: v1})
+	r := rpcConnection(&dissect.Connection{ULPData: v1})
 	if got := r.creditCell(); got != "128 / 64" {
 		t.Errorf("version 1 credits %q", got)
 	}
 	if b, _ := json.Marshal(r); strings.Contains(string(b), "credit_limits") {
 		t.Errorf("version 1 JSON has credit limits: %s", b)
 	}
-	v2 := &dissect.RPCStats{Version: 2, Versions: [3]uint64{0, 0, 4},
+	v2 := &rpcordma.RPCStats{Version: 2, Versions: [3]uint64{0, 0, 4},
 		CreditLimits: [2]uint32{18, 30}, MaxCreditLimits: [2]uint32{18, 33}, V2Sent: [2]uint64{2, 2}}
-	r = rpcConnection(&dissect.Connection{RPC: v2})
+	r = rpcConnection(&dissect.Connection{ULPData: v2})
 	if got := r.creditCell(); got != "v2 limit 18 / 30" {
 		t.Errorf("version 2 credits %q", got)
 	}

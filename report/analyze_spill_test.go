@@ -16,6 +16,7 @@ import (
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/source"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // compactions counts the spills' compactions in the tests
@@ -49,7 +50,7 @@ func runChecked(t testing.TB, name string, opts dissect.Options, cfg check.Confi
 		s.SetRunner(run)
 	}
 	opts.Observer = run
-	eng := dissect.NewEngine(opts)
+	eng := dissect.NewEngine(rpcordma.With(opts, nil, nil))
 	err = eng.Run(r, func(p *dissect.Packet) error { run.Packet(p); return nil })
 	return eng, run, err
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/source"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // writeExch returns a list's table and JSON document.
@@ -39,7 +40,7 @@ func exchangesOf(t *testing.T, file string) []*dissect.Exchange {
 	}
 	defer r.Close()
 	var xs []*dissect.Exchange
-	e := dissect.NewEngine(dissect.Options{Exchange: func(x *dissect.Exchange) { xs = append(xs, x.Clone()) }})
+	e := dissect.NewEngine(rpcordma.With(dissect.Options{Exchange: func(x *dissect.Exchange) { xs = append(xs, x.Clone()) }}, nil, nil))
 	_ = e.Run(r, nil) // damaged captures end early: what was read is listed
 	return xs
 }

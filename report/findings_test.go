@@ -19,6 +19,7 @@ import (
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/source"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // checkFile runs every rule on a capture, as `rdmashark check` does.
@@ -37,7 +38,7 @@ func checkFileWith(t *testing.T, name string, edit func(*check.Result)) CheckFil
 	}
 	defer r.Close()
 	run := check.NewRunner(check.Config{})
-	eng := dissect.NewEngine(dissect.Options{Observer: run, ULP: nfs.NewBinding()})
+	eng := dissect.NewEngine(rpcordma.With(dissect.Options{Observer: run}, nfs.NewBinding(), nil))
 	if err := eng.Run(r, func(p *dissect.Packet) error { run.Packet(p); return nil }); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // The gate: what `rdmashark check` asserts beside the rules, so that a CI
@@ -348,7 +349,7 @@ func gateFacts(dc *dissect.Connection, rpc bool) (*Negotiated, uint64) {
 		n = &Negotiated{RemoteInvalidation: t.RemoteInvalidation, ClientToServer: t.ClientToServer, ServerToClient: t.ServerToClient}
 	}
 	var txns uint64
-	if s := dc.RPC; s != nil {
+	if s := rpcordma.Stats(dc); s != nil {
 		txns = s.Replies[0] + s.Replies[1]
 		txns -= min(txns, s.RepliesWithoutCall)
 	}

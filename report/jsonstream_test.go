@@ -10,6 +10,7 @@ import (
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"github.com/rdmashark/rdmashark/source"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // encoderJSON is what writeJSONStream must write: json.Encoder's output.
@@ -145,7 +146,7 @@ func TestJSONStreamMatchesEncoder(t *testing.T) {
 		}
 		run := check.NewRunner(check.Config{})
 		list := NewTransactionList(name, 0, TxnFilter{})
-		eng := dissect.NewEngine(dissect.Options{ULP: nfs.NewBinding(), Observer: run, Transaction: list.Add})
+		eng := dissect.NewEngine(rpcordma.With(dissect.Options{Observer: run}, nfs.NewBinding(), list.Add))
 		if err := eng.Run(r, func(p *dissect.Packet) error { run.Packet(p); return nil }); err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"github.com/rdmashark/rdmashark/source"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // TestTreeWritersReuseNothingStale: -V and -T json keep their collector's
@@ -32,11 +33,11 @@ func TestTreeWritersReuseNothingStale(t *testing.T) {
 		for k, f := range mk {
 			writers[k] = [2]PacketWriter{f(&kept), nil}
 		}
-		e := dissect.NewEngine(dissect.Options{ULP: nfs.NewBinding()})
+		e := dissect.NewEngine(rpcordma.With(dissect.Options{}, nfs.NewBinding(), nil))
 		packets, instances := 0, 0
 		err = e.Run(r, func(p *dissect.Packet) error {
 			packets++
-			if len(p.IWARP.FPDUs) > 1 || len(p.RPC) > 1 {
+			if len(p.IWARP.FPDUs) > 1 || len(rpcordma.Records(p)) > 1 {
 				instances++
 			}
 			for k, w := range writers {

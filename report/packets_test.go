@@ -8,12 +8,13 @@ import (
 
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // callRecord is an RPC Call whole at the packet, without a transport
 // header (the fields of the rpc and nfs groups only).
-func callRecord(xid uint32, prog oncrpc.Program, vers, proc uint32) dissect.RPCRecord {
-	return dissect.RPCRecord{HasRPC: true, XID: xid, RPCLength: 40,
+func callRecord(xid uint32, prog oncrpc.Program, vers, proc uint32) rpcordma.RPCRecord {
+	return rpcordma.RPCRecord{HasRPC: true, XID: xid, RPCLength: 40,
 		RPC: oncrpc.Header{XID: xid, MsgType: oncrpc.Call, RPCVers: 2, Prog: prog, Vers: vers, Proc: proc}}
 }
 
@@ -36,10 +37,11 @@ func writePacket(t *testing.T, pw PacketWriter, buf *bytes.Buffer, p *dissect.Pa
 // keeps the flat form.
 func TestInstances(t *testing.T) {
 	p := &dissect.Packet{Number: 7}
-	p.RPC = []dissect.RPCRecord{
+	recs := []rpcordma.RPCRecord{
 		callRecord(0x11, oncrpc.Program(100003), 3, 1),
 		callRecord(0x22, oncrpc.Program(100227), 3, 1),
 	}
+	rpcordma.SetRecords(p, recs)
 	var buf bytes.Buffer
 
 	v := writePacket(t, NewVerboseWriter(&buf), &buf, p)
@@ -97,7 +99,8 @@ func TestInstances(t *testing.T) {
 	}
 
 	// One message: no numbers, no "instances".
-	p.RPC = p.RPC[:1]
+	p.ULP = p.ULP[:0]
+	rpcordma.SetRecords(p, recs[:1])
 	if v := writePacket(t, NewVerboseWriter(&buf), &buf, p); !strings.Contains(v, "  Remote Procedure Call\n") || strings.Contains(v, "#1") {
 		t.Errorf("-V of one message:\n%s", v)
 	}
@@ -115,9 +118,9 @@ func TestInstances(t *testing.T) {
 // -T fields but not by -V, where nfs.status3 shows the same status.
 func TestHiddenField(t *testing.T) {
 	p := &dissect.Packet{Number: 9}
-	p.RPC = []dissect.RPCRecord{{HasRPC: true, Reply: true, XID: 0x33, HasProgram: true, Program: 100003, Version: 3, Procedure: 1,
+	rpcordma.SetRecords(p, []rpcordma.RPCRecord{{HasRPC: true, Reply: true, XID: 0x33, HasProgram: true, Program: 100003, Version: 3, Procedure: 1,
 		RPC: oncrpc.Header{XID: 0x33, MsgType: oncrpc.Reply, ReplyStat: oncrpc.MsgAccepted, AcceptStat: oncrpc.Success},
-		ULP: dissect.ULPInfo{Protocol: "NFS", Procedure: "GETATTR", HasStatus: true, Status: 70}}}
+		ULP: rpcordma.ULPInfo{Protocol: "NFS", Procedure: "GETATTR", HasStatus: true, Status: 70}}})
 	var buf bytes.Buffer
 	v := writePacket(t, NewVerboseWriter(&buf), &buf, p)
 	if n := strings.Count(v, "Status: 70 (NFS3ERR_STALE)"); n != 1 {

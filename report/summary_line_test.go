@@ -12,6 +12,7 @@ import (
 	"github.com/rdmashark/rdmashark/fields"
 	"github.com/rdmashark/rdmashark/layers/roce"
 	"github.com/rdmashark/rdmashark/source"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // TestSummaryLineMatchesFmt: the summary writer, which builds its lines
@@ -30,13 +31,13 @@ func TestSummaryLineMatchesFmt(t *testing.T) {
 		var want strings.Builder
 		sw, quiet := NewSummaryWriter(&out), NewSummaryWriter(io.Discard)
 		measured := 0
-		e := dissect.NewEngine(dissect.Options{Pipeline: dissect.PipelineOff})
+		e := dissect.NewEngine(rpcordma.With(dissect.Options{Pipeline: dissect.PipelineOff}, nil, nil))
 		err = e.Run(r, func(p *dissect.Packet) error {
 			for _, info := range fields.InfoLines(p) {
 				fmt.Fprintf(&want, "%5d %11.6f %s → %s %-7s %5d %s\n",
 					p.Number, p.RelTime.Seconds(), fields.Source(p), fields.Destination(p), fields.Protocol(p), p.Length, info)
 			}
-			if info := fields.Info(p); name == "rxe-nfs3.pcap" && p.Has(roce.LayerTypeBTH) && p.CM.Attr == 0 && p.Number > 100 && fields.OneInfoLine(p) && len(p.RPC) == 0 && p.Err == nil &&
+			if info := fields.Info(p); name == "rxe-nfs3.pcap" && p.Has(roce.LayerTypeBTH) && p.CM.Attr == 0 && p.Number > 100 && fields.OneInfoLine(p) && len(rpcordma.Records(p)) == 0 && p.Err == nil &&
 				!strings.Contains(info, "ACK") && !strings.Contains(info, "MPA") {
 				measured++
 				if a := testing.AllocsPerRun(3, func() { _ = quiet.WritePacket(p) }); a != 0 {

@@ -10,6 +10,7 @@ import (
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/fields"
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // TransactionList is the document of `rdmashark transactions --format json`:
@@ -124,7 +125,7 @@ type TxnRDMAOp struct {
 }
 
 // TxnCounters sum up a capture's RPC-over-RDMA processing
-// (dissect.RPCCounters; the roce_* ones dissect.ReassemblyStats, whose
+// (rpcordma.RPCCounters; the roce_* ones dissect.ReassemblyStats, whose
 // iWARP counterparts are in analyze's iwarp section).
 type TxnCounters struct {
 	Sends                uint64 `json:"sends"`
@@ -153,7 +154,8 @@ type TxnCounters struct {
 // SetCounters copies the counters of the engine's snapshot into the
 // document.
 func (l *TransactionList) SetCounters(e *dissect.Snapshot) {
-	r, o, c := &e.Reassembly, &e.Ops, &e.RPC
+	rpc := rpcordma.Counters(e)
+	r, o, c := &e.Reassembly, &e.Ops, &rpc
 	l.Counters = TxnCounters{
 		Sends: o.Sends, RDMAReads: o.RDMAReads, RDMAWrites: o.RDMAWrites, RDMAOpsIncomplete: o.RDMAOpsIncomplete,
 		RoCESendsTruncated: r.Truncated, RoCESendsTooLong: r.TooLong, RoCEOrphanPackets: r.Orphans,
@@ -186,9 +188,9 @@ func NewTransactionList(file string, max int, f TxnFilter) *TransactionList {
 	return &TransactionList{File: file, Transactions: []Transaction{}, max: max, filter: f}
 }
 
-// Add converts a finished transaction (an Options.Transaction callback
+// Add converts a finished transaction (an rpcordma.OnTransaction callback
 // argument) and keeps it if it matches the filter and the list has room.
-func (l *TransactionList) Add(t *dissect.Transaction) {
+func (l *TransactionList) Add(t *rpcordma.Transaction) {
 	if !l.filter.matches(t) {
 		return
 	}
@@ -204,7 +206,7 @@ func (l *TransactionList) keep(t Transaction) {
 	l.maybeSpill()
 }
 
-func (f *TxnFilter) matches(t *dissect.Transaction) bool {
+func (f *TxnFilter) matches(t *rpcordma.Transaction) bool {
 	if f.Connection != 0 && t.Conn.ID != f.Connection {
 		return false
 	}
@@ -236,7 +238,7 @@ func (l *TransactionList) Sort() {
 	})
 }
 
-func convertTxn(t *dissect.Transaction) Transaction {
+func convertTxn(t *rpcordma.Transaction) Transaction {
 	out := Transaction{
 		XID: Hex32(t.XID), Connection: t.Conn.ID, Direction: t.Direction.String(),
 		ProcedureName: t.ProcedureName, Operations: append([]string{}, t.Operations...),
@@ -267,7 +269,7 @@ func convertTxn(t *dissect.Transaction) Transaction {
 	return out
 }
 
-func convertSide(s *dissect.RPCSide, reply bool) *TxnSide {
+func convertSide(s *rpcordma.RPCSide, reply bool) *TxnSide {
 	out := &TxnSide{Packets: append([]int{}, s.Packets...), RDMAProc: s.ProcName(), RDMAVers: s.Vers,
 		Credits: s.Credits, Chunks: []TxnChunk{}, InlineBytes: s.InlineBytes, RPCBytes: s.RPCBytes, Rebuilt: s.Rebuilt}
 	if reply && s.HasStatus {
@@ -279,7 +281,7 @@ func convertSide(s *dissect.RPCSide, reply bool) *TxnSide {
 	}
 	for _, ch := range s.Chunks {
 		c := TxnChunk{Kind: ch.Kind.String(), Segments: []TxnSegment{}}
-		if ch.Kind == dissect.ChunkRead || ch.Kind == dissect.ChunkCall {
+		if ch.Kind == rpcordma.ChunkRead || ch.Kind == rpcordma.ChunkCall {
 			p := ch.Position
 			c.Position = &p
 		}

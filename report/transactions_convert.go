@@ -1,9 +1,9 @@
 package report
 
-import "github.com/rdmashark/rdmashark/dissect"
+import "github.com/rdmashark/rdmashark/ulp/rpcordma"
 
 // ConvertTransaction returns a finished transaction (an
-// Options.Transaction callback argument) as `transactions --format json`
+// rpcordma.OnTransaction callback argument) as `transactions --format json`
 // writes it, for other views of the same data (the HTML report) to build
 // on the same document instead of a second conversion.
-func ConvertTransaction(t *dissect.Transaction) Transaction { return convertTxn(t) }
+func ConvertTransaction(t *rpcordma.Transaction) Transaction { return convertTxn(t) }

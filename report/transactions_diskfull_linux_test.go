@@ -8,6 +8,7 @@ import (
 	"github.com/rdmashark/rdmashark/internal/mountnstest"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"github.com/rdmashark/rdmashark/source"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // TestTransactionsTmpdirFull (issue 29 point 5): a full $TMPDIR made
@@ -28,13 +29,13 @@ func TestTransactionsTmpdirFull(t *testing.T) {
 	}
 	whole := NewTransactionList("rxe-nfs3.pcap", 0, TxnFilter{})
 	var order []Transaction
-	e := dissect.NewEngine(dissect.Options{ULP: nfs.NewBinding(), Transaction: func(x *dissect.Transaction) {
+	e := dissect.NewEngine(rpcordma.With(dissect.Options{}, nfs.NewBinding(), func(x *rpcordma.Transaction) {
 		n := len(whole.Transactions)
 		whole.Add(x)
 		if len(whole.Transactions) > n {
 			order = append(order, whole.Transactions[n])
 		}
-	}})
+	}))
 	if err := e.Run(r, nil); err != nil {
 		t.Fatal(err)
 	}

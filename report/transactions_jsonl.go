@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"io"
 
-	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // TransactionStream is `rdmashark transactions --format jsonl`: each
@@ -50,10 +50,10 @@ func NewTransactionStream(w io.Writer, file string, max int, f TxnFilter) *Trans
 	return &TransactionStream{File: file, w: bw, enc: enc, filter: f, max: max}
 }
 
-// Add writes a finished transaction (an Options.Transaction callback
+// Add writes a finished transaction (an rpcordma.OnTransaction callback
 // argument) if it matches the filter and the limit has room. A write error
 // is kept (Err) and stops further writes.
-func (s *TransactionStream) Add(t *dissect.Transaction) {
+func (s *TransactionStream) Add(t *rpcordma.Transaction) {
 	if s.err != nil || !s.filter.matches(t) {
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"github.com/rdmashark/rdmashark/source"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // writeBoth returns a list's table and JSON document.
@@ -61,14 +62,14 @@ func TestTransactionsSpilledSame(t *testing.T) {
 			}
 			whole := NewTransactionList(filepath.Base(file), max, TxnFilter{})
 			var order []Transaction
-			add := func(x *dissect.Transaction) {
+			add := func(x *rpcordma.Transaction) {
 				n := len(whole.Transactions)
 				whole.Add(x)
 				if len(whole.Transactions) > n {
 					order = append(order, whole.Transactions[n])
 				}
 			}
-			e := dissect.NewEngine(dissect.Options{ULP: nfs.NewBinding(), Transaction: add})
+			e := dissect.NewEngine(rpcordma.With(dissect.Options{}, nfs.NewBinding(), add))
 			runErr := e.Run(r, nil)
 			r.Close()
 			if runErr != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"github.com/rdmashark/rdmashark/source"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // TestTransactionsJSONAsEncoder: WriteJSON, which writes the transactions
@@ -26,7 +27,7 @@ func TestTransactionsJSONAsEncoder(t *testing.T) {
 			t.Fatal(err)
 		}
 		l := NewTransactionList("<"+tc.file+">", tc.max, TxnFilter{})
-		e := dissect.NewEngine(dissect.Options{ULP: nfs.NewBinding(), Transaction: l.Add})
+		e := dissect.NewEngine(rpcordma.With(dissect.Options{}, nfs.NewBinding(), l.Add))
 		if err := e.Run(r, nil); err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/report"
 	"github.com/rdmashark/rdmashark/source"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // input is the capture a command reads: -r FILE, or the one positional
@@ -58,7 +59,10 @@ func (in *input) name(args []string) (string, error) {
 //     dissect -w reads the input's interfaces (names, snap lengths) from
 //     it.
 type engineRun struct {
-	opts   dissect.Options
+	opts dissect.Options
+	// txn hears every RPC-over-RDMA transaction once it is over
+	// (rpcordma.OnTransaction).
+	txn    func(*rpcordma.Transaction)
 	each   func(*dissect.Packet) error
 	flush  func() error
 	opened func(*source.Reader)
@@ -121,6 +125,9 @@ func runEngine(cmd *cobra.Command, g *globalFlags, name string, run engineRun) (
 		opened(r)
 	}
 	g.engineOptions(&opts)
+	if run.txn != nil {
+		rpcordma.OnTransaction(opts.ULPs, run.txn)
+	}
 	eng := dissect.NewEngine(opts)
 	stopped, release := interruptFlag(ctx)
 	defer release()

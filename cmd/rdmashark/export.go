@@ -69,14 +69,13 @@ the packets read, says so, and exits 0.`,
 					return result{runErr: &exitError{exitUsage, err}}
 				}
 				var opts dissect.Options
-				opts.Transaction = xc.Transaction
 				opts.Exchange = xc.Exchange
 				opts.Observer = xc.Observer(nil)
 				runner, each := withChecks(check.Config{}, &opts, xc.Packet)
 				// Released connections' rows leave memory as they go
 				// (export/spill.go).
 				xc.SetRunner(runner)
-				eng, runErr := runEngine(cmd, g, names[i], engineRun{opts: opts, each: each})
+				eng, runErr := runEngine(cmd, g, names[i], engineRun{opts: opts, txn: xc.Transaction, each: each})
 				interrupted := runErr == errInterrupted && eng != nil
 				if interrupted {
 					// The rows of the packets read are written; not a

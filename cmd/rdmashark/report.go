@@ -70,13 +70,13 @@ the page says so, and exits 0.`,
 			// go, as for analyze (report/analyze_spill.go); the page reads
 			// them back as it writes them.
 			spill := report.NewConnSpill()
-			eopts := dissect.Options{Transaction: col.Transaction, Observer: spill}
+			eopts := dissect.Options{Observer: spill}
 			checks, each := withChecks(check.Config{}, &eopts, func(p *dissect.Packet) error {
 				col.Packet(p)
 				return nil
 			})
 			spill.SetRunner(checks)
-			eng, runErr := runEngine(cmd, g, name, engineRun{opts: eopts, each: each})
+			eng, runErr := runEngine(cmd, g, name, engineRun{opts: eopts, txn: col.Transaction, each: each})
 			if eng == nil {
 				spill.Close()
 				return runErr

@@ -115,7 +115,7 @@ the other; the engine's counters are left to analyze.`,
 // runTransactions reads the capture with an engine that hands each finished
 // transaction to list.
 func runTransactions(cmd *cobra.Command, g *globalFlags, name string, list *report.TransactionList) (*dissect.Engine, error) {
-	return runEngine(cmd, g, name, engineRun{opts: dissect.Options{Transaction: list.Add, ForgetReleased: true}})
+	return runEngine(cmd, g, name, engineRun{opts: dissect.Options{ForgetReleased: true}, txn: list.Add})
 }
 
 // streamTransactions is --format jsonl: the captures one after the other,
@@ -128,7 +128,7 @@ func streamTransactions(cmd *cobra.Command, g *globalFlags, names []string, max 
 	for _, name := range names {
 		s := report.NewTransactionStream(cmd.OutOrStdout(), displayName(name), max, f)
 		// A write error (a closed pipe) stops the read at the next packet.
-		eng, runErr := runEngine(cmd, g, name, engineRun{opts: dissect.Options{Transaction: s.Add, ForgetReleased: true},
+		eng, runErr := runEngine(cmd, g, name, engineRun{opts: dissect.Options{ForgetReleased: true}, txn: s.Add,
 			each: func(*dissect.Packet) error { return s.Err() }, flush: s.Flush})
 		if err := s.Flush(); err != nil {
 			return err

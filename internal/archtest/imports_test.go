@@ -71,9 +71,9 @@ func TestULPImportRules(t *testing.T) {
 	for pkg, deps := range all {
 		for _, d := range deps {
 			switch {
-			case under(pkg, "dissect") && (under(d, "ulp") || d == "nvme" || d == "smbdirect" || d == "srp" || d == "rpcrdma/nfs"):
+			case under(pkg, "dissect") && (under(d, "ulp") || d == "nvme" || d == "smbdirect" || d == "srp" || d == "iscsi" || under(d, "rpcrdma")):
 				t.Errorf("%s imports the ULP package %s: the engine knows no protocol above the seam", pkg, d)
-			case under(d, "ulp") && !under(pkg, "cmd/rdmashark") && !(under(pkg, "ulp") && under(d, pkg)):
+			case under(d, "ulp") && !under(pkg, "cmd/rdmashark") && !(under(pkg, "ulp") && under(d, pkg)) && !rpcPresentation(pkg, d):
 				t.Errorf("%s imports the plug-in %s: only cmd/rdmashark registers plug-ins", pkg, d)
 			}
 		}
@@ -96,6 +96,34 @@ func TestULPImportRules(t *testing.T) {
 	}
 	if plugins == 0 || wire < 7 {
 		t.Fatalf("%d plug-in and %d wire packages seen", plugins, wire)
+	}
+}
+
+// rpcPresentation is the one exception to "only cmd/rdmashark imports a
+// plug-in" (issue 25, step 4's first part): RPC-over-RDMA left the engine
+// for ulp/rpcordma, but its rules, fields, report tables and export
+// columns do not register through the seam yet, so the checks, the
+// fields, the reports (text and HTML), export and diff read its model
+// (Transaction, RPCRecord, RPCStats, RPCCounters) from the plug-in
+// directly. The remaining step moves them into ulp/rpcordma as NVMe's
+// are, and removes this exception. No other plug-in, and no other package.
+func rpcPresentation(pkg, d string) bool {
+	if d != "ulp/rpcordma" {
+		return false
+	}
+	switch pkg {
+	case "check", "fields", "report", "report/html", "export", "diff":
+		return true
+	}
+	return false
+}
+
+// TestRPCPresentationException: the exception names one plug-in and the
+// presentation packages alone.
+func TestRPCPresentationException(t *testing.T) {
+	if !rpcPresentation("check", "ulp/rpcordma") || rpcPresentation("check", "ulp/nvmeof") ||
+		rpcPresentation("dissect", "ulp/rpcordma") || rpcPresentation("source/live", "ulp/rpcordma") {
+		t.Fatal("rpcPresentation")
 	}
 }
 

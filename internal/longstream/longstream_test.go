@@ -21,6 +21,7 @@ import (
 	"github.com/rdmashark/rdmashark/internal/longstream"
 	"github.com/rdmashark/rdmashark/layers/roce"
 	"github.com/rdmashark/rdmashark/source"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 var captures = []string{"rxe-nfs3.pcap", "siw-nfs3.pcap"}
@@ -165,7 +166,7 @@ type connFacts struct {
 
 type txnFacts struct {
 	xid                  uint32
-	outcome              dissect.TxnOutcome
+	outcome              rpcordma.TxnOutcome
 	rpcBytes, replyBytes int
 	rebuilt, hasProgram  bool
 	proc                 uint32
@@ -175,7 +176,8 @@ type txnFacts struct {
 func run(t *testing.T, c *longstream.Capture, n int) (*dissect.Engine, []connFacts, [][]txnFacts) {
 	t.Helper()
 	var txns [][]txnFacts
-	opts := dissect.Options{Transaction: func(x *dissect.Transaction) {
+	var opts dissect.Options
+	txn := func(x *rpcordma.Transaction) {
 		for len(txns) < x.Conn.ID {
 			txns = append(txns, nil)
 		}
@@ -187,15 +189,14 @@ func run(t *testing.T, c *longstream.Capture, n int) (*dissect.Engine, []connFac
 			f.replyBytes = x.Reply.RPCBytes
 		}
 		txns[x.Conn.ID-1] = append(txns[x.Conn.ID-1], f)
-	}}
+	}
 	runner := check.NewRunner(check.Config{})
 	opts.Observer = runner
 	r, err := source.NewReader(c.Reader(n), "longstream")
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.ULP = nfs.NewBinding()
-	e := dissect.NewEngine(opts)
+	e := dissect.NewEngine(rpcordma.With(opts, nfs.NewBinding(), txn))
 	if err := e.Run(r, func(p *dissect.Packet) error { runner.Packet(p); return nil }); err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +212,7 @@ func run(t *testing.T, c *longstream.Capture, n int) (*dissect.Engine, []connFac
 		f := connFacts{Transport: cn.Transport, State: cn.State, Negotiated: cn.Negotiated, Thresholds: fmt.Sprint(cn.Thresholds),
 			Dir: cn.Dir, ServicePort: cn.ServicePort, Findings: strings.Join(findings[cn.ID], " "),
 			ClientQPN: cn.Client.QPN, ServerQPN: cn.Server.QPN, Comm: cn.Client.CommID, ClientPort: cn.Client.Port}
-		if s := cn.RPC; s != nil {
+		if s := rpcordma.Stats(cn); s != nil {
 			f.Calls, f.Replies, f.Rebuilt = s.Calls[0]+s.Calls[1], s.Replies[0]+s.Replies[1], s.Rebuilt
 			f.Outstanding, f.BadHeaders = s.Outstanding, int(s.BadHeaders[0]+s.BadHeaders[1])
 			f.CallsNoReply, f.Unattached = s.CallsWithoutReply, s.UnattachedOps

@@ -72,7 +72,7 @@ type Event struct {
 
 // Collector gathers, while the engine reads the capture, what the page
 // draws besides the Analysis document: hand Packet every packet and
-// Transaction every finished transaction (dissect.Options.Transaction).
+// Transaction every finished transaction (rpcordma.OnTransaction).
 type Collector struct {
 	opts  Options
 	conns map[int]*connData

@@ -6,16 +6,16 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/report"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
-// Transaction records a finished transaction (dissect.Options.Transaction),
+// Transaction records a finished transaction (rpcordma.OnTransaction),
 // converted as `transactions --format json` converts it: into its
 // procedure's latency and chunk-usage statistics, and into its
 // connection's diagram while the connection has fewer than MaxDetail, else
 // into the connection's folded count of its signature.
-func (c *Collector) Transaction(t *dissect.Transaction) {
+func (c *Collector) Transaction(t *rpcordma.Transaction) {
 	x := report.ConvertTransaction(t)
 	c.addProc(&x)
 	if t.Conn == nil {

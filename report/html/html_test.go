@@ -13,6 +13,7 @@ import (
 	"github.com/rdmashark/rdmashark/report"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"github.com/rdmashark/rdmashark/source"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 const nfs3 = "../../testdata/pcaps/rxe-nfs3.pcap"
@@ -41,10 +42,10 @@ func analysis(t testing.TB, name string, opts Options, spill bool) (*report.Anal
 	if s != nil {
 		s.SetRunner(run)
 	}
-	eng := dissect.NewEngine(dissect.Options{ULP: nfs.NewBinding(), Observer: run, Transaction: func(x *dissect.Transaction) {
+	eng := dissect.NewEngine(rpcordma.With(dissect.Options{Observer: run}, nfs.NewBinding(), func(x *rpcordma.Transaction) {
 		all = append(all, report.ConvertTransaction(x))
 		col.Transaction(x)
-	}})
+	}))
 	runErr := eng.Run(r, func(p *dissect.Packet) error { run.Packet(p); col.Packet(p); return nil })
 	var a *report.Analysis
 	if s != nil {
@@ -263,15 +264,16 @@ func BenchmarkCollect(b *testing.B) {
 					b.Fatal(err)
 				}
 				col := NewCollector(Options{MaxDetail: c.detail})
-				opts := dissect.Options{ULP: nfs.NewBinding()}
+				var opts dissect.Options
+				var txn func(*rpcordma.Transaction)
 				each := func(*dissect.Packet) error { return nil }
 				if withReport {
-					opts.Transaction = col.Transaction
+					txn = col.Transaction
 				}
 				if c.detail > 0 || withReport {
 					each = func(p *dissect.Packet) error { col.Packet(p); return nil }
 				}
-				eng := dissect.NewEngine(opts)
+				eng := dissect.NewEngine(rpcordma.With(opts, nfs.NewBinding(), txn))
 				if err := eng.Run(r, each); err != nil {
 					b.Fatal(err)
 				}

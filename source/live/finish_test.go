@@ -15,6 +15,7 @@ import (
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"github.com/rdmashark/rdmashark/source"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // outcome is what an engine made of a capture: its RDMA operations and
@@ -41,8 +42,7 @@ func observed(opts dissect.Options, run func(eng *dissect.Engine, each func(*dis
 	out := &outcome{}
 	rn := check.NewRunner(check.Config{})
 	opts.Observer = recorder{rn, out}
-	opts.ULP = nfs.NewBinding()
-	opts.Transaction = func(t *dissect.Transaction) {
+	txn := func(t *rpcordma.Transaction) {
 		call, reply := 0, 0
 		if t.Call != nil {
 			call = t.Call.Packets[len(t.Call.Packets)-1]
@@ -53,7 +53,7 @@ func observed(opts dissect.Options, run func(eng *dissect.Engine, each func(*dis
 		out.txns = append(out.txns, fmt.Sprintf("%08x %s call %d reply %d %s read %d write %d",
 			t.XID, t.ProcedureName, call, reply, t.Outcome, t.ReadBytes, t.WriteBytes))
 	}
-	eng := dissect.NewEngine(opts)
+	eng := dissect.NewEngine(rpcordma.With(opts, nfs.NewBinding(), txn))
 	err := run(eng, func(p *dissect.Packet) error { rn.Packet(p); return nil })
 	res := rn.Finish(eng.Conns.Connections())
 	for _, f := range res.Findings {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/source"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // fakeSource hands out frames, then blocks until its deadline as a socket
@@ -81,7 +82,7 @@ func fileEngine(t *testing.T, name string, count int) *dissect.Engine {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	eng := dissect.NewEngine(dissect.Options{Count: count})
+	eng := dissect.NewEngine(rpcordma.With(dissect.Options{Count: count}, nil, nil))
 	if err := eng.Run(r, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func TestRunMatchesFileLoop(t *testing.T) {
 		file := filepath.Join(pcaps, name)
 		frames := readCapture(t, file)
 		src := newFake(frames)
-		eng := dissect.NewEngine(dissect.Options{})
+		eng := dissect.NewEngine(rpcordma.With(dissect.Options{}, nil, nil))
 		var saved bytes.Buffer
 		save, err := NewSaver(&saved, SaverInfo{Interface: "fake", SnapLen: DefaultSnapLen, LinkType: layers.LinkTypeEthernet})
 		if err != nil {
@@ -148,7 +149,7 @@ func TestRunMatchesFileLoop(t *testing.T) {
 func TestRunStops(t *testing.T) {
 	frames := readCapture(t, filepath.Join(pcaps, "rxe-rping.pcap"))
 
-	eng := dissect.NewEngine(dissect.Options{})
+	eng := dissect.NewEngine(rpcordma.With(dissect.Options{}, nil, nil))
 	res, err := testRun(context.Background(), newFake(frames), eng, testConfig{Count: 10})
 	if err != nil || res.Stop != StopCount || eng.Stats.Packets != 10 {
 		t.Errorf("count 10: %+v, %v, engine saw %d", res, err, eng.Stats.Packets)
@@ -160,7 +161,7 @@ func TestRunStops(t *testing.T) {
 	// Duration: the source runs dry and Run stops by itself, ticking
 	// while it waits.
 	ticks := 0
-	res, err = testRun(context.Background(), newFake(frames), dissect.NewEngine(dissect.Options{}), testConfig{
+	res, err = testRun(context.Background(), newFake(frames), dissect.NewEngine(rpcordma.With(dissect.Options{}, nil, nil)), testConfig{
 		Duration:  150 * time.Millisecond,
 		TickEvery: 20 * time.Millisecond,
 		Tick:      func(time.Time) error { ticks++; return nil },
@@ -176,7 +177,7 @@ func TestRunStops(t *testing.T) {
 	// came before stays in the engine.
 	src := newFake(frames[:5])
 	src.err = &Error{Interface: "eth0", Kind: ErrInterfaceDown, Detail: "went down during the capture"}
-	eng = dissect.NewEngine(dissect.Options{})
+	eng = dissect.NewEngine(rpcordma.With(dissect.Options{}, nil, nil))
 	res, err = testRun(context.Background(), src, eng, testConfig{})
 	if !errors.Is(err, ErrInterfaceDown) || res.Stop != StopError || eng.Stats.Packets != 5 {
 		t.Errorf("source error: %+v, %v, engine saw %d", res, err, eng.Stats.Packets)
@@ -184,7 +185,7 @@ func TestRunStops(t *testing.T) {
 
 	// Each and Tick errors stop it.
 	stop := errors.New("stop")
-	_, err = testRun(context.Background(), newFake(frames), dissect.NewEngine(dissect.Options{}), testConfig{
+	_, err = testRun(context.Background(), newFake(frames), dissect.NewEngine(rpcordma.With(dissect.Options{}, nil, nil)), testConfig{
 		Each: func(p *dissect.Packet) error {
 			if p.Number == 3 {
 				return stop
@@ -195,7 +196,7 @@ func TestRunStops(t *testing.T) {
 	if !errors.Is(err, stop) {
 		t.Errorf("each error: %v", err)
 	}
-	_, err = testRun(context.Background(), newFake(nil), dissect.NewEngine(dissect.Options{}), testConfig{
+	_, err = testRun(context.Background(), newFake(nil), dissect.NewEngine(rpcordma.With(dissect.Options{}, nil, nil)), testConfig{
 		TickEvery: time.Millisecond,
 		Tick:      func(time.Time) error { return stop },
 	})
@@ -206,7 +207,7 @@ func TestRunStops(t *testing.T) {
 	// A context ended while the source is idle wakes the read.
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(30 * time.Millisecond); cancel() }()
-	res, err = testRun(ctx, newFake(nil), dissect.NewEngine(dissect.Options{}), testConfig{TickEvery: time.Hour})
+	res, err = testRun(ctx, newFake(nil), dissect.NewEngine(rpcordma.With(dissect.Options{}, nil, nil)), testConfig{TickEvery: time.Hour})
 	if err != nil || res.Stop != StopInterrupted {
 		t.Errorf("cancel while idle: %+v, %v", res, err)
 	}
@@ -238,7 +239,7 @@ func BenchmarkRun(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	eng := dissect.NewEngine(dissect.Options{})
+	eng := dissect.NewEngine(rpcordma.With(dissect.Options{}, nil, nil))
 	src := &loopSource{frames: frames}
 	b.SetBytes(bytes / int64(len(frames)))
 	b.ReportAllocs()

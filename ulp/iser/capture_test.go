@@ -13,6 +13,7 @@ import (
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/ulp/iser"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 func init() { check.Register(iser.Rules()...) }
@@ -22,7 +23,7 @@ func init() { check.Register(iser.Rules()...) }
 // imports no other), and returns the engine, the exchanges and the checks.
 func run(t testing.TB, name string) (*dissect.Engine, []dissect.Exchange, *check.Result) {
 	t.Helper()
-	return ulptest.Run(t, name, dissect.RPCOverRDMA(nfs.NewBinding(), nfs.RDMAPort), iser.New())
+	return ulptest.Run(t, name, rpcordma.New(nfs.NewBinding(), nfs.RDMAPort), iser.New())
 }
 
 // tsharkPDUs reads testdata/tshark/iser/rxe-iser.pdus.tsv (gen.sh there):

@@ -12,6 +12,7 @@ import (
 	"github.com/rdmashark/rdmashark/internal/ulptest"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"github.com/rdmashark/rdmashark/ulp/nvmeof"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 func init() { check.Register(nvmeof.Rules()...) }
@@ -20,7 +21,7 @@ func init() { check.Register(nvmeof.Rules()...) }
 // the command does, and returns the engine, the exchanges and the checks.
 func run(t testing.TB, name string) (*dissect.Engine, []dissect.Exchange, *check.Result) {
 	t.Helper()
-	return ulptest.Run(t, name, dissect.RPCOverRDMA(nfs.NewBinding(), nfs.RDMAPort), nvmeof.New())
+	return ulptest.Run(t, name, rpcordma.New(nfs.NewBinding(), nfs.RDMAPort), nvmeof.New())
 }
 
 // tsharkRow is one capsule as tshark 4.0 decoded it
@@ -226,12 +227,12 @@ func TestRPCCapturesUntouched(t *testing.T) {
 	for _, name := range []string{"rxe-nfs3.pcap", "siw-nfs3.pcap"} {
 		e, xs, _ := run(t, name)
 		for _, c := range e.Conns.Connections() {
-			if c.ULP != dissect.RPCOverRDMAName {
+			if c.ULP != rpcordma.Name {
 				t.Errorf("%s connection %d: ULP %q", name, c.ID, c.ULP)
 			}
 		}
 		for _, x := range xs {
-			if x.ULP != dissect.RPCOverRDMAName {
+			if x.ULP != rpcordma.Name {
 				t.Fatalf("%s: exchange of %q", name, x.ULP)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/rdmashark/rdmashark/internal/ulptest"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"github.com/rdmashark/rdmashark/ulp/nvmeof"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 	"github.com/rdmashark/rdmashark/ulp/smbdirect"
 )
 
@@ -22,7 +23,7 @@ func init() { check.Register(smbdirect.Rules()...) }
 // and the checks.
 func run(t testing.TB, name string) (*dissect.Engine, []dissect.Exchange, *check.Result) {
 	t.Helper()
-	return ulptest.Run(t, name, dissect.RPCOverRDMA(nfs.NewBinding(), nfs.RDMAPort), nvmeof.New(), smbdirect.New())
+	return ulptest.Run(t, name, rpcordma.New(nfs.NewBinding(), nfs.RDMAPort), nvmeof.New(), smbdirect.New())
 }
 
 // tsv reads a file of testdata/tshark/smbdirect (made by gen.sh there):

@@ -13,6 +13,7 @@ import (
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/srp"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 	srpulp "github.com/rdmashark/rdmashark/ulp/srp"
 )
 
@@ -33,7 +34,7 @@ func run(t testing.TB, name string) (*dissect.Engine, []dissect.Exchange, *check
 	var xs []dissect.Exchange
 	ck := check.NewRunner(check.Config{})
 	e := dissect.NewEngine(dissect.Options{
-		ULPs:     []dissect.ULP{dissect.RPCOverRDMA(nfs.NewBinding(), nfs.RDMAPort), srpulp.New()},
+		ULPs:     []dissect.ULP{rpcordma.New(nfs.NewBinding(), nfs.RDMAPort), srpulp.New()},
 		Exchange: func(x *dissect.Exchange) { xs = append(xs, *x.Clone()) },
 		Observer: ck,
 	})

@@ -1,4 +1,4 @@
-package dissect
+package rpcordma
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/gopacket/gopacket/layers"
 
+	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/source"
 )
 
@@ -43,7 +44,7 @@ func loadRecords(t testing.TB, name string) []record {
 	}
 }
 
-func processRecords(e *Engine, p *Packet, recs []record) {
+func processRecords(e *testEngine, p *dissect.Packet, recs []record) {
 	for _, r := range recs {
 		p.Number, p.Timestamp, p.LinkType = r.num, r.ts, r.lt
 		p.CaptureLength, p.Length = len(r.data), r.length
@@ -60,7 +61,7 @@ func processRecords(e *Engine, p *Packet, recs []record) {
 func BenchmarkEngineRxeNFS3(b *testing.B) {
 	recs := loadRecords(b, "rxe-nfs3.pcap")
 	half := len(recs) / 2
-	var p Packet
+	var p dissect.Packet
 	b.ReportAllocs()
 	var steady float64
 	for i := 0; i < b.N; i++ {

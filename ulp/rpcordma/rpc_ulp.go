@@ -1,6 +1,9 @@
-package dissect
+package rpcordma
 
 import (
+	"slices"
+
+	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma"
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
 )
@@ -26,70 +29,103 @@ type ULPFunc func(q *ULPQuery, out *ULPInfo)
 // Decode implements rpcrdma.UpperLayerBinding.
 func (f ULPFunc) Decode(q *ULPQuery, out *ULPInfo) { f(q, out) }
 
-// RPC-over-RDMA as a ULP of the seam (ulp.go). Its analysis still lives in
-// this package (rpc*.go), on engine-wide state (Engine.rpcs: pools, the
-// rebuild budget, RPCCounters); the session is a handle on it.
+// RPC-over-RDMA as a ULP of the seam (dissect/ulp.go). One ULP value serves
+// one engine and holds RPC-over-RDMA's engine-wide state (Engine: pools,
+// the rebuild budget, RPCCounters); a session is a handle on it for one
+// connection.
 
-// RPCOverRDMAName is RPC-over-RDMA's ULP name, tshark's protocol name.
-const RPCOverRDMAName = "rpcordma"
+// Name is RPC-over-RDMA's ULP name, tshark's protocol name.
+const Name = "rpcordma"
 
-// NFSRDMAPort is the nfsrdma port (RFC 8267 section 8), the port of the
-// RPC-over-RDMA ULP that Options.ULPs defaults to; a program registering
-// its own list names the ports (cmd/rdmashark: rpcrdma/nfs.RDMAPort).
+// NFSRDMAPort is the nfsrdma port (RFC 8267 section 8); a program names
+// the ports its binding carries (cmd/rdmashark: rpcrdma/nfs.RDMAPort).
 const NFSRDMAPort = 20049
 
-// RPCOverRDMA returns the RPC-over-RDMA ULP (RFC 8166, RFC 8167, the
-// version 2 draft) for one engine: binding decodes the RPC bodies (nil:
-// none), and ports are the service ports that carry RPC-over-RDMA (the
-// binding's: nfsrdma's 20049, RFC 8267 section 8).
-func RPCOverRDMA(binding rpcrdma.UpperLayerBinding, ports ...uint16) ULP {
-	return &rpcULP{binding: binding, ports: ports}
+// New returns the RPC-over-RDMA ULP (RFC 8166, RFC 8167, the version 2
+// draft) for one engine: binding decodes the RPC bodies (nil: none), and
+// ports are the service ports that carry RPC-over-RDMA (the binding's:
+// nfsrdma's 20049, RFC 8267 section 8).
+func New(binding rpcrdma.UpperLayerBinding, ports ...uint16) dissect.ULP {
+	u := &rpcULP{binding: binding, ports: ports}
+	u.e.opts.ULP = binding
+	return u
 }
 
 type rpcULP struct {
 	binding rpcrdma.UpperLayerBinding
 	ports   []uint16
+	e       Engine
 }
 
-func (u *rpcULP) Name() string    { return RPCOverRDMAName }
+func (u *rpcULP) Name() string    { return Name }
 func (u *rpcULP) Ports() []uint16 { return u.ports }
+
+// Counters returns a copy of the engine-wide counters
+// (dissect.ULPCounters): an RPCCounters.
+func (u *rpcULP) Counters() any {
+	c := u.e.RPC
+	c.UnattachedOps = slices.Clone(c.UnattachedOps)
+	return c
+}
+
+// Retained says what the sessions hold (dissect.ULPRetainer).
+func (u *rpcULP) Retained() (conns, open, rebuildBytes int) {
+	for _, rc := range u.e.rpcs.conns {
+		conns++
+		open += len(rc.out)
+	}
+	return conns, open, u.e.RPC.RebuildBytes
+}
+
+// OnTransaction makes fn hear every transaction of the RPC-over-RDMA ULP
+// among ulps once it is over (Reply processed, evicted, or the capture
+// ended without a Reply), before a TxnObserver does. The engine reuses
+// the Transaction afterwards: fn copies what it keeps (Transaction.Clone).
+func OnTransaction(ulps []dissect.ULP, fn func(*Transaction)) {
+	for _, l := range ulps {
+		if u, ok := l.(*rpcULP); ok {
+			u.e.opts.Transaction = fn
+		}
+	}
+}
 
 // Claim says Yes to a connection to one of the ULP's ports, or whose
 // set-up carried an RFC 8797 Format Identifier (valid or not), Maybe to
 // any other: its first Sends are probed.
-func (u *rpcULP) Claim(c *Connection) Verdict {
+func (u *rpcULP) Claim(c *dissect.Connection) dissect.Verdict {
 	for _, p := range u.ports {
 		if c.ServicePort == p {
-			return Yes
+			return dissect.Yes
 		}
 	}
 	for i := range c.PrivateData {
 		if pd := &c.PrivateData[i]; pd.Seen && pd.Result.Offset >= 0 {
-			return Yes
+			return dissect.Yes
 		}
 	}
-	return Maybe
+	return dissect.Maybe
 }
 
 // Probe says Yes to a Send whose transport header decodes and whose RPC
 // message, if inline, is a plausible Call or Reply of its XID; Maybe
 // otherwise (the engine stops at MaxProbes).
-func (u *rpcULP) Probe(c *Connection, m *Message) Verdict {
+func (u *rpcULP) Probe(c *dissect.Connection, m *dissect.Message) dissect.Verdict {
 	var h rpcrdma.Message
 	if h.DecodeFromBytes(m.Data) != nil {
-		return Maybe
+		return dissect.Maybe
 	}
 	v := viewOf(&h)
 	var rpc oncrpc.Header
 	rpcOK := len(v.rpc) > 0 && rpc.DecodeFromBytes(v.rpc) == nil
 	if !plausible(&v, rpcOK, &rpc) {
-		return Maybe
+		return dissect.Maybe
 	}
-	return Yes
+	return dissect.Yes
 }
 
-func (u *rpcULP) Start(c *Connection, env *Env) Session {
-	e := env.Budget.e
+func (u *rpcULP) Start(c *dissect.Connection, env *dissect.Env) dissect.Session {
+	e := &u.e
+	e.lend(env)
 	s := e.rpc()
 	if s.ulp == nil {
 		s.ulp = u.binding
@@ -100,10 +136,10 @@ func (u *rpcULP) Start(c *Connection, env *Env) Session {
 // rpcSession is RPC-over-RDMA on one connection.
 type rpcSession struct {
 	e *Engine
-	c *Connection
+	c *dissect.Connection
 }
 
-func (s *rpcSession) Message(p *Packet, m *Message) {
+func (s *rpcSession) Message(p *dissect.Packet, m *dissect.Message) {
 	if m.Duplicate {
 		s.e.duplicateSend(p, m)
 		return
@@ -111,7 +147,7 @@ func (s *rpcSession) Message(p *Packet, m *Message) {
 	s.e.rpcMessage(p, m)
 }
 
-func (s *rpcSession) RDMAOp(p *Packet, op *RDMAOp) { s.e.rpcRDMAOp(p, op) }
+func (s *rpcSession) RDMAOp(p *dissect.Packet, op *dissect.RDMAOp) { s.e.rpcRDMAOp(p, op) }
 
 // Close ends the connection's open transactions, in the order their Calls
 // came, and drops its RPC state.
@@ -120,25 +156,25 @@ func (s *rpcSession) Close() { s.e.releaseRPC(s.c) }
 // RPC-over-RDMA's neutral view of its transactions (exchange.go).
 
 // outcome is t's neutral outcome.
-func (o TxnOutcome) outcome() Outcome {
+func (o TxnOutcome) outcome() dissect.Outcome {
 	switch o {
 	case TxnReplied:
-		return Responded
+		return dissect.Responded
 	case TxnNoReply:
-		return NoResponse
+		return dissect.NoResponse
 	case TxnEvicted:
-		return Evicted
+		return dissect.Evicted
 	case TxnSuperseded:
-		return Superseded
+		return dissect.Superseded
 	case TxnReplyNoCall:
-		return ResponseWithoutRequest
+		return dissect.ResponseWithoutRequest
 	}
 	return 0
 }
 
 // exchange fills x, RPC-over-RDMA's neutral view of t.
-func (t *Transaction) exchange(x *Exchange) {
-	*x = Exchange{ULP: RPCOverRDMAName, Conn: t.Conn, Key: uint64(t.XID), Initiator: t.callDir,
+func (t *Transaction) exchange(x *dissect.Exchange) {
+	*x = dissect.Exchange{ULP: Name, Conn: t.Conn, Key: uint64(t.XID), Initiator: t.callDir,
 		Name: t.ProcedureName, ReadBytes: t.ReadBytes, WriteBytes: t.WriteBytes, Outcome: t.Outcome.outcome(),
 		Latency: t.Latency, Detail: t}
 	if t.Call != nil {
@@ -147,7 +183,7 @@ func (t *Transaction) exchange(x *Exchange) {
 	if r := t.Reply; r != nil {
 		x.ResponsePacket, x.ResponseTime = r.RPCPacket, r.RPCTime
 		if x.ResponsePacket == 0 {
-			x.ResponsePacket, x.ResponseTime = LastPacket(r.Packets), r.Time
+			x.ResponsePacket, x.ResponseTime = dissect.LastPacket(r.Packets), r.Time
 		}
 		x.Invalidated, x.InvalidatedSTag = r.Invalidate, r.InvalidatedSTag
 		if r.HasStatus {

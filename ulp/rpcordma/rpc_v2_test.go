@@ -1,4 +1,4 @@
-package dissect
+package rpcordma
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma"
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
 )
@@ -17,7 +18,7 @@ import (
 // type, every transport property, every error code.
 
 // fieldText returns the -T fields form of a field on p.
-func fieldText(t *testing.T, p *Packet, name string) string {
+func fieldText(t *testing.T, p *dissect.Packet, name string) string {
 	t.Helper()
 	v, ok := Present.Values(name, p, nil)
 	if !ok {
@@ -49,13 +50,13 @@ func xdrWords(v ...uint32) []byte {
 func TestRPCVersion2EveryType(t *testing.T) {
 	r := newTxnRig(t, Options{})
 	seen := map[rpcrdma.HType]int{}
-	send := func(d Direction, h rpcrdma.Header2, rpc []byte, inv uint32) *Packet {
+	send := func(d dissect.Direction, h rpcrdma.Header2, rpc []byte, inv uint32) *dissect.Packet {
 		t.Helper()
 		p := r.send(d, v2msg(t, h, rpc), inv)
-		if len(p.RPC) != 1 || !p.RPC[0].HasHeader || p.RPC[0].HeaderErr != nil {
-			t.Fatalf("%s: records %+v", h.HType, p.RPC)
+		if len(Records(p)) != 1 || !Records(p)[0].HasHeader || Records(p)[0].HeaderErr != nil {
+			t.Fatalf("%s: records %+v", h.HType, Records(p))
 		}
-		rec := &p.RPC[0]
+		rec := &Records(p)[0]
 		if rec.Header.Vers != rpcrdma.Version2 || rec.Header.V2.HType != h.HType {
 			t.Fatalf("%s decoded as version %d type %d", h.HType, rec.Header.Vers, rec.Header.V2.HType)
 		}
@@ -126,7 +127,7 @@ func TestRPCVersion2EveryType(t *testing.T) {
 		t.Errorf("position %s", got)
 	}
 	p = r.read(s2c, 0x41, 0x4000, data)
-	if rec := &p.RPC[0]; !rec.Rebuilt || rec.Source != ChunkRead || !bytes.Equal(rec.Message, append(rpcCall(t, 0x10, oncrpc.ProgNFS, 3, 7, args), data...)) {
+	if rec := &Records(p)[0]; !rec.Rebuilt || rec.Source != ChunkRead || !bytes.Equal(rec.Message, append(rpcCall(t, 0x10, oncrpc.ProgNFS, 3, 7, args), data...)) {
 		t.Errorf("WRITE Call rebuilt from its Read chunk: %+v", rec)
 	}
 	if got := fieldText(t, p, "nfs.procedure_v3"); got != "7" {
@@ -135,7 +136,7 @@ func TestRPCVersion2EveryType(t *testing.T) {
 	// WRITE3resok: status, wcc_data (no attributes), count, committed, verifier.
 	p = send(s2c, rpcrdma.Header2{XID: 0x10, Credit: 16, HType: rpcrdma.HTypeReplyInline},
 		rpcReply(t, 0x10, xdrWords(0, 0, 0, 64, 2, 0, 0)), 0x77)
-	if rec := &p.RPC[0]; !rec.Invalidate || rec.InvalidatedSTag != 0x77 || !strings.Contains(summary(p), "inv=0x00000077") {
+	if rec := &Records(p)[0]; !rec.Invalidate || rec.InvalidatedSTag != 0x77 || !strings.Contains(summary(p), "inv=0x00000077") {
 		t.Errorf("Reply With Invalidate: %+v, %q", rec, summary(p))
 	}
 	if got := fieldText(t, p, "nfs.status3"); got != "0" {
@@ -154,7 +155,7 @@ func TestRPCVersion2EveryType(t *testing.T) {
 	p = send(s2c, rpcrdma.Header2{XID: 0x11, HType: rpcrdma.HTypeReplyInline, ChunkLists: rpcrdma.ChunkLists{
 		WriteList: []rpcrdma.WriteChunk{{Segments: []rpcrdma.Segment{seg(0x42, 48, 0x5000)}}}}},
 		rpcReply(t, 0x11, results), 0)
-	if rec := &p.RPC[0]; !rec.Rebuilt || rec.Source != ChunkWrite || !bytes.Equal(rec.Message, append(rpcReply(t, 0x11, results), rdata...)) {
+	if rec := &Records(p)[0]; !rec.Rebuilt || rec.Source != ChunkWrite || !bytes.Equal(rec.Message, append(rpcReply(t, 0x11, results), rdata...)) {
 		t.Errorf("READ Reply rebuilt from its Write chunk: %+v", rec)
 	}
 
@@ -165,21 +166,21 @@ func TestRPCVersion2EveryType(t *testing.T) {
 	if got := fieldText(t, p, "rdmashark.rpcordma.remaining"); got != fmt.Sprint(len(long)-40) {
 		t.Errorf("REPLY_MIDDLE remaining %s", got)
 	}
-	if p.RPC[0].HasRPC {
+	if Records(p)[0].HasRPC {
 		t.Errorf("the first part of a Reply shows an RPC message")
 	}
 	p = send(s2c, rpcrdma.Header2{XID: 0x12, HType: rpcrdma.HTypeReplyInline}, long[40:], 0)
-	if rec := &p.RPC[0]; !rec.HasRPC || rec.RPCErr != nil || !bytes.Equal(rec.Message, long) {
+	if rec := &Records(p)[0]; !rec.HasRPC || rec.RPCErr != nil || !bytes.Equal(rec.Message, long) {
 		t.Errorf("continued Reply: %+v", rec)
 	}
 	// A Call continued over two Sends, answered inline.
 	call := rpcCall(t, 0x13, oncrpc.ProgNFS, 3, 1, fh)
 	p = send(c2s, rpcrdma.Header2{XID: 0x13, HType: rpcrdma.HTypeCallMiddle, Remaining: uint32(len(call) - 24)}, call[:24], 0)
-	if p.RPC[0].HasRPC {
+	if Records(p)[0].HasRPC {
 		t.Errorf("the first part of a Call shows an RPC message")
 	}
 	p = send(c2s, rpcrdma.Header2{XID: 0x13, HType: rpcrdma.HTypeCallInline}, call[24:], 0)
-	if rec := &p.RPC[0]; !rec.HasRPC || !bytes.Equal(rec.Message, call) {
+	if rec := &Records(p)[0]; !rec.HasRPC || !bytes.Equal(rec.Message, call) {
 		t.Errorf("continued Call: %+v", rec)
 	}
 	send(s2c, rpcrdma.Header2{XID: 0x13, HType: rpcrdma.HTypeReplyInline}, rpcReply(t, 0x13, xdrWords(70)), 0) // NFS3ERR_STALE
@@ -190,14 +191,14 @@ func TestRPCVersion2EveryType(t *testing.T) {
 		CallList:   []rpcrdma.ReadSegment{{Segment: seg(0x43, uint32(len(ext)), 0x6000)}},
 		ChunkLists: rpcrdma.ChunkLists{HasReplyChunk: true, ReplyChunk: rpcrdma.WriteChunk{Segments: []rpcrdma.Segment{seg(0x44, 1024, 0x7000)}}}}, nil, 0)
 	p = r.read(s2c, 0x43, 0x6000, ext)
-	if rec := &p.RPC[0]; !rec.Rebuilt || rec.Source != ChunkCall || !bytes.Equal(rec.Message, ext) {
+	if rec := &Records(p)[0]; !rec.Rebuilt || rec.Source != ChunkCall || !bytes.Equal(rec.Message, ext) {
 		t.Errorf("Call from its Call chunk: %+v", rec)
 	}
 	extReply := rpcReply(t, 0x14, append(xdrWords(0), fill(84, 'x')...))
 	r.write(s2c, 0x44, 0x7000, extReply)
 	p = send(s2c, rpcrdma.Header2{XID: 0x14, HType: rpcrdma.HTypeReplyExternal, ChunkLists: rpcrdma.ChunkLists{HasReplyChunk: true,
 		ReplyChunk: rpcrdma.WriteChunk{Segments: []rpcrdma.Segment{seg(0x44, uint32(len(extReply)), 0x7000)}}}}, nil, 0x51)
-	if rec := &p.RPC[0]; !rec.Rebuilt || rec.Source != ChunkReply || !bytes.Equal(rec.Message, extReply) || rec.InvalidatedSTag != 0x51 {
+	if rec := &Records(p)[0]; !rec.Rebuilt || rec.Source != ChunkReply || !bytes.Equal(rec.Message, extReply) || rec.InvalidatedSTag != 0x51 {
 		t.Errorf("Reply from the Reply chunk: %+v", rec)
 	}
 
@@ -279,7 +280,7 @@ func TestRPCVersion2EveryType(t *testing.T) {
 	if !ext2.Call.Rebuilt || !ext2.Reply.Rebuilt || ext2.Call.ProcName() != "RDMA2_CALL_EXTERNAL" || ext2.Reply.InvalidatedSTag != 0x51 {
 		t.Errorf("external: call %+v reply %+v", ext2.Call, ext2.Reply)
 	}
-	rs := r.c.RPC
+	rs := Stats(r.c)
 	if rs.Version != 2 || rs.Versions[1] != 0 || rs.Control != [2]uint64{2, 2} || rs.Errors != [2]uint64{0, uint64(len(codes))} ||
 		rs.BadHeaders != [2]uint64{} || rs.Calls != [2]uint64{uint64(5 + len(codes)), 0} || rs.Replies != [2]uint64{0, 5} ||
 		rs.RepliesWithInvalidate != 2 || rs.UnattachedOps != 0 || rs.RebuildIncomplete != 0 {
@@ -314,7 +315,7 @@ func TestV2ErrorAnsweredCallNotIncomplete(t *testing.T) {
 			r.send(s2c, v2words(0x6666, 4, 4, []uint32{2}, nil), 0)
 		}
 		r.e.Finish()
-		rs := r.c.RPC
+		rs := Stats(r.c)
 		want := map[string]uint64{"error": 0, "none": 1}[answer]
 		if rs.RebuildIncomplete != want {
 			t.Errorf("answered by %s: RebuildIncomplete %d, want %d", answer, rs.RebuildIncomplete, want)
@@ -334,7 +335,7 @@ func TestV2FallbackVersion(t *testing.T) {
 	// The answer: RDMA_ERROR (4) / ERR_VERS (1), versions 1..1, in the
 	// request's version.
 	r.send(s2c, v2words(0x1001, 1, 4, []uint32{1, 1, 1}, nil), 0)
-	if rs := r.c.RPC; rs.Version != 2 {
+	if rs := Stats(r.c); rs.Version != 2 {
 		t.Fatalf("before the fallback: version %d", rs.Version)
 	}
 	// Version 1 from now on: RDMA_MSG (0) with three absent lists.
@@ -344,7 +345,7 @@ func TestV2FallbackVersion(t *testing.T) {
 	call = rpcCall(t, 0x1002, oncrpc.ProgNFS, 3, 0, nil)
 	r.send(c2s, v1(0x1002, call), 0)
 	r.send(s2c, v1(0x1002, rpcReply(t, 0x1002, nil)), 0)
-	rs := r.c.RPC
+	rs := Stats(r.c)
 	if rs.Version != 1 || rs.Versions != [3]uint64{0, 2, 2} {
 		t.Errorf("after the fallback: version %d, versions %v", rs.Version, rs.Versions)
 	}
@@ -367,7 +368,7 @@ func TestV2CreditLimits(t *testing.T) {
 	r.send(c2s, v2words(0x2001, 18, 10, []uint32{0, 0, 0, 0}, call), 0)
 	// RDMA2_REPLY_INLINE (13): an absent Write list.
 	r.send(s2c, v2words(0x2001, 30, 13, []uint32{0}, rpcReply(t, 0x2001, nil)), 0)
-	rs := r.c.RPC
+	rs := Stats(r.c)
 	if rs.CreditLimits != [2]uint32{18, 30} || rs.MaxCreditLimits != [2]uint32{18, 33} || rs.V2Sent != [2]uint64{2, 2} {
 		t.Errorf("limits %v max %v sent %v", rs.CreditLimits, rs.MaxCreditLimits, rs.V2Sent)
 	}
@@ -386,7 +387,7 @@ func TestV2ListCountFields(t *testing.T) {
 	reply := rpcReply(t, 0x3001, nil)
 	for _, c := range []struct {
 		name                 string
-		d                    Direction
+		d                    dissect.Direction
 		msg                  []byte
 		reads, writes, reply string // "" for absent
 	}{
@@ -418,7 +419,7 @@ func TestErrVersOfUnknownVersionFields(t *testing.T) {
 	r.send(c2s, v2msg(t, rpcrdma.Header2{XID: 0x77, HType: rpcrdma.HTypeCallInline}, rpcCall(t, 0x77, oncrpc.ProgNFS, 3, 0, nil)), 0)
 	// rdma_xid, rdma_vers 3, rdma_credit, RDMA_ERROR (4), ERR_VERS (1), 1..2.
 	p := r.send(s2c, xdrWords(0x77, 3, 1, 4, 1, 1, 2), 0)
-	if rec := &p.RPC[0]; rec.HeaderErr != nil || rec.Kind != RPCKindError {
+	if rec := &Records(p)[0]; rec.HeaderErr != nil || rec.Kind != RPCKindError {
 		t.Fatalf("record: %v, kind %v", rec.HeaderErr, rec.Kind)
 	}
 	for name, want := range map[string]string{"rpcordma.errcode": "1", "rpcordma.vers_low": "1", "rpcordma.vers_high": "2", "rpcordma.version": "3"} {

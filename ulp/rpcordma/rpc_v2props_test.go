@@ -1,4 +1,4 @@
-package dissect
+package rpcordma
 
 import (
 	"strings"
@@ -71,8 +71,8 @@ func TestV2PropsThresholds(t *testing.T) {
 func TestShortSend(t *testing.T) {
 	r := newTxnRig(t, Options{})
 	p := r.send(c2s, xdrWords(0x01, 2, 8), 0)
-	if len(p.RPC) != 1 || p.RPC[0].PrefixOK {
-		t.Fatalf("records %+v", p.RPC)
+	if recs := Records(p); len(recs) != 1 || recs[0].PrefixOK {
+		t.Fatalf("records %+v", Records(p))
 	}
 	got := fieldText(t, p, "rdmashark.rpcordma.header_error")
 	if !strings.Contains(got, "need 16 bytes, have 12") || strings.Contains(got, "v0") {

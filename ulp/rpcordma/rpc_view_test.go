@@ -1,8 +1,9 @@
-package dissect
+package rpcordma
 
 import (
 	"testing"
 
+	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma"
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
 )
@@ -22,16 +23,16 @@ type viewSeen struct {
 }
 
 type viewObserver struct {
-	next   Observer
+	next   dissect.Observer
 	msgs   []viewSeen
-	ops    []OpAttachment // Txn replaced by nil once read; XID of it in opXID
+	ops    []dissect.OpAttachment // Txn replaced by nil once read; XID of it in opXID
 	opXID  []uint32
 	segLen []uint32
 }
 
-func (o *viewObserver) Message(m *Message) {
+func (o *viewObserver) Message(m *dissect.Message) {
 	v := viewSeen{}
-	if r := m.RPC; r != nil {
+	if r := Record(m); r != nil {
 		v.hasRec, v.kind, v.outstanding, v.callUndecoded = true, r.Kind, r.Outstanding, r.CallUndecoded
 		if r.Txn != nil {
 			v.hasTxn, v.txnXID, v.callSide = true, r.Txn.XID, r.Txn.Call != nil
@@ -44,16 +45,16 @@ func (o *viewObserver) Message(m *Message) {
 	o.next.Message(m)
 }
 
-func (o *viewObserver) RDMAOp(op *RDMAOp) {
+func (o *viewObserver) RDMAOp(op *dissect.RDMAOp) {
 	a := op.Attach
 	x, l := uint32(0), uint32(0)
-	if a.Txn != nil {
-		x = a.Txn.XID
-		if sg := a.AttachedSegment(); sg != nil {
+	if t := Txn(&a); t != nil {
+		x = t.XID
+		if sg := AttachedSegment(&a); sg != nil {
 			l = sg.Length
 		}
 	}
-	a.Txn = nil
+	a.Owner = nil
 	o.ops, o.opXID, o.segLen = append(o.ops, a), append(o.opXID, x), append(o.segLen, l)
 	o.next.RDMAOp(op)
 }
@@ -65,7 +66,7 @@ func (o *viewObserver) RDMAOp(op *RDMAOp) {
 func TestRPCModelView(t *testing.T) {
 	r := newTxnRig(t, Options{})
 	o := &viewObserver{next: r.rig}
-	r.e.opts.Observer = o
+	r.e.setObserver(o)
 	nfs := oncrpc.ProgNFS
 	// 1. A READ Call with a Write chunk (0x31, 4096 bytes at 0x1000).
 	h1 := rpcrdma.Header{XID: 0x10, Credit: 8, Proc: rpcrdma.RDMAMsg, ChunkLists: rpcrdma.ChunkLists{
@@ -114,14 +115,14 @@ func TestRPCModelView(t *testing.T) {
 		}
 	}
 	wantOps := []struct {
-		reason UnattachedReason
+		reason dissect.UnattachedReason
 		xid    uint32
 		seg    uint32
 	}{
-		{Attached, 0x10, 4096},
-		{UnattachedAfterReply, 0, 0}, // no transaction: it is over (a.XID names it, below)
-		{UnattachedCallUnknown, 0, 0},
-		{UnattachedNoSegment, 0, 0},
+		{dissect.Attached, 0x10, 4096},
+		{dissect.UnattachedAfterReply, 0, 0}, // no transaction: it is over (a.XID names it, below)
+		{dissect.UnattachedCallUnknown, 0, 0},
+		{dissect.UnattachedNoSegment, 0, 0},
 	}
 	if len(o.ops) != len(wantOps) {
 		t.Fatalf("%d operations: %+v", len(o.ops), o.ops)
@@ -141,7 +142,7 @@ func TestRPCModelView(t *testing.T) {
 }
 
 type txnCounter struct {
-	Observer
+	dissect.Observer
 	n []uint32
 }
 
@@ -152,7 +153,7 @@ func (o *txnCounter) Transaction(t *Transaction) { o.n = append(o.n, t.XID) }
 func TestTxnObserver(t *testing.T) {
 	r := newTxnRig(t, Options{})
 	o := &txnCounter{Observer: r.rig}
-	r.e.opts.Observer = o
+	r.e.setObserver(o)
 	for _, xid := range []uint32{1, 2} {
 		h := rpcrdma.Header{XID: xid, Credit: 8, Proc: rpcrdma.RDMAMsg}
 		r.send(c2s, v1msg(t, h, rpcCall(t, xid, oncrpc.ProgNFS, 3, 0, nil)), 0)

@@ -1,4 +1,4 @@
-package dissect
+package rpcordma
 
 import (
 	"os"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gopacket/gopacket/pcapgo"
+	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/internal/pcaptest"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"github.com/rdmashark/rdmashark/source"
@@ -13,7 +14,7 @@ import (
 
 // pairedOn counts, per connection ID, the transactions with both their
 // Call and their Reply in the capture at path.
-func pairedOn(t *testing.T, path string) (map[int]int, *Engine) {
+func pairedOn(t *testing.T, path string) (map[int]int, *testEngine) {
 	t.Helper()
 	r, err := source.Open(path)
 	if err != nil {
@@ -26,7 +27,7 @@ func pairedOn(t *testing.T, path string) (map[int]int, *Engine) {
 			paired[tx.Conn.ID]++
 		}
 	}})
-	if err := e.Run(r, func(*Packet) error { return nil }); err != nil {
+	if err := e.Run(r, func(*dissect.Packet) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return paired, e

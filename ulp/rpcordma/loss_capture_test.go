@@ -1,4 +1,4 @@
-package dissect
+package rpcordma
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/internal/pcaptest"
 )
 
@@ -107,7 +108,7 @@ func rawRetransmissions(t *testing.T, path string) (map[rawFlow]int, int) {
 				n = max(1, (p.dmaLen+uint32(pmtu)-1)/uint32(pmtu))
 			}
 			for i := uint32(0); i < n; i++ {
-				s[(p.psn+i)&psnMask] = true
+				s[(p.psn+i)&0xffffff] = true
 			}
 		}
 	}
@@ -159,7 +160,7 @@ func TestLossyCapturesRecovered(t *testing.T) {
 			t.Errorf("%s: RPC layer %+v", name, e.RPC)
 		}
 		for _, c := range e.Conns.Connections() {
-			if r := c.RPC; r != nil && (r.RebuildIncomplete != 0 || r.CallsWithoutReply+r.RepliesWithoutCall != 0) {
+			if r := Stats(c); r != nil && (r.RebuildIncomplete != 0 || r.CallsWithoutReply+r.RepliesWithoutCall != 0) {
 				t.Errorf("%s: connection %d: %d rebuilds incomplete, %d Calls without Reply, %d Replies without Call",
 					name, c.ID, r.RebuildIncomplete, r.CallsWithoutReply, r.RepliesWithoutCall)
 			}
@@ -189,7 +190,7 @@ func (f rawFlow) String() string { return fmt.Sprintf("%s→QP %#x", f.src, f.dq
 // none elsewhere.
 func TestIWARPTCPAnalysisMatchesTshark(t *testing.T) {
 	read := func(name string) []int {
-		b, err := os.ReadFile(filepath.Join("../testdata/tshark", name))
+		b, err := os.ReadFile(filepath.Join("../../testdata/tshark", name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,7 +208,7 @@ func TestIWARPTCPAnalysisMatchesTshark(t *testing.T) {
 		"siw-nfs3-corrupt", "siw-ib_read_bw-loss2", "siw-nfs41-loss2", "siw-ib_write_bw-corrupt"} {
 		var retrans, ooo, dup, discarded []int
 		var counted, countedOOO uint64
-		e, _ := runCapture(t, "lossy/"+b+".pcap", Options{}, func(p *Packet) {
+		e, _ := runCapture(t, "lossy/"+b+".pcap", Options{}, func(p *dissect.Packet) {
 			if p.Analysis.Retransmission {
 				retrans = append(retrans, p.Number)
 			}
@@ -252,13 +253,13 @@ func TestIWARPTCPAnalysisMatchesTshark(t *testing.T) {
 // as retransmitted, the summary line tagged on each.
 func TestLossyAnalysisFields(t *testing.T) {
 	const retrans = "rdmashark.analysis.retransmission"
-	if _, ok := Present.Values(retrans, new(Packet), nil); !ok {
+	if _, ok := Present.Values(retrans, new(dissect.Packet), nil); !ok {
 		t.Fatal("rdmashark.analysis.retransmission is not registered")
 	}
 	for _, name := range rxeLossyCaptures {
 		flagged, tagged := 0, 0
 		var vals []string
-		e, _ := runCapture(t, name, Options{}, func(p *Packet) {
+		e, _ := runCapture(t, name, Options{}, func(p *dissect.Packet) {
 			vals, _ = Present.Values(retrans, p, vals[:0])
 			if len(vals) == 1 && vals[0] == "1" {
 				flagged++
@@ -307,7 +308,7 @@ func testNetworkDuplicates(t *testing.T, name string) {
 	}
 	var got []int
 	episodes := 0
-	e, _ := runCapture(t, name, Options{}, func(p *Packet) {
+	e, _ := runCapture(t, name, Options{}, func(p *dissect.Packet) {
 		if p.Analysis.NetworkDuplicate {
 			got = append(got, p.Number)
 			if !p.Analysis.Retransmission || !p.Analysis.Duplicate || p.Analysis.Episode != 0 {
@@ -353,7 +354,7 @@ func TestLossyCorruptFramesDiscarded(t *testing.T) {
 		}
 	}
 	var got []int
-	e, _ := runCapture(t, name, Options{}, func(p *Packet) {
+	e, _ := runCapture(t, name, Options{}, func(p *dissect.Packet) {
 		if p.CRCFailed() {
 			got = append(got, p.Number)
 			if !p.CRCDiscarded {
@@ -372,7 +373,7 @@ func TestLossyCorruptFramesDiscarded(t *testing.T) {
 		t.Errorf("%d connections, want the 2 the CM set up", len(conns))
 	}
 	for _, c := range conns {
-		if c.State == StateNoSetup {
+		if c.State == dissect.StateNoSetup {
 			t.Errorf("connection %d has no set-up: made by a corrupted frame?", c.ID)
 		}
 	}
@@ -416,7 +417,7 @@ func TestLossyMultiPacketSends(t *testing.T) {
 	var want []string
 	for _, k := range firsts {
 		var m []byte
-		for psn := k.psn; ; psn = (psn + 1) & psnMask {
+		for psn := k.psn; ; psn = (psn + 1) & 0xffffff {
 			kk := flowPSN{k.f, psn}
 			b, ok := payload[kk]
 			if !ok {
@@ -430,7 +431,7 @@ func TestLossyMultiPacketSends(t *testing.T) {
 		want = append(want, string(m))
 	}
 	var got []string
-	obs := observerFunc(func(m *Message) {
+	obs := observerFunc(func(m *dissect.Message) {
 		if len(m.Packets) > 1 {
 			if m.Truncated {
 				t.Errorf("Send of packets %d..%d truncated", m.Packets[0], m.Packets[len(m.Packets)-1])

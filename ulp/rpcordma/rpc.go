@@ -1,8 +1,9 @@
-package dissect
+package rpcordma
 
 import (
 	"time"
 
+	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma"
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
 )
@@ -70,7 +71,7 @@ func (k ChunkKind) MarshalText() ([]byte, error) { return []byte(k.String()), ni
 
 // AttachedOp is an RDMA operation that moved bytes of a segment.
 type AttachedOp struct {
-	Kind RDMAOpKind
+	Kind dissect.RDMAOpKind
 	// FirstPacket and LastPacket: for a Read the Read Request and its last
 	// response, for a Write its first and last packets.
 	FirstPacket, LastPacket int
@@ -200,7 +201,7 @@ func (o TxnOutcome) MarshalText() ([]byte, error) { return []byte(o.String()), n
 // reuses it: a callback copies what it keeps.
 type Transaction struct {
 	XID       uint32
-	Conn      *Connection
+	Conn      *dissect.Connection
 	Direction RPCDirection
 	// HasProgram is set once the Call's RPC header was decoded.
 	HasProgram                  bool
@@ -220,10 +221,10 @@ type Transaction struct {
 	Outcome TxnOutcome
 
 	call, reply RPCSide
-	callDir     Direction // direction the Call went
-	callRPC     []byte    // the Call's inline RPC part, kept to rebuild it
-	chunkData   [][]byte  // per Call chunk, the bytes the RDMA operations moved
-	filled      []uint64  // per Call chunk, bytes placed
+	callDir     dissect.Direction // direction the Call went
+	callRPC     []byte            // the Call's inline RPC part, kept to rebuild it
+	chunkData   [][]byte          // per Call chunk, the bytes the RDMA operations moved
+	filled      []uint64          // per Call chunk, bytes placed
 	// clean is, per Call chunk, how far its buffer holds only bytes placed
 	// or cleared: a reused buffer is cleared lazily (placeChunkData clears
 	// the gap before what it places, chunkBytes the rest before the
@@ -335,8 +336,8 @@ const MaxUnattachedRecorded = 100
 // UnattachedOp is an RDMA operation no advertised segment explains.
 type UnattachedOp struct {
 	Conn        int
-	Kind        RDMAOpKind
-	Dir         Direction // of the request (the Read Request's, the Write's)
+	Kind        dissect.RDMAOpKind
+	Dir         dissect.Direction // of the request (the Read Request's, the Write's)
 	FirstPacket int
 	LastPacket  int
 	STag        uint32
@@ -351,7 +352,7 @@ type UnattachedOp struct {
 // is whole here (carried inline, or rebuilt from chunk data this packet
 // completed). Records are reused: nothing in them outlives the packet.
 type RPCRecord struct {
-	Dir Direction
+	Dir dissect.Direction
 	// HasHeader: the packet ended a Send on an RPC-over-RDMA connection.
 	// Header is its transport header, HeaderErr why it did not decode
 	// (a *rpcrdma.DecodeError); PrefixOK tells whether at least the four
@@ -432,15 +433,19 @@ type RPCRecord struct {
 	inlineRPC bool
 }
 
-// newRecord appends a cleared record to p.RPC, reusing a slot.
-func (p *Packet) newRecord() *RPCRecord {
-	n := len(p.RPC)
-	if n < cap(p.RPC) {
-		p.RPC = p.RPC[:n+1]
-	} else {
-		p.RPC = append(p.RPC, RPCRecord{})
+// newRecord appends a cleared record to p's records, reusing a slot.
+func (rs *recordSet) newRecord(p *dissect.Packet) *RPCRecord {
+	if rs.packet != p.Number {
+		rs.packet, rs.recs = p.Number, rs.recs[:0]
+		p.ULP = append(p.ULP, rs)
 	}
-	r := &p.RPC[n]
+	n := len(rs.recs)
+	if n < cap(rs.recs) {
+		rs.recs = rs.recs[:n+1]
+	} else {
+		rs.recs = append(rs.recs, RPCRecord{})
+	}
+	r := &rs.recs[n]
 	r.clearKeep()
 	r.ULP.Reset()
 	return r

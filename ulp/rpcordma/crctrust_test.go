@@ -1,4 +1,4 @@
-package dissect
+package rpcordma
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/internal/pcaptest"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"github.com/rdmashark/rdmashark/source"
@@ -45,7 +46,7 @@ func TestCRCsNeverRightAreNotDiscarded(t *testing.T) {
 		t.Fatalf("%d client frames zeroed: too few to tell", zeroed)
 	}
 
-	run := func(b []byte) (*Engine, int, int, int) {
+	run := func(b []byte) (*testEngine, int, int, int) {
 		r, err := source.NewReader(bytes.NewReader(b), "zeroed.pcap")
 		if err != nil {
 			t.Fatal(err)
@@ -56,7 +57,7 @@ func TestCRCsNeverRightAreNotDiscarded(t *testing.T) {
 				txns++
 			}
 		}})
-		err = e.Run(r, func(p *Packet) error {
+		err = e.Run(r, func(p *dissect.Packet) error {
 			if p.CRCFailed() {
 				bad++
 			}

@@ -1,6 +1,10 @@
-package dissect
+package rpcordma
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/rdmashark/rdmashark/dissect"
+)
 
 // Attaching RDMA operations to the chunks they serve, and rebuilding RPC
 // messages from the bytes they moved (RFC 8166 sections 3.4 and 3.5).
@@ -16,9 +20,9 @@ import "encoding/binary"
 func readKind(k ChunkKind) bool { return k == ChunkRead || k == ChunkCall }
 
 // rpcRDMAOp attaches op to the segment it targets.
-func (e *Engine) rpcRDMAOp(p *Packet, op *RDMAOp) {
+func (e *Engine) rpcRDMAOp(p *dissect.Packet, op *dissect.RDMAOp) {
 	c := op.Conn
-	op.Attach = OpAttachment{Reason: UnattachedNotRPC}
+	op.Attach = dissect.OpAttachment{Reason: dissect.UnattachedNotRPC}
 	if c == nil {
 		return
 	}
@@ -28,7 +32,7 @@ func (e *Engine) rpcRDMAOp(p *Packet, op *RDMAOp) {
 	if rc == nil {
 		return
 	}
-	rs := c.rpcStats()
+	rs := rpcStats(c)
 	callDir := opposite(op.Dir)
 	ref, ok := rc.mem.Find(op)
 	if !ok {
@@ -36,13 +40,13 @@ func (e *Engine) rpcRDMAOp(p *Packet, op *RDMAOp) {
 		return
 	}
 	t, ci, si := ref.Owner, int(ref.I), int(ref.J)
-	op.Attach = OpAttachment{Txn: t, Chunk: ci, Segment: si}
+	op.Attach = dissect.OpAttachment{Owner: t, I: ci, J: si}
 	ch := &t.call.Chunks[ci]
 	sg := &ch.Segments[si]
-	sg.Ops = append(sg.Ops, AttachedOp{Kind: op.Kind, FirstPacket: FirstPacket(op.Packets), LastPacket: LastPacket(op.Packets),
+	sg.Ops = append(sg.Ops, AttachedOp{Kind: op.Kind, FirstPacket: dissect.FirstPacket(op.Packets), LastPacket: dissect.LastPacket(op.Packets),
 		Offset: op.Offset, Length: op.Length, Complete: op.Complete})
 	sg.Moved += uint64(op.Length)
-	if op.Kind == RDMARead {
+	if op.Kind == dissect.RDMARead {
 		t.ReadBytes += uint64(op.Length)
 		rs.ReadBytes[callDir.Index()] += uint64(op.Length)
 	} else {
@@ -52,13 +56,13 @@ func (e *Engine) rpcRDMAOp(p *Packet, op *RDMAOp) {
 	if len(op.Data) > 0 {
 		e.placeChunkData(t, ci, si, op)
 	}
-	if op.Kind == RDMARead && !t.callDone && t.readChunksFilled() {
+	if op.Kind == dissect.RDMARead && !t.callDone && t.readChunksFilled() {
 		e.rebuildCall(p, t)
 	}
 }
 
 // unattached records an operation that no outstanding Call explains.
-func (e *Engine) unattached(rc *rpcConn, rs *RPCStats, op *RDMAOp) {
+func (e *Engine) unattached(rc *rpcConn, rs *RPCStats, op *dissect.RDMAOp) {
 	a := rc.mem.Unattached(op)
 	op.Attach = a
 	reason := a.Reason.String()
@@ -66,7 +70,7 @@ func (e *Engine) unattached(rc *rpcConn, rs *RPCStats, op *RDMAOp) {
 	e.RPC.Unattached++
 	if len(e.RPC.UnattachedOps) < MaxUnattachedRecorded {
 		e.RPC.UnattachedOps = append(e.RPC.UnattachedOps, UnattachedOp{Conn: op.Conn.ID, Kind: op.Kind, Dir: op.Dir,
-			FirstPacket: FirstPacket(op.Packets), LastPacket: LastPacket(op.Packets),
+			FirstPacket: dissect.FirstPacket(op.Packets), LastPacket: dissect.LastPacket(op.Packets),
 			STag: op.STag, Offset: op.Offset, Length: op.Length, Reason: reason})
 	}
 }
@@ -75,7 +79,7 @@ func (e *Engine) unattached(rc *rpcConn, rs *RPCStats, op *RDMAOp) {
 const skipData = ^uint64(0)
 
 // placeChunkData copies what op moved into its chunk's buffer.
-func (e *Engine) placeChunkData(t *Transaction, ci, si int, op *RDMAOp) {
+func (e *Engine) placeChunkData(t *Transaction, ci, si int, op *dissect.RDMAOp) {
 	s := e.rpc()
 	for len(t.chunkData) <= ci {
 		t.chunkData = append(t.chunkData, nil)
@@ -166,7 +170,7 @@ var zeros [4]byte
 // Call; other chunks are reinserted at their positions in the unreduced
 // Payload stream, each followed by the XDR roundup the sender left out
 // (RFC 8166 section 3.4.5, draft-07 "Read Chunks" and "XDR Roundup").
-func (e *Engine) rebuildCall(p *Packet, t *Transaction) {
+func (e *Engine) rebuildCall(p *dissect.Packet, t *Transaction) {
 	s := e.rpc()
 	t.callDone = true
 	var msg []byte
@@ -200,7 +204,7 @@ func (e *Engine) rebuildCall(p *Packet, t *Transaction) {
 			if at < from || at > len(inline) {
 				// A position outside the inline part: not rebuildable.
 				s.release(out)
-				t.Conn.rpcStats().RebuildIncomplete++
+				rpcStats(t.Conn).RebuildIncomplete++
 				return
 			}
 			out = append(out, inline[from:at]...)

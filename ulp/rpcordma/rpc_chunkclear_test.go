@@ -1,8 +1,12 @@
-package dissect
+package rpcordma
 
 import (
 	"bytes"
 	"testing"
+
+	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/rpcrdma"
+	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
 )
 
 // TestChunkDataReusedBufferReadsZeros: a chunk buffer taken from the
@@ -11,7 +15,11 @@ import (
 // (before, between and after the placed ranges, placed out of order),
 // as in a new buffer.
 func TestChunkDataReusedBufferReadsZeros(t *testing.T) {
-	e := NewEngine(Options{})
+	// One Call starts the connection's session: the state has its Env.
+	r := newTxnRig(t, Options{})
+	h := rpcrdma.Header{XID: 1, Credit: 8, Proc: rpcrdma.RDMAMsg}
+	r.send(c2s, v1msg(t, h, rpcCall(t, 1, oncrpc.ProgNFS, 3, 0, nil)), 0)
+	e := r.e.st
 	s := e.rpc()
 	dirty := bytes.Repeat([]byte{0xAA}, 4096)
 	s.bufs = append(s.bufs, dirty)
@@ -21,7 +29,7 @@ func TestChunkDataReusedBufferReadsZeros(t *testing.T) {
 		{Handle: 2, Length: 1000, Offset: 0x9000},
 	}}}
 	place := func(si int, off uint64, n int, v byte) {
-		e.placeChunkData(tx, 0, si, &RDMAOp{Offset: off, Data: bytes.Repeat([]byte{v}, n)})
+		e.placeChunkData(tx, 0, si, &dissect.RDMAOp{Offset: off, Data: bytes.Repeat([]byte{v}, n)})
 	}
 	want := make([]byte, 2000)
 	put := func(at, n int, v byte) {

@@ -1,108 +1,17 @@
-package dissect
+package rpcordma
 
 import (
 	"encoding/binary"
 	"fmt"
 	"time"
 
+	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma"
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
 )
 
-// How the engine hands messages and operations up — the contract both
-// transports follow. The IB/RoCE reassembly (reassembly.go) and the iWARP
-// one (iwarp*.go) call
-//
-//	e.deliverMessage(p, m)  once per whole (or given-up) RDMA Send
-//	e.deliverRDMAOp(p, op)  once per RDMA Read or Write, completed or given up
-//
-// with p the packet that completed the message or operation (nil at the
-// end of the capture, from Finish), and m/op filled as model.go documents:
-// Conn and Dir (for an operation the direction of its request: the Read
-// Request's, the Write's), Packets, Data (valid during the call only),
-// Length/Truncated/Complete, and Invalidate/InvalidatedSTag for Send With
-// Invalidate. RDMAOp.STag and Offset name the remote memory in the
-// Requester's advertised segment (IB: RETH R_Key/VA; iWARP: the Read
-// Request's Data Source STag/TO, a tagged Write's STag/TO). The RPC layer
-// consumes them first, then Options.Observer sees them. An RDMA Read must be
-// handed up before the Send of the Reply that follows it, as it is on the
-// wire.
-
-// deliverMessage hands a reassembled Send to the session of its
-// connection's ULP (ulp.go), then to the Observer.
-func (e *Engine) deliverMessage(p *Packet, m *Message) {
-	e.Ops.Sends++
-	m.RPC, m.ULP = nil, nil
-	if c := m.Conn; c != nil {
-		if s := e.session(c, m); s != nil {
-			s.Message(p, m)
-		} else {
-			e.Ops.Unclaimed++
-		}
-	}
-	if o := e.opts.Observer; o != nil {
-		o.Message(m)
-	}
-}
-
-// deliverDuplicate hands a retransmitted SEND_ONLY (a PSN already
-// consumed) to its connection's session for display only: the packet
-// shows what it carries, nothing counts it again, and the Observer does
-// not see it. A connection whose ULP is not decided yet is not probed with
-// it.
-func (e *Engine) deliverDuplicate(p *Packet) {
-	c := p.Conn
-	if c == nil || c.ulp.session == nil {
-		return
-	}
-	h := &p.BTH
-	m := &e.dupMsg
-	pk := m.Packets[:0]
-	*m = Message{Conn: c, Dir: p.Dir, Packets: append(pk, p.Number), Data: h.Payload, Length: wireLen(h),
-		Time: p.Timestamp, Duplicate: true}
-	if h.OpCode.HasInvalidate() {
-		m.Invalidate, m.InvalidatedSTag = true, h.IETH.RKey
-	}
-	if h.OpCode.HasImmediate() {
-		m.HasImmediate, m.Immediate = true, h.ImmDt.Data
-	}
-	c.ulp.session.Message(p, m)
-}
-
-// deliverRDMAOp hands an RDMA operation to the session of its
-// connection's ULP, which attaches it to the memory it served, then to the
-// Observer.
-func (e *Engine) deliverRDMAOp(p *Packet, op *RDMAOp) {
-	if op.Kind == RDMARead {
-		e.Ops.RDMAReads++
-	} else {
-		e.Ops.RDMAWrites++
-	}
-	if !op.Complete {
-		e.Ops.RDMAOpsIncomplete++
-	}
-	op.Attach = OpAttachment{Reason: UnattachedNotRPC}
-	// An operation never decides a connection's ULP: only its set-up and
-	// its Sends do.
-	if c := op.Conn; c != nil && c.ulp.decided && c.ulp.session != nil {
-		c.ulp.session.RDMAOp(p, op)
-	}
-	if o := e.opts.Observer; o != nil {
-		o.RDMAOp(op)
-	}
-}
-
-// Limits of the RPC layer (Options override them).
-const (
-	// DefaultMaxTransactions bounds the Calls awaiting a Reply per
-	// connection; a client's credit limit (RFC 8166 section 3.3.1) is far
-	// below it.
-	DefaultMaxTransactions = 4096
-	// DefaultMaxRebuildBytes bounds the chunk data held, all connections
-	// together, to rebuild RPC messages.
-	DefaultMaxRebuildBytes = 64 << 20
-	recentTxns             = 32
-)
+// recentTxns is how many finished transactions a connection remembers.
+const recentTxns = 32
 
 // txnKey is the direction the Call went (its Index()) and the XID, in one
 // word: the map of outstanding Calls is looked up for every RPC message,
@@ -132,7 +41,7 @@ type rpcConn struct {
 	// header did not decode and that answer no outstanding Call: Calls
 	// whose chunk lists are unknown, until a Reply with their XID comes
 	// the other way.
-	mem    Memory[*Transaction]
+	mem    dissect.Memory[*Transaction]
 	recent [recentTxns]recentTxn
 	nrec   int
 	// order holds the Calls in the order they opened, from head on, for
@@ -196,7 +105,7 @@ func (rc *rpcConn) oldest() *Transaction {
 }
 
 type rpcState struct {
-	conns      map[*Connection]*rpcConn
+	conns      map[*dissect.Connection]*rpcConn
 	maxTxn     int
 	maxRebuild int
 	maxMsg     int
@@ -212,14 +121,15 @@ type rpcState struct {
 	query      ULPQuery
 	check      oncrpc.Header
 	ctr        *RPCCounters
+	recs       recordSet // the current packet's records (Records)
 }
 
 func (e *Engine) rpc() *rpcState {
 	s := &e.rpcs
 	if s.conns == nil {
-		s.conns = map[*Connection]*rpcConn{}
+		s.conns = map[*dissect.Connection]*rpcConn{}
 		s.ctr = &e.RPC
-		// NewEngine filled the defaults.
+		// NewEngine filled the defaults (Env).
 		s.maxTxn, s.maxRebuild, s.maxMsg = e.opts.MaxTransactions, e.opts.MaxRebuildBytes, e.opts.MaxMessageBytes
 		s.ulp = e.opts.ULP
 	}
@@ -229,7 +139,7 @@ func (e *Engine) rpc() *rpcState {
 // recycle returns the buffers and transactions finished on an earlier
 // packet to the pools: what a packet's records point to stays intact until
 // the next packet.
-func (s *rpcState) recycle(p *Packet) {
+func (s *rpcState) recycle(p *dissect.Packet) {
 	if p == nil || p.Number == s.lastPacket {
 		return
 	}
@@ -298,7 +208,7 @@ func (s *rpcState) release(b []byte) {
 	}
 }
 
-func (s *rpcState) record(p *Packet) *RPCRecord {
+func (s *rpcState) record(p *dissect.Packet) *RPCRecord {
 	if p == nil {
 		r := &s.scratch
 		hdr, rpc, ulp := r.Header, r.RPC, r.ULP
@@ -306,16 +216,16 @@ func (s *rpcState) record(p *Packet) *RPCRecord {
 		r.ULP.Reset()
 		return r
 	}
-	return p.newRecord()
+	return s.recs.newRecord(p)
 }
 
-func (s *rpcState) dropRecord(p *Packet) {
-	if p != nil && len(p.RPC) > 0 {
-		p.RPC = p.RPC[:len(p.RPC)-1]
+func (s *rpcState) dropRecord(p *dissect.Packet) {
+	if p != nil && s.recs.packet == p.Number && len(s.recs.recs) > 0 {
+		s.recs.recs = s.recs.recs[:len(s.recs.recs)-1]
 	}
 }
 
-func (s *rpcState) conn(c *Connection) *rpcConn {
+func (s *rpcState) conn(c *dissect.Connection) *rpcConn {
 	rc := s.conns[c]
 	if rc == nil {
 		rc = &rpcConn{out: map[txnKey]*Transaction{}}
@@ -424,23 +334,25 @@ func plausible(v *hdrView, rpcOK bool, rpc *oncrpc.Header) bool {
 	return true
 }
 
-func opposite(d Direction) Direction {
-	if d == DirServerToClient {
-		return DirClientToServer
+func opposite(d dissect.Direction) dissect.Direction {
+	if d == dissect.DirServerToClient {
+		return dissect.DirClientToServer
 	}
-	return DirServerToClient
+	return dissect.DirServerToClient
 }
 
-func (c *Connection) rpcStats() *RPCStats {
-	if c.RPC == nil {
-		c.RPC = &RPCStats{}
+func rpcStats(c *dissect.Connection) *RPCStats {
+	if rs, ok := c.ULPData.(*RPCStats); ok {
+		return rs
 	}
-	return c.RPC
+	rs := &RPCStats{}
+	c.ULPData = rs
+	return rs
 }
 
 // rpcMessage decodes the transport header of a reassembled Send and moves
 // the connection's transactions on.
-func (e *Engine) rpcMessage(p *Packet, m *Message) {
+func (e *Engine) rpcMessage(p *dissect.Packet, m *dissect.Message) {
 	c := m.Conn
 	s := e.rpc()
 	s.recycle(p)
@@ -463,9 +375,9 @@ func (e *Engine) rpcMessage(p *Packet, m *Message) {
 		}
 	}
 	rec.inlineRPC = herr == nil && len(v.rpc) > 0
-	m.RPC = rec
+	m.ULP = rec
 	d := m.Dir.Index()
-	rs := c.rpcStats()
+	rs := rpcStats(c)
 	rs.Messages[d]++
 	rs.SendBytes[d] += uint64(m.Length)
 	e.RPC.Messages++
@@ -492,7 +404,7 @@ func (e *Engine) rpcMessage(p *Packet, m *Message) {
 		rs.BadHeaders[d]++
 		e.RPC.BadHeaders++
 		if rs.FirstBadHeader == "" {
-			rs.FirstBadHeader = fmt.Sprintf("packet %d: %v", LastPacket(m.Packets), herr)
+			rs.FirstBadHeader = fmt.Sprintf("packet %d: %v", dissect.LastPacket(m.Packets), herr)
 		}
 		if rec.PrefixOK && rc.out[newTxnKey(uint8(1-d), common.XID)] == nil {
 			// Not the answer to a Call we hold: a Call whose chunk lists
@@ -501,7 +413,7 @@ func (e *Engine) rpcMessage(p *Packet, m *Message) {
 		}
 		return
 	}
-	if v.long && v.vers == rpcrdma.Version1 && v.kind == kindReply && m.Dir == DirClientToServer {
+	if v.long && v.vers == rpcrdma.Version1 && v.kind == kindReply && m.Dir == dissect.DirClientToServer {
 		// An RDMA_NOMSG without a position-zero Read chunk, from the
 		// client: a Long Call that lacks its chunk (CHUNK-LONG-CALL says
 		// so), not a Reply — backchannel messages, the client's Replies,
@@ -538,7 +450,7 @@ func (e *Engine) rpcMessage(p *Packet, m *Message) {
 		rs.V2Sent[d]++
 		rs.CreditLimits[d] = v.credit
 		rs.MaxCreditLimits[d] = max(rs.MaxCreditLimits[d], v.credit)
-		rs.noteV2(d, &rec.Header.V2, LastPacket(m.Packets))
+		rs.noteV2(d, &rec.Header.V2, dissect.LastPacket(m.Packets))
 	}
 	switch {
 	case v.kind == kindControl:
@@ -585,7 +497,7 @@ func (sd RPCSide) reuse() RPCSide {
 }
 
 // fill records a Send's transport header in one side of a transaction.
-func (sd *RPCSide) fill(m *Message, v *hdrView, hdrLen int) {
+func (sd *RPCSide) fill(m *dissect.Message, v *hdrView, hdrLen int) {
 	sd.Packets = append(sd.Packets[:0], m.Packets...)
 	sd.Time = m.Time
 	sd.Vers, sd.Proc, sd.Credits, sd.InvHandle = v.vers, v.proc, v.credit, v.invHandle
@@ -650,11 +562,11 @@ func (ch *Chunk) addSegment(sg rpcrdma.Segment, pos uint32) {
 }
 
 // rpcCall opens a transaction for a Call.
-func (e *Engine) rpcCall(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, m *Message, v *hdrView, rpcOK bool) {
+func (e *Engine) rpcCall(p *dissect.Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, m *dissect.Message, v *hdrView, rpcOK bool) {
 	s := e.rpc()
 	d := m.Dir.Index()
 	key := newTxnKey(uint8(d), v.xid)
-	rec.Backchannel = m.Dir == DirServerToClient
+	rec.Backchannel = m.Dir == dissect.DirServerToClient
 	if old := rc.out[key]; old != nil {
 		if old.callContinues() && v.vers == rpcrdma.Version2 {
 			// The next part of a version 2 Call split over several Sends.
@@ -673,7 +585,7 @@ func (e *Engine) rpcCall(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, m
 	t := s.newTxn()
 	t.XID, t.Conn, t.callDir = v.xid, m.Conn, m.Dir
 	t.Direction = RPCForward
-	if m.Dir == DirServerToClient {
+	if m.Dir == dissect.DirServerToClient {
 		t.Direction = RPCBackchannel
 	}
 	t.Call = &t.call
@@ -724,7 +636,7 @@ func (e *Engine) rpcCall(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, m
 		rec.RPCLength = len(v.rpc)
 		rec.Message = v.rpc
 		t.call.RPCBytes = len(v.rpc)
-		t.call.RPCPacket = LastPacket(m.Packets)
+		t.call.RPCPacket = dissect.LastPacket(m.Packets)
 		t.call.RPCTime = m.Time
 		if rpcOK {
 			e.ulpDecode(rec, t, rec.RPC.Payload(), false)
@@ -738,7 +650,7 @@ func (t *Transaction) callContinues() bool {
 
 // continueCall appends the next part of a version 2 Call (draft-07
 // "Message Continuation").
-func (e *Engine) continueCall(p *Packet, rec *RPCRecord, rc *rpcConn, t *Transaction, m *Message, v *hdrView) {
+func (e *Engine) continueCall(p *dissect.Packet, rec *RPCRecord, rc *rpcConn, t *Transaction, m *dissect.Message, v *hdrView) {
 	s := e.rpc()
 	t.call.Packets = append(t.call.Packets, m.Packets...)
 	t.call.Proc = v.proc
@@ -823,11 +735,11 @@ func (e *Engine) ulpDecode(rec *RPCRecord, t *Transaction, body []byte, reply bo
 
 // rpcReply pairs a Reply (or an RDMA_ERROR) with its Call and ends the
 // transaction.
-func (e *Engine) rpcReply(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, m *Message, v *hdrView, rpcOK bool) {
+func (e *Engine) rpcReply(p *dissect.Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, m *dissect.Message, v *hdrView, rpcOK bool) {
 	s := e.rpc()
 	d := m.Dir.Index()
 	rec.Reply = true
-	rec.Backchannel = m.Dir == DirClientToServer
+	rec.Backchannel = m.Dir == dissect.DirClientToServer
 	key := newTxnKey(uint8(1-d), v.xid)
 	rec.CallUndecoded = rc.mem.Known(opposite(m.Dir), uint64(v.xid))
 	t := rc.out[key]
@@ -841,7 +753,7 @@ func (e *Engine) rpcReply(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, 
 		t = s.newTxn()
 		t.XID, t.Conn, t.callDir = v.xid, m.Conn, opposite(m.Dir)
 		t.Direction = RPCForward
-		if m.Dir == DirClientToServer {
+		if m.Dir == dissect.DirClientToServer {
 			t.Direction = RPCBackchannel
 		}
 		if r := rc.findRecent(key); r != nil {
@@ -900,7 +812,7 @@ func (e *Engine) rpcReply(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, 
 		rec.RPCLength = len(v.rpc)
 		rec.Message = v.rpc
 		t.reply.RPCBytes = len(v.rpc)
-		t.reply.RPCPacket = LastPacket(m.Packets)
+		t.reply.RPCPacket = dissect.LastPacket(m.Packets)
 		t.reply.RPCTime = m.Time
 		if rpcOK {
 			t.reply.setStatus(&rec.RPC)
@@ -914,7 +826,7 @@ func (e *Engine) rpcReply(p *Packet, rec *RPCRecord, rc *rpcConn, rs *RPCStats, 
 }
 
 // continueReply appends the next part of a version 2 Reply.
-func (e *Engine) continueReply(p *Packet, rec *RPCRecord, rs *RPCStats, t *Transaction, m *Message, v *hdrView) {
+func (e *Engine) continueReply(p *dissect.Packet, rec *RPCRecord, rs *RPCStats, t *Transaction, m *dissect.Message, v *hdrView) {
 	s := e.rpc()
 	rec.CallPacket, rec.CallTime = t.call.callFrame()
 	rec.HasProgram, rec.Program, rec.Version, rec.Procedure = t.HasProgram, t.Program, t.Version, t.Procedure
@@ -937,7 +849,7 @@ func (sd *RPCSide) setStatus(h *oncrpc.Header) {
 
 // decodeWhole decodes a whole RPC message (rebuilt, or put together from
 // parts) into rec.
-func (e *Engine) decodeWhole(p *Packet, rec *RPCRecord, t *Transaction, msg []byte, reply bool, src ChunkKind) {
+func (e *Engine) decodeWhole(p *dissect.Packet, rec *RPCRecord, t *Transaction, msg []byte, reply bool, src ChunkKind) {
 	rec.HasRPC = true
 	rec.Rebuilt = src != 0
 	rec.Source = src
@@ -955,7 +867,7 @@ func (e *Engine) decodeWhole(p *Packet, rec *RPCRecord, t *Transaction, msg []by
 	}
 	if src != 0 {
 		e.RPC.Rebuilt++
-		t.Conn.rpcStats().Rebuilt++
+		rpcStats(t.Conn).Rebuilt++
 		if rec.RPCErr != nil || rec.RPC.XID != t.XID {
 			e.RPC.RebuiltBad++
 		}
@@ -984,7 +896,7 @@ func (e *Engine) finishTxn(t *Transaction, o TxnOutcome) {
 	}
 	c := t.Conn
 	rc := s.conns[c]
-	rs := c.rpcStats()
+	rs := rpcStats(c)
 	key := newTxnKey(uint8(t.callDir.Index()), t.XID)
 	if t.Call != nil && rc != nil && rc.out[key] == t {
 		delete(rc.out, key)
@@ -1081,7 +993,7 @@ func (rc *rpcConn) register(t *Transaction) {
 		for si := range ch.Segments {
 			sg := &ch.Segments[si]
 			rc.mem.Advertise(t, t.callDir, int32(ci), int32(si),
-				Region{STag: sg.Handle, Offset: sg.Offset, Length: sg.Length, Read: readKind(ch.Kind)})
+				dissect.Region{STag: sg.Handle, Offset: sg.Offset, Length: sg.Length, Read: readKind(ch.Kind)})
 		}
 	}
 }
@@ -1105,12 +1017,12 @@ func (rc *rpcConn) remember(t *Transaction, key txnKey) {
 	r.callPacket, r.callTime = t.call.callFrame()
 	replyPacket := 0
 	if t.Reply != nil {
-		replyPacket = LastPacket(t.reply.Packets)
+		replyPacket = dissect.LastPacket(t.reply.Packets)
 	}
 	ret := rc.mem.Retire(t.callDir, uint64(t.XID), replyPacket)
 	for ci := range t.call.Chunks {
 		for _, sg := range t.call.Chunks[ci].Segments {
-			if !ret.Add(Region{STag: sg.Handle, Offset: sg.Offset, Length: sg.Length}) {
+			if !ret.Add(dissect.Region{STag: sg.Handle, Offset: sg.Offset, Length: sg.Length}) {
 				return
 			}
 		}
@@ -1133,7 +1045,7 @@ func (rc *rpcConn) findRecent(key txnKey) *recentTxn {
 
 // releaseRPC ends c's open transactions, in the order their Calls came,
 // and drops c's RPC state: the connection closed (release.go).
-func (e *Engine) releaseRPC(c *Connection) {
+func (e *Engine) releaseRPC(c *dissect.Connection) {
 	s := e.rpc()
 	rc := s.conns[c]
 	if rc == nil {
@@ -1161,7 +1073,7 @@ func sortTxns(ts []*Transaction) {
 // duplicateSend decodes a retransmitted SEND_ONLY for display: the packet
 // shows what it carries, the transactions and statistics do not count it
 // again.
-func (e *Engine) duplicateSend(p *Packet, m *Message) {
+func (e *Engine) duplicateSend(p *dissect.Packet, m *dissect.Message) {
 	c := m.Conn
 	s := e.rpc()
 	s.recycle(p)
@@ -1170,7 +1082,7 @@ func (e *Engine) duplicateSend(p *Packet, m *Message) {
 		return
 	}
 	e.RPC.Duplicates++
-	rec := p.newRecord()
+	rec := s.recs.newRecord(p)
 	rec.Dir, rec.HasHeader, rec.Duplicate, rec.Length = m.Dir, true, true, m.Length
 	rec.Invalidate, rec.InvalidatedSTag = m.Invalidate, m.InvalidatedSTag
 	rec.Send, rec.SendPackets = m.Data, 1
@@ -1219,7 +1131,7 @@ func (e *Engine) duplicateSend(p *Packet, m *Message) {
 // time, or the Send's last packet when it was not decoded.
 func (sd *RPCSide) callFrame() (int, time.Time) {
 	if sd.RPCPacket == 0 {
-		return LastPacket(sd.Packets), sd.Time
+		return dissect.LastPacket(sd.Packets), sd.Time
 	}
 	return sd.RPCPacket, sd.RPCTime
 }

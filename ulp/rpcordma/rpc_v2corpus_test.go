@@ -1,6 +1,7 @@
-package dissect
+package rpcordma
 
 import (
+	"github.com/rdmashark/rdmashark/dissect"
 	"strings"
 	"testing"
 )
@@ -48,7 +49,7 @@ func TestV2CorpusFields(t *testing.T) {
 		161: "0x53000002|1|32|0||||||||||",
 	}
 	seen := 0
-	runCapture(t, "v2/rxe-nfs3-v2-valid.pcap", Options{}, func(p *Packet) {
+	runCapture(t, "v2/rxe-nfs3-v2-valid.pcap", Options{}, func(p *dissect.Packet) {
 		w, ok := want[p.Number]
 		if !ok {
 			return

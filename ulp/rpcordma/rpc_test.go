@@ -1,10 +1,11 @@
-package dissect
+package rpcordma
 
 import (
 	"bytes"
 	"strings"
 	"testing"
 
+	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/layers/roce"
 	"github.com/rdmashark/rdmashark/rpcrdma"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
@@ -33,7 +34,7 @@ func newTxnRig(t *testing.T, opts Options) *txnRig {
 }
 
 // send sends a whole message in one SEND_ONLY (with invalidate when inv != 0).
-func (r *txnRig) send(d Direction, msg []byte, inv uint32) *Packet {
+func (r *txnRig) send(d dissect.Direction, msg []byte, inv uint32) *dissect.Packet {
 	op := roce.OpRCSendOnly
 	if inv != 0 {
 		op = roce.OpRCSendOnlyWithInvalidate
@@ -42,7 +43,7 @@ func (r *txnRig) send(d Direction, msg []byte, inv uint32) *Packet {
 	return p
 }
 
-func (r *txnRig) next(d Direction, n uint32) uint32 {
+func (r *txnRig) next(d dissect.Direction, n uint32) uint32 {
 	i := d.Index()
 	psn := r.psn[i]
 	r.psn[i] += n
@@ -50,13 +51,13 @@ func (r *txnRig) next(d Direction, n uint32) uint32 {
 }
 
 // write has the responder (direction d) RDMA Write data to (stag, va).
-func (r *txnRig) write(d Direction, stag uint32, va uint64, data []byte) *Packet {
+func (r *txnRig) write(d dissect.Direction, stag uint32, va uint64, data []byte) *dissect.Packet {
 	return r.pkt(d, roce.OpRCRDMAWriteOnly, r.next(d, 1), data, reth(va, stag, uint32(len(data))))
 }
 
 // read has the responder (direction d) RDMA Read data (at most 256 bytes)
 // from (stag, va); the requester answers.
-func (r *txnRig) read(d Direction, stag uint32, va uint64, data []byte) *Packet {
+func (r *txnRig) read(d dissect.Direction, stag uint32, va uint64, data []byte) *dissect.Packet {
 	psn := r.next(d, 1)
 	r.pkt(d, roce.OpRCRDMAReadRequest, psn, nil, reth(va, stag, uint32(len(data))))
 	return r.pkt(opposite(d), roce.OpRCRDMAReadResponseOnly, psn, data)
@@ -114,15 +115,15 @@ func TestRPCLongCallAndError(t *testing.T) {
 	h := rpcrdma.Header{XID: 0x1111, Credit: 32, Proc: rpcrdma.RDMANoMsg}
 	h.ReadList = []rpcrdma.ReadSegment{{Position: 0, Segment: seg(0x21, 50, 0x9000)}, {Position: 0, Segment: seg(0x22, uint32(len(call)-50), 0xa000)}}
 	p := r.send(c2s, v1msg(t, h, nil), 0)
-	if len(p.RPC) != 1 || !p.RPC[0].HasHeader || p.RPC[0].HasRPC {
-		t.Fatalf("Long Call Send: records %+v", p.RPC)
+	if len(Records(p)) != 1 || !Records(p)[0].HasHeader || Records(p)[0].HasRPC {
+		t.Fatalf("Long Call Send: records %+v", Records(p))
 	}
 	r.read(s2c, 0x21, 0x9000, call[:50])
 	p = r.read(s2c, 0x22, 0xa000, call[50:])
-	if len(p.RPC) != 1 {
-		t.Fatalf("the last Read Response completes the Call: %d records", len(p.RPC))
+	if len(Records(p)) != 1 {
+		t.Fatalf("the last Read Response completes the Call: %d records", len(Records(p)))
 	}
-	rec := &p.RPC[0]
+	rec := &Records(p)[0]
 	if !rec.HasRPC || !rec.Rebuilt || rec.Source != ChunkRead || rec.RPCErr != nil || rec.RPC.Proc != 7 || !bytes.Equal(rec.Message, call) {
 		t.Errorf("rebuilt Call: %+v", rec)
 	}
@@ -139,7 +140,7 @@ func TestRPCLongCallAndError(t *testing.T) {
 		tx.Procedure != 7 || tx.Call.Credits != 32 || tx.Reply.Credits != 16 || tx.Direction != RPCForward {
 		t.Errorf("transaction %+v call %+v reply %+v", tx, tx.Call, tx.Reply)
 	}
-	rs := r.c.RPC
+	rs := Stats(r.c)
 	if rs.Errors[1] != 1 || rs.Long[0] != 1 || rs.ReadBytes[0] != uint64(len(call)) || rs.Calls[0] != 1 || rs.Rebuilt != 1 {
 		t.Errorf("stats %+v", rs)
 	}
@@ -161,14 +162,14 @@ func TestRPCBackchannelAndInvalidate(t *testing.T) {
 	h = rpcrdma.Header{XID: 0x2222, Credit: 8, Proc: rpcrdma.RDMANoMsg, ChunkLists: rpcrdma.ChunkLists{HasReplyChunk: true,
 		ReplyChunk: rpcrdma.WriteChunk{Segments: []rpcrdma.Segment{seg(0x31, uint32(len(reply)), 0x5000)}}}}
 	p := r.send(s2c, v1msg(t, h, nil), 0x31)
-	if rec := &p.RPC[0]; !rec.HasRPC || rec.Source != ChunkReply || !bytes.Equal(rec.Message, reply) || rec.Program != uint32(oncrpc.ProgNFS) {
+	if rec := &Records(p)[0]; !rec.HasRPC || rec.Source != ChunkReply || !bytes.Equal(rec.Message, reply) || rec.Program != uint32(oncrpc.ProgNFS) {
 		t.Errorf("Long Reply record %+v", rec)
 	}
 	// Backchannel (RFC 8167): the server calls the client's callback
 	// program, the client replies.
 	r.send(s2c, v1msg(t, rpcrdma.Header{XID: 0x3333, Credit: 1, Proc: rpcrdma.RDMAMsg}, rpcCall(t, 0x3333, oncrpc.ProgNFSCallback, 1, 1, nil)), 0)
 	p = r.send(c2s, v1msg(t, rpcrdma.Header{XID: 0x3333, Credit: 1, Proc: rpcrdma.RDMAMsg}, rpcReply(t, 0x3333, nil)), 0)
-	if rec := &p.RPC[0]; !rec.Backchannel || !rec.Reply || rec.Program != uint32(oncrpc.ProgNFSCallback) {
+	if rec := &Records(p)[0]; !rec.Backchannel || !rec.Reply || rec.Program != uint32(oncrpc.ProgNFSCallback) {
 		t.Errorf("backchannel Reply record %+v", rec)
 	}
 	if len(r.txns) != 2 {
@@ -181,7 +182,7 @@ func TestRPCBackchannelAndInvalidate(t *testing.T) {
 	if bc.Direction != RPCBackchannel || bc.Program != uint32(oncrpc.ProgNFSCallback) || bc.Outcome != TxnReplied {
 		t.Errorf("backchannel %+v", bc)
 	}
-	rs := r.c.RPC
+	rs := Stats(r.c)
 	if rs.Calls != [2]uint64{1, 1} || rs.Replies != [2]uint64{1, 1} || rs.RepliesWithInvalidate != 1 || rs.RepliesWithoutInvalidate != 1 {
 		t.Errorf("stats %+v", rs)
 	}
@@ -196,7 +197,7 @@ func TestRPCVersion2(t *testing.T) {
 	call := rpcCall(t, 0x4444, oncrpc.ProgNFS, 4, 1, fill(100, 'c'))
 	r.send(c2s, v2msg(t, rpcrdma.Header2{XID: 0x4444, HType: rpcrdma.HTypeCallMiddle, Remaining: uint32(len(call) - 60)}, call[:60]), 0)
 	p := r.send(c2s, v2msg(t, rpcrdma.Header2{XID: 0x4444, HType: rpcrdma.HTypeCallInline, InvHandle: 0x51}, call[60:]), 0)
-	if rec := &p.RPC[0]; !rec.HasRPC || rec.RPCErr != nil || rec.RPC.Proc != 1 || !bytes.Equal(rec.Message, call) {
+	if rec := &Records(p)[0]; !rec.HasRPC || rec.RPCErr != nil || rec.RPC.Proc != 1 || !bytes.Equal(rec.Message, call) {
 		t.Errorf("continued Call record %+v", rec)
 	}
 	// An external Reply: RDMA2_REPLY_EXTERNAL, the Reply in the Reply chunk
@@ -208,7 +209,7 @@ func TestRPCVersion2(t *testing.T) {
 	r.write(s2c, 0x61, 0x7000, reply)
 	p = r.send(s2c, v2msg(t, rpcrdma.Header2{XID: 0x5555, HType: rpcrdma.HTypeReplyExternal, ChunkLists: rpcrdma.ChunkLists{HasReplyChunk: true,
 		ReplyChunk: rpcrdma.WriteChunk{Segments: []rpcrdma.Segment{seg(0x61, uint32(len(reply)), 0x7000)}}}}, nil), 0)
-	if rec := &p.RPC[0]; !rec.HasRPC || rec.Source != ChunkReply || !bytes.Equal(rec.Message, reply) {
+	if rec := &Records(p)[0]; !rec.HasRPC || rec.Source != ChunkReply || !bytes.Equal(rec.Message, reply) {
 		t.Errorf("external Reply record %+v", rec)
 	}
 	// A Call pulled from its Call chunk (RDMA2_CALL_EXTERNAL).
@@ -216,7 +217,7 @@ func TestRPCVersion2(t *testing.T) {
 	r.send(c2s, v2msg(t, rpcrdma.Header2{XID: 0x6666, HType: rpcrdma.HTypeCallExternal,
 		CallList: []rpcrdma.ReadSegment{{Segment: seg(0x71, uint32(len(ext)), 0x8000)}}}, nil), 0)
 	p = r.read(s2c, 0x71, 0x8000, ext)
-	if rec := &p.RPC[0]; !rec.Rebuilt || rec.Source != ChunkCall || !bytes.Equal(rec.Message, ext) {
+	if rec := &Records(p)[0]; !rec.Rebuilt || rec.Source != ChunkCall || !bytes.Equal(rec.Message, ext) {
 		t.Errorf("external Call record %+v", rec)
 	}
 	r.send(s2c, v2msg(t, rpcrdma.Header2{XID: 0x6666, HType: rpcrdma.HTypeError, Err: rpcrdma.Err2System}, nil), 0)
@@ -231,7 +232,7 @@ func TestRPCVersion2(t *testing.T) {
 	if got := r.txns[0].Call.ProcName(); got != "RDMA2_CALL_INLINE" || len(r.txns[0].Call.Packets) != 2 {
 		t.Errorf("continued Call: %s in %v", got, r.txns[0].Call.Packets)
 	}
-	rs := r.c.RPC
+	rs := Stats(r.c)
 	if rs.Version != 2 || rs.Control != [2]uint64{1, 1} || rs.Errors[1] != 1 || rs.Long != [2]uint64{1, 1} || rs.BadHeaders != [2]uint64{} {
 		t.Errorf("stats %+v", rs)
 	}
@@ -266,7 +267,7 @@ func TestRPCUnattachedAndLimits(t *testing.T) {
 	if r.e.RPC.Unattached != 2 || len(u) != 2 || u[0].Reason != "no segment" || u[1].Reason != "after reply" || u[1].STag != 0x81 {
 		t.Errorf("unattached %+v", u)
 	}
-	rs := r.c.RPC
+	rs := Stats(r.c)
 	if rs.Evicted != 1 || rs.CallsWithoutReply != 4 || rs.RepliesWithoutCall != 1 || rs.Outstanding != 0 || rs.UnattachedOps != 2 {
 		t.Errorf("stats %+v", rs)
 	}
@@ -275,29 +276,29 @@ func TestRPCUnattachedAndLimits(t *testing.T) {
 func TestRPCBadHeadersAndOtherTraffic(t *testing.T) {
 	r := newTxnRig(t, Options{})
 	p := r.send(c2s, []byte{0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1}, 0) // RDMA_MSG, Read list cut
-	if len(p.RPC) != 1 || p.RPC[0].HeaderErr == nil || !p.RPC[0].PrefixOK {
-		t.Fatalf("records %+v", p.RPC)
+	if len(Records(p)) != 1 || Records(p)[0].HeaderErr == nil || !Records(p)[0].PrefixOK {
+		t.Fatalf("records %+v", Records(p))
 	}
-	if !strings.Contains(summary(p), "bad header") || r.c.RPC.BadHeaders[0] != 1 || r.c.RPC.FirstBadHeader == "" {
-		t.Errorf("summary %q, stats %+v", summary(p), r.c.RPC)
+	if !strings.Contains(summary(p), "bad header") || Stats(r.c).BadHeaders[0] != 1 || Stats(r.c).FirstBadHeader == "" {
+		t.Errorf("summary %q, stats %+v", summary(p), Stats(r.c))
 	}
 	// A connection of something else (perftest): no port, no private data.
 	o := newRig(Options{})
-	for i := 0; i < MaxProbes+2; i++ {
+	for i := 0; i < dissect.MaxProbes+2; i++ {
 		p := o.pkt(c2s, roce.OpRCSendOnly, uint32(i), fill(64, byte(i)))
-		if len(p.RPC) != 0 {
+		if len(Records(p)) != 0 {
 			t.Fatalf("packet %d: records on a non-RPC connection", i)
 		}
 	}
-	if o.c.RPC != nil || o.e.Ops.Unclaimed != MaxProbes+2 || !o.c.ulp.decided || o.c.ulp.session != nil || o.c.ULP != "" {
-		t.Errorf("stats %+v, ulp %+v", o.e.Ops, o.c.ulp)
+	if Stats(o.c) != nil || o.e.Ops.Unclaimed != dissect.MaxProbes+2 || o.c.ULP != "" {
+		t.Errorf("stats %+v, ulp %q", o.e.Ops, o.c.ULP)
 	}
 	// Without the port, a header followed by a matching RPC message makes
 	// the connection RPC-over-RDMA.
 	q := newRig(Options{})
 	p = q.pkt(c2s, roce.OpRCSendOnly, 0, v1msg(t, rpcrdma.Header{XID: 7, Proc: rpcrdma.RDMAMsg}, rpcCall(t, 7, oncrpc.ProgNFS, 3, 0, nil)))
-	if len(p.RPC) != 1 || !p.RPC[0].HasRPC {
-		t.Errorf("records %+v", p.RPC)
+	if len(Records(p)) != 1 || !Records(p)[0].HasRPC {
+		t.Errorf("records %+v", Records(p))
 	}
 }
 
@@ -323,7 +324,7 @@ func TestRPCULPSeam(t *testing.T) {
 	results := []byte{0, 0, 0, 0, 0, 0, 0, 6, 0, 0, 0, 1} // status, length 6, then a later item
 	h.WriteList[0].Segments[0].Length = 6
 	p := r.send(s2c, v1msg(t, h, rpcReply(t, 0x77, results)), 0)
-	rec := &p.RPC[0]
+	rec := &Records(p)[0]
 	rebuilt := append(rpcReply(t, 0x77, nil), 0, 0, 0, 0, 0, 0, 0, 6, 'd', 'd', 'd', 'd', 'd', 'd', 0, 0, 0, 0, 0, 1)
 	if !rec.Rebuilt || rec.Source != ChunkWrite || !bytes.Equal(rec.Message, rebuilt) {
 		t.Errorf("rebuilt Reply %x, want %x", rec.Message, rebuilt)
@@ -356,8 +357,8 @@ func TestRPCEvictsTheOldestOpenCall(t *testing.T) {
 	for _, x := range []uint32{1, 2, 3} {
 		r.send(c2s, call(x), 0)
 	}
-	if held := r.e.Retained().BufferedBytes; held != 3*ExchangeCost {
-		t.Errorf("3 open Calls hold %d bytes of the budget, want %d", held, 3*ExchangeCost)
+	if held := r.e.Retained().BufferedBytes; held != 3*dissect.ExchangeCost {
+		t.Errorf("3 open Calls hold %d bytes of the budget, want %d", held, 3*dissect.ExchangeCost)
 	}
 	r.send(s2c, reply(1), 0) // 1 answered: 2 is now the oldest
 	r.send(c2s, call(4), 0)  // 2, 3, 4 open

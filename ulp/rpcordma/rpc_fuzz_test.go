@@ -1,9 +1,10 @@
-package dissect
+package rpcordma
 
 import (
 	"slices"
 	"testing"
 
+	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/layers/roce"
 	"github.com/rdmashark/rdmashark/rpcrdma"
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
@@ -15,7 +16,7 @@ func seedSends(t testing.TB) [][]byte {
 	var out [][]byte
 	seen := map[string]bool{}
 	for _, name := range []string{"rxe-nfs3.pcap", "rxe-nfs41.pcap"} {
-		runCapture(t, name, Options{Observer: observerFunc(func(m *Message) {
+		runCapture(t, name, Options{Observer: observerFunc(func(m *dissect.Message) {
 			var h rpcrdma.Message
 			if h.DecodeFromBytes(m.Data) != nil {
 				return
@@ -34,10 +35,10 @@ func seedSends(t testing.TB) [][]byte {
 	return out
 }
 
-type observerFunc func(*Message)
+type observerFunc func(*dissect.Message)
 
-func (f observerFunc) Message(m *Message) { f(m) }
-func (f observerFunc) RDMAOp(*RDMAOp)     {}
+func (f observerFunc) Message(m *dissect.Message) { f(m) }
+func (f observerFunc) RDMAOp(*dissect.RDMAOp)     {}
 
 // FuzzRPCMessage runs an arbitrary Send through the RPC-over-RDMA layer —
 // as a Call, as a Reply to an outstanding Call with Read, Write and Reply
@@ -59,7 +60,7 @@ func FuzzRPCMessage(f *testing.F) {
 			ReadList:      []rpcrdma.ReadSegment{{Position: 28, Segment: seg(0x10, 64, 0x1000)}},
 			WriteList:     []rpcrdma.WriteChunk{{Segments: []rpcrdma.Segment{seg(0x11, 64, 0x1000)}}},
 			HasReplyChunk: true, ReplyChunk: rpcrdma.WriteChunk{Segments: []rpcrdma.Segment{seg(0x12, 256, 0x1000)}}}}
-		var pkts []*Packet
+		var pkts []*dissect.Packet
 		pkts = append(pkts, r.send(c2s, v1msg(t, h, rpcCall(t, xid, oncrpc.ProgNFS, 3, 6, []byte{0, 0, 0, 64})), 0))
 		if len(data) > 256 {
 			data = data[:256]
@@ -77,7 +78,7 @@ func FuzzRPCMessage(f *testing.F) {
 			Present.All(p)
 		}
 		r.e.Finish()
-		if rs := r.c.RPC; rs != nil && rs.Outstanding != 0 {
+		if rs := Stats(r.c); rs != nil && rs.Outstanding != 0 {
 			t.Errorf("%d Calls outstanding after Finish", rs.Outstanding)
 		}
 		if r.e.RPC.RebuildBytes != 0 {
@@ -102,9 +103,9 @@ func FuzzRoCEReassembly(f *testing.F) {
 		var psn [2]uint32
 		for len(prog) >= 4 {
 			op := ops[int(prog[0])%len(ops)]
-			d := DirClientToServer
+			d := dissect.DirClientToServer
 			if prog[2]&1 != 0 {
-				d = DirServerToClient
+				d = dissect.DirServerToClient
 			}
 			psn[d.Index()] += uint32(int8(prog[1]))
 			n := int(prog[3]) * 4

@@ -1,4 +1,4 @@
-package dissect
+package rpcordma
 
 import (
 	"crypto/sha256"
@@ -13,17 +13,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/source"
 )
 
-// capturePath names a capture of testdata/pcaps.
-func capturePath(name string) string {
-	return filepath.Join("..", "testdata", "pcaps", name)
-}
-
 // runCapture runs a capture through an engine, keeping clones of the
 // finished transactions and, per packet, the RPC records' summaries.
-func runCapture(t testing.TB, name string, opts Options, each func(*Packet)) (*Engine, []*Transaction) {
+func runCapture(t testing.TB, name string, opts Options, each func(*dissect.Packet)) (*testEngine, []*Transaction) {
 	t.Helper()
 	r, err := source.Open(capturePath(name))
 	if err != nil {
@@ -38,7 +34,7 @@ func runCapture(t testing.TB, name string, opts Options, each func(*Packet)) (*E
 		opts.ULP = nfs.NewBinding()
 	}
 	e := NewEngine(opts)
-	err = e.Run(r, func(p *Packet) error {
+	err = e.Run(r, func(p *dissect.Packet) error {
 		if each != nil {
 			each(p)
 		}
@@ -54,7 +50,7 @@ func runCapture(t testing.TB, name string, opts Options, each func(*Packet)) (*E
 // per frame, msg_type, reads_count and writes_count.
 func rpcordmaRows(t testing.TB, base string) (nomsg, readCalls, writeReplies int) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "rpcrdma", "testdata", base+".rpcordma.tsv"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "rpcrdma", "testdata", base+".rpcordma.tsv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,9 +86,9 @@ func TestRPCProofRealCaptures(t *testing.T) {
 			var ops int
 			var rebuiltCalls, rebuiltLong, bad int
 			obs := &countObserver{}
-			e, txns := runCapture(t, base+".pcap", Options{Observer: obs}, func(p *Packet) {
-				for i := range p.RPC {
-					r := &p.RPC[i]
+			e, txns := runCapture(t, base+".pcap", Options{Observer: obs}, func(p *dissect.Packet) {
+				for i := range Records(p) {
+					r := &Records(p)[i]
 					if !r.Rebuilt {
 						continue
 					}
@@ -188,8 +184,8 @@ func TestRPCProofRealCaptures(t *testing.T) {
 
 type countObserver struct{ msgs, ops int }
 
-func (o *countObserver) Message(*Message) { o.msgs++ }
-func (o *countObserver) RDMAOp(*RDMAOp)   { o.ops++ }
+func (o *countObserver) Message(*dissect.Message) { o.msgs++ }
+func (o *countObserver) RDMAOp(*dissect.RDMAOp)   { o.ops++ }
 
 // TestRPCRebuiltMatchesTshark compares every message rdmashark reassembles
 // on the rxe and siw NFS captures —
@@ -209,7 +205,7 @@ func TestRPCRebuiltMatchesTshark(t *testing.T) {
 	}
 	for _, base := range nfsCaptures {
 		t.Run(base, func(t *testing.T) {
-			data, err := os.ReadFile(filepath.Join("..", "testdata", "tshark", base+".rpc-reassembled.tsv"))
+			data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "tshark", base+".rpc-reassembled.tsv"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -220,9 +216,9 @@ func TestRPCRebuiltMatchesTshark(t *testing.T) {
 				want[n] = v[1] + " " + v[2]
 			}
 			got := map[int]string{}
-			runCapture(t, base+".pcap", Options{}, func(p *Packet) {
-				for i := range p.RPC {
-					r := &p.RPC[i]
+			runCapture(t, base+".pcap", Options{}, func(p *dissect.Packet) {
+				for i := range Records(p) {
+					r := &Records(p)[i]
 					var b []byte
 					switch {
 					case r.Rebuilt:

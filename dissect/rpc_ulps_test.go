@@ -1,0 +1,14 @@
+package dissect_test
+
+import (
+	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/rpcrdma"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
+)
+
+// rpcULPs is the ULP list the engine defaulted to before RPC-over-RDMA
+// left it (issue 25): RPC-over-RDMA on nfsrdma's port, its bodies decoded
+// by binding b (nil: none).
+func rpcULPs(b rpcrdma.UpperLayerBinding) []dissect.ULP {
+	return []dissect.ULP{rpcordma.New(b, rpcordma.NFSRDMAPort)}
+}
