@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/rdmashark/rdmashark/check"
-	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 	"github.com/rdmashark/rdmashark/fields"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // findingPreview caps a finding's message in analyze's connection blocks
