@@ -32,6 +32,10 @@ type tcpStream struct {
 	// tcp.analysis.initial_rtt, its out-of-order threshold).
 	synT     int64
 	firstRTT time.Duration
+	// synSeen and wscale: each direction's SYN was seen, and the window
+	// scale shift it announced (-1: no Window Scale option).
+	synSeen [2]bool
+	wscale  [2]int8
 }
 
 type frameState struct {
@@ -57,6 +61,7 @@ func (s *frameState) note(p *Packet) {
 	}
 	s.prev, s.seen = p.Timestamp, true
 	p.TCPStream, p.TCPInitialRTT = -1, 0
+	p.TCPSeqBase, p.TCPAckBase, p.TCPAckBaseSet, p.TCPWinShift = 0, 0, false, 0
 	if !p.Has(layers.LayerTypeTCP) {
 		return
 	}
@@ -105,6 +110,14 @@ func (s *frameState) note(p *Packet) {
 			st.base[d]--
 		}
 	}
+	// An ACK sets the other direction's base when its first segment is
+	// still to come (tshark 4.0: the reverse base_seq is th_ack - 1).
+	if p.TCP.ACK && !st.hasBase[1-d] {
+		st.base[1-d], st.hasBase[1-d] = p.TCP.Ack-1, true
+	}
+	if p.TCP.SYN {
+		st.synSeen[d], st.wscale[d] = true, windowScale(&p.TCP)
+	}
 	switch {
 	case p.TCP.SYN && !p.TCP.ACK:
 		st.synT = p.Timestamp.UnixNano()
@@ -117,4 +130,24 @@ func (s *frameState) note(p *Packet) {
 	s.lastKey, s.last, s.hasLast = k, st, true
 	p.TCPStream = st.index
 	p.TCPInitialRTT = st.firstRTT
+	p.TCPSeqBase = st.base[d]
+	p.TCPAckBase, p.TCPAckBaseSet = st.base[1-d], st.hasBase[1-d]
+	p.TCPWinShift = 0
+	// The sender's SYN announced a shift, and the other's SYN, if seen,
+	// did too (RFC 7323 section 2.2: both or neither scale); tshark 4.0
+	// scales when the other SYN was not captured.
+	if !p.TCP.SYN && st.synSeen[d] && st.wscale[d] >= 0 && !(st.synSeen[1-d] && st.wscale[1-d] < 0) {
+		p.TCPWinShift = uint8(st.wscale[d])
+	}
+}
+
+// windowScale returns the shift a SYN's Window Scale option announces
+// (RFC 7323 section 2.2: at most 14), or -1 without the option.
+func windowScale(t *layers.TCP) int8 {
+	for _, o := range t.Options {
+		if o.OptionType == layers.TCPOptionKindWindowScale && len(o.OptionData) == 1 {
+			return int8(min(o.OptionData[0], 14))
+		}
+	}
+	return -1
 }
