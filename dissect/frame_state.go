@@ -38,7 +38,19 @@ type tcpStream struct {
 	wscale  [2]int8
 }
 
+// echoKey is an ICMP echo: its addresses (request's source first), and
+// identifier and sequence number.
+type echoKey struct {
+	src, dst netip.Addr
+	id, seq  uint16
+}
+
+// maxEchoes bounds the echo requests remembered for EchoRequestIn; past it
+// the table starts afresh.
+const maxEchoes = 4096
+
 type frameState struct {
+	echoes    map[echoKey]int
 	prev      time.Time
 	seen      bool
 	streams   map[streamKey]tcpStream
@@ -62,7 +74,9 @@ func (s *frameState) note(p *Packet) {
 	s.prev, s.seen = p.Timestamp, true
 	p.TCPStream, p.TCPInitialRTT = -1, 0
 	p.TCPSeqBase, p.TCPAckBase, p.TCPAckBaseSet, p.TCPWinShift = 0, 0, false, 0
+	p.EchoRequestIn = 0
 	if !p.Has(layers.LayerTypeTCP) {
+		s.echo(p)
 		return
 	}
 	var src, dst netip.Addr
@@ -150,4 +164,37 @@ func windowScale(t *layers.TCP) int8 {
 		}
 	}
 	return -1
+}
+
+// echo remembers an ICMP echo request (RFC 792: type 8; ICMPv6, RFC 4443
+// section 4.1: 128) and sets a reply's EchoRequestIn from it.
+func (s *frameState) echo(p *Packet) {
+	var b []byte
+	var src, dst netip.Addr
+	req, rep := uint8(8), uint8(0)
+	switch {
+	case p.Has(layers.LayerTypeIPv4) && p.IPv4.Protocol == layers.IPProtocolICMPv4 && p.IPv4.FragOffset == 0:
+		b = p.IPv4.Payload
+		src, _ = netip.AddrFromSlice(p.IPv4.SrcIP)
+		dst, _ = netip.AddrFromSlice(p.IPv4.DstIP)
+	case p.Has(layers.LayerTypeIPv6) && p.IPv6.NextHeader == layers.IPProtocolICMPv6:
+		b = p.IPv6.Payload
+		src, _ = netip.AddrFromSlice(p.IPv6.SrcIP)
+		dst, _ = netip.AddrFromSlice(p.IPv6.DstIP)
+		req, rep = 128, 129
+	default:
+		return
+	}
+	if len(b) < 8 || b[0] != req && b[0] != rep {
+		return
+	}
+	id, seq := uint16(b[4])<<8|uint16(b[5]), uint16(b[6])<<8|uint16(b[7])
+	if b[0] == rep {
+		p.EchoRequestIn = s.echoes[echoKey{dst, src, id, seq}]
+		return
+	}
+	if s.echoes == nil || len(s.echoes) >= maxEchoes {
+		s.echoes = map[echoKey]int{}
+	}
+	s.echoes[echoKey{src, dst, id, seq}] = p.Number
 }

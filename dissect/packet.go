@@ -98,7 +98,12 @@ type Packet struct {
 	// to this segment's window (frame_state.go); 0 on a SYN, without the
 	// option or when the sender's SYN was not seen (tshark's
 	// tcp.window_size then is the raw value too).
-	TCPWinShift   uint8
+	TCPWinShift uint8
+	// EchoRequestIn is, for an ICMP or ICMPv6 echo reply, the number of the
+	// request it answers (same identifier and sequence number, the
+	// addresses swapped), as tshark's "(request in N)"; 0 when the capture
+	// holds none (frame_state.go).
+	EchoRequestIn int
 	CaptureLength int
 	Length        int // on the wire
 	LinkType      layers.LinkType

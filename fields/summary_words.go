@@ -175,7 +175,8 @@ var icmpv6Types = map[uint8]string{
 }
 
 // icmpInfo: "Echo (ping) request  id=0x00c7, seq=1/256, ttl=64" as tshark
-// prints it in one pass (a reply's "(request in N)" is not printed).
+// prints it in one pass: a reply ends with "(request in N)"; a request
+// lacks the "(reply in N)" of tshark's second pass.
 func icmpInfo(p *dissect.Packet, b *infoBuf, v6 bool) {
 	m := icmpBytes(p, v6)
 	if len(m) < 4 {
@@ -228,4 +229,9 @@ func icmpInfo(p *dissect.Packet, b *infoBuf, v6 bool) {
 	b.uint(uint64(seq>>8 | seq<<8))
 	b.WriteString(", ttl=")
 	b.uint(uint64(p.IPv4.TTL))
+	if typ == 0 && p.EchoRequestIn > 0 {
+		b.WriteString(" (request in ")
+		b.uint(uint64(p.EchoRequestIn))
+		b.WriteByte(')')
+	}
 }
