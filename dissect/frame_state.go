@@ -32,9 +32,25 @@ type tcpStream struct {
 	// tcp.analysis.initial_rtt, its out-of-order threshold).
 	synT     int64
 	firstRTT time.Duration
+	// synSeen and wscale: each direction's SYN was seen, and the window
+	// scale shift it announced (-1: no Window Scale option).
+	synSeen [2]bool
+	wscale  [2]int8
 }
 
+// echoKey is an ICMP echo: its addresses (request's source first), and
+// identifier and sequence number.
+type echoKey struct {
+	src, dst netip.Addr
+	id, seq  uint16
+}
+
+// maxEchoes bounds the echo requests remembered for EchoRequestIn; past it
+// the table starts afresh.
+const maxEchoes = 4096
+
 type frameState struct {
+	echoes    map[echoKey]int
 	prev      time.Time
 	seen      bool
 	streams   map[streamKey]tcpStream
@@ -57,7 +73,10 @@ func (s *frameState) note(p *Packet) {
 	}
 	s.prev, s.seen = p.Timestamp, true
 	p.TCPStream, p.TCPInitialRTT = -1, 0
+	p.TCPSeqBase, p.TCPAckBase, p.TCPAckBaseSet, p.TCPWinShift = 0, 0, false, 0
+	p.EchoRequestIn = 0
 	if !p.Has(layers.LayerTypeTCP) {
+		s.echo(p)
 		return
 	}
 	var src, dst netip.Addr
@@ -105,6 +124,14 @@ func (s *frameState) note(p *Packet) {
 			st.base[d]--
 		}
 	}
+	// An ACK sets the other direction's base when its first segment is
+	// still to come (tshark 4.0: the reverse base_seq is th_ack - 1).
+	if p.TCP.ACK && !st.hasBase[1-d] {
+		st.base[1-d], st.hasBase[1-d] = p.TCP.Ack-1, true
+	}
+	if p.TCP.SYN {
+		st.synSeen[d], st.wscale[d] = true, windowScale(&p.TCP)
+	}
 	switch {
 	case p.TCP.SYN && !p.TCP.ACK:
 		st.synT = p.Timestamp.UnixNano()
@@ -117,4 +144,57 @@ func (s *frameState) note(p *Packet) {
 	s.lastKey, s.last, s.hasLast = k, st, true
 	p.TCPStream = st.index
 	p.TCPInitialRTT = st.firstRTT
+	p.TCPSeqBase = st.base[d]
+	p.TCPAckBase, p.TCPAckBaseSet = st.base[1-d], st.hasBase[1-d]
+	p.TCPWinShift = 0
+	// The sender's SYN announced a shift, and the other's SYN, if seen,
+	// did too (RFC 7323 section 2.2: both or neither scale); tshark 4.0
+	// scales when the other SYN was not captured.
+	if !p.TCP.SYN && st.synSeen[d] && st.wscale[d] >= 0 && !(st.synSeen[1-d] && st.wscale[1-d] < 0) {
+		p.TCPWinShift = uint8(st.wscale[d])
+	}
+}
+
+// windowScale returns the shift a SYN's Window Scale option announces
+// (RFC 7323 section 2.2: at most 14), or -1 without the option.
+func windowScale(t *layers.TCP) int8 {
+	for _, o := range t.Options {
+		if o.OptionType == layers.TCPOptionKindWindowScale && len(o.OptionData) == 1 {
+			return int8(min(o.OptionData[0], 14))
+		}
+	}
+	return -1
+}
+
+// echo remembers an ICMP echo request (RFC 792: type 8; ICMPv6, RFC 4443
+// section 4.1: 128) and sets a reply's EchoRequestIn from it.
+func (s *frameState) echo(p *Packet) {
+	var b []byte
+	var src, dst netip.Addr
+	req, rep := uint8(8), uint8(0)
+	switch {
+	case p.Has(layers.LayerTypeIPv4) && p.IPv4.Protocol == layers.IPProtocolICMPv4 && p.IPv4.FragOffset == 0:
+		b = p.IPv4.Payload
+		src, _ = netip.AddrFromSlice(p.IPv4.SrcIP)
+		dst, _ = netip.AddrFromSlice(p.IPv4.DstIP)
+	case p.Has(layers.LayerTypeIPv6) && p.IPv6.NextHeader == layers.IPProtocolICMPv6:
+		b = p.IPv6.Payload
+		src, _ = netip.AddrFromSlice(p.IPv6.SrcIP)
+		dst, _ = netip.AddrFromSlice(p.IPv6.DstIP)
+		req, rep = 128, 129
+	default:
+		return
+	}
+	if len(b) < 8 || b[0] != req && b[0] != rep {
+		return
+	}
+	id, seq := uint16(b[4])<<8|uint16(b[5]), uint16(b[6])<<8|uint16(b[7])
+	if b[0] == rep {
+		p.EchoRequestIn = s.echoes[echoKey{dst, src, id, seq}]
+		return
+	}
+	if s.echoes == nil || len(s.echoes) >= maxEchoes {
+		s.echoes = map[echoKey]int{}
+	}
+	s.echoes[echoKey{src, dst, id, seq}] = p.Number
 }

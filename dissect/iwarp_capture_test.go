@@ -343,7 +343,8 @@ func TestIWARPPacketView(t *testing.T) {
 		25: "RDMA Read Request MSN=1 SrcSTag=0x2e6dc100 SrcTO=0x55b0aef3be60 Len=100 SinkSTag=0x19b72500 SinkTO=0x56139be307c0",
 		26: "RDMA Read Response STag=0x19b72500 TO=0x56139be307c0 Len=100",
 		29: "RDMA Write STag=0xbda31700 TO=0x55b0aef397c0 Len=100",
-		20: "7174 → 45552",
+		// tshark -r siw-rping.pcap's Info column of the pure ACK.
+		20: "7174 → 45552 [ACK] Seq=1 Ack=25 Win=65152 Len=0 TSval=1232230833 TSecr=3562517005",
 	} {
 		if infos[n] != want {
 			t.Errorf("frame %d: %q, want %q", n, infos[n], want)

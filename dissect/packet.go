@@ -89,6 +89,21 @@ type Packet struct {
 	TimeDelta     time.Duration // since the previous packet (frame_state.go)
 	TCPStream     int           // tcp.stream, as tshark numbers TCP conversations; -1 without TCP
 	TCPInitialRTT time.Duration // tcp.analysis.initial_rtt: last SYN to first ACK without SYN; 0 until seen
+	// TCPSeqBase and TCPAckBase are the base sequence numbers tshark's
+	// relative tcp.seq and tcp.ack count from: this direction's and, when
+	// TCPAckBaseSet, the other's (frame_state.go).
+	TCPSeqBase, TCPAckBase uint32
+	TCPAckBaseSet          bool
+	// TCPWinShift is the window scale (RFC 7323 section 2.3) that applies
+	// to this segment's window (frame_state.go); 0 on a SYN, without the
+	// option or when the sender's SYN was not seen (tshark's
+	// tcp.window_size then is the raw value too).
+	TCPWinShift uint8
+	// EchoRequestIn is, for an ICMP or ICMPv6 echo reply, the number of the
+	// request it answers (same identifier and sequence number, the
+	// addresses swapped), as tshark's "(request in N)"; 0 when the capture
+	// holds none (frame_state.go).
+	EchoRequestIn int
 	CaptureLength int
 	Length        int // on the wire
 	LinkType      layers.LinkType

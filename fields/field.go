@@ -228,6 +228,7 @@ func (t *Table) Register(fs ...*Field) { t.fields = append(t.fields, fs...) }
 var fieldTables = []func() *Table{
 	analysisTable, columnTable, compatTable, ibTable, iwarpTable, linkTable,
 	netTable, streamTable, commentTable, nfsTable, rpcTable, protocolsTable, maccTable,
+	wordsTable, // fields_words.go
 }
 
 // Registry is the field table every per-packet output uses, built once from the

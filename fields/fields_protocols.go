@@ -127,6 +127,12 @@ func (l *protoList) String() string {
 // frameProtocols is frame.protocols of p.
 func frameProtocols(p *dissect.Packet) string {
 	var l protoList
+	buildProtocols(p, &l)
+	return l.String()
+}
+
+// buildProtocols puts the protocols of p into l.
+func buildProtocols(p *dissect.Packet, l *protoList) {
 	if p.LinkType == layers.LinkTypeRaw {
 		l.add(protoRaw)
 	}
@@ -189,17 +195,16 @@ func frameProtocols(p *dissect.Packet) string {
 			}
 		case layers.LayerTypeTCP:
 			l.add(protoTCP)
-			tcpProtocols(p, &l)
+			tcpProtocols(p, l)
 		}
 	}
 	if ib && p.BTH.NextLayerType() != roce.LayerTypeMAD && !ibCarriesIP(p) {
 		if len(rpcordma.Records(p)) > 0 {
-			rpcProtocols(p, &l)
+			rpcProtocols(p, l)
 		} else if len(p.BTH.Payload) > 0 {
 			l.add(protoData)
 		}
 	}
-	return l.String()
 }
 
 // ibCarriesIP tells whether an InfiniBand packet carries IPoIB.

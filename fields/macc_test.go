@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmashark/rdmashark/dfilter"
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/ulp/rpcordma"
@@ -60,5 +61,39 @@ func TestMACControlEqualsTshark(t *testing.T) {
 	}
 	if n != len(rows) || n != 4 {
 		t.Errorf("%d frames, tshark %d", n, len(rows))
+	}
+}
+
+// TestPFCWord: "pfc", rdmashark's word for PFC frames (tshark has none),
+// selects the MAC Control frames whose opcode is PFC's (0x0101, IEEE
+// 802.1Qbb), as macc.opcode == 0x0101 does in tshark (macc.tsv).
+func TestPFCWord(t *testing.T) {
+	pfcF, err := dfilter.Compile("pfc", FilterRegistry(Registry))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opF, err := dfilter.Compile("macc.opcode == 0x0101", FilterRegistry(Registry))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := source.Open("testdata/macc/mac-control.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	n := 0
+	if err := dissect.NewEngine(dissect.Options{}).Run(r, func(p *dissect.Packet) error {
+		if pfcF.Match(p) != opF.Match(p) {
+			t.Errorf("frame %d: pfc %v, macc.opcode == 0x0101 %v", p.Number, pfcF.Match(p), opF.Match(p))
+		}
+		if pfcF.Match(p) {
+			n++
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Error("no PFC frame")
 	}
 }

@@ -76,6 +76,14 @@ func Destination(p *dissect.Packet) string {
 // Protocol names the packet's innermost protocol for the summary line.
 func Protocol(p *dissect.Packet) string {
 	switch pr := dissect.Classify(p); pr {
+	case dissect.ProtoIPv4, dissect.ProtoIPv6:
+		switch {
+		case icmpBytes(p, false) != nil:
+			return "ICMP"
+		case icmpBytes(p, true) != nil:
+			return "ICMPv6"
+		}
+		return pr.String()
 	case dissect.ProtoCM, dissect.ProtoMAD, dissect.ProtoCNP:
 		if p.Encap != dissect.EncapNone {
 			return p.Encap.String()
@@ -107,9 +115,7 @@ func AppendInfo(p *dissect.Packet, dst []byte) []byte {
 	case p.IWARP.HasReqRep || len(p.IWARP.FPDUs) > 0 || p.IWARP.Resync:
 		iwarpInfo(p, &b)
 	case p.Has(layers.LayerTypeTCP):
-		b.uint(uint64(p.TCP.SrcPort))
-		b.WriteString(" → ")
-		b.uint(uint64(p.TCP.DstPort))
+		tcpInfo(p, &b) // summary_words.go
 	case p.Has(layers.LayerTypeUDP):
 		b.uint(uint64(p.UDP.SrcPort))
 		b.WriteString(" → ")
@@ -117,7 +123,11 @@ func AppendInfo(p *dissect.Packet, dst []byte) []byte {
 		b.WriteString(" Len=")
 		b.uint(uint64(len(p.UDP.Payload)))
 	case p.Has(layers.LayerTypeARP):
-		b.WriteString("ARP")
+		arpInfo(p, &b)
+	case icmpBytes(p, false) != nil:
+		icmpInfo(p, &b, false)
+	case icmpBytes(p, true) != nil:
+		icmpInfo(p, &b, true)
 	case p.Has(pfc.LayerTypeMACControl):
 		// tshark 4.0's words (fields/testdata/macc).
 		switch p.PFC.Opcode {

@@ -19,6 +19,9 @@ type FieldsOptions struct {
 	// Occurrence chooses which occurrences are printed: 0 all, 1 the
 	// first, -1 the last (tshark's a, f and l).
 	Occurrence int
+	// TimeFormat is -t's format of _ws.col.Time (timefmt.go; "" or "r":
+	// relative to the first packet).
+	TimeFormat string
 }
 
 // NewFieldsWriterOptions is NewFieldsWriter with tshark's -E options.
@@ -37,6 +40,9 @@ func NewFieldsWriterOptions(w io.Writer, names []string, o FieldsOptions) (Packe
 		f, ok := fields.Registry.Lookup(n)
 		if !ok {
 			return nil, fmt.Errorf("unknown field %q (rdmashark dissect -G fields lists them)", n)
+		}
+		if n == "_ws.col.Time" && o.TimeFormat != "" && o.TimeFormat != "r" {
+			f = timeColumnField(f, o.TimeFormat) // packets_tshark.go
 		}
 		fw.fields = append(fw.fields, f)
 	}

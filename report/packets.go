@@ -311,6 +311,9 @@ type verboseWriter struct {
 	c    collector
 	buf  []byte
 	flat []fieldValues
+	// only, when set, are the protocols whose fields are shown; the
+	// others show their heading only (-O, packets_tshark.go).
+	only map[string]bool
 }
 
 func (v *verboseWriter) WritePacket(p *dissect.Packet) error {
@@ -326,8 +329,10 @@ func (v *verboseWriter) WritePacket(p *dissect.Packet) error {
 		}
 		if !g.repeated() {
 			v.heading(g.title, 0)
-			v.flat = g.flatInto(v.flat[:0])
-			v.fields(v.flat)
+			if v.detail(g.name) {
+				v.flat = g.flatInto(v.flat[:0])
+				v.fields(v.flat)
+			}
 			i++
 			continue
 		}
@@ -344,14 +349,18 @@ func (v *verboseWriter) WritePacket(p *dissect.Packet) error {
 		for k := range run {
 			if len(run[k].fields) > 0 {
 				v.heading(run[k].title, 0)
-				v.fields(run[k].fields)
+				if v.detail(run[k].name) {
+					v.fields(run[k].fields)
+				}
 			}
 		}
 		for n := 1; n <= g.count; n++ {
 			for k := range run {
 				if x, ok := run[k].byIndex[n-1]; ok {
 					v.heading(run[k].title, n)
-					v.fields(run[k].instances[x].fields)
+					if v.detail(run[k].name) {
+						v.fields(run[k].instances[x].fields)
+					}
 				}
 			}
 		}

@@ -47,7 +47,7 @@ func BenchmarkCLIDissectFields(b *testing.B) {
 		"-e", "infiniband.bth.destqp", "-e", "infiniband.bth.psn", "-e", "infiniband.invariant.crc")
 }
 func BenchmarkCLIDissectVerbose(b *testing.B) { benchCLI(b, "dissect", "-V") }
-func BenchmarkCLIDissectJSON(b *testing.B)    { benchCLI(b, "dissect", "-T", "json") }
+func BenchmarkCLIDissectJSON(b *testing.B)    { benchCLI(b, "dissect", "-T", "jsonl") }
 
 // The same with decoding in line, on one goroutine (--pipeline off).
 func BenchmarkCLIAnalyzeSequential(b *testing.B) { benchCLI(b, "--pipeline", "off", "analyze") }

@@ -25,15 +25,19 @@ func newDissectCmd(g *globalFlags) *cobra.Command {
 		timeFmt  string
 		quiet    bool
 		hexDump  bool
+		ts       tsharkFlags // tshark_flags.go
 	)
 	cmd := &cobra.Command{
 		Use:   "dissect [FILE]",
 		Short: "Print every packet: a summary line, the full field tree (-V), JSON, or chosen fields",
 		Long: `dissect prints the packets of a capture as tshark does: one summary line per
-packet by default; -V for the full field tree; -T json for one JSON object per
-packet; -T fields -e NAME ... for tab-separated values of fields named as
-Wireshark's display filters name them (rdmashark dissect -G fields lists them),
-printed as tshark prints them.
+packet by default; -V for the full field tree; -T json for tshark's JSON array
+(jq '.[]._source.layers'), -T ek for tshark's Elasticsearch lines, -T jsonl for
+one JSON object per line per packet; -T fields -e NAME ... for tab-separated
+values of fields named as Wireshark's display filters name them (rdmashark
+dissect -G fields lists them), printed as tshark prints them. rdmashark -r FILE
+without a command is rdmashark dissect -r FILE, as tshark; tshark's flags
+-n -2 -l -F -O -P -s -v are taken too (docs/tshark.md).
 
 -r - reads standard input (tcpdump -w - | rdmashark dissect -r -) and prints
 each packet as soon as it has been read: the output is flushed whenever
@@ -50,6 +54,16 @@ a large capture (rdmashark dissect -r big.pcap -Y 'rpcordma.xid == 0x1234' -w xi
 		Args: oneCapture("dissect"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
+			if ts.showVersion {
+				fmt.Fprintln(out, "rdmashark", versionString())
+				return nil
+			}
+			if err := ts.check(writeTo); err != nil {
+				return err
+			}
+			if len(ts.only) > 0 && format == "text" {
+				verbose = true // -O details as -V does
+			}
 			if glossary != "" {
 				if glossary != "fields" {
 					return usageErr("-G takes \"fields\"")
@@ -93,12 +107,19 @@ a large capture (rdmashark dissect -r big.pcap -Y 'rpcordma.xid == 0x1234' -w xi
 			case hex != nil && !verbose:
 				pw = hex
 			case writeTo != "":
-				sink, err := newPcapSink(writeTo, out, name)
+				sink, err := newPcapSinkAs(writeTo, out, ts.fileFormat == "pcap", name)
 				if err != nil {
 					return err
 				}
 				defer sink.Close()
 				pw = sink
+				if ts.printAlso { // -P: the summary lines too
+					sw, err := report.NewSummaryWriterTime(out, timeFmt)
+					if err != nil {
+						return usageErr("%v", err)
+					}
+					pw = teeWriter{sink, sw}
+				}
 			case format == "fields":
 				if len(fields) == 0 {
 					return usageErr("-T fields needs at least one -e FIELD")
@@ -107,11 +128,21 @@ a large capture (rdmashark dissect -r big.pcap -Y 'rpcordma.xid == 0x1234' -w xi
 				if err != nil {
 					return err
 				}
+				if !report.ValidTimeFormat(timeFmt) {
+					return usageErr("-t %q: want one of %v", timeFmt, report.TimeFormats)
+				}
+				fo.TimeFormat = timeFmt // -t applies to _ws.col.Time
 				if pw, err = report.NewFieldsWriterOptions(out, fields, fo); err != nil {
 					return usageErr("%v", err)
 				}
-			case format == "json":
+			case format == "jsonl":
 				pw = report.NewJSONWriter(out)
+			case format == "json":
+				pw = report.NewTsharkJSONWriter(out)
+			case format == "ek":
+				pw = report.NewEKWriter(out)
+			case format == "text" && len(ts.only) > 0:
+				pw = report.NewVerboseWriterOnly(out, ts.only)
 			case format == "text" && verbose:
 				pw = report.NewVerboseWriter(out)
 			case format == "text":
@@ -119,7 +150,7 @@ a large capture (rdmashark dissect -r big.pcap -Y 'rpcordma.xid == 0x1234' -w xi
 					return usageErr("%v", err)
 				}
 			default:
-				return usageErr("-T must be text, json or fields, not %q", format)
+				return usageErr("-T must be text, json, ek, jsonl or fields, not %q", format)
 			}
 			if len(fields) > 0 && format != "fields" {
 				return usageErr("-e needs -T fields")
@@ -130,11 +161,19 @@ a large capture (rdmashark dissect -r big.pcap -Y 'rpcordma.xid == 0x1234' -w xi
 			var opened func(*source.Reader)
 			if sink, ok := pw.(*pcapSink); ok {
 				opened = sink.setInput
+			} else if tee, ok := pw.(teeWriter); ok {
+				opened = tee[0].(*pcapSink).setInput
 			}
 			eng, runErr := runEngine(cmd, g, name, engineRun{opts: dissect.Options{Count: count, ForgetReleased: true},
 				each: func(p *dissect.Packet) error {
 					if !flt.Match(p) {
 						return nil
+					}
+					if ts.lineBuf { // -l
+						if err := pw.WritePacket(p); err != nil {
+							return err
+						}
+						return pw.Flush()
 					}
 					return pw.WritePacket(p)
 				}, flush: pw.Flush, opened: opened})
@@ -145,6 +184,9 @@ a large capture (rdmashark dissect -r big.pcap -Y 'rpcordma.xid == 0x1234' -w xi
 				fmt.Fprintf(cmd.ErrOrStderr(), "rdmashark: %s: %v after %s\n", printable(displayName(name)), errInterrupted, report.Plural(int(eng.Stats.Packets), "packet"))
 				runErr = nil
 			}
+			if err := endWriter(pw); err != nil && runErr == nil {
+				return err
+			}
 			if err := pw.Flush(); err != nil && runErr == nil {
 				return err
 			}
@@ -153,13 +195,14 @@ a large capture (rdmashark dissect -r big.pcap -Y 'rpcordma.xid == 0x1234' -w xi
 	}
 	in.bind(cmd)
 	cmd.Flags().BoolVarP(&verbose, "verbose", "V", false, "print every packet's full field tree")
-	cmd.Flags().StringVarP(&format, "type", "T", "text", "output: text, json or fields")
+	cmd.Flags().StringVarP(&format, "type", "T", "text", "output: text, json (tshark's array), ek (tshark's Elasticsearch lines), jsonl (one object a line) or fields")
 	cmd.Flags().StringArrayVarP(&fields, "field", "e", nil, "field to print with -T fields (repeatable)")
 	cmd.Flags().IntVarP(&count, "count", "c", 0, "stop after this many packets")
 	cmd.Flags().StringVarP(&glossary, "glossary", "G", "", `"fields": list every field rdmashark knows`)
 	cmd.Flags().BoolVar(&header, "header", false, "with -T fields, print the field names first")
 	cmd.Flags().StringArrayVarP(&fieldOpt, "fields-option", "E", nil, "with -T fields, as tshark: header=y|n, separator=/t|/s|C, aggregator=,|/s|C, quote=d|s|n, occurrence=f|l|a, bom=y|n (repeatable)")
-	cmd.Flags().StringVarP(&timeFmt, "time-format", "t", "r", "time column of the summary lines, as tshark: r, a, ad, adoy, u, ud, udoy, e, d, dd")
+	cmd.Flags().StringVarP(&timeFmt, "time-format", "t", "r", "time column of the summary lines and _ws.col.Time, as tshark: r, a, ad, adoy, u, ud, udoy, e, d, dd")
+	ts.bind(cmd)
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print no packets (with -w: write them only; the warnings and errors still go to standard error)")
 	cmd.Flags().BoolVarP(&hexDump, "hex", "x", false, "after each packet, its bytes in hex and ASCII, as tshark -x")
 	cmd.Flags().StringVarP(&writeTo, "write", "w", "", "write the packets the filter selects to this pcapng file (- for standard output) instead of printing them")

@@ -10,7 +10,7 @@ import (
 )
 
 // TestInstancesIWARP: on the segments of the soft-iWARP NFS captures that
-// complete several FPDUs, `dissect -T json` puts each FPDU's MPA, DDP and
+// complete several FPDUs, `dissect -T jsonl` puts each FPDU's MPA, DDP and
 // RDMAP fields in its own instance, and for every field that each FPDU
 // has, instance k holds the kth value tshark prints (testdata/tshark/
 // *.iwarp.tsv); -V shows the same under numbered headings.
@@ -25,7 +25,7 @@ func TestInstancesIWARP(t *testing.T) {
 		}
 		rows := readLines(t, want)
 		var out, errOut bytes.Buffer
-		if code := run([]string{"dissect", "-T", "json", capture}, nil, &out, &errOut); code != 0 {
+		if code := run([]string{"dissect", "-T", "jsonl", capture}, nil, &out, &errOut); code != 0 {
 			t.Fatalf("exit %d: %s", code, errOut.String())
 		}
 		for i, line := range readLines(t, out.Bytes()) {

@@ -51,6 +51,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // runContext is run with a context whose end stands for a signal.
 func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRoot()
+	args = bareTshark(root, args) // rdmashark -r FILE: dissect (tshark_flags.go)
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
@@ -63,11 +64,17 @@ func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.err.Error() != "" {
 			fmt.Fprintln(stderr, "rdmashark:", errText(ee.err))
+			if s := suggest(root, args, ee.err.Error()); s != "" {
+				fmt.Fprintln(stderr, "rdmashark:", s)
+			}
 		}
 		return ee.code
 	}
 	// cobra's own flag and argument errors.
 	fmt.Fprintln(stderr, "rdmashark:", errText(err))
+	if s := suggest(root, args, err.Error()); s != "" {
+		fmt.Fprintln(stderr, "rdmashark:", s)
+	}
 	return exitUsage
 }
 

@@ -84,7 +84,7 @@ func TestDissectStdinStreams(t *testing.T) {
 		if len(ends) <= k {
 			t.Fatalf("%s: %d records", file, len(ends))
 		}
-		for _, format := range [][]string{nil, {"-V"}, {"-T", "json"}, {"-T", "fields", "-e", "frame.number", "-e", "ip.src", "-e", "frame.len", "-e", "infiniband.bth.psn"}} {
+		for _, format := range [][]string{nil, {"-V"}, {"-T", "jsonl"}, {"-T", "fields", "-e", "frame.number", "-e", "ip.src", "-e", "frame.len", "-e", "infiniband.bth.psn"}} {
 			name := file[strings.LastIndex(file, "/")+1:] + "/" + strings.Join(format, " ")
 			t.Run(name, func(t *testing.T) {
 				args := append([]string{"dissect"}, format...)

@@ -24,6 +24,9 @@ type pcapSink struct {
 	ifaces   map[ifaceKey]int
 	comments []string
 	input    *source.Reader // where the interfaces' names and snap lengths come from, if known
+	// classic, when set, writes pcap instead of pcapng (-F pcap,
+	// pcap_classic.go); w is nil then.
+	classic *classicPcap
 }
 
 // setInput names the capture the packets are read from: each interface
@@ -60,6 +63,11 @@ type ifaceKey struct {
 // it is one of inputs, written to a temporary file and renamed into place
 // by Close, removed by Abort.
 func newPcapSink(path string, out io.Writer, inputs ...string) (*pcapSink, error) {
+	return newPcapSinkAs(path, out, false, inputs...)
+}
+
+// newPcapSinkAs is newPcapSink writing pcap when classic is set.
+func newPcapSinkAs(path string, out io.Writer, classic bool, inputs ...string) (*pcapSink, error) {
 	s := &pcapSink{name: path, ifaces: map[ifaceKey]int{}}
 	if path == "-" {
 		path = "<stdout>"
@@ -75,6 +83,10 @@ func newPcapSink(path string, out io.Writer, inputs ...string) (*pcapSink, error
 			return nil, usageErr("%v", err)
 		}
 		s.file, out = f, f
+	}
+	if classic {
+		s.classic = newClassicPcap(out)
+		return s, nil
 	}
 	w, err := pcapwrite.NewWriter(out, "rdmashark "+versionString())
 	if err != nil {
@@ -102,6 +114,12 @@ func appendComments(dst []string, cs [][]byte) []string {
 
 // WriteAnnotated writes p with one opt_comment per comment.
 func (s *pcapSink) WriteAnnotated(p *dissect.Packet, comments []string) error {
+	if s.classic != nil {
+		if err := s.classic.write(p); err != nil {
+			return fmt.Errorf("%s: packet %d: %w", s.name, p.Number, err)
+		}
+		return nil
+	}
 	k := ifaceKey{p.Interface, p.LinkType}
 	id, ok := s.ifaces[k]
 	if !ok {
@@ -125,6 +143,12 @@ func (s *pcapSink) WriteAnnotated(p *dissect.Packet, comments []string) error {
 
 // Flush writes what is buffered.
 func (s *pcapSink) Flush() error {
+	if s.classic != nil {
+		if err := s.classic.flush(); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		return nil
+	}
 	if err := s.w.Flush(); err != nil {
 		return fmt.Errorf("%s: %w", s.name, err)
 	}
@@ -135,7 +159,7 @@ func (s *pcapSink) Flush() error {
 // is removed instead.
 func (s *pcapSink) Close() error {
 	var err error
-	if s.w != nil {
+	if s.w != nil || s.classic != nil {
 		err = s.Flush()
 	}
 	if s.file != nil {
