@@ -83,6 +83,17 @@ func (d *Binding) Decode(q *rpcrdma.ULBQuery, out *rpcrdma.ULBInfo) {
 		out.Items = append(out.Items, rpcrdma.DataItem{Name: it.Kind.String(), Result: it.Kind.IsResult(), Op: it.Op,
 			Offset: it.Offset, Length: it.Length, Reduced: it.Reduced})
 	}
+	// Values and their bytes, after what out holds already (nothing,
+	// once Reset).
+	base := uint32(len(out.Arena))
+	out.Arena = append(out.Arena, in.Arena...)
+	for _, v := range in.Values {
+		v.Off += base
+		out.Values = append(out.Values, v)
+	}
+	out.ValuesDropped += in.ValuesDropped
+	out.Object = in.Object()
+	out.Object.NameOff += base
 	// A program this package decodes otherwise (NFS, MOUNT, NFSACL) is
 	// not taken as a callback program, whatever a client names.
 	if in.HasCBProgram && !d.callback(in.CBProgram) && !Known(in.CBProgram) && len(d.cbProgs) < 16 {
