@@ -569,6 +569,7 @@ func (s *rpcState) newTxn() *Transaction {
 	s.seq++
 	*t = Transaction{
 		Operations: t.Operations[:0],
+		Name:       t.Name[:0],
 		call:       t.call.reuse(),
 		reply:      t.reply.reuse(),
 		chunkData:  t.chunkData[:0],
@@ -815,6 +816,8 @@ func (e *Engine) ulpDecode(rec *RPCRecord, t *Transaction, body []byte, reply bo
 	if !reply {
 		t.ProcedureName = rec.ULP.Procedure
 		t.Operations = append(t.Operations[:0], rec.ULP.Operations...)
+		t.HasFH, t.FHHash = rec.ULP.Object.HasFH, rec.ULP.Object.FHHash
+		t.Name = append(t.Name[:0], rec.ULP.ObjectName()...)
 	} else if t.ProcedureName == "" {
 		t.ProcedureName = rec.ULP.Procedure
 	}
