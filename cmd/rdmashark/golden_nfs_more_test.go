@@ -1,6 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -50,5 +55,64 @@ func TestTsharkFieldsNFSValues(t *testing.T) {
 		if compared[f] < min {
 			t.Errorf("%s: tshark has only %d values to compare, want at least %d", f, compared[f], min)
 		}
+	}
+}
+
+// TestTsharkFiltersNFSValues runs display filters on the NFS value fields
+// (testdata/tshark/nfs-more-filters.tsv, made by gen-nfs-more.sh) and
+// requires the frames `tshark -2 -Y` selects, but for frames of RPC over
+// plain TCP (KD-RPC-OVER-TCP: MOUNT's file handle before the RDMA mount).
+func TestTsharkFiltersNFSValues(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "tshark")
+	b, err := os.ReadFile(filepath.Join(dir, "nfs-more-filters.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	protocols := map[string][]string{} // capture: frame.protocols by frame
+	selected := 0
+	for _, l := range readLines(t, b) {
+		v := strings.Split(l, "\t")
+		base, filter, want := v[0], v[1], v[2]
+		if protocols[base] == nil {
+			more, err := os.ReadFile(filepath.Join(dir, base+".nfs-more.tsv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range readLines(t, more) {
+				c := strings.Split(r, "\t")
+				protocols[base] = append(protocols[base], c[len(c)-1])
+			}
+		}
+		var out, errOut bytes.Buffer
+		args := []string{"dissect", "-r", filepath.Join("..", "..", "testdata", "pcaps", base+".pcap"), "-Y", filter, "-T", "fields", "-e", "frame.number"}
+		if code := run(args, nil, &out, &errOut); code != 0 {
+			t.Errorf("%s %q: exit %d: %s", base, filter, code, errOut.String())
+			continue
+		}
+		got := map[string]bool{}
+		for _, f := range strings.Fields(out.String()) {
+			got[f] = true
+		}
+		for _, f := range strings.Split(want, ",") {
+			if f == "" {
+				continue
+			}
+			selected++
+			if got[f] {
+				delete(got, f)
+				continue
+			}
+			n, _ := strconv.Atoi(f)
+			if overTCP(map[string]string{"frame.protocols": protocols[base][n-1]}) {
+				continue // KD-RPC-OVER-TCP
+			}
+			t.Errorf("%s %q: tshark selects frame %s, rdmashark does not", base, filter, f)
+		}
+		for f := range got {
+			t.Errorf("%s %q: rdmashark selects frame %s, tshark does not", base, filter, f)
+		}
+	}
+	if selected < 1000 {
+		t.Errorf("only %d frames selected", selected)
 	}
 }

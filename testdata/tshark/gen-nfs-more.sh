@@ -25,3 +25,31 @@ for name in rxe-nfs3 rxe-nfs41 rxe-nfs42-small siw-nfs3 siw-nfs41 siw-nfs42-smal
 	TZ=UTC tshark -n -2 -r "$pcaps/$name.pcap" -T fields -E occurrence=a -E separator=/t -E aggregator=, "${args[@]}" 2>/dev/null > "$out"
 	echo "$(basename "$out"): $(wc -l < "$out") packets"
 done
+# Display filters on the new fields (the frames tshark -2 -Y selects), for
+# TestTsharkFiltersNFSValues: capture, filter, comma-separated frames.
+filters=(
+	'nfs.fh.hash == 0xa38fe1a1'
+	'nfs.fhandle'
+	'nfs.fh.hash == 0xceeab11c && rpc.msgtyp == 0'
+	'nfs.name == "small.txt"'
+	'nfs.pathname.component contains "small"'
+	'nfs.offset3 > 0'
+	'nfs.count4 >= 65536'
+	'nfs.stable_how4 == 2'
+	'nfs.write.stable == 2'
+	'nfs.stateid.hash == 0x002d'
+	'nfs.slotid == 0 && nfs.high_slotid > 0'
+	'nfs.fattr3.size > 4096'
+	'nfs.fattr4.size > 4096'
+	'nfs.seqid == 0x00000016'
+	'nfs.session_id4'
+)
+out=$here/nfs-more-filters.tsv
+: > "$out"
+for name in rxe-nfs3 rxe-nfs41 siw-nfs42-small; do
+	for f in "${filters[@]}"; do
+		frames=$(tshark -n -2 -r "$pcaps/$name.pcap" -Y "$f" -T fields -e frame.number 2>/dev/null | paste -sd, -)
+		printf '%s\t%s\t%s\n' "$name" "$f" "$frames" >> "$out"
+	done
+done
+echo "$(basename "$out"): $(wc -l < "$out") filters"
