@@ -52,7 +52,7 @@ type Stats struct {
 	// connection's TCP handshake and teardown), by stream and source
 	// port, joined to the connection of the same stream at the end.
 	streams map[streamKey]*convDir
-	srt           map[srtKey]*srtC
+	srt     map[srtKey]*srtC
 }
 
 // ConvStats are the conversations: RDMA connections and, within each,
