@@ -8,7 +8,7 @@ import (
 
 // LatencyHist is a bounded log-linear histogram of durations, for the
 // percentiles of `stats -z srt`: memory is fixed (histBuckets counters,
-// 5 KiB) whatever the number of samples. Values below 32 ns have a bucket
+// about 8 KiB) whatever the number of samples. Values below 32 ns have a bucket
 // each; above, each power of two is cut into 16 buckets, so a bucket spans
 // at most 1/16 of its lower bound. A percentile is reported as the middle
 // of the bucket holding the sample of that rank (clamped to the exact

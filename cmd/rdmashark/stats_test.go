@@ -212,7 +212,7 @@ func TestStatsSRTAsTshark(t *testing.T) {
 // and its p50 and p99 to be within the documented 1/32 of the exact
 // nearest-rank percentile.
 func TestStatsSRTExact(t *testing.T) {
-	for _, base := range []string{"rxe-nfs3", "siw-nfs41", "rxe-nfs42-small"} {
+	for _, base := range []string{"rxe-nfs3", "siw-nfs41", "rxe-nfs42-small", "ulp/rxe-nvmeof-mix-small", "ulp/siw-smbdirect"} {
 		t.Run(base, func(t *testing.T) {
 			var out, errOut bytes.Buffer
 			if code := run([]string{"exchanges", "--format", "json", capturePath(base)}, nil, &out, &errOut); code != 0 {
