@@ -21,7 +21,14 @@ type Binding struct {
 }
 
 // NewBinding returns an NFS binding for one stream of messages.
-func NewBinding() *Binding { return &Binding{} }
+func NewBinding() *Binding {
+	// Room for the values of a typical body up front, so that only the
+	// rare large one (a READDIRPLUS reply) grows them.
+	b := &Binding{}
+	b.info.Values = make([]rpcrdma.ULBValue, 0, 512)
+	b.info.Arena = make([]byte, 0, 16<<10)
+	return b
+}
 
 var _ rpcrdma.UpperLayerBinding = (*Binding)(nil)
 
