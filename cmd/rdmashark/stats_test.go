@@ -326,3 +326,39 @@ func TestStatsExpertAsCheck(t *testing.T) {
 		})
 	}
 }
+
+// TestStatsTextFits: the text tables of every statistic fit in 100
+// columns on the NFS captures, and name each table.
+func TestStatsTextFits(t *testing.T) {
+	for _, base := range []string{"rxe-nfs3", "siw-nfs41"} {
+		var out, errOut bytes.Buffer
+		if code := run([]string{"stats", capturePath(base)}, nil, &out, &errOut); code != 0 {
+			t.Fatalf("%s: exit %d: %s", base, code, errOut.String())
+		}
+		for i, l := range strings.Split(out.String(), "\n") {
+			if n := len([]rune(l)); n > 100 {
+				t.Errorf("%s line %d: %d columns: %s", base, i+1, n, l)
+			}
+		}
+		for _, title := range []string{"RDMA Conversations (conv)", "IO Statistics (io,stat)", "Expert (findings of check", "Service Response Time (srt)"} {
+			if !strings.Contains(out.String(), title) {
+				t.Errorf("%s: no %q", base, title)
+			}
+		}
+	}
+}
+
+// TestStatsSpecs: tshark's -z words are taken, others refused with exit 2.
+func TestStatsSpecs(t *testing.T) {
+	for _, z := range []string{"conv", "conv,rdma", "io,stat,0.5", "io,stat", "expert", "srt", "rpc,srt,100003,3", "nvme,srt"} {
+		if _, err := parseStatsSpecs([]string{z}); err != nil {
+			t.Errorf("-z %s: %v", z, err)
+		}
+	}
+	for _, z := range []string{"bogus", "io,stat,-1", "io,stat,x", "rpc,programs"} {
+		var out, errOut bytes.Buffer
+		if code := run([]string{"stats", "-z", z, capturePath("rxe-nfs3")}, nil, &out, &errOut); code != 2 {
+			t.Errorf("-z %s: exit %d, want 2 (%s)", z, code, errOut.String())
+		}
+	}
+}
