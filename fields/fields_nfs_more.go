@@ -172,3 +172,13 @@ func nfsMoreTable() *Table {
 	)
 	return F
 }
+
+// The value fields occur on NFSACL and MOUNT messages too (a GETACL's file
+// handle, MNT's), where tshark shows them without the nfs protocol: they
+// do not make "nfs" present (notPresence); the procedure fields of every
+// NFS message do.
+func init() {
+	for _, f := range nfsMoreTable().fields {
+		notPresence[f.Name] = true
+	}
+}
