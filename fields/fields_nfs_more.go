@@ -1,6 +1,7 @@
 package fields
 
 import (
+	"sync"
 	"time"
 
 	"github.com/rdmashark/rdmashark/dissect"
@@ -181,4 +182,36 @@ func init() {
 	for _, f := range nfsMoreTable().fields {
 		notPresence[f.Name] = true
 	}
+}
+
+var (
+	opCodesOnce sync.Once
+	opCodes     map[string]uint32
+)
+
+// MainOperation names the first of an NFSv4 COMPOUND's most significant
+// operations, given their names ("SEQUENCE", "PUTFH", "READ"): the first
+// value tshark 4.0 shows as nfs.main_opcode (nfs4OpTier). "" when there
+// are none.
+func MainOperation(names []string) string {
+	opCodesOnce.Do(func() {
+		opCodes = map[string]uint32{}
+		for c := uint32(0); c < 100; c++ {
+			if nfs.Opnum4(c).Known() {
+				opCodes[nfs.Opnum4(c).String()] = c
+			}
+		}
+		opCodes[nfs.OP_ILLEGAL.String()] = uint32(nfs.OP_ILLEGAL)
+	})
+	best, main := 6, ""
+	for _, n := range names {
+		c, ok := opCodes[n]
+		if !ok {
+			continue
+		}
+		if t := nfs4OpTier(c); t < best {
+			best, main = t, n
+		}
+	}
+	return main
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/fields"
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
 )
 
@@ -53,6 +54,7 @@ type Stats struct {
 	// port, joined to the connection of the same stream at the end.
 	streams map[streamKey]*convDir
 	srt     map[srtKey]*srtC
+	ops     map[srtKey]*srtC
 }
 
 // ConvStats are the conversations: RDMA connections and, within each,
@@ -159,6 +161,10 @@ type ExpertRule struct {
 // procedure; for NVMe per opcode name; for SMB Direct and iSER per command.
 type SRTStats struct {
 	Procedures []SRTRow `json:"procedures"`
+	// Operations splits NFSv4 COMPOUNDs by their main operation (the
+	// first value tshark shows as nfs.main_opcode: READ, WRITE, OPEN...),
+	// Name holding it.
+	Operations []SRTRow `json:"operations"`
 	// NoResponse counts requests without a response in the capture (not
 	// in the times).
 	NoResponse uint64 `json:"no_response"`
@@ -199,7 +205,7 @@ func NewStats(file string, o StatsOptions) *Stats {
 	if o.Interval <= 0 {
 		o.Interval = time.Second
 	}
-	s := &Stats{File: file, opts: o, conns: map[int]*convC{}, srt: map[srtKey]*srtC{}, streams: map[streamKey]*convDir{}}
+	s := &Stats{File: file, opts: o, conns: map[int]*convC{}, srt: map[srtKey]*srtC{}, ops: map[srtKey]*srtC{}, streams: map[streamKey]*convDir{}}
 	if o.Conv {
 		s.Conversations = &ConvStats{Connections: []ConvConnection{}}
 	}
@@ -207,7 +213,7 @@ func NewStats(file string, o StatsOptions) *Stats {
 		s.IO = &IOStats{IntervalS: o.Interval.Seconds(), Intervals: []IOInterval{}}
 	}
 	if o.SRT {
-		s.SRT = &SRTStats{Procedures: []SRTRow{}, Accuracy: "p50 and p99 within 3.2% of the exact sample's value (log-linear histogram, 16 buckets per power of two); count, min, avg, max and sum exact"}
+		s.SRT = &SRTStats{Procedures: []SRTRow{}, Operations: []SRTRow{}, Accuracy: "p50 and p99 within 3.2% of the exact sample's value (log-linear histogram, 16 buckets per power of two); count, min, avg, max and sum exact"}
 	}
 	return s
 }
@@ -313,20 +319,30 @@ func (s *Stats) Exchange(x *dissect.Exchange) {
 		return
 	}
 	k := srtKey{ulp: x.ULP, name: x.Name}
-	if t, ok := x.Detail.(*dissect.Transaction); ok && t.HasProgram {
+	t, _ := x.Detail.(*dissect.Transaction)
+	if t != nil && t.HasProgram {
 		k.prog = oncrpc.Program(t.Program).String() + " v" + strconv.Itoa(int(t.Version))
 		k.proc, k.hasProc = t.Procedure, true
 	}
-	e := s.srt[k]
+	s.srtAdd(s.srt, k, x.Latency)
+	if t != nil && t.HasProgram && t.Program == uint32(oncrpc.ProgNFS) && t.Version == 4 && t.Procedure == 1 {
+		if op := fields.MainOperation(t.Operations); op != "" {
+			s.srtAdd(s.ops, srtKey{ulp: x.ULP, prog: k.prog, name: op}, x.Latency)
+		}
+	}
+}
+
+func (s *Stats) srtAdd(m map[srtKey]*srtC, k srtKey, d time.Duration) {
+	e := m[k]
 	if e == nil {
-		if len(s.srt) >= MaxStatsSRTNames {
+		if len(s.srt)+len(s.ops) >= MaxStatsSRTNames {
 			s.SRT.Cut++
 			return
 		}
 		e = &srtC{key: k}
-		s.srt[k] = e
+		m[k] = e
 	}
-	e.h.Add(x.Latency)
+	e.h.Add(d)
 }
 
 // AddFindings fills expert from a check result.
@@ -435,8 +451,16 @@ func (s *Stats) Finish() {
 		}
 	}
 	if s.SRT != nil {
-		rows := make([]SRTRow, 0, len(s.srt))
-		for _, e := range s.srt {
+		s.SRT.Procedures = srtRows(s.srt)
+		s.SRT.Operations = srtRows(s.ops)
+	}
+}
+
+// srtRows are the rows of m, by ULP, program, procedure and name.
+func srtRows(m map[srtKey]*srtC) []SRTRow {
+	{
+		rows := make([]SRTRow, 0, len(m))
+		for _, e := range m {
 			h := &e.h
 			r := SRTRow{ULP: e.key.ulp, Program: e.key.prog, Name: e.key.name, Count: h.Count,
 				Min: h.Min.Seconds(), Avg: h.Mean().Seconds(), Max: h.Max.Seconds(), Sum: h.Sum.Seconds(),
@@ -463,7 +487,7 @@ func (s *Stats) Finish() {
 			}
 			return a.Name < b.Name
 		})
-		s.SRT.Procedures = rows
+		return rows
 	}
 }
 

@@ -101,6 +101,15 @@ func (s *Stats) WriteText(w io.Writer) error {
 			}
 			fmt.Fprintf(bw, "%5s  %-18s %6d %9.6f %9.6f %9.6f %9.6f %9.6f %9.6f\n", idx, r.Name, r.Count, r.Min, r.Max, r.Avg, r.P50, r.P99, r.Sum)
 		}
+		group = "\x00"
+		for _, r := range t.Operations {
+			if g := r.ULP + " " + r.Program; g != group {
+				group = g
+				fmt.Fprintf(bw, "\n%s COMPOUND by main operation\n", strings.TrimSpace(g))
+				fmt.Fprintf(bw, "%5s  %-18s %6s %9s %9s %9s %9s %9s %9s\n", "", "Operation", "Calls", "Min SRT", "Max SRT", "Avg SRT", "p50", "p99", "Sum SRT")
+			}
+			fmt.Fprintf(bw, "%5s  %-18s %6d %9.6f %9.6f %9.6f %9.6f %9.6f %9.6f\n", "", r.Name, r.Count, r.Min, r.Max, r.Avg, r.P50, r.P99, r.Sum)
+		}
 		fmt.Fprintf(bw, "\nRequests without a response: %d\n", t.NoResponse)
 		if t.Cut > 0 {
 			fmt.Fprintf(bw, "Not counted (past %d names): %d\n", MaxStatsSRTNames, t.Cut)

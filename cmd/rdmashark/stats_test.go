@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/rdmashark/rdmashark/report"
+	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 )
 
 func runStatsJSON(t *testing.T, capture string, specs ...string) *report.Stats {
@@ -360,5 +361,70 @@ func TestStatsSpecs(t *testing.T) {
 		if code := run([]string{"stats", "-z", z, capturePath("rxe-nfs3")}, nil, &out, &errOut); code != 2 {
 			t.Errorf("-z %s: exit %d, want 2 (%s)", z, code, errOut.String())
 		}
+	}
+}
+
+// TestStatsSRTOperationsAsTshark: srt's NFSv4 rows by main operation
+// count, per operation, the COMPOUND Calls whose first nfs.main_opcode
+// tshark shows on the Call's frame (testdata/tshark/*.nfs-calls.tsv for
+// the Calls, *.nfs.tsv for nfs.main_opcode); every Call of these captures
+// is answered.
+func TestStatsSRTOperationsAsTshark(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "tshark")
+	fields := listFile(t, filepath.Join(dir, "fields-nfs.txt"))
+	mainCol := -1
+	for i, f := range fields {
+		if f == "nfs.main_opcode" {
+			mainCol = i
+		}
+	}
+	total := 0
+	for _, base := range []string{"rxe-nfs41", "rxe-nfs42-small", "siw-nfs41", "siw-nfs42-small"} {
+		t.Run(base, func(t *testing.T) {
+			calls, err := os.ReadFile(filepath.Join(dir, base+".nfs-calls.tsv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows, err := os.ReadFile(filepath.Join(dir, base+".nfs.tsv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mainOf := map[string]string{}
+			for _, l := range readLines(t, rows) {
+				v := strings.Split(l, "\t")
+				mainOf[v[0]] = strings.Split(v[mainCol], ",")[0]
+			}
+			want := map[string]uint64{}
+			for _, l := range readLines(t, calls) {
+				v := strings.Split(l, "\t")
+				if v[3] != "COMPOUND" {
+					continue
+				}
+				c, err := strconv.Atoi(mainOf[v[0]])
+				if err != nil {
+					t.Fatalf("frame %s: main opcode %q", v[0], mainOf[v[0]])
+				}
+				want[nfs.Opnum4(c).String()]++
+			}
+			doc := runStatsJSON(t, capturePath(base), "srt")
+			got := map[string]uint64{}
+			for _, r := range doc.SRT.Operations {
+				got[r.Name] += r.Count
+			}
+			for op, n := range want {
+				if got[op] != n {
+					t.Errorf("%s: tshark %d COMPOUNDs, srt %d", op, n, got[op])
+				}
+				total += int(n)
+			}
+			for op, n := range got {
+				if want[op] == 0 {
+					t.Errorf("%s: srt %d, tshark none", op, n)
+				}
+			}
+		})
+	}
+	if total < 300 {
+		t.Errorf("only %d COMPOUNDs compared", total)
 	}
 }
