@@ -215,6 +215,10 @@ type Transaction struct {
 	HasFH  bool
 	FHHash uint32
 	Name   []byte
+	// ReplyHasFH and ReplyFHHash: the handle the Reply returned for the
+	// object looked up or made (NFS LOOKUP, CREATE, OPEN's GETFH).
+	ReplyHasFH  bool
+	ReplyFHHash uint32
 	// Call is nil for a Reply whose Call is not in the capture; Reply is
 	// nil until a Reply is processed.
 	Call, Reply *RPCSide
@@ -472,7 +476,8 @@ func (t *Transaction) Clone() *Transaction {
 		Program: t.Program, Version: t.Version, Procedure: t.Procedure, ProcedureName: t.ProcedureName,
 		Operations: append([]string(nil), t.Operations...), ReadBytes: t.ReadBytes, WriteBytes: t.WriteBytes,
 		Latency: t.Latency, Outcome: t.Outcome, callDir: t.callDir,
-		HasFH: t.HasFH, FHHash: t.FHHash, Name: append([]byte(nil), t.Name...)}
+		HasFH: t.HasFH, FHHash: t.FHHash, Name: append([]byte(nil), t.Name...),
+		ReplyHasFH: t.ReplyHasFH, ReplyFHHash: t.ReplyFHHash}
 	if t.Call != nil {
 		out.call = t.call.clone()
 		out.Call = &out.call

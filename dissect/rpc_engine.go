@@ -818,8 +818,11 @@ func (e *Engine) ulpDecode(rec *RPCRecord, t *Transaction, body []byte, reply bo
 		t.Operations = append(t.Operations[:0], rec.ULP.Operations...)
 		t.HasFH, t.FHHash = rec.ULP.Object.HasFH, rec.ULP.Object.FHHash
 		t.Name = append(t.Name[:0], rec.ULP.ObjectName()...)
-	} else if t.ProcedureName == "" {
-		t.ProcedureName = rec.ULP.Procedure
+	} else {
+		if t.ProcedureName == "" {
+			t.ProcedureName = rec.ULP.Procedure
+		}
+		t.ReplyHasFH, t.ReplyFHHash = rec.ULP.Object.HasFH, rec.ULP.Object.FHHash
 	}
 }
 

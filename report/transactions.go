@@ -60,6 +60,11 @@ type Transaction struct {
 	// `jq 'group_by(.fh_hash)'` answers "which file was slow".
 	FHHash *Hex32 `json:"fh_hash,omitempty"`
 	Name   string `json:"name,omitempty"`
+	// ReplyFHHash is the hash of the handle the Reply returned for what
+	// the Call looked up or made (NFSv3 LOOKUP, CREATE, MKDIR, SYMLINK,
+	// MKNOD; NFSv4 the last GETFH): with Name, it names a handle that
+	// later Calls give as fh_hash.
+	ReplyFHHash *Hex32 `json:"reply_fh_hash,omitempty"`
 	// Call is null for a Reply whose Call is not in the capture; Reply is
 	// null for a Call without a Reply in the capture.
 	Call  *TxnSide `json:"call"`
@@ -253,6 +258,10 @@ func convertTxn(t *dissect.Transaction) Transaction {
 	if t.HasFH {
 		h := Hex32(t.FHHash)
 		out.FHHash = &h
+	}
+	if t.ReplyHasFH {
+		h := Hex32(t.ReplyFHHash)
+		out.ReplyFHHash = &h
 	}
 	if t.HasProgram {
 		p, v, pr := t.Program, t.Version, t.Procedure

@@ -101,6 +101,10 @@ func (e *txnEncoder) appendTxn(b []byte, t *Transaction) []byte {
 		e.uvarint(uint64(*t.FHHash))
 	}
 	e.str(t.Name)
+	e.flag(t.ReplyFHHash != nil)
+	if t.ReplyFHHash != nil {
+		e.uvarint(uint64(*t.ReplyFHHash))
+	}
 	return e.buf
 }
 
@@ -307,6 +311,10 @@ func (d *txnDecoder) decode(t *Transaction) error {
 		t.FHHash = &h
 	}
 	t.Name = d.str()
+	if d.flag() {
+		h := Hex32(d.u32())
+		t.ReplyFHHash = &h
+	}
 	if d.err != nil {
 		return fmt.Errorf("transactions: reading back a temporary file: %w", d.err)
 	}

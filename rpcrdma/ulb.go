@@ -91,7 +91,9 @@ type ULBInfo struct {
 	ValuesDropped int
 	// Object is what the request acts on, when the binding can tell: for
 	// NFS the file handle's hash (the CRC-32 tshark shows as nfs.fh.hash)
-	// and the name looked up, created or removed (in Arena).
+	// and the name looked up, created or removed (in Arena). For a
+	// Reply, the handle of the object the Call looked up or made (NFS
+	// LOOKUP, CREATE, OPEN...), without a name.
 	Object ULBObject
 }
 

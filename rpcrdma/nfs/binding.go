@@ -99,8 +99,12 @@ func (d *Binding) Decode(q *rpcrdma.ULBQuery, out *rpcrdma.ULBInfo) {
 		out.Values = append(out.Values, v)
 	}
 	out.ValuesDropped += in.ValuesDropped
-	out.Object = in.Object()
-	out.Object.NameOff += base
+	if q.Reply {
+		out.Object = in.replyObject()
+	} else {
+		out.Object = in.Object()
+		out.Object.NameOff += base
+	}
 	// A program this package decodes otherwise (NFS, MOUNT, NFSACL) is
 	// not taken as a callback program, whatever a client names.
 	if in.HasCBProgram && !d.callback(in.CBProgram) && !Known(in.CBProgram) && len(d.cbProgs) < 16 {

@@ -444,3 +444,38 @@ func (in *Info) Object() rpcrdma.ULBObject {
 
 // nfstime4 walks an nfstime4 outside fattr4 (EXCHANGE_ID's nii_date).
 func (d *decoder) nfstime4() error { return d.time(KeyNfstime4, true) }
+
+// replyObject is what a Reply says of the object its Call named: the
+// handle of the file a LOOKUP, CREATE, MKDIR, SYMLINK or MKNOD (NFSv3:
+// the first handle of the results) found or made, or, in NFSv4, the
+// handle the last GETFH returned. Other results name no handle.
+func (in *Info) replyObject() rpcrdma.ULBObject {
+	var o rpcrdma.ULBObject
+	if in.Prog != ProgNFS || in.Callback {
+		return o
+	}
+	for _, v := range in.Values {
+		if Key(v.Key) != KeyFH {
+			continue
+		}
+		switch {
+		case in.Vers == 3 && !o.HasFH:
+			switch in.Proc {
+			case 3, 8, 9, 10, 11: // LOOKUP, CREATE, MKDIR, SYMLINK, MKNOD
+			default:
+				return o
+			}
+		case in.Vers == 4:
+			if v.Op < 0 || int(v.Op) >= len(in.Ops) || in.Ops[v.Op].Code != OP_GETFH {
+				continue
+			}
+		default:
+			continue
+		}
+		end := uint64(v.Off) + uint64(v.Len)
+		if end <= uint64(len(in.Arena)) {
+			o.HasFH, o.FHHash = true, FHHash(in.Arena[v.Off:end])
+		}
+	}
+	return o
+}
