@@ -205,6 +205,15 @@ func TestStatsSRTAsTshark(t *testing.T) {
 	if compared < 30 {
 		t.Errorf("only %d procedures compared", compared)
 	}
+	doc, err := os.ReadFile(filepath.Join("..", "..", "testdata", "KNOWN-DIFFERENCES.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"KD-SRT-READ-TWICE", "KD-SRT-DUPLICATE-REPLY", "KD-SRT-READ-CHUNK"} {
+		if !regexp.MustCompile(`(?m)^#+ ` + id + `\b`).Match(doc) {
+			t.Errorf("%s is not documented in testdata/KNOWN-DIFFERENCES.md", id)
+		}
+	}
 }
 
 // TestStatsSRTExact computes each request name's figures independently,
