@@ -227,7 +227,7 @@ func (t *Table) Register(fs ...*Field) { t.fields = append(t.fields, fs...) }
 // fieldTables are the protocols' tables in registry (display) order.
 var fieldTables = []func() *Table{
 	analysisTable, columnTable, compatTable, ibTable, iwarpTable, linkTable,
-	netTable, streamTable, commentTable, nfsTable, rpcTable, protocolsTable, maccTable,
+	netTable, streamTable, commentTable, nfsTable, nfsMoreTable, rpcTable, protocolsTable, maccTable,
 	wordsTable, // fields_words.go
 }
 

@@ -53,6 +53,19 @@ type Transaction struct {
 	ProcedureName string  `json:"procedure_name,omitempty"`
 	// Operations are the NFSv4 COMPOUND operations, in order.
 	Operations []string `json:"operations"`
+	// FHHash is the hash of the file handle the Call acts on, as tshark
+	// shows it in nfs.fh.hash (the CRC-32 of the handle, "0x%08x"): NFSv3
+	// the first handle of the arguments, NFSv4 the last PUTFH's. Name is
+	// the name the Call looks up, creates or removes (NFSv3 diropargs3,
+	// NFSv4 component4). Both are absent when the Call has none, so
+	// `jq 'group_by(.fh_hash)'` answers "which file was slow".
+	FHHash *Hex32 `json:"fh_hash,omitempty"`
+	Name   string `json:"name,omitempty"`
+	// ReplyFHHash is the hash of the handle the Reply returned for what
+	// the Call looked up or made (NFSv3 LOOKUP, CREATE, MKDIR, SYMLINK,
+	// MKNOD; NFSv4 the last GETFH): with Name, it names a handle that
+	// later Calls give as fh_hash.
+	ReplyFHHash *Hex32 `json:"reply_fh_hash,omitempty"`
 	// Call is null for a Reply whose Call is not in the capture; Reply is
 	// null for a Call without a Reply in the capture.
 	Call  *TxnSide `json:"call"`
@@ -242,7 +255,15 @@ func convertTxn(t *rpcordma.Transaction) Transaction {
 	out := Transaction{
 		XID: Hex32(t.XID), Connection: t.Conn.ID, Direction: t.Direction.String(),
 		ProcedureName: t.ProcedureName, Operations: append([]string{}, t.Operations...),
-		Outcome: t.Outcome.String(),
+		Outcome: t.Outcome.String(), Name: string(t.Name),
+	}
+	if t.HasFH {
+		h := Hex32(t.FHHash)
+		out.FHHash = &h
+	}
+	if t.ReplyHasFH {
+		h := Hex32(t.ReplyFHHash)
+		out.ReplyFHHash = &h
 	}
 	if t.HasProgram {
 		p, v, pr := t.Program, t.Version, t.Procedure

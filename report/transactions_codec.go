@@ -96,6 +96,15 @@ func (e *txnEncoder) appendTxn(b []byte, t *Transaction) []byte {
 		e.buf = binary.LittleEndian.AppendUint64(e.buf, math.Float64bits(*t.LatencyUS))
 	}
 	e.str(t.Outcome)
+	e.flag(t.FHHash != nil)
+	if t.FHHash != nil {
+		e.uvarint(uint64(*t.FHHash))
+	}
+	e.str(t.Name)
+	e.flag(t.ReplyFHHash != nil)
+	if t.ReplyFHHash != nil {
+		e.uvarint(uint64(*t.ReplyFHHash))
+	}
 	return e.buf
 }
 
@@ -297,6 +306,15 @@ func (d *txnDecoder) decode(t *Transaction) error {
 		t.LatencyUS = &us
 	}
 	t.Outcome = d.str()
+	if d.flag() {
+		h := Hex32(d.u32())
+		t.FHHash = &h
+	}
+	t.Name = d.str()
+	if d.flag() {
+		h := Hex32(d.u32())
+		t.ReplyFHHash = &h
+	}
 	if d.err != nil {
 		return fmt.Errorf("transactions: reading back a temporary file: %w", d.err)
 	}

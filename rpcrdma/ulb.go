@@ -79,6 +79,55 @@ type ULBInfo struct {
 	WriteChunkOffsets []int
 	// Err is why the body did not decode, when it did not.
 	Err error
+
+	// Values are what the binding read of the body besides names and
+	// items, in the order met: for NFS the file handles, offsets, counts,
+	// names, attributes and state of rpcrdma/nfs's keys (nfs.Key). A
+	// value's bytes are in Arena (ValueBytes); the binding copies them
+	// there, so they outlive the body. ValuesDropped counts the values
+	// past the binding's bounds.
+	Values        []ULBValue
+	Arena         []byte
+	ValuesDropped int
+	// Object is what the request acts on, when the binding can tell: for
+	// NFS the file handle's hash (the CRC-32 tshark shows as nfs.fh.hash)
+	// and the name looked up, created or removed (in Arena). For a
+	// Reply, the handle of the object the Call looked up or made (NFS
+	// LOOKUP, CREATE, OPEN...), without a name.
+	Object ULBObject
+}
+
+// ULBValue is one value a binding read from a body. Key is the binding's
+// (package nfs: nfs.Key); Op is the index in Operations of the compound
+// operation holding it, -1 outside one. U and V are its numbers (a time's
+// seconds and nanoseconds), Off and Len its bytes in ULBInfo.Arena.
+type ULBValue struct {
+	Key      uint16
+	Op       int16
+	V        uint32
+	U        uint64
+	Off, Len uint32
+}
+
+// ULBObject names what a request acts on.
+type ULBObject struct {
+	HasFH            bool
+	FHHash           uint32
+	NameOff, NameLen uint32 // in Arena; NameLen 0: no name
+}
+
+// ValueBytes returns v's bytes (a slice of u.Arena).
+func (u *ULBInfo) ValueBytes(v ULBValue) []byte {
+	end := uint64(v.Off) + uint64(v.Len)
+	if end > uint64(len(u.Arena)) {
+		return nil
+	}
+	return u.Arena[v.Off:end:end]
+}
+
+// ObjectName returns the name of Object (a slice of u.Arena), or nil.
+func (u *ULBInfo) ObjectName() []byte {
+	return u.ValueBytes(ULBValue{Off: u.Object.NameOff, Len: u.Object.NameLen})
 }
 
 // DataItem is one DDP-eligible data item of an RPC message body.
@@ -103,5 +152,7 @@ type DataItem struct {
 func (u *ULBInfo) Reset() {
 	ops, offs, items := u.Operations[:0], u.WriteChunkOffsets[:0], u.Items[:0]
 	codes, stats := u.OpCodes[:0], u.OpStatus[:0]
-	*u = ULBInfo{Operations: ops, WriteChunkOffsets: offs, OpCodes: codes, OpStatus: stats, Items: items}
+	vals, arena := u.Values[:0], u.Arena[:0]
+	*u = ULBInfo{Operations: ops, WriteChunkOffsets: offs, OpCodes: codes, OpStatus: stats, Items: items,
+		Values: vals, Arena: arena}
 }

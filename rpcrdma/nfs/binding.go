@@ -21,7 +21,14 @@ type Binding struct {
 }
 
 // NewBinding returns an NFS binding for one stream of messages.
-func NewBinding() *Binding { return &Binding{} }
+func NewBinding() *Binding {
+	// Room for the values of a typical body up front, so that only the
+	// rare large one (a READDIRPLUS reply) grows them.
+	b := &Binding{}
+	b.info.Values = make([]rpcrdma.ULBValue, 0, 512)
+	b.info.Arena = make([]byte, 0, 16<<10)
+	return b
+}
 
 var _ rpcrdma.UpperLayerBinding = (*Binding)(nil)
 
@@ -82,6 +89,21 @@ func (d *Binding) Decode(q *rpcrdma.ULBQuery, out *rpcrdma.ULBInfo) {
 	for _, it := range in.Items {
 		out.Items = append(out.Items, rpcrdma.DataItem{Name: it.Kind.String(), Result: it.Kind.IsResult(), Op: it.Op,
 			Offset: it.Offset, Length: it.Length, Reduced: it.Reduced})
+	}
+	// Values and their bytes, after what out holds already (nothing,
+	// once Reset).
+	base := uint32(len(out.Arena))
+	out.Arena = append(out.Arena, in.Arena...)
+	for _, v := range in.Values {
+		v.Off += base
+		out.Values = append(out.Values, v)
+	}
+	out.ValuesDropped += in.ValuesDropped
+	if q.Reply {
+		out.Object = in.replyObject()
+	} else {
+		out.Object = in.Object()
+		out.Object.NameOff += base
 	}
 	// A program this package decodes otherwise (NFS, MOUNT, NFSACL) is
 	// not taken as a callback program, whatever a client names.

@@ -27,8 +27,9 @@ type decoder struct {
 
 	info        *Info
 	red         *Reduction
-	curOp       int // index of the COMPOUND operation being walked, or -1
-	resultItems int // DDP-eligible result items met so far (Write chunk pairing)
+	curOp       int       // index of the COMPOUND operation being walked, or -1
+	resultItems int       // DDP-eligible result items met so far (Write chunk pairing)
+	mask        [3]uint32 // the last fattr4 attrmask walked (values.go)
 
 	errType string // innermost XDR type being walked when the error happened
 	errOff  int

@@ -99,6 +99,17 @@ func FuzzDecode(f *testing.F) {
 					t.Fatalf("callback detail %+v: %d ops", c, len(in.Ops))
 				}
 			}
+			if len(in.Values) > nfs.MaxValues || len(in.Arena) > nfs.MaxArenaBytes {
+				t.Fatalf("%d values, %d arena bytes: past the bounds", len(in.Values), len(in.Arena))
+			}
+			for _, v := range in.Values {
+				if uint64(v.Off)+uint64(v.Len) > uint64(len(in.Arena)) || v.Key == 0 || v.Key >= uint16(nfs.KeyNfstime4)+1 {
+					t.Fatalf("value %+v outside arena %d", v, len(in.Arena))
+				}
+			}
+			if o := in.Object(); uint64(o.NameOff)+uint64(o.NameLen) > uint64(len(in.Arena)) {
+				t.Fatalf("object %+v outside arena %d", o, len(in.Arena))
+			}
 			if err != nil && err.Error() == "" {
 				t.Fatal("empty error")
 			}

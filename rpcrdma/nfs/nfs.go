@@ -40,6 +40,8 @@ package nfs
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/rdmashark/rdmashark/rpcrdma"
 )
 
 // Program is an ONC RPC program number (RFC 5531 section 7.3; the numbers
@@ -220,6 +222,13 @@ type Info struct {
 	// program of the backchannel Calls to decode with DecodeCallback.
 	CBProgram    uint32
 	HasCBProgram bool
+
+	// Values are the file handles, names, offsets, counts, attributes and
+	// state read from the body, in order (values.go), their bytes in
+	// Arena; ValuesDropped counts those past MaxValues or MaxArenaBytes.
+	Values        []rpcrdma.ULBValue
+	Arena         []byte
+	ValuesDropped int
 
 	// Len is the number of body bytes walked; on success, bytes after it
 	// are not part of the procedure's arguments or results.
@@ -439,7 +448,9 @@ func (in *Info) DecodeCallback(prog, vers, proc uint32, call bool, body []byte, 
 
 func (in *Info) reset(prog, vers, proc uint32, call, cb bool, body []byte, red *Reduction) {
 	ops, items, cbd := in.Ops[:0], in.Items[:0], in.CBDetails[:0]
-	*in = Info{Prog: Program(prog), Vers: vers, Proc: proc, Call: call, Callback: cb, Ops: ops, Items: items, CBDetails: cbd}
+	vals, arena := in.Values[:0], in.Arena[:0]
+	*in = Info{Prog: Program(prog), Vers: vers, Proc: proc, Call: call, Callback: cb, Ops: ops, Items: items, CBDetails: cbd,
+		Values: vals, Arena: arena}
 	var r *Reduction
 	if red != nil {
 		in.red = *red

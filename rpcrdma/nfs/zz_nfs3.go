@@ -243,7 +243,7 @@ func (d *decoder) v3_specdata3() error {
 
 // v3_nfs_fh3 walks struct nfs_fh3.
 func (d *decoder) v3_nfs_fh3() error {
-	if err := d.opaque(64); err != nil {
+	if err := d.fh3(); err != nil {
 		return d.in("nfs_fh3", err)
 	}
 	return nil
@@ -259,7 +259,25 @@ func (d *decoder) v3_nfstime3() error {
 
 // v3_fattr3 walks struct fattr3.
 func (d *decoder) v3_fattr3() error {
-	if err := d.skip(84); err != nil {
+	if err := d.skip(20); err != nil {
+		return d.in("fattr3", err)
+	}
+	if err := d.fattr3Size(); err != nil {
+		return d.in("fattr3", err)
+	}
+	if err := d.skip(24); err != nil {
+		return d.in("fattr3", err)
+	}
+	if err := d.fattr3Fileid(); err != nil {
+		return d.in("fattr3", err)
+	}
+	if err := d.atime3(); err != nil {
+		return d.in("fattr3", err)
+	}
+	if err := d.mtime3(); err != nil {
+		return d.in("fattr3", err)
+	}
+	if err := d.ctime3(); err != nil {
 		return d.in("fattr3", err)
 	}
 	return nil
@@ -278,7 +296,7 @@ func (d *decoder) v3_post_op_attr() error {
 func (d *decoder) v3_post_op_attr_arm(disc uint32) error {
 	switch disc {
 	case 1: // TRUE
-		if err := d.skip(84); err != nil {
+		if err := d.v3_fattr3(); err != nil {
 			return d.in("post_op_attr", err)
 		}
 	case 0: // FALSE
@@ -290,7 +308,13 @@ func (d *decoder) v3_post_op_attr_arm(disc uint32) error {
 
 // v3_wcc_attr walks struct wcc_attr.
 func (d *decoder) v3_wcc_attr() error {
-	if err := d.skip(24); err != nil {
+	if err := d.wccSize(); err != nil {
+		return d.in("wcc_attr", err)
+	}
+	if err := d.mtime3(); err != nil {
+		return d.in("wcc_attr", err)
+	}
+	if err := d.ctime3(); err != nil {
 		return d.in("wcc_attr", err)
 	}
 	return nil
@@ -309,7 +333,7 @@ func (d *decoder) v3_pre_op_attr() error {
 func (d *decoder) v3_pre_op_attr_arm(disc uint32) error {
 	switch disc {
 	case 1: // TRUE
-		if err := d.skip(24); err != nil {
+		if err := d.v3_wcc_attr(); err != nil {
 			return d.in("pre_op_attr", err)
 		}
 	case 0: // FALSE
@@ -507,7 +531,7 @@ func (d *decoder) v3_diropargs3() error {
 	if err := d.v3_nfs_fh3(); err != nil {
 		return d.in("diropargs3", err)
 	}
-	if err := d.v3_filename3(); err != nil {
+	if err := d.name3(); err != nil {
 		return d.in("diropargs3", err)
 	}
 	return nil
@@ -523,7 +547,7 @@ func (d *decoder) v3_GETATTR3args() error {
 
 // v3_GETATTR3resok walks struct GETATTR3resok.
 func (d *decoder) v3_GETATTR3resok() error {
-	if err := d.skip(84); err != nil {
+	if err := d.v3_fattr3(); err != nil {
 		return d.in("GETATTR3resok", err)
 	}
 	return nil
@@ -542,7 +566,7 @@ func (d *decoder) v3_GETATTR3res() error {
 func (d *decoder) v3_GETATTR3res_arm(disc uint32) error {
 	switch disc {
 	case 0: // NFS3_OK
-		if err := d.skip(84); err != nil {
+		if err := d.v3_GETATTR3resok(); err != nil {
 			return d.in("GETATTR3res", err)
 		}
 	default:
@@ -791,7 +815,10 @@ func (d *decoder) v3_READ3args() error {
 	if err := d.v3_nfs_fh3(); err != nil {
 		return d.in("READ3args", err)
 	}
-	if err := d.skip(12); err != nil {
+	if err := d.offset3(); err != nil {
+		return d.in("READ3args", err)
+	}
+	if err := d.count3(); err != nil {
 		return d.in("READ3args", err)
 	}
 	return nil
@@ -802,7 +829,10 @@ func (d *decoder) v3_READ3resok() error {
 	if err := d.v3_post_op_attr(); err != nil {
 		return d.in("READ3resok", err)
 	}
-	if err := d.skip(8); err != nil {
+	if err := d.count3(); err != nil {
+		return d.in("READ3resok", err)
+	}
+	if err := d.eof3(); err != nil {
 		return d.in("READ3resok", err)
 	}
 	if err := d.ddp(ItemNFS3ReadData, 0xffffffff); err != nil {
@@ -848,7 +878,13 @@ func (d *decoder) v3_WRITE3args() error {
 	if err := d.v3_nfs_fh3(); err != nil {
 		return d.in("WRITE3args", err)
 	}
-	if err := d.skip(16); err != nil {
+	if err := d.offset3(); err != nil {
+		return d.in("WRITE3args", err)
+	}
+	if err := d.count3(); err != nil {
+		return d.in("WRITE3args", err)
+	}
+	if err := d.stable3(); err != nil {
 		return d.in("WRITE3args", err)
 	}
 	if err := d.ddp(ItemNFS3WriteData, 0xffffffff); err != nil {
@@ -862,7 +898,13 @@ func (d *decoder) v3_WRITE3resok() error {
 	if err := d.v3_wcc_data(); err != nil {
 		return d.in("WRITE3resok", err)
 	}
-	if err := d.skip(16); err != nil {
+	if err := d.count3(); err != nil {
+		return d.in("WRITE3resok", err)
+	}
+	if err := d.committed3(); err != nil {
+		return d.in("WRITE3resok", err)
+	}
+	if err := d.skip(8); err != nil {
 		return d.in("WRITE3resok", err)
 	}
 	return nil
@@ -1416,7 +1458,10 @@ func (d *decoder) v3_READDIR3args() error {
 	if err := d.v3_nfs_fh3(); err != nil {
 		return d.in("READDIR3args", err)
 	}
-	if err := d.skip(20); err != nil {
+	if err := d.skip(16); err != nil {
+		return d.in("READDIR3args", err)
+	}
+	if err := d.count3(); err != nil {
 		return d.in("READDIR3args", err)
 	}
 	return nil
@@ -1428,7 +1473,7 @@ func (d *decoder) v3_entry3() error {
 		if err := d.skip(8); err != nil {
 			return d.in("entry3", err)
 		}
-		if err := d.v3_filename3(); err != nil {
+		if err := d.readdirName3(); err != nil {
 			return d.in("entry3", err)
 		}
 		if err := d.skip(8); err != nil {
@@ -1522,7 +1567,7 @@ func (d *decoder) v3_entryplus3() error {
 		if err := d.skip(8); err != nil {
 			return d.in("entryplus3", err)
 		}
-		if err := d.v3_filename3(); err != nil {
+		if err := d.readdirplusName3(); err != nil {
 			return d.in("entryplus3", err)
 		}
 		if err := d.skip(8); err != nil {
@@ -1763,7 +1808,10 @@ func (d *decoder) v3_COMMIT3args() error {
 	if err := d.v3_nfs_fh3(); err != nil {
 		return d.in("COMMIT3args", err)
 	}
-	if err := d.skip(12); err != nil {
+	if err := d.offset3(); err != nil {
+		return d.in("COMMIT3args", err)
+	}
+	if err := d.count3(); err != nil {
 		return d.in("COMMIT3args", err)
 	}
 	return nil

@@ -740,7 +740,7 @@ func (d *decoder) v4_changeid4() error {
 
 // v4_clientid4 walks typedef clientid4.
 func (d *decoder) v4_clientid4() error {
-	if err := d.skip(8); err != nil {
+	if err := d.clientid4(); err != nil {
 		return d.in("clientid4", err)
 	}
 	return nil
@@ -772,7 +772,7 @@ func (d *decoder) v4_nfs_cookie4() error {
 
 // v4_nfs_fh4 walks typedef nfs_fh4.
 func (d *decoder) v4_nfs_fh4() error {
-	if err := d.opaque(128); err != nil {
+	if err := d.fh4(); err != nil {
 		return d.in("nfs_fh4", err)
 	}
 	return nil
@@ -804,7 +804,7 @@ func (d *decoder) v4_sec_oid4() error {
 
 // v4_sequenceid4 walks typedef sequenceid4.
 func (d *decoder) v4_sequenceid4() error {
-	if err := d.skip(4); err != nil {
+	if err := d.seqid4(); err != nil {
 		return d.in("sequenceid4", err)
 	}
 	return nil
@@ -812,7 +812,7 @@ func (d *decoder) v4_sequenceid4() error {
 
 // v4_seqid4 walks typedef seqid4.
 func (d *decoder) v4_seqid4() error {
-	if err := d.skip(4); err != nil {
+	if err := d.seqid4(); err != nil {
 		return d.in("seqid4", err)
 	}
 	return nil
@@ -820,7 +820,7 @@ func (d *decoder) v4_seqid4() error {
 
 // v4_sessionid4 walks typedef sessionid4.
 func (d *decoder) v4_sessionid4() error {
-	if err := d.skip(16); err != nil {
+	if err := d.sessionid4(); err != nil {
 		return d.in("sessionid4", err)
 	}
 	return nil
@@ -868,7 +868,7 @@ func (d *decoder) v4_utf8str_mixed() error {
 
 // v4_component4 walks typedef component4.
 func (d *decoder) v4_component4() error {
-	if err := d.v4_utf8str_cs(); err != nil {
+	if err := d.component4(); err != nil {
 		return d.in("component4", err)
 	}
 	return nil
@@ -964,7 +964,10 @@ func (d *decoder) v4_specdata4() error {
 
 // v4_stateid4 walks struct stateid4.
 func (d *decoder) v4_stateid4() error {
-	if err := d.skip(16); err != nil {
+	if err := d.skip(4); err != nil {
+		return d.in("stateid4", err)
+	}
+	if err := d.stateidOther(); err != nil {
 		return d.in("stateid4", err)
 	}
 	return nil
@@ -972,10 +975,10 @@ func (d *decoder) v4_stateid4() error {
 
 // v4_fattr4 walks struct fattr4.
 func (d *decoder) v4_fattr4() error {
-	if err := d.v4_bitmap4(); err != nil {
+	if err := d.attrmask4(); err != nil {
 		return d.in("fattr4", err)
 	}
-	if err := d.v4_attrlist4(); err != nil {
+	if err := d.attrVals4(); err != nil {
 		return d.in("fattr4", err)
 	}
 	return nil
@@ -1021,7 +1024,7 @@ func (d *decoder) v4_nfsace4() error {
 
 // v4_state_owner4 walks struct state_owner4.
 func (d *decoder) v4_state_owner4() error {
-	if err := d.skip(8); err != nil {
+	if err := d.v4_clientid4(); err != nil {
 		return d.in("state_owner4", err)
 	}
 	if err := d.opaque(1024); err != nil {
@@ -1054,7 +1057,7 @@ func (d *decoder) v4_nfs_impl_id4() error {
 	if err := d.v4_utf8str_cs(); err != nil {
 		return d.in("nfs_impl_id4", err)
 	}
-	if err := d.skip(12); err != nil {
+	if err := d.nfstime4(); err != nil {
 		return d.in("nfs_impl_id4", err)
 	}
 	return nil
@@ -1143,7 +1146,10 @@ func (d *decoder) v4_ACCESS4res_arm(disc uint32) error {
 
 // v4_CLOSE4args walks struct CLOSE4args.
 func (d *decoder) v4_CLOSE4args() error {
-	if err := d.skip(20); err != nil {
+	if err := d.v4_seqid4(); err != nil {
+		return d.in("CLOSE4args", err)
+	}
+	if err := d.v4_stateid4(); err != nil {
 		return d.in("CLOSE4args", err)
 	}
 	return nil
@@ -1162,7 +1168,7 @@ func (d *decoder) v4_CLOSE4res() error {
 func (d *decoder) v4_CLOSE4res_arm(disc uint32) error {
 	switch disc {
 	case 0: // NFS4_OK
-		if err := d.skip(16); err != nil {
+		if err := d.v4_stateid4(); err != nil {
 			return d.in("CLOSE4res", err)
 		}
 	default:
@@ -1172,7 +1178,10 @@ func (d *decoder) v4_CLOSE4res_arm(disc uint32) error {
 
 // v4_COMMIT4args walks struct COMMIT4args.
 func (d *decoder) v4_COMMIT4args() error {
-	if err := d.skip(12); err != nil {
+	if err := d.offset4(); err != nil {
+		return d.in("COMMIT4args", err)
+	}
+	if err := d.count4(); err != nil {
 		return d.in("COMMIT4args", err)
 	}
 	return nil
@@ -1281,7 +1290,7 @@ func (d *decoder) v4_CREATE4res_arm(disc uint32) error {
 
 // v4_DELEGPURGE4args walks struct DELEGPURGE4args.
 func (d *decoder) v4_DELEGPURGE4args() error {
-	if err := d.skip(8); err != nil {
+	if err := d.v4_clientid4(); err != nil {
 		return d.in("DELEGPURGE4args", err)
 	}
 	return nil
@@ -1297,7 +1306,7 @@ func (d *decoder) v4_DELEGPURGE4res() error {
 
 // v4_DELEGRETURN4args walks struct DELEGRETURN4args.
 func (d *decoder) v4_DELEGRETURN4args() error {
-	if err := d.skip(16); err != nil {
+	if err := d.v4_stateid4(); err != nil {
 		return d.in("DELEGRETURN4args", err)
 	}
 	return nil
@@ -1416,7 +1425,13 @@ func (d *decoder) v4_LINK4res_arm(disc uint32) error {
 
 // v4_open_to_lock_owner4 walks struct open_to_lock_owner4.
 func (d *decoder) v4_open_to_lock_owner4() error {
-	if err := d.skip(24); err != nil {
+	if err := d.v4_seqid4(); err != nil {
+		return d.in("open_to_lock_owner4", err)
+	}
+	if err := d.v4_stateid4(); err != nil {
+		return d.in("open_to_lock_owner4", err)
+	}
+	if err := d.v4_seqid4(); err != nil {
 		return d.in("open_to_lock_owner4", err)
 	}
 	if err := d.v4_lock_owner4(); err != nil {
@@ -1427,7 +1442,10 @@ func (d *decoder) v4_open_to_lock_owner4() error {
 
 // v4_exist_lock_owner4 walks struct exist_lock_owner4.
 func (d *decoder) v4_exist_lock_owner4() error {
-	if err := d.skip(20); err != nil {
+	if err := d.v4_stateid4(); err != nil {
+		return d.in("exist_lock_owner4", err)
+	}
+	if err := d.v4_seqid4(); err != nil {
 		return d.in("exist_lock_owner4", err)
 	}
 	return nil
@@ -1450,7 +1468,7 @@ func (d *decoder) v4_locker4_arm(disc uint32) error {
 			return d.in("locker4", err)
 		}
 	case 0: // FALSE
-		if err := d.skip(20); err != nil {
+		if err := d.v4_exist_lock_owner4(); err != nil {
 			return d.in("locker4", err)
 		}
 	default:
@@ -1483,7 +1501,7 @@ func (d *decoder) v4_LOCK4denied() error {
 
 // v4_LOCK4resok walks struct LOCK4resok.
 func (d *decoder) v4_LOCK4resok() error {
-	if err := d.skip(16); err != nil {
+	if err := d.v4_stateid4(); err != nil {
 		return d.in("LOCK4resok", err)
 	}
 	return nil
@@ -1502,7 +1520,7 @@ func (d *decoder) v4_LOCK4res() error {
 func (d *decoder) v4_LOCK4res_arm(disc uint32) error {
 	switch disc {
 	case 0: // NFS4_OK
-		if err := d.skip(16); err != nil {
+		if err := d.v4_LOCK4resok(); err != nil {
 			return d.in("LOCK4res", err)
 		}
 	case 10010: // NFS4ERR_DENIED
@@ -1549,7 +1567,16 @@ func (d *decoder) v4_LOCKT4res_arm(disc uint32) error {
 
 // v4_LOCKU4args walks struct LOCKU4args.
 func (d *decoder) v4_LOCKU4args() error {
-	if err := d.skip(40); err != nil {
+	if err := d.skip(4); err != nil {
+		return d.in("LOCKU4args", err)
+	}
+	if err := d.v4_seqid4(); err != nil {
+		return d.in("LOCKU4args", err)
+	}
+	if err := d.v4_stateid4(); err != nil {
+		return d.in("LOCKU4args", err)
+	}
+	if err := d.skip(16); err != nil {
 		return d.in("LOCKU4args", err)
 	}
 	return nil
@@ -1568,7 +1595,7 @@ func (d *decoder) v4_LOCKU4res() error {
 func (d *decoder) v4_LOCKU4res_arm(disc uint32) error {
 	switch disc {
 	case 0: // NFS4_OK
-		if err := d.skip(16); err != nil {
+		if err := d.v4_stateid4(); err != nil {
 			return d.in("LOCKU4res", err)
 		}
 	default:
@@ -1714,7 +1741,7 @@ func (d *decoder) v4_nfs_space_limit4_arm(disc uint32) error {
 
 // v4_open_claim_delegate_cur4 walks struct open_claim_delegate_cur4.
 func (d *decoder) v4_open_claim_delegate_cur4() error {
-	if err := d.skip(16); err != nil {
+	if err := d.v4_stateid4(); err != nil {
 		return d.in("open_claim_delegate_cur4", err)
 	}
 	if err := d.v4_component4(); err != nil {
@@ -1754,7 +1781,7 @@ func (d *decoder) v4_open_claim4_arm(disc uint32) error {
 	case 4: // CLAIM_FH
 	case 6: // CLAIM_DELEG_PREV_FH
 	case 5: // CLAIM_DELEG_CUR_FH
-		if err := d.skip(16); err != nil {
+		if err := d.v4_stateid4(); err != nil {
 			return d.in("open_claim4", err)
 		}
 	default:
@@ -1765,7 +1792,10 @@ func (d *decoder) v4_open_claim4_arm(disc uint32) error {
 
 // v4_OPEN4args walks struct OPEN4args.
 func (d *decoder) v4_OPEN4args() error {
-	if err := d.skip(12); err != nil {
+	if err := d.v4_seqid4(); err != nil {
+		return d.in("OPEN4args", err)
+	}
+	if err := d.skip(8); err != nil {
 		return d.in("OPEN4args", err)
 	}
 	if err := d.v4_open_owner4(); err != nil {
@@ -1782,7 +1812,10 @@ func (d *decoder) v4_OPEN4args() error {
 
 // v4_open_read_delegation4 walks struct open_read_delegation4.
 func (d *decoder) v4_open_read_delegation4() error {
-	if err := d.skip(20); err != nil {
+	if err := d.v4_stateid4(); err != nil {
+		return d.in("open_read_delegation4", err)
+	}
+	if err := d.skip(4); err != nil {
 		return d.in("open_read_delegation4", err)
 	}
 	if err := d.v4_nfsace4(); err != nil {
@@ -1793,7 +1826,10 @@ func (d *decoder) v4_open_read_delegation4() error {
 
 // v4_open_write_delegation4 walks struct open_write_delegation4.
 func (d *decoder) v4_open_write_delegation4() error {
-	if err := d.skip(20); err != nil {
+	if err := d.v4_stateid4(); err != nil {
+		return d.in("open_write_delegation4", err)
+	}
+	if err := d.skip(4); err != nil {
 		return d.in("open_write_delegation4", err)
 	}
 	if err := d.v4_nfs_space_limit4(); err != nil {
@@ -1863,7 +1899,10 @@ func (d *decoder) v4_open_delegation4_arm(disc uint32) error {
 
 // v4_OPEN4resok walks struct OPEN4resok.
 func (d *decoder) v4_OPEN4resok() error {
-	if err := d.skip(40); err != nil {
+	if err := d.v4_stateid4(); err != nil {
+		return d.in("OPEN4resok", err)
+	}
+	if err := d.skip(24); err != nil {
 		return d.in("OPEN4resok", err)
 	}
 	if err := d.v4_bitmap4(); err != nil {
@@ -1914,7 +1953,10 @@ func (d *decoder) v4_OPENATTR4res() error {
 
 // v4_OPEN_CONFIRM4args walks struct OPEN_CONFIRM4args.
 func (d *decoder) v4_OPEN_CONFIRM4args() error {
-	if err := d.skip(20); err != nil {
+	if err := d.v4_stateid4(); err != nil {
+		return d.in("OPEN_CONFIRM4args", err)
+	}
+	if err := d.v4_seqid4(); err != nil {
 		return d.in("OPEN_CONFIRM4args", err)
 	}
 	return nil
@@ -1922,7 +1964,7 @@ func (d *decoder) v4_OPEN_CONFIRM4args() error {
 
 // v4_OPEN_CONFIRM4resok walks struct OPEN_CONFIRM4resok.
 func (d *decoder) v4_OPEN_CONFIRM4resok() error {
-	if err := d.skip(16); err != nil {
+	if err := d.v4_stateid4(); err != nil {
 		return d.in("OPEN_CONFIRM4resok", err)
 	}
 	return nil
@@ -1941,7 +1983,7 @@ func (d *decoder) v4_OPEN_CONFIRM4res() error {
 func (d *decoder) v4_OPEN_CONFIRM4res_arm(disc uint32) error {
 	switch disc {
 	case 0: // NFS4_OK
-		if err := d.skip(16); err != nil {
+		if err := d.v4_OPEN_CONFIRM4resok(); err != nil {
 			return d.in("OPEN_CONFIRM4res", err)
 		}
 	default:
@@ -1951,7 +1993,13 @@ func (d *decoder) v4_OPEN_CONFIRM4res_arm(disc uint32) error {
 
 // v4_OPEN_DOWNGRADE4args walks struct OPEN_DOWNGRADE4args.
 func (d *decoder) v4_OPEN_DOWNGRADE4args() error {
-	if err := d.skip(28); err != nil {
+	if err := d.v4_stateid4(); err != nil {
+		return d.in("OPEN_DOWNGRADE4args", err)
+	}
+	if err := d.v4_seqid4(); err != nil {
+		return d.in("OPEN_DOWNGRADE4args", err)
+	}
+	if err := d.skip(8); err != nil {
 		return d.in("OPEN_DOWNGRADE4args", err)
 	}
 	return nil
@@ -1959,7 +2007,7 @@ func (d *decoder) v4_OPEN_DOWNGRADE4args() error {
 
 // v4_OPEN_DOWNGRADE4resok walks struct OPEN_DOWNGRADE4resok.
 func (d *decoder) v4_OPEN_DOWNGRADE4resok() error {
-	if err := d.skip(16); err != nil {
+	if err := d.v4_stateid4(); err != nil {
 		return d.in("OPEN_DOWNGRADE4resok", err)
 	}
 	return nil
@@ -1978,7 +2026,7 @@ func (d *decoder) v4_OPEN_DOWNGRADE4res() error {
 func (d *decoder) v4_OPEN_DOWNGRADE4res_arm(disc uint32) error {
 	switch disc {
 	case 0: // NFS4_OK
-		if err := d.skip(16); err != nil {
+		if err := d.v4_OPEN_DOWNGRADE4resok(); err != nil {
 			return d.in("OPEN_DOWNGRADE4res", err)
 		}
 	default:
@@ -2020,7 +2068,13 @@ func (d *decoder) v4_PUTROOTFH4res() error {
 
 // v4_READ4args walks struct READ4args.
 func (d *decoder) v4_READ4args() error {
-	if err := d.skip(28); err != nil {
+	if err := d.v4_stateid4(); err != nil {
+		return d.in("READ4args", err)
+	}
+	if err := d.offset4(); err != nil {
+		return d.in("READ4args", err)
+	}
+	if err := d.count4(); err != nil {
 		return d.in("READ4args", err)
 	}
 	return nil
@@ -2028,7 +2082,7 @@ func (d *decoder) v4_READ4args() error {
 
 // v4_READ4resok walks struct READ4resok.
 func (d *decoder) v4_READ4resok() error {
-	if err := d.skip(4); err != nil {
+	if err := d.eof4(); err != nil {
 		return d.in("READ4resok", err)
 	}
 	if err := d.ddp(ItemNFS4ReadData, 0xffffffff); err != nil {
@@ -2075,7 +2129,7 @@ func (d *decoder) v4_entry4() error {
 		if err := d.skip(8); err != nil {
 			return d.in("entry4", err)
 		}
-		if err := d.v4_component4(); err != nil {
+		if err := d.entryName4(); err != nil {
 			return d.in("entry4", err)
 		}
 		if err := d.v4_fattr4(); err != nil {
@@ -2246,7 +2300,7 @@ func (d *decoder) v4_RENAME4res_arm(disc uint32) error {
 
 // v4_RENEW4args walks struct RENEW4args.
 func (d *decoder) v4_RENEW4args() error {
-	if err := d.skip(8); err != nil {
+	if err := d.v4_clientid4(); err != nil {
 		return d.in("RENEW4args", err)
 	}
 	return nil
@@ -2353,7 +2407,7 @@ func (d *decoder) v4_SECINFO4res_arm(disc uint32) error {
 
 // v4_SETATTR4args walks struct SETATTR4args.
 func (d *decoder) v4_SETATTR4args() error {
-	if err := d.skip(16); err != nil {
+	if err := d.v4_stateid4(); err != nil {
 		return d.in("SETATTR4args", err)
 	}
 	if err := d.v4_fattr4(); err != nil {
@@ -2411,7 +2465,10 @@ func (d *decoder) v4_SETCLIENTID4args() error {
 
 // v4_SETCLIENTID4resok walks struct SETCLIENTID4resok.
 func (d *decoder) v4_SETCLIENTID4resok() error {
-	if err := d.skip(16); err != nil {
+	if err := d.v4_clientid4(); err != nil {
+		return d.in("SETCLIENTID4resok", err)
+	}
+	if err := d.skip(8); err != nil {
 		return d.in("SETCLIENTID4resok", err)
 	}
 	return nil
@@ -2430,7 +2487,7 @@ func (d *decoder) v4_SETCLIENTID4res() error {
 func (d *decoder) v4_SETCLIENTID4res_arm(disc uint32) error {
 	switch disc {
 	case 0: // NFS4_OK
-		if err := d.skip(16); err != nil {
+		if err := d.v4_SETCLIENTID4resok(); err != nil {
 			return d.in("SETCLIENTID4res", err)
 		}
 	case 10017: // NFS4ERR_CLID_INUSE
@@ -2444,7 +2501,10 @@ func (d *decoder) v4_SETCLIENTID4res_arm(disc uint32) error {
 
 // v4_SETCLIENTID_CONFIRM4args walks struct SETCLIENTID_CONFIRM4args.
 func (d *decoder) v4_SETCLIENTID_CONFIRM4args() error {
-	if err := d.skip(16); err != nil {
+	if err := d.v4_clientid4(); err != nil {
+		return d.in("SETCLIENTID_CONFIRM4args", err)
+	}
+	if err := d.skip(8); err != nil {
 		return d.in("SETCLIENTID_CONFIRM4args", err)
 	}
 	return nil
@@ -2476,7 +2536,13 @@ func (d *decoder) v4_VERIFY4res() error {
 
 // v4_WRITE4args walks struct WRITE4args.
 func (d *decoder) v4_WRITE4args() error {
-	if err := d.skip(28); err != nil {
+	if err := d.v4_stateid4(); err != nil {
+		return d.in("WRITE4args", err)
+	}
+	if err := d.offset4(); err != nil {
+		return d.in("WRITE4args", err)
+	}
+	if err := d.stableHow4(); err != nil {
 		return d.in("WRITE4args", err)
 	}
 	if err := d.ddp(ItemNFS4WriteData, 0xffffffff); err != nil {
@@ -2487,7 +2553,13 @@ func (d *decoder) v4_WRITE4args() error {
 
 // v4_WRITE4resok walks struct WRITE4resok.
 func (d *decoder) v4_WRITE4resok() error {
-	if err := d.skip(16); err != nil {
+	if err := d.count4(); err != nil {
+		return d.in("WRITE4resok", err)
+	}
+	if err := d.stableHow4(); err != nil {
+		return d.in("WRITE4resok", err)
+	}
+	if err := d.skip(8); err != nil {
 		return d.in("WRITE4resok", err)
 	}
 	return nil
@@ -2506,7 +2578,7 @@ func (d *decoder) v4_WRITE4res() error {
 func (d *decoder) v4_WRITE4res_arm(disc uint32) error {
 	switch disc {
 	case 0: // NFS4_OK
-		if err := d.skip(16); err != nil {
+		if err := d.v4_WRITE4resok(); err != nil {
 			return d.in("WRITE4res", err)
 		}
 	default:
@@ -2606,7 +2678,10 @@ func (d *decoder) v4_BACKCHANNEL_CTL4res() error {
 
 // v4_BIND_CONN_TO_SESSION4args walks struct BIND_CONN_TO_SESSION4args.
 func (d *decoder) v4_BIND_CONN_TO_SESSION4args() error {
-	if err := d.skip(24); err != nil {
+	if err := d.v4_sessionid4(); err != nil {
+		return d.in("BIND_CONN_TO_SESSION4args", err)
+	}
+	if err := d.skip(8); err != nil {
 		return d.in("BIND_CONN_TO_SESSION4args", err)
 	}
 	return nil
@@ -2614,7 +2689,10 @@ func (d *decoder) v4_BIND_CONN_TO_SESSION4args() error {
 
 // v4_BIND_CONN_TO_SESSION4resok walks struct BIND_CONN_TO_SESSION4resok.
 func (d *decoder) v4_BIND_CONN_TO_SESSION4resok() error {
-	if err := d.skip(24); err != nil {
+	if err := d.v4_sessionid4(); err != nil {
+		return d.in("BIND_CONN_TO_SESSION4resok", err)
+	}
+	if err := d.skip(8); err != nil {
 		return d.in("BIND_CONN_TO_SESSION4resok", err)
 	}
 	return nil
@@ -2633,7 +2711,7 @@ func (d *decoder) v4_BIND_CONN_TO_SESSION4res() error {
 func (d *decoder) v4_BIND_CONN_TO_SESSION4res_arm(disc uint32) error {
 	switch disc {
 	case 0: // NFS4_OK
-		if err := d.skip(24); err != nil {
+		if err := d.v4_BIND_CONN_TO_SESSION4resok(); err != nil {
 			return d.in("BIND_CONN_TO_SESSION4res", err)
 		}
 	default:
@@ -2802,7 +2880,13 @@ func (d *decoder) v4_state_protect4_r_arm(disc uint32) error {
 
 // v4_EXCHANGE_ID4resok walks struct EXCHANGE_ID4resok.
 func (d *decoder) v4_EXCHANGE_ID4resok() error {
-	if err := d.skip(16); err != nil {
+	if err := d.v4_clientid4(); err != nil {
+		return d.in("EXCHANGE_ID4resok", err)
+	}
+	if err := d.v4_sequenceid4(); err != nil {
+		return d.in("EXCHANGE_ID4resok", err)
+	}
+	if err := d.skip(4); err != nil {
 		return d.in("EXCHANGE_ID4resok", err)
 	}
 	if err := d.v4_state_protect4_r(); err != nil {
@@ -2860,7 +2944,13 @@ func (d *decoder) v4_channel_attrs4() error {
 
 // v4_CREATE_SESSION4args walks struct CREATE_SESSION4args.
 func (d *decoder) v4_CREATE_SESSION4args() error {
-	if err := d.skip(16); err != nil {
+	if err := d.v4_clientid4(); err != nil {
+		return d.in("CREATE_SESSION4args", err)
+	}
+	if err := d.v4_sequenceid4(); err != nil {
+		return d.in("CREATE_SESSION4args", err)
+	}
+	if err := d.skip(4); err != nil {
 		return d.in("CREATE_SESSION4args", err)
 	}
 	if err := d.v4_channel_attrs4(); err != nil {
@@ -2886,7 +2976,13 @@ func (d *decoder) v4_CREATE_SESSION4args() error {
 
 // v4_CREATE_SESSION4resok walks struct CREATE_SESSION4resok.
 func (d *decoder) v4_CREATE_SESSION4resok() error {
-	if err := d.skip(24); err != nil {
+	if err := d.v4_sessionid4(); err != nil {
+		return d.in("CREATE_SESSION4resok", err)
+	}
+	if err := d.v4_sequenceid4(); err != nil {
+		return d.in("CREATE_SESSION4resok", err)
+	}
+	if err := d.skip(4); err != nil {
 		return d.in("CREATE_SESSION4resok", err)
 	}
 	if err := d.v4_channel_attrs4(); err != nil {
@@ -2921,7 +3017,7 @@ func (d *decoder) v4_CREATE_SESSION4res_arm(disc uint32) error {
 
 // v4_DESTROY_SESSION4args walks struct DESTROY_SESSION4args.
 func (d *decoder) v4_DESTROY_SESSION4args() error {
-	if err := d.skip(16); err != nil {
+	if err := d.v4_sessionid4(); err != nil {
 		return d.in("DESTROY_SESSION4args", err)
 	}
 	return nil
@@ -2937,7 +3033,7 @@ func (d *decoder) v4_DESTROY_SESSION4res() error {
 
 // v4_FREE_STATEID4args walks struct FREE_STATEID4args.
 func (d *decoder) v4_FREE_STATEID4args() error {
-	if err := d.skip(16); err != nil {
+	if err := d.v4_stateid4(); err != nil {
 		return d.in("FREE_STATEID4args", err)
 	}
 	return nil
@@ -2973,7 +3069,10 @@ func (d *decoder) v4_GET_DIR_DELEGATION4args() error {
 
 // v4_GET_DIR_DELEGATION4resok walks struct GET_DIR_DELEGATION4resok.
 func (d *decoder) v4_GET_DIR_DELEGATION4resok() error {
-	if err := d.skip(24); err != nil {
+	if err := d.skip(8); err != nil {
+		return d.in("GET_DIR_DELEGATION4resok", err)
+	}
+	if err := d.v4_stateid4(); err != nil {
 		return d.in("GET_DIR_DELEGATION4resok", err)
 	}
 	if err := d.v4_bitmap4(); err != nil {
@@ -3173,7 +3272,10 @@ func (d *decoder) v4_newoffset4_arm(disc uint32) error {
 
 // v4_LAYOUTCOMMIT4args walks struct LAYOUTCOMMIT4args.
 func (d *decoder) v4_LAYOUTCOMMIT4args() error {
-	if err := d.skip(36); err != nil {
+	if err := d.skip(20); err != nil {
+		return d.in("LAYOUTCOMMIT4args", err)
+	}
+	if err := d.v4_stateid4(); err != nil {
 		return d.in("LAYOUTCOMMIT4args", err)
 	}
 	if err := d.v4_newoffset4(); err != nil {
@@ -3242,7 +3344,13 @@ func (d *decoder) v4_LAYOUTCOMMIT4res_arm(disc uint32) error {
 
 // v4_LAYOUTGET4args walks struct LAYOUTGET4args.
 func (d *decoder) v4_LAYOUTGET4args() error {
-	if err := d.skip(56); err != nil {
+	if err := d.skip(36); err != nil {
+		return d.in("LAYOUTGET4args", err)
+	}
+	if err := d.v4_stateid4(); err != nil {
+		return d.in("LAYOUTGET4args", err)
+	}
+	if err := d.skip(4); err != nil {
 		return d.in("LAYOUTGET4args", err)
 	}
 	return nil
@@ -3250,7 +3358,10 @@ func (d *decoder) v4_LAYOUTGET4args() error {
 
 // v4_LAYOUTGET4resok walks struct LAYOUTGET4resok.
 func (d *decoder) v4_LAYOUTGET4resok() error {
-	if err := d.skip(20); err != nil {
+	if err := d.skip(4); err != nil {
+		return d.in("LAYOUTGET4resok", err)
+	}
+	if err := d.v4_stateid4(); err != nil {
 		return d.in("LAYOUTGET4resok", err)
 	}
 	if n, err := d.count(0xffffffff, 28); err != nil {
@@ -3292,7 +3403,10 @@ func (d *decoder) v4_LAYOUTGET4res_arm(disc uint32) error {
 
 // v4_layoutreturn_file4 walks struct layoutreturn_file4.
 func (d *decoder) v4_layoutreturn_file4() error {
-	if err := d.skip(32); err != nil {
+	if err := d.skip(16); err != nil {
+		return d.in("layoutreturn_file4", err)
+	}
+	if err := d.v4_stateid4(); err != nil {
 		return d.in("layoutreturn_file4", err)
 	}
 	if err := d.opaque(0xffffffff); err != nil {
@@ -3346,7 +3460,7 @@ func (d *decoder) v4_layoutreturn_stateid() error {
 func (d *decoder) v4_layoutreturn_stateid_arm(disc uint32) error {
 	switch disc {
 	case 1: // TRUE
-		if err := d.skip(16); err != nil {
+		if err := d.v4_stateid4(); err != nil {
 			return d.in("layoutreturn_stateid", err)
 		}
 	case 0: // FALSE
@@ -3395,7 +3509,19 @@ func (d *decoder) v4_SECINFO_NO_NAME4res() error {
 
 // v4_SEQUENCE4args walks struct SEQUENCE4args.
 func (d *decoder) v4_SEQUENCE4args() error {
-	if err := d.skip(32); err != nil {
+	if err := d.v4_sessionid4(); err != nil {
+		return d.in("SEQUENCE4args", err)
+	}
+	if err := d.v4_sequenceid4(); err != nil {
+		return d.in("SEQUENCE4args", err)
+	}
+	if err := d.slotid4(); err != nil {
+		return d.in("SEQUENCE4args", err)
+	}
+	if err := d.highSlotid4(); err != nil {
+		return d.in("SEQUENCE4args", err)
+	}
+	if err := d.skip(4); err != nil {
 		return d.in("SEQUENCE4args", err)
 	}
 	return nil
@@ -3403,7 +3529,22 @@ func (d *decoder) v4_SEQUENCE4args() error {
 
 // v4_SEQUENCE4resok walks struct SEQUENCE4resok.
 func (d *decoder) v4_SEQUENCE4resok() error {
-	if err := d.skip(36); err != nil {
+	if err := d.v4_sessionid4(); err != nil {
+		return d.in("SEQUENCE4resok", err)
+	}
+	if err := d.v4_sequenceid4(); err != nil {
+		return d.in("SEQUENCE4resok", err)
+	}
+	if err := d.slotid4(); err != nil {
+		return d.in("SEQUENCE4resok", err)
+	}
+	if err := d.highSlotid4(); err != nil {
+		return d.in("SEQUENCE4resok", err)
+	}
+	if err := d.targetSlotid4(); err != nil {
+		return d.in("SEQUENCE4resok", err)
+	}
+	if err := d.skip(4); err != nil {
 		return d.in("SEQUENCE4resok", err)
 	}
 	return nil
@@ -3422,7 +3563,7 @@ func (d *decoder) v4_SEQUENCE4res() error {
 func (d *decoder) v4_SEQUENCE4res_arm(disc uint32) error {
 	switch disc {
 	case 0: // NFS4_OK
-		if err := d.skip(36); err != nil {
+		if err := d.v4_SEQUENCE4resok(); err != nil {
 			return d.in("SEQUENCE4res", err)
 		}
 	default:
@@ -3472,8 +3613,14 @@ func (d *decoder) v4_SET_SSV4res_arm(disc uint32) error {
 
 // v4_TEST_STATEID4args walks struct TEST_STATEID4args.
 func (d *decoder) v4_TEST_STATEID4args() error {
-	if err := d.fixedArray(0xffffffff, 16); err != nil {
+	if n, err := d.count(0xffffffff, 4); err != nil {
 		return d.in("TEST_STATEID4args", err)
+	} else {
+		for ; n > 0; n-- {
+			if err := d.v4_stateid4(); err != nil {
+				return d.in("TEST_STATEID4args", err)
+			}
+		}
 	}
 	return nil
 }
@@ -3565,7 +3712,7 @@ func (d *decoder) v4_WANT_DELEGATION4res_arm(disc uint32) error {
 
 // v4_DESTROY_CLIENTID4args walks struct DESTROY_CLIENTID4args.
 func (d *decoder) v4_DESTROY_CLIENTID4args() error {
-	if err := d.skip(8); err != nil {
+	if err := d.v4_clientid4(); err != nil {
 		return d.in("DESTROY_CLIENTID4args", err)
 	}
 	return nil
@@ -3605,8 +3752,14 @@ func (d *decoder) v4_ILLEGAL4res() error {
 
 // v4_write_response4 walks struct write_response4.
 func (d *decoder) v4_write_response4() error {
-	if err := d.fixedArray(1, 16); err != nil {
+	if n, err := d.count(1, 4); err != nil {
 		return d.in("write_response4", err)
+	} else {
+		for ; n > 0; n-- {
+			if err := d.v4_stateid4(); err != nil {
+				return d.in("write_response4", err)
+			}
+		}
 	}
 	if err := d.skip(20); err != nil {
 		return d.in("write_response4", err)
@@ -3665,7 +3818,10 @@ func (d *decoder) v4_data4() error {
 
 // v4_ALLOCATE4args walks struct ALLOCATE4args.
 func (d *decoder) v4_ALLOCATE4args() error {
-	if err := d.skip(32); err != nil {
+	if err := d.v4_stateid4(); err != nil {
+		return d.in("ALLOCATE4args", err)
+	}
+	if err := d.skip(16); err != nil {
 		return d.in("ALLOCATE4args", err)
 	}
 	return nil
@@ -3681,7 +3837,13 @@ func (d *decoder) v4_ALLOCATE4res() error {
 
 // v4_COPY4args walks struct COPY4args.
 func (d *decoder) v4_COPY4args() error {
-	if err := d.skip(64); err != nil {
+	if err := d.v4_stateid4(); err != nil {
+		return d.in("COPY4args", err)
+	}
+	if err := d.v4_stateid4(); err != nil {
+		return d.in("COPY4args", err)
+	}
+	if err := d.skip(32); err != nil {
 		return d.in("COPY4args", err)
 	}
 	if n, err := d.count(0xffffffff, 8); err != nil {
@@ -3742,7 +3904,7 @@ func (d *decoder) v4_COPY4res_arm(disc uint32) error {
 
 // v4_COPY_NOTIFY4args walks struct COPY_NOTIFY4args.
 func (d *decoder) v4_COPY_NOTIFY4args() error {
-	if err := d.skip(16); err != nil {
+	if err := d.v4_stateid4(); err != nil {
 		return d.in("COPY_NOTIFY4args", err)
 	}
 	if err := d.v4_netloc4(); err != nil {
@@ -3753,7 +3915,10 @@ func (d *decoder) v4_COPY_NOTIFY4args() error {
 
 // v4_COPY_NOTIFY4resok walks struct COPY_NOTIFY4resok.
 func (d *decoder) v4_COPY_NOTIFY4resok() error {
-	if err := d.skip(28); err != nil {
+	if err := d.skip(12); err != nil {
+		return d.in("COPY_NOTIFY4resok", err)
+	}
+	if err := d.v4_stateid4(); err != nil {
 		return d.in("COPY_NOTIFY4resok", err)
 	}
 	if n, err := d.count(0xffffffff, 8); err != nil {
@@ -3791,7 +3956,10 @@ func (d *decoder) v4_COPY_NOTIFY4res_arm(disc uint32) error {
 
 // v4_DEALLOCATE4args walks struct DEALLOCATE4args.
 func (d *decoder) v4_DEALLOCATE4args() error {
-	if err := d.skip(32); err != nil {
+	if err := d.v4_stateid4(); err != nil {
+		return d.in("DEALLOCATE4args", err)
+	}
+	if err := d.skip(16); err != nil {
 		return d.in("DEALLOCATE4args", err)
 	}
 	return nil
@@ -3807,7 +3975,10 @@ func (d *decoder) v4_DEALLOCATE4res() error {
 
 // v4_IO_ADVISE4args walks struct IO_ADVISE4args.
 func (d *decoder) v4_IO_ADVISE4args() error {
-	if err := d.skip(32); err != nil {
+	if err := d.v4_stateid4(); err != nil {
+		return d.in("IO_ADVISE4args", err)
+	}
+	if err := d.skip(16); err != nil {
 		return d.in("IO_ADVISE4args", err)
 	}
 	if err := d.v4_bitmap4(); err != nil {
@@ -3855,7 +4026,10 @@ func (d *decoder) v4_device_error4() error {
 
 // v4_LAYOUTERROR4args walks struct LAYOUTERROR4args.
 func (d *decoder) v4_LAYOUTERROR4args() error {
-	if err := d.skip(32); err != nil {
+	if err := d.skip(16); err != nil {
+		return d.in("LAYOUTERROR4args", err)
+	}
+	if err := d.v4_stateid4(); err != nil {
 		return d.in("LAYOUTERROR4args", err)
 	}
 	if err := d.fixedArray(0xffffffff, 24); err != nil {
@@ -3882,7 +4056,13 @@ func (d *decoder) v4_io_info4() error {
 
 // v4_LAYOUTSTATS4args walks struct LAYOUTSTATS4args.
 func (d *decoder) v4_LAYOUTSTATS4args() error {
-	if err := d.skip(80); err != nil {
+	if err := d.skip(16); err != nil {
+		return d.in("LAYOUTSTATS4args", err)
+	}
+	if err := d.v4_stateid4(); err != nil {
+		return d.in("LAYOUTSTATS4args", err)
+	}
+	if err := d.skip(48); err != nil {
 		return d.in("LAYOUTSTATS4args", err)
 	}
 	if err := d.v4_layoutupdate4(); err != nil {
@@ -3901,7 +4081,7 @@ func (d *decoder) v4_LAYOUTSTATS4res() error {
 
 // v4_OFFLOAD_CANCEL4args walks struct OFFLOAD_CANCEL4args.
 func (d *decoder) v4_OFFLOAD_CANCEL4args() error {
-	if err := d.skip(16); err != nil {
+	if err := d.v4_stateid4(); err != nil {
 		return d.in("OFFLOAD_CANCEL4args", err)
 	}
 	return nil
@@ -3917,7 +4097,7 @@ func (d *decoder) v4_OFFLOAD_CANCEL4res() error {
 
 // v4_OFFLOAD_STATUS4args walks struct OFFLOAD_STATUS4args.
 func (d *decoder) v4_OFFLOAD_STATUS4args() error {
-	if err := d.skip(16); err != nil {
+	if err := d.v4_stateid4(); err != nil {
 		return d.in("OFFLOAD_STATUS4args", err)
 	}
 	return nil
@@ -3957,7 +4137,10 @@ func (d *decoder) v4_OFFLOAD_STATUS4res_arm(disc uint32) error {
 
 // v4_READ_PLUS4args walks struct READ_PLUS4args.
 func (d *decoder) v4_READ_PLUS4args() error {
-	if err := d.skip(28); err != nil {
+	if err := d.v4_stateid4(); err != nil {
+		return d.in("READ_PLUS4args", err)
+	}
+	if err := d.skip(12); err != nil {
 		return d.in("READ_PLUS4args", err)
 	}
 	return nil
@@ -4028,7 +4211,10 @@ func (d *decoder) v4_READ_PLUS4res_arm(disc uint32) error {
 
 // v4_SEEK4args walks struct SEEK4args.
 func (d *decoder) v4_SEEK4args() error {
-	if err := d.skip(28); err != nil {
+	if err := d.v4_stateid4(); err != nil {
+		return d.in("SEEK4args", err)
+	}
+	if err := d.skip(12); err != nil {
 		return d.in("SEEK4args", err)
 	}
 	return nil
@@ -4076,7 +4262,10 @@ func (d *decoder) v4_app_data_block4() error {
 
 // v4_WRITE_SAME4args walks struct WRITE_SAME4args.
 func (d *decoder) v4_WRITE_SAME4args() error {
-	if err := d.skip(20); err != nil {
+	if err := d.v4_stateid4(); err != nil {
+		return d.in("WRITE_SAME4args", err)
+	}
+	if err := d.skip(4); err != nil {
 		return d.in("WRITE_SAME4args", err)
 	}
 	if err := d.v4_app_data_block4(); err != nil {
@@ -4108,7 +4297,13 @@ func (d *decoder) v4_WRITE_SAME4res_arm(disc uint32) error {
 
 // v4_CLONE4args walks struct CLONE4args.
 func (d *decoder) v4_CLONE4args() error {
-	if err := d.skip(56); err != nil {
+	if err := d.v4_stateid4(); err != nil {
+		return d.in("CLONE4args", err)
+	}
+	if err := d.v4_stateid4(); err != nil {
+		return d.in("CLONE4args", err)
+	}
+	if err := d.skip(24); err != nil {
 		return d.in("CLONE4args", err)
 	}
 	return nil
@@ -4297,11 +4492,11 @@ func (d *decoder) v4_nfs_argop4_arm(disc uint32) error {
 			return d.in("nfs_argop4", err)
 		}
 	case 4: // OP_CLOSE
-		if err := d.skip(20); err != nil {
+		if err := d.v4_CLOSE4args(); err != nil {
 			return d.in("nfs_argop4", err)
 		}
 	case 5: // OP_COMMIT
-		if err := d.skip(12); err != nil {
+		if err := d.v4_COMMIT4args(); err != nil {
 			return d.in("nfs_argop4", err)
 		}
 	case 6: // OP_CREATE
@@ -4309,11 +4504,11 @@ func (d *decoder) v4_nfs_argop4_arm(disc uint32) error {
 			return d.in("nfs_argop4", err)
 		}
 	case 7: // OP_DELEGPURGE
-		if err := d.skip(8); err != nil {
+		if err := d.v4_DELEGPURGE4args(); err != nil {
 			return d.in("nfs_argop4", err)
 		}
 	case 8: // OP_DELEGRETURN
-		if err := d.skip(16); err != nil {
+		if err := d.v4_DELEGRETURN4args(); err != nil {
 			return d.in("nfs_argop4", err)
 		}
 	case 9: // OP_GETATTR
@@ -4334,7 +4529,7 @@ func (d *decoder) v4_nfs_argop4_arm(disc uint32) error {
 			return d.in("nfs_argop4", err)
 		}
 	case 14: // OP_LOCKU
-		if err := d.skip(40); err != nil {
+		if err := d.v4_LOCKU4args(); err != nil {
 			return d.in("nfs_argop4", err)
 		}
 	case 15: // OP_LOOKUP
@@ -4355,11 +4550,11 @@ func (d *decoder) v4_nfs_argop4_arm(disc uint32) error {
 			return d.in("nfs_argop4", err)
 		}
 	case 20: // OP_OPEN_CONFIRM
-		if err := d.skip(20); err != nil {
+		if err := d.v4_OPEN_CONFIRM4args(); err != nil {
 			return d.in("nfs_argop4", err)
 		}
 	case 21: // OP_OPEN_DOWNGRADE
-		if err := d.skip(28); err != nil {
+		if err := d.v4_OPEN_DOWNGRADE4args(); err != nil {
 			return d.in("nfs_argop4", err)
 		}
 	case 22: // OP_PUTFH
@@ -4369,7 +4564,7 @@ func (d *decoder) v4_nfs_argop4_arm(disc uint32) error {
 	case 23: // OP_PUTPUBFH
 	case 24: // OP_PUTROOTFH
 	case 25: // OP_READ
-		if err := d.skip(28); err != nil {
+		if err := d.v4_READ4args(); err != nil {
 			return d.in("nfs_argop4", err)
 		}
 	case 26: // OP_READDIR
@@ -4386,7 +4581,7 @@ func (d *decoder) v4_nfs_argop4_arm(disc uint32) error {
 			return d.in("nfs_argop4", err)
 		}
 	case 30: // OP_RENEW
-		if err := d.skip(8); err != nil {
+		if err := d.v4_RENEW4args(); err != nil {
 			return d.in("nfs_argop4", err)
 		}
 	case 31: // OP_RESTOREFH
@@ -4404,7 +4599,7 @@ func (d *decoder) v4_nfs_argop4_arm(disc uint32) error {
 			return d.in("nfs_argop4", err)
 		}
 	case 36: // OP_SETCLIENTID_CONFIRM
-		if err := d.skip(16); err != nil {
+		if err := d.v4_SETCLIENTID_CONFIRM4args(); err != nil {
 			return d.in("nfs_argop4", err)
 		}
 	case 37: // OP_VERIFY
@@ -4424,7 +4619,7 @@ func (d *decoder) v4_nfs_argop4_arm(disc uint32) error {
 			return d.in("nfs_argop4", err)
 		}
 	case 41: // OP_BIND_CONN_TO_SESSION
-		if err := d.skip(24); err != nil {
+		if err := d.v4_BIND_CONN_TO_SESSION4args(); err != nil {
 			return d.in("nfs_argop4", err)
 		}
 	case 42: // OP_EXCHANGE_ID
@@ -4436,11 +4631,11 @@ func (d *decoder) v4_nfs_argop4_arm(disc uint32) error {
 			return d.in("nfs_argop4", err)
 		}
 	case 44: // OP_DESTROY_SESSION
-		if err := d.skip(16); err != nil {
+		if err := d.v4_DESTROY_SESSION4args(); err != nil {
 			return d.in("nfs_argop4", err)
 		}
 	case 45: // OP_FREE_STATEID
-		if err := d.skip(16); err != nil {
+		if err := d.v4_FREE_STATEID4args(); err != nil {
 			return d.in("nfs_argop4", err)
 		}
 	case 46: // OP_GET_DIR_DELEGATION
@@ -4460,7 +4655,7 @@ func (d *decoder) v4_nfs_argop4_arm(disc uint32) error {
 			return d.in("nfs_argop4", err)
 		}
 	case 50: // OP_LAYOUTGET
-		if err := d.skip(56); err != nil {
+		if err := d.v4_LAYOUTGET4args(); err != nil {
 			return d.in("nfs_argop4", err)
 		}
 	case 51: // OP_LAYOUTRETURN
@@ -4472,7 +4667,7 @@ func (d *decoder) v4_nfs_argop4_arm(disc uint32) error {
 			return d.in("nfs_argop4", err)
 		}
 	case 53: // OP_SEQUENCE
-		if err := d.skip(32); err != nil {
+		if err := d.v4_SEQUENCE4args(); err != nil {
 			return d.in("nfs_argop4", err)
 		}
 	case 54: // OP_SET_SSV
@@ -4488,7 +4683,7 @@ func (d *decoder) v4_nfs_argop4_arm(disc uint32) error {
 			return d.in("nfs_argop4", err)
 		}
 	case 57: // OP_DESTROY_CLIENTID
-		if err := d.skip(8); err != nil {
+		if err := d.v4_DESTROY_CLIENTID4args(); err != nil {
 			return d.in("nfs_argop4", err)
 		}
 	case 58: // OP_RECLAIM_COMPLETE
@@ -4496,7 +4691,7 @@ func (d *decoder) v4_nfs_argop4_arm(disc uint32) error {
 			return d.in("nfs_argop4", err)
 		}
 	case 59: // OP_ALLOCATE
-		if err := d.skip(32); err != nil {
+		if err := d.v4_ALLOCATE4args(); err != nil {
 			return d.in("nfs_argop4", err)
 		}
 	case 60: // OP_COPY
@@ -4508,7 +4703,7 @@ func (d *decoder) v4_nfs_argop4_arm(disc uint32) error {
 			return d.in("nfs_argop4", err)
 		}
 	case 62: // OP_DEALLOCATE
-		if err := d.skip(32); err != nil {
+		if err := d.v4_DEALLOCATE4args(); err != nil {
 			return d.in("nfs_argop4", err)
 		}
 	case 63: // OP_IO_ADVISE
@@ -4524,19 +4719,19 @@ func (d *decoder) v4_nfs_argop4_arm(disc uint32) error {
 			return d.in("nfs_argop4", err)
 		}
 	case 66: // OP_OFFLOAD_CANCEL
-		if err := d.skip(16); err != nil {
+		if err := d.v4_OFFLOAD_CANCEL4args(); err != nil {
 			return d.in("nfs_argop4", err)
 		}
 	case 67: // OP_OFFLOAD_STATUS
-		if err := d.skip(16); err != nil {
+		if err := d.v4_OFFLOAD_STATUS4args(); err != nil {
 			return d.in("nfs_argop4", err)
 		}
 	case 68: // OP_READ_PLUS
-		if err := d.skip(28); err != nil {
+		if err := d.v4_READ_PLUS4args(); err != nil {
 			return d.in("nfs_argop4", err)
 		}
 	case 69: // OP_SEEK
-		if err := d.skip(28); err != nil {
+		if err := d.v4_SEEK4args(); err != nil {
 			return d.in("nfs_argop4", err)
 		}
 	case 70: // OP_WRITE_SAME
@@ -4544,7 +4739,7 @@ func (d *decoder) v4_nfs_argop4_arm(disc uint32) error {
 			return d.in("nfs_argop4", err)
 		}
 	case 71: // OP_CLONE
-		if err := d.skip(56); err != nil {
+		if err := d.v4_CLONE4args(); err != nil {
 			return d.in("nfs_argop4", err)
 		}
 	case 72: // OP_GETXATTR
@@ -4966,7 +5161,10 @@ func (d *decoder) v4_CB_GETATTR4res_arm(disc uint32) error {
 
 // v4_CB_RECALL4args walks struct CB_RECALL4args.
 func (d *decoder) v4_CB_RECALL4args() error {
-	if err := d.skip(20); err != nil {
+	if err := d.v4_stateid4(); err != nil {
+		return d.in("CB_RECALL4args", err)
+	}
+	if err := d.skip(4); err != nil {
 		return d.in("CB_RECALL4args", err)
 	}
 	if err := d.v4_nfs_fh4(); err != nil {
@@ -4996,7 +5194,10 @@ func (d *decoder) v4_layoutrecall_file4() error {
 	if err := d.v4_nfs_fh4(); err != nil {
 		return d.in("layoutrecall_file4", err)
 	}
-	if err := d.skip(32); err != nil {
+	if err := d.skip(16); err != nil {
+		return d.in("layoutrecall_file4", err)
+	}
+	if err := d.v4_stateid4(); err != nil {
 		return d.in("layoutrecall_file4", err)
 	}
 	return nil
@@ -5069,7 +5270,7 @@ func (d *decoder) v4_notify4() error {
 
 // v4_CB_NOTIFY4args walks struct CB_NOTIFY4args.
 func (d *decoder) v4_CB_NOTIFY4args() error {
-	if err := d.skip(16); err != nil {
+	if err := d.v4_stateid4(); err != nil {
 		return d.in("CB_NOTIFY4args", err)
 	}
 	if err := d.v4_nfs_fh4(); err != nil {
@@ -5167,7 +5368,10 @@ func (d *decoder) v4_CB_RECALL_SLOT4res() error {
 
 // v4_referring_call4 walks struct referring_call4.
 func (d *decoder) v4_referring_call4() error {
-	if err := d.skip(8); err != nil {
+	if err := d.v4_sequenceid4(); err != nil {
+		return d.in("referring_call4", err)
+	}
+	if err := d.skip(4); err != nil {
 		return d.in("referring_call4", err)
 	}
 	return nil
@@ -5175,21 +5379,33 @@ func (d *decoder) v4_referring_call4() error {
 
 // v4_referring_call_list4 walks struct referring_call_list4.
 func (d *decoder) v4_referring_call_list4() error {
-	if err := d.skip(16); err != nil {
+	if err := d.v4_sessionid4(); err != nil {
 		return d.in("referring_call_list4", err)
 	}
-	if err := d.fixedArray(0xffffffff, 8); err != nil {
+	if n, err := d.count(0xffffffff, 8); err != nil {
 		return d.in("referring_call_list4", err)
+	} else {
+		for ; n > 0; n-- {
+			if err := d.v4_referring_call4(); err != nil {
+				return d.in("referring_call_list4", err)
+			}
+		}
 	}
 	return nil
 }
 
 // v4_CB_SEQUENCE4args walks struct CB_SEQUENCE4args.
 func (d *decoder) v4_CB_SEQUENCE4args() error {
-	if err := d.skip(32); err != nil {
+	if err := d.v4_sessionid4(); err != nil {
 		return d.in("CB_SEQUENCE4args", err)
 	}
-	if n, err := d.count(0xffffffff, 20); err != nil {
+	if err := d.v4_sequenceid4(); err != nil {
+		return d.in("CB_SEQUENCE4args", err)
+	}
+	if err := d.skip(12); err != nil {
+		return d.in("CB_SEQUENCE4args", err)
+	}
+	if n, err := d.count(0xffffffff, 4); err != nil {
 		return d.in("CB_SEQUENCE4args", err)
 	} else {
 		for ; n > 0; n-- {
@@ -5203,7 +5419,13 @@ func (d *decoder) v4_CB_SEQUENCE4args() error {
 
 // v4_CB_SEQUENCE4resok walks struct CB_SEQUENCE4resok.
 func (d *decoder) v4_CB_SEQUENCE4resok() error {
-	if err := d.skip(32); err != nil {
+	if err := d.v4_sessionid4(); err != nil {
+		return d.in("CB_SEQUENCE4resok", err)
+	}
+	if err := d.v4_sequenceid4(); err != nil {
+		return d.in("CB_SEQUENCE4resok", err)
+	}
+	if err := d.skip(12); err != nil {
 		return d.in("CB_SEQUENCE4resok", err)
 	}
 	return nil
@@ -5222,7 +5444,7 @@ func (d *decoder) v4_CB_SEQUENCE4res() error {
 func (d *decoder) v4_CB_SEQUENCE4res_arm(disc uint32) error {
 	switch disc {
 	case 0: // NFS4_OK
-		if err := d.skip(32); err != nil {
+		if err := d.v4_CB_SEQUENCE4resok(); err != nil {
 			return d.in("CB_SEQUENCE4res", err)
 		}
 	default:
@@ -5316,7 +5538,7 @@ func (d *decoder) v4_CB_OFFLOAD4args() error {
 	if err := d.v4_nfs_fh4(); err != nil {
 		return d.in("CB_OFFLOAD4args", err)
 	}
-	if err := d.skip(16); err != nil {
+	if err := d.v4_stateid4(); err != nil {
 		return d.in("CB_OFFLOAD4args", err)
 	}
 	if err := d.v4_offload_info4(); err != nil {

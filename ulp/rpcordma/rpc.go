@@ -210,6 +210,16 @@ type Transaction struct {
 	// procedure name, NFSv4 COMPOUND operations).
 	ProcedureName string
 	Operations    []string
+	// HasFH, FHHash and Name say what the Call acts on, when the ULP
+	// decoder can tell (rpcrdma.ULBObject; NFS: the hash tshark shows as
+	// nfs.fh.hash and the name looked up, created or removed).
+	HasFH  bool
+	FHHash uint32
+	Name   []byte
+	// ReplyHasFH and ReplyFHHash: the handle the Reply returned for the
+	// object looked up or made (NFS LOOKUP, CREATE, OPEN's GETFH).
+	ReplyHasFH  bool
+	ReplyFHHash uint32
 	// Call is nil for a Reply whose Call is not in the capture; Reply is
 	// nil until a Reply is processed.
 	Call, Reply *RPCSide
@@ -473,7 +483,9 @@ func (t *Transaction) Clone() *Transaction {
 	out := &Transaction{XID: t.XID, Conn: t.Conn, Direction: t.Direction, HasProgram: t.HasProgram,
 		Program: t.Program, Version: t.Version, Procedure: t.Procedure, ProcedureName: t.ProcedureName,
 		Operations: append([]string(nil), t.Operations...), ReadBytes: t.ReadBytes, WriteBytes: t.WriteBytes,
-		Latency: t.Latency, Outcome: t.Outcome, callDir: t.callDir}
+		Latency: t.Latency, Outcome: t.Outcome, callDir: t.callDir,
+		HasFH: t.HasFH, FHHash: t.FHHash, Name: append([]byte(nil), t.Name...),
+		ReplyHasFH: t.ReplyHasFH, ReplyFHHash: t.ReplyFHHash}
 	if t.Call != nil {
 		out.call = t.call.clone()
 		out.Call = &out.call

@@ -482,6 +482,7 @@ func (s *rpcState) newTxn() *Transaction {
 	s.seq++
 	*t = Transaction{
 		Operations: t.Operations[:0],
+		Name:       t.Name[:0],
 		call:       t.call.reuse(),
 		reply:      t.reply.reuse(),
 		chunkData:  t.chunkData[:0],
@@ -728,8 +729,13 @@ func (e *Engine) ulpDecode(rec *RPCRecord, t *Transaction, body []byte, reply bo
 	if !reply {
 		t.ProcedureName = rec.ULP.Procedure
 		t.Operations = append(t.Operations[:0], rec.ULP.Operations...)
-	} else if t.ProcedureName == "" {
-		t.ProcedureName = rec.ULP.Procedure
+		t.HasFH, t.FHHash = rec.ULP.Object.HasFH, rec.ULP.Object.FHHash
+		t.Name = append(t.Name[:0], rec.ULP.ObjectName()...)
+	} else {
+		if t.ProcedureName == "" {
+			t.ProcedureName = rec.ULP.Procedure
+		}
+		t.ReplyHasFH, t.ReplyFHHash = rec.ULP.Object.HasFH, rec.ULP.Object.FHHash
 	}
 }
 
