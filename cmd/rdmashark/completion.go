@@ -31,7 +31,7 @@ func registerCompletions(root *cobra.Command) {
 		switch cmd.Name() {
 		case "dissect":
 			reg(cmd, "field", completeFields)
-			reg(cmd, "type", fixed("text\tone line per packet", "json\tone object per packet", "fields\tthe -e fields, tab-separated"))
+			reg(cmd, "type", fixed("text\tone line per packet", "json\ttshark's JSON array", "ek\ttshark's Elasticsearch bulk lines", "jsonl\tone object per packet, a line each", "fields\tthe -e fields, tab-separated"))
 			reg(cmd, "glossary", fixed("fields\tevery field rdmashark knows"))
 		case "analyze":
 			reg(cmd, "format", fixed("table", "json"))

@@ -165,7 +165,7 @@ private data, inline thresholds, remote invalidation) and what every packet is.`
 		}
 		return g.check()
 	}
-	root.AddCommand(newDissectCmd(g), newAnalyzeCmd(g), newCaptureCmd(g), newTransactionsCmd(g), newExchangesCmd(g), newStatsCmd(g), newCheckCmd(g), newRulesCmd(), newVersionCmd(), newReportCmd(g), newExportCmd(g), newDiffCmd(g))
+	root.AddCommand(newDissectCmd(g), newAnalyzeCmd(g), newCaptureCmd(g), newTransactionsCmd(g), newExchangesCmd(g), newStatsCmd(g), newCheckCmd(g), newRulesCmd(), newVersionCmd(), newManCmd(), newReportCmd(g), newExportCmd(g), newDiffCmd(g))
 	registerCompletions(root)
 	addExamples(root)
 	wrapHelp(root)
