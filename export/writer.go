@@ -72,6 +72,11 @@ type Config struct {
 	RowGroupRows int
 	// Version is rdmashark's version, written into the metadata.
 	Version string
+	// Replace makes Reserve remove what an earlier export wrote under the
+	// same label (every table's DIR/TABLE/label=LABEL) before this one
+	// writes: re-exporting the same captures then does not add their rows
+	// a second time. Other labels are left alone.
+	Replace bool
 }
 
 func (c *Config) fill() {
@@ -113,8 +118,10 @@ var partRE = regexp.MustCompile(`^part-([0-9]+)\.`)
 // partition directories of every table and returns the first part number
 // free in all of them, so that capture i of this export writes part
 // first+i and an export into a directory that already holds one adds files
-// instead of overwriting them. It writes DIR/_rdmashark_export.json, which
-// names the schema version.
+// instead of overwriting them (first > 0 then: the label already holds
+// rows, and a capture exported again has them twice, unless cfg.Replace
+// removed them). It writes DIR/_rdmashark_export.json, which names the
+// schema version.
 func Reserve(cfg Config, n int) (first int, err error) {
 	cfg.fill()
 	for _, t := range Tables {
@@ -122,6 +129,11 @@ func Reserve(cfg Config, n int) (first int, err error) {
 			continue
 		}
 		d := PartitionDir(cfg.Dir, t, cfg.Label)
+		if cfg.Replace {
+			if err := os.RemoveAll(d); err != nil {
+				return 0, err
+			}
+		}
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return 0, err
 		}

@@ -16,7 +16,7 @@ func newExportCmd(g *globalFlags) *cobra.Command {
 	var (
 		in                 inputs
 		dir, format, label string
-		packets            bool
+		packets, replace   bool
 		rowGroup           int
 	)
 	cmd := &cobra.Command{
@@ -35,7 +35,8 @@ the schema's version is in every Parquet file's metadata
 lists every column. Rows are written as the engine produces them, in row
 groups, so memory does not grow with the capture. Captures are read --jobs at
 a time, each into its own part files; exporting again into the same DIR adds
-part files, it never overwrites. A part file is written under a temporary
+part files, it never overwrites (a warning says so when the label already
+holds parts; --replace removes that label's parts first). A part file is written under a temporary
 name and renamed when complete: a failed export (a full disk) leaves no
 partial part file. A read stopped by Ctrl-C or SIGTERM exports the rows of
 the packets read, says so, and exits 0.`,
@@ -52,10 +53,14 @@ the packets read, says so, and exits 0.`,
 			if dir == "" {
 				return usageErr("export needs -o DIR, the directory to write the tables into")
 			}
-			cfg := export.Config{Dir: dir, Format: f, Label: label, Packets: packets, RowGroupRows: rowGroup, Version: version}
+			cfg := export.Config{Dir: dir, Format: f, Label: label, Packets: packets, RowGroupRows: rowGroup, Version: version, Replace: replace}
 			first, err := export.Reserve(cfg, len(names))
 			if err != nil {
 				return &exitError{exitUsage, fmt.Errorf("-o %s: %w", dir, err)}
+			}
+			if first > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "rdmashark: warning: %s already holds %s of label=%s: these captures' rows are added to them (a capture exported twice has its rows twice; --replace writes the label afresh)\n",
+					printable(dir), report.Plural(first, "earlier part"), printable(cfg.Label))
 			}
 			type result struct {
 				line   string
@@ -129,6 +134,7 @@ the packets read, says so, and exits 0.`,
 	fl := cmd.Flags()
 	fl.StringVarP(&dir, "output", "o", "", "directory to write the tables into (created if need be)")
 	fl.StringVar(&format, "format", "parquet", "file format: parquet or ndjson")
+	fl.BoolVar(&replace, "replace", false, "remove what an earlier export wrote under the same --label before writing (other labels are kept)")
 	fl.StringVar(&label, "label", export.DefaultLabel, "label of every row and name of the partition: the host, the run (label=VALUE directories)")
 	fl.BoolVar(&packets, "packets", false, "also write the packets table: one row per packet with its summary line")
 	fl.IntVar(&rowGroup, "row-group-rows", export.DefaultRowGroupRows, "rows per Parquet row group (what a table holds, compressed, before writing it)")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -95,5 +96,36 @@ func TestExportCommand(t *testing.T) {
 	// Again into the same directory: new part files, none overwritten.
 	if code, out, errs := runCmd(t, "export", "-o", dir, "--format", "ndjson", "--label", "host1", rpingPcap); code != 0 || !strings.Contains(out, "(part-3)") {
 		t.Errorf("second export: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// TestExportAgainWarnsOrReplaces: exporting the same capture twice into
+// one directory under one label adds its rows a second time — the second
+// export warns so; with --replace the label's parts are those of one
+// export again, and another label's parts are kept.
+func TestExportAgainWarnsOrReplaces(t *testing.T) {
+	dir := t.TempDir()
+	capture := "../../testdata/pcaps/rxe-rping.pcap"
+	exportOnce := func(extra ...string) string {
+		var out, errb bytes.Buffer
+		args := append([]string{"export", "-o", dir, "--format", "ndjson"}, extra...)
+		if rc := run(append(args, capture), bytes.NewReader(nil), &out, &errb); rc != 0 {
+			t.Fatalf("rc %d: %s", rc, errb.String())
+		}
+		return errb.String()
+	}
+	parts := func(label string) int {
+		m, _ := filepath.Glob(filepath.Join(dir, "connections", "label="+label, "part-*"))
+		return len(m)
+	}
+	if w := exportOnce(); strings.Contains(w, "warning") {
+		t.Fatalf("first export warned: %s", w)
+	}
+	exportOnce("--label", "other")
+	if w := exportOnce(); !strings.Contains(w, "already holds 1 earlier part") || parts("unlabelled") != 2 {
+		t.Fatalf("second export: %d parts, stderr %q", parts("unlabelled"), w)
+	}
+	if w := exportOnce("--replace"); strings.Contains(w, "warning") || parts("unlabelled") != 1 || parts("other") != 1 {
+		t.Fatalf("--replace: %d parts (other label %d), stderr %q", parts("unlabelled"), parts("other"), w)
 	}
 }
