@@ -94,7 +94,9 @@ the capture, -q prints no line per packet, -P (--print) does even with
 --format json (to standard error), -l flushes every line.
 
 Opening a packet socket needs CAP_NET_RAW (root). Exit status: 0 when done,
-2 for bad flags or an interface that cannot be captured.`,
+1 when a finding is at or above --fail-on, 2 for bad flags or an interface
+that cannot be captured, 3 when no RDMA connection was captured (nothing to
+judge, as check says of such a file).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runCapture(cmd, g, o) },
 	}
@@ -489,6 +491,13 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 		verdictOut = errOut
 	}
 	code := captureVerdict(verdictOut, verdict, failOn, stats.Drops)
+	if code == exitOK && !eng.Conns.Seen(1) {
+		// check's gate on what was captured: no RDMA connection is
+		// nothing to judge (exit 3, as check says of such a file), not a
+		// pass.
+		fmt.Fprintf(verdictOut, "check: nothing to judge: no RDMA connection in the %s captured (look at -i and -f; capture --list shows the RDMA devices' interfaces)\n", report.Plural(int(res.Packets), "packet"))
+		code = exitNothingToJudge
+	}
 	switch {
 	case runErr != nil:
 		return &exitError{exitUsage, runErr}
