@@ -102,6 +102,8 @@ judge, as check says of such a file).`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.iface, "interface", "i", "", "network interface, or RDMA device (rxe0: its netdev), to capture on (see --list)")
+	var noResolve bool // tcpdump's and tshark's -n: `capture -ni eth0` as typed for them
+	f.BoolVarP(&noResolve, "no-resolve", "n", false, "as tcpdump -n: no name resolution (rdmashark never resolves names: accepted for tcpdump's command lines)")
 	f.StringVarP(&o.filter, "filter", "f", "", `frames to keep: a pcap-filter expression as tcpdump takes it ('udp port 4791 or tcp port 20049'), "udp PORT,tcp PORT,ether TYPE" terms, or "all" (default: RoCEv2, RoCEv1, and the analysed protocols' iWARP ports)`)
 	f.IntVarP(&o.snaplen, "snapshot-length", "s", live.DefaultSnapLen, "keep at most this many bytes of each frame")
 	f.IntVarP(&o.count, "count", "c", 0, "stop after this many packets")
