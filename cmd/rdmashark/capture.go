@@ -26,6 +26,7 @@ import (
 
 // captureOptions are capture's flags.
 type captureOptions struct {
+	wide       bool
 	iface      string
 	filter     string
 	snaplen    int
@@ -102,6 +103,7 @@ judge, as check says of such a file).`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.iface, "interface", "i", "", "network interface, or RDMA device (rxe0: its netdev), to capture on (see --list)")
+	bindWide(cmd, &o.wide)
 	var noResolve bool // tcpdump's and tshark's -n: `capture -ni eth0` as typed for them
 	f.BoolVarP(&noResolve, "no-resolve", "n", false, "as tcpdump -n: no name resolution (rdmashark never resolves names: accepted for tcpdump's command lines)")
 	f.StringVarP(&o.filter, "filter", "f", "", `frames to keep: a pcap-filter expression as tcpdump takes it ('udp port 4791 or tcp port 20049'), "udp PORT,tcp PORT,ether TYPE" terms, or "all" (default: RoCEv2, RoCEv1, and the analysed protocols' iWARP ports)`)
@@ -331,7 +333,7 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 		if o.format == "json" {
 			w = errOut
 		}
-		sv := &summaryView{w: w, tty: isTerminal(w), name: name, eng: eng, h: h}
+		sv := &summaryView{w: w, lay: g.layout(cmd, o.wide), tty: isTerminal(w), name: name, eng: eng, h: h}
 		ticks = append(ticks, sv.tick)
 	case o.quiet || (o.format == "json" && !o.print):
 	default:
@@ -475,7 +477,7 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 		if o.summary && !isTerminal(out) {
 			fmt.Fprintln(out, "--- final ---")
 		}
-		werr = a.WriteTable(out)
+		werr = a.WriteText(out, g.layout(cmd, o.wide))
 		fmt.Fprintf(out, "capture on %s: %d packets in %.1f s (%s); %d packets dropped by the kernel\n",
 			o.iface, res.Packets, info.Seconds, info.Stop, stats.Drops)
 		if notAnalysed > 0 {
@@ -515,6 +517,7 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 // terminal, one after the other (when something changed) otherwise.
 type summaryView struct {
 	w       io.Writer
+	lay     report.Layout
 	tty     bool
 	name    string
 	eng     *dissect.Engine
@@ -551,7 +554,7 @@ func (s *summaryView) tick(now time.Time) error {
 	snap := s.eng.Snapshot()
 	all := snap.Connections
 	snap.Connections = slices.DeleteFunc(slices.Clone(all), (*dissect.Connection).DetailDropped)
-	if err := report.NewAnalysis(s.name, snap).WriteTable(&s.buf); err != nil {
+	if err := report.NewAnalysis(s.name, snap).WriteText(&s.buf, s.lay); err != nil {
 		return err
 	}
 	if n := len(all) - len(snap.Connections); n > 0 {

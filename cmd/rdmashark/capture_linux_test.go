@@ -656,12 +656,14 @@ func TestCaptureSummary(t *testing.T) {
 	expected := filepath.Join(dir, "expected.pcap")
 	writePcap(t, expected, kept)
 	var want, errb bytes.Buffer
-	// --wide: analyze's tables, which capture's final report prints.
+	// --wide on both: analyze's tables, which capture's summary and final
+	// report then print (without it both fit the terminal, as analyze's
+	// text does).
 	if code := run([]string{"analyze", "--wide", expected}, nil, &want, &errb); code != 0 {
 		t.Fatalf("analyze: %d %s", code, errb.String())
 	}
 
-	wait := startCapture(t, p, "capture", "-i", netnstest.Capture, "--summary", "-c", strconv.Itoa(len(kept)))
+	wait := startCapture(t, p, "capture", "-i", netnstest.Capture, "--wide", "--summary", "-c", strconv.Itoa(len(kept)))
 	send := func(frames []pcapFrame) {
 		data := make([][]byte, len(frames))
 		for i, f := range frames {
