@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -187,6 +188,29 @@ type TxnFilter struct {
 	// Procedure matches the procedure number, its name, or any of the
 	// NFSv4 operations (names compare without case).
 	Procedure string
+	// Tally, when set, hears which procedures the transactions had and
+	// how many matched Procedure, so that a command can tell a name no
+	// transaction has (a typo) from a filter that selected nothing else.
+	Tally *ProcedureTally
+}
+
+// ProcedureTally counts what a TxnFilter with a Procedure saw.
+type ProcedureTally struct {
+	// Matched counts the transactions Procedure selected among those of
+	// the Connection and XID asked.
+	Matched int
+	// Names are the procedure names seen, at most MaxTallyNames of them.
+	Names []string
+}
+
+// MaxTallyNames bounds ProcedureTally.Names.
+const MaxTallyNames = 64
+
+func (pt *ProcedureTally) note(name string) {
+	if name == "" || len(pt.Names) >= MaxTallyNames || slices.Contains(pt.Names, name) {
+		return
+	}
+	pt.Names = append(pt.Names, name)
 }
 
 // DefaultMaxTransactions bounds a TransactionList unless told otherwise.
@@ -229,6 +253,17 @@ func (f *TxnFilter) matches(t *rpcordma.Transaction) bool {
 	if f.Procedure == "" {
 		return true
 	}
+	ok := f.procedureMatches(t)
+	if f.Tally != nil {
+		f.Tally.note(t.ProcedureName)
+		if ok {
+			f.Tally.Matched++
+		}
+	}
+	return ok
+}
+
+func (f *TxnFilter) procedureMatches(t *rpcordma.Transaction) bool {
 	if n, err := strconv.ParseUint(f.Procedure, 10, 32); err == nil {
 		return t.HasProgram && uint64(t.Procedure) == n
 	}

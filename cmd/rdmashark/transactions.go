@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -74,6 +75,10 @@ the other; the engine's counters are left to analyze.`,
 			}
 			g.concurrent = min(in.jobs, len(names))
 			work := func(i int) docResult[*report.TransactionList] {
+				f := f
+				if f.Procedure != "" {
+					f.Tally = &report.ProcedureTally{}
+				}
 				list := report.NewTransactionList(displayName(names[i]), max, f)
 				eng, runErr := runTransactions(cmd, g, names[i], list)
 				if eng == nil {
@@ -87,6 +92,9 @@ the other; the engine's counters are left to analyze.`,
 					// As analyze and check: a connection the capture does
 					// not have is a mistake in the command, not 0 rows.
 					return docResult[*report.TransactionList]{runErr: usageErr("--connection %d: no such connection in %s", conn, names[i])}
+				}
+				if err := procedureAbsent(f, runErr, names[i]); err != nil {
+					return docResult[*report.TransactionList]{runErr: err}
 				}
 				if runErr != nil {
 					list.Errors = append(list.Errors, runErr.Error())
@@ -126,6 +134,10 @@ func streamTransactions(cmd *cobra.Command, g *globalFlags, names []string, max 
 	stderr := cmd.ErrOrStderr()
 	var errs []error
 	for _, name := range names {
+		f := f
+		if f.Procedure != "" {
+			f.Tally = &report.ProcedureTally{}
+		}
 		s := report.NewTransactionStream(cmd.OutOrStdout(), displayName(name), max, f)
 		// A write error (a closed pipe) stops the read at the next packet.
 		eng, runErr := runEngine(cmd, g, name, engineRun{opts: dissect.Options{ForgetReleased: true}, txn: s.Add,
@@ -137,6 +149,9 @@ func streamTransactions(cmd *cobra.Command, g *globalFlags, names []string, max 
 			fmt.Fprint(stderr, warnText(eng))
 			if f.Connection != 0 && runErr == nil && !eng.Conns.Seen(f.Connection) {
 				runErr = usageErr("--connection %d: no such connection in %s", f.Connection, name)
+			}
+			if err := procedureAbsent(f, runErr, name); err != nil {
+				runErr = err
 			}
 		}
 		if n := s.Omitted(); n > 0 {
@@ -165,4 +180,21 @@ func streamTransactions(cmd *cobra.Command, g *globalFlags, names []string, max 
 		return nil
 	}
 	return errs[0]
+}
+
+// procedureAbsent is the error for a --procedure no transaction of the
+// capture had (a typo, or the wrong capture): as for --connection, a
+// mistake in the command, not 0 rows. It names the procedures the capture
+// had. Nil when something matched, no --procedure was given, or the read
+// failed anyway.
+func procedureAbsent(f report.TxnFilter, runErr error, name string) error {
+	if f.Tally == nil || f.Tally.Matched > 0 || runErr != nil && runErr != errInterrupted {
+		return nil
+	}
+	seen := "none"
+	if len(f.Tally.Names) > 0 {
+		slices.Sort(f.Tally.Names)
+		seen = strings.Join(f.Tally.Names, ", ")
+	}
+	return usageErr("--procedure %s: no transaction of that procedure in %s (its procedures: %s)", printable(f.Procedure), name, seen)
 }

@@ -25,6 +25,24 @@ func TestTransactionsUnknownConnection(t *testing.T) {
 	}
 }
 
+// TestTransactionsUnknownProcedure: --procedure with a name no transaction
+// of the capture has is a mistake, exit 2 naming the procedures it has (it
+// printed 0 rows and exited 0), in the table and in JSON lines; a name or
+// NFSv4 operation it has lists them (rxe-nfs3: 19 READ Calls, as
+// tshark -Y 'nfs.procedure_v3 == 6 && rpc.msgtyp == 0' counts them).
+func TestTransactionsUnknownProcedure(t *testing.T) {
+	for _, format := range []string{"table", "jsonl"} {
+		code, _, stderr := runCmd(t, "transactions", "--format", format, "--procedure", "BOGUS", nfs3Pcap)
+		if code != 2 || !strings.Contains(stderr, "--procedure BOGUS: no transaction of that procedure") || !strings.Contains(stderr, "GETATTR") {
+			t.Errorf("%s --procedure BOGUS: exit %d, %q", format, code, stderr)
+		}
+	}
+	code, out, stderr := runCmd(t, "transactions", "--procedure", "read", "--format", "json", nfs3Pcap)
+	if code != 0 || strings.Count(out, `"xid"`) != 19 {
+		t.Errorf("--procedure read: exit %d, %d transactions, %q", code, strings.Count(out, `"xid"`), stderr)
+	}
+}
+
 // TestOneCaptureMessage: dissect and report given two captures say so in
 // words, exit 2 (cobra said "accepts at most 1 arg(s), received 2").
 func TestOneCaptureMessage(t *testing.T) {
