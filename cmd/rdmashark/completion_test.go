@@ -42,8 +42,19 @@ func TestCompletion(t *testing.T) {
 	if got := complete(t, "check", "--format", ""); strings.Join(got, " ") != "text json junit sarif" {
 		t.Errorf("check --format: %v", got)
 	}
-	if got := complete(t, "dissect", "-T", ""); strings.Join(got, " ") != "text json fields" {
+	// -T: every output type dissect takes, each accepted by dissect.
+	if got := complete(t, "dissect", "-T", ""); strings.Join(got, " ") != "text json ek jsonl fields" {
 		t.Errorf("dissect -T: %v", got)
+	} else {
+		for _, ty := range got {
+			args := []string{"dissect", "-T", ty, "-c", "1", rpingPcap}
+			if ty == "fields" {
+				args = append(args, "-e", "frame.number")
+			}
+			if code, _, stderr := runCmd(t, args...); code != 0 {
+				t.Errorf("dissect -T %s: exit %d, %s", ty, code, stderr)
+			}
+		}
 	}
 	if got := complete(t, "check", "--fail-on", ""); strings.Join(got, " ") != "info warning error" {
 		t.Errorf("--fail-on: %v", got)
