@@ -389,11 +389,7 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 
 	// The engine's loop ends when the ring's reader stops (ctx included)
 	// and the engine has read what it handed out.
-	var (
-		res    live.Result
-		runErr error
-	)
-	runBehindWriter(o.write != "", func() { res, runErr = runLive(context.Background(), cp, eng, cfg, each) })
+	res, runErr := runLive(context.Background(), cp, eng, cfg, each)
 	cp.EngineDone()
 	cr := cp.Wait()
 	stop() // a second Ctrl-C from here on ends the program at once
