@@ -1,6 +1,10 @@
 package iscsi
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/rdmashark/rdmashark/scsi"
+)
 
 // Opcode is the iSCSI opcode, the low six bits of the BHS's first octet
 // (RFC 7143 section 11.2.1.2). Initiator opcodes are 0x00-0x1f, target
@@ -241,48 +245,21 @@ func (c *CDB) LBA() (lba uint64, blocks uint32, ok bool) {
 }
 
 // SCSIStatus is a SCSI Response's status (SAM-5), valid when the iSCSI
-// Response is "Command Completed at Target".
-type SCSIStatus uint8
+// Response is "Command Completed at Target": package scsi's, shared with
+// SRP.
+type SCSIStatus = scsi.Status
 
 // The SCSI status codes (SAM-5 section 5.3).
 const (
-	StatusGood                SCSIStatus = 0x00
-	StatusCheckCondition      SCSIStatus = 0x02
-	StatusConditionMet        SCSIStatus = 0x04
-	StatusBusy                SCSIStatus = 0x08
-	StatusReservationConflict SCSIStatus = 0x18
-	StatusTaskSetFull         SCSIStatus = 0x28
-	StatusACAActive           SCSIStatus = 0x30
-	StatusTaskAborted         SCSIStatus = 0x40
+	StatusGood                = scsi.StatusGood
+	StatusCheckCondition      = scsi.StatusCheckCondition
+	StatusConditionMet        = scsi.StatusConditionMet
+	StatusBusy                = scsi.StatusBusy
+	StatusReservationConflict = scsi.StatusReservationConflict
+	StatusTaskSetFull         = scsi.StatusTaskSetFull
+	StatusACAActive           = scsi.StatusACAActive
+	StatusTaskAborted         = scsi.StatusTaskAborted
 )
-
-// Success reports a status that completes the command: GOOD or CONDITION
-// MET.
-func (s SCSIStatus) Success() bool { return s == StatusGood || s == StatusConditionMet }
-
-// String names the status as tshark's Info column does ("Good", "Check
-// Condition").
-func (s SCSIStatus) String() string {
-	switch s {
-	case StatusGood:
-		return "Good"
-	case StatusCheckCondition:
-		return "Check Condition"
-	case StatusConditionMet:
-		return "Condition Met"
-	case StatusBusy:
-		return "Busy"
-	case StatusReservationConflict:
-		return "Reservation Conflict"
-	case StatusTaskSetFull:
-		return "Task Set Full"
-	case StatusACAActive:
-		return "ACA Active"
-	case StatusTaskAborted:
-		return "Task Aborted"
-	}
-	return "Unknown (0x" + hex2(uint8(s)) + ")"
-}
 
 // LoginStage is a login stage, the CSG and NSG fields (RFC 7143 section
 // 11.12.3).

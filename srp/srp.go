@@ -1,6 +1,10 @@
 package srp
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/rdmashark/rdmashark/scsi"
+)
 
 // Opcode is an IU's type code, its first octet (SRP, "Information units":
 // the IU type codes table).
@@ -355,46 +359,21 @@ func (f ResponseFlags) String() string {
 	return s
 }
 
-// Status is a SCSI status (SAM-5, "Status codes"), an SRP_RSP's STATUS.
-type Status uint8
+// Status is a SCSI status (SAM-5, "Status codes"), an SRP_RSP's STATUS:
+// package scsi's, shared with iSCSI.
+type Status = scsi.Status
 
-// The SCSI status codes.
+// The SCSI status codes (SAM-5 section 5.3).
 const (
-	StatusGood                Status = 0x00
-	StatusCheckCondition      Status = 0x02
-	StatusConditionMet        Status = 0x04
-	StatusBusy                Status = 0x08
-	StatusReservationConflict Status = 0x18
-	StatusTaskSetFull         Status = 0x28
-	StatusACAActive           Status = 0x30
-	StatusTaskAborted         Status = 0x40
+	StatusGood                = scsi.StatusGood
+	StatusCheckCondition      = scsi.StatusCheckCondition
+	StatusConditionMet        = scsi.StatusConditionMet
+	StatusBusy                = scsi.StatusBusy
+	StatusReservationConflict = scsi.StatusReservationConflict
+	StatusTaskSetFull         = scsi.StatusTaskSetFull
+	StatusACAActive           = scsi.StatusACAActive
+	StatusTaskAborted         = scsi.StatusTaskAborted
 )
-
-func (s Status) String() string {
-	switch s {
-	case StatusGood:
-		return "Good"
-	case StatusCheckCondition:
-		return "Check Condition"
-	case StatusConditionMet:
-		return "Condition Met"
-	case StatusBusy:
-		return "Busy"
-	case StatusReservationConflict:
-		return "Reservation Conflict"
-	case StatusTaskSetFull:
-		return "Task Set Full"
-	case StatusACAActive:
-		return "ACA Active"
-	case StatusTaskAborted:
-		return "Task Aborted"
-	}
-	return "Unknown (0x" + hex2(uint8(s)) + ")"
-}
-
-// Success reports whether the status says the command completed (GOOD or
-// CONDITION MET).
-func (s Status) Success() bool { return s == StatusGood || s == StatusConditionMet }
 
 // TaskManagementResponse names the RESPONSE CODE an SRP_RSP to an
 // SRP_TSK_MGMT carries in its response data's fourth octet (SRP,

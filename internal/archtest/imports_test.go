@@ -71,7 +71,7 @@ func TestULPImportRules(t *testing.T) {
 	for pkg, deps := range all {
 		for _, d := range deps {
 			switch {
-			case under(pkg, "dissect") && (under(d, "ulp") || d == "nvme" || d == "smbdirect" || d == "srp" || d == "iscsi" || under(d, "rpcrdma")):
+			case under(pkg, "dissect") && (under(d, "ulp") || d == "nvme" || d == "smbdirect" || d == "srp" || d == "iscsi" || d == "scsi" || under(d, "rpcrdma")):
 				t.Errorf("%s imports the ULP package %s: the engine knows no protocol above the seam", pkg, d)
 			case under(d, "ulp") && !under(pkg, "cmd/rdmashark") && !(under(pkg, "ulp") && under(d, pkg)) && !rpcPresentation(pkg, d):
 				t.Errorf("%s imports the plug-in %s: only cmd/rdmashark registers plug-ins", pkg, d)
@@ -80,7 +80,7 @@ func TestULPImportRules(t *testing.T) {
 		if under(pkg, "ulp") {
 			plugins++
 		}
-		for _, w := range []string{"layers", "nvme", "iscsi", "pvtdata", "rpcrdma", "smbdirect", "srp"} {
+		for _, w := range []string{"layers", "nvme", "iscsi", "pvtdata", "rpcrdma", "scsi", "smbdirect", "srp"} {
 			if !under(pkg, w) {
 				continue
 			}
