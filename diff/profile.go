@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"cmp"
 	"encoding/hex"
 	"fmt"
 	"sort"
@@ -129,13 +130,17 @@ const MaxConnections = 16384
 // and message sizes; past the last, "larger".
 var sizeBounds = []uint64{4, 64, 512, 1024, 2048, 4096, 8192, 65536, 1 << 20}
 
-func sizeBucket(n uint64) int {
-	for i, b := range sizeBounds {
+func sizeBucket(n uint64) int { return bucketOf(sizeBounds, n) }
+
+// bucketOf is the index of the first of bounds (ascending, inclusive upper
+// bounds) that n does not exceed; len(bounds) past the last.
+func bucketOf[T cmp.Ordered](bounds []T, n T) int {
+	for i, b := range bounds {
 		if n <= b {
 			return i
 		}
 	}
-	return len(sizeBounds)
+	return len(bounds)
 }
 
 func sizeLabel(i int) string {
@@ -162,14 +167,7 @@ func humanSize(n uint64) string {
 // packets per message buckets: 1, 2, 3-4, 5-8, 9-16, 17+.
 var pktBounds = []int{1, 2, 4, 8, 16}
 
-func pktBucket(n int) int {
-	for i, b := range pktBounds {
-		if n <= b {
-			return i
-		}
-	}
-	return len(pktBounds)
-}
+func pktBucket(n int) int { return bucketOf(pktBounds, n) }
 
 func pktLabel(i int) string {
 	switch {

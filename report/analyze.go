@@ -377,27 +377,7 @@ func (a *Analysis) WriteTable(w io.Writer) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
-	if a.ICRC.Good+a.ICRC.Bad+a.ICRC.Truncated > 0 {
-		fmt.Fprintf(w, "ICRC: %d good, %d bad, %d not verifiable (truncated)\n", a.ICRC.Good, a.ICRC.Bad, a.ICRC.Truncated)
-	}
-	if a.ConnectionsDropped > 0 {
-		atLeast := ""
-		if a.ConnectionsDroppedAtLeast {
-			atLeast = "at least "
-		}
-		fmt.Fprintf(w, "%s%d connections not tracked (%d packets): connection table full\n", atLeast, a.ConnectionsDropped, a.PacketsNotTracked)
-	}
-	if a.ConnectionsForgotten > 0 {
-		fmt.Fprintf(w, "%d closed connections not listed: connection table full\n", a.ConnectionsForgotten)
-	}
-	writePFCLine(w, a.PFC)
-	writeEngineLines(w, a.Engine)
-	for _, e := range a.Errors {
-		fmt.Fprintf(w, "reading stopped early: %s\n", fields.Escape(e))
-	}
-	if line := incompleteText(a.Interrupted, a.SkippedRecords, a.Packets); line != "" {
-		fmt.Fprintf(w, "INCOMPLETE: %s\n", line)
-	}
+	a.writeCaptureLines(w)
 	return nil
 }
 
