@@ -591,6 +591,80 @@ func TestDiffLinux612(t *testing.T) {
 		}
 		same(t, p)
 	})
+	// NVMe/RDMA (nvmeof scenario: admin queue + one I/O queue). The
+	// consumer private data after the RDMA-CM IP header resp. the MPA v2
+	// IRD/ORD field, as tshark shows it (IP CM Consumer PrivateData;
+	// tcp.payload of the MPA Request: RECFMT, QID, HRQSIZE, HSQSIZE,
+	// CNTLID little-endian): the admin queue's 0000 0000 2000 1f00 0000 on
+	// both kernels; the I/O queue's 0000 0100 8000 7f00 0000 on 6.1 and
+	// 0000 0100 8000 7f00 0100 on 6.12 — CNTLID 1, the controller the
+	// admin Connect returned (NVMe RDMA Transport 1.0 "RDMA_CM_REQUEST
+	// Private Data": CNTLID is reserved for the admin queue).
+	nvme := func(t *testing.T, p *diff.Pair, tr string) {
+		t.Helper()
+		admin, io := "connection "+tr+" nvme-rdma :4420 qid 0 #1", "connection "+tr+" nvme-rdma :4420 qid 1 #1"
+		if r := findRow(t, p, io, "pd.client.nvme.cntlid"); r.Base != "0" || r.New != "1" || !r.Changed {
+			t.Errorf("I/O queue CNTLID: %+v", r)
+		}
+		if r := findRow(t, p, admin, "pd.client.nvme.cntlid"); r.Base != "0" || r.New != "0" || r.Changed {
+			t.Errorf("admin queue CNTLID: %+v", r)
+		}
+		for _, q := range []string{admin, io} {
+			for _, name := range []string{"pd.client.nvme.qid", "pd.client.nvme.hsqsize", "pd.client.nvme.hrqsize", "pd.server.nvme.crqsize"} {
+				if r := findRow(t, p, q, name); r.Changed {
+					t.Errorf("%s %s changed: %+v", q, name, r)
+				}
+			}
+		}
+		for _, r := range p.Rows {
+			if r.Class == diff.Findings && r.Changed {
+				t.Errorf("findings changed: %+v", r)
+			}
+		}
+	}
+	t.Run("rxe-nvmeof", func(t *testing.T) {
+		code, d, errs := diffDoc(t, "--all", old+"ulp/rxe-nvmeof.pcap", nw+"rxe-nvmeof.pcap")
+		if code != 1 {
+			t.Fatalf("exit %d\n%s", code, errs)
+		}
+		p := d.Pairs[0]
+		nvme(t, p, "roce")
+		// tshark infiniband.cm.req.prim_localacktout: 0x13 in frames 11
+		// and 90 (6.1), 0x11 in frames 11 and 88 (6.12).
+		for _, q := range []string{"0", "1"} {
+			r := findRow(t, p, "connection roce nvme-rdma :4420 qid "+q+" #1", "cm.req.primary.local_ack_timeout")
+			if r.Base != "19 (2.15 s)" || r.New != "17 (536.9 ms)" || !r.Changed {
+				t.Errorf("qid %s: %+v", q, r)
+			}
+		}
+	})
+	t.Run("siw-nvmeof", func(t *testing.T) {
+		code, d, errs := diffDoc(t, "--all", old+"ulp/siw-nvmeof.pcap", nw+"siw-nvmeof.pcap")
+		if code != 1 {
+			t.Fatalf("exit %d\n%s", code, errs)
+		}
+		p := d.Pairs[0]
+		nvme(t, p, "iwarp")
+		// tshark -Y 'tcp.len == 4' by stream and source port: 6.1 the
+		// I/O queue's 3 from the host and 87 from the target, none on the
+		// admin queue; 6.12 the admin queue's 24 from the target, the I/O
+		// queue's 501 and 904.
+		for _, c := range []struct{ q, dir, b, n string }{
+			{"0", "s2c", "0", "24"}, {"1", "c2s", "3", "501"}, {"1", "s2c", "87", "904"}} {
+			r := findRow(t, p, "connection iwarp nvme-rdma :4420 qid "+c.q+" #1", c.dir+" TCP segments of 4 octets (lone MPA CRC)")
+			if r.Base != c.b || r.New != c.n || !r.Changed {
+				t.Errorf("qid %s %s: %+v, tshark %s → %s", c.q, c.dir, r, c.b, c.n)
+			}
+		}
+		// The MPA exchange itself (rev 2, IRD/ORD 0x8000/0x0000 in both
+		// tcp.payloads) is the same.
+		for _, r := range p.Rows {
+			if r.Class == diff.Negotiation && r.Changed && !strings.Contains(r.Name, "cntlid") &&
+				!strings.HasPrefix(r.Name, "pd.client.consumer_") {
+				t.Errorf("negotiation change %+v", r)
+			}
+		}
+	})
 }
 
 // noteP reads the p-value a row's note gives ("… p=5.1e-05 …").
