@@ -621,6 +621,13 @@ func TestDiffLinux612(t *testing.T) {
 				t.Errorf("findings changed: %+v", r)
 			}
 		}
+		// The I/O command mix (tshark on RoCE, nvme.cmd.opc on QID 1: 64
+		// Writes and 83 Reads on both kernels).
+		for name, n := range map[string]string{"Write": "64", "Read": "83"} {
+			if r := findRow(t, p, "exchange nvme-rdma "+name, "count"); r.Base != n || r.New != n || r.Changed {
+				t.Errorf("%s count: %+v", name, r)
+			}
+		}
 	}
 	t.Run("rxe-nvmeof", func(t *testing.T) {
 		code, d, errs := diffDoc(t, "--all", old+"ulp/rxe-nvmeof.pcap", nw+"rxe-nvmeof.pcap")
