@@ -58,8 +58,23 @@ func FieldTable() *fields.Table {
 		cmReq("nvme-rdma.cm.req.qid", "Queue Id", fields.BaseDec, func(r *nvme.CMRequest) uint16 { return r.QID }),
 		cmReq("nvme-rdma.cm.req.hrqsize", "RDMA QP Host Receive Queue Size", fields.BaseDec, func(r *nvme.CMRequest) uint16 { return r.HRQSIZE }),
 		cmReq("nvme-rdma.cm.req.hsqsize", "RDMA QP Host Send Queue Size", fields.BaseDec, func(r *nvme.CMRequest) uint16 { return r.HSQSIZE }),
+		cmReq("nvme-rdma.cm.req.cntlid", "Controller ID", fields.BaseHex, func(r *nvme.CMRequest) uint16 { return r.CNTLID }),
+		&fields.Field{Name: "nvme-rdma.cm.req.reserved", Label: "Reserved", Type: fields.FTBytes, Base: fields.BaseNone, Parent: "nvme-rdma",
+			Get: func(p *dissect.Packet, emit func(fields.Value)) {
+				var r nvme.CMRequest
+				if pd := setUpOf(p, 0); pd != nil && r.DecodeFromBytes(pd) == nil {
+					emit(fields.Value{B: r.Reserved})
+				}
+			}},
 		cmRep("nvme-rdma.cm.rsp.recfmt", "Record Format", func(r *nvme.CMReply) uint16 { return uint16(r.RECFMT) }),
 		cmRep("nvme-rdma.cm.rsp.crqsize", "RDMA QP Controller Receive Queue Size", func(r *nvme.CMReply) uint16 { return r.CRQSIZE }),
+		&fields.Field{Name: "nvme-rdma.cm.rsp.reserved", Label: "Reserved", Type: fields.FTBytes, Base: fields.BaseNone, Parent: "nvme-rdma",
+			Get: func(p *dissect.Packet, emit func(fields.Value)) {
+				var r nvme.CMReply
+				if pd := setUpOf(p, 1); pd != nil && r.DecodeFromBytes(pd) == nil {
+					emit(fields.Value{B: r.Reserved})
+				}
+			}},
 		// On every packet of the queue's RDMA connection but its CM
 		// messages and ACKs, as tshark does: capsules and RDMA data.
 		&fields.Field{Name: "nvme-rdma.cmd.qid", Label: "Cmd Qid", Type: fields.FTUint16, Base: fields.BaseHex, Parent: "nvme-rdma",

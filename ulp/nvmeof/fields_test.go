@@ -248,3 +248,65 @@ func TestCMFieldsOnPortsGivenToNew(t *testing.T) {
 		}
 	}
 }
+
+// TestCMControllerIDOnLinux612: nvme-rdma.cm.req.cntlid and the reserved
+// octets on the Linux 6.12 captures, whose I/O queue's CM REQ carries the
+// CNTLID the admin Connect returned. tshark 4.0 does not decode the REQ's
+// private data (its IP CM Consumer PrivateData bytes, RoCE frames 11 and
+// 88: 0000 0000 2000 1f00 0000… and 0000 0100 8000 7f00 0100…; siw's MPA
+// Requests, frames 14 and 97, carry the same after IRD/ORD 8000 0000);
+// it decodes the REP's: nvme-rdma.cm.rsp.reserved is 28 zero octets in
+// frames 14 and 89.
+func TestCMControllerIDOnLinux612(t *testing.T) {
+	zeros := func(n int) string { return strings.Repeat("00", n) }
+	for _, tc := range []struct {
+		file string
+		want map[int][2]string // frame → cntlid, reserved
+		rsp  map[int]string
+	}{
+		{"rxe-nvmeof.pcap", map[int][2]string{11: {"0x0000", zeros(22)}, 88: {"0x0001", zeros(22)}}, map[int]string{14: zeros(28), 89: zeros(28)}},
+		{"siw-nvmeof.pcap", map[int][2]string{14: {"0x0000", zeros(22)}, 97: {"0x0001", zeros(22)}}, nil},
+	} {
+		set := fields.NewFieldSet(nvmeof.FieldTable)
+		get := func(p *dissect.Packet, name string) string {
+			fd, ok := set.Lookup(name)
+			if !ok {
+				t.Fatalf("no field %s", name)
+			}
+			var vals []string
+			fd.Get(p, func(v fields.Value) { vals = append(vals, fd.Format(v)) })
+			return strings.Join(vals, ",")
+		}
+		r, err := source.Open("../../testdata/pcaps/linux612/" + tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := dissect.NewEngine(dissect.Options{ULPs: []dissect.ULP{nvmeof.New()}})
+		seen := 0
+		err = e.Run(r, func(p *dissect.Packet) error {
+			id, res := get(p, "nvme-rdma.cm.req.cntlid"), get(p, "nvme-rdma.cm.req.reserved")
+			if w, ok := tc.want[p.Number]; ok {
+				seen++
+				if id != w[0] || res != w[1] {
+					t.Errorf("%s frame %d: cntlid %q reserved %q, want %q %q", tc.file, p.Number, id, res, w[0], w[1])
+				}
+			} else if id != "" {
+				t.Errorf("%s frame %d: cntlid %q on a frame that is no CM REQ", tc.file, p.Number, id)
+			}
+			if w, ok := tc.rsp[p.Number]; ok {
+				seen++
+				if got := get(p, "nvme-rdma.cm.rsp.reserved"); got != w {
+					t.Errorf("%s frame %d: rsp.reserved %q, tshark %q", tc.file, p.Number, got, w)
+				}
+			}
+			return nil
+		})
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen != len(tc.want)+len(tc.rsp) {
+			t.Errorf("%s: %d of %d frames seen", tc.file, seen, len(tc.want)+len(tc.rsp))
+		}
+	}
+}
