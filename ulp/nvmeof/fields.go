@@ -165,6 +165,7 @@ func FieldTable() *fields.Table {
 			}
 		}),
 	)
+	sqeFields(t) // fields_sqe.go
 	return t
 }
 

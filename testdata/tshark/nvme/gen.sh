@@ -8,8 +8,10 @@ set -e
 P=../../pcaps/ulp/rxe-nvmeof.pcap
 F="-T fields -E header=y -E separator=/t -E aggregator=, -E occurrence=a"
 
-# Capsules: commands (SQEs) and completions (CQEs), fabrics and CM fields.
-tshark -2 -r $P -Y 'nvme-rdma || nvme' $F \
+# Capsules: commands (SQEs) and completions (CQEs), fabrics and CM fields
+# (rxe-nvmeof.pcap, and the mix capture: discovery, a refused Connect, errors).
+for C in rxe-nvmeof rxe-nvmeof-mix-small; do
+tshark -2 -r ../../pcaps/ulp/$C.pcap -Y 'nvme-rdma || nvme' $F \
   -e frame.number -e infiniband.bth.opcode -e nvme-rdma.cmd.qid \
   -e nvme-rdma.cm.req.recfmt -e nvme-rdma.cm.req.qid -e nvme-rdma.cm.req.hrqsize -e nvme-rdma.cm.req.hsqsize \
   -e nvme-rdma.cm.rsp.recfmt -e nvme-rdma.cm.rsp.crqsize \
@@ -35,7 +37,8 @@ tshark -2 -r $P -Y 'nvme-rdma || nvme' $F \
   -e nvme.cqe.status.p -e nvme.cqe.status.sc -e nvme.cqe.status.sct -e nvme.cqe.status.crd -e nvme.cqe.status.m -e nvme.cqe.status.dnr \
   -e nvme.fabrics.cqe.sts -e nvme.fabrics.cqe.connect.cntrlid -e nvme.fabrics.cqe.connect.authreq \
   -e nvme.fabrics.prop_get.ccap -e nvme.fabrics.prop_get.vs -e nvme.fabrics.prop_get_set.csts -e nvme.fabrics.prop_get_set.cc \
-  > rxe-nvmeof.capsules.tsv 2>/dev/null
+  > $C.capsules.tsv 2>/dev/null
+done
 
 # Data moved for a command by RDMA Read (Connect data) or RDMA Write
 # (Identify data), as tshark decodes it in the data packets.
