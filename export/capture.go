@@ -32,6 +32,10 @@ type Capture struct {
 	err    error // the first write error
 	next   dissect.Observer
 	spill  connSpill
+	// opRow and pktRow are the rows a ULP fills (ULP.RDMAOp, ULP.Packet),
+	// kept here so that handing them out costs no allocation per row.
+	opRow  RDMAOp
+	pktRow Packet
 }
 
 // NewCapture creates the part files of capture name (as given on the
@@ -134,7 +138,8 @@ func (c *Capture) rdmaOp(op *dissect.RDMAOp) {
 	if op.Conn == nil || c.err != nil {
 		return
 	}
-	row := RDMAOp{
+	row := &c.opRow
+	*row = RDMAOp{
 		Common:       c.common,
 		ConnectionID: int64(op.Conn.ID),
 		Kind:         "write",
@@ -155,10 +160,10 @@ func (c *Capture) rdmaOp(op *dissect.RDMAOp) {
 	}
 	for i := range ulps {
 		if f := ulps[i].RDMAOp; f != nil {
-			f(op, &row)
+			f(op, row)
 		}
 	}
-	c.note(c.ops.add(row))
+	c.note(c.ops.add(*row))
 }
 
 // Exchange writes one finished exchange of any ULP (Options.Exchange).
@@ -212,7 +217,8 @@ func (c *Capture) Packet(p *dissect.Packet) error {
 	if c.pkts == nil {
 		return nil
 	}
-	row := Packet{
+	row := &c.pktRow
+	*row = Packet{
 		Common:      c.common,
 		Number:      int64(p.Number),
 		Time:        p.Timestamp,
@@ -230,10 +236,10 @@ func (c *Capture) Packet(p *dissect.Packet) error {
 	}
 	for i := range ulps {
 		if f := ulps[i].Packet; f != nil {
-			f(p, &row)
+			f(p, row)
 		}
 	}
-	c.note(c.pkts.add(row))
+	c.note(c.pkts.add(*row))
 	return c.err
 }
 

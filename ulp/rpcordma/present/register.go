@@ -3,6 +3,7 @@ package present
 import (
 	"github.com/rdmashark/rdmashark/diff"
 	"github.com/rdmashark/rdmashark/export"
+	"github.com/rdmashark/rdmashark/report"
 )
 
 // Register registers RPC-over-RDMA's presentation with report, export and
@@ -10,4 +11,5 @@ import (
 func Register() {
 	export.Register(exportULP)
 	diff.Register(diffULP)
+	report.RegisterULP(reportULP)
 }
