@@ -17,7 +17,6 @@ import (
 	"github.com/rdmashark/rdmashark/layers/roce"
 	"github.com/rdmashark/rdmashark/nvme"
 	"github.com/rdmashark/rdmashark/smbdirect"
-	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // Kind says how a behaviour metric is compared (Tolerances).
@@ -377,11 +376,16 @@ func (c *Collector) ConnectionDone(conn *dissect.Connection) {
 	delete(c.live, conn)
 }
 
-// ExchangeName is the name an exchange is counted under: its Name, and
-// for an NFSv4 COMPOUND its operations ("COMPOUND SEQUENCE,PUTFH,GETATTR").
+// ExchangeName is the name an exchange is counted under: its Name, or
+// the finer name its ULP gives it (ULP.ExchangeName: for an NFSv4
+// COMPOUND, its operations, "COMPOUND SEQUENCE,PUTFH,GETATTR").
 func ExchangeName(x *dissect.Exchange) string {
-	if t, ok := x.Detail.(*rpcordma.Transaction); ok && len(t.Operations) > 0 {
-		return x.Name + " " + strings.Join(t.Operations, ",")
+	for i := range ulps {
+		if f := ulps[i].ExchangeName; f != nil {
+			if n, ok := f(x); ok {
+				return n
+			}
+		}
 	}
 	return x.Name
 }
@@ -423,60 +427,22 @@ func (c *Collector) Exchange(x *dissect.Exchange) {
 	if x.Invalidated {
 		e.invalidated++
 	}
-	t, ok := x.Detail.(*rpcordma.Transaction)
-	if !ok {
-		return
-	}
-	if t.Call != nil {
-		var rd, lc, wr, rp bool
-		for i := range t.Call.Chunks {
-			ch := &t.Call.Chunks[i]
-			switch ch.Kind {
-			case rpcordma.ChunkRead:
-				if ch.Position == 0 {
-					lc = true
-				} else {
-					rd = true
-				}
-			case rpcordma.ChunkWrite:
-				wr = true
-			case rpcordma.ChunkReply:
-				rp = true
-			}
+	for i := range ulps {
+		f := ulps[i].Chunks
+		if f == nil {
+			continue
 		}
-		e.readChunk += b2u(rd)
-		e.longCall += b2u(lc)
-		e.writeChunk += b2u(wr)
-		e.replyChunk += b2u(rp)
-		if len(t.Call.Chunks) > 0 {
-			if _, one := OneHandle(t.Call.Chunks); one {
-				e.oneHandle++
-			} else {
-				e.multiHandle++
-			}
+		if ch, ok := f(x); ok {
+			e.readChunk += b2u(ch.ReadChunk)
+			e.longCall += b2u(ch.LongCall)
+			e.writeChunk += b2u(ch.WriteChunk)
+			e.replyChunk += b2u(ch.ReplyChunk)
+			e.longReply += b2u(ch.LongReply)
+			e.oneHandle += b2u(ch.OneHandle)
+			e.multiHandle += b2u(ch.MultiHandle)
+			break
 		}
 	}
-	if t.Reply != nil && strings.Contains(t.Reply.ProcName(), "NOMSG") {
-		e.longReply++
-	}
-}
-
-// OneHandle tells whether every segment of the chunks has the same
-// handle, and returns it: the condition on which Linux's svcrdma sends a
-// Reply With Invalidate (svc_rdma_get_inv_rkey).
-func OneHandle(chunks []rpcordma.Chunk) (uint32, bool) {
-	var h uint32
-	n := 0
-	for i := range chunks {
-		for _, s := range chunks[i].Segments {
-			if n > 0 && s.Handle != h {
-				return 0, false
-			}
-			h = s.Handle
-			n++
-		}
-	}
-	return h, n > 0
 }
 
 func b2u(b bool) uint64 {
@@ -789,21 +755,10 @@ func (c *Collector) conn(conn *dissect.Connection) Conn {
 			hist(p+" sizes", s.ops[k][d][:], func(i int) string { return p + "s of " + sizeLabel(i) + " octets" })
 		}
 	}
-	if r := rpcordma.Stats(conn); r != nil {
-		for d := range 2 {
-			p := dirNames[d] + " RPC-over-RDMA "
-			met(p+"Calls", KindCount, r.Calls[d])
-			met(p+"Replies", KindCount, r.Replies[d])
-			met(p+"RDMA_ERRORs", KindCount, r.Errors[d])
-			met(p+"short messages", KindCount, r.Short[d])
-			met(p+"chunked messages", KindCount, r.Chunked[d])
-			met(p+"long messages", KindCount, r.Long[d])
-			met(p+"largest credits requested", KindExact, uint64(r.MaxCreditsRequested[d]))
-			met(p+"largest credits granted", KindExact, uint64(r.MaxCreditsGranted[d]))
+	for i := range ulps {
+		if f := ulps[i].Behaviour; f != nil {
+			f(conn, met)
 		}
-		met("RPC-over-RDMA Replies With Invalidate", KindCount, r.RepliesWithInvalidate)
-		met("RPC-over-RDMA Replies without Invalidate", KindCount, r.RepliesWithoutInvalidate)
-		met("RPC-over-RDMA Calls without Reply", KindCount, r.CallsWithoutReply)
 	}
 	return out
 }

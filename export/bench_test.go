@@ -15,6 +15,7 @@ import (
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/ulp/rpcordma"
+	rpcpresent "github.com/rdmashark/rdmashark/ulp/rpcordma/present"
 )
 
 // countingReader counts the capture's bytes.
@@ -65,7 +66,7 @@ func BenchmarkExport(b *testing.B) {
 					}
 					runner := check.NewRunner(check.Config{Next: xc.Observer(nil)})
 					xc.SetRunner(runner)
-					eng := dissect.NewEngine(rpcordma.With(dissect.Options{Observer: runner}, nfs.NewBinding(), xc.Transaction))
+					eng := dissect.NewEngine(rpcordma.With(dissect.Options{Observer: runner}, nfs.NewBinding(), rpcpresent.ExportTransactions(xc)))
 					var ms runtime.MemStats
 					runtime.GC()
 					per, count := c.Records(), 0

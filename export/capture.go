@@ -9,13 +9,11 @@ import (
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/fields"
-	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
-	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // Capture writes the tables of one capture. Hook it to the engine: Observer
-// as (or before) the engine's Observer, Transaction as
-// rpcordma.OnTransaction, Exchange as Options.Exchange, Packet from the
+// as (or before) the engine's Observer, the RPC-over-RDMA plug-in's
+// transactions to AddTransaction, Exchange as Options.Exchange, Packet from the
 // per-packet callback; then Finish with the engine and the check result once the capture is read. Its
 // methods are for one goroutine (one engine); several Captures run in
 // parallel, each its own part files.
@@ -34,6 +32,10 @@ type Capture struct {
 	err    error // the first write error
 	next   dissect.Observer
 	spill  connSpill
+	// opRow and pktRow are the rows a ULP fills (ULP.RDMAOp, ULP.Packet),
+	// kept here so that handing them out costs no allocation per row.
+	opRow  RDMAOp
+	pktRow Packet
 }
 
 // NewCapture creates the part files of capture name (as given on the
@@ -136,7 +138,8 @@ func (c *Capture) rdmaOp(op *dissect.RDMAOp) {
 	if op.Conn == nil || c.err != nil {
 		return
 	}
-	row := RDMAOp{
+	row := &c.opRow
+	*row = RDMAOp{
 		Common:       c.common,
 		ConnectionID: int64(op.Conn.ID),
 		Kind:         "write",
@@ -155,83 +158,12 @@ func (c *Capture) rdmaOp(op *dissect.RDMAOp) {
 	if n := len(op.Packets); n > 0 {
 		row.FirstPacket, row.LastPacket = int64(op.Packets[0]), int64(op.Packets[n-1])
 	}
-	if t := rpcordma.Txn(&op.Attach); t != nil {
-		row.XID = i64(uint64(t.XID))
-		if t.Call != nil && op.Attach.I < len(t.Call.Chunks) {
-			row.ChunkKind = str(t.Call.Chunks[op.Attach.I].Kind.String())
+	for i := range ulps {
+		if f := ulps[i].RDMAOp; f != nil {
+			f(op, row)
 		}
 	}
-	c.note(c.ops.add(row))
-}
-
-// Transaction writes one finished RPC transaction (rpcordma.OnTransaction).
-func (c *Capture) Transaction(t *rpcordma.Transaction) {
-	if t.Conn == nil || c.err != nil {
-		return
-	}
-	row := Transaction{
-		Common:         c.common,
-		ConnectionID:   int64(t.Conn.ID),
-		XID:            int64(t.XID),
-		XIDHex:         fmt.Sprintf("0x%08x", t.XID),
-		Direction:      t.Direction.String(),
-		Outcome:        t.Outcome.String(),
-		RDMAReadBytes:  int64(t.ReadBytes),
-		RDMAWriteBytes: int64(t.WriteBytes),
-	}
-	if t.HasProgram {
-		row.Program, row.Version, row.Procedure = i64(uint64(t.Program)), i64(uint64(t.Version)), i64(uint64(t.Procedure))
-	}
-	if t.ProcedureName != "" {
-		row.ProcedureName = str(t.ProcedureName)
-	}
-	row.Operations = append(make([]string, 0, len(t.Operations)), t.Operations...)
-	if s := t.Call; s != nil {
-		row.HasCall = true
-		row.CallPacket = lastPacket(s.Packets)
-		row.CallTime = tp(s.Time)
-		row.CallRDMAProc = str(s.ProcName())
-		row.CallCredits = i64(uint64(s.Credits))
-		for _, ch := range s.Chunks {
-			switch ch.Kind {
-			case rpcordma.ChunkRead, rpcordma.ChunkCall:
-				row.CallReadChunks++
-			case rpcordma.ChunkWrite:
-				row.CallWriteChunks++
-			case rpcordma.ChunkReply:
-				row.CallReplyChunk = true
-			}
-		}
-		if s.RPCBytes > 0 {
-			row.CallRPCBytes = i64(uint64(s.RPCBytes))
-		}
-	}
-	if s := t.Reply; s != nil {
-		row.HasReply = true
-		row.ReplyPacket = lastPacket(s.Packets)
-		row.ReplyTime = tp(s.Time)
-		row.ReplyRDMAProc = str(s.ProcName())
-		row.ReplyCredits = i64(uint64(s.Credits))
-		row.ReplyWithInvalidate = s.Invalidate
-		if s.Invalidate {
-			row.InvalidatedSTag = i64(uint64(s.InvalidatedSTag))
-		}
-		if s.HasStatus {
-			if s.ReplyStat != oncrpc.MsgAccepted {
-				row.ReplyStatus = str(s.ReplyStat.String())
-			} else {
-				row.ReplyStatus = str(s.AcceptStat.String())
-			}
-		}
-		if s.RPCBytes > 0 {
-			row.ReplyRPCBytes = i64(uint64(s.RPCBytes))
-		}
-		if t.Call != nil {
-			us := float64(t.Latency.Nanoseconds()) / 1e3
-			row.LatencyMicroseconds = &us
-		}
-	}
-	c.note(c.txns.add(row))
+	c.note(c.ops.add(*row))
 }
 
 // Exchange writes one finished exchange of any ULP (Options.Exchange).
@@ -285,7 +217,8 @@ func (c *Capture) Packet(p *dissect.Packet) error {
 	if c.pkts == nil {
 		return nil
 	}
-	row := Packet{
+	row := &c.pktRow
+	*row = Packet{
 		Common:      c.common,
 		Number:      int64(p.Number),
 		Time:        p.Timestamp,
@@ -301,13 +234,12 @@ func (c *Capture) Packet(p *dissect.Packet) error {
 		row.ConnectionID = i64(uint64(p.Conn.ID))
 		row.Direction = str(p.Dir.String())
 	}
-	for i := range rpcordma.Records(p) {
-		if r := &rpcordma.Records(p)[i]; r.PrefixOK {
-			row.XID = i64(uint64(r.Common.XID))
-			break
+	for i := range ulps {
+		if f := ulps[i].Packet; f != nil {
+			f(p, row)
 		}
 	}
-	c.note(c.pkts.add(row))
+	c.note(c.pkts.add(*row))
 	return c.err
 }
 
@@ -471,17 +403,10 @@ func connectionRow(common Common, dc *dissect.Connection) Connection {
 		r := dc.Thresholds.RemoteInvalidation
 		row.RemoteInvalidationNegotd = &r
 	}
-	if s := rpcordma.Stats(dc); s != nil {
-		row.RPCVersion = i64(uint64(s.Version))
-		row.CallsForward, row.CallsBackchannel = i64(s.Calls[0]), i64(s.Calls[1])
-		// A forward Reply goes server to client (report.rpcConnection).
-		row.RepliesForward, row.RepliesBackchannel = i64(s.Replies[1]), i64(s.Replies[0])
-		row.RepliesWithInvalidate = i64(s.RepliesWithInvalidate)
-		row.RepliesWithoutInvalidate = i64(s.RepliesWithoutInvalidate)
-		row.CallsWithoutReply = i64(s.CallsWithoutReply)
-		row.RepliesWithoutCall = i64(s.RepliesWithoutCall)
-		row.RDMAReadBytes = i64(s.ReadBytes[0] + s.ReadBytes[1])
-		row.RDMAWriteBytes = i64(s.WriteBytes[0] + s.WriteBytes[1])
+	for i := range ulps {
+		if f := ulps[i].Connection; f != nil {
+			f(dc, &row)
+		}
 	}
 	return row
 }
@@ -495,13 +420,6 @@ func tp(t time.Time) *time.Time {
 		return nil
 	}
 	return &t
-}
-
-func lastPacket(pk []int) *int64 {
-	if len(pk) == 0 {
-		return nil
-	}
-	return i64(uint64(pk[len(pk)-1]))
 }
 
 // Rows returns the rows written so far to each table.

@@ -20,9 +20,14 @@ import (
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/ulp/rpcordma"
+	rpcpresent "github.com/rdmashark/rdmashark/ulp/rpcordma/present"
 )
 
 const pcaps = "../testdata/pcaps/"
+
+// RPC-over-RDMA's columns and transactions come from its presentation,
+// registered as the command registers it (cmd/rdmashark/ulps.go).
+func init() { rpcpresent.Register() }
 
 // exportCapture runs one capture through an engine wired as the export
 // command wires it (the export's Observer behind the check runner).
@@ -52,7 +57,7 @@ func exportLimited(t testing.TB, cfg export.Config, name string, r *source.Reade
 	runner := check.NewRunner(check.Config{Next: xc.Observer(nil), MaxTotal: maxFindings})
 	xc.SetRunner(runner)
 	opts.Observer = runner
-	eng := dissect.NewEngine(rpcordma.With(opts, nfs.NewBinding(), xc.Transaction))
+	eng := dissect.NewEngine(rpcordma.With(opts, nfs.NewBinding(), rpcpresent.ExportTransactions(xc)))
 	if err := eng.Run(r, func(p *dissect.Packet) error {
 		runner.Packet(p)
 		return xc.Packet(p)

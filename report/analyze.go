@@ -18,7 +18,6 @@ import (
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/fields"
-	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // Analysis is the document of `rdmashark analyze --format json`. Its keys are
@@ -245,15 +244,16 @@ func connection(c *dissect.Connection) Connection {
 	out.Traffic.ClientToServer = Direction{c.Dir[0].Packets, c.Dir[0].Bytes}
 	out.Traffic.ServerToClient = Direction{c.Dir[1].Packets, c.Dir[1].Bytes}
 	out.IWARP = iwarpConnection(c)
-	out.RPC = rpcConnection(c)
+	// The registered ULPs' sections (RPC-over-RDMA's "rpc", ulp.go).
+	own := ulpConnection(c, &out)
 	useV2Thresholds(&out, c)
 	out.RPCOverRDMA = !notRPCOverRDMA(out)
 	if c.ULP != "" {
 		u := c.ULP
 		out.ULP = &u
-		if _, rpc := c.ULPData.(*rpcordma.RPCStats); !rpc {
-			// RPC-over-RDMA's statistics are its own "rpc" object
-			// (rpcConnection).
+		if !own {
+			// A registered ULP's own sections (RPC-over-RDMA's "rpc"
+			// object) present its data already.
 			out.ulpData = c.ULPData
 		}
 		if t, ok := c.ULPData.(ULPTable); ok {
@@ -443,7 +443,7 @@ func (r *analysisRows) add(a *Analysis, c *Connection, fs []Finding) {
 		t.add(append([]string{strconv.Itoa(c.ID)}, c.ulpRow...)...)
 	}
 	switch {
-	case c.ULP != nil && *c.ULP != rpcordma.Name:
+	case c.ULP != nil && !rfc8797ULP(*c.ULP):
 		// Another ULP's negotiation is in its own table.
 	case notRPCOverRDMA(*c):
 		// perftest, rping, NCCL: no RFC 8797 negotiation to show.
@@ -623,7 +623,7 @@ func marshalNoEscape(v any) ([]byte, error) {
 // no inline threshold (issue 28: "a default applies only where its
 // protocol does").
 func rfc8797Applies(c *dissect.Connection) bool {
-	if c.ULP == rpcordma.Name {
+	if rfc8797ULP(c.ULP) {
 		return true
 	}
 	if c.ULP != "" {

@@ -7,13 +7,12 @@ import (
 	"strings"
 
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // EngineCounters are the engine-wide counters of the Analysis document
 // ("engine"): what IB/RoCE Send reassembly and RDMA operation tracking did
 // and what their limits cut (dissect.ReassemblyStats), and what the
-// RPC-over-RDMA layer saw (rpcordma.RPCCounters). iWARP's counters are per
+// RPC-over-RDMA layer saw (its plug-in's RPCCounters, ULP.Counters). iWARP's counters are per
 // connection ("iwarp"). `transactions --format json` has the same numbers
 // under other names in its "counters".
 type EngineCounters struct {
@@ -55,7 +54,8 @@ type ReassemblyCounters struct {
 	MaxBufferedBytesHeld int    `json:"max_buffered_bytes_held"`
 }
 
-// RPCCounters is rpcordma.RPCCounters.
+// RPCCounters is the RPC-over-RDMA plug-in's RPCCounters (filled by its
+// presentation, ULP.Counters).
 type RPCCounters struct {
 	// Sends and RDMA operations both transports handed up.
 	Sends             uint64 `json:"sends"`
@@ -81,7 +81,7 @@ type RPCCounters struct {
 	RepliesWithoutCall     uint64 `json:"replies_without_call"`
 	// UnattachedRDMAOps: RDMA operations no advertised segment explains;
 	// UnattachedByReason counts the recorded ones by reason, and
-	// Unattached lists them (at most rpcordma.MaxUnattachedRecorded).
+	// Unattached lists them (at most the plug-in's MaxUnattachedRecorded).
 	UnattachedRDMAOps  uint64            `json:"unattached_rdma_ops"`
 	UnattachedByReason map[string]uint64 `json:"unattached_by_reason"`
 	Unattached         []UnattachedOp    `json:"unattached"`
@@ -107,10 +107,10 @@ type UnattachedOp struct {
 	Reason string `json:"reason"`
 }
 
-// engineCounters copies the engine's counters.
+// engineCounters copies the engine's counters; the registered ULPs fill
+// theirs (ULP.Counters: RPC-over-RDMA's "rpc").
 func engineCounters(e *dissect.Snapshot) *EngineCounters {
-	rpc := rpcordma.Counters(e)
-	r, o, c := &e.Reassembly, &e.Ops, &rpc
+	r := &e.Reassembly
 	out := &EngineCounters{
 		Reassembly: ReassemblyCounters{
 			Sends: r.Messages, SendsTruncated: r.Truncated, SendsTooLong: r.TooLong, OrphanPackets: r.Orphans,
@@ -119,22 +119,11 @@ func engineCounters(e *dissect.Snapshot) *EngineCounters {
 			ReadsEvicted: r.ReadsEvicted, UnmatchedReadResponses: r.UnmatchedResponses,
 			BufferBudgetCuts: r.BudgetCuts, MaxBufferedBytesHeld: r.MaxBufferedHeld,
 		},
-		RPC: RPCCounters{
-			Sends: o.Sends, RDMAReads: o.RDMAReads, RDMAWrites: o.RDMAWrites, RDMAOpsIncomplete: o.RDMAOpsIncomplete,
-			// Every Send is on an RPC-over-RDMA connection or not.
-			Messages: c.Messages, NotRPC: o.Sends - c.Messages, BadHeaders: c.BadHeaders, RetransmittedSends: c.Duplicates,
-			Calls: c.Calls, Replies: c.Replies, Transactions: c.Finished, TransactionsEvicted: c.Evicted,
-			TransactionsSuperseded: c.Superseded, CallsWithoutReply: c.NoReply, RepliesWithoutCall: c.ReplyNoCall,
-			UnattachedRDMAOps: c.Unattached, UnattachedByReason: map[string]uint64{}, Unattached: []UnattachedOp{},
-			Rebuilt: c.Rebuilt, RebuiltBad: c.RebuiltBad, RebuildSkipped: c.RebuildSkipped,
-			MaxRebuildBytesHeld: c.MaxRebuildBytesHeld,
-		},
 	}
-	for _, u := range c.UnattachedOps {
-		out.RPC.UnattachedByReason[u.Reason]++
-		out.RPC.Unattached = append(out.RPC.Unattached, UnattachedOp{Connection: u.Conn, Kind: u.Kind.String(),
-			FirstPacket: u.FirstPacket, LastPacket: u.LastPacket, STag: fmt.Sprintf("0x%08x", u.STag),
-			Offset: fmt.Sprintf("0x%016x", u.Offset), Length: u.Length, Reason: u.Reason})
+	for i := range ulps {
+		if f := ulps[i].Counters; f != nil {
+			f(e, out)
+		}
 	}
 	return out
 }

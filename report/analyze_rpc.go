@@ -4,14 +4,13 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-
-	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // RPCConnection is a connection's RPC-over-RDMA summary in the Analysis
-// document (rpcordma.RPCStats). Per-direction counts are by the direction
-// the messages — for RDMA bytes, the data — went.
+// document (the plug-in's RPCStats, as its presentation,
+// ulp/rpcordma/present, fills it through ULP.Connection). Per-direction
+// counts are by the direction the messages — for RDMA bytes, the data —
+// went.
 type RPCConnection struct {
 	// Version is the rdma_vers of the first header decoded (1 or 2; 0 if
 	// none decoded); Versions counts headers by version.
@@ -96,53 +95,6 @@ type CreditLimits struct {
 type RPCChannels struct {
 	Forward     uint64 `json:"forward"`
 	Backchannel uint64 `json:"backchannel"`
-}
-
-func rpcDirs(a [2]uint64) DirCount { return DirCount{a[0], a[1]} }
-
-func rpcDirs32(a [2]uint32) DirCount { return DirCount{uint64(a[0]), uint64(a[1])} }
-
-func rpcConnection(c *dissect.Connection) *RPCConnection {
-	s := rpcordma.Stats(c)
-	if s == nil {
-		return nil
-	}
-	out := &RPCConnection{
-		Version:                  s.Version,
-		Messages:                 rpcDirs(s.Messages),
-		BadHeaders:               rpcDirs(s.BadHeaders),
-		FirstBadHeader:           s.FirstBadHeader,
-		Calls:                    RPCChannels{s.Calls[0], s.Calls[1]},
-		Errors:                   rpcDirs(s.Errors),
-		Control:                  rpcDirs(s.Control),
-		Short:                    rpcDirs(s.Short),
-		Chunked:                  rpcDirs(s.Chunked),
-		Long:                     rpcDirs(s.Long),
-		RepliesWithInvalidate:    s.RepliesWithInvalidate,
-		RepliesWithoutInvalidate: s.RepliesWithoutInvalidate,
-		Outstanding:              s.Outstanding,
-		CallsWithoutReply:        s.CallsWithoutReply,
-		RepliesWithoutCall:       s.RepliesWithoutCall,
-		Evicted:                  s.Evicted,
-		UnattachedRDMAOps:        s.UnattachedOps,
-		Rebuilt:                  s.Rebuilt,
-		RebuildIncomplete:        s.RebuildIncomplete,
-	}
-	// A forward Reply goes server to client.
-	out.Replies = RPCChannels{s.Replies[1], s.Replies[0]}
-	out.Versions.V1, out.Versions.V2, out.Versions.Other = s.Versions[1], s.Versions[2], s.Versions[0]
-	out.Credits.Requested = rpcDirs32(s.CreditsRequested)
-	out.Credits.MaxRequested = rpcDirs32(s.MaxCreditsRequested)
-	out.Credits.Granted = rpcDirs32(s.CreditsGranted)
-	out.Credits.MaxGranted = rpcDirs32(s.MaxCreditsGranted)
-	if s.Versions[2] > 0 {
-		out.CreditLimits = &CreditLimits{Last: rpcDirs32(s.CreditLimits), Max: rpcDirs32(s.MaxCreditLimits), Sent: rpcDirs(s.V2Sent)}
-	}
-	out.V2 = v2Transport(c)
-	out.Bytes.Send = rpcDirs(s.SendBytes)
-	out.Bytes.RDMARead = rpcDirs(s.ReadBytes)
-	out.Bytes.RDMAWrite = rpcDirs(s.WriteBytes)
-	return out
 }
 
 // rpcRow is c's row of the RPC-over-RDMA table, nil when c carried none.

@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/rpcrdma"
-	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // RPC-over-RDMA version 2 in the analysis (draft-ietf-nfsv4-rpcrdma-
@@ -46,42 +44,6 @@ type V2Side struct {
 	Unknown   int      `json:"unknown_properties,omitempty"`
 	BadValues int      `json:"bad_values,omitempty"`
 	FirstBad  string   `json:"first_bad_value,omitempty"`
-}
-
-// v2Transport returns c's version 2 summary, nil when version 2 is not
-// the connection's version (none of its messages used it, or it fell back
-// to version 1 after RDMA2_ERR_VERS).
-func v2Transport(c *dissect.Connection) *V2Transport {
-	rs := rpcordma.Stats(c)
-	if rs == nil || rs.Version != rpcrdma.Version2 || rs.Versions[2] == 0 {
-		return nil
-	}
-	p := rs.V2Props
-	out := &V2Transport{InlineThreshold: Thresholds{p.Threshold(0), p.Threshold(1)}, Source: "default"}
-	if p.Exchanged() {
-		out.Source = "transport properties"
-		out.Client, out.Server = v2Side(&p.Sides[0]), v2Side(&p.Sides[1])
-	}
-	return out
-}
-
-func v2Side(s *rpcordma.V2PropSide) *V2Side {
-	if s.Messages == 0 {
-		return nil
-	}
-	out := &V2Side{Messages: s.Messages, FirstPacket: s.FirstPacket, FinalPacket: s.FinalPacket,
-		SBSIZ: s.SBSIZ, RBSIZ: s.RBSIZ, RSSIZ: s.RSSIZ, RCSIZ: s.RCSIZ, BRS: s.BRS.String(),
-		Published: []string{}, Unknown: s.Unknown, BadValues: s.BadValues, FirstBad: s.FirstBad}
-	if s.HostAuth >= 0 {
-		n := s.HostAuth
-		out.HostAuth = &n
-	}
-	for id := rpcrdma.PropMaxSendSize; id <= rpcrdma.PropHostAuth; id++ {
-		if s.Has(id) {
-			out.Published = append(out.Published, id.String())
-		}
-	}
-	return out
 }
 
 // useV2Thresholds puts a version 2 connection's thresholds in the place of

@@ -9,7 +9,6 @@ import (
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/fields"
-	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // findingPreview caps a finding's message in analyze's connection blocks
@@ -172,7 +171,7 @@ func connBlock(b *strings.Builder, a *Analysis, c *Connection, fs []Finding, rul
 		// invalidation (solicited per Call).
 		section("RFC 8797", []string{"client", "server"}, []string{pdText(c.PrivateData.Client), pdText(c.PrivateData.Server)})
 		section("RPC-over-RDMA v2 inline thresholds", []string{"C→S", "S→C", "from", "client", "server"}, row[1:])
-	} else if (c.ULP == nil || *c.ULP == rpcordma.Name) && !notRPCOverRDMA(*c) {
+	} else if (c.ULP == nil || rfc8797ULP(*c.ULP)) && !notRPCOverRDMA(*c) {
 		section("RFC 8797", []string{"client", "server", "inline C→S", "S→C", "remote invalidation"}, []string{
 			pdText(c.PrivateData.Client), pdText(c.PrivateData.Server),
 			thresholdText(c.InlineThreshold, true), thresholdText(c.InlineThreshold, false),

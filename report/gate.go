@@ -7,7 +7,6 @@ import (
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // The gate: what `rdmashark check` asserts beside the rules, so that a CI
@@ -348,12 +347,7 @@ func gateFacts(dc *dissect.Connection, rpc bool) (*Negotiated, uint64) {
 		t := dc.Thresholds
 		n = &Negotiated{RemoteInvalidation: t.RemoteInvalidation, ClientToServer: t.ClientToServer, ServerToClient: t.ServerToClient}
 	}
-	var txns uint64
-	if s := rpcordma.Stats(dc); s != nil {
-		txns = s.Replies[0] + s.Replies[1]
-		txns -= min(txns, s.RepliesWithoutCall)
-	}
-	return n, txns
+	return n, ulpTransactions(dc)
 }
 
 // writeGateText prints the gate's assertions under the summary.

@@ -146,7 +146,7 @@ func TestJSONStreamMatchesEncoder(t *testing.T) {
 		}
 		run := check.NewRunner(check.Config{})
 		list := NewTransactionList(name, 0, TxnFilter{})
-		eng := dissect.NewEngine(rpcordma.With(dissect.Options{Observer: run}, nfs.NewBinding(), list.Add))
+		eng := dissect.NewEngine(rpcordma.With(dissect.Options{Observer: run}, nfs.NewBinding(), list.addTxn))
 		if err := eng.Run(r, func(p *dissect.Packet) error { run.Packet(p); return nil }); err != nil {
 			t.Fatal(err)
 		}

@@ -3,14 +3,10 @@ package report
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/fields"
-	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
-	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // Statistics in the spirit of tshark's -z, computed while the capture
@@ -320,16 +316,14 @@ func (s *Stats) Exchange(x *dissect.Exchange) {
 		return
 	}
 	k := srtKey{ulp: x.ULP, name: x.Name}
-	t, _ := x.Detail.(*rpcordma.Transaction)
-	if t != nil && t.HasProgram {
-		k.prog = oncrpc.Program(t.Program).String() + " v" + strconv.Itoa(int(t.Version))
-		k.proc, k.hasProc = t.Procedure, true
+	n, ok := ulpSRT(x)
+	if ok {
+		k.prog = n.Program
+		k.proc, k.hasProc = n.Procedure, true
 	}
 	s.srtAdd(s.srt, k, x.Latency)
-	if t != nil && t.HasProgram && t.Program == uint32(oncrpc.ProgNFS) && t.Version == 4 && t.Procedure == 1 {
-		if op := fields.MainOperation(t.Operations); op != "" {
-			s.srtAdd(s.ops, srtKey{ulp: x.ULP, prog: k.prog, name: op}, x.Latency)
-		}
+	if ok && n.Operation != "" {
+		s.srtAdd(s.ops, srtKey{ulp: x.ULP, prog: k.prog, name: n.Operation}, x.Latency)
 	}
 }
 

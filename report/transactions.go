@@ -10,8 +10,6 @@ import (
 
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/fields"
-	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
-	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // TransactionList is the document of `rdmashark transactions --format json`:
@@ -138,8 +136,8 @@ type TxnRDMAOp struct {
 	Complete    bool   `json:"complete"`
 }
 
-// TxnCounters sum up a capture's RPC-over-RDMA processing
-// (rpcordma.RPCCounters; the roce_* ones dissect.ReassemblyStats, whose
+// TxnCounters sum up a capture's RPC-over-RDMA processing (the plug-in's
+// RPCCounters, filled by its presentation through ULP.TxnCounters; the roce_* ones dissect.ReassemblyStats, whose
 // iWARP counterparts are in analyze's iwarp section).
 type TxnCounters struct {
 	Sends                uint64 `json:"sends"`
@@ -166,18 +164,19 @@ type TxnCounters struct {
 }
 
 // SetCounters copies the counters of the engine's snapshot into the
-// document.
+// document: the engine's own, and the registered ULPs' (ULP.TxnCounters).
 func (l *TransactionList) SetCounters(e *dissect.Snapshot) {
-	rpc := rpcordma.Counters(e)
-	r, o, c := &e.Reassembly, &e.Ops, &rpc
+	r, o := &e.Reassembly, &e.Ops
 	l.Counters = TxnCounters{
 		Sends: o.Sends, RDMAReads: o.RDMAReads, RDMAWrites: o.RDMAWrites, RDMAOpsIncomplete: o.RDMAOpsIncomplete,
 		RoCESendsTruncated: r.Truncated, RoCESendsTooLong: r.TooLong, RoCEOrphanPackets: r.Orphans,
 		RoCEDuplicates: r.Duplicates, RoCEPSNGaps: r.Gaps, RoCEOpDataCut: r.OpDataCut, RoCEReadsEvicted: r.ReadsEvicted,
 		RoCEUnmatchedReplies: r.UnmatchedResponses,
-		RPCMessages:          c.Messages, BadHeaders: c.BadHeaders, Retransmissions: c.Duplicates,
-		TransactionsEvicted: c.Evicted, UnattachedRDMAOps: c.Unattached, Rebuilt: c.Rebuilt,
-		RebuiltBad: c.RebuiltBad, RebuildSkipped: c.RebuildSkipped, MaxRebuildBytesHeld: c.MaxRebuildBytesHeld,
+	}
+	for i := range ulps {
+		if f := ulps[i].TxnCounters; f != nil {
+			f(e, &l.Counters)
+		}
 	}
 }
 
@@ -225,26 +224,32 @@ func NewTransactionList(file string, max int, f TxnFilter) *TransactionList {
 	return &TransactionList{File: file, Transactions: []Transaction{}, max: max, filter: f}
 }
 
-// Add converts a finished transaction (an rpcordma.OnTransaction callback
-// argument) and keeps it if it matches the filter and the list has room.
-func (l *TransactionList) Add(t *rpcordma.Transaction) {
-	if !l.filter.matches(t) {
-		return
+// Offer tells whether the list takes the finished transaction whose head
+// is h: it matches the filter and the list has room (a match past the
+// room counts in Omitted). The plug-in's presentation then converts the
+// transaction and hands it to Keep (ulp/rpcordma/present's
+// ListTransactions, the rpcordma.OnTransaction callback).
+func (l *TransactionList) Offer(h *TxnHead) bool {
+	if !l.filter.matches(h) {
+		return false
 	}
 	if l.Len() >= l.max {
 		l.Omitted++
-		return
+		return false
 	}
-	l.keep(convertTxn(t))
+	return true
 }
+
+// Keep adds a transaction Offer took.
+func (l *TransactionList) Keep(t Transaction) { l.keep(t) }
 
 func (l *TransactionList) keep(t Transaction) {
 	l.Transactions = append(l.Transactions, t)
 	l.maybeSpill()
 }
 
-func (f *TxnFilter) matches(t *rpcordma.Transaction) bool {
-	if f.Connection != 0 && t.Conn.ID != f.Connection {
+func (f *TxnFilter) matches(t *TxnHead) bool {
+	if f.Connection != 0 && t.Connection != f.Connection {
 		return false
 	}
 	if f.XID != nil && t.XID != *f.XID {
@@ -263,7 +268,7 @@ func (f *TxnFilter) matches(t *rpcordma.Transaction) bool {
 	return ok
 }
 
-func (f *TxnFilter) procedureMatches(t *rpcordma.Transaction) bool {
+func (f *TxnFilter) procedureMatches(t *TxnHead) bool {
 	if n, err := strconv.ParseUint(f.Procedure, 10, 32); err == nil {
 		return t.HasProgram && uint64(t.Procedure) == n
 	}
@@ -284,78 +289,6 @@ func (l *TransactionList) Sort() {
 	sort.SliceStable(l.Transactions, func(i, j int) bool {
 		return firstPacket(&l.Transactions[i]) < firstPacket(&l.Transactions[j])
 	})
-}
-
-func convertTxn(t *rpcordma.Transaction) Transaction {
-	out := Transaction{
-		XID: Hex32(t.XID), Connection: t.Conn.ID, Direction: t.Direction.String(),
-		ProcedureName: t.ProcedureName, Operations: append([]string{}, t.Operations...),
-		Outcome: t.Outcome.String(), Name: string(t.Name),
-	}
-	if t.HasFH {
-		h := Hex32(t.FHHash)
-		out.FHHash = &h
-	}
-	if t.ReplyHasFH {
-		h := Hex32(t.ReplyFHHash)
-		out.ReplyFHHash = &h
-	}
-	if t.HasProgram {
-		p, v, pr := t.Program, t.Version, t.Procedure
-		out.Program, out.Version, out.Procedure = &p, &v, &pr
-		if name := oncrpc.Program(p).String(); name != strconv.FormatUint(uint64(p), 10) {
-			out.ProgramName = name
-		}
-	}
-	out.RDMA.ReadBytes, out.RDMA.WriteBytes = t.ReadBytes, t.WriteBytes
-	if t.Call != nil {
-		out.Call = convertSide(t.Call, false)
-	}
-	if t.Reply != nil {
-		out.Reply = convertSide(t.Reply, true)
-		if t.Reply.Invalidate {
-			s := Hex32(t.Reply.InvalidatedSTag)
-			out.InvalidatedSTag = &s
-		}
-		if t.Call != nil {
-			us := float64(t.Latency.Nanoseconds()) / 1e3
-			out.LatencyUS = &us
-		}
-	}
-	return out
-}
-
-func convertSide(s *rpcordma.RPCSide, reply bool) *TxnSide {
-	out := &TxnSide{Packets: append([]int{}, s.Packets...), RDMAProc: s.ProcName(), RDMAVers: s.Vers,
-		Credits: s.Credits, Chunks: []TxnChunk{}, InlineBytes: s.InlineBytes, RPCBytes: s.RPCBytes, Rebuilt: s.Rebuilt}
-	if reply && s.HasStatus {
-		if s.ReplyStat != oncrpc.MsgAccepted {
-			out.Status = s.ReplyStat.String()
-		} else {
-			out.Status = s.AcceptStat.String()
-		}
-	}
-	for _, ch := range s.Chunks {
-		c := TxnChunk{Kind: ch.Kind.String(), Segments: []TxnSegment{}}
-		if ch.Kind == rpcordma.ChunkRead || ch.Kind == rpcordma.ChunkCall {
-			p := ch.Position
-			c.Position = &p
-		}
-		for _, sg := range ch.Segments {
-			seg := TxnSegment{Handle: Hex32(sg.Handle), Length: sg.Length, Offset: Hex64(sg.Offset)}
-			for _, op := range sg.Ops {
-				kind := "write"
-				if op.Kind == dissect.RDMARead {
-					kind = "read"
-				}
-				seg.RDMAOps = append(seg.RDMAOps, TxnRDMAOp{Kind: kind, FirstPacket: op.FirstPacket, LastPacket: op.LastPacket,
-					Offset: Hex64(op.Offset), Length: op.Length, Complete: op.Complete})
-			}
-			c.Segments = append(c.Segments, seg)
-		}
-		out.Chunks = append(out.Chunks, c)
-	}
-	return out
 }
 
 // WriteJSON writes the document, indented, one transaction at a time: the

@@ -1,9 +1,16 @@
 package report
 
-import "github.com/rdmashark/rdmashark/ulp/rpcordma"
-
-// ConvertTransaction returns a finished transaction (an
-// rpcordma.OnTransaction callback argument) as `transactions --format json`
-// writes it, for other views of the same data (the HTML report) to build
-// on the same document instead of a second conversion.
-func ConvertTransaction(t *rpcordma.Transaction) Transaction { return convertTxn(t) }
+// ConvertTransaction converts a transaction a plug-in handed out (RPC-
+// over-RDMA's, as rpcordma.OnTransaction gives it) as `transactions
+// --format json` shows it, through the ULP that registered its
+// conversion; the zero Transaction when none did.
+func ConvertTransaction(t any) Transaction {
+	for i := range ulps {
+		if f := ulps[i].ConvertTransaction; f != nil {
+			if out, ok := f(t); ok {
+				return out
+			}
+		}
+	}
+	return Transaction{}
+}

@@ -31,7 +31,7 @@ func TestTransactionsTmpdirFull(t *testing.T) {
 	var order []Transaction
 	e := dissect.NewEngine(rpcordma.With(dissect.Options{}, nfs.NewBinding(), func(x *rpcordma.Transaction) {
 		n := len(whole.Transactions)
-		whole.Add(x)
+		whole.addTxn(x)
 		if len(whole.Transactions) > n {
 			order = append(order, whole.Transactions[n])
 		}

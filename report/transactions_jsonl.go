@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
-
-	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // TransactionStream is `rdmashark transactions --format jsonl`: each
@@ -50,20 +48,27 @@ func NewTransactionStream(w io.Writer, file string, max int, f TxnFilter) *Trans
 	return &TransactionStream{File: file, w: bw, enc: enc, filter: f, max: max}
 }
 
-// Add writes a finished transaction (an rpcordma.OnTransaction callback
-// argument) if it matches the filter and the limit has room. A write error
-// is kept (Err) and stops further writes.
-func (s *TransactionStream) Add(t *rpcordma.Transaction) {
-	if s.err != nil || !s.filter.matches(t) {
-		return
+// Offer tells whether the stream writes the finished transaction whose
+// head is h: it matches the filter and the limit has room (a match past
+// the limit counts in Omitted; after a write error, none). The plug-in's
+// presentation then converts it and hands it to Write
+// (ulp/rpcordma/present's StreamTransactions).
+func (s *TransactionStream) Offer(h *TxnHead) bool {
+	if s.err != nil || !s.filter.matches(h) {
+		return false
 	}
 	if s.n >= s.max {
 		s.omitted++
-		return
+		return false
 	}
 	s.n++
-	x := convertTxn(t)
-	s.err = s.enc.Encode(streamedTxn{File: s.File, Transaction: &x})
+	return true
+}
+
+// Write writes a transaction Offer took. A write error is kept (Err) and
+// stops further writes.
+func (s *TransactionStream) Write(x *Transaction) {
+	s.err = s.enc.Encode(streamedTxn{File: s.File, Transaction: x})
 }
 
 // Flush writes out what is buffered: called when the input would block, so

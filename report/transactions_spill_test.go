@@ -64,7 +64,7 @@ func TestTransactionsSpilledSame(t *testing.T) {
 			var order []Transaction
 			add := func(x *rpcordma.Transaction) {
 				n := len(whole.Transactions)
-				whole.Add(x)
+				whole.addTxn(x)
 				if len(whole.Transactions) > n {
 					order = append(order, whole.Transactions[n])
 				}

@@ -27,7 +27,7 @@ func TestTransactionsJSONAsEncoder(t *testing.T) {
 			t.Fatal(err)
 		}
 		l := NewTransactionList("<"+tc.file+">", tc.max, TxnFilter{})
-		e := dissect.NewEngine(rpcordma.With(dissect.Options{}, nfs.NewBinding(), l.Add))
+		e := dissect.NewEngine(rpcordma.With(dissect.Options{}, nfs.NewBinding(), l.addTxn))
 		if err := e.Run(r, nil); err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/export"
 	"github.com/rdmashark/rdmashark/report"
+	rpcpresent "github.com/rdmashark/rdmashark/ulp/rpcordma/present"
 )
 
 func newExportCmd(g *globalFlags) *cobra.Command {
@@ -80,7 +81,7 @@ the packets read, says so, and exits 0.`,
 				// Released connections' rows leave memory as they go
 				// (export/spill.go).
 				xc.SetRunner(runner)
-				eng, runErr := runEngine(cmd, g, names[i], engineRun{opts: opts, txn: xc.Transaction, each: each})
+				eng, runErr := runEngine(cmd, g, names[i], engineRun{opts: opts, txn: rpcpresent.ExportTransactions(xc), each: each})
 				interrupted := runErr == errInterrupted && eng != nil
 				if interrupted {
 					// The rows of the packets read are written; not a

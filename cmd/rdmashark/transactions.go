@@ -10,6 +10,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/report"
+	rpcpresent "github.com/rdmashark/rdmashark/ulp/rpcordma/present"
 )
 
 func newTransactionsCmd(g *globalFlags) *cobra.Command {
@@ -121,9 +122,10 @@ the other; the engine's counters are left to analyze.`,
 }
 
 // runTransactions reads the capture with an engine that hands each finished
-// transaction to list.
+// transaction to list (through RPC-over-RDMA's presentation, which
+// converts it: the transactions command is the plug-in's own view).
 func runTransactions(cmd *cobra.Command, g *globalFlags, name string, list *report.TransactionList) (*dissect.Engine, error) {
-	return runEngine(cmd, g, name, engineRun{opts: dissect.Options{ForgetReleased: true}, txn: list.Add})
+	return runEngine(cmd, g, name, engineRun{opts: dissect.Options{ForgetReleased: true}, txn: rpcpresent.ListTransactions(list)})
 }
 
 // streamTransactions is --format jsonl: the captures one after the other,
@@ -140,7 +142,7 @@ func streamTransactions(cmd *cobra.Command, g *globalFlags, names []string, max 
 		}
 		s := report.NewTransactionStream(cmd.OutOrStdout(), displayName(name), max, f)
 		// A write error (a closed pipe) stops the read at the next packet.
-		eng, runErr := runEngine(cmd, g, name, engineRun{opts: dissect.Options{ForgetReleased: true}, txn: s.Add,
+		eng, runErr := runEngine(cmd, g, name, engineRun{opts: dissect.Options{ForgetReleased: true}, txn: rpcpresent.StreamTransactions(s),
 			each: func(*dissect.Packet) error { return s.Err() }, flush: s.Flush})
 		if err := s.Flush(); err != nil {
 			return err

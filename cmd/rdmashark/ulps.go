@@ -8,6 +8,7 @@ import (
 	"github.com/rdmashark/rdmashark/ulp/iser"
 	"github.com/rdmashark/rdmashark/ulp/nvmeof"
 	"github.com/rdmashark/rdmashark/ulp/rpcordma"
+	rpcpresent "github.com/rdmashark/rdmashark/ulp/rpcordma/present"
 	"github.com/rdmashark/rdmashark/ulp/smbdirect"
 	srp "github.com/rdmashark/rdmashark/ulp/srp"
 )
@@ -63,6 +64,9 @@ func init() {
 			fields.RegisterInfo(p.info)
 		}
 	}
+	// RPC-over-RDMA's parts of report, export and diff (its
+	// presentation package registers them with each).
+	rpcpresent.Register()
 }
 
 // newULPs returns fresh ULPs of every plug-in, one set per engine.

@@ -1,4 +1,4 @@
-package diff
+package present
 
 import (
 	"os"
@@ -23,7 +23,7 @@ import (
 // said: READDIR(PLUS), READLINK and GETACL Reply chunks of several
 // segments, each with its own handle, are never invalidated remotely.
 func TestServerInvalidatesOneHandle(t *testing.T) {
-	files, _ := filepath.Glob("../testdata/pcaps/*-nfs*.pcap")
+	files, _ := filepath.Glob("../../../testdata/pcaps/*-nfs*.pcap")
 	if len(files) < 6 {
 		t.Fatalf("%d NFS captures, want rxe and siw nfs3, nfs41, nfs42-small", len(files))
 	}

@@ -1,0 +1,148 @@
+package present
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/export"
+	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
+)
+
+// exportULP is RPC-over-RDMA's part of export's neutral tables.
+var exportULP = export.ULP{Connection: exportConnection, RDMAOp: exportRDMAOp, Packet: exportPacket}
+
+// exportRDMAOp fills an rdma_ops row's xid and chunk_kind: the
+// transaction and chunk the operation served.
+func exportRDMAOp(op *dissect.RDMAOp, row *export.RDMAOp) {
+	if t := rpcordma.Txn(&op.Attach); t != nil {
+		row.XID = i64(uint64(t.XID))
+		if t.Call != nil && op.Attach.I < len(t.Call.Chunks) {
+			row.ChunkKind = str(t.Call.Chunks[op.Attach.I].Kind.String())
+		}
+	}
+}
+
+// exportPacket fills a packets row's xid: the first RPC-over-RDMA message
+// the packet completed.
+func exportPacket(p *dissect.Packet, row *export.Packet) {
+	for i := range rpcordma.Records(p) {
+		if r := &rpcordma.Records(p)[i]; r.PrefixOK {
+			row.XID = i64(uint64(r.Common.XID))
+			break
+		}
+	}
+}
+
+// exportConnection fills a connections row's RPC-over-RDMA figures.
+func exportConnection(dc *dissect.Connection, row *export.Connection) {
+	if s := rpcordma.Stats(dc); s != nil {
+		row.RPCVersion = i64(uint64(s.Version))
+		row.CallsForward, row.CallsBackchannel = i64(s.Calls[0]), i64(s.Calls[1])
+		// A forward Reply goes server to client (report's rpcConnection).
+		row.RepliesForward, row.RepliesBackchannel = i64(s.Replies[1]), i64(s.Replies[0])
+		row.RepliesWithInvalidate = i64(s.RepliesWithInvalidate)
+		row.RepliesWithoutInvalidate = i64(s.RepliesWithoutInvalidate)
+		row.CallsWithoutReply = i64(s.CallsWithoutReply)
+		row.RepliesWithoutCall = i64(s.RepliesWithoutCall)
+		row.RDMAReadBytes = i64(s.ReadBytes[0] + s.ReadBytes[1])
+		row.RDMAWriteBytes = i64(s.WriteBytes[0] + s.WriteBytes[1])
+	}
+}
+
+// ExportTransactions returns the function that writes each finished RPC
+// transaction to c's transactions table (for rpcordma.OnTransaction).
+func ExportTransactions(c *export.Capture) func(*rpcordma.Transaction) {
+	var row export.Transaction
+	return func(t *rpcordma.Transaction) {
+		if t.Conn == nil {
+			return
+		}
+		row = export.Transaction{}
+		TransactionRow(t, &row)
+		c.AddTransaction(&row)
+	}
+}
+
+// TransactionRow fills the transactions row of t (all but its Common
+// columns).
+func TransactionRow(t *rpcordma.Transaction, row *export.Transaction) {
+	row.ConnectionID = int64(t.Conn.ID)
+	row.XID = int64(t.XID)
+	row.XIDHex = fmt.Sprintf("0x%08x", t.XID)
+	row.Direction = t.Direction.String()
+	row.Outcome = t.Outcome.String()
+	row.RDMAReadBytes = int64(t.ReadBytes)
+	row.RDMAWriteBytes = int64(t.WriteBytes)
+	if t.HasProgram {
+		row.Program, row.Version, row.Procedure = i64(uint64(t.Program)), i64(uint64(t.Version)), i64(uint64(t.Procedure))
+	}
+	if t.ProcedureName != "" {
+		row.ProcedureName = str(t.ProcedureName)
+	}
+	row.Operations = append(make([]string, 0, len(t.Operations)), t.Operations...)
+	if s := t.Call; s != nil {
+		row.HasCall = true
+		row.CallPacket = lastPacket(s.Packets)
+		row.CallTime = tp(s.Time)
+		row.CallRDMAProc = str(s.ProcName())
+		row.CallCredits = i64(uint64(s.Credits))
+		for _, ch := range s.Chunks {
+			switch ch.Kind {
+			case rpcordma.ChunkRead, rpcordma.ChunkCall:
+				row.CallReadChunks++
+			case rpcordma.ChunkWrite:
+				row.CallWriteChunks++
+			case rpcordma.ChunkReply:
+				row.CallReplyChunk = true
+			}
+		}
+		if s.RPCBytes > 0 {
+			row.CallRPCBytes = i64(uint64(s.RPCBytes))
+		}
+	}
+	if s := t.Reply; s != nil {
+		row.HasReply = true
+		row.ReplyPacket = lastPacket(s.Packets)
+		row.ReplyTime = tp(s.Time)
+		row.ReplyRDMAProc = str(s.ProcName())
+		row.ReplyCredits = i64(uint64(s.Credits))
+		row.ReplyWithInvalidate = s.Invalidate
+		if s.Invalidate {
+			row.InvalidatedSTag = i64(uint64(s.InvalidatedSTag))
+		}
+		if s.HasStatus {
+			if s.ReplyStat != oncrpc.MsgAccepted {
+				row.ReplyStatus = str(s.ReplyStat.String())
+			} else {
+				row.ReplyStatus = str(s.AcceptStat.String())
+			}
+		}
+		if s.RPCBytes > 0 {
+			row.ReplyRPCBytes = i64(uint64(s.RPCBytes))
+		}
+		if t.Call != nil {
+			us := float64(t.Latency.Nanoseconds()) / 1e3
+			row.LatencyMicroseconds = &us
+		}
+	}
+}
+
+func i64(v uint64) *int64 { x := int64(v); return &x }
+
+func str(s string) *string { return &s }
+
+func tp(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+func lastPacket(pk []int) *int64 {
+	if len(pk) == 0 {
+		return nil
+	}
+	return i64(uint64(pk[len(pk)-1]))
+}
