@@ -661,7 +661,7 @@ func (c *Collector) conn(conn *dissect.Connection) Conn {
 		cons := pd.Consumer()
 		neg(side+".consumer_length", len(trimZeros(cons)))
 		neg(side+".consumer_bytes", hex.EncodeToString(trimZeros(cons)))
-		sum := pd.Summary()
+		sum := rpcordma.Summary(pd)
 		if sum.Present {
 			neg(side+".rfc8797.version", sum.Version)
 			neg(side+".rfc8797.remote_invalidate", sum.RemoteInvalidate)
@@ -690,9 +690,10 @@ func (c *Collector) conn(conn *dissect.Connection) Conn {
 	}
 	ulpNegotiation(neg, conn.ULP, s)
 	if conn.Negotiated {
-		neg("inline.client_to_server", conn.Thresholds.ClientToServer)
-		neg("inline.server_to_client", conn.Thresholds.ServerToClient)
-		neg("remote_invalidation", conn.Thresholds.RemoteInvalidation)
+		th := rpcordma.Thresholds(conn)
+		neg("inline.client_to_server", th.ClientToServer)
+		neg("inline.server_to_client", th.ServerToClient)
+		neg("remote_invalidation", th.RemoteInvalidation)
 	}
 
 	// Only what is not zero is kept (Compare reads a missing count as

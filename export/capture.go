@@ -455,7 +455,7 @@ func connectionRow(common Common, dc *dissect.Connection) Connection {
 	if dc.ServiceID != 0 {
 		row.ServiceID = str(fmt.Sprintf("0x%016x", dc.ServiceID))
 	}
-	pd := func(s dissect.PDSummary, present *bool, ri **bool, send, recv **int64) {
+	pd := func(s rpcordma.PDSummary, present *bool, ri **bool, send, recv **int64) {
 		*present = s.Present
 		if s.Present {
 			r := s.RemoteInvalidate
@@ -463,12 +463,13 @@ func connectionRow(common Common, dc *dissect.Connection) Connection {
 			*send, *recv = i64(uint64(s.SendSize)), i64(uint64(s.ReceiveSize))
 		}
 	}
-	pd(dc.PrivateData[0].Summary(), &row.ClientPDPresent, &row.ClientRemoteInvalidate, &row.ClientSendSize, &row.ClientReceiveSize)
-	pd(dc.PrivateData[1].Summary(), &row.ServerPDPresent, &row.ServerRemoteInvalidate, &row.ServerSendSize, &row.ServerReceiveSize)
+	pd(rpcordma.Summary(&dc.PrivateData[0]), &row.ClientPDPresent, &row.ClientRemoteInvalidate, &row.ClientSendSize, &row.ClientReceiveSize)
+	pd(rpcordma.Summary(&dc.PrivateData[1]), &row.ServerPDPresent, &row.ServerRemoteInvalidate, &row.ServerSendSize, &row.ServerReceiveSize)
 	if dc.Negotiated {
-		row.InlineThresholdC2S = i64(uint64(dc.Thresholds.ClientToServer))
-		row.InlineThresholdS2C = i64(uint64(dc.Thresholds.ServerToClient))
-		r := dc.Thresholds.RemoteInvalidation
+		th := rpcordma.Thresholds(dc)
+		row.InlineThresholdC2S = i64(uint64(th.ClientToServer))
+		row.InlineThresholdS2C = i64(uint64(th.ServerToClient))
+		r := th.RemoteInvalidation
 		row.RemoteInvalidationNegotd = &r
 	}
 	if s := rpcordma.Stats(dc); s != nil {

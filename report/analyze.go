@@ -235,11 +235,12 @@ func connection(c *dissect.Connection) Connection {
 	if c.ServiceID != 0 {
 		out.ServiceID = fmt.Sprintf("0x%016x", c.ServiceID)
 	}
-	out.PrivateData.Client = privateData(c.PrivateData[0].Summary())
-	out.PrivateData.Server = privateData(c.PrivateData[1].Summary())
+	out.PrivateData.Client = privateData(rpcordma.Summary(&c.PrivateData[0]))
+	out.PrivateData.Server = privateData(rpcordma.Summary(&c.PrivateData[1]))
 	if c.Negotiated && rfc8797Applies(c) {
-		out.InlineThreshold = &Thresholds{c.Thresholds.ClientToServer, c.Thresholds.ServerToClient}
-		r := c.Thresholds.RemoteInvalidation
+		th := rpcordma.Thresholds(c)
+		out.InlineThreshold = &Thresholds{th.ClientToServer, th.ServerToClient}
+		r := th.RemoteInvalidation
 		out.RemoteInvalidate = &r
 	}
 	out.Traffic.ClientToServer = Direction{c.Dir[0].Packets, c.Dir[0].Bytes}
@@ -276,7 +277,7 @@ func endpoint(t dissect.Transport, e dissect.Endpoint) Endpoint {
 	return out
 }
 
-func privateData(s dissect.PDSummary) PrivateData {
+func privateData(s rpcordma.PDSummary) PrivateData {
 	out := PrivateData{Seen: s.Seen, Present: s.Present, Packet: s.Packet, Note: s.Note, Length: s.Length}
 	if s.Present || s.Found {
 		off, ver := s.Offset, s.Version
@@ -629,5 +630,5 @@ func rfc8797Applies(c *dissect.Connection) bool {
 	if c.ULP != "" {
 		return false
 	}
-	return c.PrivateData[0].Summary().Found || c.PrivateData[1].Summary().Found
+	return rpcordma.HasIdentifier(c)
 }

@@ -345,7 +345,7 @@ const gateName = "rdmashark gate"
 func gateFacts(dc *dissect.Connection, rpc bool) (*Negotiated, uint64) {
 	var n *Negotiated
 	if rpc && dc.Negotiated {
-		t := dc.Thresholds
+		t := rpcordma.Thresholds(dc)
 		n = &Negotiated{RemoteInvalidation: t.RemoteInvalidation, ClientToServer: t.ClientToServer, ServerToClient: t.ServerToClient}
 	}
 	var txns uint64

@@ -1,0 +1,99 @@
+package rpcordma
+
+import (
+	"strconv"
+
+	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/rpcrdma/rfc8797"
+)
+
+// RPC-over-RDMA's reading of a connection's set-up (RFC 8797): the engine
+// keeps each side's private data and its generic framing
+// (dissect.PrivateData); the RFC 8797 message in the consumer's data and
+// what both sides' messages negotiate are RPC-over-RDMA's, read here on
+// any connection (the checks and reports look for the message on every
+// connection, claimed or not).
+
+// PrivateData returns what RFC 8797 finds in one side's set-up private
+// data: the framing the engine decoded, then the Format Identifier
+// searched from the consumer's data on (section 5.2). A side whose set-up
+// is not in the capture has none (rfc8797.ErrAbsent).
+func PrivateData(pd *dissect.PrivateData) rfc8797.Result {
+	return rfc8797.ParseFramed(pd.Bytes, pd.Framing)
+}
+
+// Thresholds returns c's inline thresholds and remote-invalidation
+// permission as RFC 8797 negotiates them (sections 4.1, 4.2 and 5.1)
+// from both sides' private data; zero until both sides' set-up messages
+// were seen (c.Negotiated).
+func Thresholds(c *dissect.Connection) rfc8797.Thresholds {
+	if !c.Negotiated {
+		return rfc8797.Thresholds{}
+	}
+	cl, sv := PrivateData(&c.PrivateData[0]), PrivateData(&c.PrivateData[1])
+	return rfc8797.Negotiate(cl.Peer(), sv.Peer())
+}
+
+// HasIdentifier reports whether some side's set-up private data carries
+// the RFC 8797 Format Identifier, valid or not.
+func HasIdentifier(c *dissect.Connection) bool {
+	for i := range c.PrivateData {
+		if pd := &c.PrivateData[i]; pd.Seen && PrivateData(pd).Offset >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// PDSummary is one side's RFC 8797 private data as reports show it.
+type PDSummary struct {
+	Seen   bool // the side's set-up message is in the capture
+	Packet int
+	Length int // octets of private data
+	// Found: the Format Identifier is there (valid or not); Present: a valid
+	// version 1 message.
+	Found, Present   bool
+	Offset           int // of the Format Identifier, from octet 0 of the private data
+	Version          int
+	RemoteInvalidate bool
+	SendSize         int // octets
+	ReceiveSize      int // octets
+	// Note says why there is no valid message, or what is odd about the
+	// private data's header.
+	Note string
+}
+
+// Summary reduces one side's private data to what reports show of its
+// RFC 8797 message.
+func Summary(pd *dissect.PrivateData) PDSummary {
+	s := PDSummary{Seen: pd.Seen, Packet: pd.Packet}
+	if !pd.Seen {
+		return s
+	}
+	r := PrivateData(pd)
+	s.Length = r.Len
+	s.Found = r.Offset >= 0
+	s.Present = r.Valid()
+	s.Offset = r.Offset
+	s.Version = int(r.Message.Version)
+	if s.Present {
+		s.RemoteInvalidate = r.Message.RemoteInvalidate
+		s.SendSize = r.Message.SendBytes()
+		s.ReceiveSize = r.Message.ReceiveBytes()
+		if r.Message.Reserved != 0 {
+			// RFC 8797 section 4: "Senders MUST set these bits to zero
+			// and receivers MUST ignore their value": honoured, but said.
+			s.Note = "reserved flag bits 0x" + strconv.FormatUint(uint64(r.Message.Reserved), 16) +
+				" set (RFC 8797 section 4: senders must send zero; ignored)"
+		}
+	} else {
+		s.Note = r.Reason()
+	}
+	if err := r.CMAProblem(); err != nil {
+		if s.Note != "" {
+			s.Note += "; "
+		}
+		s.Note += err.Error()
+	}
+	return s
+}
