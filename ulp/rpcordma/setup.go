@@ -97,3 +97,43 @@ func Summary(pd *dissect.PrivateData) PDSummary {
 	}
 	return s
 }
+
+// negotiation is RPC-over-RDMA's dissect.Negotiated of one connection:
+// RFC 8797's thresholds and R bits on a version 1 connection whose set-up
+// is in the capture, version 2's Transport Properties (draft-07 "Inline
+// Threshold") on one that carries only version 2, whose remote
+// invalidation is solicited per Call and not negotiated.
+type negotiation struct {
+	inline                 [2]int
+	inlineKnown            bool
+	remoteInv, remoteKnown bool
+}
+
+func (n negotiation) RemoteInvalidation() (allowed, known bool) { return n.remoteInv, n.remoteKnown }
+
+func (n negotiation) InlineLimit(d dissect.Direction) (bytes int, known bool) {
+	if !n.inlineKnown || d == dissect.DirUnknown {
+		return 0, false
+	}
+	return n.inline[d.Index()], true
+}
+
+// negotiationOf says what c negotiated, as RPC-over-RDMA reads it.
+func negotiationOf(c *dissect.Connection) negotiation {
+	var n negotiation
+	if rs := Stats(c); rs != nil && rs.Versions[1] == 0 && rs.Versions[2] > 0 {
+		n.inline = [2]int{rs.V2Props.Threshold(0), rs.V2Props.Threshold(1)}
+		n.inlineKnown = true
+		return n
+	}
+	if c.Negotiated {
+		th := Thresholds(c)
+		n.inline = [2]int{th.ClientToServer, th.ServerToClient}
+		n.inlineKnown = true
+		n.remoteInv, n.remoteKnown = th.RemoteInvalidation, true
+	}
+	return n
+}
+
+// Negotiated says what the connection negotiated (dissect.Negotiator).
+func (s *rpcSession) Negotiated() dissect.Negotiated { return negotiationOf(s.c) }
