@@ -246,9 +246,9 @@ func checkUnneeded(c *Conn, m *Msg) {
 		return
 	}
 	c.Checked()
-	limit := c.Thresholds.ClientToServer
+	limit := c.thresholds().ClientToServer
 	if m.Dir == dissect.DirServerToClient {
-		limit = c.Thresholds.ServerToClient
+		limit = c.thresholds().ServerToClient
 	}
 	inline := uint64(len(m.Data)-listBytes) + (moved+3)&^3
 	if m.Truncated {
@@ -319,9 +319,9 @@ func checkMissingReply(c *Conn, m *Msg) {
 		if why := setupSkip(c); why != ReasonNone {
 			return
 		}
-		limit := c.Thresholds.ServerToClient
+		limit := c.thresholds().ServerToClient
 		if m.Dir == dissect.DirClientToServer {
-			limit = c.Thresholds.ClientToServer
+			limit = c.thresholds().ClientToServer
 		}
 		if l, _, v2 := v2Limit(c, m); v2 {
 			limit = l

@@ -69,7 +69,7 @@ func checkThreshold(dir dissect.Direction) func(c *Conn, m *Msg) {
 		if v2Threshold(c, m, dir) {
 			return // version 2: the Transport Properties' thresholds (v2_props.go)
 		}
-		t := &c.Thresholds
+		t := c.thresholds()
 		limit, from, to := t.ClientToServer, 0, 1
 		if dir == dissect.DirServerToClient {
 			limit, from, to = t.ServerToClient, 1, 0
@@ -86,14 +86,14 @@ func checkThreshold(dir dissect.Direction) func(c *Conn, m *Msg) {
 
 // sizeText is side i's advertised send or receive size as negotiation used it.
 func sizeText(c *Conn, i int, send bool) string {
-	pd := &c.PrivateData[i]
-	if !pd.Result.Valid() {
+	pd := c.pd(i)
+	if !pd.Valid() {
 		return "1024 (default: no private data)"
 	}
 	if send {
-		return fmt.Sprint(pd.Result.Message.SendBytes())
+		return fmt.Sprint(pd.Message.SendBytes())
 	}
-	return fmt.Sprint(pd.Result.Message.ReceiveBytes())
+	return fmt.Sprint(pd.Message.ReceiveBytes())
 }
 
 // withheld names the sides whose R bit is clear.
@@ -102,9 +102,9 @@ func withheld(c *Conn) string {
 	for i := range c.PrivateData {
 		pd := &c.PrivateData[i]
 		switch {
-		case !pd.Result.Valid():
+		case !c.pd(i).Valid():
 			parts = append(parts, fmt.Sprintf("the %s sent no RPC-over-RDMA private data (packet %d), so R=0 for it", sideName[i], pd.Packet))
-		case !pd.Result.Message.RemoteInvalidate:
+		case !c.pd(i).Message.RemoteInvalidate:
 			parts = append(parts, fmt.Sprintf("the %s's private data (packet %d) has R=0", sideName[i], pd.Packet))
 		}
 	}
@@ -125,16 +125,16 @@ func checkInvNegotiated(c *Conn, m *Msg) {
 		return
 	}
 	c.Checked()
-	if c.Thresholds.RemoteInvalidation {
+	if c.thresholds().RemoteInvalidation {
 		return
 	}
 	if c.dropped() {
 		return // past the limits: counted, not formatted
 	}
 	key := "client R=0"
-	if !c.Thresholds.ServerR {
+	if !c.thresholds().ServerR {
 		key = "server R=0"
-		if !c.Thresholds.ClientR {
+		if !c.thresholds().ClientR {
 			key = "both R=0"
 		}
 	}
@@ -321,7 +321,7 @@ func endInvUsage(c *Conn) {
 	neg := "not known (no CM exchange in the capture)"
 	if c.Negotiated {
 		neg = "no (" + withheld(c) + ")"
-		if c.Thresholds.RemoteInvalidation {
+		if c.thresholds().RemoteInvalidation {
 			neg = "yes (both peers set R)"
 		}
 	}

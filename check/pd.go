@@ -6,6 +6,8 @@ import (
 
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/pvtdata"
+	"github.com/rdmashark/rdmashark/rpcrdma/rfc8797"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // Connection set-up rules: the RFC 8797 private data each side sent in its
@@ -39,7 +41,7 @@ func needsIdentifier(c *Conn) string {
 		return why
 	}
 	for i := range c.PrivateData {
-		if pd := &c.PrivateData[i]; pd.Seen && pd.Result.Offset >= 0 {
+		if pd := &c.PrivateData[i]; pd.Seen && c.pd(i).Offset >= 0 {
 			return ""
 		}
 	}
@@ -54,7 +56,7 @@ func rpcSetup(c *Conn) bool {
 		return true
 	}
 	for i := range c.PrivateData {
-		if pd := &c.PrivateData[i]; pd.Seen && pd.Result.Offset >= 0 {
+		if pd := &c.PrivateData[i]; pd.Seen && c.pd(i).Offset >= 0 {
 			return true
 		}
 	}
@@ -65,19 +67,19 @@ func rpcSetup(c *Conn) bool {
 func checkPDFormat(c *Conn) {
 	for i := range c.PrivateData {
 		pd := &c.PrivateData[i]
-		if !pd.Seen || pd.Result.Offset < 0 {
+		if !pd.Seen || c.pd(i).Offset < 0 {
 			continue
 		}
 		c.Checked()
-		r := &pd.Result
+		r := c.pd(i)
 		if r.Valid() {
 			continue
 		}
 		var what string
 		switch {
-		case errors.Is(r.Err, pvtdata.ErrUnknownVersion):
+		case errors.Is(r.Err, rfc8797.ErrUnknownVersion):
 			what = fmt.Sprintf("version %d, not 1", r.Message.Version)
-		case errors.Is(r.Err, pvtdata.ErrTruncated):
+		case errors.Is(r.Err, rfc8797.ErrTruncated):
 			what = fmt.Sprintf("only %d octets from the identifier to the end of the private data, 8 needed", r.Len-r.Offset)
 		default:
 			what = r.Reason()
@@ -90,9 +92,9 @@ func checkPDFormat(c *Conn) {
 
 func keyOf(err error) string {
 	switch {
-	case errors.Is(err, pvtdata.ErrUnknownVersion):
+	case errors.Is(err, rfc8797.ErrUnknownVersion):
 		return "version"
-	case errors.Is(err, pvtdata.ErrTruncated):
+	case errors.Is(err, rfc8797.ErrTruncated):
 		return "truncated"
 	}
 	return ""
@@ -102,14 +104,14 @@ func keyOf(err error) string {
 func checkPDReserved(c *Conn) {
 	for i := range c.PrivateData {
 		pd := &c.PrivateData[i]
-		if !pd.Seen || !pd.Result.Valid() {
+		if !pd.Seen || !c.pd(i).Valid() {
 			continue
 		}
 		c.Checked()
-		if rsv := pd.Result.Message.Reserved; rsv != 0 {
+		if rsv := c.pd(i).Message.Reserved; rsv != 0 {
 			c.Reportf([]int{pd.Packet}, sideName[i],
 				"the %s's %s private data has reserved bits 0x%02x (the 7 bits before R, octet %d of the private data); senders must set them to zero",
-				sideName[i], setupMsg(c, i), rsv, pd.Result.Offset+5)
+				sideName[i], setupMsg(c, i), rsv, c.pd(i).Offset+5)
 		}
 	}
 }
@@ -124,7 +126,7 @@ type pdKey struct {
 type pdSeen struct {
 	ok   bool
 	conn int
-	msg  pvtdata.Message
+	msg  rfc8797.Message
 }
 
 // checkPDSizeRange: PD-SIZE-RANGE (RFC 8797 sections 4, 4.2).
@@ -134,14 +136,14 @@ func checkPDSizeRange(c *Conn) {
 	var now [2]pdSeen
 	for i := range c.PrivateData {
 		pd := &c.PrivateData[i]
-		if !pd.Seen || !pd.Result.Valid() {
+		if !pd.Seen || !c.pd(i).Valid() {
 			continue
 		}
 		c.Checked()
-		m := pd.Result.Message
+		m := c.pd(i).Message
 		now[i] = pdSeen{true, c.ID, m}
 		for _, n := range []int{m.SendBytes(), m.ReceiveBytes()} {
-			if n < pvtdata.SizeUnit || n > pvtdata.MaxSize {
+			if n < rfc8797.SizeUnit || n > rfc8797.MaxSize {
 				c.Reportf([]int{pd.Packet}, sideName[i]+" range", "the %s advertises %d bytes, outside 1024..262144", sideName[i], n)
 			}
 		}
@@ -181,12 +183,13 @@ func checkPDAbsent(c *Conn) {
 	for i := range c.PrivateData {
 		pd := &c.PrivateData[i]
 		c.Checked()
-		if pd.Result.Valid() {
+		r := c.pd(i)
+		if r.Valid() {
 			continue
 		}
-		why := "no format identifier in its " + fmt.Sprint(pd.Result.Len) + " octets"
-		if pd.Result.Offset >= 0 {
-			why = pd.Result.Reason()
+		why := "no format identifier in its " + fmt.Sprint(r.Len) + " octets"
+		if r.Offset >= 0 {
+			why = r.Reason()
 		}
 		c.Reportf([]int{pd.Packet}, sideName[i],
 			"the %s's %s carries no valid RPC-over-RDMA private data (%s): defaults apply for it, R=0 and send/receive sizes of 1024 bytes",
@@ -211,11 +214,11 @@ func pdAbsentApplies(c *Conn) string {
 // Message RDMA-CM puts in front of the consumer's private data).
 func checkCMAHeader(c *Conn) {
 	pd := &c.PrivateData[0]
-	if !pd.Seen || pd.Result.Prefix != pvtdata.PrefixCMA {
+	if !pd.Seen || pd.Framing.Prefix != pvtdata.PrefixCMA {
 		return
 	}
 	c.Checked()
-	if err := pd.Result.CMAProblem(); err != nil {
+	if err := pd.Framing.CMAProblem(); err != nil {
 		c.Reportf([]int{pd.Packet}, "", "the client's CM REQ for IP service ID 0x%016x: %v", c.ServiceID, err)
 	}
 }
@@ -230,8 +233,41 @@ func cmaApplies(c *Conn) string {
 	if !c.PrivateData[0].Seen {
 		return ReasonHalfSetup.String()
 	}
-	if c.PrivateData[0].Result.Prefix != pvtdata.PrefixCMA {
+	if c.PrivateData[0].Framing.Prefix != pvtdata.PrefixCMA {
 		return "the service ID is not in the RDMA IP CM range"
 	}
 	return ""
 }
+
+// rfc8797SetUp is what RFC 8797 makes of a connection's set-up
+// (ulp/rpcordma reads it from the private data the engine keeps), parsed
+// again only when a set-up message came since: the message rules read it
+// per message.
+type rfc8797SetUp struct {
+	ok         bool
+	packets    [2]int
+	negotiated bool
+	pd         [2]rfc8797.Result
+	thresholds rfc8797.Thresholds
+}
+
+func (c *Conn) setUp() *rfc8797SetUp {
+	s := &c.rfc8797
+	k := [2]int{c.PrivateData[0].Packet, c.PrivateData[1].Packet}
+	if s.ok && s.packets == k && s.negotiated == c.Negotiated {
+		return s
+	}
+	s.ok, s.packets, s.negotiated = true, k, c.Negotiated
+	for i := range c.PrivateData {
+		s.pd[i] = rpcordma.PrivateData(&c.PrivateData[i])
+	}
+	s.thresholds = rpcordma.Thresholds(c.Connection)
+	return s
+}
+
+// pd is what RFC 8797 found in side i's set-up private data.
+func (c *Conn) pd(i int) *rfc8797.Result { return &c.setUp().pd[i] }
+
+// thresholds are the connection's RFC 8797 inline thresholds and
+// remote-invalidation permission (zero until both sides' set-up was seen).
+func (c *Conn) thresholds() *rfc8797.Thresholds { return &c.setUp().thresholds }

@@ -324,7 +324,7 @@ func (c *Conn) result() *ConnResult {
 			u, ch := c.Usage, c.Chunks
 			u.Version2 = onlyVersion2(c)
 			if c.Negotiated && !u.Version2 {
-				n := c.Thresholds.RemoteInvalidation
+				n := c.thresholds().RemoteInvalidation
 				u.Negotiated = &n
 			}
 			cr.Usage, cr.Chunks = &u, &ch

@@ -493,6 +493,8 @@ type Conn struct {
 	rej refusal
 	// held are the findings Hold keeps to the end of the connection.
 	held []heldFinding
+	// rfc8797 is RPC-over-RDMA's reading of the set-up (pd.go).
+	rfc8797 rfc8797SetUp
 }
 
 // heldFinding is a finding that rests on the capture holding every

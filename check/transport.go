@@ -9,6 +9,7 @@ import (
 	"github.com/rdmashark/rdmashark/layers/iwarp"
 	"github.com/rdmashark/rdmashark/layers/roce"
 	"github.com/rdmashark/rdmashark/pvtdata"
+	"github.com/rdmashark/rdmashark/rpcrdma/rfc8797"
 )
 
 // Transport-level rules: CRCs, packet sequence, NAKs, CM rejects
@@ -89,7 +90,7 @@ func checkCMREJ(c *Conn, p *dissect.Packet) {
 		msg += ", ARI " + hex.EncodeToString(rej.ARI)
 	}
 	if pd := trimZeros(rej.PrivateData); len(pd) > 0 {
-		res := pvtdata.Parse(rej.PrivateData, pvtdata.PrefixNone)
+		res := rfc8797.Parse(rej.PrivateData, pvtdata.PrefixNone)
 		if res.Valid() {
 			msg += ", private data carries RPC-over-RDMA " + res.Message.String()
 		} else {
@@ -767,7 +768,7 @@ func rejectPrivateData(b []byte) string {
 	if len(pd) == 0 {
 		return "no private data"
 	}
-	if res := pvtdata.Parse(b, pvtdata.PrefixNone); res.Valid() {
+	if res := rfc8797.Parse(b, pvtdata.PrefixNone); res.Valid() {
 		return "private data carries RPC-over-RDMA " + res.Message.String()
 	}
 	printable := true

@@ -16,6 +16,7 @@ import (
 	"github.com/rdmashark/rdmashark/iscsi"
 	"github.com/rdmashark/rdmashark/layers/roce"
 	"github.com/rdmashark/rdmashark/nvme"
+	"github.com/rdmashark/rdmashark/rpcrdma/rfc8797"
 	"github.com/rdmashark/rdmashark/smbdirect"
 )
 
@@ -627,7 +628,7 @@ func (c *Collector) conn(conn *dissect.Connection) Conn {
 		cons := pd.Consumer()
 		neg(side+".consumer_length", len(trimZeros(cons)))
 		neg(side+".consumer_bytes", hex.EncodeToString(trimZeros(cons)))
-		sum := pd.Summary()
+		sum := rfc8797.Summarize(pd.Seen, pd.Packet, pd.Bytes, pd.Framing)
 		if sum.Present {
 			neg(side+".rfc8797.version", sum.Version)
 			neg(side+".rfc8797.remote_invalidate", sum.RemoteInvalidate)
@@ -656,9 +657,10 @@ func (c *Collector) conn(conn *dissect.Connection) Conn {
 	}
 	ulpNegotiation(neg, conn.ULP, s)
 	if conn.Negotiated {
-		neg("inline.client_to_server", conn.Thresholds.ClientToServer)
-		neg("inline.server_to_client", conn.Thresholds.ServerToClient)
-		neg("remote_invalidation", conn.Thresholds.RemoteInvalidation)
+		th := rfc8797.NegotiateFramed(conn.PrivateData[0].Bytes, conn.PrivateData[0].Framing, conn.PrivateData[1].Bytes, conn.PrivateData[1].Framing)
+		neg("inline.client_to_server", th.ClientToServer)
+		neg("inline.server_to_client", th.ServerToClient)
+		neg("remote_invalidation", th.RemoteInvalidation)
 	}
 
 	// Only what is not zero is kept (Compare reads a missing count as

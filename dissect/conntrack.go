@@ -504,16 +504,16 @@ func (t *ConnTable) commOf(src, dst Node, local, remote uint32) (*Connection, Di
 	return c, DirServerToClient
 }
 
-// setPrivateData records one side's private data and, once both sides have
-// spoken, the negotiated thresholds.
+// setPrivateData records one side's private data and its generic framing
+// (the RDMA-CM IP header, the MPA v2 IRD/ORD field), and whether both
+// sides have spoken. What the consumer's data means is the ULP's.
 func (c *Connection) setPrivateData(d Direction, p *Packet, pd []byte, prefix pvtdata.Prefix) {
 	side := &c.PrivateData[d.Index()]
 	side.Seen = true
 	side.Packet = p.Number
 	side.Bytes = append(side.Bytes[:0], pd...)
-	side.Result = pvtdata.Parse(side.Bytes, prefix)
+	side.Framing = pvtdata.Frame(side.Bytes, prefix)
 	if c.PrivateData[0].Seen && c.PrivateData[1].Seen {
-		c.Thresholds = pvtdata.Negotiate(c.PrivateData[0].Result.Peer(), c.PrivateData[1].Result.Peer())
 		c.Negotiated = true
 	}
 }

@@ -35,10 +35,14 @@
 // NVMe over Fabrics (ulp/nvmeof), SMB Direct (ulp/smbdirect) and iSER
 // (ulp/iser). The engine imports no ULP package: the command's one
 // registration list (cmd/rdmashark/ulps.go) names them, and
-// internal/archtest holds that rule. What remains of RPC-over-RDMA here is
-// the RFC 8797 parsing of the set-up (PrivateData.Result,
-// Connection.Thresholds, package pvtdata) and the names of
-// UnattachedReason ("not rpc", "no segment", "after reply").
+// internal/archtest holds that rule. The engine decodes of each side's
+// set-up only the generic framing (package pvtdata: the RDMA-CM IP header,
+// the MPA v2 IRD/ORD field) and keeps the consumer's private data
+// (PrivateData.Consumer); what it means is the ULP's (RFC 8797's message is
+// ulp/rpcordma's, package rpcrdma/rfc8797), and what it negotiated a
+// Session says (Negotiator, Connection.Negotiation). What remains of
+// RPC-over-RDMA here are the names of UnattachedReason ("not rpc", "no
+// segment", "after reply").
 //
 // The engine writes nothing: presentation is package fields', output
 // report's and export's. docs/architecture.md has the whole picture and

@@ -14,6 +14,7 @@ import (
 	"github.com/rdmashark/rdmashark/layers/roce"
 	"github.com/rdmashark/rdmashark/pvtdata"
 	"github.com/rdmashark/rdmashark/source"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // Connection tracking through the CM exchange (IBA Vol 1 12.6, 12.9) and
@@ -146,7 +147,7 @@ func TestCMEstablished(t *testing.T) {
 			if cn.ServiceID != 0x0000000001064e51 || cn.ServicePort != 20049 {
 				t.Errorf("service ID %#x port %d", cn.ServiceID, cn.ServicePort)
 			}
-			cs, ss := cn.PrivateData[0].Summary(), cn.PrivateData[1].Summary()
+			cs, ss := rpcordma.Summary(&cn.PrivateData[0]), rpcordma.Summary(&cn.PrivateData[1])
 			if !cs.Present || cs.Offset != 36 || cs.Length != 92 || !cs.RemoteInvalidate || cs.SendSize != 8192 || cs.ReceiveSize != 4096 || cs.Packet != 1 || cs.Note != "" {
 				t.Errorf("client private data %+v", cs)
 			}
@@ -156,7 +157,7 @@ func TestCMEstablished(t *testing.T) {
 			// RFC 8797 4.2: client-to-server = min(client send 8192, server
 			// receive 16384) = 8192; server-to-client = min(server send
 			// 2048, client receive 4096) = 2048. 4.1: both R set.
-			th := cn.Thresholds
+			th := rpcordma.Thresholds(cn)
 			if !cn.Negotiated || th.ClientToServer != 8192 || th.ServerToClient != 2048 || !th.RemoteInvalidation {
 				t.Errorf("negotiated %v thresholds %+v", cn.Negotiated, th)
 			}
@@ -230,12 +231,12 @@ func TestCMThresholds(t *testing.T) {
 			}
 			e, _ := run(t, s.Frames)
 			cn := onlyConn(t, e)
-			th := cn.Thresholds
+			th := rpcordma.Thresholds(cn)
 			if th.ClientToServer != c.c2s || th.ServerToClient != c.s2c || th.RemoteInvalidation != c.ri ||
 				th.ClientDefault != c.clientDef || th.ServerDefault != c.svDef {
 				t.Errorf("thresholds %+v, want %d/%d R %v defaults %v/%v", th, c.c2s, c.s2c, c.ri, c.clientDef, c.svDef)
 			}
-			ss := cn.PrivateData[1].Summary()
+			ss := rpcordma.Summary(&cn.PrivateData[1])
 			if c.server != nil && (!ss.Present || ss.Offset != c.serverAt) {
 				t.Errorf("server message %+v, want at %d", ss, c.serverAt)
 			}
@@ -311,7 +312,7 @@ func TestCMMRA(t *testing.T) {
 	checkDir(t, pkts[3], cn, dissect.DirClientToServer)
 	// Without private data on either side the RFC 8797 defaults apply
 	// (5.1): 1024 each way.
-	if th := cn.Thresholds; !cn.Negotiated || th.ClientToServer != 1024 || th.ServerToClient != 1024 || !th.ClientDefault || !th.ServerDefault {
+	if th := rpcordma.Thresholds(cn); !cn.Negotiated || th.ClientToServer != 1024 || th.ServerToClient != 1024 || !th.ClientDefault || !th.ServerDefault {
 		t.Errorf("thresholds %+v", th)
 	}
 }
@@ -610,11 +611,11 @@ func TestPrivateDataOddities(t *testing.T) {
 				s.CM(conn.Client, conn.Server, 2, conn.RTU())
 			})
 			cn := onlyConn(t, e)
-			cs := cn.PrivateData[0].Summary()
+			cs := rpcordma.Summary(&cn.PrivateData[0])
 			if cs.Present != c.present || !cs.Found || cs.Offset != 36 || !strings.Contains(cs.Note, c.note) {
 				t.Errorf("client private data %+v", cs)
 			}
-			th := cn.Thresholds
+			th := rpcordma.Thresholds(cn)
 			if th.ClientToServer != c.c2s || th.ServerToClient != c.s2c || th.RemoteInvalidation != c.ri || th.ClientDefault == c.present {
 				t.Errorf("thresholds %+v", th)
 			}
@@ -719,7 +720,7 @@ func TestRealNFSPrivateData(t *testing.T) {
 		if c.Client.Address != "192.0.2.2" || c.Server.Address != "192.0.2.1" || c.Client.QPN != want.qpn || c.Server.QPN != want.qpn {
 			t.Errorf("connection %d: %s QP %#x → %s QP %#x", c.ID, c.Client.Address, c.Client.QPN, c.Server.Address, c.Server.QPN)
 		}
-		cl, sv := c.PrivateData[0].Summary(), c.PrivateData[1].Summary()
+		cl, sv := rpcordma.Summary(&c.PrivateData[0]), rpcordma.Summary(&c.PrivateData[1])
 		if cl.Packet != want.req || !cl.Present || cl.Length != 92 || cl.Offset != 36 || cl.Version != 1 ||
 			!cl.RemoteInvalidate || cl.SendSize != 4096 || cl.ReceiveSize != 4096 || cl.Note != "" {
 			t.Errorf("connection %d client: %+v", c.ID, cl)
@@ -728,11 +729,11 @@ func TestRealNFSPrivateData(t *testing.T) {
 			sv.RemoteInvalidate || sv.SendSize != 4096 || sv.ReceiveSize != 4096 {
 			t.Errorf("connection %d server: %+v", c.ID, sv)
 		}
-		cma := c.PrivateData[0].Result.CMA
+		cma := c.PrivateData[0].Framing.CMA
 		if port := []uint16{35010, 0x93f6}[i]; cma.SrcPort != port || cma.SrcAddr.String() != "192.0.2.2" || cma.DstAddr.String() != "192.0.2.1" {
 			t.Errorf("connection %d CMA header %+v", c.ID, cma)
 		}
-		th := c.Thresholds
+		th := rpcordma.Thresholds(c)
 		if !c.Negotiated || th.ClientToServer != 4096 || th.ServerToClient != 4096 || th.RemoteInvalidation || !th.ClientR || th.ServerR {
 			t.Errorf("connection %d thresholds %+v", c.ID, th)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/rdmashark/rdmashark/fields"
 	"github.com/rdmashark/rdmashark/internal/synth"
 	"github.com/rdmashark/rdmashark/layers/roce"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // fuzzLinkTypes is what the first byte of a fuzz input selects
@@ -179,7 +180,8 @@ func FuzzEngine(f *testing.F) {
 				if len(c.PrivateData[i].Bytes) > roce.MADDataLength {
 					t.Fatalf("connection %d keeps %d bytes of private data", c.ID, len(c.PrivateData[i].Bytes))
 				}
-				_ = c.PrivateData[i].Summary()
+				_ = c.PrivateData[i].Consumer()
+				_ = rpcordma.Summary(&c.PrivateData[i])
 			}
 			if c.Dir[0].Packets+c.Dir[1].Packets > uint64(n) {
 				t.Fatalf("connection %d counts %v packets of %d", c.ID, c.Dir, n)

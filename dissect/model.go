@@ -1,7 +1,6 @@
 package dissect
 
 import (
-	"strconv"
 	"strings"
 	"time"
 
@@ -148,8 +147,11 @@ type PrivateData struct {
 	Packet int
 	// Bytes is a copy of the private data (at most a few hundred bytes).
 	Bytes []byte
-	// Result is the decoded RDMA-CM header and RFC 8797 message.
-	Result pvtdata.Result
+	// Framing is the generic framing in front of the consumer's data: the
+	// RDMA-CM IP header of a CM REQ (IBA Annex A11) or the MPA v2 IRD/ORD
+	// field (RFC 6581), and where the consumer's data starts. What that
+	// data means (RFC 8797's message, NVMe/RDMA's, iSER's) is the ULP's.
+	Framing pvtdata.Framing
 }
 
 // Consumer returns the consumer's private data: what follows the generic
@@ -158,10 +160,10 @@ type PrivateData struct {
 // message starts (RFC 8797, the NVMe/RDMA private data, iSER's). Nil when
 // the side's set-up is not in the capture.
 func (pd *PrivateData) Consumer() []byte {
-	if !pd.Seen || pd.Result.Start > len(pd.Bytes) {
+	if !pd.Seen {
 		return nil
 	}
-	return pd.Bytes[pd.Result.Start:]
+	return pd.Framing.Consumer(pd.Bytes)
 }
 
 // Counters counts one direction of a connection.
@@ -215,9 +217,9 @@ type Connection struct {
 	// PrivateData is indexed by Direction.Index(): [0] the client's (REQ),
 	// [1] the server's (REP).
 	PrivateData [2]PrivateData
-	// Thresholds are the negotiated inline thresholds (RFC 8797 4.2, 5.1);
-	// valid when Negotiated is set (both sides' set-up messages seen).
-	Thresholds pvtdata.Thresholds
+	// Negotiated is set once both sides' set-up messages (CM REQ and REP,
+	// MPA Request and Reply) were seen: what they negotiated is the ULP's
+	// to say (Connection.Negotiation).
 	Negotiated bool
 
 	// Dir is indexed by Direction.Index().
@@ -241,58 +243,6 @@ type Connection struct {
 	// rel is what the engine must drop when it is done with the
 	// connection (release.go).
 	rel connRelease
-}
-
-// PDSummary is one side's private data as reports show it.
-type PDSummary struct {
-	Seen   bool // the side's set-up message is in the capture
-	Packet int
-	Length int // octets of private data
-	// Found: the Format Identifier is there (valid or not); Present: a valid
-	// version 1 message.
-	Found, Present   bool
-	Offset           int // of the Format Identifier, from octet 0 of the private data
-	Version          int
-	RemoteInvalidate bool
-	SendSize         int // octets
-	ReceiveSize      int // octets
-	// Note says why there is no valid message, or what is odd about the
-	// private data's header.
-	Note string
-}
-
-// Summary reduces the side's private data to what reports show.
-func (pd *PrivateData) Summary() PDSummary {
-	s := PDSummary{Seen: pd.Seen, Packet: pd.Packet}
-	if !pd.Seen {
-		return s
-	}
-	r := &pd.Result
-	s.Length = r.Len
-	s.Found = r.Offset >= 0
-	s.Present = r.Valid()
-	s.Offset = r.Offset
-	s.Version = int(r.Message.Version)
-	if s.Present {
-		s.RemoteInvalidate = r.Message.RemoteInvalidate
-		s.SendSize = r.Message.SendBytes()
-		s.ReceiveSize = r.Message.ReceiveBytes()
-		if r.Message.Reserved != 0 {
-			// RFC 8797 section 4: "Senders MUST set these bits to zero
-			// and receivers MUST ignore their value": honoured, but said.
-			s.Note = "reserved flag bits 0x" + strconv.FormatUint(uint64(r.Message.Reserved), 16) +
-				" set (RFC 8797 section 4: senders must send zero; ignored)"
-		}
-	} else {
-		s.Note = r.Reason()
-	}
-	if err := r.CMAProblem(); err != nil {
-		if s.Note != "" {
-			s.Note += "; "
-		}
-		s.Note += err.Error()
-	}
-	return s
 }
 
 // IPoIBCMServiceIDPrefix is the top octet of the service IDs of IPoIB

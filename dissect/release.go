@@ -278,7 +278,7 @@ func (c *Connection) DropDetail() {
 	c.rel.dropped = true
 	for i := range c.PrivateData {
 		c.PrivateData[i].Bytes = nil
-		c.PrivateData[i].Result = pvtdata.Result{}
+		c.PrivateData[i].Framing = pvtdata.Framing{}
 	}
 }
 

@@ -97,6 +97,56 @@ type Session interface {
 	Close()
 }
 
+// Negotiated is what a connection's set-up negotiated, in the terms the
+// protocol-neutral rules and reports read: whether the responder may
+// invalidate the requester's memory remotely (Send With Invalidate), and
+// the largest message one Send may carry each way. Each ULP says it from
+// its own negotiation (RPC-over-RDMA: RFC 8797's R bits and inline
+// thresholds, or version 2's Transport Properties; NVMe/RDMA: IOCCSZ and
+// IORCSZ; SMB Direct: MaxReceiveSize; iSER: the SIE bit; SRP: the maximum
+// IU lengths); known is false for what the protocol does not negotiate
+// per connection or the capture does not show.
+type Negotiated interface {
+	// RemoteInvalidation reports whether the responder may use Send With
+	// Invalidate on the connection.
+	RemoteInvalidation() (allowed, known bool)
+	// InlineLimit is the largest message, in octets, one Send in
+	// direction d may carry (its receiver's buffer).
+	InlineLimit(d Direction) (bytes int, known bool)
+}
+
+// Negotiator is a Session that says what its connection negotiated. The
+// engine asks it while the session is open, and keeps its last answer
+// when the session closes, so that Connection.Negotiation answers after
+// the connection was released too; the Negotiated it returns must
+// therefore hold no reference to the session.
+type Negotiator interface {
+	Negotiated() Negotiated
+}
+
+// unknownNegotiation is the Negotiated of a connection whose ULP says
+// nothing of it: nothing known.
+type unknownNegotiation struct{}
+
+func (unknownNegotiation) RemoteInvalidation() (allowed, known bool)     { return false, false }
+func (unknownNegotiation) InlineLimit(Direction) (bytes int, known bool) { return 0, false }
+
+// Negotiation returns what c's set-up negotiated as its ULP's session says
+// (Negotiator); nothing known when no ULP claimed c or its ULP does not
+// say. Never nil.
+func (c *Connection) Negotiation() Negotiated {
+	u := &c.ulp
+	if n, ok := u.session.(Negotiator); ok {
+		if v := n.Negotiated(); v != nil {
+			return v
+		}
+	}
+	if u.negotiated != nil {
+		return u.negotiated
+	}
+	return unknownNegotiation{}
+}
+
 // Env is what the engine lends a session.
 type Env struct {
 	// Budget accounts the bytes a session holds (chunk data, in-capsule
@@ -177,6 +227,9 @@ type ulpConn struct {
 	ulp     int8 // index in e.opts.ULPs, -1 for none
 	maybe   uint32
 	session Session
+	// negotiated is what the session said last when it closed
+	// (Negotiator).
+	negotiated Negotiated
 }
 
 // session returns c's session, deciding its ULP on c's first Send (m) or
@@ -262,6 +315,9 @@ func (e *Engine) closeSession(c *Connection) {
 	s := u.session
 	u.session = nil
 	s.Close()
+	if n, ok := s.(Negotiator); ok {
+		u.negotiated = n.Negotiated()
+	}
 }
 
 // finishSessions ends every open session, in the order the connections

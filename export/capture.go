@@ -9,6 +9,7 @@ import (
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/fields"
+	"github.com/rdmashark/rdmashark/rpcrdma/rfc8797"
 )
 
 // Capture writes the tables of one capture. Hook it to the engine: Observer
@@ -387,7 +388,7 @@ func connectionRow(common Common, dc *dissect.Connection) Connection {
 	if dc.ServiceID != 0 {
 		row.ServiceID = str(fmt.Sprintf("0x%016x", dc.ServiceID))
 	}
-	pd := func(s dissect.PDSummary, present *bool, ri **bool, send, recv **int64) {
+	pd := func(s rfc8797.Summary, present *bool, ri **bool, send, recv **int64) {
 		*present = s.Present
 		if s.Present {
 			r := s.RemoteInvalidate
@@ -395,12 +396,13 @@ func connectionRow(common Common, dc *dissect.Connection) Connection {
 			*send, *recv = i64(uint64(s.SendSize)), i64(uint64(s.ReceiveSize))
 		}
 	}
-	pd(dc.PrivateData[0].Summary(), &row.ClientPDPresent, &row.ClientRemoteInvalidate, &row.ClientSendSize, &row.ClientReceiveSize)
-	pd(dc.PrivateData[1].Summary(), &row.ServerPDPresent, &row.ServerRemoteInvalidate, &row.ServerSendSize, &row.ServerReceiveSize)
+	pd(summary(&dc.PrivateData[0]), &row.ClientPDPresent, &row.ClientRemoteInvalidate, &row.ClientSendSize, &row.ClientReceiveSize)
+	pd(summary(&dc.PrivateData[1]), &row.ServerPDPresent, &row.ServerRemoteInvalidate, &row.ServerSendSize, &row.ServerReceiveSize)
 	if dc.Negotiated {
-		row.InlineThresholdC2S = i64(uint64(dc.Thresholds.ClientToServer))
-		row.InlineThresholdS2C = i64(uint64(dc.Thresholds.ServerToClient))
-		r := dc.Thresholds.RemoteInvalidation
+		th := rfc8797.NegotiateFramed(dc.PrivateData[0].Bytes, dc.PrivateData[0].Framing, dc.PrivateData[1].Bytes, dc.PrivateData[1].Framing)
+		row.InlineThresholdC2S = i64(uint64(th.ClientToServer))
+		row.InlineThresholdS2C = i64(uint64(th.ServerToClient))
+		r := th.RemoteInvalidation
 		row.RemoteInvalidationNegotd = &r
 	}
 	for i := range ulps {
@@ -440,4 +442,10 @@ func (c *Capture) Rows() map[string]int64 {
 		m[TablePackets] = c.pkts.rows
 	}
 	return m
+}
+
+// summary is one side's RFC 8797 private data as the connections table
+// shows it.
+func summary(pd *dissect.PrivateData) rfc8797.Summary {
+	return rfc8797.Summarize(pd.Seen, pd.Packet, pd.Bytes, pd.Framing)
 }

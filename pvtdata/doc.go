@@ -1,6 +1,9 @@
-// Package pvtdata decodes the private data that RPC-over-RDMA peers exchange
-// while an RDMA connection is set up, and the header Linux RDMA-CM puts in
-// front of it.
+// Package pvtdata decodes the generic framing of the private data RDMA
+// peers exchange while a connection is set up: the header Linux RDMA-CM
+// puts in front of the consumer's private data, and the MPA v2 IRD/ORD
+// field. What follows it, the consumer's private data, is the upper-layer
+// protocol's own (RFC 8797's message is package rpcrdma/rfc8797's, NVMe/
+// RDMA's package nvme's, iSER's package iscsi's, SRP's package srp's).
 //
 // What the private data of each connection-setup message holds:
 //
@@ -15,15 +18,7 @@
 //     a 4-octet IRD/ORD field comes first, then the consumer's private
 //     data.
 //
-// In the consumer's private data, an RPC-over-RDMA version 1 peer may place
-// the 8-octet message of RFC 8797 (Message), found by searching for the
-// Format Identifier 0xf6ab0e18 at any offset (RFC 8797 section 5.2). The
-// inline thresholds and the remote-invalidation permission of a connection
-// follow from both peers' messages (Negotiate, RFC 8797 sections 4.1, 4.2
-// and 5.1).
-//
-// Parse is the entry point for a connection tracker: it takes the private
-// data of one CM REQ/REP or MPA Request/Reply and reports the CMA header,
-// the RFC 8797 message, where it was, and why it is absent or invalid,
-// without allocating.
+// Frame is the entry point for a connection tracker: it takes the private
+// data of one CM REQ/REP or MPA Request/Reply and reports the CMA header
+// and where the consumer's data starts, without allocating.
 package pvtdata

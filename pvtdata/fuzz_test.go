@@ -39,62 +39,44 @@ func realSeeds(t testing.TB) []struct {
 	return seeds
 }
 
-func FuzzParse(f *testing.F) {
+func FuzzFrame(f *testing.F) {
 	for _, s := range realSeeds(f) {
 		f.Add(s.pd, uint8(s.prefix))
 	}
 	f.Fuzz(func(t *testing.T, pd []byte, prefix uint8) {
 		in := bytes.Clone(pd)
-		r := Parse(pd, Prefix(prefix%4))
+		p := Prefix(prefix % 4)
+		fr := Frame(pd, p)
 		if !bytes.Equal(in, pd) {
-			t.Fatal("Parse modified its input")
+			t.Fatal("Frame modified its input")
 		}
-		if r.Start < 0 || r.Start > len(pd) || r.Len != len(pd) {
-			t.Fatalf("start %d len %d of %d", r.Start, r.Len, len(pd))
+		if fr.Start < 0 || fr.Start > len(pd) || fr.Len != len(pd) || fr.Prefix != p {
+			t.Fatalf("start %d len %d prefix %v of %d octets, %v", fr.Start, fr.Len, fr.Prefix, len(pd), p)
 		}
 		switch {
-		case r.Err == nil:
-			if r.Offset < r.Start || r.Offset+MessageLen > len(pd) {
-				t.Fatalf("valid message at %d (start %d) in %d octets", r.Offset, r.Start, len(pd))
+		case p == PrefixCMA && fr.CMAErr == nil:
+			if fr.Start != CMAHeaderLen {
+				t.Fatalf("valid CMA header, start %d", fr.Start)
 			}
-			// The message re-encodes to the octets it came from.
-			b, err := r.Message.MarshalBinary()
-			if err != nil || !bytes.Equal(b, pd[r.Offset:r.Offset+MessageLen]) {
-				t.Fatalf("re-encoded %x, input %x (%v)", b, pd[r.Offset:r.Offset+MessageLen], err)
+			if h, err := DecodeCMAHeader(pd); err != nil || h != fr.CMA {
+				t.Fatalf("Frame's header %+v, DecodeCMAHeader %+v %v", fr.CMA, h, err)
 			}
-			if r.Message.Version != Version1 || r.Peer() == nil {
-				t.Fatalf("valid message of version %v", r.Message.Version)
+		case p == PrefixCMA:
+			if fr.Start != 0 || fr.CMAProblem() == nil || !errors.Is(fr.CMAProblem(), fr.CMAErr) {
+				t.Fatalf("invalid CMA header %v, start %d, problem %v", fr.CMAErr, fr.Start, fr.CMAProblem())
 			}
-		case errors.Is(r.Err, ErrAbsent):
-			if r.Offset != -1 || bytes.Contains(pd[r.Start:], ident) {
-				t.Fatalf("absent, but offset %d", r.Offset)
-			}
-		case errors.Is(r.Err, ErrTruncated), errors.Is(r.Err, ErrUnknownVersion):
-			if r.Offset < r.Start || !bytes.Equal(pd[r.Offset:r.Offset+4], ident) {
-				t.Fatalf("%v at %d", r.Err, r.Offset)
-			}
-			if errors.Is(r.Err, ErrTruncated) && len(pd)-r.Offset >= MessageLen {
-				t.Fatalf("truncated with %d octets after the identifier", len(pd)-r.Offset)
+		case p == PrefixMPAv2:
+			if fr.Start != min(len(pd), MPAv2PrefixLen) || fr.CMAErr != nil {
+				t.Fatalf("MPA v2: start %d, CMA error %v", fr.Start, fr.CMAErr)
 			}
 		default:
-			t.Fatalf("unexpected error %v", r.Err)
-		}
-		if r.Err != nil && (r.Reason() == "" || r.Peer() != nil) {
-			t.Fatal("problem without reason, or with a peer")
-		}
-		// The identifier found is the first one after Start.
-		if r.Offset >= 0 && bytes.Index(pd[r.Start:], ident)+r.Start != r.Offset {
-			t.Fatalf("offset %d is not the first occurrence", r.Offset)
-		}
-		// Find agrees with Parse when there is no prefix.
-		if Prefix(prefix%4) == PrefixNone {
-			m, off, err := Find(pd)
-			if off != r.Offset || m != r.Message || !errors.Is(err, r.Err) && (err != nil || r.Err != nil) {
-				t.Fatalf("Find %+v %d %v, Parse %+v %d %v", m, off, err, r.Message, r.Offset, r.Err)
+			if fr.Start != 0 || fr.CMAErr != nil {
+				t.Fatalf("%v: start %d, CMA error %v", p, fr.Start, fr.CMAErr)
 			}
 		}
-		_ = r.CMAProblem()
-		_ = Negotiate(r.Peer(), &r.Message)
+		if c := fr.Consumer(pd); len(c) != len(pd)-fr.Start {
+			t.Fatalf("consumer %d octets of %d from %d", len(c), len(pd), fr.Start)
+		}
 	})
 }
 
@@ -129,25 +111,6 @@ func FuzzDecodeCMAHeader(f *testing.F) {
 		}
 		if !bytes.Equal(enc, b[:CMAHeaderLen]) {
 			t.Fatalf("re-encoded %x, input %x", enc, b[:CMAHeaderLen])
-		}
-	})
-}
-
-func FuzzDecode(f *testing.F) {
-	for _, s := range realSeeds(f) {
-		if _, off, _ := Find(s.pd); off >= 0 {
-			f.Add(s.pd[off:])
-		}
-		f.Add(s.pd)
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		m, err := Decode(b)
-		if err != nil {
-			return
-		}
-		enc, err := m.MarshalBinary()
-		if err != nil || !bytes.Equal(enc, b[:MessageLen]) {
-			t.Fatalf("re-encoded %x, input %x (%v)", enc, b[:min(len(b), MessageLen)], err)
 		}
 	})
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/fields"
+	"github.com/rdmashark/rdmashark/rpcrdma/rfc8797"
 )
 
 // Analysis is the document of `rdmashark analyze --format json`. Its keys are
@@ -234,11 +235,12 @@ func connection(c *dissect.Connection) Connection {
 	if c.ServiceID != 0 {
 		out.ServiceID = fmt.Sprintf("0x%016x", c.ServiceID)
 	}
-	out.PrivateData.Client = privateData(c.PrivateData[0].Summary())
-	out.PrivateData.Server = privateData(c.PrivateData[1].Summary())
+	out.PrivateData.Client = privateData(summary(&c.PrivateData[0]))
+	out.PrivateData.Server = privateData(summary(&c.PrivateData[1]))
 	if c.Negotiated && rfc8797Applies(c) {
-		out.InlineThreshold = &Thresholds{c.Thresholds.ClientToServer, c.Thresholds.ServerToClient}
-		r := c.Thresholds.RemoteInvalidation
+		th := thresholds(c)
+		out.InlineThreshold = &Thresholds{th.ClientToServer, th.ServerToClient}
+		r := th.RemoteInvalidation
 		out.RemoteInvalidate = &r
 	}
 	out.Traffic.ClientToServer = Direction{c.Dir[0].Packets, c.Dir[0].Bytes}
@@ -276,7 +278,7 @@ func endpoint(t dissect.Transport, e dissect.Endpoint) Endpoint {
 	return out
 }
 
-func privateData(s dissect.PDSummary) PrivateData {
+func privateData(s rfc8797.Summary) PrivateData {
 	out := PrivateData{Seen: s.Seen, Present: s.Present, Packet: s.Packet, Note: s.Note, Length: s.Length}
 	if s.Present || s.Found {
 		off, ver := s.Offset, s.Version
@@ -629,5 +631,25 @@ func rfc8797Applies(c *dissect.Connection) bool {
 	if c.ULP != "" {
 		return false
 	}
-	return c.PrivateData[0].Summary().Found || c.PrivateData[1].Summary().Found
+	for i := range c.PrivateData {
+		if pd := &c.PrivateData[i]; pd.Seen && rfc8797.ParseFramed(pd.Bytes, pd.Framing).Offset >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// summary is one side's RFC 8797 private data as the reports show it.
+func summary(pd *dissect.PrivateData) rfc8797.Summary {
+	return rfc8797.Summarize(pd.Seen, pd.Packet, pd.Bytes, pd.Framing)
+}
+
+// thresholds are c's inline thresholds and remote invalidation as RFC 8797
+// negotiates them (zero until both sides' set-up was seen).
+func thresholds(c *dissect.Connection) rfc8797.Thresholds {
+	if !c.Negotiated {
+		return rfc8797.Thresholds{}
+	}
+	cl, sv := &c.PrivateData[0], &c.PrivateData[1]
+	return rfc8797.NegotiateFramed(cl.Bytes, cl.Framing, sv.Bytes, sv.Framing)
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/pvtdata"
 	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
@@ -17,8 +16,10 @@ import (
 // and has no "v2_transport" member.
 func TestV2InlineThresholds(t *testing.T) {
 	base := func(rs *rpcordma.RPCStats) *dissect.Connection {
+		// Both sides' set-up seen, neither with RFC 8797 private data:
+		// the section 5.1 defaults, 1024 bytes each way.
 		return &dissect.Connection{ULP: rpcordma.Name, Negotiated: true, ULPData: rs,
-			Thresholds: pvtdata.Thresholds{ClientToServer: 1024, ServerToClient: 1024}}
+			PrivateData: [2]dissect.PrivateData{{Seen: true}, {Seen: true}}}
 	}
 	v1 := connection(base(&rpcordma.RPCStats{Version: 1, Versions: [3]uint64{0, 3, 0}}))
 	if v1.InlineThreshold == nil || v1.InlineThreshold.ClientToServer != 1024 || v1.RPC.V2 != nil {

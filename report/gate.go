@@ -344,7 +344,7 @@ const gateName = "rdmashark gate"
 func gateFacts(dc *dissect.Connection, rpc bool) (*Negotiated, uint64) {
 	var n *Negotiated
 	if rpc && dc.Negotiated {
-		t := dc.Thresholds
+		t := thresholds(dc)
 		n = &Negotiated{RemoteInvalidation: t.RemoteInvalidation, ClientToServer: t.ClientToServer, ServerToClient: t.ServerToClient}
 	}
 	return n, ulpTransactions(dc)

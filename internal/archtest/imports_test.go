@@ -162,3 +162,40 @@ func TestUnder(t *testing.T) {
 		t.Fatal("under")
 	}
 }
+
+// TestEngineParsesNoRFC8797: the engine decodes of the set-up only the
+// generic framing (pvtdata: the RDMA-CM IP header, the MPA v2 IRD/ORD
+// field); RFC 8797's message is RPC-over-RDMA's (rpcrdma/rfc8797, read by
+// ulp/rpcordma). Neither dissect nor anything it imports, directly or not,
+// is an RFC 8797 package, and pvtdata imports no rpcrdma package.
+func TestEngineParsesNoRFC8797(t *testing.T) {
+	all := imports(t)
+	if _, ok := all["rpcrdma/rfc8797"]; !ok {
+		t.Fatal("the walk missed rpcrdma/rfc8797")
+	}
+	seen := map[string]bool{}
+	var walk func(pkg string)
+	walk = func(pkg string) {
+		if seen[pkg] {
+			return
+		}
+		seen[pkg] = true
+		for _, d := range all[pkg] {
+			walk(d)
+		}
+	}
+	walk("dissect")
+	if !seen["pvtdata"] {
+		t.Fatal("dissect no longer imports pvtdata: the walk is wrong")
+	}
+	for pkg := range seen {
+		if under(pkg, "rpcrdma") || under(pkg, "ulp") {
+			t.Errorf("dissect imports %s (directly or not): the engine parses no RFC 8797 message", pkg)
+		}
+	}
+	for _, d := range all["pvtdata"] {
+		if under(d, "rpcrdma") {
+			t.Errorf("pvtdata imports %s: the generic framing is neutral", d)
+		}
+	}
+}

@@ -209,7 +209,7 @@ func run(t *testing.T, c *longstream.Capture, n int) (*dissect.Engine, []connFac
 	}
 	var facts []connFacts
 	for _, cn := range e.Conns.Connections() {
-		f := connFacts{Transport: cn.Transport, State: cn.State, Negotiated: cn.Negotiated, Thresholds: fmt.Sprint(cn.Thresholds),
+		f := connFacts{Transport: cn.Transport, State: cn.State, Negotiated: cn.Negotiated, Thresholds: fmt.Sprint(rpcordma.Thresholds(cn)),
 			Dir: cn.Dir, ServicePort: cn.ServicePort, Findings: strings.Join(findings[cn.ID], " "),
 			ClientQPN: cn.Client.QPN, ServerQPN: cn.Server.QPN, Comm: cn.Client.CommID, ClientPort: cn.Client.Port}
 		if s := rpcordma.Stats(cn); s != nil {

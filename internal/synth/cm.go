@@ -7,6 +7,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/layers/roce"
 	"github.com/rdmashark/rdmashark/pvtdata"
+	"github.com/rdmashark/rdmashark/rpcrdma/rfc8797"
 )
 
 // GSI is the General Services Interface: CM MADs go to QP1 with the well
@@ -224,14 +225,14 @@ func PrivateData(n int, cma *pvtdata.CMAHeader, off int, msg []byte) ([]byte, er
 // v, reserved flag bits resv (7 bits), R bit r, and the sizes in octets
 // (multiples of 1024 from 1024 to 262144, RFC 8797 section 4.2).
 func RPCRDMAMessage(v uint8, resv uint8, r bool, sendBytes, recvBytes int) ([]byte, error) {
-	s, ok := pvtdata.EncodeSize(sendBytes)
+	s, ok := rfc8797.EncodeSize(sendBytes)
 	if !ok {
 		return nil, fmt.Errorf("synth: send size %d cannot be encoded", sendBytes)
 	}
-	rs, ok := pvtdata.EncodeSize(recvBytes)
+	rs, ok := rfc8797.EncodeSize(recvBytes)
 	if !ok {
 		return nil, fmt.Errorf("synth: receive size %d cannot be encoded", recvBytes)
 	}
-	m := pvtdata.Message{Version: pvtdata.Version(v), Reserved: resv, RemoteInvalidate: r, SendSize: s, ReceiveSize: rs}
+	m := rfc8797.Message{Version: rfc8797.Version(v), Reserved: resv, RemoteInvalidate: r, SendSize: s, ReceiveSize: rs}
 	return m.MarshalBinary()
 }

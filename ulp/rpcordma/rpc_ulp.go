@@ -98,10 +98,8 @@ func (u *rpcULP) Claim(c *dissect.Connection) dissect.Verdict {
 			return dissect.Yes
 		}
 	}
-	for i := range c.PrivateData {
-		if pd := &c.PrivateData[i]; pd.Seen && pd.Result.Offset >= 0 {
-			return dissect.Yes
-		}
+	if HasIdentifier(c) {
+		return dissect.Yes
 	}
 	return dissect.Maybe
 }

@@ -1,4 +1,4 @@
-package pvtdata
+package rfc8797
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package pvtdata
+package rfc8797
 
 // Thresholds is what a connection's two private-data messages mean for it.
 type Thresholds struct {
