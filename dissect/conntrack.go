@@ -343,6 +343,8 @@ func (t *ConnTable) cm(p *Packet, src, dst Node) {
 		if c, d := t.commOf(src, dst, cm.REJ.LocalCommID, cm.REJ.RemoteCommID); c != nil {
 			c.State = StateRejected
 			c.RejectReason = cm.REJ.Reason.String()
+			c.Reject.set(p, cm.REJ.PrivateData, pvtdata.PrefixNone)
+			c.RejectedBy = d
 			t.noteRejected(c)
 			t.place(p, c, d)
 			t.close(c) // nothing follows a REJ (IBA 12.6.7)
@@ -516,6 +518,14 @@ func (c *Connection) setPrivateData(d Direction, p *Packet, pd []byte, prefix pv
 		c.Thresholds = pvtdata.Negotiate(c.PrivateData[0].Result.Peer(), c.PrivateData[1].Result.Peer())
 		c.Negotiated = true
 	}
+}
+
+// set records private data a side sent (a REJ's: Connection.Reject).
+func (side *PrivateData) set(p *Packet, pd []byte, prefix pvtdata.Prefix) {
+	side.Seen = true
+	side.Packet = p.Number
+	side.Bytes = append(side.Bytes[:0], pd...)
+	side.Result = pvtdata.Parse(side.Bytes, prefix)
 }
 
 func itoa(u uint64) string {

@@ -33,6 +33,26 @@ login request's TAG, as every response carries its request's.`,
 			Applies:  applies, End: checkLogin,
 		},
 		{
+			ID: "SRP-LOGIN-REJECTED", Severity: check.Warning, ULP: Name,
+			Reference: "SRP-2, SRP_LOGIN_REJ (REASON: the login rejection reason codes)",
+			Summary:   "the target accepts the initiator's login: a refused one is reported with the SRP_LOGIN_REJ's reason",
+			Explanation: `A target refuses a login with an SRP_LOGIN_REJ instead of an SRP_LOGIN_RSP: Linux's
+ib_srpt sends it in the private data of a CM REJ (reason 28, consumer defined),
+an iWARP target in an MPA Reply with the Rejected flag. Its REASON says why:
+unable to establish the RDMA channel, insufficient channel resources, the requested
+maximum initiator to target IU length too large, unable to associate the channel
+with the I_T nexus, a requested buffer descriptor format not supported, multiple
+channels per I_T nexus not supported, the channel limit reached for the initiator
+(Linux's ib_srpt gives the last when no ACL admits the initiator). The channel then
+carries nothing: without this rule a refused login shows only as a CM REJ. A
+refusal that carried no SRP_LOGIN_REJ (the connection manager's own, before the
+target saw the login) is reported with the set-up's reason. When a later
+connection between the same addresses was established, the refusal is
+information.`,
+			Evidence: "the connection's login request and its refusal (CM REJ, or MPA Reply with the Rejected flag)",
+			Applies:  applies, End: checkLoginRejected,
+		},
+		{
 			ID: "SRP-IU-LENGTH", Severity: check.Error, ULP: Name,
 			Reference: "SRP, SRP_LOGIN_RSP (MAXIMUM INITIATOR TO TARGET IU LENGTH, MAXIMUM TARGET TO INITIATOR IU LENGTH)",
 			Summary:   "no IU is longer than the maximum IU length the login granted its sender",
@@ -163,6 +183,40 @@ func checkLogin(c *check.Conn) {
 	if a.Tag != l.Tag {
 		c.Reportf(pk, "tag", "the SRP_LOGIN_RSP's TAG 0x%016x is not the SRP_LOGIN_REQ's 0x%016x", a.Tag, l.Tag)
 	}
+}
+
+func checkLoginRejected(c *check.Conn) {
+	cn := connOf(c)
+	if cn == nil {
+		return
+	}
+	r := cn.Rejected
+	if r == nil {
+		if cn.Accepted != nil {
+			c.Checked()
+		}
+		return
+	}
+	c.Checked()
+	f := check.Finding{Packets: []int{r.Packet}, Key: "setup", ULP: Name}
+	if r.Packet == 0 {
+		f.Packets = nil
+	}
+	if r.SRP {
+		f.Key = fmt.Sprintf("reason 0x%08x", r.Reason)
+		f.Message = fmt.Sprintf("the %s refused the login: SRP_LOGIN_REJ reason 0x%08x (%s), supported buffer formats %s; set-up: %s",
+			r.By, r.Reason, r.ReasonText, r.SupportedBufferFormats, r.SetUpReason)
+		if cn.loginOK && !r.tagOK {
+			f.Message += fmt.Sprintf("; its TAG %s is not the SRP_LOGIN_REQ's 0x%016x", r.Tag, cn.login.Tag)
+		}
+	} else {
+		f.Message = fmt.Sprintf("the login was refused without an SRP_LOGIN_REJ: %s", r.SetUpReason)
+	}
+	if c.RetriedBy != 0 {
+		f.Severity = check.Info
+		f.Message += fmt.Sprintf("; connection %d between the same addresses was established afterwards", c.RetriedBy)
+	}
+	c.Report(f)
 }
 
 func sender(d dissect.Direction) string {

@@ -3,6 +3,7 @@ package srp
 import (
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"sort"
 	"strconv"
 	"time"
@@ -25,6 +26,12 @@ type Connection struct {
 	Login      *LoginRequest  `json:"login_request"`
 	Accepted   *LoginResponse `json:"login_response"`
 	SetUpError string         `json:"setup_error,omitempty"`
+	// Rejected is the target's refusal of the login (an SRP_LOGIN_REJ in
+	// the CM REJ, or an MPA Reply with the Rejected flag); Unanswered:
+	// the capture holds the login request and no answer to it. Both
+	// from dissect.SetUpFailer: such a channel carries no IU.
+	Rejected   *LoginReject `json:"login_reject,omitempty"`
+	Unanswered bool         `json:"login_unanswered,omitempty"`
 
 	// RequestLimit is the initiator's request limit (credits) after the
 	// last IU; Min and Max over the channel's life. Null when the login
@@ -124,6 +131,49 @@ type LoginResponse struct {
 	ImmediateSupported     bool   `json:"immediate_data_supported"`
 }
 
+// LoginReject is the refusal of a login as analyze shows it: the
+// SRP_LOGIN_REJ's REASON (SRP-2) when the refusal carried one, and the
+// connection set-up's own reason (the CM REJ's, or the MPA reject).
+type LoginReject struct {
+	Packet int `json:"packet"`
+	// SRP: the refusal's private data held an SRP_LOGIN_REJ; Reason,
+	// ReasonText and SupportedBufferFormats are its.
+	SRP                    bool   `json:"srp_login_rej"`
+	Reason                 uint32 `json:"reason,omitempty"`
+	ReasonText             string `json:"reason_text,omitempty"`
+	SupportedBufferFormats string `json:"supported_buffer_formats,omitempty"`
+	Tag                    string `json:"tag,omitempty"`
+	// SetUpReason is the set-up's reason (Connection.RejectReason).
+	SetUpReason string `json:"setup_reason"`
+	// By is the side that refused: "target" or "initiator".
+	By     string `json:"by"`
+	reject srp.LoginReject
+	tagOK  bool
+}
+
+// rejected records the refusal of the login of a channel whose set-up
+// failed (SetUpFailed).
+func (c *Connection) rejected(dc *dissect.Connection) {
+	pd, dir := dc.RejectPrivateData()
+	if dc.State != dissect.StateRejected {
+		c.Unanswered = true
+		return
+	}
+	r := &LoginReject{SetUpReason: dc.RejectReason, By: sender(dir)}
+	if pd != nil {
+		r.Packet = pd.Packet
+		var rej srp.LoginReject
+		if rej.DecodeFromBytes(pd.Consumer()) == nil && rej.Opcode == srp.OpLoginRej {
+			r.SRP, r.reject = true, rej
+			r.Reason, r.ReasonText = uint32(rej.Reason), rej.Reason.String()
+			r.SupportedBufferFormats = rej.SupportedBufferFormats.String()
+			r.Tag = fmt.Sprintf("0x%016x", rej.Tag)
+			r.tagOK = c.loginOK && rej.Tag == c.login.Tag
+		}
+	}
+	c.Rejected = r
+}
+
 // OpcodeStats sum up the commands of one name.
 type OpcodeStats struct {
 	Count  uint64 `json:"count"`
@@ -179,7 +229,7 @@ func (c *Connection) setUp(dc *dissect.Connection) {
 				InitiatorPortID: hex.EncodeToString(l.InitiatorPortID[:]), TargetPortID: hex.EncodeToString(l.TargetPortID[:])}
 		}
 	}
-	if pd := &dc.PrivateData[1]; pd.Seen && !c.acceptedOK {
+	if pd := &dc.PrivateData[1]; pd.Seen && !c.acceptedOK && dc.State != dissect.StateRejected {
 		if err := c.accepted.DecodeFromBytes(pd.Consumer()); err == nil && c.accepted.Opcode == srp.OpLoginRsp {
 			c.acceptedOK = true
 			a := &c.accepted
@@ -753,6 +803,12 @@ func (c *Connection) ULPTableRow() []string {
 	login, iu, formats, imm, lim := dash, dash, dash, dash, dash
 	if c.Layout != "" {
 		login = c.Layout
+	}
+	switch {
+	case c.Rejected != nil:
+		login += ", rejected"
+	case c.Unanswered:
+		login += ", unanswered"
 	}
 	if c.Accepted != nil {
 		iu = n(uint64(c.Accepted.MaxITIULength), 10) + " / " + n(uint64(c.Accepted.MaxTIIULength), 10)

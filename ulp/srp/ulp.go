@@ -140,3 +140,14 @@ func (u *ulp) Start(c *dissect.Connection, env *dissect.Env) dissect.Session {
 	c.ULPData = s.conn
 	return s
 }
+
+// SetUpFailed records the refusal of a login (dissect.SetUpFailer): a
+// channel whose set-up was rejected, or never answered, carries no IU
+// and starts no session, yet its SRP_LOGIN_REJ says why the target
+// refused it.
+func (u *ulp) SetUpFailed(c *dissect.Connection) {
+	cn := &Connection{}
+	cn.setUp(c)
+	cn.rejected(c)
+	c.ULPData = cn
+}
