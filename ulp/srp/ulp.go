@@ -135,7 +135,7 @@ func LooksLikeCommand(b []byte) bool {
 
 // Start begins the analysis of one SRP connection.
 func (u *ulp) Start(c *dissect.Connection, env *dissect.Env) dissect.Session {
-	s := &session{c: c, env: env, conn: &Connection{}, out: map[uint64]*Command{}, targetReqs: map[uint64]srp.Opcode{}}
+	s := &session{c: c, env: env, conn: &Connection{}, targetReqs: map[uint64]srp.Opcode{}}
 	s.conn.setUp(c)
 	c.ULPData = s.conn
 	return s
