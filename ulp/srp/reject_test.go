@@ -70,3 +70,37 @@ func TestLoginUnanswered(t *testing.T) {
 		}
 	}
 }
+
+// TestLoginRefusedByMPAReject: an iWARP login refused before the target
+// saw it — the lab's srp.sh notes an IPv4 login on siw answered by an MPA
+// Reply with the Rejected flag carrying only the MPA v2 IRD/ORD field (no
+// SRP_LOGIN_REJ) — is recorded as refused without a reason of SRP's own.
+// No such capture is kept: the connection is built here, its login
+// request rxe-srp-rej.pcap's SRP_LOGIN_REQ (RDMA/CM layout, the layout
+// an MPA Request carries too).
+func TestLoginRefusedByMPAReject(t *testing.T) {
+	e, _, _ := run(t, "ulp/rxe-srp-rej.pcap")
+	req := e.Conns.Connections()[0].PrivateData[0].Consumer()
+	c := &dissect.Connection{ID: 1, Transport: dissect.TransportIWARP, State: dissect.StateRejected,
+		RejectReason: "MPA Reply with the Rejected flag (RFC 5044 section 7.1)"}
+	c.PrivateData[0] = dissect.PrivateData{Seen: true, Packet: 4, Bytes: append([]byte(nil), req...)}
+	c.PrivateData[1] = dissect.PrivateData{Seen: true, Packet: 6}
+	u := srpulp.New()
+	f, ok := u.(dissect.SetUpFailer)
+	if !ok || u.Claim(c) != dissect.Yes {
+		t.Fatal("no SetUpFailer, or the login not claimed")
+	}
+	f.SetUpFailed(c)
+	cn, _ := c.ULPData.(*srpulp.Connection)
+	if cn == nil || cn.Rejected == nil || cn.Rejected.SRP || cn.Rejected.Packet != 6 || cn.Rejected.By != "target" ||
+		cn.Login == nil || cn.Accepted != nil || cn.SetUpError != "" {
+		t.Fatalf("connection %+v, rejection %+v", cn, cn.Rejected)
+	}
+	// With an SRP_LOGIN_REJ in the MPA Reply (octets as rxe-srp-rej.pcap's
+	// CM REJ carries them), its reason is read.
+	c.PrivateData[1].Bytes = []byte{0xc2, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0}
+	f.SetUpFailed(c)
+	if cn := c.ULPData.(*srpulp.Connection); !cn.Rejected.SRP || cn.Rejected.Reason != 0x00010001 {
+		t.Errorf("rejection %+v", cn.Rejected)
+	}
+}
