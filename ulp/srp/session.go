@@ -722,6 +722,8 @@ func (c *Connection) ULPTableRow() []string {
 		login = c.Layout
 	}
 	switch {
+	case c.Rejected != nil && c.Rejected.SRP:
+		login += ", rejected 0x" + strconv.FormatUint(uint64(c.Rejected.Reason), 16)
 	case c.Rejected != nil:
 		login += ", rejected"
 	case c.Unanswered:
