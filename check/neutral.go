@@ -47,6 +47,13 @@ type Neutral struct {
 	// explains what would be a finding (not evaluated,
 	// ReasonMidTransaction).
 	Damaged func(c *Conn) bool
+	// Answered, when set, names the request a response at packet
+	// replyPacket answered (its whole key, its name) for an RDMA
+	// operation after it: dissect.Memory keeps 32 bits of a key, too few
+	// for a 64-bit one (SRP's tag). Not ok: the request is named no
+	// further than "a request". When nil, the key is the operation's
+	// OpAttachment.XID.
+	Answered func(c *Conn, replyPacket int) (key uint64, name string, ok bool)
 	// Invalidated reads the ULP's record of a Send (m.ULP): ok when it is
 	// a Send With Invalidate the rules judge, with what the ULP knows of
 	// it.
@@ -193,9 +200,25 @@ func (n *Neutral) rdmaOp(c *Conn, op *dissect.RDMAOp, checks NeutralCheck, attac
 		}
 		c.Checked()
 		key := uint64(a.XID)
-		c.Report(Finding{Packets: append(append([]int{}, op.Packets...), a.ReplyPacket), Key: n.key(n.Keys.AfterResponse, op),
-			Exchange: n.exchange(key), Message: fmt.Sprintf("the %s's %s targets the %s of the %s with %s after its %s (packet %d)",
-				n.Responder, n.opText(op), n.Memory, n.Request, n.KeyText(key), n.Response, a.ReplyPacket)})
+		f := Finding{Packets: append(append([]int{}, op.Packets...), a.ReplyPacket), Key: n.key(n.Keys.AfterResponse, op)}
+		if n.Answered != nil {
+			k, name, ok := n.Answered(c, a.ReplyPacket)
+			if !ok {
+				f.Message = fmt.Sprintf("the %s's %s targets the %s of a %s after its %s (packet %d)",
+					n.Responder, n.opText(op), n.Memory, n.Request, n.Response, a.ReplyPacket)
+				c.Report(f)
+				return
+			}
+			f.Exchange = n.exchange(k)
+			f.Message = fmt.Sprintf("the %s's %s targets the %s of %s (%s) after its %s (packet %d)",
+				n.Responder, n.opText(op), n.Memory, name, n.KeyText(k), n.Response, a.ReplyPacket)
+			c.Report(f)
+			return
+		}
+		f.Exchange = n.exchange(key)
+		f.Message = fmt.Sprintf("the %s's %s targets the %s of the %s with %s after its %s (packet %d)",
+			n.Responder, n.opText(op), n.Memory, n.Request, n.KeyText(key), n.Response, a.ReplyPacket)
+		c.Report(f)
 	default:
 		if checks&RDMAUnadvertised == 0 {
 			return

@@ -653,7 +653,12 @@ func (c *Collector) conn(conn *dissect.Connection) Conn {
 				neg(side+".iser.zbva_not_supported", r.ZBVANotSupported())
 				neg(side+".iser.send_with_invalidate", r.SendWithInvalidate())
 			}
+		case ulpSRP:
+			srpPD(neg, side, d, conn, cons)
 		}
+	}
+	if pd, _ := conn.RejectPrivateData(); pd != nil && conn.ULP == ulpSRP && pd != &conn.PrivateData[1] {
+		srpReject(neg, "pd.reject", pd.Consumer())
 	}
 	ulpNegotiation(neg, conn.ULP, s)
 	if conn.Negotiated {

@@ -343,6 +343,8 @@ func (t *ConnTable) cm(p *Packet, src, dst Node) {
 		if c, d := t.commOf(src, dst, cm.REJ.LocalCommID, cm.REJ.RemoteCommID); c != nil {
 			c.State = StateRejected
 			c.RejectReason = cm.REJ.Reason.String()
+			c.Reject.set(p, cm.REJ.PrivateData, pvtdata.PrefixNone)
+			c.RejectedBy = d
 			t.noteRejected(c)
 			t.place(p, c, d)
 			t.close(c) // nothing follows a REJ (IBA 12.6.7)
@@ -508,14 +510,19 @@ func (t *ConnTable) commOf(src, dst Node, local, remote uint32) (*Connection, Di
 // (the RDMA-CM IP header, the MPA v2 IRD/ORD field), and whether both
 // sides have spoken. What the consumer's data means is the ULP's.
 func (c *Connection) setPrivateData(d Direction, p *Packet, pd []byte, prefix pvtdata.Prefix) {
-	side := &c.PrivateData[d.Index()]
+	c.PrivateData[d.Index()].set(p, pd, prefix)
+	if c.PrivateData[0].Seen && c.PrivateData[1].Seen {
+		c.Negotiated = true
+	}
+}
+
+// set records private data a side sent (a REQ's, REP's or REJ's:
+// Connection.Reject) and its generic framing.
+func (side *PrivateData) set(p *Packet, pd []byte, prefix pvtdata.Prefix) {
 	side.Seen = true
 	side.Packet = p.Number
 	side.Bytes = append(side.Bytes[:0], pd...)
 	side.Framing = pvtdata.Frame(side.Bytes, prefix)
-	if c.PrivateData[0].Seen && c.PrivateData[1].Seen {
-		c.Negotiated = true
-	}
 }
 
 func itoa(u uint64) string {

@@ -166,6 +166,21 @@ func (pd *PrivateData) Consumer() []byte {
 	return pd.Framing.Consumer(pd.Bytes)
 }
 
+// RejectPrivateData returns the private data of the refusal that ended
+// the connection's set-up and the side that sent it: the CM REJ's
+// (Reject), or an iWARP MPA Reply's with the Rejected flag (the server's
+// PrivateData[1], RFC 5044 section 7.1); nil when it was not refused so
+// or the capture lacks the refusal.
+func (c *Connection) RejectPrivateData() (*PrivateData, Direction) {
+	switch {
+	case c.Reject.Seen:
+		return &c.Reject, c.RejectedBy
+	case c.State == StateRejected && c.Transport == TransportIWARP && c.PrivateData[1].Seen:
+		return &c.PrivateData[1], DirServerToClient
+	}
+	return nil, DirUnknown
+}
+
 // Counters counts one direction of a connection.
 type Counters struct {
 	Packets uint64
@@ -217,6 +232,12 @@ type Connection struct {
 	// PrivateData is indexed by Direction.Index(): [0] the client's (REQ),
 	// [1] the server's (REP).
 	PrivateData [2]PrivateData
+	// Reject is the private data of the CM REJ that refused the
+	// connection (IBA 12.6.7: a consumer's refusal — an SRP_LOGIN_REJ,
+	// NVMe/RDMA's Reject Private Data — travels there), sent by
+	// RejectedBy; RejectPrivateData also finds an iWARP MPA reject's.
+	Reject     PrivateData
+	RejectedBy Direction
 	// Negotiated is set once both sides' set-up messages (CM REQ and REP,
 	// MPA Request and Reply) were seen: what they negotiated is the ULP's
 	// to say (Connection.Negotiation).

@@ -170,6 +170,22 @@ type Env struct {
 	Observer Observer
 }
 
+// SetUpFailer is a ULP that wants to hear of a connection of its whose
+// set-up ended without a working connection — refused (State
+// StateRejected: Connection.RejectPrivateData holds the refusal's private
+// data, an SRP_LOGIN_REJ, NVMe/RDMA's Reject) or never answered (the
+// client's set-up in the capture, nothing of the server's) — so that a
+// refused login or association is in its reports: such a connection
+// carries no Send, so no session ever starts on it. When the connection
+// is released (or the input ends), every ULP is asked in order to Claim
+// it from its set-up; when the first Yes is a SetUpFailer, the
+// connection is its (Connection.ULP) and SetUpFailed is called, once: it
+// may set Connection.ULPData.
+type SetUpFailer interface {
+	ULP
+	SetUpFailed(c *Connection)
+}
+
 // ULPCounters is a ULP with engine-wide counters of its own (RPC-over-
 // RDMA's): Engine.Snapshot keeps a copy of them under the ULP's name
 // (Snapshot.ULPCounters), for the reports.
@@ -309,6 +325,9 @@ func (e *Engine) decide(c *Connection, i int) Session {
 // input ended.
 func (e *Engine) closeSession(c *Connection) {
 	u := &c.ulp
+	if !u.decided {
+		e.setUpFailed(c)
+	}
 	if u.session == nil {
 		return
 	}
@@ -317,6 +336,31 @@ func (e *Engine) closeSession(c *Connection) {
 	s.Close()
 	if n, ok := s.(Negotiator); ok {
 		u.negotiated = n.Negotiated()
+	}
+}
+
+// setUpFailed ends the ULP decision of c, a connection no Send or RDMA
+// operation reached: when its set-up failed, the SetUpFailer that claims
+// it hears of it (SetUpFailer).
+func (e *Engine) setUpFailed(c *Connection) {
+	u := &c.ulp
+	if u.probes != 0 || u.maybe != 0 || c.IPoIBCM() {
+		return // a Send came: the set-up worked, the traffic tells
+	}
+	u.decided, u.ulp = true, -1
+	if !c.PrivateData[0].Seen || c.State != StateRejected && (c.State != StateIncomplete || c.PrivateData[1].Seen) {
+		return
+	}
+	for i, l := range e.opts.ULPs {
+		if l.Claim(c) != Yes {
+			continue
+		}
+		if f, ok := l.(SetUpFailer); ok {
+			u.ulp = int8(i)
+			c.ULP = l.Name()
+			f.SetUpFailed(c)
+		}
+		return
 	}
 }
 

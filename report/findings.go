@@ -185,7 +185,8 @@ func checkConnection(cr *check.ConnResult) CheckConnection {
 		c.Client, c.Server = endpoint(dc.Transport, dc.Client), endpoint(dc.Transport, dc.Server)
 		c.Negotiated, c.Transactions = gateFacts(dc, cr.RPC)
 		c.ULP = dc.ULP
-		c.setUp = dc.PrivateData[0].Seen && dc.PrivateData[1].Seen
+		// A set-up refused with a CM REJ is whole too: the REJ answers.
+		c.setUp = dc.PrivateData[0].Seen && (dc.PrivateData[1].Seen || dc.Reject.Seen)
 	}
 	if cr.ServicePort != 0 {
 		p := cr.ServicePort

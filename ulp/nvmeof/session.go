@@ -25,6 +25,12 @@ type Queue struct {
 	CNTLID  *uint16 `json:"cntlid"`
 	// SetUpError says why the CM private data did not decode.
 	SetUpError string `json:"setup_error,omitempty"`
+	// Reject is the controller's refusal of the queue (a CM REJ or MPA
+	// reject, with the RDMA_CM_REJECT STS); Unanswered: the capture holds
+	// the CM REQ and no answer. Both from dissect.SetUpFailer: such a
+	// queue carries no capsule.
+	Reject     *QueueReject `json:"reject,omitempty"`
+	Unanswered bool         `json:"unanswered,omitempty"`
 	// From the Fabrics Connect command and its data (NVMe over Fabrics 1.1
 	// "Connect Command"): SQSIZE (0's based), KATO in ms (admin queue), the
 	// host and subsystem NQNs; ControllerID is the CNTLID the Connect's
@@ -168,7 +174,7 @@ func (q *Queue) setUp(c *dissect.Connection) {
 			}
 		}
 	}
-	if pd := &c.PrivateData[1]; pd.Seen && q.CRQSIZE == nil {
+	if pd := &c.PrivateData[1]; pd.Seen && q.CRQSIZE == nil && c.State != dissect.StateRejected {
 		var r nvme.CMReply
 		if err := r.DecodeFromBytes(pd.Consumer()); err == nil {
 			q.CRQSIZE = u16(r.CRQSIZE)
@@ -176,6 +182,35 @@ func (q *Queue) setUp(c *dissect.Connection) {
 			q.SetUpError = "CM REP: " + err.Error()
 		}
 	}
+}
+
+// QueueReject is the controller's refusal of a queue's connection as
+// analyze shows it: the RDMA_CM_REJECT private data's STS (NVMe RDMA
+// Transport 1.0 "RDMA_CM_REJECT Status Values") when the refusal carried
+// it, and the set-up's own reason (the CM REJ's, or the MPA reject).
+type QueueReject struct {
+	Packet      int     `json:"packet"`
+	STS         *uint16 `json:"sts"`
+	Status      string  `json:"status,omitempty"`
+	SetUpReason string  `json:"setup_reason"`
+}
+
+// rejected records the refusal of a queue whose set-up failed
+// (dissect.SetUpFailer); a request never answered is Unanswered.
+func (q *Queue) rejected(c *dissect.Connection) {
+	if c.State != dissect.StateRejected {
+		q.Unanswered = true
+		return
+	}
+	r := &QueueReject{SetUpReason: c.RejectReason}
+	if pd, _ := c.RejectPrivateData(); pd != nil {
+		r.Packet = pd.Packet
+		var rej nvme.CMReject
+		if rej.DecodeFromBytes(pd.Consumer()) == nil && rej.RECFMT == 0 && rej.STS != 0 {
+			r.STS, r.Status = u16(uint16(rej.STS)), rej.STS.String()
+		}
+	}
+	q.Reject = r
 }
 
 func u16(v uint16) *uint16 { return &v }

@@ -102,3 +102,14 @@ func (u *ulp) Start(c *dissect.Connection, env *dissect.Env) dissect.Session {
 	c.ULPData = s.q
 	return s
 }
+
+// SetUpFailed records the refusal of a queue (dissect.SetUpFailer): a
+// connection whose set-up was rejected, or never answered, carries no
+// capsule and starts no session, yet its RDMA_CM_REJECT's STS says why
+// the controller refused it.
+func (u *ulp) SetUpFailed(c *dissect.Connection) {
+	q := &Queue{}
+	q.setUp(c)
+	q.rejected(c)
+	c.ULPData = q
+}

@@ -38,7 +38,7 @@ negotiation cannot be interpreted (no credits, no sizes are agreed).`,
 		},
 		{
 			ID: "SMBD-NEGOTIATE-VALUES", Severity: check.Error, ULP: Name,
-			Reference: "[MS-SMBD] 3.1.5.6 Receiving a Negotiate Request Message; Receiving a Negotiate Response Message; 2.2.1, 2.2.2",
+			Reference: "[MS-SMBD] 3.1.5.6 Receiving a Negotiate Request Message; 3.1.5.7 Receiving a Negotiate Response Message; 2.2.1, 2.2.2",
 			Summary:   "the negotiation names version 0x0100, credits above 0, MaxReceiveSize ≥ 128, MaxFragmentedSize ≥ 131072",
 			Explanation: `The Negotiate Request's MinVersion..MaxVersion must include 0x0100 and its
 CreditsRequested be above 0, its MaxReceiveSize at least 128 and its
@@ -51,7 +51,7 @@ connection. A successful Negotiate Response names NegotiatedVersion 0x0100
 		},
 		{
 			ID: "SMBD-RECV-SIZE", Severity: check.Error, ULP: Name,
-			Reference: "[MS-SMBD] 3.1.5.1 Sending Upper Layer Messages; 3.1.5.6 (Connection.MaxSendSize); 2.2.1 MaxReceiveSize",
+			Reference: "[MS-SMBD] 3.1.5.1 Sending Upper Layer Messages; 3.1.5.6 Receiving a Negotiate Request Message (Connection.MaxSendSize); 2.2.1 MaxReceiveSize",
 			Summary:   "no Send is longer than the MaxReceiveSize its receiver negotiated",
 			Explanation: `Each peer posts receive buffers of the MaxReceiveSize it named in the
 negotiation; the sender keeps every Data Transfer Message within it (fragmenting
@@ -62,7 +62,7 @@ RDMA the receive fails and the connection is lost.`,
 		},
 		{
 			ID: "SMBD-FRAGMENTED-SIZE", Severity: check.Error, ULP: Name,
-			Reference: "[MS-SMBD] 2.2.3 RemainingDataLength; 3.1.5.6 (Connection.MaxFragmentedSendSize); 2.2.1 MaxFragmentedSize",
+			Reference: "[MS-SMBD] 2.2.3 Data Transfer Message (RemainingDataLength); 3.1.5.6 Receiving a Negotiate Request Message (Connection.MaxFragmentedSendSize); 2.2.1 MaxFragmentedSize",
 			Summary:   "a fragmented message is at most its receiver's MaxFragmentedSize, and each fragment's RemainingDataLength follows from the previous",
 			Explanation: `An upper-layer message longer than one Send goes in fragments: each Data
 Transfer Message names in RemainingDataLength the octets that follow it, so that
@@ -87,7 +87,7 @@ up holding none).`,
 		neutral.Rule(check.NeutralRule{Checks: check.RDMAByRequester | check.RDMAUnadvertised | check.RDMAAfterResponse,
 			Attached: checkMaxReadWrite, Rule: check.Rule{
 				ID: "SMBD-RDMA-DESCRIPTOR", Severity: check.Error,
-				Reference: "[MS-SMBD] 2.2.3.1 Buffer Descriptor V1, 2.2.2 MaxReadWriteSize; [MS-SMB2] 2.2.19, 2.2.21, 3.3.5.12, 3.3.5.13",
+				Reference: "[MS-SMBD] 2.2.3.1 Buffer Descriptor V1 Structure, 2.2.2 MaxReadWriteSize; [MS-SMB2] 2.2.19, 2.2.21, 3.3.5.12 Receiving an SMB2 READ Request, 3.3.5.13 Receiving an SMB2 WRITE Request",
 				Summary:   "only the server initiates RDMA, inside the buffer descriptors of an outstanding READ or WRITE, within MaxReadWriteSize",
 				Explanation: `A client asks for RDMA by naming its registered buffers (buffer descriptors V1:
 offset, token, length) in the channel info of a READ or WRITE request; the server
@@ -99,7 +99,7 @@ than the MaxReadWriteSize the server negotiated. The client initiates none.`,
 			}}),
 		neutral.Rule(check.NeutralRule{Checks: check.InvalidateForeign, Rule: check.Rule{
 			ID: "SMBD-INVALIDATE", Severity: check.Error,
-			Reference: "[MS-SMB2] 2.2.19, 2.2.21 (SMB2_CHANNEL_RDMA_V1_INVALIDATE), 3.3.5.12, 3.3.5.13; [MS-SMBD] 3.1.4.2, 3.1.5.1",
+			Reference: "[MS-SMB2] 2.2.19, 2.2.21 (SMB2_CHANNEL_RDMA_V1_INVALIDATE), 3.3.5.12 Receiving an SMB2 READ Request, 3.3.5.13 Receiving an SMB2 WRITE Request; [MS-SMBD] 3.1.4.2, 3.1.5.1 Sending Upper Layer Messages",
 			Summary:   "a Send With Invalidate answers a READ or WRITE whose channel was RDMA_V1_INVALIDATE, invalidating its descriptor's token",
 			Explanation: `With SMB2_CHANNEL_RDMA_V1_INVALIDATE the client lets the server invalidate the
 token of the request's buffer descriptor remotely, by sending the response With
@@ -110,7 +110,7 @@ still uses.`,
 		}}),
 		{
 			ID: "SMBD-KEEPALIVE-UNANSWERED", Severity: check.Warning, ULP: Name,
-			Reference: "[MS-SMBD] 2.2.3 SMB_DIRECT_RESPONSE_REQUESTED; 3.1.5.1; Idle Connection Timer",
+			Reference: "[MS-SMBD] 2.2.3 Data Transfer Message (SMB_DIRECT_RESPONSE_REQUESTED); 3.1.5.1 Sending Upper Layer Messages; Idle Connection Timer",
 			Summary:   "a Send with SMB_DIRECT_RESPONSE_REQUESTED is followed by a Send of the peer",
 			Explanation: `A peer checks an idle connection by sending a Data Transfer Message with the
 SMB_DIRECT_RESPONSE_REQUESTED flag; the receiver must send a message (an empty

@@ -1,42 +1,18 @@
 package srp_test
 
 import (
-	"bytes"
-	"os"
 	"testing"
 
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/source"
+	"github.com/rdmashark/rdmashark/internal/ulptest"
 	srpulp "github.com/rdmashark/rdmashark/ulp/srp"
 )
 
 // BenchmarkEngineSRP: the engine with the SRP plug-in over the real RoCE
-// capture: time and allocations per pass.
+// capture: time and allocations per pass (compare with BenchmarkEngineISER,
+// ulp/iser).
 func BenchmarkEngineSRP(b *testing.B) {
-	data, err := os.ReadFile("../../testdata/pcaps/ulp/rxe-srp.pcap")
-	if err != nil {
-		b.Fatal(err)
-	}
-	var packets uint64
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		r, err := source.NewReader(bytes.NewReader(data), "rxe-srp.pcap")
-		if err != nil {
-			b.Fatal(err)
-		}
-		n := 0
-		e := dissect.NewEngine(dissect.Options{ULPs: []dissect.ULP{srpulp.New()},
-			Exchange: func(*dissect.Exchange) { n++ }})
-		if err := e.Run(r, nil); err != nil {
-			b.Fatal(err)
-		}
-		if n != 51 {
-			b.Fatalf("%d exchanges", n)
-		}
-		packets = e.Stats.Packets
-	}
-	b.ReportMetric(float64(packets), "packets/op")
+	ulptest.Bench(b, "ulp/rxe-srp.pcap", 51, func() []dissect.ULP { return []dissect.ULP{srpulp.New()} })
 }
 
 // TestSessionAllocatesNothingInSteadyState: once warm, a command (the

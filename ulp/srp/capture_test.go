@@ -3,13 +3,13 @@ package srp_test
 import (
 	"bufio"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/internal/ulptest"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/srp"
@@ -19,29 +19,12 @@ import (
 
 func init() { check.Register(srpulp.Rules()...) }
 
-// run analyses a capture with RPC-over-RDMA and SRP registered, as the
-// command does, and returns the engine, the exchanges and the checks.
+// run analyses a capture (under testdata/pcaps, or absolute) with
+// RPC-over-RDMA and SRP registered, as the command does, and returns the
+// engine, the exchanges and the checks (internal/ulptest).
 func run(t testing.TB, name string) (*dissect.Engine, []dissect.Exchange, *check.Result) {
 	t.Helper()
-	if !filepath.IsAbs(name) {
-		name = "../../testdata/pcaps/" + name
-	}
-	r, err := source.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var xs []dissect.Exchange
-	ck := check.NewRunner(check.Config{})
-	e := dissect.NewEngine(dissect.Options{
-		ULPs:     []dissect.ULP{rpcordma.New(nfs.NewBinding(), nfs.RDMAPort), srpulp.New()},
-		Exchange: func(x *dissect.Exchange) { xs = append(xs, *x.Clone()) },
-		Observer: ck,
-	})
-	if err := e.Run(r, func(p *dissect.Packet) error { ck.Packet(p); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	return e, xs, ck.Finish(e.Conns.Connections())
+	return ulptest.Run(t, name, rpcordma.New(nfs.NewBinding(), nfs.RDMAPort), srpulp.New())
 }
 
 // tsv reads a tshark reference file of testdata/tshark/srp (gen.sh

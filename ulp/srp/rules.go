@@ -18,6 +18,18 @@ import (
 // never a finding.
 func Rules() []*check.Rule {
 	applies := check.NeedsULP(Name)
+	// The neutral RDMA rules (check/neutral.go), under SRP's own IDs.
+	neutral := &check.Neutral{ULP: Name, Protocol: "SRP", Requester: "initiator", Responder: "target",
+		Request: "command", Response: "SRP_RSP", Conn: "channel", Tag: "R_Key", Offset: "address", Memory: "buffer",
+		Region: func(k dissect.RDMAOpKind) string {
+			if k == dissect.RDMARead {
+				return "data-out descriptor or indirect table of a command"
+			}
+			return "data-in descriptor of a command"
+		},
+		AppendKey: AppendKey, KeyText: func(key uint64) string { return fmt.Sprintf("tag 0x%016x", key) },
+		Damaged: damaged, Answered: answeredCommand,
+		Keys: check.NeutralKeys{ByRequester: "by-initiator"}}
 	return []*check.Rule{
 		{
 			ID: "SRP-LOGIN", Severity: check.Error, ULP: Name,
@@ -31,6 +43,26 @@ larger — the initiator's send buffers were sized by its request — and carrie
 login request's TAG, as every response carries its request's.`,
 			Evidence: "the connection's login request and response (CM REQ and REP, or MPA Request and Reply)",
 			Applies:  applies, End: checkLogin,
+		},
+		{
+			ID: "SRP-LOGIN-REJECTED", Severity: check.Warning, ULP: Name,
+			Reference: "SRP-2, SRP_LOGIN_REJ (REASON: the login rejection reason codes)",
+			Summary:   "the target accepts the initiator's login: a refused one is reported with the SRP_LOGIN_REJ's reason",
+			Explanation: `A target refuses a login with an SRP_LOGIN_REJ instead of an SRP_LOGIN_RSP: Linux's
+ib_srpt sends it in the private data of a CM REJ (reason 28, consumer defined),
+an iWARP target in an MPA Reply with the Rejected flag. Its REASON says why:
+unable to establish the RDMA channel, insufficient channel resources, the requested
+maximum initiator to target IU length too large, unable to associate the channel
+with the I_T nexus, a requested buffer descriptor format not supported, multiple
+channels per I_T nexus not supported, the channel limit reached for the initiator
+(Linux's ib_srpt gives the last when no ACL admits the initiator). The channel then
+carries nothing: without this rule a refused login shows only as a CM REJ. A
+refusal that carried no SRP_LOGIN_REJ (the connection manager's own, before the
+target saw the login) is reported with the set-up's reason. When a later
+connection between the same addresses was established, the refusal is
+information.`,
+			Evidence: "the connection's login request and its refusal (CM REJ, or MPA Reply with the Rejected flag)",
+			Applies:  applies, End: checkLoginRejected,
 		},
 		{
 			ID: "SRP-IU-LENGTH", Severity: check.Error, ULP: Name,
@@ -70,8 +102,8 @@ immediate data must lie in the IU, after the descriptors.`,
 			Evidence: "the connection's login and SRP_CMDs",
 			Applies:  applies, ULPMessage: checkBufferFormat,
 		},
-		{
-			ID: "SRP-RDMA-BOUNDS", Severity: check.Error, ULP: Name,
+		srpRDMA(neutral.Rule(check.NeutralRule{Checks: check.RDMAByRequester | check.RDMAUnadvertised, Rule: check.Rule{
+			ID: "SRP-RDMA-BOUNDS", Severity: check.Error,
 			Reference: "SRP, data transfer: the target's RDMA Writes of data-in and RDMA Reads of data-out and of indirect descriptor tables, within the SRP_CMD's memory descriptors",
 			Summary:   "only the target initiates RDMA, inside a memory descriptor of an outstanding command",
 			Explanation: `SRP moves a command's data by the target's RDMA operations only: RDMA Writes into the
@@ -82,18 +114,16 @@ RDMA operation of the initiator, or one outside every outstanding command's
 descriptors, reaches memory no command lent. (A zero-length RDMA Write, which Linux's
 ib_srpt sends once to learn that the queue pair is ready, touches no memory.)`,
 			Evidence: "the connection's SRP_CMDs and RDMA operations",
-			Applies:  applies, RDMAOp: checkBounds,
-		},
-		{
-			ID: "SRP-RDMA-AFTER-RESPONSE", Severity: check.Error, ULP: Name,
+		}})),
+		srpRDMA(neutral.Rule(check.NeutralRule{Checks: check.RDMAAfterResponse, Rule: check.Rule{
+			ID: "SRP-RDMA-AFTER-RESPONSE", Severity: check.Error,
 			Reference: "SRP, SRP_RSP (the target sends it once the command's data has moved)",
 			Summary:   "no RDMA operation targets a command's buffers after its SRP_RSP",
 			Explanation: `The target sends a command's SRP_RSP once the command's data has moved; the
 initiator then unmaps and invalidates the memory its descriptors named and reuses it.
 An RDMA operation on it afterwards reaches memory the command no longer owns.`,
 			Evidence: "the connection's SRP_CMDs, SRP_RSPs and RDMA operations",
-			Applies:  applies, RDMAOp: checkAfterResponse,
-		},
+		}})),
 		{
 			ID: "SRP-RESPONSE-UNMATCHED", Severity: check.Warning, ULP: Name,
 			Reference: "SRP, the TAG field of SRP_RSP, SRP_CRED_RSP and SRP_AER_RSP",
@@ -163,6 +193,40 @@ func checkLogin(c *check.Conn) {
 	if a.Tag != l.Tag {
 		c.Reportf(pk, "tag", "the SRP_LOGIN_RSP's TAG 0x%016x is not the SRP_LOGIN_REQ's 0x%016x", a.Tag, l.Tag)
 	}
+}
+
+func checkLoginRejected(c *check.Conn) {
+	cn := connOf(c)
+	if cn == nil {
+		return
+	}
+	r := cn.Rejected
+	if r == nil {
+		if cn.Accepted != nil {
+			c.Checked()
+		}
+		return
+	}
+	c.Checked()
+	f := check.Finding{Packets: []int{r.Packet}, Key: "setup", ULP: Name}
+	if r.Packet == 0 {
+		f.Packets = nil
+	}
+	if r.SRP {
+		f.Key = fmt.Sprintf("reason 0x%08x", r.Reason)
+		f.Message = fmt.Sprintf("the %s refused the login: SRP_LOGIN_REJ reason 0x%08x (%s), supported buffer formats %s; set-up: %s",
+			r.By, r.Reason, r.ReasonText, r.SupportedBufferFormats, r.SetUpReason)
+		if cn.loginOK && !r.tagOK {
+			f.Message += fmt.Sprintf("; its TAG %s is not the SRP_LOGIN_REQ's 0x%016x", r.Tag, cn.login.Tag)
+		}
+	} else {
+		f.Message = fmt.Sprintf("the login was refused without an SRP_LOGIN_REJ: %s", r.SetUpReason)
+	}
+	if c.RetriedBy != 0 {
+		f.Severity = check.Info
+		f.Message += fmt.Sprintf("; connection %d between the same addresses was established afterwards", c.RetriedBy)
+	}
+	c.Report(f)
 }
 
 func sender(d dissect.Direction) string {
@@ -267,74 +331,34 @@ func checkBufferFormat(c *check.Conn, m *dissect.Message) {
 	}
 }
 
-func opText(op *dissect.RDMAOp) string {
-	return fmt.Sprintf("%s of %d bytes at R_Key 0x%08x address 0x%x", op.Kind, op.Length, op.STag, op.Offset)
-}
-
-func checkBounds(c *check.Conn, op *dissect.RDMAOp) {
-	if op.Length == 0 && op.Kind == dissect.RDMAWrite {
-		// A zero-length RDMA Write touches no memory (ib_srpt's
-		// readiness probe).
-		return
-	}
-	if op.Dir == dissect.DirClientToServer {
-		c.Checked()
-		c.Reportf(op.Packets, "by-initiator", "the initiator issued an %s; on SRP only the target moves a command's data", opText(op))
-		return
-	}
-	switch op.Attach.Reason {
-	case dissect.Attached:
-		c.Checked()
-		return
-	case dissect.UnattachedAfterReply:
-		return // SRP-RDMA-AFTER-RESPONSE's case
-	case dissect.UnattachedCaptureGap:
-		c.Skip(check.ReasonCaptureGap)
-		return
-	case dissect.UnattachedCallUnknown:
-		// A command whose indirect table the IU did not carry whole is
-		// outstanding: the operation may be on a region of the rest.
-		c.Skip(check.ReasonCallUnknown)
-		return
-	}
-	if damaged(c) {
-		c.Skip(check.ReasonMidTransaction)
-		return
-	}
-	want := "data-in descriptor"
-	if op.Kind == dissect.RDMARead {
-		want = "data-out descriptor or indirect table"
-	}
-	// The command that advertised it may be one the capture lost: judged
-	// at the end of the connection.
-	c.Hold(check.Finding{Packets: op.Packets, Key: op.Kind.String(), Message: fmt.Sprintf(
-		"the target's %s is inside no %s of a command outstanding on the channel", opText(op), want)},
-		dissect.DirClientToServer, 0, dissect.FirstPacket(op.Packets))
-}
-
-func checkAfterResponse(c *check.Conn, op *dissect.RDMAOp) {
-	if op.Dir != dissect.DirServerToClient || op.Length == 0 {
-		return
-	}
-	switch a := &op.Attach; a.Reason {
-	case dissect.Attached:
-		c.Checked()
-	case dissect.UnattachedCaptureGap:
-		c.Skip(check.ReasonCaptureGap)
-	case dissect.UnattachedAfterReply:
-		c.Checked()
-		f := check.Finding{Packets: append(append([]int{}, op.Packets...), a.ReplyPacket), Key: op.Kind.String(), ULP: Name,
-			Message: fmt.Sprintf("the target's %s targets the buffer of a command after its SRP_RSP (packet %d)", opText(op), a.ReplyPacket)}
-		// Memory keeps 32 bits of the key; the tag is found again by the
-		// response's packet.
-		if cn := connOf(c); cn != nil {
-			if tag, name, ok := cn.answeredAt(a.ReplyPacket); ok {
-				f.Exchange = exchangeKey(tag)
-				f.Message = fmt.Sprintf("the target's %s targets the buffer of %s (tag 0x%016x) after its SRP_RSP (packet %d)", opText(op), name, tag, a.ReplyPacket)
-			}
+// srpRDMA adapts a neutral RDMA rule to what SRP adds: a zero-length
+// RDMA Write (ib_srpt's readiness probe) touches no memory and an RDMA
+// operation of no length is judged by neither rule; one that may be on a
+// region of an outstanding command's indirect table the IU did not carry
+// whole (dissect.UnattachedCallUnknown) is not evaluated.
+func srpRDMA(ru *check.Rule) *check.Rule {
+	judge := ru.RDMAOp
+	bounds := ru.ID == "SRP-RDMA-BOUNDS"
+	ru.RDMAOp = func(c *check.Conn, op *dissect.RDMAOp) {
+		switch {
+		case op.Length == 0 && (op.Kind == dissect.RDMAWrite || !bounds):
+			return
+		case bounds && op.Dir == dissect.DirServerToClient && op.Attach.Reason == dissect.UnattachedCallUnknown:
+			c.Skip(check.ReasonCallUnknown)
+			return
 		}
-		c.Report(f)
+		judge(c, op)
 	}
+	return ru
+}
+
+// answeredCommand names the command whose SRP_RSP was at replyPacket
+// (check.Neutral.Answered): Memory keeps 32 bits of the 64-bit tag.
+func answeredCommand(c *check.Conn, replyPacket int) (uint64, string, bool) {
+	if cn := connOf(c); cn != nil {
+		return cn.answeredAt(replyPacket)
+	}
+	return 0, "", false
 }
 
 func checkResponseMatched(c *check.Conn, m *dissect.Message) {

@@ -3,7 +3,7 @@ package srp
 import (
 	"encoding/hex"
 	"encoding/json"
-	"sort"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -25,6 +25,12 @@ type Connection struct {
 	Login      *LoginRequest  `json:"login_request"`
 	Accepted   *LoginResponse `json:"login_response"`
 	SetUpError string         `json:"setup_error,omitempty"`
+	// Rejected is the target's refusal of the login (an SRP_LOGIN_REJ in
+	// the CM REJ, or an MPA Reply with the Rejected flag); Unanswered:
+	// the capture holds the login request and no answer to it. Both
+	// from dissect.SetUpFailer: such a channel carries no IU.
+	Rejected   *LoginReject `json:"login_reject,omitempty"`
+	Unanswered bool         `json:"login_unanswered,omitempty"`
 
 	// RequestLimit is the initiator's request limit (credits) after the
 	// last IU; Min and Max over the channel's life. Null when the login
@@ -43,11 +49,10 @@ type Connection struct {
 	AERRequests     uint64 `json:"aer_requests"`
 	InitiatorLogout uint64 `json:"initiator_logouts"`
 	TargetLogout    uint64 `json:"target_logouts"`
-	// ReadBytes and WriteBytes: moved by the target's RDMA Reads
-	// (data-out) and Writes (data-in) attached to the commands'
-	// descriptors; ImmediateBytes in SRP_CMDs (SRP-2 immediate data).
-	ReadBytes      uint64 `json:"read_bytes"`
-	WriteBytes     uint64 `json:"write_bytes"`
+	// Moved: the bytes of the target's RDMA Reads (data-out) and Writes
+	// (data-in) attached to the commands' descriptors; ImmediateBytes in
+	// SRP_CMDs (SRP-2 immediate data).
+	dissect.Moved
 	ImmediateBytes uint64 `json:"immediate_bytes"`
 	// Descriptors counts the commands by data buffer descriptor format.
 	Descriptors map[string]uint64 `json:"descriptors,omitempty"`
@@ -124,20 +129,58 @@ type LoginResponse struct {
 	ImmediateSupported     bool   `json:"immediate_data_supported"`
 }
 
-// OpcodeStats sum up the commands of one name.
+// LoginReject is the refusal of a login as analyze shows it: the
+// SRP_LOGIN_REJ's REASON (SRP-2) when the refusal carried one, and the
+// connection set-up's own reason (the CM REJ's, or the MPA reject).
+type LoginReject struct {
+	Packet int `json:"packet"`
+	// SRP: the refusal's private data held an SRP_LOGIN_REJ; Reason,
+	// ReasonText and SupportedBufferFormats are its.
+	SRP                    bool   `json:"srp_login_rej"`
+	Reason                 uint32 `json:"reason,omitempty"`
+	ReasonText             string `json:"reason_text,omitempty"`
+	SupportedBufferFormats string `json:"supported_buffer_formats,omitempty"`
+	Tag                    string `json:"tag,omitempty"`
+	// SetUpReason is the set-up's reason (Connection.RejectReason).
+	SetUpReason string `json:"setup_reason"`
+	// By is the side that refused: "target" or "initiator".
+	By     string `json:"by"`
+	reject srp.LoginReject
+	tagOK  bool
+}
+
+// rejected records the refusal of the login of a channel whose set-up
+// failed (SetUpFailed).
+func (c *Connection) rejected(dc *dissect.Connection) {
+	pd, dir := dc.RejectPrivateData()
+	if dc.State != dissect.StateRejected {
+		c.Unanswered = true
+		return
+	}
+	r := &LoginReject{SetUpReason: dc.RejectReason, By: sender(dir)}
+	if pd != nil {
+		r.Packet = pd.Packet
+		var rej srp.LoginReject
+		if rej.DecodeFromBytes(pd.Consumer()) == nil && rej.Opcode == srp.OpLoginRej {
+			r.SRP, r.reject = true, rej
+			r.Reason, r.ReasonText = uint32(rej.Reason), rej.Reason.String()
+			r.SupportedBufferFormats = rej.SupportedBufferFormats.String()
+			r.Tag = fmt.Sprintf("0x%016x", rej.Tag)
+			r.tagOK = c.loginOK && rej.Tag == c.login.Tag
+		}
+	}
+	c.Rejected = r
+}
+
+// OpcodeStats sum up the commands of one name: count, errors, bytes (RDMA
+// and immediate data moved) and latency, command to response, of the
+// completed ones (dissect.ExchangeStats), with the latency's quantiles.
 type OpcodeStats struct {
-	Count  uint64 `json:"count"`
-	Errors uint64 `json:"errors"`
-	Bytes  uint64 `json:"bytes"` // RDMA and immediate data moved
-	// Latency, command to response, of the completed ones; the median
-	// and 99th percentile from a bounded log histogram
-	// (dissect.Histogram), set when written.
-	Completed    uint64        `json:"completed"`
-	LatencyTotal time.Duration `json:"-"`
-	LatencyMaxNS int64         `json:"latency_max_ns"`
-	LatencyAvgNS int64         `json:"latency_avg_ns"`
-	LatencyP50NS int64         `json:"latency_p50_ns"`
-	LatencyP99NS int64         `json:"latency_p99_ns"`
+	dissect.ExchangeStats
+	// LatencyP50NS and LatencyP99NS are the median and 99th percentile,
+	// from a bounded log histogram (dissect.Histogram), set when written.
+	LatencyP50NS int64 `json:"latency_p50_ns"`
+	LatencyP99NS int64 `json:"latency_p99_ns"`
 	latency      dissect.Histogram
 }
 
@@ -179,7 +222,7 @@ func (c *Connection) setUp(dc *dissect.Connection) {
 				InitiatorPortID: hex.EncodeToString(l.InitiatorPortID[:]), TargetPortID: hex.EncodeToString(l.TargetPortID[:])}
 		}
 	}
-	if pd := &dc.PrivateData[1]; pd.Seen && !c.acceptedOK {
+	if pd := &dc.PrivateData[1]; pd.Seen && !c.acceptedOK && dc.State != dissect.StateRejected {
 		if err := c.accepted.DecodeFromBytes(pd.Consumer()); err == nil && c.accepted.Opcode == srp.OpLoginRsp {
 			c.acceptedOK = true
 			a := &c.accepted
@@ -247,16 +290,14 @@ type Command struct {
 	Partial bool
 	Packet  int
 	Time    time.Time
-	// ReadBytes and WriteBytes: moved by the RDMA Reads and Writes
-	// attached.
-	ReadBytes, WriteBytes uint64
-	Ops                   int
+	// OpsMoved: what the RDMA Reads and Writes attached moved, and how
+	// many they were (dissect.Attach).
+	dissect.OpsMoved
 	// OverLimit: sent while the initiator's request limit was spent.
 	OverLimit bool
 	// regions: every region advertised (at most 2 x (1 + 255)); the
 	// slice is reused when the record is.
 	regions []dissect.Region
-	seq     uint64
 }
 
 // Regions returns the data buffer regions the command advertised.
@@ -314,19 +355,18 @@ type session struct {
 	c    *dissect.Connection
 	env  *dissect.Env
 	conn *Connection
-	out  map[uint64]*Command
+	out  dissect.Outstanding[uint64, Command]
 	// targetReqs: the target's SRP_CRED_REQs and SRP_AER_REQs awaiting
 	// the initiator's response, by tag (bounded).
 	targetReqs map[uint64]srp.Opcode
 	mem        dissect.Memory[*Command]
-	rec        IU
-	recs       []*IU
-	recN       int
-	recPkt     int
+	recs       dissect.Records[IU]
 	x          dissect.Exchange
-	seq        uint64
-	free       []*Command
-	done       []*Command
+	// free and done are the command records' pool: dissect.Pool's
+	// protocol (a record ended while its Send is handed out is free from
+	// the next Send on), kept here because Pool zeroes a record and an
+	// SRP command keeps its regions slice's storage (up to 512 regions).
+	free, done []*Command
 }
 
 // maxTargetRequests bounds the target requests remembered.
@@ -347,27 +387,12 @@ func (s *session) newCommand() *Command {
 	return &Command{}
 }
 
-func (s *session) record(p *dissect.Packet) *IU {
-	if p == nil {
-		return &s.rec
-	}
-	if p.Number != s.recPkt {
-		s.recPkt, s.recN = p.Number, 0
-	}
-	if s.recN == len(s.recs) {
-		s.recs = append(s.recs, &IU{})
-	}
-	r := s.recs[s.recN]
-	s.recN++
-	return r
-}
-
 // Message takes one Send.
 func (s *session) Message(p *dissect.Packet, m *dissect.Message) {
 	if m.Duplicate {
 		return
 	}
-	if p == nil || p.Number != s.recPkt {
+	if s.recs.NewPacket(p) {
 		// The commands finished while the last packet was handed out
 		// are free again; not before (a packet completing several
 		// Sends keeps its records pointing at theirs until the next).
@@ -375,15 +400,11 @@ func (s *session) Message(p *dissect.Packet, m *dissect.Message) {
 	}
 	cn := s.conn
 	cn.setUp(s.c)
-	r := s.record(p)
-	descs := r.descs[:0]
+	r := s.recs.Next(p, m)
+	descs := r.descs[:0] // keep the storage
 	*r = IU{descs: descs, Conn: cn, Length: m.Length, Invalidate: m.Invalidate, InvalidatedSTag: m.InvalidatedSTag,
 		Initiator: m.Dir == dissect.DirClientToServer}
 	r.FirstPacket = dissect.FirstPacket(m.Packets)
-	m.ULP = r
-	if p != nil {
-		p.ULP = append(p.ULP, r)
-	}
 	r.Err = r.Msg.DecodeFromBytes(m.Data)
 	s.message(m, r)
 	if r.Msg.Opcode == srp.OpCmd && r.Err == nil {
@@ -464,31 +485,21 @@ func (s *session) request(m *dissect.Message, r *IU) {
 			cn.OverLimit++
 		}
 	}
-	if old := s.out[tag]; old != nil {
+	if old := s.out.Get(tag); old != nil {
 		r.Replaced = old
 		cn.TagReused++
 		s.finish(old, nil, nil, dissect.Superseded)
 	}
-	for len(s.out) > 0 && (s.env.MaxExchanges > 0 && len(s.out) >= s.env.MaxExchanges ||
-		s.env.Budget != nil && !s.env.Budget.ExchangeFits()) {
-		var oldest *Command
-		for _, o := range s.out {
-			if oldest == nil || o.seq < oldest.seq {
-				oldest = o
-			}
-		}
+	for s.env.Full(s.out.Len()) {
 		cn.Evicted++
-		s.finish(oldest, nil, nil, dissect.Evicted)
+		s.finish(s.out.Oldest(), nil, nil, dissect.Evicted)
 	}
 	t := s.newCommand()
-	s.seq++
 	regs := t.regions[:0]
-	*t = Command{Tag: tag, Opcode: r.Msg.Opcode, Packet: dissect.LastPacket(m.Packets), Time: m.Time, seq: s.seq, OverLimit: over, regions: regs}
+	*t = Command{Tag: tag, Opcode: r.Msg.Opcode, Packet: dissect.LastPacket(m.Packets), Time: m.Time, OverLimit: over, regions: regs}
 	r.Command = t
-	s.out[tag] = t
-	if s.env.Budget != nil {
-		s.env.Budget.Opened()
-	}
+	s.out.Put(tag, t)
+	s.env.Opened()
 	cn.outstanding++
 	cn.MaxOutstanding = max(cn.MaxOutstanding, cn.outstanding)
 	r.Outstanding = cn.outstanding
@@ -586,7 +597,7 @@ func (s *session) response(m *dissect.Message, r *IU) {
 	rsp := &r.Msg.Response
 	r.Response = true
 	cn.Responses++
-	t := s.out[r.Msg.Tag]
+	t := s.out.Get(r.Msg.Tag)
 	r.Command = t
 	if t == nil {
 		cn.ResponsesWithoutCommand++
@@ -616,10 +627,7 @@ func (s *session) status(x *dissect.Exchange, t *Command, rsp *srp.Response) {
 		x.OK, x.Status = rsp.Status.Success(), rsp.Status.String()
 	}
 	if !x.OK {
-		if s.conn.Errors == nil {
-			s.conn.Errors = map[string]uint64{}
-		}
-		s.conn.Errors[x.Status]++
+		dissect.CountError(&s.conn.Errors, x.Status)
 	}
 }
 
@@ -627,10 +635,8 @@ func (s *session) status(x *dissect.Exchange, t *Command, rsp *srp.Response) {
 // nil).
 func (s *session) finish(t *Command, m *dissect.Message, rsp *srp.Response, o dissect.Outcome) {
 	cn := s.conn
-	delete(s.out, t.Tag)
-	if s.env.Budget != nil {
-		s.env.Budget.Closed()
-	}
+	s.out.Delete(t.Tag)
+	s.env.Closed()
 	cn.outstanding--
 	for i, g := range t.Regions() {
 		dup := false
@@ -658,16 +664,8 @@ func (s *session) finish(t *Command, m *dissect.Message, rsp *srp.Response, o di
 			break
 		}
 	}
-	st := cn.Opcodes[t.Name]
-	if st == nil {
-		if cn.Opcodes == nil {
-			cn.Opcodes = map[string]*OpcodeStats{}
-		}
-		st = &OpcodeStats{}
-		cn.Opcodes[t.Name] = st
-	}
-	st.Count++
-	st.Bytes += t.ReadBytes + t.WriteBytes + uint64(t.Immediate)
+	st := dissect.StatsFor(&cn.Opcodes, t.Name)
+	st.Ended(t.ReadBytes + t.WriteBytes + uint64(t.Immediate))
 	e := &s.x
 	*e = dissect.Exchange{ULP: Name, Conn: s.c, Key: t.Tag, Initiator: dissect.DirClientToServer, Name: t.Name,
 		RequestPacket: t.Packet, RequestTime: t.Time, ReadBytes: t.ReadBytes, WriteBytes: t.WriteBytes, Outcome: o, Detail: t}
@@ -676,14 +674,8 @@ func (s *session) finish(t *Command, m *dissect.Message, rsp *srp.Response, o di
 		e.Latency = m.Time.Sub(t.Time)
 		e.Invalidated, e.InvalidatedSTag = m.Invalidate, m.InvalidatedSTag
 		s.status(e, t, rsp)
-		st.Completed++
-		st.LatencyTotal += e.Latency
-		st.LatencyMaxNS = max(st.LatencyMaxNS, e.Latency.Nanoseconds())
+		st.Answered(e.Latency, e.OK)
 		st.latency.Add(e.Latency)
-		st.LatencyAvgNS = (st.LatencyTotal / time.Duration(st.Completed)).Nanoseconds()
-		if !e.OK {
-			st.Errors++
-		}
 	} else if o == dissect.NoResponse {
 		cn.CommandsWithoutResponse++
 	}
@@ -691,11 +683,7 @@ func (s *session) finish(t *Command, m *dissect.Message, rsp *srp.Response, o di
 	s.done = append(s.done, t)
 }
 
-func (s *session) end(x *dissect.Exchange) {
-	if s.env.Exchange != nil {
-		s.env.Exchange(x)
-	}
-}
+func (s *session) end(x *dissect.Exchange) { s.env.End(x) }
 
 // RDMAOp attaches an RDMA Read or Write to the command descriptor it
 // served.
@@ -708,35 +696,14 @@ func (s *session) RDMAOp(p *dissect.Packet, op *dissect.RDMAOp) {
 		op.Attach = dissect.OpAttachment{Reason: dissect.UnattachedNoSegment}
 		return
 	}
-	ref, ok := s.mem.Find(op)
-	if !ok {
-		cn.UnattachedRDMAOps++
-		// Why none, the same way for every ULP (capture loss included).
-		op.Attach = s.mem.Unattached(op)
-		return
-	}
-	t := ref.Owner
-	op.Attach = dissect.OpAttachment{Owner: t}
-	t.Ops++
-	if op.Kind == dissect.RDMARead {
-		t.ReadBytes += uint64(op.Length)
-		cn.ReadBytes += uint64(op.Length)
-	} else {
-		t.WriteBytes += uint64(op.Length)
-		cn.WriteBytes += uint64(op.Length)
-	}
+	dissect.Attach(&s.mem, op, &cn.Moved, &cn.UnattachedRDMAOps)
 }
 
 // Close ends the commands still open, in the order they came.
 func (s *session) Close() {
 	s.recycle()
-	open := make([]*Command, 0, len(s.out))
-	for _, t := range s.out {
-		open = append(open, t)
-	}
-	sort.Slice(open, func(i, j int) bool { return open[i].seq < open[j].seq })
-	for _, t := range open {
-		s.finish(t, nil, nil, dissect.NoResponse)
+	for _, o := range s.out.InOrder() {
+		s.finish(o.Req, nil, nil, dissect.NoResponse)
 	}
 }
 
@@ -753,6 +720,14 @@ func (c *Connection) ULPTableRow() []string {
 	login, iu, formats, imm, lim := dash, dash, dash, dash, dash
 	if c.Layout != "" {
 		login = c.Layout
+	}
+	switch {
+	case c.Rejected != nil && c.Rejected.SRP:
+		login += ", rejected 0x" + strconv.FormatUint(uint64(c.Rejected.Reason), 16)
+	case c.Rejected != nil:
+		login += ", rejected"
+	case c.Unanswered:
+		login += ", unanswered"
 	}
 	if c.Accepted != nil {
 		iu = n(uint64(c.Accepted.MaxITIULength), 10) + " / " + n(uint64(c.Accepted.MaxTIIULength), 10)

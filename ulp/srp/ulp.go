@@ -135,8 +135,19 @@ func LooksLikeCommand(b []byte) bool {
 
 // Start begins the analysis of one SRP connection.
 func (u *ulp) Start(c *dissect.Connection, env *dissect.Env) dissect.Session {
-	s := &session{c: c, env: env, conn: &Connection{}, out: map[uint64]*Command{}, targetReqs: map[uint64]srp.Opcode{}}
+	s := &session{c: c, env: env, conn: &Connection{}, targetReqs: map[uint64]srp.Opcode{}}
 	s.conn.setUp(c)
 	c.ULPData = s.conn
 	return s
+}
+
+// SetUpFailed records the refusal of a login (dissect.SetUpFailer): a
+// channel whose set-up was rejected, or never answered, carries no IU
+// and starts no session, yet its SRP_LOGIN_REJ says why the target
+// refused it.
+func (u *ulp) SetUpFailed(c *dissect.Connection) {
+	cn := &Connection{}
+	cn.setUp(c)
+	cn.rejected(c)
+	c.ULPData = cn
 }
