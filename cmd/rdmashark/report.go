@@ -70,7 +70,9 @@ the page says so, and exits 0.`,
 			// go, as for analyze (report/analyze_spill.go); the page reads
 			// them back as it writes them.
 			spill := report.NewConnSpill()
-			eopts := dissect.Options{Observer: spill}
+			// The collector hears the RDMA operations, Sends and
+			// exchanges its ladders draw (report/html collect_exch.go).
+			eopts := dissect.Options{Observer: col.Observe(spill), Exchange: col.Exchange}
 			checks, each := withChecks(check.Config{}, &eopts, func(p *dissect.Packet) error {
 				col.Packet(p)
 				return nil

@@ -82,6 +82,8 @@ type Collector struct {
 	procs     map[string]*procStats
 	procOrder []string
 	rng       *rand.Rand
+	// t0 is the capture's first packet's time (Packet.RelTime's zero).
+	t0 time.Time
 }
 
 // NewCollector returns an empty Collector.
@@ -101,10 +103,14 @@ type connData struct {
 	eventsOmitted uint64
 	omittedKinds  map[string]uint64
 	acks          [2]uint64
-	// rpc: a transaction of the connection finished, so its diagram
-	// draws transactions (isRPC), never events: they are let go and no
-	// more are recorded (dropEvents).
+	// rpc: a transaction or an exchange of the connection finished, so
+	// its diagram draws transactions (isRPC) or exchanges (exch), never
+	// events: they are let go and no more are recorded (dropEvents).
 	rpc bool
+	// exch are the exchanges of the neutral ladder (collect_exch.go), nil
+	// until one ends; sends the Sends and operations it draws besides.
+	exch  *exchData
+	sends *sendsData
 	// txns are the transactions drawn, packed (~5× smaller than the
 	// structures, most of what the report holds).
 	txns        report.TransactionPack
@@ -154,6 +160,9 @@ func (c *Collector) conn(d *dissect.Connection) *connData {
 // Packet records a packet: its bytes in its connection's throughput, and
 // the arrow it starts or continues.
 func (c *Collector) Packet(p *dissect.Packet) {
+	if c.t0.IsZero() {
+		c.t0 = p.Timestamp.Add(-p.RelTime)
+	}
 	if p.Conn == nil {
 		return
 	}

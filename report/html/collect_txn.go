@@ -26,6 +26,8 @@ func (c *Collector) Transaction(t *rpcordma.Transaction) {
 		return
 	}
 	cd.dropEvents()
+	// Its ladder draws the transactions: the neutral one's records go.
+	cd.exch, cd.sends = nil, nil
 	if cd.txns.Len() < c.opts.MaxDetail {
 		cd.txns.Add(&x)
 		return
