@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"golang.org/x/net/html"
 )
 
 // ladderSection is one connection's neutral ladder as the page writes it:
@@ -95,6 +97,7 @@ func TestReportLadderMatchesExchanges(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			wellFormed(t, string(b))
 			code, js, stderr := runCmd(t, "exchanges", "--format", "json", capture)
 			if code != 0 {
 				t.Fatalf("exchanges exited %d: %s", code, stderr)
@@ -270,6 +273,64 @@ func TestReportLadderBounded(t *testing.T) {
 			note := fmt.Sprintf("Connection %d: %d exchanges after the first 10 are not drawn", s.conn, n-10)
 			if !strings.Contains(pages["10"], note) {
 				t.Errorf("the page lacks %q", note)
+			}
+		}
+	}
+}
+
+// wellFormed checks a report page as an HTML tokenizer reads it: every
+// element the page opens it closes, in order (void elements and the SVG's
+// self-closing ones aside); every id is non-empty and unique, and every
+// link to one (href="#...") names one; nothing is fetched from elsewhere
+// (no src, no link element, no URL with a scheme or a host).
+func wellFormed(t *testing.T, page string) {
+	t.Helper()
+	void := map[string]bool{"meta": true, "br": true, "hr": true, "img": true, "input": true, "link": true, "wbr": true, "col": true}
+	z := html.NewTokenizer(strings.NewReader(page))
+	var stack []string
+	ids := map[string]bool{}
+	var links []string
+	for {
+		tt := z.Next()
+		switch tt {
+		case html.ErrorToken:
+			if len(stack) != 0 {
+				t.Errorf("unclosed elements at the end: %v", stack)
+			}
+			for _, l := range links {
+				if !ids[l] {
+					t.Errorf("link to #%s, which no element has", l)
+				}
+			}
+			return
+		case html.StartTagToken, html.SelfClosingTagToken, html.EndTagToken:
+			tok := z.Token()
+			name := tok.Data
+			for _, a := range tok.Attr {
+				switch {
+				case a.Key == "id":
+					if a.Val == "" || ids[a.Val] {
+						t.Errorf("<%s id=%q>: empty or not unique", name, a.Val)
+					}
+					ids[a.Val] = true
+				case a.Key == "href" && strings.HasPrefix(a.Val, "#"):
+					links = append(links, a.Val[1:])
+				case a.Key == "src" || (a.Key == "href" || strings.HasSuffix(a.Key, ":href")) && strings.Contains(a.Val, "//"):
+					t.Errorf("<%s %s=%q>: the page must fetch nothing", name, a.Key, a.Val)
+				}
+			}
+			if name == "link" {
+				t.Errorf("a <link> element: the page must fetch nothing")
+			}
+			switch {
+			case tt == html.SelfClosingTagToken || tt == html.StartTagToken && void[name]:
+			case tt == html.StartTagToken:
+				stack = append(stack, name)
+			default:
+				if len(stack) == 0 || stack[len(stack)-1] != name {
+					t.Fatalf("</%s> closes %v", name, stack)
+				}
+				stack = stack[:len(stack)-1]
 			}
 		}
 	}

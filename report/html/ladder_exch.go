@@ -42,7 +42,7 @@ func exchLadder(l *Ladder, ac *report.Connection, cd *connData) []item {
 	if s := cd.sends; s != nil {
 		for i := range s.sends {
 			if r := &s.sends[i]; !r.claimed {
-				row := sendRow(ac.ID, r, cli, srv)
+				row := sendRow(ac.ID, i, r, cli, srv)
 				items = append(items, item{first: r.first, rows: []Row{row}, sig: kindTitle(row.Kind) + " " + arrowWords(r.dir)})
 			}
 		}
@@ -52,7 +52,7 @@ func exchLadder(l *Ladder, ac *report.Connection, cd *connData) []item {
 			row.Title += " · no exchange explains it (" + unattachedText(o.reason) + ")"
 			row.Label = clip(row.Title)
 			row.Pkts = pktRange(row.First, row.Last)
-			row.Anchor = fmt.Sprintf("c%d-p%d-%s", ac.ID, row.First, row.Kind)
+			row.Anchor = fmt.Sprintf("c%d-o%d", ac.ID, i)
 			items = append(items, item{first: row.First, rows: []Row{row},
 				sig: opTitle(o.kind) + " of no exchange (" + unattachedText(o.reason) + ") " + arrowWords(dataDir(o))})
 		}
@@ -140,7 +140,7 @@ func opRow(conn int, o *opRec, key, cli, srv string) Row {
 	return r
 }
 
-func sendRow(conn int, s *sendRec, cli, srv string) Row {
+func sendRow(conn, i int, s *sendRec, cli, srv string) Row {
 	r := Row{Kind: "send", First: s.first, Last: s.last, Src: cli, Time: fmt.Sprintf("%.6f s", s.time.Seconds())}
 	if s.dir == dissect.DirServerToClient {
 		r.Src = srv
@@ -153,7 +153,7 @@ func sendRow(conn int, s *sendRec, cli, srv string) Row {
 	r.Label, r.Title = clip(label), label
 	r.arrow(s.dir == dissect.DirClientToServer)
 	r.Pkts = pktRange(r.First, r.Last)
-	r.Anchor = fmt.Sprintf("c%d-p%d-%s", conn, r.First, r.Kind)
+	r.Anchor = fmt.Sprintf("c%d-s%d", conn, i)
 	return r
 }
 
@@ -233,12 +233,14 @@ func exchRows(conn, seq int, ulp string, x *exchRec, cli, srv string) []Row {
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].First < rows[j].First })
 	for i := range rows {
 		rows[i].Pkts = pktRange(rows[i].First, rows[i].Last)
-		rows[i].Anchor = fmt.Sprintf("c%d-p%d-%s", conn, rows[i].First, rows[i].Kind)
+		// Unique: several exchanges may share a packet (an SMB2 compound).
+		rows[i].Anchor = fmt.Sprintf("c%d-x%d-%d", conn, seq, i)
 		rows[i].Exch = seq
 	}
 	for i := range missing {
 		missing[i].MidX = (clientX + serverX) / 2
 		missing[i].Exch = seq
+		missing[i].Anchor = fmt.Sprintf("c%d-x%d-%d", conn, seq, len(rows)+i)
 	}
 	return append(rows, missing...)
 }
