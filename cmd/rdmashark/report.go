@@ -12,6 +12,7 @@ import (
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/report"
 	htmlreport "github.com/rdmashark/rdmashark/report/html"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 func newReportCmd(g *globalFlags) *cobra.Command {
@@ -78,7 +79,11 @@ the page says so, and exits 0.`,
 				return nil
 			})
 			spill.SetRunner(checks)
-			eng, runErr := runEngine(cmd, g, name, engineRun{opts: eopts, txn: col.Transaction, each: each})
+			eng, runErr := runEngine(cmd, g, name, engineRun{opts: eopts, txn: func(t *rpcordma.Transaction) {
+				// Converted here: report/html reads no plug-in's types.
+				x := report.ConvertTransaction(t)
+				col.Transaction(&x)
+			}, each: each})
 			if eng == nil {
 				spill.Close()
 				return runErr

@@ -71,8 +71,10 @@ type Event struct {
 }
 
 // Collector gathers, while the engine reads the capture, what the page
-// draws besides the Analysis document: hand Packet every packet and
-// Transaction every finished transaction (rpcordma.OnTransaction).
+// draws besides the Analysis document: hand Packet every packet,
+// Transaction every finished RPC transaction (rpcordma.OnTransaction,
+// converted), Exchange every exchange (dissect.Options.Exchange), and
+// put Observe in the engine's chain of observers.
 type Collector struct {
 	opts  Options
 	conns map[int]*connData
@@ -137,8 +139,12 @@ const (
 	openCut  = -2
 )
 
-func (c *Collector) conn(d *dissect.Connection) *connData {
-	cd := c.conns[d.ID]
+func (c *Collector) conn(d *dissect.Connection) *connData { return c.connByID(d.ID) }
+
+// connByID returns the data of connection id, made on first use; nil past
+// MaxConnections.
+func (c *Collector) connByID(id int) *connData {
+	cd := c.conns[id]
 	if cd != nil {
 		return cd
 	}
@@ -146,14 +152,14 @@ func (c *Collector) conn(d *dissect.Connection) *connData {
 		c.notDrawn = true
 		return nil
 	}
-	cd = &connData{id: d.ID, omittedKinds: map[string]uint64{}, omittedSigs: map[string]uint64{}}
+	cd = &connData{id: id, omittedKinds: map[string]uint64{}, omittedSigs: map[string]uint64{}}
 	for i := range cd.open {
 		for j := range cd.open[i] {
 			cd.open[i][j] = openNone
 		}
 	}
-	c.conns[d.ID] = cd
-	c.order = append(c.order, d.ID)
+	c.conns[id] = cd
+	c.order = append(c.order, id)
 	return cd
 }
 
