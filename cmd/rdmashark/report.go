@@ -35,15 +35,18 @@ browser (its CSS, SVG and script are inline; it fetches nothing):
     RPC Call and Reply with its chunk lists, the RDMA Reads and Writes that
     moved each chunk, Send With Invalidate marked, findings pinned to their
     packets; packet numbers are Wireshark's. Repeated exchanges fold
-    ("205 × NFS v3 READDIR by Reply chunk") and expand on click;
+    ("205 × NFS v3 READDIR by Reply chunk") and expand on click. The other
+    upper-layer protocols (NVMe/RDMA: one per queue, SMB Direct, iSER, SRP)
+    get each request, the RDMA operations attached to it and its response,
+    as rdmashark exchanges lists them;
   - charts: throughput over time per direction, RPC latency per procedure
     (distribution, p50, p99), chunk usage per procedure;
   - the findings, linked to their arrows, and the rules' explanations.
 
 It is built from the same documents as analyze --format json, transactions
 --format json and check. Memory stays bounded: each connection draws at most
---max-detail transactions (or RDMA messages), the rest are counted by kind and
-in the charts, and the page says so.
+--max-detail transactions (or exchanges, or RDMA messages), the rest are
+counted by kind and in the charts, and the page says so.
 
 Exit status: 0 when the page was written (the checks' verdict is on the page;
 check is the CI gate), 2 when the capture could not be read or the file not
@@ -125,7 +128,7 @@ the page says so, and exits 0.`,
 	f := cmd.Flags()
 	f.StringVarP(&output, "output", "o", "", "write the HTML report to this file, - for standard output (default: standard output, or NAME.html when it is a terminal)")
 	f.IntVar(&opts.MaxDetail, "max-detail", htmlreport.DefaultMaxDetail,
-		"transactions (RDMA messages on connections without RPC) drawn per connection; the rest are counted")
+		"RPC transactions, or exchanges of another ULP (RDMA messages on connections without one), drawn per connection; the rest are counted")
 	f.IntVar(&maxConn, "max-diagrams", htmlreport.DefaultMaxConnections, "connections that get a diagram (the overview lists every connection)")
 	f.IntVar(&opts.LatencySample, "latency-sample", htmlreport.DefaultLatencySample,
 		"latencies kept per procedure for the distribution and percentiles (past it, a uniform sample)")

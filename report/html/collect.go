@@ -3,9 +3,13 @@
 // diagram per connection, charts, and the checks' findings with links into
 // the diagrams. It draws the documents the JSON outputs are made of —
 // report.Analysis (analyze), report.Transaction (transactions), check
-// findings — and adds only what a picture needs and no JSON output holds:
-// the packet-level arrows of connections that carry no RPC and the traffic
-// over time. Everything it keeps is bounded (Options).
+// findings, and the exchanges of every other ULP as `exchanges` lists them
+// (dissect.Exchange, with the RDMA operations attached to each: the
+// neutral ladder, collect_exch.go) — and adds only what a picture needs
+// and no JSON output holds: the packet-level arrows of connections that
+// carry no ULP and the traffic over time. Everything it keeps is bounded
+// (Options). It imports no plug-in: names, statuses and keys are the
+// exchanges' own.
 package html
 
 import (
@@ -19,9 +23,10 @@ import (
 
 // Options bound what the report keeps.
 type Options struct {
-	// MaxDetail is how many transactions (and, on connections without
-	// RPC, how many packet-level arrows) of each connection are drawn;
-	// the rest are counted in the folded groups and the charts.
+	// MaxDetail is how many transactions (on connections of another ULP
+	// exchanges, on connections without one packet-level arrows) of each
+	// connection are drawn; the rest are counted in the folded groups and
+	// the charts.
 	MaxDetail int
 	// MaxConnections is how many connections get a diagram.
 	MaxConnections int

@@ -122,6 +122,9 @@ type sendsData struct {
 	sends    []sendRec
 	sendIdx  map[claimKey]int
 	sendsCut uint64
+	// nClaimed counts the claimed Sends still in sends (compact drops
+	// them).
+	nClaimed int
 	// claims are the responses of exchanges that ended before their
 	// Send reached the observer (the session ends the exchange first):
 	// the index of the exchange's record, -1 when it is not drawn.
@@ -156,6 +159,7 @@ func (s *sendsData) compact() {
 		n++
 	}
 	s.sends = s.sends[:n]
+	s.nClaimed = 0
 }
 
 // maxPendingOps bounds the operations held for requests not over yet,
@@ -254,7 +258,7 @@ func (c *Collector) message(m *dissect.Message) {
 	if s.sendIdx == nil {
 		s.sendIdx = map[claimKey]int{}
 	}
-	if len(s.sends) >= c.opts.MaxDetail {
+	if len(s.sends) >= c.opts.MaxDetail && s.nClaimed > 0 && !cd.full(c.opts.MaxDetail) {
 		s.compact()
 	}
 	if len(s.sends) >= c.opts.MaxDetail || cd.full(c.opts.MaxDetail) {
@@ -426,6 +430,7 @@ func (s *sendsData) claim(i int) {
 		return
 	}
 	r.claimed = true
+	s.nClaimed++
 	k := claimKey{r.last, r.dir}
 	if s.sendIdx[k] == i {
 		delete(s.sendIdx, k)
