@@ -76,8 +76,8 @@ func atou(t *testing.T, s string) uint64 {
 }
 
 // TestReportLadderMatchesExchanges: the HTML report's ladder of every
-// connection of a ULP (NVMe/RDMA over RoCE and iWARP, SMB Direct, iSER,
-// SRP: a real capture of each) counts what `exchanges --format json` lists
+// connection of a ULP (NVMe/RDMA over RoCE and iWARP, clean and under
+// netem loss, SMB Direct, iSER, SRP: the real captures of each) counts what `exchanges --format json` lists
 // on the same capture — per connection the exchanges and the bytes they
 // moved by RDMA Read and Write —, draws every exchange with its request
 // and response packets and, under it, RDMA operations whose lengths add
@@ -86,7 +86,7 @@ func atou(t *testing.T, s string) uint64 {
 // handed out (analyze's engine.rpc.rdma_reads and rdma_writes, counted
 // at the engine's delivery for every transport).
 func TestReportLadderMatchesExchanges(t *testing.T) {
-	for _, name := range []string{"rxe-nvmeof", "siw-nvmeof", "rxe-nvmeof-mix-small", "rxe-smbdirect", "siw-smbdirect", "rxe-iser", "rxe-srp", "siw-srp"} {
+	for _, name := range []string{"rxe-nvmeof", "siw-nvmeof", "rxe-nvmeof-mix-small", "rxe-nvmeof-loss2", "siw-nvmeof-loss2", "rxe-smbdirect", "siw-smbdirect", "rxe-iser", "rxe-srp", "siw-srp", "rxe-srp-tmf"} {
 		t.Run(name, func(t *testing.T) {
 			capture := filepath.Join("..", "..", "testdata", "pcaps", "ulp", name+".pcap")
 			out := filepath.Join(t.TempDir(), "r.html")
