@@ -322,10 +322,11 @@ func (c *Collector) rdmaOp(op *dissect.RDMAOp) {
 	s.pending[a.Owner] = append(s.pending[a.Owner], opOf(op, c.rel(op.Start)))
 }
 
-// Exchange records an exchange of any ULP when it is over (an
-// Options.Exchange callback, or through Observe): in its connection's
-// ladder while the connection has fewer than MaxDetail, else in the
-// connection's folded count of its signature.
+// Exchange records an exchange of any ULP when it is over (set
+// dissect.Options.Exchange to it): in its connection's ladder while the
+// connection has fewer than MaxDetail, else in the connection's folded
+// count of its signature. The connections whose ladder draws RPC
+// transactions (Transaction) ignore it.
 func (c *Collector) Exchange(x *dissect.Exchange) {
 	cd := c.ulpConn(x.Conn)
 	if cd == nil {
