@@ -12,6 +12,7 @@ import (
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/report"
 	htmlreport "github.com/rdmashark/rdmashark/report/html"
+	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 func newReportCmd(g *globalFlags) *cobra.Command {
@@ -34,15 +35,18 @@ browser (its CSS, SVG and script are inline; it fetches nothing):
     RPC Call and Reply with its chunk lists, the RDMA Reads and Writes that
     moved each chunk, Send With Invalidate marked, findings pinned to their
     packets; packet numbers are Wireshark's. Repeated exchanges fold
-    ("205 × NFS v3 READDIR by Reply chunk") and expand on click;
+    ("205 × NFS v3 READDIR by Reply chunk") and expand on click. The other
+    upper-layer protocols (NVMe/RDMA: one per queue, SMB Direct, iSER, SRP)
+    get each request, the RDMA operations attached to it and its response,
+    as rdmashark exchanges lists them;
   - charts: throughput over time per direction, RPC latency per procedure
     (distribution, p50, p99), chunk usage per procedure;
   - the findings, linked to their arrows, and the rules' explanations.
 
 It is built from the same documents as analyze --format json, transactions
 --format json and check. Memory stays bounded: each connection draws at most
---max-detail transactions (or RDMA messages), the rest are counted by kind and
-in the charts, and the page says so.
+--max-detail transactions (or exchanges, or RDMA messages), the rest are
+counted by kind and in the charts, and the page says so.
 
 Exit status: 0 when the page was written (the checks' verdict is on the page;
 check is the CI gate), 2 when the capture could not be read or the file not
@@ -70,13 +74,19 @@ the page says so, and exits 0.`,
 			// go, as for analyze (report/analyze_spill.go); the page reads
 			// them back as it writes them.
 			spill := report.NewConnSpill()
-			eopts := dissect.Options{Observer: spill}
+			// The collector hears the RDMA operations, Sends and
+			// exchanges its ladders draw (report/html collect_exch.go).
+			eopts := dissect.Options{Observer: col.Observe(spill), Exchange: col.Exchange}
 			checks, each := withChecks(check.Config{}, &eopts, func(p *dissect.Packet) error {
 				col.Packet(p)
 				return nil
 			})
 			spill.SetRunner(checks)
-			eng, runErr := runEngine(cmd, g, name, engineRun{opts: eopts, txn: col.Transaction, each: each})
+			eng, runErr := runEngine(cmd, g, name, engineRun{opts: eopts, txn: func(t *rpcordma.Transaction) {
+				// Converted here: report/html reads no plug-in's types.
+				x := report.ConvertTransaction(t)
+				col.Transaction(&x)
+			}, each: each})
 			if eng == nil {
 				spill.Close()
 				return runErr
@@ -118,7 +128,7 @@ the page says so, and exits 0.`,
 	f := cmd.Flags()
 	f.StringVarP(&output, "output", "o", "", "write the HTML report to this file, - for standard output (default: standard output, or NAME.html when it is a terminal)")
 	f.IntVar(&opts.MaxDetail, "max-detail", htmlreport.DefaultMaxDetail,
-		"transactions (RDMA messages on connections without RPC) drawn per connection; the rest are counted")
+		"RPC transactions, or exchanges of another ULP (RDMA messages on connections without one), drawn per connection; the rest are counted")
 	f.IntVar(&maxConn, "max-diagrams", htmlreport.DefaultMaxConnections, "connections that get a diagram (the overview lists every connection)")
 	f.IntVar(&opts.LatencySample, "latency-sample", htmlreport.DefaultLatencySample,
 		"latencies kept per procedure for the distribution and percentiles (past it, a uniform sample)")

@@ -327,6 +327,20 @@ func TestReportInBrowser(t *testing.T) {
 		t.Error("no NFS report has a finding inside a folded group to follow")
 	}
 
+	// The neutral ladders of the other ULPs (report/html ladder_exch.go):
+	// under loss (netem on an NVMe/RDMA queue over RoCE and iWARP), their
+	// arrows' marks against dissect -Y, as RPC's.
+	for _, name := range []string{"rxe-nvmeof-loss2", "siw-nvmeof-loss2", "rxe-smbdirect"} {
+		t.Run("ulp-"+name, func(t *testing.T) {
+			capture := "../../testdata/pcaps/ulp/" + name + ".pcap"
+			data := loadReport(t, bctx, capture, shots)
+			checkThroughput(t, data, capture)
+			if strings.Contains(name, "loss") {
+				checkLossMarks(t, data, capture)
+			}
+		})
+	}
+
 	for _, name := range []string{"rxe-nfs3-lossy", "rxe-ib_write_bw-lossy", "siw-nfs3-lossy"} {
 		t.Run(name, func(t *testing.T) {
 			capture := "../../testdata/pcaps/lossy/" + name + ".pcap"
@@ -373,29 +387,55 @@ func checkHealthOverview(t *testing.T, data pageData, a *report.Analysis) {
 // began last (of arrows beginning at the same packet, the last on the
 // page); and none is marked twice.
 func checkLossMarks(t *testing.T, data pageData, capture string) {
-	sel := func(filter string) map[int]string {
-		code, out, stderr := runCmd(t, "dissect", "-Y", filter, "-T", "fields", "-e", "frame.number", "-e", "ip.src", capture)
+	// Each flagged packet's connection, where analyze's connections tell
+	// it by the sender and the QP it was sent to (RoCE) or the TCP ports
+	// (iWARP): captures with several connections between the
+	// same two hosts (an NVMe/RDMA admin and I/O queue) need it.
+	var an report.Analysis
+	runJSON(t, &an, "analyze", "--format", "json", capture)
+	connOf := func(src, destQP, srcPort, dstPort string) string {
+		for _, c := range an.Connections {
+			for _, e := range [][2]report.Endpoint{{c.Client, c.Server}, {c.Server, c.Client}} {
+				from, to := e[0], e[1]
+				if from.Address != src {
+					continue
+				}
+				if to.QPN != nil && destQP != "" && fmt.Sprintf("0x%06x", *to.QPN) == destQP ||
+					from.Port != nil && to.Port != nil && strconv.Itoa(int(*from.Port)) == srcPort && strconv.Itoa(int(*to.Port)) == dstPort {
+					return fmt.Sprintf("conn-%d", c.ID)
+				}
+			}
+		}
+		return ""
+	}
+	type flagged struct{ src, conn string }
+	sel := func(filter string) map[int]flagged {
+		code, out, stderr := runCmd(t, "dissect", "-Y", filter, "-T", "fields", "-e", "frame.number", "-e", "ip.src",
+			"-e", "infiniband.bth.destqp", "-e", "tcp.srcport", "-e", "tcp.dstport", capture)
 		if code != 0 {
 			t.Fatalf("dissect -Y %s: exit %d: %s", filter, code, stderr)
 		}
-		pks := map[int]string{}
-		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		pks := map[int]flagged{}
+		if strings.TrimSpace(out) == "" {
+			return pks
+		}
+		for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
 			f := strings.Split(l, "\t")
 			n, err := strconv.Atoi(f[0])
-			if err != nil || len(f) < 2 {
+			if err != nil || len(f) < 5 {
 				t.Fatalf("dissect: line %q", l)
 			}
-			pks[n] = f[1]
+			pks[n] = flagged{f[1], connOf(f[1], f[2], f[3], f[4])}
 		}
 		return pks
 	}
 	arrows := data.Arrows
 	want := make([][3]int, len(arrows))
-	for k, pks := range []map[int]string{sel("rdmashark.analysis.retransmission"), sel("rdmashark.analysis.duplicate"), sel("rdmashark.analysis.lost_segment")} {
-		for n, src := range pks {
+	for k, pks := range []map[int]flagged{sel("rdmashark.analysis.retransmission"), sel("rdmashark.analysis.duplicate"), sel("rdmashark.analysis.lost_segment")} {
+		for n, fl := range pks {
 			best := -1
 			for i, a := range arrows {
-				if a.Src == src && a.First <= n && n <= a.Last && (best < 0 || a.First >= arrows[best].First) {
+				if a.Src == fl.src && (fl.conn == "" || a.Conn == fl.conn) && a.First <= n && n <= a.Last && (best < 0 || a.First >= arrows[best].First) {
 					best = i
 				}
 			}

@@ -27,7 +27,15 @@ func ladderBlock(l Ladder, b Block) template.HTML {
 `)
 	for ri := range b.Rows {
 		r := &b.Rows[ri]
-		w.s(`<g class="row k-`).e(r.Kind).s(`" id="`).e(r.Anchor).s(`" data-kind="`).e(r.Kind).s(`" data-first="`).i(r.First).s(`" data-last="`).i(r.Last).s(`" data-src="`).u(r.Src).s(`" data-xid="`).e(r.XID).s(`" data-retx="`).i(r.Retx).s(`" data-dup="`).i(r.Dup).s(`" data-gaps="`).i(r.Gaps).s(`"><title>`).e(r.Title).s(`</title>
+		w.s(`<g class="row k-`).e(r.Kind).s(`" id="`).e(r.Anchor).s(`" data-kind="`).e(r.Kind).s(`" data-first="`).i(r.First).s(`" data-last="`).i(r.Last).s(`" data-src="`).u(r.Src).s(`" data-xid="`).e(r.XID).s(`" data-retx="`).i(r.Retx).s(`" data-dup="`).i(r.Dup).s(`" data-gaps="`).i(r.Gaps)
+		if r.Exch != 0 {
+			// The neutral ladder's rows (RPC's are as they were).
+			w.s(`" data-exch="`).i(r.Exch)
+			if r.Kind == "rdma-read" || r.Kind == "rdma-write" {
+				w.s(`" data-bytes="`).i(int(r.Bytes))
+			}
+		}
+		w.s(`"><title>`).e(r.Title).s(`</title>
 `)
 		if r.Pkts != "" {
 			w.s(`<text x="8" y="`).i(r.LabelY).s(`" class="pk">`).e(r.Pkts).s(`</text>`)

@@ -170,9 +170,14 @@ type ConnView struct {
 	Caveats                                                  []string
 	// ConnFindings are the findings that name no packet (connection-wide).
 	ConnFindings []FindingView
-	Ladder       Ladder
-	Throughput   ThroughputChart
-	Notes        []string
+	// ULPName and ULP are the connection's row of its ULP's table
+	// (report.Connection.ULPTable), column by column; none for
+	// RPC-over-RDMA, whose figures are RPC.
+	ULPName    string
+	ULP        []KV
+	Ladder     Ladder
+	Throughput ThroughputChart
+	Notes      []string
 }
 
 // FindingView is a finding in the table and on its diagram.
@@ -549,6 +554,14 @@ func connView(c *report.Connection) *ConnView {
 			{"RDMA Read bytes C→S / S→C", fmt.Sprintf("%d / %d", r.Bytes.RDMARead.ClientToServer, r.Bytes.RDMARead.ServerToClient)},
 			{"RDMA Write bytes C→S / S→C", fmt.Sprintf("%d / %d", r.Bytes.RDMAWrite.ClientToServer, r.Bytes.RDMAWrite.ServerToClient)},
 			{"Problems", r.Problems()},
+		}
+	}
+	if head, row := c.ULPTable(); c.ULP != nil && len(row) > 0 {
+		cv.ULPName = *c.ULP
+		for i, h := range head {
+			if i < len(row) {
+				cv.ULP = append(cv.ULP, KV{h, row[i]})
+			}
 		}
 	}
 	passed, found, ne := check.Tally(c.Checks)

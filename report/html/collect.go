@@ -3,9 +3,13 @@
 // diagram per connection, charts, and the checks' findings with links into
 // the diagrams. It draws the documents the JSON outputs are made of —
 // report.Analysis (analyze), report.Transaction (transactions), check
-// findings — and adds only what a picture needs and no JSON output holds:
-// the packet-level arrows of connections that carry no RPC and the traffic
-// over time. Everything it keeps is bounded (Options).
+// findings, and the exchanges of every other ULP as `exchanges` lists them
+// (dissect.Exchange, with the RDMA operations attached to each: the
+// neutral ladder, collect_exch.go) — and adds only what a picture needs
+// and no JSON output holds: the packet-level arrows of connections that
+// carry no ULP and the traffic over time. Everything it keeps is bounded
+// (Options). It imports no plug-in: names, statuses and keys are the
+// exchanges' own.
 package html
 
 import (
@@ -19,9 +23,10 @@ import (
 
 // Options bound what the report keeps.
 type Options struct {
-	// MaxDetail is how many transactions (and, on connections without
-	// RPC, how many packet-level arrows) of each connection are drawn;
-	// the rest are counted in the folded groups and the charts.
+	// MaxDetail is how many transactions (on connections of another ULP
+	// exchanges, on connections without one packet-level arrows) of each
+	// connection are drawn; the rest are counted in the folded groups and
+	// the charts.
 	MaxDetail int
 	// MaxConnections is how many connections get a diagram.
 	MaxConnections int
@@ -71,8 +76,10 @@ type Event struct {
 }
 
 // Collector gathers, while the engine reads the capture, what the page
-// draws besides the Analysis document: hand Packet every packet and
-// Transaction every finished transaction (rpcordma.OnTransaction).
+// draws besides the Analysis document: hand Packet every packet,
+// Transaction every finished RPC transaction (rpcordma.OnTransaction,
+// converted), Exchange every exchange (dissect.Options.Exchange), and
+// put Observe in the engine's chain of observers.
 type Collector struct {
 	opts  Options
 	conns map[int]*connData
@@ -82,6 +89,8 @@ type Collector struct {
 	procs     map[string]*procStats
 	procOrder []string
 	rng       *rand.Rand
+	// t0 is the capture's first packet's time (Packet.RelTime's zero).
+	t0 time.Time
 }
 
 // NewCollector returns an empty Collector.
@@ -101,10 +110,14 @@ type connData struct {
 	eventsOmitted uint64
 	omittedKinds  map[string]uint64
 	acks          [2]uint64
-	// rpc: a transaction of the connection finished, so its diagram
-	// draws transactions (isRPC), never events: they are let go and no
-	// more are recorded (dropEvents).
+	// rpc: a transaction or an exchange of the connection finished, so
+	// its diagram draws transactions (isRPC) or exchanges (exch), never
+	// events: they are let go and no more are recorded (dropEvents).
 	rpc bool
+	// exch are the exchanges of the neutral ladder (collect_exch.go), nil
+	// until one ends; sends the Sends and operations it draws besides.
+	exch  *exchData
+	sends *sendsData
 	// txns are the transactions drawn, packed (~5× smaller than the
 	// structures, most of what the report holds).
 	txns        report.TransactionPack
@@ -131,8 +144,12 @@ const (
 	openCut  = -2
 )
 
-func (c *Collector) conn(d *dissect.Connection) *connData {
-	cd := c.conns[d.ID]
+func (c *Collector) conn(d *dissect.Connection) *connData { return c.connByID(d.ID) }
+
+// connByID returns the data of connection id, made on first use; nil past
+// MaxConnections.
+func (c *Collector) connByID(id int) *connData {
+	cd := c.conns[id]
 	if cd != nil {
 		return cd
 	}
@@ -140,20 +157,23 @@ func (c *Collector) conn(d *dissect.Connection) *connData {
 		c.notDrawn = true
 		return nil
 	}
-	cd = &connData{id: d.ID, omittedKinds: map[string]uint64{}, omittedSigs: map[string]uint64{}}
+	cd = &connData{id: id, omittedKinds: map[string]uint64{}, omittedSigs: map[string]uint64{}}
 	for i := range cd.open {
 		for j := range cd.open[i] {
 			cd.open[i][j] = openNone
 		}
 	}
-	c.conns[d.ID] = cd
-	c.order = append(c.order, d.ID)
+	c.conns[id] = cd
+	c.order = append(c.order, id)
 	return cd
 }
 
 // Packet records a packet: its bytes in its connection's throughput, and
 // the arrow it starts or continues.
 func (c *Collector) Packet(p *dissect.Packet) {
+	if c.t0.IsZero() {
+		c.t0 = p.Timestamp.Add(-p.RelTime)
+	}
 	if p.Conn == nil {
 		return
 	}

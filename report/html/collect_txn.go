@@ -7,31 +7,30 @@ import (
 	"strings"
 
 	"github.com/rdmashark/rdmashark/report"
-	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
-// Transaction records a finished transaction (rpcordma.OnTransaction),
-// converted as `transactions --format json` converts it: into its
-// procedure's latency and chunk-usage statistics, and into its
-// connection's diagram while the connection has fewer than MaxDetail, else
-// into the connection's folded count of its signature.
-func (c *Collector) Transaction(t *rpcordma.Transaction) {
-	x := report.ConvertTransaction(t)
-	c.addProc(&x)
-	if t.Conn == nil {
-		return
-	}
-	cd := c.conn(t.Conn)
+// Transaction records a finished RPC-over-RDMA transaction, as
+// `transactions --format json` converts it (report.ConvertTransaction of
+// what rpcordma.OnTransaction hands out: the command converts it, so that
+// this package reads no plug-in's types): into its procedure's latency and
+// chunk-usage statistics, and into its connection's diagram while the
+// connection has fewer than MaxDetail, else into the connection's folded
+// count of its signature.
+func (c *Collector) Transaction(x *report.Transaction) {
+	c.addProc(x)
+	cd := c.connByID(x.Connection)
 	if cd == nil {
 		return
 	}
 	cd.dropEvents()
+	// Its ladder draws the transactions: the neutral one's records go.
+	cd.exch, cd.sends = nil, nil
 	if cd.txns.Len() < c.opts.MaxDetail {
-		cd.txns.Add(&x)
+		cd.txns.Add(x)
 		return
 	}
 	cd.txnsOmitted++
-	sig := Signature(&x, nil)
+	sig := Signature(x, nil)
 	if _, ok := cd.omittedSigs[sig]; !ok && len(cd.omittedSigs) >= maxSignatures {
 		sig = "other"
 	}

@@ -44,7 +44,7 @@ func analysis(t testing.TB, name string, opts Options, spill bool) (*report.Anal
 	}
 	eng := dissect.NewEngine(rpcordma.With(dissect.Options{Observer: run}, nfs.NewBinding(), func(x *rpcordma.Transaction) {
 		all = append(all, report.ConvertTransaction(x))
-		col.Transaction(x)
+		col.Transaction(&all[len(all)-1])
 	}))
 	runErr := eng.Run(r, func(p *dissect.Packet) error { run.Packet(p); col.Packet(p); return nil })
 	var a *report.Analysis
@@ -268,7 +268,7 @@ func BenchmarkCollect(b *testing.B) {
 				var txn func(*rpcordma.Transaction)
 				each := func(*dissect.Packet) error { return nil }
 				if withReport {
-					txn = col.Transaction
+					txn = func(t *rpcordma.Transaction) { x := report.ConvertTransaction(t); col.Transaction(&x) }
 				}
 				if c.detail > 0 || withReport {
 					each = func(p *dissect.Packet) error { col.Packet(p); return nil }

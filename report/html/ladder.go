@@ -39,6 +39,16 @@ type Ladder struct {
 	OmittedTotal uint64
 	Acks         string
 	RPC          bool
+	// ULP names the ULP whose exchanges the ladder draws (the neutral
+	// ladder, ladder_exch.go), "" otherwise; Caption says what the
+	// connection is to it. Exchanges, Ops, Unattached, ReadBytes and
+	// WriteBytes count every exchange of the connection, drawn or not,
+	// the RDMA operations attached to them and those none explains, and
+	// the bytes the exchanges moved by RDMA Read and Write, as
+	// `exchanges --format json` counts them (the page's data attributes).
+	ULP, Caption               string
+	Exchanges, Ops, Unattached uint64
+	ReadBytes, WriteBytes      uint64
 	// Loss explains the loss marks, "" when no arrow has one.
 	Loss string
 }
@@ -77,6 +87,10 @@ type Row struct {
 	Loss            string
 	Retx, Dup, Gaps int
 	GapPSNs         uint64
+	// Bytes, on an RDMA operation of the neutral ladder, is its length;
+	// Exch numbers the exchange a row of it belongs to (from 1; 0: none).
+	Bytes uint64
+	Exch  int
 }
 
 // Pin is a finding pinned to its packet's arrow.
@@ -101,7 +115,9 @@ func ladder(ac *report.Connection, cd *connData, fs []report.Finding, mine []int
 		items = append(items, item{first: e.First, rows: []Row{eventRow(ac.ID, &e, cli, srv)}})
 	}
 	l.RPC = isRPC(ac, cd)
-	if l.RPC {
+	if !l.RPC && cd.exch != nil {
+		items = append(items, exchLadder(&l, ac, cd)...)
+	} else if l.RPC {
 		err := cd.txns.Each(func(x *report.Transaction) error {
 			it := item{rows: txnRows(ac.ID, x, cli, srv), sig: Signature(x, nil)}
 			it.first = it.rows[0].First
@@ -186,6 +202,11 @@ func ladderNotes(ac *report.Connection, cd *connData, maxDetail int) []string {
 	case isRPC(ac, cd) && cd.txnsOmitted > 0:
 		return []string{fmt.Sprintf("Connection %d: %d transactions after the first %d are not drawn (report --max-detail); they are counted by kind under its diagram and in the charts.",
 			ac.ID, cd.txnsOmitted, maxDetail)}
+	case !isRPC(ac, cd) && cd.exch != nil:
+		if n := cd.exch.cut; n > 0 {
+			return []string{fmt.Sprintf("Connection %d: %d exchanges after the first %d are not drawn (report --max-detail); they are counted by kind under its diagram.",
+				ac.ID, n, maxDetail)}
+		}
 	case !isRPC(ac, cd) && cd.eventsOmitted > 0:
 		return []string{fmt.Sprintf("Connection %d: %d RDMA messages after the first %d are not drawn (report --max-detail); they are counted by kind under its diagram and in the throughput chart.",
 			ac.ID, cd.eventsOmitted, maxDetail)}
