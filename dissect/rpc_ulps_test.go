@@ -2,6 +2,7 @@ package dissect_test
 
 import (
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/fields"
 	"github.com/rdmashark/rdmashark/rpcrdma"
 	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
@@ -11,4 +12,13 @@ import (
 // by binding b (nil: none).
 func rpcULPs(b rpcrdma.UpperLayerBinding) []dissect.ULP {
 	return []dissect.ULP{rpcordma.New(b, rpcordma.NFSRDMAPort)}
+}
+
+// RPC-over-RDMA's presentation (fields, Info text, exchange key), which the
+// tests read through dissect.Present, registered as the command's list of
+// plug-ins registers it (cmd/rdmashark/ulps.go).
+func init() {
+	fields.RegisterTable(rpcordma.FieldTable)
+	fields.RegisterInfo(rpcordma.AppendInfo)
+	fields.RegisterExchangeKey(rpcordma.Name, rpcordma.AppendKey)
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/fields"
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
 	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
@@ -327,7 +326,7 @@ func (s *Stats) Exchange(x *dissect.Exchange) {
 	}
 	s.srtAdd(s.srt, k, x.Latency)
 	if t != nil && t.HasProgram && t.Program == uint32(oncrpc.ProgNFS) && t.Version == 4 && t.Procedure == 1 {
-		if op := fields.MainOperation(t.Operations); op != "" {
+		if op := rpcordma.MainOperation(t.Operations); op != "" {
 			s.srtAdd(s.ops, srtKey{ulp: x.ULP, prog: k.prog, name: op}, x.Latency)
 		}
 	}

@@ -35,9 +35,9 @@ type plugin struct {
 var plugins = []plugin{
 	// RPC-over-RDMA (RFC 8166, RFC 8167, the version 2 draft), its RPC
 	// bodies decoded by the NFS binding (RFC 8267) on nfsrdma's port; its
-	// rules, fields and tables are still check's, fields' and report's
-	// own (the one exception to the plug-in import rule, internal/archtest).
-	{rpcordma.Name, func() dissect.ULP { return rpcordma.New(nfs.NewBinding(), nfs.RDMAPort) }, nil, nil, nil, nil},
+	// rules and tables are still check's and report's own (the one
+	// exception to the plug-in import rule, internal/archtest).
+	{rpcordma.Name, func() dissect.ULP { return rpcordma.New(nfs.NewBinding(), nfs.RDMAPort) }, nil, rpcordma.AppendKey, rpcordma.FieldTable, rpcordma.AppendInfo},
 	// NVMe over Fabrics on RDMA, ports 4420 and 8009.
 	{nvmeof.Name, func() dissect.ULP { return nvmeof.New() }, nvmeof.Rules, nvmeof.AppendKey, nvmeof.FieldTable, nvmeof.AppendInfo},
 	// SMB Direct ([MS-SMBD], SMB2 over RDMA), ports 445 and 5445.
