@@ -1,208 +1,47 @@
 package check
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/pvtdata"
 )
 
-// Connection set-up rules: the RFC 8797 private data each side sent in its
-// CM REQ/REP (MPA Request/Reply), and the RDMA-CM header in front of it.
+// Connection set-up rules: the RDMA-CM header in front of the consumer's
+// private data (the consumer's own are its ULP's rules: RPC-over-RDMA's
+// RFC 8797 message, ulp/rpcordma).
 
-var sideName = [2]string{"client", "server"}
+// SideName names the sides of a connection by their index (0: client, 1:
+// server), as findings do.
+var SideName = [2]string{"client", "server"}
 
-// setupMsg names the set-up message side i sent on c.
-func setupMsg(c *Conn, i int) string {
+var sideName = SideName
+
+// SideOf names the side that sent in direction d ("client", "server").
+func SideOf(d dissect.Direction) string {
+	if d == dissect.DirServerToClient {
+		return "server"
+	}
+	return "client"
+}
+
+func sideOf(d dissect.Direction) string { return SideOf(d) }
+
+// SetupMessage names the set-up message side i sent on c (CM REQ or REP,
+// MPA Request or Reply).
+func SetupMessage(c *Conn, i int) string {
 	if c.Transport == dissect.TransportIWARP {
 		return [2]string{"MPA Request", "MPA Reply"}[i]
 	}
 	return [2]string{"CM REQ", "CM REP"}[i]
 }
 
-// needsSetup: the rule reads what the set-up messages carried.
-func needsSetup(c *Conn) string {
+// NeedsSetup is a Rule.Applies for a rule that reads what the set-up
+// messages carried.
+func NeedsSetup(c *Conn) string {
 	if c.State == dissect.StateNoSetup {
 		return ReasonNoSetup.String()
 	}
 	if !c.PrivateData[0].Seen && !c.PrivateData[1].Seen {
 		return ReasonNoSetup.String()
-	}
-	return ""
-}
-
-// needsIdentifier: the rule reads an RFC 8797 message; some side must have
-// sent the Format Identifier.
-func needsIdentifier(c *Conn) string {
-	if why := needsSetup(c); why != "" {
-		return why
-	}
-	for i := range c.PrivateData {
-		if pd := &c.PrivateData[i]; pd.Seen && pd.Result.Offset >= 0 {
-			return ""
-		}
-	}
-	return "no RPC-over-RDMA private data (format identifier 0xf6ab0e18) on this connection"
-}
-
-// rpcSetup tells whether a connection is RPC-over-RDMA as far as its
-// set-up shows: some side sent the identifier, the service port is
-// nfsrdma's, or its traffic carried RPC-over-RDMA.
-func rpcSetup(c *Conn) bool {
-	if c.rpc == rpcYes || c.ServicePort == NFSRDMAPort {
-		return true
-	}
-	for i := range c.PrivateData {
-		if pd := &c.PrivateData[i]; pd.Seen && pd.Result.Offset >= 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// checkPDFormat: PD-FORMAT (RFC 8797 sections 4 and 5.2).
-func checkPDFormat(c *Conn) {
-	for i := range c.PrivateData {
-		pd := &c.PrivateData[i]
-		if !pd.Seen || pd.Result.Offset < 0 {
-			continue
-		}
-		c.Checked()
-		r := &pd.Result
-		if r.Valid() {
-			continue
-		}
-		var what string
-		switch {
-		case errors.Is(r.Err, pvtdata.ErrUnknownVersion):
-			what = fmt.Sprintf("version %d, not 1", r.Message.Version)
-		case errors.Is(r.Err, pvtdata.ErrTruncated):
-			what = fmt.Sprintf("only %d octets from the identifier to the end of the private data, 8 needed", r.Len-r.Offset)
-		default:
-			what = r.Reason()
-		}
-		c.Reportf([]int{pd.Packet}, sideName[i]+" "+keyOf(r.Err),
-			"the %s's %s carries the RPC-over-RDMA format identifier at offset %d of its private data, but %s: the peer must act as if it sent none (R=0, 1024-byte thresholds)",
-			sideName[i], setupMsg(c, i), r.Offset, what)
-	}
-}
-
-func keyOf(err error) string {
-	switch {
-	case errors.Is(err, pvtdata.ErrUnknownVersion):
-		return "version"
-	case errors.Is(err, pvtdata.ErrTruncated):
-		return "truncated"
-	}
-	return ""
-}
-
-// checkPDReserved: PD-RESERVED (RFC 8797 section 4, Reserved).
-func checkPDReserved(c *Conn) {
-	for i := range c.PrivateData {
-		pd := &c.PrivateData[i]
-		if !pd.Seen || !pd.Result.Valid() {
-			continue
-		}
-		c.Checked()
-		if rsv := pd.Result.Message.Reserved; rsv != 0 {
-			c.Reportf([]int{pd.Packet}, sideName[i],
-				"the %s's %s private data has reserved bits 0x%02x (the 7 bits before R, octet %d of the private data); senders must set them to zero",
-				sideName[i], setupMsg(c, i), rsv, pd.Result.Offset+5)
-		}
-	}
-}
-
-// pdKey names a pair of endpoints, to compare reconnects.
-type pdKey struct {
-	transport      dissect.Transport
-	client, server string
-	port           uint16
-}
-
-type pdSeen struct {
-	ok   bool
-	conn int
-	msg  pvtdata.Message
-}
-
-// checkPDSizeRange: PD-SIZE-RANGE (RFC 8797 sections 4, 4.2).
-func checkPDSizeRange(c *Conn) {
-	key := pdKey{c.Transport, c.Client.Address, c.Server.Address, c.ServicePort}
-	prev := c.r.lastPD[key]
-	var now [2]pdSeen
-	for i := range c.PrivateData {
-		pd := &c.PrivateData[i]
-		if !pd.Seen || !pd.Result.Valid() {
-			continue
-		}
-		c.Checked()
-		m := pd.Result.Message
-		now[i] = pdSeen{true, c.ID, m}
-		for _, n := range []int{m.SendBytes(), m.ReceiveBytes()} {
-			if n < pvtdata.SizeUnit || n > pvtdata.MaxSize {
-				c.Reportf([]int{pd.Packet}, sideName[i]+" range", "the %s advertises %d bytes, outside 1024..262144", sideName[i], n)
-			}
-		}
-		if p := prev[i]; p.ok && (p.msg.SendSize != m.SendSize || p.msg.ReceiveSize != m.ReceiveSize || p.msg.RemoteInvalidate != m.RemoteInvalidate) {
-			c.Reportf([]int{pd.Packet}, sideName[i]+" changed",
-				"the %s advertises %s; on the previous connection between these endpoints (connection %d) it advertised %s (settings may change on reconnection, RFC 8797 section 4)",
-				sideName[i], m, p.conn, p.msg)
-		}
-	}
-	for i := range now {
-		if now[i].ok {
-			prev[i] = now[i]
-		}
-	}
-	if _, known := c.r.lastPD[key]; !known && len(c.r.lastPD) >= maxPDPairs {
-		// Bounded: forget one pair of endpoints (any) to remember this
-		// one; a reconnect between the forgotten pair is then compared
-		// with nothing (Runner.pdForgotten counts them).
-		for k := range c.r.lastPD {
-			delete(c.r.lastPD, k)
-			c.r.pdForgotten++
-			break
-		}
-	}
-	c.r.lastPD[key] = prev
-}
-
-// maxPDPairs bounds the pairs of endpoints whose last private data the
-// runner remembers for PD-SIZE-RANGE.
-const maxPDPairs = 4096
-
-// checkPDAbsent: PD-ABSENT (RFC 8797 section 5.1).
-func checkPDAbsent(c *Conn) {
-	if !c.PrivateData[0].Seen || !c.PrivateData[1].Seen {
-		return
-	}
-	for i := range c.PrivateData {
-		pd := &c.PrivateData[i]
-		c.Checked()
-		if pd.Result.Valid() {
-			continue
-		}
-		why := "no format identifier in its " + fmt.Sprint(pd.Result.Len) + " octets"
-		if pd.Result.Offset >= 0 {
-			why = pd.Result.Reason()
-		}
-		c.Reportf([]int{pd.Packet}, sideName[i],
-			"the %s's %s carries no valid RPC-over-RDMA private data (%s): defaults apply for it, R=0 and send/receive sizes of 1024 bytes",
-			sideName[i], setupMsg(c, i), why)
-	}
-}
-
-func pdAbsentApplies(c *Conn) string {
-	if why := needsSetup(c); why != "" {
-		return why
-	}
-	if !c.PrivateData[0].Seen || !c.PrivateData[1].Seen {
-		return ReasonHalfSetup.String()
-	}
-	if !rpcSetup(c) {
-		return ReasonNotRPC.String()
 	}
 	return ""
 }
@@ -221,7 +60,7 @@ func checkCMAHeader(c *Conn) {
 }
 
 func cmaApplies(c *Conn) string {
-	if why := needsSetup(c); why != "" {
+	if why := NeedsSetup(c); why != "" {
 		return why
 	}
 	if c.Transport != dissect.TransportRoCE {

@@ -1,6 +1,7 @@
 package dissect_test
 
 import (
+	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/fields"
 	"github.com/rdmashark/rdmashark/rpcrdma"
@@ -15,9 +16,11 @@ func rpcULPs(b rpcrdma.UpperLayerBinding) []dissect.ULP {
 }
 
 // RPC-over-RDMA's presentation (fields, Info text, exchange key), which the
-// tests read through dissect.Present, registered as the command's list of
-// plug-ins registers it (cmd/rdmashark/ulps.go).
+// tests read through dissect.Present, and its rules, registered as the
+// command's list of plug-ins registers them (cmd/rdmashark/ulps.go).
 func init() {
+	check.Register(rpcordma.Rules()...)
+	check.RegisterHooks(rpcordma.Hooks())
 	fields.RegisterTable(rpcordma.FieldTable)
 	fields.RegisterInfo(rpcordma.AppendInfo)
 	fields.RegisterExchangeKey(rpcordma.Name, rpcordma.AppendKey)
