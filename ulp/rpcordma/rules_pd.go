@@ -143,7 +143,7 @@ func checkPDSizeRange(c *check.Conn) {
 	if _, known := connOf(c).run.lastPD[key]; !known && len(connOf(c).run.lastPD) >= maxPDPairs {
 		// Bounded: forget one pair of endpoints (any) to remember this
 		// one; a reconnect between the forgotten pair is then compared
-		// with nothing (Runner.pdForgotten counts them).
+		// with nothing (runState.pdForgotten counts them).
 		for k := range connOf(c).run.lastPD {
 			delete(connOf(c).run.lastPD, k)
 			connOf(c).run.pdForgotten++
