@@ -134,3 +134,22 @@ func TestUnder(t *testing.T) {
 		t.Fatal("under")
 	}
 }
+
+// TestChecksAndFieldsKnowNoULP: the checks and the fields are
+// protocol-neutral (issue 25): a ULP's rules and fields are its plug-in's,
+// registered by the command, so neither imports a plug-in nor the wire
+// packages of RPC-over-RDMA (rpcrdma and its RPC/NFS subpackages).
+func TestChecksAndFieldsKnowNoULP(t *testing.T) {
+	all := imports(t)
+	for _, pkg := range []string{"check", "fields"} {
+		deps, ok := all[pkg]
+		if !ok {
+			t.Fatalf("the walk missed package %s", pkg)
+		}
+		for _, d := range deps {
+			if under(d, "ulp") || under(d, "rpcrdma") {
+				t.Errorf("%s imports %s", pkg, d)
+			}
+		}
+	}
+}
