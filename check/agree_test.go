@@ -1,10 +1,11 @@
-package check
+package check_test
 
 import (
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"path/filepath"
 	"testing"
 
+	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma"
 	"github.com/rdmashark/rdmashark/source"
@@ -59,7 +60,7 @@ func TestTransactionsAgree(t *testing.T) {
 					}
 				}
 			}
-			run := NewRunner(Config{MaxFindings: 1 << 20, MaxTotal: 1 << 20})
+			run := check.NewRunner(check.Config{MaxFindings: 1 << 20, MaxTotal: 1 << 20})
 			eng := dissect.NewEngine(rpcordma.With(dissect.Options{Observer: run}, nfs.NewBinding(), txn))
 			if err := eng.Run(r, func(p *dissect.Packet) error { run.Packet(p); return nil }); err != nil {
 				t.Fatal(err)
@@ -131,4 +132,58 @@ func TestTransactionsAgree(t *testing.T) {
 	if checkedSome < 20 {
 		t.Errorf("only %d captures had transactions", checkedSome)
 	}
+}
+
+// TestAgreesWithEngine compares what the runner classified on its own
+// (Calls, Replies, RDMA_ERRORs, Replies With Invalidate) with the
+// RPC-over-RDMA layer of the engine (rpcordma.RPCStats), which pairs them
+// by XID independently.
+func TestAgreesWithEngine(t *testing.T) {
+	for _, f := range realCaptureFiles(t) {
+		r, err := source.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := check.NewRunner(check.Config{})
+		eng := dissect.NewEngine(rpcordma.With(dissect.Options{Observer: run}, nfs.NewBinding(), nil))
+		if err := eng.Run(r, func(p *dissect.Packet) error { run.Packet(p); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		res := run.Finish(eng.Conns.Connections())
+		for _, cr := range res.Connections {
+			dc := cr.Connection()
+			if dc == nil || rpcordma.Stats(dc) == nil || cr.Chunks == nil {
+				if cr.RPC {
+					t.Errorf("%s connection %d: RPC-over-RDMA for the checks, not for the engine", filepath.Base(f), cr.ID)
+				}
+				continue
+			}
+			s := rpcordma.Stats(dc)
+			calls, replies := s.Calls[0]+s.Calls[1], s.Replies[0]+s.Replies[1]
+			if uint64(cr.Chunks.Calls) != calls || uint64(cr.Chunks.Replies) != replies ||
+				uint64(cr.Usage.RepliesWithInvalidate) != s.RepliesWithInvalidate {
+				t.Errorf("%s connection %d: checks count %d Calls, %d Replies, %d With Invalidate; engine %d, %d, %d",
+					filepath.Base(f), cr.ID, cr.Chunks.Calls, cr.Chunks.Replies, cr.Usage.RepliesWithInvalidate, calls, replies, s.RepliesWithInvalidate)
+			}
+		}
+	}
+}
+
+// realCaptureFiles are the real and public captures (capture_test.go's
+// realCaptures).
+func realCaptureFiles(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, pat := range []string{"../testdata/pcaps/*.pcap", "../testdata/pcaps/public/*.pcap"} {
+		m, err := filepath.Glob(pat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m...)
+	}
+	if len(out) == 0 {
+		t.Fatal("no captures found")
+	}
+	return out
 }

@@ -2,13 +2,11 @@ package check
 
 import (
 	"bytes"
-	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"os"
 	"testing"
 
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/source"
-	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // BenchmarkChecks measures what the checks add to the engine on a real
@@ -41,7 +39,7 @@ func BenchmarkChecks(b *testing.B) {
 					opts.Observer = run
 					each = func(p *dissect.Packet) error { run.Packet(p); return nil }
 				}
-				eng := dissect.NewEngine(rpcordma.With(opts, nfs.NewBinding(), nil))
+				eng := dissect.NewEngine(RPCTest.With(opts))
 				if err := eng.Run(r, each); err != nil {
 					b.Fatal(err)
 				}

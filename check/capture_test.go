@@ -11,9 +11,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/internal/pcaptest"
-	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"github.com/rdmashark/rdmashark/source"
-	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // runFile checks one capture with cfg, the way `rdmashark check` does.
@@ -32,7 +30,7 @@ func runFileEngine(t testing.TB, name string, cfg Config) (*Result, *dissect.Eng
 	}
 	defer r.Close()
 	run := NewRunner(cfg)
-	eng := dissect.NewEngine(rpcordma.With(dissect.Options{Observer: run}, nfs.NewBinding(), nil))
+	eng := dissect.NewEngine(RPCTest.With(dissect.Options{Observer: run}))
 	if err := eng.Run(r, func(p *dissect.Packet) error { run.Packet(p); return nil }); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -121,42 +119,6 @@ func TestRealCaptures(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestAgreesWithEngine compares what the runner classified on its own
-// (Calls, Replies, RDMA_ERRORs, Replies With Invalidate) with the
-// RPC-over-RDMA layer of the engine (rpcordma.RPCStats), which pairs them
-// by XID independently.
-func TestAgreesWithEngine(t *testing.T) {
-	for _, f := range realCaptures(t) {
-		r, err := source.Open(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		run := NewRunner(Config{})
-		eng := dissect.NewEngine(rpcordma.With(dissect.Options{Observer: run}, nfs.NewBinding(), nil))
-		if err := eng.Run(r, func(p *dissect.Packet) error { run.Packet(p); return nil }); err != nil {
-			t.Fatal(err)
-		}
-		r.Close()
-		res := run.Finish(eng.Conns.Connections())
-		for _, cr := range res.Connections {
-			dc := cr.Connection()
-			if dc == nil || rpcordma.Stats(dc) == nil || cr.Chunks == nil {
-				if cr.RPC {
-					t.Errorf("%s connection %d: RPC-over-RDMA for the checks, not for the engine", filepath.Base(f), cr.ID)
-				}
-				continue
-			}
-			s := rpcordma.Stats(dc)
-			calls, replies := s.Calls[0]+s.Calls[1], s.Replies[0]+s.Replies[1]
-			if uint64(cr.Chunks.Calls) != calls || uint64(cr.Chunks.Replies) != replies ||
-				uint64(cr.Usage.RepliesWithInvalidate) != s.RepliesWithInvalidate {
-				t.Errorf("%s connection %d: checks count %d Calls, %d Replies, %d With Invalidate; engine %d, %d, %d",
-					filepath.Base(f), cr.ID, cr.Chunks.Calls, cr.Chunks.Replies, cr.Usage.RepliesWithInvalidate, calls, replies, s.RepliesWithInvalidate)
-			}
-		}
 	}
 }
 

@@ -43,6 +43,3 @@ func (f *Finding) First() int {
 	}
 	return f.Packets[0]
 }
-
-// xidp returns a pointer to a copy of x, for Finding.XID.
-func xidp(x uint32) *uint32 { return &x }

@@ -17,7 +17,7 @@ import (
 // RDMAOp.Attach (dissect.Memory: Attached, UnattachedAfterReply,
 // UnattachedCaptureGap, ...) and, for Sends With Invalidate, the ULP's
 // record through Neutral.Invalidated. RPC-over-RDMA's own versions are
-// still in rdma.go and inv.go.
+// its plug-in's (ulp/rpcordma/rules_rdma.go, rules_inv.go).
 
 // Neutral describes one ULP to the neutral rules: its name, how its
 // findings name the parties and the memory, and how to read its records.

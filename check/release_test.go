@@ -2,14 +2,12 @@ package check
 
 import (
 	"fmt"
-	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"path/filepath"
 	"testing"
 
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/internal/longstream"
 	"github.com/rdmashark/rdmashark/source"
-	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // Tests of the runner on a long stream (issue 6): connections the engine
@@ -31,7 +29,7 @@ func runStream(t *testing.T, name string, n int, opts dissect.Options, each func
 	}
 	run := NewRunner(Config{})
 	opts.Observer = run
-	eng := dissect.NewEngine(rpcordma.With(opts, nfs.NewBinding(), nil))
+	eng := dissect.NewEngine(RPCTest.With(opts))
 	if err := eng.Run(r, func(p *dissect.Packet) error {
 		run.Packet(p)
 		if each != nil {

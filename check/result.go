@@ -2,7 +2,6 @@ package check
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -318,16 +317,12 @@ func (c *Conn) result() *ConnResult {
 		cr.Client, cr.Server = c.Client, c.Server
 		cr.ServicePort = c.ServicePort
 		cr.State = c.State.String()
-		cr.RPC = c.rpc == rpcYes
 		cr.Caveats = connCaveats(c.Connection)
-		if cr.RPC {
-			u, ch := c.Usage, c.Chunks
-			u.Version2 = onlyVersion2(c)
-			if c.Negotiated && !u.Version2 {
-				n := c.thresholds().RemoteInvalidation
-				u.Negotiated = &n
-			}
-			cr.Usage, cr.Chunks = &u, &ch
+		if c.hooks == nil {
+			c.hooks = hooks[c.Connection.ULP]
+		}
+		if h := c.hooks; h != nil && h.Result != nil {
+			h.Result(c, cr)
 		}
 	}
 	for _, ru := range c.r.rules {
@@ -379,35 +374,4 @@ func (c *Conn) result() *ConnResult {
 	}
 	sort.SliceStable(cr.findings, func(i, j int) bool { return cr.findings[i].First() < cr.findings[j].First() })
 	return cr
-}
-
-// xidSet is a small bounded set of XIDs with the packet that added each.
-type xidSet struct {
-	xids []uint32
-	pkts []int
-}
-
-const maxXIDSet = 64
-
-func (s *xidSet) add(x uint32, pkt int) {
-	if len(s.xids) >= maxXIDSet {
-		copy(s.xids, s.xids[1:])
-		copy(s.pkts, s.pkts[1:])
-		s.xids, s.pkts = s.xids[:len(s.xids)-1], s.pkts[:len(s.pkts)-1]
-	}
-	s.xids = append(s.xids, x)
-	s.pkts = append(s.pkts, pkt)
-}
-
-// take removes x and returns the packet that added it.
-func (s *xidSet) take(x uint32) (int, bool) {
-	for i, v := range s.xids {
-		if v == x {
-			p := s.pkts[i]
-			s.xids = slices.Delete(s.xids, i, i+1)
-			s.pkts = slices.Delete(s.pkts, i, i+1)
-			return p, true
-		}
-	}
-	return 0, false
 }

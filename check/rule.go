@@ -3,10 +3,10 @@ package check
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // Rule is one conformance check: what it enforces, where the spec says so,
@@ -28,15 +28,30 @@ type Rule struct {
 	Evidence string
 	// ULP is the name of the upper-layer protocol whose rule it is
 	// ("rpcordma", dissect.ULP.Name); empty for the rules of the RDMA
-	// transport, which judge every connection.
+	// transport, which judge every connection. A ULP's rule runs on, and
+	// is listed for, the connections that carry its ULP.
 	ULP string
+	// OnUnclaimed: the ULP's rule also runs on, and is listed for, the
+	// connections no ULP claimed, where Applies says why it could not be
+	// evaluated (RPC-over-RDMA's rules: "no RPC-over-RDMA traffic on this
+	// connection").
+	OnUnclaimed bool
+	// Hide, when set, leaves the rule out of the results of the
+	// connections it returns true for (RPC-over-RDMA: a rule of one
+	// version on a connection whose messages all used the other).
+	Hide func(c *Conn) bool
+	// Before, when set, is the ID of a rule already in the table that
+	// Register lists this one in front of (a plug-in's rules keep the
+	// places they had in the table's order); empty: after the rest.
+	Before string
 	// Added marks rules that are not in the project's list of checks
 	// (shared/specs/conformance-rules.md) but that the specs support.
 	Added bool
-	// Version, when set, is the RPC-over-RDMA version whose rules the rule
-	// enforces (RFC 8166/8797 for 1, draft-ietf-nfsv4-rpcrdma-version-two
-	// for 2). It judges only that version's messages, and is not listed
-	// for a connection whose messages all used the other version.
+	// Version, when set, is the version of its ULP's protocol whose rules
+	// the rule enforces (RPC-over-RDMA: RFC 8166/8797 for 1,
+	// draft-ietf-nfsv4-rpcrdma-version-two for 2). It judges only that
+	// version's messages (its ULP's Hide leaves it out of a connection
+	// whose messages all used another).
 	Version uint32
 	// Waits, when set, names the engine work the rule needs and that is
 	// not there yet; such a rule reports "not evaluated" with it.
@@ -53,15 +68,12 @@ type Rule struct {
 	// SeesDiscarded: Packet runs on the packets with a bad ICRC or VCRC
 	// too (the rules that judge those CRCs).
 	SeesDiscarded bool
-	// Message runs for every reassembled RDMA Send of a connection.
-	Message func(c *Conn, m *Msg)
 	// RDMAOp runs for every RDMA Read or Write of a connection (for a
-	// rule of a ULP other than RPC-over-RDMA, of a connection carrying
-	// that ULP).
+	// ULP's rule, of a connection it runs on: ULP).
 	RDMAOp func(c *Conn, op *dissect.RDMAOp)
-	// ULPMessage runs, for a rule of a ULP other than RPC-over-RDMA, for
-	// every Send of a connection carrying that ULP that its session made a
-	// record of (dissect.Message.ULP).
+	// ULPMessage runs, for a ULP's rule, for every Send of a connection
+	// carrying that ULP that its session made a record of
+	// (dissect.Message.ULP), after the ULP's Hooks.Message.
 	ULPMessage func(c *Conn, m *dissect.Message)
 	// End runs once per connection after the capture.
 	End func(c *Conn)
@@ -166,13 +178,47 @@ func Register(rules ...*Rule) {
 		if _, dup := byID[r.ID]; dup {
 			panic("check: duplicate rule " + r.ID)
 		}
-		r.index = len(table)
-		table = append(table, r)
+		at := len(table)
+		if r.Before != "" {
+			b, ok := byID[r.Before]
+			if !ok {
+				panic("check: rule " + r.ID + " before " + r.Before + ", which is not registered")
+			}
+			at = b.index
+		}
+		table = slices.Insert(table, at, r)
+		for i := at; i < len(table); i++ {
+			table[i].index = i
+		}
 		r.waitsReason = "waits for " + r.Waits
 		r.noEvidenceReason = "nothing in the capture to check: needs " + r.Evidence
 		byID[r.ID] = r
 	}
 }
+
+// Hooks are what a ULP's rules share that is no one rule's: the view of a
+// message they all read, the connection's summary they add to its result.
+// A plug-in registers them with its rules (RegisterHooks).
+type Hooks struct {
+	// ULP is the plug-in's Name.
+	ULP string
+	// Message runs for every Send of a connection carrying the ULP that
+	// its session made a record of (dissect.Message.ULP), before the
+	// ULP's rules' ULPMessage and whichever of them are enabled: it makes
+	// what they read of the message (in Conn.ULPState) and counts it.
+	Message func(c *Conn, m *dissect.Message)
+	// Result adds the ULP's part of a connection's result
+	// (ConnResult.RPC, Usage, Chunks), after its End rules ran, for the
+	// connections its rules run on.
+	Result func(c *Conn, cr *ConnResult)
+}
+
+// hooks are the ULPs' Hooks by name (RegisterHooks).
+var hooks = map[string]*Hooks{}
+
+// RegisterHooks adds a ULP's Hooks, before any Runner is made (the
+// command's list of plug-ins, with the ULP's rules).
+func RegisterHooks(h Hooks) { hooks[h.ULP] = &h }
 
 // NeedsULP returns a Rule.Applies for the rules of the ULP named name:
 // they apply to the connections that carry it.
@@ -185,42 +231,15 @@ func NeedsULP(name string) func(c *Conn) string {
 	}
 }
 
-// hiddenFor reports whether ru is left out of c's results: a rule of a
-// ULP other than RPC-over-RDMA on a connection that does not carry it, or
-// an RPC-over-RDMA rule on a connection of another ULP. (On a connection
-// of no ULP, RPC-over-RDMA's rules say why they were not evaluated, as
-// they always did.)
+// hiddenFor reports whether ru is left out of c's results: a ULP's rule
+// on a connection it does not run on (otherULP), or one its Hide leaves
+// out.
 func (ru *Rule) hiddenFor(c *Conn) bool {
-	if ru.ULP == rpcULP {
-		return c.Connection.ULP != "" && c.Connection.ULP != rpcULP || ru.otherVersion(c)
-	}
-	return ru.otherULP(c)
+	return ru.otherULP(c) || ru.Hide != nil && ru.Hide(c)
 }
 
-// otherVersion reports whether ru judges one RPC-over-RDMA version and c's
-// messages all used the other one.
-func (ru *Rule) otherVersion(c *Conn) bool {
-	if ru.Version == 0 {
-		return false
-	}
-	var n [3]uint64
-	if rs := rpcordma.Stats(c.Connection); rs != nil {
-		n = rs.Versions
-	}
-	switch ru.Version {
-	case 1:
-		return n[1] == 0 && n[2] > 0
-	case 2:
-		return n[2] == 0
-	}
-	return false
-}
-
-// otherULP reports whether ru is a rule of a ULP other than RPC-over-RDMA
-// that does not apply to c (RPC's rules check c themselves).
+// otherULP reports whether ru is a rule of a ULP that does not run on c:
+// c carries another ULP, or none and ru is not OnUnclaimed.
 func (ru *Rule) otherULP(c *Conn) bool {
-	return ru.ULP != "" && ru.ULP != rpcULP && ru.ULP != c.Connection.ULP
+	return ru.ULP != "" && ru.ULP != c.Connection.ULP && !(ru.OnUnclaimed && c.Connection.ULP == "")
 }
-
-// rpcULP names RPC-over-RDMA's rules (Rule.ULP).
-const rpcULP = rpcordma.Name

@@ -60,7 +60,7 @@ func TestTable(t *testing.T) {
 		if r.Severity < Info || r.Severity > Error || r.Reference == "" || r.Summary == "" || r.Evidence == "" || len(r.Explanation) < 100 {
 			t.Errorf("%s: incomplete row", r.ID)
 		}
-		if r.Packet == nil && r.Message == nil && r.RDMAOp == nil && r.End == nil && r.Waits == "" {
+		if r.Packet == nil && r.ULPMessage == nil && r.RDMAOp == nil && r.End == nil && r.Waits == "" {
 			t.Errorf("%s: nothing evaluates it", r.ID)
 		}
 		if !r.Added && !slices.Contains(listed, r.ID) {

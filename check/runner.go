@@ -7,7 +7,6 @@ import (
 
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/layers/roce"
-	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // Bounds on what the runner keeps (Config overrides them).
@@ -47,7 +46,6 @@ type Runner struct {
 	rules   []*Rule
 	enabled []bool
 	pkt     []*Rule
-	msg     []*Rule
 	op      []*Rule
 	ulpMsg  []*Rule
 	end     []*Rule
@@ -67,18 +65,10 @@ type Runner struct {
 	done      []*ConnResult
 	forgotten forgottenConns
 
-	m    Msg
-	call callView
-
-	// ulb is what the Upper-Layer Binding rules read of the Call being
-	// checked (ulb.go).
-	ulb ulbCall
-
 	kept, omitted int
-	// lastPD remembers, per pair of endpoints, the private data of the
-	// last connection between them (PD-SIZE-RANGE compares reconnects).
-	lastPD      map[pdKey][2]pdSeen
-	pdForgotten int // pairs dropped from lastPD at maxPDPairs
+	// shared is what the ULPs' rules keep across the connections of the
+	// capture (Conn.Shared), by ULP.
+	shared map[string]any
 }
 
 // NewRunner returns a runner for cfg.
@@ -97,7 +87,7 @@ func NewRunner(cfg Config) *Runner {
 		rules = table
 	}
 	r := &Runner{cfg: cfg, rules: rules, enabled: make([]bool, len(table)),
-		conns: map[*dissect.Connection]*Conn{}, lastPD: map[pdKey][2]pdSeen{}}
+		conns: map[*dissect.Connection]*Conn{}}
 	for _, ru := range rules {
 		r.enabled[ru.index] = true
 		if ru.Waits != "" {
@@ -105,9 +95,6 @@ func NewRunner(cfg Config) *Runner {
 		}
 		if ru.Packet != nil {
 			r.pkt = append(r.pkt, ru)
-		}
-		if ru.Message != nil {
-			r.msg = append(r.msg, ru)
 		}
 		if ru.RDMAOp != nil {
 			r.op = append(r.op, ru)
@@ -185,29 +172,26 @@ func (r *Runner) Packet(p *dissect.Packet) {
 func (r *Runner) Message(m *dissect.Message) {
 	if m.Conn != nil {
 		c := r.conn(m.Conn)
-		switch {
-		case rpcordma.Record(m) != nil:
-			// The engine took the connection for RPC-over-RDMA and made
-			// its record of the message: the rules read it.
-			c.rpc = rpcYes
-			g := r.view(m)
-			c.account(g)
-			for _, ru := range r.msg {
-				c.cur = ru
-				ru.Message(c, g)
+		c.sends++
+		if m.ULP != nil {
+			// The session of the connection's ULP made its record of the
+			// message: its hooks, then its rules, read it.
+			if c.hooks == nil {
+				c.hooks = hooks[c.Connection.ULP]
+				if c.hooks == nil {
+					c.hooks = &noHooks
+				}
+			}
+			if h := c.hooks.Message; h != nil {
+				h(c, m)
+			}
+			for _, ru := range r.ulpMsg {
+				if !ru.otherULP(c) {
+					c.cur = ru
+					ru.ULPMessage(c, m)
+				}
 			}
 			c.cur = nil
-		case c.rpc != rpcYes:
-			c.rpc = rpcNo
-			if m.ULP != nil {
-				for _, ru := range r.ulpMsg {
-					if !ru.otherULP(c) {
-						c.cur = ru
-						ru.ULPMessage(c, m)
-					}
-				}
-				c.cur = nil
-			}
 		}
 	}
 	if r.cfg.Next != nil {
@@ -465,12 +449,14 @@ type Conn struct {
 
 	packets, snapCut, ops int
 
-	// rpc says whether the connection carries RPC-over-RDMA.
-	rpc rpcState
-	// Usage counts Replies with and without remote invalidation;
-	// Chunks counts the chunks of its RPC-over-RDMA messages.
-	Usage  InvUsage
-	Chunks ChunkSummary
+	// sends counts the connection's Sends (Messages).
+	sends int
+	// hooks are those of the connection's ULP (noHooks: none), found
+	// on its first message with a ULP record.
+	hooks *Hooks
+	// ULPState is what the rules of the connection's ULP keep for it
+	// (set and read by them, through their Hooks).
+	ULPState any
 
 	// Per-area state of the rules (transport.go, hdr.go, ...).
 	pmtu int // path MTU in bytes from the CM REQ, 0 when unknown
@@ -479,22 +465,13 @@ type Conn struct {
 	startPSN    [2]uint32
 	hasStartPSN [2]bool
 	psn         [2]psnState
-	badVers     [2]xidSet   // by sender: Calls with an unsupported rdma_vers, awaiting ERR_VERS
-	v1Sent      [2]bool     // the side sent version 1 headers
-	unneeded    [2]unneeded // CHUNK-UNNEEDED: Calls, Replies
-	// overrunNow is set while the Calls sent each way exceed the credits
-	// granted (CREDIT-OVERRUN reports once per overrun).
-	overrunNow [2]bool
-	loss       lossState   // loss.go
-	damage     damageState // damage.go
-	v2         v2State     // v2.go
+	loss        lossState   // loss.go
+	damage      damageState // damage.go
 	// rej is the refusal CM-REJ or MPA-REJ saw, reported at the end of
 	// the connection, when a later connection may have got through.
 	rej refusal
 	// held are the findings Hold keeps to the end of the connection.
 	held []heldFinding
-	// rfc8797 is RPC-over-RDMA's reading of the set-up (pd.go).
-	rfc8797 rfc8797SetUp
 }
 
 // heldFinding is a finding that rests on the capture holding every
@@ -564,13 +541,8 @@ func (c *Conn) settle() {
 	c.held = nil
 }
 
-type rpcState uint8
-
-const (
-	rpcUnknown rpcState = iota
-	rpcYes
-	rpcNo
-)
+// noHooks are the hooks of a ULP that registered none.
+var noHooks Hooks
 
 func (c *Conn) state(ru *Rule) *ruleState {
 	s := c.rs[ru.index]
@@ -587,21 +559,6 @@ func (c *Conn) Checked() { c.state(c.cur).checked++ }
 
 // Skip records that the current rule could not judge one item, and why.
 func (c *Conn) Skip(why Reason) { c.state(c.cur).skipped[why]++ }
-
-// replyCall returns the Call a Reply (or RDMA_ERROR) m answers, or nil after
-// marking the current rule not evaluated: the capture does not hold the Call
-// (it started mid-transaction) or could not decode it.
-func (c *Conn) replyCall(m *Msg) *Call {
-	switch k := m.Call; {
-	case k != nil:
-		return k
-	case m.Rec.CallUndecoded:
-		c.Skip(ReasonCallUnknown)
-	default:
-		c.Skip(ReasonMidTransaction)
-	}
-	return nil
-}
 
 // Report records a finding of the current rule. The runner fills in the
 // rule, its reference and the connection; f.Severity may lower the rule's
@@ -622,9 +579,6 @@ func (c *Conn) Report(f Finding) {
 	f.Connection = c.ID
 	f.Reference = ru.Reference
 	f.ULP = ru.ULP
-	if f.XID != nil && f.Exchange == "" {
-		f.Exchange = hex32(*f.XID)
-	}
 	if n := len(f.Packets); n > r.cfg.MaxPackets {
 		f.PacketsOmitted += n - r.cfg.MaxPackets
 		f.Packets = f.Packets[:r.cfg.MaxPackets]
@@ -637,9 +591,11 @@ func (c *Conn) Report(f Finding) {
 	r.kept++
 }
 
-// dropped counts a finding of the current rule that the limits leave out
+// Dropped counts a finding of the current rule that the limits leave out
 // (as Report would) and reports whether there is one, so that a rule that
 // fires on every message does not format a message nobody will read.
+func (c *Conn) Dropped() bool { return c.dropped() }
+
 func (c *Conn) dropped() bool {
 	s := c.state(c.cur)
 	r := c.r
@@ -659,14 +615,6 @@ func (c *Conn) Reportf(packets []int, key, format string, a ...any) {
 	c.Report(Finding{Packets: packets, Key: key, Message: fmt.Sprintf(format, a...)})
 }
 
-// ReportXID is Reportf for a finding about one RPC transaction.
-func (c *Conn) ReportXID(xid uint32, packets []int, key, format string, a ...any) {
-	if c.dropped() {
-		return
-	}
-	c.Report(Finding{XID: xidp(xid), Packets: packets, Key: key, Message: fmt.Sprintf(format, a...)})
-}
-
 // Enabled tells whether the rule with that ID is being evaluated.
 func (c *Conn) Enabled(id string) bool {
 	ru, ok := byID[id]
@@ -682,13 +630,33 @@ func (c *Conn) found() bool {
 	return false
 }
 
-// hex32 is "0x%08x" without fmt.
-func hex32(x uint32) string {
-	const digits = "0123456789abcdef"
-	b := [10]byte{'0', 'x'}
-	for i := 9; i >= 2; i-- {
-		b[i] = digits[x&0xf]
-		x >>= 4
+// Sends returns how many Sends of the connection the engine delivered.
+func (c *Conn) Sends() int { return c.sends }
+
+// RDMAOps returns how many RDMA Reads and Writes of the connection the
+// engine delivered.
+func (c *Conn) RDMAOps() int { return c.ops }
+
+// SnapCut returns how many packets of the connection the capture's snap
+// length cut.
+func (c *Conn) SnapCut() int { return c.snapCut }
+
+// MaxPackets is the number of packet numbers a finding keeps
+// (Config.MaxPackets).
+func (c *Conn) MaxPackets() int { return c.r.cfg.MaxPackets }
+
+// Shared returns what the rules of the ULP named ulp keep across the
+// connections of the capture (one value per Runner), made by mk on first
+// use.
+func (c *Conn) Shared(ulp string, mk func() any) any {
+	r := c.r
+	if v, ok := r.shared[ulp]; ok {
+		return v
 	}
-	return string(b[:])
+	if r.shared == nil {
+		r.shared = map[string]any{}
+	}
+	v := mk()
+	r.shared[ulp] = v
+	return v
 }

@@ -1,7 +1,9 @@
 package dissect_test
 
 import (
+	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/fields"
 	"github.com/rdmashark/rdmashark/rpcrdma"
 	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
@@ -11,4 +13,15 @@ import (
 // by binding b (nil: none).
 func rpcULPs(b rpcrdma.UpperLayerBinding) []dissect.ULP {
 	return []dissect.ULP{rpcordma.New(b, rpcordma.NFSRDMAPort)}
+}
+
+// RPC-over-RDMA's presentation (fields, Info text, exchange key), which the
+// tests read through dissect.Present, and its rules, registered as the
+// command's list of plug-ins registers them (cmd/rdmashark/ulps.go).
+func init() {
+	check.Register(rpcordma.Rules()...)
+	check.RegisterHooks(rpcordma.Hooks())
+	fields.RegisterTable(rpcordma.FieldTable)
+	fields.RegisterInfo(rpcordma.AppendInfo)
+	fields.RegisterExchangeKey(rpcordma.Name, rpcordma.AppendKey)
 }

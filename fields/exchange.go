@@ -1,20 +1,12 @@
 package fields
 
-import (
-	"strconv"
-
-	"github.com/rdmashark/rdmashark/ulp/rpcordma"
-)
+import "strconv"
 
 // exchangeKeys are how each ULP writes the key of its exchanges
 // (dissect.Exchange.Key) in every output: the listing of `rdmashark
 // exchanges`, its export table. A ULP without an entry has its key in
 // decimal.
-var exchangeKeys = map[string]func(dst []byte, key uint64) []byte{
-	// The RPC XID as the dissector, tshark's rpc.xid and `transactions`
-	// print it: 0x and eight hex digits.
-	rpcordma.Name: func(dst []byte, key uint64) []byte { return AppendHex(dst, key, 8) },
-}
+var exchangeKeys = map[string]func(dst []byte, key uint64) []byte{}
 
 // RegisterExchangeKey sets how the exchanges of the named ULP write their
 // key, before any output is made: a plug-in's format, registered by the

@@ -126,6 +126,11 @@ type Field struct {
 	// fills infiniband.reth.va and r_key from an AtomicETH too, yet a
 	// packet without a RETH shows no RETH.)
 	InTree func(p *dissect.Packet) bool
+	// NoPresence: the field occurs without its protocol, as in Wireshark
+	// (NFSACL and MOUNT messages carry nfs.status and nfs's value
+	// fields), so its values do not make the protocol present to a
+	// display filter.
+	NoPresence bool
 }
 
 // Format prints v the way tshark -T fields prints a value of this field.
@@ -196,6 +201,22 @@ type FieldSet struct {
 	instances map[string]func(p *dissect.Packet) int
 }
 
+// ulpMessages are the plug-ins' Messages (RegisterTable), in registration
+// order.
+var ulpMessages []*Messages
+
+// messagesOf returns the Messages of the ULP whose messages p completed,
+// and how many; nil when p completed none. (A packet is of one
+// connection, whose ULP is one.)
+func messagesOf(p *dissect.Packet) (*Messages, int) {
+	for _, m := range ulpMessages {
+		if n := m.Count(p); n > 0 {
+			return m, n
+		}
+	}
+	return nil, 0
+}
+
 // Table is one protocol's part of the field registry: the groups its
 // fields belong to (with their -V titles), the kinds of instance its fields
 // repeat with, and its fields in display order. Each fields_*.go file builds
@@ -204,6 +225,7 @@ type Table struct {
 	groups    [][2]string
 	instances []instanceKind
 	fields    []*Field
+	messages  *Messages
 }
 
 type instanceKind struct {
@@ -221,13 +243,42 @@ func (t *Table) Instances(kind string, count func(p *dissect.Packet) int) {
 	t.instances = append(t.instances, instanceKind{kind, count})
 }
 
+// Messages is how a plug-in's table tells the protocol-neutral parts of
+// the presentation about the ULP messages a packet completed (its records
+// in dissect.Packet.ULP): frame.protocols lists what each holds, and
+// InfoLines (one summary line per iWARP FPDU) puts each on the line of the
+// FPDU that completed it.
+type Messages struct {
+	// Count returns how many messages of the ULP p completed.
+	Count func(p *dissect.Packet) int
+	// Info appends message i's part of the summary line (without the
+	// " | " in front of it).
+	Info func(p *dissect.Packet, i int, dst []byte) []byte
+	// ProtocolNames are the protocol filter names the ULP's messages
+	// hold, as tshark lists them in frame.protocols (RPC-over-RDMA:
+	// "rpcordma", "rpc", "nfs", ...); Protocols returns the indexes in
+	// ProtocolNames of those message i holds, outermost first, in a slice
+	// the plug-in keeps (it is only read: no allocation per packet).
+	ProtocolNames []string
+	Protocols     func(p *dissect.Packet, i int) []int
+	// ByRead tells whether message i was completed by the last segment
+	// of an RDMA Read Response (a message rebuilt from the memory its peer
+	// read) rather than by a Send's (nil: never).
+	ByRead func(p *dissect.Packet, i int) bool
+
+	protoBase protocol // ProtocolNames[0]'s protocol
+}
+
+// Messages sets the table's Messages.
+func (t *Table) Messages(m Messages) { t.messages = &m }
+
 // Register adds fields to the table, in display order.
 func (t *Table) Register(fs ...*Field) { t.fields = append(t.fields, fs...) }
 
 // fieldTables are the protocols' tables in registry (display) order.
 var fieldTables = []func() *Table{
 	analysisTable, columnTable, compatTable, ibTable, iwarpTable, linkTable,
-	netTable, streamTable, commentTable, nfsTable, nfsMoreTable, rpcTable, protocolsTable, maccTable,
+	netTable, streamTable, commentTable, protocolsTable, maccTable,
 	wordsTable, // fields_words.go
 }
 
@@ -239,10 +290,15 @@ var Registry = NewFieldSet(fieldTables...)
 // read from its records in dissect.Packet.ULP) to Registry, before any
 // output or display filter is made: the command's list of plug-ins
 // (cmd/rdmashark/ulps.go) calls it. A field name already taken panics.
-func RegisterTable(mk func() *Table) { Registry.addTable(mk) }
+func RegisterTable(mk func() *Table) {
+	if m := Registry.addTable(mk).messages; m != nil {
+		m.protoBase = registerProtocols(m.ProtocolNames)
+		ulpMessages = append(ulpMessages, m)
+	}
+}
 
 // addTable adds one table's groups, instance kinds and fields.
-func (s *FieldSet) addTable(mk func() *Table) {
+func (s *FieldSet) addTable(mk func() *Table) *Table {
 	t := mk()
 	for _, g := range t.groups {
 		s.titles[g[0]] = g[1]
@@ -251,6 +307,7 @@ func (s *FieldSet) addTable(mk func() *Table) {
 		s.instances[k.kind] = k.count
 	}
 	s.register(t.fields...)
+	return t
 }
 
 // NewFieldSet builds a registry from tables, in their order. A field name

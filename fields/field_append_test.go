@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // TestAppendFormatIsFormat: for every value of every registered field on
@@ -37,7 +36,7 @@ func TestAppendFormatIsFormat(t *testing.T) {
 	}
 	n := 0
 	for _, name := range []string{"rxe-nfs3.pcap", "siw-nfs41.pcap", "rxe-rping-any-sll2.pcap"} {
-		e := dissect.NewEngine(rpcordma.With(dissect.Options{}, nil, nil))
+		e := dissect.NewEngine(dissect.Options{})
 		var p dissect.Packet
 		for _, r := range loadRecords(t, name) {
 			p.Number, p.Timestamp, p.LinkType = r.num, r.ts, r.lt

@@ -11,8 +11,6 @@ import (
 	"github.com/rdmashark/rdmashark/layers/ipoib"
 	"github.com/rdmashark/rdmashark/layers/iwarp"
 	"github.com/rdmashark/rdmashark/layers/roce"
-	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
-	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // frame.protocols: the protocols of the packet, outermost first, joined by
@@ -47,25 +45,31 @@ const (
 	protoInfiniBand
 	protoMPA
 	protoDDP
-	protoRPCoRDMA
-	protoRPC
-	protoNFS
-	protoNFSACL
-	protoMount
-	protoPortmap
-	protoNLM
 	protoData
 	protoMACC
 	numProtocols
 )
 
-var protocolNames = [numProtocols]string{
+// protocolNames are the names of the protocols, the plug-ins' after
+// numProtocols (registerProtocols).
+var protocolNames = []string{
 	protoEth: "eth", protoEthertype: "ethertype", protoVLAN: "vlan", protoQinQ: "ieee8021ad", protoSLL: "sll",
 	protoERF: "erf", protoIPoIB: "ipoib", protoRaw: "raw", protoIP: "ip", protoIPv6: "ipv6", protoARP: "arp",
 	protoICMP: "icmp", protoICMPv6: "icmpv6", protoUDP: "udp", protoTCP: "tcp", protoInfiniBand: "infiniband",
-	protoMPA: "iwarp_mpa", protoDDP: "iwarp_ddp_rdmap", protoRPCoRDMA: "rpcordma", protoRPC: "rpc",
-	protoNFS: "nfs", protoNFSACL: "nfsacl", protoMount: "mount", protoPortmap: "portmap", protoNLM: "nlm",
+	protoMPA: "iwarp_mpa", protoDDP: "iwarp_ddp_rdmap",
 	protoData: "data", protoMACC: "macc",
+}
+
+// registerProtocols adds a plug-in's protocol names (Messages.ProtocolNames)
+// and returns the protocol of the first. It runs at registration, before
+// any packet.
+func registerProtocols(names []string) protocol {
+	base := len(protocolNames)
+	if base+len(names) > 256 {
+		panic("fields: too many protocols")
+	}
+	protocolNames = append(protocolNames, names...)
+	return protocol(base)
 }
 
 // maxProtocols bounds the list kept as a key; a longer one (an iWARP
@@ -199,8 +203,10 @@ func buildProtocols(p *dissect.Packet, l *protoList) {
 		}
 	}
 	if ib && p.BTH.NextLayerType() != roce.LayerTypeMAD && !ibCarriesIP(p) {
-		if len(rpcordma.Records(p)) > 0 {
-			rpcProtocols(p, l)
+		if m, n := messagesOf(p); n > 0 {
+			for i := 0; i < n; i++ {
+				m.protocols(p, i, l)
+			}
 		} else if len(p.BTH.Payload) > 0 {
 			l.add(protoData)
 		}
@@ -244,7 +250,8 @@ func tcpProtocols(p *dissect.Packet, l *protoList) {
 		return
 	}
 	l.add(protoMPA)
-	rec := 0 // the next of rpcordma.Records(p) to place
+	m, n := messagesOf(p)
+	rec := 0 // the next of the ULP's messages to place
 	for i := range w.FPDUs {
 		f := &w.FPDUs[i]
 		l.add(protoDDP)
@@ -253,8 +260,8 @@ func tcpProtocols(p *dissect.Packet, l *protoList) {
 		}
 		switch op := f.RDMAP.Opcode; {
 		case f.DDP.T:
-			if f.DDP.L && op == iwarp.OpRDMAReadResponse && rec < len(rpcordma.Records(p)) && !rpcordma.Records(p)[rec].HasHeader {
-				rpcRecordProtocols(&rpcordma.Records(p)[rec], l)
+			if f.DDP.L && op == iwarp.OpRDMAReadResponse && rec < n && m.ByRead != nil && m.ByRead(p, rec) {
+				m.protocols(p, rec, l)
 				rec++
 			} else if f.DataLen > 0 {
 				l.add(protoData)
@@ -263,49 +270,25 @@ func tcpProtocols(p *dissect.Packet, l *protoList) {
 			if !f.DDP.L {
 				continue
 			}
-			if rec < len(rpcordma.Records(p)) {
-				rpcRecordProtocols(&rpcordma.Records(p)[rec], l)
+			if rec < n {
+				m.protocols(p, rec, l)
 				rec++
 			} else if f.DataLen > 0 {
 				l.add(protoData)
 			}
 		}
 	}
-	for ; rec < len(rpcordma.Records(p)); rec++ {
-		rpcRecordProtocols(&rpcordma.Records(p)[rec], l)
+	for ; rec < n; rec++ {
+		m.protocols(p, rec, l)
 	}
 }
 
-// rpcProtocols adds the RPC-over-RDMA messages the packet completed and
-// the RPC programs inside.
-func rpcProtocols(p *dissect.Packet, l *protoList) {
-	for i := range rpcordma.Records(p) {
-		rpcRecordProtocols(&rpcordma.Records(p)[i], l)
-	}
-}
-
-// rpcRecordProtocols adds one RPC-over-RDMA message: "rpcordma", then
-// "rpc" when an RPC message is whole, then its program's protocol, except
-// for the NULL procedure, which tshark leaves to RPC.
-func rpcRecordProtocols(r *rpcordma.RPCRecord, l *protoList) {
-	l.add(protoRPCoRDMA)
-	if !r.HasRPC {
-		return
-	}
-	l.add(protoRPC)
-	prog, _, proc, ok := rpcProgram(r, &r.RPC)
-	if !ok || proc == 0 {
-		return
-	}
-	switch oncrpc.Program(prog) {
-	case oncrpc.ProgNFS:
-		l.add(protoNFS)
-	case oncrpc.ProgNFSACL:
-		l.add(protoNFSACL)
-	case oncrpc.ProgMount:
-		l.add(protoMount)
-	case oncrpc.ProgPortmap:
-		l.add(protoPortmap)
+// protocols adds the protocols of message i (Messages.Protocols).
+func (m *Messages) protocols(p *dissect.Packet, i int, l *protoList) {
+	if m.Protocols != nil {
+		for _, k := range m.Protocols(p, i) {
+			l.add(m.protoBase + protocol(k))
+		}
 	}
 }
 

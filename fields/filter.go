@@ -66,7 +66,7 @@ func (r filterRegistry) Lookup(name string) (dfilter.Field[*dissect.Packet], boo
 	prefix := name + "."
 	pa := &protoAdapter{}
 	for _, f := range r.s.All() {
-		if strings.HasPrefix(f.Name, prefix) && f.Get != nil && !notPresence[f.Name] {
+		if strings.HasPrefix(f.Name, prefix) && f.Get != nil && !notPresence[f.Name] && !f.NoPresence {
 			pa.children = append(pa.children, f)
 		}
 	}
@@ -78,8 +78,9 @@ func (r filterRegistry) Lookup(name string) (dfilter.Field[*dissect.Packet], boo
 }
 
 // notPresence are fields that occur without their protocol, as in
-// Wireshark: IPv6 packets carry ip.version; NFSACL replies nfs.status.
-var notPresence = map[string]bool{"ip.version": true, "nfs.status": true}
+// Wireshark: IPv6 packets carry ip.version. (A plug-in's say so with
+// Field.NoPresence.)
+var notPresence = map[string]bool{"ip.version": true}
 
 // fieldAdapter hands a field's values to a filter without allocating: the
 // callback it gives Get is made once.

@@ -6,7 +6,6 @@ import (
 
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/layers/roce"
-	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // bthInfoFmt is the transport header's summary as fmt prints it: the
@@ -55,7 +54,7 @@ func bthInfoFmt(h *roce.BTH) string {
 func TestBTHInfoMatchesFmt(t *testing.T) {
 	n := 0
 	for _, name := range []string{"rxe-nfs3.pcap", "rxe-ib_send_bw.pcap", "rxe-ib_write_bw.pcap", "rxe-rping.pcap"} {
-		e := dissect.NewEngine(rpcordma.With(dissect.Options{}, nil, nil))
+		e := dissect.NewEngine(dissect.Options{})
 		var p dissect.Packet
 		for _, r := range loadRecords(t, name) {
 			p.Number, p.Timestamp, p.LinkType = r.num, r.ts, r.lt
@@ -75,7 +74,7 @@ func TestBTHInfoMatchesFmt(t *testing.T) {
 				t.Fatalf("%s packet %d: AppendInfo gave %q", name, p.Number, got)
 			}
 			// (AETH's Syndrome.String formats its credit count with fmt.)
-			if len(rpcordma.Records(&p)) == 0 && p.ICRC.Status == dissect.CRCGood && p.Err == nil && !p.BTH.Has(roce.ExtAETH) {
+			if p.ICRC.Status == dissect.CRCGood && p.Err == nil && !p.BTH.Has(roce.ExtAETH) {
 				if a := testing.AllocsPerRun(5, func() { AppendInfo(&p, buf[:0]) }); a != 0 {
 					t.Fatalf("%s packet %d: %v allocations", name, p.Number, a)
 				}

@@ -8,7 +8,6 @@ import (
 	"github.com/rdmashark/rdmashark/dfilter"
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/source"
-	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // TestMACControlEqualsTshark: the macc.* fields of IEEE 802.3 MAC Control
@@ -37,7 +36,7 @@ func TestMACControlEqualsTshark(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	e := dissect.NewEngine(rpcordma.With(dissect.Options{}, nil, nil))
+	e := dissect.NewEngine(dissect.Options{})
 	n := 0
 	if err := e.Run(r, func(p *dissect.Packet) error {
 		if n >= len(rows) {

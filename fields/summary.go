@@ -11,7 +11,6 @@ import (
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/layers/pfc"
 	"github.com/rdmashark/rdmashark/layers/roce"
-	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // Source names where the packet came from, the way tshark's Source column
@@ -94,6 +93,15 @@ func Protocol(p *dissect.Packet) string {
 	}
 }
 
+// infoFuncs are the plug-ins' parts of the summary line (RegisterInfo).
+var infoFuncs []func(p *dissect.Packet, dst []byte) []byte
+
+// RegisterInfo adds a plug-in's part of the summary line (tshark's Info
+// column): f appends what the packet's records of its ULP say
+// (dissect.Packet.ULP), or nothing. The command's list of plug-ins calls it
+// before any output is made.
+func RegisterInfo(f func(p *dissect.Packet, dst []byte) []byte) { infoFuncs = append(infoFuncs, f) }
+
 // Info is the summary line's description, e.g.
 // "RC SEND_ONLY QP=0x000011 PSN=3431571".
 func Info(p *dissect.Packet) string {
@@ -141,8 +149,7 @@ func AppendInfo(p *dissect.Packet, dst []byte) []byte {
 			b.printf("MAC Control opcode 0x%04x", uint16(p.PFC.Opcode))
 		}
 	}
-	analysisInfo(p, &b)   // fields_analysis.go
-	rpcInfo(p, &b, start) // rpc_info.go
+	analysisInfo(p, &b) // fields_analysis.go
 	for _, f := range infoFuncs {
 		// A plug-in's part (RegisterInfo), after " | " when it writes one.
 		mark := len(b.b)
@@ -186,7 +193,8 @@ func OneInfoLine(p *dissect.Packet) bool {
 // InfoLines is Info for the one-line-per-item summary: an iWARP packet that
 // carries several FPDUs (or an MPA Request/Reply and FPDUs) gets one line per
 // FPDU, each RPC-over-RDMA message on the line of the Send that completed it
-// (the untagged Sends with the Last bit, in order); anything else one line.
+// (the untagged Sends with the Last bit, in order), as each plug-in's
+// messages (Table.Messages) are; anything else one line.
 func InfoLines(p *dissect.Packet) []string {
 	w := &p.IWARP
 	if OneInfoLine(p) {
@@ -197,23 +205,24 @@ func InfoLines(p *dissect.Packet) []string {
 	if iwarpHeadInfo(p, &head) > 0 {
 		lines = append(lines, head.String())
 	}
-	rpc := 0
+	m, n := messagesOf(p)
+	msg := 0
 	for i := range w.FPDUs {
 		f := &w.FPDUs[i]
 		var b infoBuf
 		fpduInfo(f, &b)
-		if !f.DDP.T && f.DDP.L && f.RDMAP.Opcode.IsSend() && rpc < len(rpcordma.Records(p)) {
+		if !f.DDP.T && f.DDP.L && f.RDMAP.Opcode.IsSend() && msg < n {
 			b.WriteString(" | ")
-			recordInfo(&rpcordma.Records(p)[rpc], &b)
-			rpc++
+			b.b = m.Info(p, msg, b.b)
+			msg++
 		}
 		lines = append(lines, b.String())
 	}
 	last := &infoBuf{}
 	last.WriteString(lines[len(lines)-1])
-	for ; rpc < len(rpcordma.Records(p)); rpc++ {
+	for ; msg < n; msg++ {
 		last.WriteString(" | ")
-		recordInfo(&rpcordma.Records(p)[rpc], last)
+		last.b = m.Info(p, msg, last.b)
 	}
 	if p.Err != nil {
 		last.printf(" [malformed: %v]", p.Err)

@@ -25,6 +25,8 @@ type plugin struct {
 	// summary line (nil: none).
 	fields func() *fields.Table
 	info   func(p *dissect.Packet, dst []byte) []byte
+	// hooks are what its rules share (check.Hooks; nil: none).
+	hooks func() check.Hooks
 }
 
 // plugins is the tool's one registration list of upper-layer protocols
@@ -36,23 +38,26 @@ type plugin struct {
 var plugins = []plugin{
 	// RPC-over-RDMA (RFC 8166, RFC 8167, the version 2 draft), its RPC
 	// bodies decoded by the NFS binding (RFC 8267) on nfsrdma's port; its
-	// rules, fields and tables are still check's, fields' and report's
-	// own (the one exception to the plug-in import rule, internal/archtest).
-	{rpcordma.Name, func() dissect.ULP { return rpcordma.New(nfs.NewBinding(), nfs.RDMAPort) }, nil, nil, nil, nil},
+	// tables are still report's own (the one exception to the plug-in
+	// import rule, internal/archtest).
+	{rpcordma.Name, func() dissect.ULP { return rpcordma.New(nfs.NewBinding(), nfs.RDMAPort) }, rpcordma.Rules, rpcordma.AppendKey, rpcordma.FieldTable, rpcordma.AppendInfo, rpcordma.Hooks},
 	// NVMe over Fabrics on RDMA, ports 4420 and 8009.
-	{nvmeof.Name, func() dissect.ULP { return nvmeof.New() }, nvmeof.Rules, nvmeof.AppendKey, nvmeof.FieldTable, nvmeof.AppendInfo},
+	{nvmeof.Name, func() dissect.ULP { return nvmeof.New() }, nvmeof.Rules, nvmeof.AppendKey, nvmeof.FieldTable, nvmeof.AppendInfo, nil},
 	// SMB Direct ([MS-SMBD], SMB2 over RDMA), ports 445 and 5445.
-	{smbdirect.Name, func() dissect.ULP { return smbdirect.New() }, smbdirect.Rules, smbdirect.AppendKey, smbdirect.FieldTable, smbdirect.AppendInfo},
+	{smbdirect.Name, func() dissect.ULP { return smbdirect.New() }, smbdirect.Rules, smbdirect.AppendKey, smbdirect.FieldTable, smbdirect.AppendInfo, nil},
 	// iSER (RFC 7145): iSCSI over RDMA, port 3260.
-	{iser.Name, func() dissect.ULP { return iser.New() }, iser.Rules, iser.AppendKey, iser.FieldTable, iser.AppendInfo},
+	{iser.Name, func() dissect.ULP { return iser.New() }, iser.Rules, iser.AppendKey, iser.FieldTable, iser.AppendInfo, nil},
 	// SRP (T10 SRP, SRP-2): SCSI over RDMA, found by its login in the set-up.
-	{srp.Name, func() dissect.ULP { return srp.New() }, srp.Rules, srp.AppendKey, srp.FieldTable, srp.AppendInfo},
+	{srp.Name, func() dissect.ULP { return srp.New() }, srp.Rules, srp.AppendKey, srp.FieldTable, srp.AppendInfo, nil},
 }
 
 func init() {
 	for _, p := range plugins {
 		if p.rules != nil {
 			check.Register(p.rules()...)
+		}
+		if p.hooks != nil {
+			check.RegisterHooks(p.hooks())
 		}
 		if p.key != nil {
 			fields.RegisterExchangeKey(p.name, p.key)

@@ -90,7 +90,7 @@ func TestULPImportRules(t *testing.T) {
 			switch {
 			case under(pkg, "dissect") && (under(d, "ulp") || d == "nvme" || d == "smbdirect" || d == "srp" || d == "iscsi" || d == "scsi" || under(d, "rpcrdma")):
 				t.Errorf("%s imports the ULP package %s: the engine knows no protocol above the seam", pkg, d)
-			case under(d, "ulp") && !under(pkg, "cmd/rdmashark") && !samePlugin(pkg, d) && !rpcPresentation(pkg, d):
+			case under(d, "ulp") && !under(pkg, "cmd/rdmashark") && !samePlugin(pkg, d):
 				t.Errorf("%s imports the plug-in %s: only cmd/rdmashark registers plug-ins", pkg, d)
 			}
 		}
@@ -113,38 +113,6 @@ func TestULPImportRules(t *testing.T) {
 	}
 	if plugins == 0 || wire < 7 {
 		t.Fatalf("%d plug-in and %d wire packages seen", plugins, wire)
-	}
-}
-
-// rpcPresentation is the one exception to "only cmd/rdmashark imports a
-// plug-in" (issue 25, step 4's first part): RPC-over-RDMA left the engine
-// for ulp/rpcordma, but its rules and fields do not register through the
-// seam yet, so the checks and the fields read its model (Transaction,
-// RPCRecord, RPCStats) from the plug-in directly. Report (text and JSON),
-// export and diff no longer do: RPC-over-RDMA's parts of them register
-// through report.RegisterULP, export.Register and diff.Register from its
-// presentation package, ulp/rpcordma/present; the HTML report reads none
-// (it draws the exchanges of every ULP, and RPC's transactions as report
-// converts them). The remaining step moves the rules and fields likewise,
-// and removes this exception. No other plug-in, and no other package.
-func rpcPresentation(pkg, d string) bool {
-	if d != "ulp/rpcordma" {
-		return false
-	}
-	switch pkg {
-	case "check", "fields":
-		return true
-	}
-	return false
-}
-
-// TestRPCPresentationException: the exception names one plug-in and the
-// presentation packages alone.
-func TestRPCPresentationException(t *testing.T) {
-	if !rpcPresentation("check", "ulp/rpcordma") || rpcPresentation("check", "ulp/nvmeof") ||
-		rpcPresentation("export", "ulp/rpcordma") || rpcPresentation("diff", "ulp/rpcordma") || rpcPresentation("report", "ulp/rpcordma") ||
-		rpcPresentation("dissect", "ulp/rpcordma") || rpcPresentation("source/live", "ulp/rpcordma") {
-		t.Fatal("rpcPresentation")
 	}
 }
 
@@ -197,6 +165,25 @@ func TestEngineParsesNoRFC8797(t *testing.T) {
 	for _, d := range all["pvtdata"] {
 		if under(d, "rpcrdma") {
 			t.Errorf("pvtdata imports %s: the generic framing is neutral", d)
+		}
+	}
+}
+
+// TestChecksAndFieldsKnowNoULP: the checks and the fields are
+// protocol-neutral (issue 25): a ULP's rules and fields are its plug-in's,
+// registered by the command, so neither imports a plug-in nor the wire
+// packages of RPC-over-RDMA (rpcrdma and its RPC/NFS subpackages).
+func TestChecksAndFieldsKnowNoULP(t *testing.T) {
+	all := imports(t)
+	for _, pkg := range []string{"check", "fields"} {
+		deps, ok := all[pkg]
+		if !ok {
+			t.Fatalf("the walk missed package %s", pkg)
+		}
+		for _, d := range deps {
+			if under(d, "ulp") || under(d, "rpcrdma") {
+				t.Errorf("%s imports %s", pkg, d)
+			}
 		}
 	}
 }

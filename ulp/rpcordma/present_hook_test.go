@@ -7,6 +7,11 @@ import (
 )
 
 func init() {
+	// RPC-over-RDMA's presentation, registered as the command's list of
+	// plug-ins does (cmd/rdmashark/ulps.go).
+	fields.RegisterTable(rpcordma.FieldTable)
+	fields.RegisterInfo(rpcordma.AppendInfo)
+	fields.RegisterExchangeKey(rpcordma.Name, rpcordma.AppendKey)
 	rpcordma.Present.Info = fields.Info
 	rpcordma.Present.Values = func(name string, p *dissect.Packet, dst []string) ([]string, bool) {
 		f, ok := fields.Registry.Lookup(name)

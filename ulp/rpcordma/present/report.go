@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/fields"
 	"github.com/rdmashark/rdmashark/report"
 	"github.com/rdmashark/rdmashark/rpcrdma"
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
@@ -247,7 +246,7 @@ func reportSRT(x *dissect.Exchange) (report.SRTName, bool) {
 	}
 	n := report.SRTName{Program: oncrpc.Program(t.Program).String() + " v" + strconv.Itoa(int(t.Version)), Procedure: t.Procedure}
 	if t.Program == uint32(oncrpc.ProgNFS) && t.Version == 4 && t.Procedure == 1 {
-		n.Operation = fields.MainOperation(t.Operations)
+		n.Operation = rpcordma.MainOperation(t.Operations)
 	}
 	return n, true
 }

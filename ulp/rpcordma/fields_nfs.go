@@ -1,10 +1,10 @@
-package fields
+package rpcordma
 
 import (
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/fields"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
-	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // The NFS, MOUNT and NFSACL fields, named, typed and printed as Wireshark
@@ -23,7 +23,7 @@ import (
 // rpcProgram returns the program, version and procedure of r's RPC
 // message: a Call's own, a Reply's Call's (ok is false when that Call is
 // not in the capture).
-func rpcProgram(r *rpcordma.RPCRecord, h *oncrpc.Header) (prog, vers, proc uint32, ok bool) {
+func rpcProgram(r *RPCRecord, h *oncrpc.Header) (prog, vers, proc uint32, ok bool) {
 	if h.MsgType == oncrpc.Call {
 		return uint32(h.Prog), h.Vers, h.Proc, true
 	}
@@ -32,24 +32,24 @@ func rpcProgram(r *rpcordma.RPCRecord, h *oncrpc.Header) (prog, vers, proc uint3
 
 // procedureField is one program version's procedure field, e.g.
 // nfs.procedure_v3: the procedure number with its name.
-func procedureField(name, parent string, prog nfs.Program, vers uint32) *Field {
-	return &Field{Name: name, Label: "V" + string(rune('0'+vers)) + " Procedure", Type: FTUint32, Base: BaseDec, Parent: parent,
-		Per: "rpc", At: func(p *dissect.Packet, i int, emit func(Value)) {
+func procedureField(name, parent string, prog nfs.Program, vers uint32) *fields.Field {
+	return &fields.Field{Name: name, Label: "V" + string(rune('0'+vers)) + " Procedure", Type: fields.FTUint32, Base: fields.BaseDec, Parent: parent,
+		Per: "rpc", At: func(p *dissect.Packet, i int, emit func(fields.Value)) {
 			r := rpcAt(p, i)
 			if r == nil {
 				return
 			}
 			pg, v, pc, ok := rpcProgram(r, &r.RPC)
 			if ok && pg == uint32(prog) && v == vers && !r.ULP.Callback {
-				emit(Value{U: uint64(pc), Text: nfs.ProcName(pg, v, pc)})
+				emit(fields.Value{U: uint64(pc), Text: nfs.ProcName(pg, v, pc)})
 			}
 		}}
 }
 
 // nfsField is a field of the results or arguments the NFS decoder walked.
-func nfsField(name, label string, get func(r *rpcordma.RPCRecord, prog, vers, proc uint32, emit func(Value))) *Field {
-	return &Field{Name: name, Label: label, Type: FTUint32, Base: BaseDec, Parent: "nfs",
-		Per: "rpc", At: func(p *dissect.Packet, i int, emit func(Value)) {
+func nfsField(name, label string, get func(r *RPCRecord, prog, vers, proc uint32, emit func(fields.Value))) *fields.Field {
+	return &fields.Field{Name: name, Label: label, Type: fields.FTUint32, Base: fields.BaseDec, Parent: "nfs",
+		Per: "rpc", At: func(p *dissect.Packet, i int, emit func(fields.Value)) {
 			if r := rpcAt(p, i); r != nil {
 				if pg, v, pc, ok := rpcProgram(r, &r.RPC); ok {
 					get(r, pg, v, pc, emit)
@@ -60,14 +60,14 @@ func nfsField(name, label string, get func(r *rpcordma.RPCRecord, prog, vers, pr
 
 // isCompound tells whether r is an NFSv4 COMPOUND (not the callback
 // program's CB_COMPOUND).
-func isCompound(r *rpcordma.RPCRecord, prog, vers, proc uint32) bool {
+func isCompound(r *RPCRecord, prog, vers, proc uint32) bool {
 	return !r.ULP.Callback && prog == uint32(nfs.ProgNFS) && vers == 4 && proc == 1
 }
 
 // eachStatus calls f with every status word tshark shows as nfs.status:
 // the first word of NFSv3 and NFSACL results, and of a COMPOUND's (or
 // CB_COMPOUND's) results followed by each operation's status.
-func eachStatus(r *rpcordma.RPCRecord, prog, vers uint32, f func(st uint32, v4 bool)) {
+func eachStatus(r *RPCRecord, prog, vers uint32, f func(st uint32, v4 bool)) {
 	u := &r.ULP
 	if !r.Reply || !u.HasStatus {
 		return
@@ -121,21 +121,24 @@ func mainOps(codes []uint32, f func(op uint32)) {
 	}
 }
 
-func hidden(f *Field) *Field {
+// hidden makes f one of tshark's hidden fields that occur without their
+// protocol (nfs.status on NFSACL replies): -T fields and filters see it,
+// and it does not make its protocol present.
+func hidden(f *fields.Field) *fields.Field {
 	f.Hidden = true
+	f.NoPresence = true
 	return f
 }
 
-func opValue(u *rpcordma.ULPInfo, i int) Value {
-	v := Value{U: uint64(u.OpCodes[i])}
+func opValue(u *ULPInfo, i int) fields.Value {
+	v := fields.Value{U: uint64(u.OpCodes[i])}
 	if i < len(u.Operations) {
 		v.Text = u.Operations[i]
 	}
 	return v
 }
 
-func nfsTable() *Table {
-	F := new(Table)
+func nfsTable(F *fields.Table) {
 	F.Group("nfs", "Network File System")
 	F.Group("mount", "Mount Service")
 	F.Group("nfsacl", "NFSACL")
@@ -143,18 +146,18 @@ func nfsTable() *Table {
 		procedureField("nfs.procedure_v2", "nfs", nfs.ProgNFS, 2),
 		procedureField("nfs.procedure_v3", "nfs", nfs.ProgNFS, 3),
 		procedureField("nfs.procedure_v4", "nfs", nfs.ProgNFS, 4),
-		nfsField("nfs.cb_procedure", "CB Procedure", func(r *rpcordma.RPCRecord, _, _, proc uint32, emit func(Value)) {
+		nfsField("nfs.cb_procedure", "CB Procedure", func(r *RPCRecord, _, _, proc uint32, emit func(fields.Value)) {
 			if r.ULP.Callback {
-				emit(Value{U: uint64(proc), Text: r.ULP.Procedure})
+				emit(fields.Value{U: uint64(proc), Text: r.ULP.Procedure})
 			}
 		}),
-		nfsField("nfs.main_opcode", "Main Opcode", func(r *rpcordma.RPCRecord, prog, vers, proc uint32, emit func(Value)) {
+		nfsField("nfs.main_opcode", "Main Opcode", func(r *RPCRecord, prog, vers, proc uint32, emit func(fields.Value)) {
 			if !isCompound(r, prog, vers, proc) {
 				return
 			}
-			mainOps(r.ULP.OpCodes, func(op uint32) { emit(Value{U: uint64(op), Text: nfs.Opnum4(op).String()}) })
+			mainOps(r.ULP.OpCodes, func(op uint32) { emit(fields.Value{U: uint64(op), Text: nfs.Opnum4(op).String()}) })
 		}),
-		nfsField("nfs.opcode", "Opcode", func(r *rpcordma.RPCRecord, prog, vers, proc uint32, emit func(Value)) {
+		nfsField("nfs.opcode", "Opcode", func(r *RPCRecord, prog, vers, proc uint32, emit func(fields.Value)) {
 			if !isCompound(r, prog, vers, proc) {
 				return
 			}
@@ -162,7 +165,7 @@ func nfsTable() *Table {
 				emit(opValue(&r.ULP, i))
 			}
 		}),
-		nfsField("nfs.cb.operation", "Opcode", func(r *rpcordma.RPCRecord, _, _, _ uint32, emit func(Value)) {
+		nfsField("nfs.cb.operation", "Opcode", func(r *RPCRecord, _, _, _ uint32, emit func(fields.Value)) {
 			if !r.ULP.Callback {
 				return
 			}
@@ -170,24 +173,24 @@ func nfsTable() *Table {
 				emit(opValue(&r.ULP, i))
 			}
 		}),
-		hidden(nfsField("nfs.status", "Status", func(r *rpcordma.RPCRecord, prog, vers, _ uint32, emit func(Value)) {
+		hidden(nfsField("nfs.status", "Status", func(r *RPCRecord, prog, vers, _ uint32, emit func(fields.Value)) {
 			eachStatus(r, prog, vers, func(st uint32, v4 bool) {
 				if v4 {
-					emit(Value{U: uint64(st), Text: nfs.Nfsstat4(st).String()})
+					emit(fields.Value{U: uint64(st), Text: nfs.Nfsstat4(st).String()})
 				} else {
-					emit(Value{U: uint64(st), Text: nfs.Nfsstat3(st).String()})
+					emit(fields.Value{U: uint64(st), Text: nfs.Nfsstat3(st).String()})
 				}
 			})
 		})),
-		nfsField("nfs.status3", "Status", func(r *rpcordma.RPCRecord, prog, vers, _ uint32, emit func(Value)) {
+		nfsField("nfs.status3", "Status", func(r *RPCRecord, prog, vers, _ uint32, emit func(fields.Value)) {
 			if prog == uint32(nfs.ProgNFS) && vers == 3 {
-				eachStatus(r, prog, vers, func(st uint32, _ bool) { emit(Value{U: uint64(st), Text: nfs.Nfsstat3(st).String()}) })
+				eachStatus(r, prog, vers, func(st uint32, _ bool) { emit(fields.Value{U: uint64(st), Text: nfs.Nfsstat3(st).String()}) })
 			}
 		}),
-		nfsField("nfs.nfsstat4", "Status", func(r *rpcordma.RPCRecord, prog, vers, _ uint32, emit func(Value)) {
+		nfsField("nfs.nfsstat4", "Status", func(r *RPCRecord, prog, vers, _ uint32, emit func(fields.Value)) {
 			eachStatus(r, prog, vers, func(st uint32, v4 bool) {
 				if v4 {
-					emit(Value{U: uint64(st), Text: nfs.Nfsstat4(st).String()})
+					emit(fields.Value{U: uint64(st), Text: nfs.Nfsstat4(st).String()})
 				}
 			})
 		}),
@@ -197,5 +200,4 @@ func nfsTable() *Table {
 		procedureField("nfsacl.procedure_v2", "nfsacl", nfs.ProgNFSACL, 2),
 		procedureField("nfsacl.procedure_v3", "nfsacl", nfs.ProgNFSACL, 3),
 	)
-	return F
 }

@@ -1,12 +1,12 @@
-package check
+package rpcordma
 
 import (
+	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/rpcrdma"
-	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // Call is the Call of a transaction as the transaction rules see it: a view
-// of the engine's rpcordma.Transaction (its Call side's chunk lists, in the
+// of the engine's Transaction (its Call side's chunk lists, in the
 // rpcrdma types the rules compare Replies with). The engine keeps the
 // transactions and pairs Calls with Replies; the runner only reshapes the
 // one a Reply answers, into a reused Call.
@@ -43,7 +43,7 @@ type callView struct {
 }
 
 // of returns t's Call side as a Call, valid until the next call.
-func (v *callView) of(t *rpcordma.Transaction) *Call {
+func (v *callView) of(t *Transaction) *Call {
 	k := &v.k
 	sd := t.Call
 	*k = Call{XID: t.XID, Packets: sd.Packets, Known: true, Vers: sd.Vers, Proc: rpcrdma.MsgType(sd.Proc),
@@ -54,36 +54,36 @@ func (v *callView) of(t *rpcordma.Transaction) *Call {
 	for i := range sd.Chunks {
 		ch := &sd.Chunks[i]
 		switch ch.Kind {
-		case rpcordma.ChunkCall:
+		case ChunkCall:
 			for _, sg := range ch.Segments {
-				k.CallChunk = append(k.CallChunk, seg(sg))
+				k.CallChunk = append(k.CallChunk, wireSeg(sg))
 			}
-		case rpcordma.ChunkRead:
+		case ChunkRead:
 			for _, sg := range ch.Segments {
-				k.Reads = append(k.Reads, rpcrdma.ReadSegment{Position: sg.Position, Segment: seg(sg)})
+				k.Reads = append(k.Reads, rpcrdma.ReadSegment{Position: sg.Position, Segment: wireSeg(sg)})
 			}
-		case rpcordma.ChunkWrite:
+		case ChunkWrite:
 			if nw == len(v.writes) {
 				v.writes = append(v.writes, nil)
 			}
 			w := v.writes[nw][:0]
 			for _, sg := range ch.Segments {
-				w = append(w, seg(sg))
+				w = append(w, wireSeg(sg))
 			}
 			v.writes[nw] = w
 			nw++
 			k.Writes = append(k.Writes, rpcrdma.WriteChunk{Segments: w})
-		case rpcordma.ChunkReply:
+		case ChunkReply:
 			k.HasReply = true
 			for _, sg := range ch.Segments {
-				k.Reply = append(k.Reply, seg(sg))
+				k.Reply = append(k.Reply, wireSeg(sg))
 			}
 		}
 	}
 	return k
 }
 
-func seg(sg rpcordma.Segment) rpcrdma.Segment {
+func wireSeg(sg Segment) rpcrdma.Segment {
 	return rpcrdma.Segment{Handle: sg.Handle, Length: sg.Length, Offset: sg.Offset}
 }
 
@@ -113,4 +113,19 @@ func (c *Call) Handles(h uint32) bool {
 		}
 	}
 	return false
+}
+
+// replyCall returns the Call a Reply (or RDMA_ERROR) m answers, or nil after
+// marking the current rule not evaluated: the capture does not hold the Call
+// (it started mid-transaction) or could not decode it.
+func replyCall(c *check.Conn, m *Msg) *Call {
+	switch k := m.Call; {
+	case k != nil:
+		return k
+	case m.Rec.CallUndecoded:
+		c.Skip(check.ReasonCallUnknown)
+	default:
+		c.Skip(check.ReasonMidTransaction)
+	}
+	return nil
 }

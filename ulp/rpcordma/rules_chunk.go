@@ -1,7 +1,8 @@
-package check
+package rpcordma
 
 import (
 	"fmt"
+	"github.com/rdmashark/rdmashark/check"
 
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma"
@@ -27,7 +28,7 @@ func callAndReply(k *Call, m *Msg) []int {
 // checkReadInReply: CHUNK-READ-IN-REPLY (RFC 8166 section 3.4.5: Read
 // chunks convey Call data; RFC 8267 appendix A: the Read list in Replies was
 // removed).
-func checkReadInReply(c *Conn, m *Msg) {
+func checkReadInReply(c *check.Conn, m *Msg) {
 	if m.Kind != KindReply {
 		return
 	}
@@ -37,13 +38,13 @@ func checkReadInReply(c *Conn, m *Msg) {
 	}
 	c.Checked()
 	if len(ch.ReadList) > 0 {
-		c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Message: fmt.Sprintf(
+		report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Message: fmt.Sprintf(
 			"the Reply to XID 0x%08x carries a Read list of %d segments; Replies carry none", m.Common.XID, len(ch.ReadList))})
 	}
 }
 
 // checkReadPosition: CHUNK-READ-POSITION (RFC 8166 sections 3.4.5, 4.3.1).
-func checkReadPosition(c *Conn, m *Msg) {
+func checkReadPosition(c *check.Conn, m *Msg) {
 	if m.Kind != KindCall {
 		return
 	}
@@ -57,16 +58,16 @@ func checkReadPosition(c *Conn, m *Msg) {
 	for i, s := range ch.ReadList {
 		switch {
 		case s.Position%4 != 0:
-			c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: "alignment", Message: fmt.Sprintf(
+			report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Key: "alignment", Message: fmt.Sprintf(
 				"Read segment %d of XID 0x%08x has position %d, not a multiple of 4 (XDR alignment)", i, m.Common.XID, s.Position)})
 			return
 		case s.Position < prev:
-			c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: "order", Message: fmt.Sprintf(
+			report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Key: "order", Message: fmt.Sprintf(
 				"Read segment %d of XID 0x%08x has position %d after a segment at position %d: positions must not decrease, and the segments of one chunk must be adjacent",
 				i, m.Common.XID, s.Position, prev)})
 			return
 		case s.Position != 0 && m.Proc() != rpcrdma.RDMANoMsg && int(s.Position) > inline:
-			c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: "range", Message: fmt.Sprintf(
+			report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Key: "range", Message: fmt.Sprintf(
 				"Read segment %d of XID 0x%08x has position %d, past the end of the %d-byte Payload stream %s", i, m.Common.XID, s.Position, inline, what)})
 			return
 		}
@@ -96,7 +97,7 @@ func payloadStream(m *Msg) (int, string) {
 }
 
 // checkLongCall: CHUNK-LONG-CALL (RFC 8166 sections 3.5.3, 4.2.4).
-func checkLongCall(c *Conn, m *Msg) {
+func checkLongCall(c *check.Conn, m *Msg) {
 	if m.Kind != KindCall || m.Common.Vers != rpcrdma.Version1 {
 		return
 	}
@@ -114,19 +115,19 @@ func checkLongCall(c *Conn, m *Msg) {
 	nomsg := m.Proc() == rpcrdma.RDMANoMsg
 	switch {
 	case nomsg && !zero:
-		c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: "no position-zero chunk", Message: fmt.Sprintf(
+		report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Key: "no position-zero chunk", Message: fmt.Sprintf(
 			"RDMA_NOMSG Call XID 0x%08x has no position-zero Read chunk: the RPC Call is nowhere", m.Common.XID)})
 	case nomsg && m.Hdr.V1.HeaderLen < len(m.Data):
-		c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: "inline payload", Message: fmt.Sprintf(
+		report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Key: "inline payload", Message: fmt.Sprintf(
 			"RDMA_NOMSG Call XID 0x%08x carries %d bytes after its transport header; a Long Call carries none inline", m.Common.XID, len(m.Data)-m.Hdr.V1.HeaderLen)})
 	case !nomsg && zero:
-		c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: "position zero with " + m.Proc().String(), Message: fmt.Sprintf(
+		report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Key: "position zero with " + m.Proc().String(), Message: fmt.Sprintf(
 			"%s Call XID 0x%08x has a position-zero Read chunk; only RDMA_NOMSG conveys the Call in a position-zero chunk", m.Proc(), m.Common.XID)})
 	}
 }
 
 // checkLongReply: CHUNK-LONG-REPLY (RFC 8166 sections 3.5.4, 4.2.4).
-func checkLongReply(c *Conn, m *Msg) {
+func checkLongReply(c *check.Conn, m *Msg) {
 	if m.Kind != KindReply || m.Common.Vers != rpcrdma.Version1 || m.Proc() != rpcrdma.RDMANoMsg {
 		return
 	}
@@ -137,14 +138,14 @@ func checkLongReply(c *Conn, m *Msg) {
 	c.Checked()
 	switch {
 	case !ch.HasReplyChunk:
-		c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: "no reply chunk", Message: fmt.Sprintf(
+		report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Key: "no reply chunk", Message: fmt.Sprintf(
 			"RDMA_NOMSG Reply to XID 0x%08x has no Reply chunk: the RPC Reply is nowhere", m.Common.XID)})
 	case m.Call != nil && m.Call.Known && !m.Call.HasReply:
 		k := m.Call
-		c.Report(Finding{XID: xidOf(m), Packets: append(lastPkt(k.Packets), m.Packets...), Key: "call provided none", Message: fmt.Sprintf(
+		report(c, check.Finding{XID: xidOf(m), Packets: append(lastPkt(k.Packets), m.Packets...), Key: "call provided none", Message: fmt.Sprintf(
 			"RDMA_NOMSG Reply to XID 0x%08x uses a Reply chunk, but its Call (packet %d) provided none", m.Common.XID, lastPkt(k.Packets)[0])})
 	case m.Hdr.V1.HeaderLen < len(m.Data):
-		c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: "inline payload", Message: fmt.Sprintf(
+		report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Key: "inline payload", Message: fmt.Sprintf(
 			"RDMA_NOMSG Reply to XID 0x%08x carries %d bytes after its transport header; a Long Reply carries none inline", m.Common.XID, len(m.Data)-m.Hdr.V1.HeaderLen)})
 	}
 }
@@ -152,7 +153,7 @@ func checkLongReply(c *Conn, m *Msg) {
 // checkReplyEcho: CHUNK-REPLY-ECHO (RFC 8166 sections 3.4.6, 4.3.2, 4.3.3:
 // a Reply returns the Call's Write list and Reply chunk with each segment's
 // length set to the bytes written).
-func checkReplyEcho(c *Conn, m *Msg) {
+func checkReplyEcho(c *check.Conn, m *Msg) {
 	if m.Kind != KindReply {
 		return
 	}
@@ -160,13 +161,13 @@ func checkReplyEcho(c *Conn, m *Msg) {
 	if ch == nil {
 		return
 	}
-	k := c.replyCall(m)
+	k := replyCall(c, m)
 	if k == nil {
 		return
 	}
 	c.Checked()
 	report := func(key, format string, a ...any) {
-		c.Report(Finding{XID: xidp(k.XID), Packets: callAndReply(k, m), Key: key, Message: fmt.Sprintf("Reply to XID 0x%08x: ", k.XID) + fmt.Sprintf(format, a...)})
+		report(c, check.Finding{XID: xidp(k.XID), Packets: callAndReply(k, m), Key: key, Message: fmt.Sprintf("Reply to XID 0x%08x: ", k.XID) + fmt.Sprintf(format, a...)})
 	}
 	if len(ch.WriteList) != len(k.Writes) {
 		report("write chunk count", "its Write list has %d chunks, the Call's (packet %d) had %d", len(ch.WriteList), callAndReply(k, m)[0], len(k.Writes))
@@ -205,7 +206,7 @@ func checkReplyEcho(c *Conn, m *Msg) {
 
 // checkUnneeded: CHUNK-UNNEEDED (RFC 8166 section 3.5: chunks are for what
 // does not fit inline).
-func checkUnneeded(c *Conn, m *Msg) {
+func checkUnneeded(c *check.Conn, m *Msg) {
 	if m.Common.Vers != rpcrdma.Version1 || (m.Kind != KindCall && m.Kind != KindReply) {
 		return
 	}
@@ -241,14 +242,14 @@ func checkUnneeded(c *Conn, m *Msg) {
 	if moved == 0 {
 		return
 	}
-	if why := setupSkip(c); why != ReasonNone {
+	if why := setupSkip(c); why != check.ReasonNone {
 		c.Skip(why)
 		return
 	}
 	c.Checked()
-	limit := c.thresholds().ClientToServer
+	limit := thresholdsOf(c).ClientToServer
 	if m.Dir == dissect.DirServerToClient {
-		limit = c.thresholds().ServerToClient
+		limit = thresholdsOf(c).ServerToClient
 	}
 	inline := uint64(len(m.Data)-listBytes) + (moved+3)&^3
 	if m.Truncated {
@@ -259,9 +260,9 @@ func checkUnneeded(c *Conn, m *Msg) {
 		if m.Kind == KindReply {
 			i = 1
 		}
-		u := &c.unneeded[i]
+		u := &connOf(c).unneeded[i]
 		u.n++
-		if len(u.packets) < c.r.cfg.MaxPackets {
+		if len(u.packets) < c.MaxPackets() {
 			u.packets = append(u.packets, m.Packets[len(m.Packets)-1])
 		}
 		if u.n == 1 {
@@ -284,13 +285,13 @@ type unneeded struct {
 }
 
 // endUnneeded reports CHUNK-UNNEEDED once per kind of message.
-func endUnneeded(c *Conn) {
+func endUnneeded(c *check.Conn) {
 	for i, kind := range [2]string{"Calls", "Replies"} {
-		u := &c.unneeded[i]
+		u := &connOf(c).unneeded[i]
 		if u.n == 0 {
 			continue
 		}
-		c.Report(Finding{Packets: u.packets, Key: kind, PacketsOmitted: u.n - len(u.packets), Message: fmt.Sprintf(
+		report(c, check.Finding{Packets: u.packets, Key: kind, PacketsOmitted: u.n - len(u.packets), Message: fmt.Sprintf(
 			"%d %s moved data by chunk although the whole message would have fit the %d-byte %s inline threshold (the first: %s)",
 			u.n, kind, u.limit, u.dir, u.example)})
 	}
@@ -298,11 +299,11 @@ func endUnneeded(c *Conn) {
 
 // checkMissingReply: CHUNK-MISSING-REPLY (RFC 8166 sections 3.5.4, 4.5.2;
 // RFC 8267 section 2).
-func checkMissingReply(c *Conn, m *Msg) {
+func checkMissingReply(c *check.Conn, m *Msg) {
 	if m.Kind != KindReply && m.Kind != KindError {
 		return
 	}
-	k := c.replyCall(m)
+	k := replyCall(c, m)
 	if k == nil {
 		return
 	}
@@ -313,22 +314,22 @@ func checkMissingReply(c *Conn, m *Msg) {
 	switch {
 	case m.Kind == KindError && m.Common.Vers == rpcrdma.Version1 && m.HdrErr == nil && m.Hdr.V1.Err == rpcrdma.ErrChunk:
 		pk := callAndReply(k, m)
-		c.Report(Finding{XID: xidp(k.XID), Packets: pk, Key: "ERR_CHUNK", Message: fmt.Sprintf(
+		report(c, check.Finding{XID: xidp(k.XID), Packets: pk, Key: "ERR_CHUNK", Message: fmt.Sprintf(
 			"the Call with XID 0x%08x (packet %d) provided no Reply chunk and the server answered RDMA_ERROR/ERR_CHUNK: the Reply did not fit", k.XID, pk[0])})
 	case m.Kind == KindReply && m.Proc() != rpcrdma.RDMANoMsg && !m.Truncated:
-		if why := setupSkip(c); why != ReasonNone {
+		if why := setupSkip(c); why != check.ReasonNone {
 			return
 		}
-		limit := c.thresholds().ServerToClient
+		limit := thresholdsOf(c).ServerToClient
 		if m.Dir == dissect.DirClientToServer {
-			limit = c.thresholds().ClientToServer
+			limit = thresholdsOf(c).ClientToServer
 		}
 		if l, _, v2 := v2Limit(c, m); v2 {
 			limit = l
 		}
 		if m.Length > limit {
 			pk := callAndReply(k, m)
-			c.Report(Finding{XID: xidp(k.XID), Packets: pk, Key: "inline", Message: fmt.Sprintf(
+			report(c, check.Finding{XID: xidp(k.XID), Packets: pk, Key: "inline", Message: fmt.Sprintf(
 				"the Reply to XID 0x%08x is %d bytes, over the %d-byte %s inline threshold, and was sent inline: its Call (packet %d) provided no Reply chunk",
 				k.XID, m.Length, limit, m.Dir, pk[0])})
 		}

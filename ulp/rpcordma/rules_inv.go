@@ -1,43 +1,43 @@
-package check
+package rpcordma
 
 import (
 	"fmt"
+	"github.com/rdmashark/rdmashark/check"
 	"strings"
 
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma"
-	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // Inline thresholds and remote invalidation (RFC 8797 sections 4.1, 4.2;
 // RFC 8166 section 3.3.2).
 
 // needsRPC: the rule reads RPC-over-RDMA messages of the connection.
-func needsRPC(c *Conn) string {
+func needsRPC(c *check.Conn) string {
 	switch {
-	case c.rpc == rpcYes:
+	case carriesRPC(c):
 		return ""
-	case c.snapCut > 0:
-		return ReasonSnapLen.String() + " (RPC-over-RDMA cannot be recognised)"
-	case c.rpc == rpcNo:
-		return ReasonNotRPC.String()
+	case c.SnapCut() > 0:
+		return check.ReasonSnapLen.String() + " (RPC-over-RDMA cannot be recognised)"
+	case c.Sends() > 0:
+		return check.ReasonNotRPC.String()
 	}
 	if c.ID != 0 && rpcSetup(c) {
 		return "no RDMA Send of this connection was reassembled"
 	}
-	return ReasonNotRPC.String()
+	return check.ReasonNotRPC.String()
 }
 
-// setupSkip says why the negotiated values of c are unknown, ReasonNone
+// setupSkip says why the negotiated values of c are unknown, check.ReasonNone
 // when they are known.
-func setupSkip(c *Conn) Reason {
+func setupSkip(c *check.Conn) check.Reason {
 	switch {
 	case c.State == dissect.StateNoSetup:
-		return ReasonNoSetup
+		return check.ReasonNoSetup
 	case !c.Negotiated:
-		return ReasonHalfSetup
+		return check.ReasonHalfSetup
 	}
-	return ReasonNone
+	return check.ReasonNone
 }
 
 func describe(m *Msg) string {
@@ -56,12 +56,12 @@ func xidOf(m *Msg) *uint32 {
 }
 
 // checkThreshold returns THRESH-C2S or THRESH-S2C.
-func checkThreshold(dir dissect.Direction) func(c *Conn, m *Msg) {
-	return func(c *Conn, m *Msg) {
+func checkThreshold(dir dissect.Direction) func(c *check.Conn, m *Msg) {
+	return func(c *check.Conn, m *Msg) {
 		if m.Dir != dir {
 			return
 		}
-		if why := setupSkip(c); why != ReasonNone {
+		if why := setupSkip(c); why != check.ReasonNone {
 			c.Skip(why)
 			return
 		}
@@ -69,7 +69,7 @@ func checkThreshold(dir dissect.Direction) func(c *Conn, m *Msg) {
 		if v2Threshold(c, m, dir) {
 			return // version 2: the Transport Properties' thresholds (v2_props.go)
 		}
-		t := c.thresholds()
+		t := thresholdsOf(c)
 		limit, from, to := t.ClientToServer, 0, 1
 		if dir == dissect.DirServerToClient {
 			limit, from, to = t.ServerToClient, 1, 0
@@ -77,7 +77,7 @@ func checkThreshold(dir dissect.Direction) func(c *Conn, m *Msg) {
 		if m.Length <= limit {
 			return
 		}
-		c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Message: fmt.Sprintf(
+		report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Message: fmt.Sprintf(
 			"Send of %d bytes (%s), negotiated %s inline threshold %d (%s send size %s, %s receive size %s)",
 			m.Length, describe(m), dir, limit,
 			sideName[from], sizeText(c, from, true), sideName[to], sizeText(c, to, false))})
@@ -85,26 +85,25 @@ func checkThreshold(dir dissect.Direction) func(c *Conn, m *Msg) {
 }
 
 // sizeText is side i's advertised send or receive size as negotiation used it.
-func sizeText(c *Conn, i int, send bool) string {
-	pd := c.pd(i)
-	if !pd.Valid() {
+func sizeText(c *check.Conn, i int, send bool) string {
+	if !pdOf(c, i).Valid() {
 		return "1024 (default: no private data)"
 	}
 	if send {
-		return fmt.Sprint(pd.Message.SendBytes())
+		return fmt.Sprint(pdOf(c, i).Message.SendBytes())
 	}
-	return fmt.Sprint(pd.Message.ReceiveBytes())
+	return fmt.Sprint(pdOf(c, i).Message.ReceiveBytes())
 }
 
 // withheld names the sides whose R bit is clear.
-func withheld(c *Conn) string {
+func withheld(c *check.Conn) string {
 	var parts []string
 	for i := range c.PrivateData {
 		pd := &c.PrivateData[i]
 		switch {
-		case !c.pd(i).Valid():
+		case !pdOf(c, i).Valid():
 			parts = append(parts, fmt.Sprintf("the %s sent no RPC-over-RDMA private data (packet %d), so R=0 for it", sideName[i], pd.Packet))
-		case !c.pd(i).Message.RemoteInvalidate:
+		case !pdOf(c, i).Message.RemoteInvalidate:
 			parts = append(parts, fmt.Sprintf("the %s's private data (packet %d) has R=0", sideName[i], pd.Packet))
 		}
 	}
@@ -112,7 +111,7 @@ func withheld(c *Conn) string {
 }
 
 // checkInvNegotiated: INV-NOT-NEGOTIATED (RFC 8797 section 4.1).
-func checkInvNegotiated(c *Conn, m *Msg) {
+func checkInvNegotiated(c *check.Conn, m *Msg) {
 	if m.HasPrefix && m.Common.Vers == rpcrdma.Version2 {
 		return // version 2 solicits invalidation per Call: INV-V2-HANDLE
 	}
@@ -120,49 +119,44 @@ func checkInvNegotiated(c *Conn, m *Msg) {
 		c.Checked()
 		return
 	}
-	if why := setupSkip(c); why != ReasonNone {
+	if why := setupSkip(c); why != check.ReasonNone {
 		c.Skip(why)
 		return
 	}
 	c.Checked()
-	if c.thresholds().RemoteInvalidation {
+	if thresholdsOf(c).RemoteInvalidation {
 		return
 	}
-	if c.dropped() {
+	if c.Dropped() {
 		return // past the limits: counted, not formatted
 	}
 	key := "client R=0"
-	if !c.thresholds().ServerR {
+	if !thresholdsOf(c).ServerR {
 		key = "server R=0"
-		if !c.thresholds().ClientR {
+		if !thresholdsOf(c).ClientR {
 			key = "both R=0"
 		}
 	}
-	c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: key, Message: fmt.Sprintf(
+	report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Key: key, Message: fmt.Sprintf(
 		"Send With Invalidate of STag 0x%08x carrying a %s from the %s, but %s: when either peer clears R the responder must use only plain Send for Replies",
 		m.InvalidatedSTag, describe(m), sideOf(m.Dir), withheld(c))})
 }
 
-func sideOf(d dissect.Direction) string {
-	if d == dissect.DirServerToClient {
-		return "server"
-	}
-	return "client"
-}
+func sideOf(d dissect.Direction) string { return check.SideOf(d) }
 
 // checkInvDirection: INV-WRONG-DIRECTION (RFC 8797 section 4.1: "the
 // responder MAY use RDMA Send With Invalidate when transmitting RPC
 // Replies").
-func checkInvDirection(c *Conn, m *Msg) {
+func checkInvDirection(c *check.Conn, m *Msg) {
 	if m.Kind == KindUnknown {
-		c.Skip(ReasonUndecodable)
+		c.Skip(check.ReasonUndecodable)
 		return
 	}
 	c.Checked()
 	if !m.Invalidate || m.Kind == KindReply {
 		return
 	}
-	c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: m.Kind.String(), Message: fmt.Sprintf(
+	report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Key: m.Kind.String(), Message: fmt.Sprintf(
 		"Send With Invalidate of STag 0x%08x carrying a %s from the %s: only a responder may invalidate, and only with RPC Replies",
 		m.InvalidatedSTag, describe(m), sideOf(m.Dir))})
 }
@@ -170,11 +164,11 @@ func checkInvDirection(c *Conn, m *Msg) {
 // checkInvForeign: INV-FOREIGN-STAG (RFC 8797 section 4.1: "Each RDMA Send
 // With Invalidate MUST invalidate an STag associated only with the XID in
 // the rdma_xid field").
-func checkInvForeign(c *Conn, m *Msg) {
+func checkInvForeign(c *check.Conn, m *Msg) {
 	if !m.Invalidate || m.Kind != KindReply {
 		return
 	}
-	k := c.replyCall(m)
+	k := replyCall(c, m)
 	if k == nil {
 		return
 	}
@@ -186,13 +180,13 @@ func checkInvForeign(c *Conn, m *Msg) {
 	if o := m.Rec.InvalidatedOwner; o != nil && o.Call != nil && len(o.Call.Packets) > 0 {
 		owner = fmt.Sprintf("; it belongs to the Call with XID 0x%08x (packet %d)", o.XID, o.Call.Packets[len(o.Call.Packets)-1])
 	}
-	c.Report(Finding{XID: xidp(k.XID), Packets: append(append([]int{}, k.Packets[len(k.Packets)-1]), m.Packets...), Message: fmt.Sprintf(
+	report(c, check.Finding{XID: xidp(k.XID), Packets: append(append([]int{}, k.Packets[len(k.Packets)-1]), m.Packets...), Message: fmt.Sprintf(
 		"the Reply to XID 0x%08x invalidates STag 0x%08x, which its Call (packet %d) did not advertise (handles %s)%s",
 		k.XID, m.InvalidatedSTag, k.Packets[len(k.Packets)-1], handleList(k), owner)})
 }
 
 // checkInvV2Handle: INV-V2-HANDLE (draft-07 "Remote Invalidation").
-func checkInvV2Handle(c *Conn, m *Msg) {
+func checkInvV2Handle(c *check.Conn, m *Msg) {
 	if !m.HasPrefix || m.Common.Vers != rpcrdma.Version2 {
 		return
 	}
@@ -207,14 +201,14 @@ func checkInvV2Handle(c *Conn, m *Msg) {
 		if h.InvHandle == 0 || v2HeaderHandles(h, h.InvHandle) {
 			return
 		}
-		c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: "not a handle of the Call", Message: fmt.Sprintf(
+		report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Key: "not a handle of the Call", Message: fmt.Sprintf(
 			"%s XID 0x%08x solicits remote invalidation of rdma_inv_handle 0x%08x, which is none of the handles in its header: it must match one of them, or be 0",
 			t, m.Common.XID, h.InvHandle)})
 	case KindReply:
 		if !m.Invalidate {
 			return
 		}
-		k := c.replyCall(m)
+		k := replyCall(c, m)
 		if k == nil {
 			return
 		}
@@ -223,11 +217,11 @@ func checkInvV2Handle(c *Conn, m *Msg) {
 		pk := append([]int{last}, m.Packets...)
 		switch {
 		case k.InvHandle == 0:
-			c.Report(Finding{XID: xidp(k.XID), Packets: pk, Key: "not solicited", Message: fmt.Sprintf(
+			report(c, check.Finding{XID: xidp(k.XID), Packets: pk, Key: "not solicited", Message: fmt.Sprintf(
 				"the Reply to XID 0x%08x is sent With Invalidate of STag 0x%08x, but its Call (packet %d) set rdma_inv_handle 0: the Responder must use plain Send",
 				k.XID, m.InvalidatedSTag, last)})
 		case k.InvHandle != m.InvalidatedSTag:
-			c.Report(Finding{XID: xidp(k.XID), Packets: pk, Key: "other handle", Message: fmt.Sprintf(
+			report(c, check.Finding{XID: xidp(k.XID), Packets: pk, Key: "other handle", Message: fmt.Sprintf(
 				"the Reply to XID 0x%08x invalidates STag 0x%08x, but its Call (packet %d) solicited rdma_inv_handle 0x%08x: the Responder must use exactly that value",
 				k.XID, m.InvalidatedSTag, last, k.InvHandle)})
 		}
@@ -295,17 +289,17 @@ func handleList(k *Call) string {
 
 // onlyVersion2 tells whether every RPC-over-RDMA message of c that
 // carried a known version used version 2.
-func onlyVersion2(c *Conn) bool {
-	rs := rpcordma.Stats(c.Connection)
+func onlyVersion2(c *check.Conn) bool {
+	rs := Stats(c.Connection)
 	return rs != nil && rs.Versions[1] == 0 && rs.Versions[2] > 0
 }
 
 // endInvUsage: INV-USAGE.
-func endInvUsage(c *Conn) {
-	if c.rpc != rpcYes {
+func endInvUsage(c *check.Conn) {
+	if !carriesRPC(c) {
 		return
 	}
-	u := &c.Usage
+	u := &connOf(c).Usage
 	if u.Replies == 0 {
 		// Its evidence is the connection's Replies: a connection whose
 		// Calls were never answered (siw-nfs-callback's second) has
@@ -321,7 +315,7 @@ func endInvUsage(c *Conn) {
 	neg := "not known (no CM exchange in the capture)"
 	if c.Negotiated {
 		neg = "no (" + withheld(c) + ")"
-		if c.thresholds().RemoteInvalidation {
+		if thresholdsOf(c).RemoteInvalidation {
 			neg = "yes (both peers set R)"
 		}
 	}

@@ -1,25 +1,21 @@
-package check
+package rpcordma
 
 import (
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma"
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
-	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
-// NFSRDMAPort is the well-known port of NFS over RDMA (RFC 8267 section 8).
-const NFSRDMAPort = rpcordma.NFSRDMAPort
-
 // MsgKind is what an RPC-over-RDMA message conveys: the engine's decision
-// (rpcordma.RPCKind), which the rules only read.
-type MsgKind = rpcordma.RPCKind
+// (RPCKind), which the rules only read.
+type MsgKind = RPCKind
 
 const (
-	KindUnknown = rpcordma.RPCKindUnknown
-	KindCall    = rpcordma.RPCKindCall
-	KindReply   = rpcordma.RPCKindReply
-	KindError   = rpcordma.RPCKindError
-	KindOther   = rpcordma.RPCKindControl
+	KindUnknown = RPCKindUnknown
+	KindCall    = RPCKindCall
+	KindReply   = RPCKindReply
+	KindError   = RPCKindError
+	KindOther   = RPCKindControl
 )
 
 // Msg is one reassembled Send as the message rules see it: a view of the
@@ -30,7 +26,7 @@ const (
 type Msg struct {
 	*dissect.Message
 	// Rec is the engine's record of the message.
-	Rec *rpcordma.RPCRecord
+	Rec *RPCRecord
 	// HasPrefix: the 16-octet prefix decoded; Common holds rdma_xid,
 	// rdma_vers, rdma_credit and rdma_proc/htype.
 	HasPrefix bool
@@ -89,8 +85,8 @@ func (m *Msg) Inline() []byte {
 }
 
 // view fills the runner's reused Msg from the engine's record of m.
-func (r *Runner) view(m *dissect.Message) *Msg {
-	rec := rpcordma.Record(m)
+func (r *runState) view(m *dissect.Message) *Msg {
+	rec := Record(m)
 	g := &r.m
 	*g = Msg{Message: m, Rec: rec, Hdr: &rec.Header, RPC: &rec.RPC,
 		HasPrefix: rec.PrefixOK, Common: rec.Common, HdrErr: rec.HeaderErr, Kind: rec.Kind}
@@ -106,7 +102,7 @@ func (r *Runner) view(m *dissect.Message) *Msg {
 }
 
 // account adds the message to the connection's summaries.
-func (c *Conn) account(g *Msg) {
+func (c *connState) account(g *Msg) {
 	s := &c.Chunks
 	switch g.Kind {
 	case KindCall:

@@ -1,14 +1,15 @@
-package check
+package rpcordma
 
 import (
 	"fmt"
+	"github.com/rdmashark/rdmashark/check"
 
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma"
 )
 
 // RPC-over-RDMA version 2 rules (draft-ietf-nfsv4-rpcrdma-version-two-07).
-// Each judges only version 2 messages (Rule.Version 2).
+// Each judges only version 2 messages (check.Rule.Version 2).
 
 // v2State is what the version 2 rules remember of a connection, by sender.
 type v2State struct {
@@ -62,25 +63,25 @@ func continues(open, next rpcrdma.HType) bool {
 // checkV2Continuation: V2-CONTINUATION (draft-07 RDMA2_CALL_MIDDLE,
 // RDMA2_REPLY_MIDDLE, RDMA2_CONNPROP_MIDDLE, RDMA2_CONNPROP_FINAL and
 // "RDMA2_ERR_INVAL_CONT").
-func checkV2Continuation(c *Conn, m *Msg) {
+func checkV2Continuation(c *check.Conn, m *Msg) {
 	t, ok := v2Header(m)
 	if !ok {
 		return
 	}
 	c.Checked()
-	s := &c.v2
+	s := &connOf(c).v2
 	d := m.Dir.Index()
 	last := lastOf(m.Packets)
 	if open := s.open[d]; open != 0 {
 		sameMsg := open == rpcrdma.HTypeConnPropMid || m.Common.XID == s.openXID[d]
 		if !continues(open, t) || !sameMsg {
-			c.Report(Finding{XID: xidOf(m), Packets: []int{s.openPkt[d], last}, Key: "broken continuation", Message: fmt.Sprintf(
+			report(c, check.Finding{XID: xidOf(m), Packets: []int{s.openPkt[d], last}, Key: "broken continuation", Message: fmt.Sprintf(
 				"the %s's %s XID 0x%08x (packet %d) is followed by %s XID 0x%08x: a continued message must go on with its own *_MIDDLE or end with its *_INLINE/CONNPROP_FINAL (the receiver answers RDMA2_ERR_INVAL_CONT)",
 				sideOf(m.Dir), open, s.openXID[d], s.openPkt[d], t, m.Common.XID)})
 		}
 	}
 	if (t == rpcrdma.HTypeConnPropMid || t == rpcrdma.HTypeConnPropFinal) && s.final[d] != 0 {
-		c.Report(Finding{XID: xidOf(m), Packets: []int{s.final[d], last}, Key: "CONNPROP after CONNPROP_FINAL", Message: fmt.Sprintf(
+		report(c, check.Finding{XID: xidOf(m), Packets: []int{s.final[d], last}, Key: "CONNPROP after CONNPROP_FINAL", Message: fmt.Sprintf(
 			"the %s sends %s after its RDMA2_CONNPROP_FINAL (packet %d): no CONNPROP-type message may follow it (the receiver answers RDMA2_ERR_INVAL_CONT)",
 			sideOf(m.Dir), t, s.final[d])})
 	}
@@ -103,13 +104,13 @@ func lastOf(pk []int) int {
 
 // checkV2GrantXID: V2-GRANT-XID (draft-07 "RDMA2_GRANT": "Senders MUST set
 // the rdma_xid field to zero").
-func checkV2GrantXID(c *Conn, m *Msg) {
+func checkV2GrantXID(c *check.Conn, m *Msg) {
 	if t, ok := v2Header(m); !ok || t != rpcrdma.HTypeGrant {
 		return
 	}
 	c.Checked()
 	if m.Common.XID != 0 {
-		c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Message: fmt.Sprintf(
+		report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Message: fmt.Sprintf(
 			"RDMA2_GRANT from the %s has rdma_xid 0x%08x: its rdma_xid is unused and senders must set it to zero", sideOf(m.Dir), m.Common.XID)})
 	}
 }
@@ -118,20 +119,20 @@ func checkV2GrantXID(c *Conn, m *Msg) {
 // "Special Format": the Responder reads the Payload stream from the Call
 // chunk; "Every Read segment in this chunk MUST contain zero (0) in its
 // Position field").
-func checkV2CallChunk(c *Conn, m *Msg) {
+func checkV2CallChunk(c *check.Conn, m *Msg) {
 	if t, ok := v2Header(m); !ok || t != rpcrdma.HTypeCallExternal {
 		return
 	}
 	c.Checked()
 	call := m.Hdr.V2.CallList
 	if len(call) == 0 {
-		c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: "no Call chunk", Message: fmt.Sprintf(
+		report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Key: "no Call chunk", Message: fmt.Sprintf(
 			"RDMA2_CALL_EXTERNAL XID 0x%08x has no Call chunk: the Call it conveys is nowhere", m.Common.XID)})
 		return
 	}
 	for i, s := range call {
 		if s.Position != 0 {
-			c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: "Call chunk position", Message: fmt.Sprintf(
+			report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Key: "Call chunk position", Message: fmt.Sprintf(
 				"segment %d of the Call chunk of XID 0x%08x has position %d: every Read segment of the Call chunk must have position 0", i, m.Common.XID, s.Position)})
 			return
 		}
@@ -141,7 +142,7 @@ func checkV2CallChunk(c *Conn, m *Msg) {
 // checkV2ReadZero: V2-READ-POSITION-ZERO (draft-07 RDMA2_CALL_EXTERNAL,
 // RDMA2_CALL_INLINE: rdma_reads holds "only data item chunks. A Requester
 // MUST NOT insert Position-zero Read chunks in this list").
-func checkV2ReadZero(c *Conn, m *Msg) {
+func checkV2ReadZero(c *check.Conn, m *Msg) {
 	t, ok := v2Header(m)
 	if !ok || (t != rpcrdma.HTypeCallExternal && t != rpcrdma.HTypeCallInline) {
 		return
@@ -149,7 +150,7 @@ func checkV2ReadZero(c *Conn, m *Msg) {
 	c.Checked()
 	for i, s := range m.Hdr.V2.ReadList {
 		if s.Position == 0 {
-			c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Message: fmt.Sprintf(
+			report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Message: fmt.Sprintf(
 				"Read segment %d of %s XID 0x%08x has position 0: in version 2 the whole Call moves in the Call chunk (RDMA2_CALL_EXTERNAL), and rdma_reads holds only data item chunks", i, t, m.Common.XID)})
 			return
 		}
@@ -164,8 +165,8 @@ func checkV2ReadZero(c *Conn, m *Msg) {
 // so the rule needs it in the capture; it compares with the largest limit
 // received so far, so that a grant still in flight when the sender
 // posted is not held against it.
-func checkV2Credits(c *Conn, m *Msg) {
-	s := &c.v2
+func checkV2Credits(c *check.Conn, m *Msg) {
+	s := &connOf(c).v2
 	d := m.Dir.Index()
 	before := s.sent[d]
 	s.sent[d]++
@@ -181,7 +182,7 @@ func checkV2Credits(c *Conn, m *Msg) {
 		return
 	}
 	if c.State == dissect.StateNoSetup {
-		c.Skip(ReasonNoSetup)
+		c.Skip(check.ReasonNoSetup)
 		return
 	}
 	c.Checked()
@@ -197,7 +198,7 @@ func checkV2Credits(c *Conn, m *Msg) {
 		return
 	}
 	s.overrun[d] = true
-	c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Message: fmt.Sprintf(
+	report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Message: fmt.Sprintf(
 		"the %s posts its Send number %d with %d sent before it, but the largest credit limit it received is %d: a sender must not post while its sent message count exceeds the received credits",
 		sideOf(m.Dir), before+1, before, limit)})
 }
@@ -209,11 +210,11 @@ func checkV2Credits(c *Conn, m *Msg) {
 // that the Responder has indicated it does not support"). Version 2 is
 // in effect once both peers sent a version 2 message other than
 // RDMA2_ERROR; a version 1 message after that is the mismatch.
-func checkV2VersMismatch(c *Conn, m *Msg) {
+func checkV2VersMismatch(c *check.Conn, m *Msg) {
 	if !m.HasPrefix || !knownVersion(m) {
 		return
 	}
-	s := &c.v2
+	s := &connOf(c).v2
 	d := m.Dir.Index()
 	c.Checked()
 	if m.Common.Vers == rpcrdma.Version2 {
@@ -226,7 +227,7 @@ func checkV2VersMismatch(c *Conn, m *Msg) {
 	if !s.settled {
 		return
 	}
-	c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Message: fmt.Sprintf(
+	report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Message: fmt.Sprintf(
 		"the %s sends a version 1 %s on a connection where both peers exchanged version 2 messages: the receiver answers RDMA2_ERR_VERS_MISMATCH and drops it",
 		sideOf(m.Dir), describe(m))})
 }

@@ -1,4 +1,4 @@
-package fields
+package rpcordma
 
 import (
 	"encoding/hex"
@@ -8,9 +8,9 @@ import (
 	"sync/atomic"
 
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/fields"
 	"github.com/rdmashark/rdmashark/rpcrdma"
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
-	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // The RPC-over-RDMA and ONC RPC fields, named, typed and printed as
@@ -22,8 +22,8 @@ import (
 
 // headerAt returns record i of p when its transport header decoded (at
 // least its four common words when prefixOnly), else nil.
-func headerAt(p *dissect.Packet, i int, prefixOnly bool) *rpcordma.RPCRecord {
-	r := &rpcordma.Records(p)[i]
+func headerAt(p *dissect.Packet, i int, prefixOnly bool) *RPCRecord {
+	r := &Records(p)[i]
 	if !r.HasHeader || !r.PrefixOK || (!prefixOnly && r.HeaderErr != nil) {
 		return nil
 	}
@@ -32,8 +32,8 @@ func headerAt(p *dissect.Packet, i int, prefixOnly bool) *rpcordma.RPCRecord {
 
 // rpcAt returns record i of p when it holds a whole RPC message whose
 // header decoded, else nil.
-func rpcAt(p *dissect.Packet, i int) *rpcordma.RPCRecord {
-	if r := &rpcordma.Records(p)[i]; r.HasRPC && r.RPCErr == nil {
+func rpcAt(p *dissect.Packet, i int) *RPCRecord {
+	if r := &Records(p)[i]; r.HasRPC && r.RPCErr == nil {
 		return r
 	}
 	return nil
@@ -41,18 +41,18 @@ func rpcAt(p *dissect.Packet, i int) *rpcordma.RPCRecord {
 
 // The RPC-over-RDMA, RPC and NFS fields repeat per record of Packet.RPC
 // (an iWARP segment can complete several Sends).
-func rpcordmaField(name, label string, t FieldType, b Base, prefixOnly bool, get func(r *rpcordma.RPCRecord, emit func(Value))) *Field {
-	return &Field{Name: name, Label: label, Type: t, Base: b, Parent: "rpcordma", Per: "rpc",
-		At: func(p *dissect.Packet, i int, emit func(Value)) {
+func rpcordmaField(name, label string, t fields.FieldType, b fields.Base, prefixOnly bool, get func(r *RPCRecord, emit func(fields.Value))) *fields.Field {
+	return &fields.Field{Name: name, Label: label, Type: t, Base: b, Parent: "rpcordma", Per: "rpc",
+		At: func(p *dissect.Packet, i int, emit func(fields.Value)) {
 			if r := headerAt(p, i, prefixOnly); r != nil {
 				get(r, emit)
 			}
 		}}
 }
 
-func rpcField(name, label string, t FieldType, b Base, get func(r *rpcordma.RPCRecord, h *oncrpc.Header, emit func(Value))) *Field {
-	return &Field{Name: name, Label: label, Type: t, Base: b, Parent: "rpc", Per: "rpc",
-		At: func(p *dissect.Packet, i int, emit func(Value)) {
+func rpcField(name, label string, t fields.FieldType, b fields.Base, get func(r *RPCRecord, h *oncrpc.Header, emit func(fields.Value))) *fields.Field {
+	return &fields.Field{Name: name, Label: label, Type: t, Base: b, Parent: "rpc", Per: "rpc",
+		At: func(p *dissect.Packet, i int, emit func(fields.Value)) {
 			if r := rpcAt(p, i); r != nil {
 				get(r, &r.RPC, emit)
 			}
@@ -61,7 +61,7 @@ func rpcField(name, label string, t FieldType, b Base, get func(r *rpcordma.RPCR
 
 // hasLists tells whether the header carries the three chunk lists (tshark
 // shows the counts only then).
-func hasLists(r *rpcordma.RPCRecord) bool {
+func hasLists(r *RPCRecord) bool {
 	h := &r.Header
 	if h.Vers == rpcrdma.Version2 {
 		switch h.V2.HType {
@@ -84,7 +84,7 @@ func hasLists(r *rpcordma.RPCRecord) bool {
 // rdma_provisional_writes and rdma_provisional_reply, REPLY_EXTERNAL
 // rdma_writes and rdma_reply, REPLY_INLINE rdma_writes only, and the
 // *_MIDDLE types none: a list a type lacks has no count to show.
-func listsOf(r *rpcordma.RPCRecord) (reads, writes, reply bool) {
+func listsOf(r *RPCRecord) (reads, writes, reply bool) {
 	if !hasLists(r) {
 		return false, false, false
 	}
@@ -104,7 +104,7 @@ func listsOf(r *rpcordma.RPCRecord) (reads, writes, reply bool) {
 }
 
 // eachSegment calls f for every segment in tshark's order.
-func eachSegment(r *rpcordma.RPCRecord, f func(sg rpcrdma.Segment)) {
+func eachSegment(r *RPCRecord, f func(sg rpcrdma.Segment)) {
 	if !hasLists(r) {
 		return
 	}
@@ -130,50 +130,135 @@ func eachSegment(r *rpcordma.RPCRecord, f func(sg rpcrdma.Segment)) {
 	}
 }
 
-func rpcTable() *Table {
-	F := new(Table)
+// FieldTable is RPC-over-RDMA's part of the field registry
+// (fields.RegisterTable): the NFS, MOUNT and NFSACL fields, the
+// RPC-over-RDMA and ONC RPC fields (tshark 4.0's names, and rdmashark's
+// own under rdmashark.rpcordma and rdmashark.rpc), and the messages a
+// packet completed for frame.protocols and the one-line-per-FPDU summary.
+func FieldTable() *fields.Table {
+	t := new(fields.Table)
+	nfsTable(t)
+	nfsMoreTable(t)
+	rpcTable(t)
+	t.Messages(fields.Messages{
+		Count:         func(p *dissect.Packet) int { return len(Records(p)) },
+		Info:          appendMessageInfo,
+		ProtocolNames: protocolNames[:],
+		Protocols:     messageProtocols,
+		// A Call rebuilt from a Read chunk has no transport header of
+		// its own: the Read Response that brought its last bytes
+		// completes it.
+		ByRead: func(p *dissect.Packet, i int) bool { return !Records(p)[i].HasHeader },
+	})
+	return t
+}
+
+func u(v uint64) fields.Value { return fields.Value{U: v} }
+
+func boolValue(b bool) fields.Value {
+	if b {
+		return fields.Value{U: 1}
+	}
+	return fields.Value{}
+}
+
+// The protocols of frame.protocols an RPC-over-RDMA message holds, as
+// tshark 4.0 names them (fields.Messages.ProtocolNames).
+const (
+	protoRPCoRDMA = iota
+	protoRPC
+	protoNFS
+	protoNFSACL
+	protoMount
+	protoPortmap
+	numProtocols
+)
+
+var protocolNames = [numProtocols]string{
+	protoRPCoRDMA: "rpcordma", protoRPC: "rpc", protoNFS: "nfs", protoNFSACL: "nfsacl",
+	protoMount: "mount", protoPortmap: "portmap",
+}
+
+// The lists messageProtocols returns (read only).
+var (
+	protosHeader  = []int{protoRPCoRDMA}
+	protosRPC     = []int{protoRPCoRDMA, protoRPC}
+	protosProgram = [numProtocols][]int{
+		protoNFS:     {protoRPCoRDMA, protoRPC, protoNFS},
+		protoNFSACL:  {protoRPCoRDMA, protoRPC, protoNFSACL},
+		protoMount:   {protoRPCoRDMA, protoRPC, protoMount},
+		protoPortmap: {protoRPCoRDMA, protoRPC, protoPortmap},
+	}
+)
+
+// messageProtocols lists what message i of p holds: "rpcordma", then
+// "rpc" when an RPC message is whole, then its program's protocol, except
+// for the NULL procedure, which tshark leaves to RPC.
+func messageProtocols(p *dissect.Packet, i int) []int {
+	r := &Records(p)[i]
+	if !r.HasRPC {
+		return protosHeader
+	}
+	prog, _, proc, ok := rpcProgram(r, &r.RPC)
+	if !ok || proc == 0 {
+		return protosRPC
+	}
+	switch oncrpc.Program(prog) {
+	case oncrpc.ProgNFS:
+		return protosProgram[protoNFS]
+	case oncrpc.ProgNFSACL:
+		return protosProgram[protoNFSACL]
+	case oncrpc.ProgMount:
+		return protosProgram[protoMount]
+	case oncrpc.ProgPortmap:
+		return protosProgram[protoPortmap]
+	}
+	return protosRPC
+}
+
+func rpcTable(F *fields.Table) {
 	F.Group("rpcordma", "RPC over RDMA")
 	F.Group("rpc", "Remote Procedure Call")
-	F.Instances("rpc", func(p *dissect.Packet) int { return len(rpcordma.Records(p)) })
+	F.Instances("rpc", func(p *dissect.Packet) int { return len(Records(p)) })
 	F.Register(
-		rpcordmaField("rpcordma.xid", "XID", FTUint32, BaseHex, true, func(r *rpcordma.RPCRecord, emit func(Value)) {
+		rpcordmaField("rpcordma.xid", "XID", fields.FTUint32, fields.BaseHex, true, func(r *RPCRecord, emit func(fields.Value)) {
 			emit(u(uint64(r.Common.XID)))
 		}),
-		rpcordmaField("rpcordma.version", "Version", FTUint32, BaseDec, true, func(r *rpcordma.RPCRecord, emit func(Value)) {
+		rpcordmaField("rpcordma.version", "Version", fields.FTUint32, fields.BaseDec, true, func(r *RPCRecord, emit func(fields.Value)) {
 			emit(u(uint64(r.Common.Vers)))
 		}),
-		rpcordmaField("rpcordma.flow_control", "Flow Control", FTUint32, BaseDec, true, func(r *rpcordma.RPCRecord, emit func(Value)) {
+		rpcordmaField("rpcordma.flow_control", "Flow Control", fields.FTUint32, fields.BaseDec, true, func(r *RPCRecord, emit func(fields.Value)) {
 			emit(u(uint64(r.Common.Credit)))
 		}),
-		rpcordmaField("rpcordma.msg_type", "Message Type", FTUint32, BaseDec, true, func(r *rpcordma.RPCRecord, emit func(Value)) {
-			emit(Value{U: uint64(r.Common.Type), Text: rpcordma.ProcName(r.Common.Vers, r.Common.Type)})
+		rpcordmaField("rpcordma.msg_type", "Message Type", fields.FTUint32, fields.BaseDec, true, func(r *RPCRecord, emit func(fields.Value)) {
+			emit(fields.Value{U: uint64(r.Common.Type), Text: ProcName(r.Common.Vers, r.Common.Type)})
 		}),
-		rpcordmaField("rpcordma.rdma_align", "RDMA align", FTUint32, BaseDec, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
+		rpcordmaField("rpcordma.rdma_align", "RDMA align", fields.FTUint32, fields.BaseDec, false, func(r *RPCRecord, emit func(fields.Value)) {
 			if r.Header.Vers == rpcrdma.Version1 && r.Header.V1.Proc == rpcrdma.RDMAMsgp {
 				emit(u(uint64(r.Header.V1.Align)))
 			}
 		}),
-		rpcordmaField("rpcordma.rdma_thresh", "RDMA threshold", FTUint32, BaseDec, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
+		rpcordmaField("rpcordma.rdma_thresh", "RDMA threshold", fields.FTUint32, fields.BaseDec, false, func(r *RPCRecord, emit func(fields.Value)) {
 			if r.Header.Vers == rpcrdma.Version1 && r.Header.V1.Proc == rpcrdma.RDMAMsgp {
 				emit(u(uint64(r.Header.V1.Thresh)))
 			}
 		}),
-		rpcordmaField("rpcordma.reads_count", "Read list", FTUint32, BaseDec, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
+		rpcordmaField("rpcordma.reads_count", "Read list", fields.FTUint32, fields.BaseDec, false, func(r *RPCRecord, emit func(fields.Value)) {
 			if reads, _, _ := listsOf(r); reads {
 				emit(u(uint64(len(r.Header.Chunks().ReadList))))
 			}
 		}),
-		rpcordmaField("rpcordma.writes_count", "Write list", FTUint32, BaseDec, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
+		rpcordmaField("rpcordma.writes_count", "Write list", fields.FTUint32, fields.BaseDec, false, func(r *RPCRecord, emit func(fields.Value)) {
 			if _, writes, _ := listsOf(r); writes {
 				emit(u(uint64(len(r.Header.Chunks().WriteList))))
 			}
 		}),
-		rpcordmaField("rpcordma.reply_count", "Reply list", FTUint32, BaseDec, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
+		rpcordmaField("rpcordma.reply_count", "Reply list", fields.FTUint32, fields.BaseDec, false, func(r *RPCRecord, emit func(fields.Value)) {
 			if _, _, reply := listsOf(r); reply {
 				emit(boolValue(r.Header.Chunks().HasReplyChunk))
 			}
 		}),
-		rpcordmaField("rpcordma.segment_count", "Write chunk segment count", FTUint32, BaseDec, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
+		rpcordmaField("rpcordma.segment_count", "Write chunk segment count", fields.FTUint32, fields.BaseDec, false, func(r *RPCRecord, emit func(fields.Value)) {
 			if !hasLists(r) {
 				return
 			}
@@ -185,7 +270,7 @@ func rpcTable() *Table {
 				emit(u(uint64(len(c.ReplyChunk.Segments))))
 			}
 		}),
-		rpcordmaField("rpcordma.position", "Position in XDR", FTUint32, BaseDec, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
+		rpcordmaField("rpcordma.position", "Position in XDR", fields.FTUint32, fields.BaseDec, false, func(r *RPCRecord, emit func(fields.Value)) {
 			if !hasLists(r) {
 				return
 			}
@@ -198,25 +283,25 @@ func rpcTable() *Table {
 				emit(u(uint64(rs.Position)))
 			}
 		}),
-		rpcordmaField("rpcordma.rdma_handle", "RDMA handle", FTUint32, BaseHex, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
+		rpcordmaField("rpcordma.rdma_handle", "RDMA handle", fields.FTUint32, fields.BaseHex, false, func(r *RPCRecord, emit func(fields.Value)) {
 			eachSegment(r, func(sg rpcrdma.Segment) { emit(u(uint64(sg.Handle))) })
 		}),
-		rpcordmaField("rpcordma.rdma_length", "RDMA length", FTUint32, BaseDec, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
+		rpcordmaField("rpcordma.rdma_length", "RDMA length", fields.FTUint32, fields.BaseDec, false, func(r *RPCRecord, emit func(fields.Value)) {
 			eachSegment(r, func(sg rpcrdma.Segment) { emit(u(uint64(sg.Length))) })
 		}),
-		rpcordmaField("rpcordma.rdma_offset", "RDMA offset", FTUint64, BaseHex, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
+		rpcordmaField("rpcordma.rdma_offset", "RDMA offset", fields.FTUint64, fields.BaseHex, false, func(r *RPCRecord, emit func(fields.Value)) {
 			eachSegment(r, func(sg rpcrdma.Segment) { emit(u(sg.Offset)) })
 		}),
-		rpcordmaField("rpcordma.errcode", "Error code", FTUint32, BaseDec, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
+		rpcordmaField("rpcordma.errcode", "Error code", fields.FTUint32, fields.BaseDec, false, func(r *RPCRecord, emit func(fields.Value)) {
 			h := &r.Header
 			switch {
 			case v1Layout(r) && h.V1.Proc == rpcrdma.RDMAError:
-				emit(Value{U: uint64(h.V1.Err), Text: h.V1.Err.String()})
+				emit(fields.Value{U: uint64(h.V1.Err), Text: h.V1.Err.String()})
 			case h.Vers == rpcrdma.Version2 && h.V2.HType == rpcrdma.HTypeError:
-				emit(Value{U: uint64(h.V2.Err), Text: h.V2.Err.String()})
+				emit(fields.Value{U: uint64(h.V2.Err), Text: h.V2.Err.String()})
 			}
 		}),
-		rpcordmaField("rpcordma.vers_low", "Version low", FTUint32, BaseDec, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
+		rpcordmaField("rpcordma.vers_low", "Version low", fields.FTUint32, fields.BaseDec, false, func(r *RPCRecord, emit func(fields.Value)) {
 			h := &r.Header
 			switch {
 			case v1Layout(r) && h.V1.Proc == rpcrdma.RDMAError && h.V1.Err == rpcrdma.ErrVers:
@@ -225,7 +310,7 @@ func rpcTable() *Table {
 				emit(u(uint64(h.V2.VersLow)))
 			}
 		}),
-		rpcordmaField("rpcordma.vers_high", "Version high", FTUint32, BaseDec, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
+		rpcordmaField("rpcordma.vers_high", "Version high", fields.FTUint32, fields.BaseDec, false, func(r *RPCRecord, emit func(fields.Value)) {
 			h := &r.Header
 			switch {
 			case v1Layout(r) && h.V1.Proc == rpcrdma.RDMAError && h.V1.Err == rpcrdma.ErrVers:
@@ -247,72 +332,72 @@ func rpcTable() *Table {
 		v2ErrField("rdmashark.rpcordma.length_needed", "Length needed (v2 error)", func(h *rpcrdma.Header2) (uint32, bool) {
 			return h.LengthNeeded, h.Err == rpcrdma.Err2WriteResource || h.Err == rpcrdma.Err2ReplyResource
 		}),
-		rpcordmaField("rdmashark.rpcordma.inv_handle", "Invalidation handle (v2)", FTUint32, BaseHex, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
+		rpcordmaField("rdmashark.rpcordma.inv_handle", "Invalidation handle (v2)", fields.FTUint32, fields.BaseHex, false, func(r *RPCRecord, emit func(fields.Value)) {
 			h := &r.Header
 			if h.Vers == rpcrdma.Version2 && (h.V2.HType == rpcrdma.HTypeCallExternal || h.V2.HType == rpcrdma.HTypeCallInline) {
 				emit(u(uint64(h.V2.InvHandle)))
 			}
 		}),
-		rpcordmaField("rdmashark.rpcordma.remaining", "Bytes remaining (v2)", FTUint32, BaseDec, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
+		rpcordmaField("rdmashark.rpcordma.remaining", "Bytes remaining (v2)", fields.FTUint32, fields.BaseDec, false, func(r *RPCRecord, emit func(fields.Value)) {
 			h := &r.Header
 			if h.Vers == rpcrdma.Version2 && (h.V2.HType == rpcrdma.HTypeCallMiddle || h.V2.HType == rpcrdma.HTypeReplyMiddle) {
 				emit(u(uint64(h.V2.Remaining)))
 			}
 		}),
-		rpcordmaField("rdmashark.rpcordma.property", "Transport property (v2)", FTUint32, BaseDec, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
+		rpcordmaField("rdmashark.rpcordma.property", "Transport property (v2)", fields.FTUint32, fields.BaseDec, false, func(r *RPCRecord, emit func(fields.Value)) {
 			h := &r.Header
 			if h.Vers != rpcrdma.Version2 {
 				return
 			}
 			for _, pr := range h.V2.Props {
-				emit(Value{U: uint64(pr.Which), Text: pr.Which.String()})
+				emit(fields.Value{U: uint64(pr.Which), Text: pr.Which.String()})
 			}
 		}),
-		rpcordmaField("rdmashark.rpcordma.property_value", "Transport property value (v2)", FTString, BaseNone, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
+		rpcordmaField("rdmashark.rpcordma.property_value", "Transport property value (v2)", fields.FTString, fields.BaseNone, false, func(r *RPCRecord, emit func(fields.Value)) {
 			h := &r.Header
 			if h.Vers != rpcrdma.Version2 {
 				return
 			}
 			for _, pr := range h.V2.Props {
-				emit(Value{S: propertyValue(pr)})
+				emit(fields.Value{S: propertyValue(pr)})
 			}
 		}),
-		rpcordmaField("rdmashark.rpcordma.chunk", "Chunk", FTString, BaseNone, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
-			eachChunkText(r, func(s string) { emit(Value{S: s}) })
+		rpcordmaField("rdmashark.rpcordma.chunk", "Chunk", fields.FTString, fields.BaseNone, false, func(r *RPCRecord, emit func(fields.Value)) {
+			eachChunkText(r, func(s string) { emit(fields.Value{S: s}) })
 		}),
 		// Also for a Send shorter than the 16-octet prefix (issue 27).
-		&Field{Name: "rdmashark.rpcordma.header_error", Label: "Header error", Type: FTString, Base: BaseNone, Parent: "rpcordma", Per: "rpc",
-			At: func(p *dissect.Packet, i int, emit func(Value)) {
-				if r := &rpcordma.Records(p)[i]; r.HasHeader && r.HeaderErr != nil {
-					emit(Value{S: r.HeaderErr.Error()})
+		&fields.Field{Name: "rdmashark.rpcordma.header_error", Label: "Header error", Type: fields.FTString, Base: fields.BaseNone, Parent: "rpcordma", Per: "rpc",
+			At: func(p *dissect.Packet, i int, emit func(fields.Value)) {
+				if r := &Records(p)[i]; r.HasHeader && r.HeaderErr != nil {
+					emit(fields.Value{S: r.HeaderErr.Error()})
 				}
 			}},
-		rpcordmaField("rdmashark.rpcordma.retransmission", "Retransmitted Send", FTBoolean, BaseNone, true, func(r *rpcordma.RPCRecord, emit func(Value)) {
+		rpcordmaField("rdmashark.rpcordma.retransmission", "Retransmitted Send", fields.FTBoolean, fields.BaseNone, true, func(r *RPCRecord, emit func(fields.Value)) {
 			if r.Duplicate {
-				emit(Value{U: 1})
+				emit(fields.Value{U: 1})
 			}
 		}),
 
-		rpcField("rpc.xid", "XID", FTUint32, BaseHex, func(_ *rpcordma.RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.xid", "XID", fields.FTUint32, fields.BaseHex, func(_ *RPCRecord, h *oncrpc.Header, emit func(fields.Value)) {
 			emit(u(uint64(h.XID)))
 		}),
-		rpcField("rpc.msgtyp", "Message Type", FTUint32, BaseDec, func(_ *rpcordma.RPCRecord, h *oncrpc.Header, emit func(Value)) {
-			emit(Value{U: uint64(h.MsgType), Text: h.MsgType.String()})
+		rpcField("rpc.msgtyp", "Message Type", fields.FTUint32, fields.BaseDec, func(_ *RPCRecord, h *oncrpc.Header, emit func(fields.Value)) {
+			emit(fields.Value{U: uint64(h.MsgType), Text: h.MsgType.String()})
 		}),
-		rpcField("rpc.version", "RPC Version", FTUint32, BaseDec, func(_ *rpcordma.RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.version", "RPC Version", fields.FTUint32, fields.BaseDec, func(_ *RPCRecord, h *oncrpc.Header, emit func(fields.Value)) {
 			if h.MsgType == oncrpc.Call {
 				emit(u(uint64(h.RPCVers)))
 			}
 		}),
-		rpcField("rpc.program", "Program", FTUint32, BaseDec, func(r *rpcordma.RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.program", "Program", fields.FTUint32, fields.BaseDec, func(r *RPCRecord, h *oncrpc.Header, emit func(fields.Value)) {
 			switch {
 			case h.MsgType == oncrpc.Call:
-				emit(Value{U: uint64(h.Prog), Text: h.Prog.String()})
+				emit(fields.Value{U: uint64(h.Prog), Text: h.Prog.String()})
 			case r.HasProgram:
-				emit(Value{U: uint64(r.Program), Text: oncrpc.Program(r.Program).String()})
+				emit(fields.Value{U: uint64(r.Program), Text: oncrpc.Program(r.Program).String()})
 			}
 		}),
-		rpcField("rpc.programversion", "Program Version", FTUint32, BaseDec, func(r *rpcordma.RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.programversion", "Program Version", fields.FTUint32, fields.BaseDec, func(r *RPCRecord, h *oncrpc.Header, emit func(fields.Value)) {
 			switch {
 			case h.MsgType == oncrpc.Call:
 				emit(u(uint64(h.Vers)))
@@ -320,7 +405,7 @@ func rpcTable() *Table {
 				emit(u(uint64(r.Version)))
 			}
 		}),
-		rpcField("rpc.procedure", "Procedure", FTUint32, BaseDec, func(r *rpcordma.RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.procedure", "Procedure", fields.FTUint32, fields.BaseDec, func(r *RPCRecord, h *oncrpc.Header, emit func(fields.Value)) {
 			switch {
 			case h.MsgType == oncrpc.Call:
 				emit(u(uint64(h.Proc)))
@@ -330,15 +415,15 @@ func rpcTable() *Table {
 		}),
 		// Wireshark shows the Call's frame on a Reply as rpc.repframe (and
 		// the Reply's on a Call as rpc.reqframe), in its second pass only.
-		rpcField("rpc.repframe", "Call In", FTUint32, BaseDec, func(r *rpcordma.RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.repframe", "Call In", fields.FTUint32, fields.BaseDec, func(r *RPCRecord, h *oncrpc.Header, emit func(fields.Value)) {
 			if h.MsgType == oncrpc.Reply && r.CallPacket > 0 {
 				emit(u(uint64(r.CallPacket)))
 			}
 		}),
 		// The time from the Call to this Reply: from the packet where the
 		// Call's RPC message was whole to the packet where the Reply's is.
-		&Field{Name: "rpc.time", Label: "Time from request", Type: FTRelTime, Parent: "rpc", Per: "rpc",
-			At: func(p *dissect.Packet, i int, emit func(Value)) {
+		&fields.Field{Name: "rpc.time", Label: "Time from request", Type: fields.FTRelTime, Parent: "rpc", Per: "rpc",
+			At: func(p *dissect.Packet, i int, emit func(fields.Value)) {
 				r := rpcAt(p, i)
 				if r != nil && r.RPC.MsgType == oncrpc.Reply && r.CallPacket > 0 && !r.CallTime.IsZero() {
 					if d := p.Timestamp.Sub(r.CallTime); d >= 0 {
@@ -346,30 +431,30 @@ func rpcTable() *Table {
 					}
 				}
 			}},
-		rpcField("rpc.replystat", "Reply State", FTUint32, BaseDec, func(_ *rpcordma.RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.replystat", "Reply State", fields.FTUint32, fields.BaseDec, func(_ *RPCRecord, h *oncrpc.Header, emit func(fields.Value)) {
 			if h.MsgType == oncrpc.Reply {
-				emit(Value{U: uint64(h.ReplyStat), Text: h.ReplyStat.String()})
+				emit(fields.Value{U: uint64(h.ReplyStat), Text: h.ReplyStat.String()})
 			}
 		}),
-		rpcField("rpc.state_accept", "Accept State", FTUint32, BaseDec, func(_ *rpcordma.RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.state_accept", "Accept State", fields.FTUint32, fields.BaseDec, func(_ *RPCRecord, h *oncrpc.Header, emit func(fields.Value)) {
 			if h.MsgType == oncrpc.Reply && h.ReplyStat == oncrpc.MsgAccepted {
-				emit(Value{U: uint64(h.AcceptStat), Text: h.AcceptStat.String()})
+				emit(fields.Value{U: uint64(h.AcceptStat), Text: h.AcceptStat.String()})
 			}
 		}),
-		rpcField("rpc.state_reject", "Reject State", FTUint32, BaseDec, func(_ *rpcordma.RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.state_reject", "Reject State", fields.FTUint32, fields.BaseDec, func(_ *RPCRecord, h *oncrpc.Header, emit func(fields.Value)) {
 			if h.MsgType == oncrpc.Reply && h.ReplyStat == oncrpc.MsgDenied {
-				emit(Value{U: uint64(h.RejectStat), Text: h.RejectStat.String()})
+				emit(fields.Value{U: uint64(h.RejectStat), Text: h.RejectStat.String()})
 			}
 		}),
-		rpcField("rpc.auth.flavor", "Flavor", FTUint32, BaseDec, func(_ *rpcordma.RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.auth.flavor", "Flavor", fields.FTUint32, fields.BaseDec, func(_ *RPCRecord, h *oncrpc.Header, emit func(fields.Value)) {
 			if h.MsgType == oncrpc.Call {
-				emit(Value{U: uint64(h.Cred.Flavor), Text: h.Cred.Flavor.String()})
+				emit(fields.Value{U: uint64(h.Cred.Flavor), Text: h.Cred.Flavor.String()})
 			}
 			if h.MsgType == oncrpc.Call || h.ReplyStat == oncrpc.MsgAccepted {
-				emit(Value{U: uint64(h.Verf.Flavor), Text: h.Verf.Flavor.String()})
+				emit(fields.Value{U: uint64(h.Verf.Flavor), Text: h.Verf.Flavor.String()})
 			}
 		}),
-		rpcField("rpc.auth.length", "Length", FTUint32, BaseDec, func(_ *rpcordma.RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.auth.length", "Length", fields.FTUint32, fields.BaseDec, func(_ *RPCRecord, h *oncrpc.Header, emit func(fields.Value)) {
 			if h.MsgType == oncrpc.Call {
 				emit(u(uint64(len(h.Cred.Body))))
 			}
@@ -377,22 +462,22 @@ func rpcTable() *Table {
 				emit(u(uint64(len(h.Verf.Body))))
 			}
 		}),
-		rpcField("rpc.auth.stamp", "Stamp", FTUint32, BaseHex, func(_ *rpcordma.RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.auth.stamp", "Stamp", fields.FTUint32, fields.BaseHex, func(_ *RPCRecord, h *oncrpc.Header, emit func(fields.Value)) {
 			if h.MsgType == oncrpc.Call && h.Cred.Flavor == oncrpc.AuthSysFlav {
 				emit(u(uint64(h.AuthSys.Stamp)))
 			}
 		}),
-		rpcField("rpc.auth.machinename", "Machine Name", FTString, BaseNone, func(_ *rpcordma.RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.auth.machinename", "Machine Name", fields.FTString, fields.BaseNone, func(_ *RPCRecord, h *oncrpc.Header, emit func(fields.Value)) {
 			if h.MsgType == oncrpc.Call && h.Cred.Flavor == oncrpc.AuthSysFlav {
-				emit(Value{S: machineName(h.AuthSys.MachineName)})
+				emit(fields.Value{S: machineName(h.AuthSys.MachineName)})
 			}
 		}),
-		rpcField("rpc.auth.uid", "UID", FTUint32, BaseDec, func(_ *rpcordma.RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.auth.uid", "UID", fields.FTUint32, fields.BaseDec, func(_ *RPCRecord, h *oncrpc.Header, emit func(fields.Value)) {
 			if h.MsgType == oncrpc.Call && h.Cred.Flavor == oncrpc.AuthSysFlav {
 				emit(u(uint64(h.AuthSys.UID)))
 			}
 		}),
-		rpcField("rpc.auth.gid", "GID", FTUint32, BaseDec, func(_ *rpcordma.RPCRecord, h *oncrpc.Header, emit func(Value)) {
+		rpcField("rpc.auth.gid", "GID", fields.FTUint32, fields.BaseDec, func(_ *RPCRecord, h *oncrpc.Header, emit func(fields.Value)) {
 			if h.MsgType == oncrpc.Call && h.Cred.Flavor == oncrpc.AuthSysFlav {
 				emit(u(uint64(h.AuthSys.GID)))
 				for _, g := range h.AuthSys.GIDs {
@@ -400,39 +485,38 @@ func rpcTable() *Table {
 				}
 			}
 		}),
-		rpcField("rdmashark.rpc.procedure_name", "Procedure (upper layer)", FTString, BaseNone, func(r *rpcordma.RPCRecord, _ *oncrpc.Header, emit func(Value)) {
+		rpcField("rdmashark.rpc.procedure_name", "Procedure (upper layer)", fields.FTString, fields.BaseNone, func(r *RPCRecord, _ *oncrpc.Header, emit func(fields.Value)) {
 			if r.ULP.Procedure != "" {
-				emit(Value{S: r.ULP.Protocol + " " + r.ULP.Procedure})
+				emit(fields.Value{S: r.ULP.Protocol + " " + r.ULP.Procedure})
 			}
 		}),
-		rpcField("rdmashark.rpc.operation", "Operation", FTString, BaseNone, func(r *rpcordma.RPCRecord, _ *oncrpc.Header, emit func(Value)) {
+		rpcField("rdmashark.rpc.operation", "Operation", fields.FTString, fields.BaseNone, func(r *RPCRecord, _ *oncrpc.Header, emit func(fields.Value)) {
 			for _, op := range r.ULP.Operations {
-				emit(Value{S: op})
+				emit(fields.Value{S: op})
 			}
 		}),
-		rpcField("rdmashark.rpc.rebuilt", "Rebuilt from chunks", FTBoolean, BaseNone, func(r *rpcordma.RPCRecord, _ *oncrpc.Header, emit func(Value)) {
+		rpcField("rdmashark.rpc.rebuilt", "Rebuilt from chunks", fields.FTBoolean, fields.BaseNone, func(r *RPCRecord, _ *oncrpc.Header, emit func(fields.Value)) {
 			emit(boolValue(r.Rebuilt))
 		}),
-		rpcField("rdmashark.rpc.length", "RPC message length", FTUint32, BaseDec, func(r *rpcordma.RPCRecord, _ *oncrpc.Header, emit func(Value)) {
+		rpcField("rdmashark.rpc.length", "RPC message length", fields.FTUint32, fields.BaseDec, func(r *RPCRecord, _ *oncrpc.Header, emit func(fields.Value)) {
 			emit(u(uint64(r.RPCLength)))
 		}),
-		rpcField("rdmashark.rpc.backchannel", "Backchannel", FTBoolean, BaseNone, func(r *rpcordma.RPCRecord, _ *oncrpc.Header, emit func(Value)) {
+		rpcField("rdmashark.rpc.backchannel", "Backchannel", fields.FTBoolean, fields.BaseNone, func(r *RPCRecord, _ *oncrpc.Header, emit func(fields.Value)) {
 			emit(boolValue(r.Backchannel))
 		}),
-		&Field{Name: "rdmashark.rpc.header_error", Label: "RPC header error", Type: FTString, Parent: "rpc", Per: "rpc",
-			At: func(p *dissect.Packet, i int, emit func(Value)) {
-				if r := &rpcordma.Records(p)[i]; r.HasRPC && r.RPCErr != nil {
-					emit(Value{S: r.RPCErr.Error()})
+		&fields.Field{Name: "rdmashark.rpc.header_error", Label: "RPC header error", Type: fields.FTString, Parent: "rpc", Per: "rpc",
+			At: func(p *dissect.Packet, i int, emit func(fields.Value)) {
+				if r := &Records(p)[i]; r.HasRPC && r.RPCErr != nil {
+					emit(fields.Value{S: r.RPCErr.Error()})
 				}
 			}},
 	)
-	return F
 }
 
 // v2ErrField is a field of a version 2 RDMA2_ERROR's error arm
 // (draft-07 "RDMA2_ERROR"), present for the codes that carry it.
-func v2ErrField(name, label string, get func(h *rpcrdma.Header2) (uint32, bool)) *Field {
-	return rpcordmaField(name, label, FTUint32, BaseDec, false, func(r *rpcordma.RPCRecord, emit func(Value)) {
+func v2ErrField(name, label string, get func(h *rpcrdma.Header2) (uint32, bool)) *fields.Field {
+	return rpcordmaField(name, label, fields.FTUint32, fields.BaseDec, false, func(r *RPCRecord, emit func(fields.Value)) {
 		h := &r.Header
 		if h.Vers != rpcrdma.Version2 || h.V2.HType != rpcrdma.HTypeError {
 			return
@@ -475,7 +559,7 @@ func propertyValue(pr rpcrdma.Property) string {
 
 // eachChunkText describes each chunk of the header on one line, e.g.
 // "Read chunk at position 128: 0x00000ca8 131072 bytes at 0xb5ad315dcc414000, ...".
-func eachChunkText(r *rpcordma.RPCRecord, f func(string)) {
+func eachChunkText(r *RPCRecord, f func(string)) {
 	if !hasLists(r) {
 		return
 	}
@@ -539,7 +623,7 @@ func machineName(b []byte) string {
 // v1Layout tells whether r's header is in V1: version 1, or an
 // RDMA_ERROR/ERR_VERS of another version than 2, whose XDR every version
 // keeps (rpcrdma.Message).
-func v1Layout(r *rpcordma.RPCRecord) bool {
+func v1Layout(r *RPCRecord) bool {
 	h := &r.Header
 	return h.Vers == rpcrdma.Version1 || h.Vers != rpcrdma.Version2 && r.HeaderErr == nil && r.HasHeader
 }

@@ -1,12 +1,13 @@
-package fields
+package rpcordma
 
 import (
 	"reflect"
 	"testing"
 
+	"github.com/rdmashark/rdmashark/dfilter"
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/fields"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
-	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // TestMainOps checks nfs.main_opcode's choice against what tshark 4.0.17
@@ -46,12 +47,13 @@ func TestMainOps(t *testing.T) {
 // TestPerInstanceGroups: every field of the protocols that repeat per FPDU
 // or per RPC-over-RDMA message says so (Field.Per), so that -V and -T json
 // can show each FPDU or message apart; and a per-instance field's Get is
-// its instances' values in order.
+// its instances' values in order. (The registry holds RPC-over-RDMA's
+// table as the command registers it: present_hook_test.go.)
 func TestPerInstanceGroups(t *testing.T) {
 	kinds := map[string]string{"iwarp_ddp": "fpdu", "iwarp_rdma": "fpdu", "rpcordma": "rpc", "rpc": "rpc",
 		"nfs": "rpc", "mount": "rpc", "nfsacl": "rpc"}
 	n := 0
-	for _, f := range Registry.All() {
+	for _, f := range fields.Registry.All() {
 		k, ok := kinds[f.Parent]
 		if !ok {
 			continue
@@ -65,11 +67,73 @@ func TestPerInstanceGroups(t *testing.T) {
 		t.Errorf("only %d fields in the per-instance protocols", n)
 	}
 	p := &dissect.Packet{}
-	recs := []rpcordma.RPCRecord{{HasRPC: true}, {HasRPC: true}}
+	recs := []RPCRecord{{HasRPC: true}, {HasRPC: true}}
 	recs[0].RPC.XID, recs[1].RPC.XID = 1, 2
-	rpcordma.SetRecords(p, recs)
-	f, _ := Registry.Lookup("rpc.xid")
+	SetRecords(p, recs)
+	f, _ := fields.Registry.Lookup("rpc.xid")
 	if got := f.Values(p, nil); len(got) != 2 || got[0] != "0x00000001" || got[1] != "0x00000002" {
 		t.Errorf("rpc.xid of two messages: %v", got)
+	}
+}
+
+// TestFieldsAppendFormat: for every value of RPC-over-RDMA's fields on
+// every packet of a RoCE and an iWARP NFS capture, AppendFormat appends
+// exactly what Format returns, and AppendDisplay what Display returns
+// (fields' TestAppendFormatIsFormat, for the fields this table adds).
+func TestFieldsAppendFormat(t *testing.T) {
+	set := fields.NewFieldSet(FieldTable)
+	n := 0
+	for _, name := range []string{"rxe-nfs3.pcap", "siw-nfs41.pcap"} {
+		runCapture(t, name, Options{}, func(p *dissect.Packet) {
+			for _, f := range set.All() {
+				f.Get(p, func(v fields.Value) {
+					n++
+					if got, want := f.AppendFormat([]byte("x|"), v), f.Format(v); string(got) != "x|"+want {
+						t.Fatalf("%s packet %d %s: AppendFormat %q, Format %q", name, p.Number, f.Name, got, want)
+					}
+					if got, want := f.AppendDisplay([]byte("x|"), v), f.Display(v); string(got) != "x|"+want {
+						t.Fatalf("%s packet %d %s: AppendDisplay %q, Display %q", name, p.Number, f.Name, got, want)
+					}
+				})
+			}
+		})
+	}
+	if n < 10000 {
+		t.Errorf("only %d values compared", n)
+	}
+}
+
+// TestValueNames: a display filter reads the names of RPC-over-RDMA's and
+// RPC's values as tshark 4.0's do (fields' table from `tshark -G values`;
+// the values are the specs': RFC 8166 section 4.2.1 for RDMA_NOMSG = 1,
+// RFC 5531 section 9 for Reply = 1), and every field of the table that
+// has names is a field this table registers.
+func TestValueNames(t *testing.T) {
+	reg := fields.FilterRegistry(fields.Registry)
+	p := &dissect.Packet{}
+	recs := []RPCRecord{{HasHeader: true, PrefixOK: true, HasRPC: true}}
+	recs[0].Common.Vers, recs[0].Header.Vers = 1, 1
+	recs[0].Common.Type, recs[0].Header.V1.Proc = 1, 1
+	recs[0].RPC.MsgType = 1
+	SetRecords(p, recs)
+	for _, c := range []struct {
+		src   string
+		match bool
+	}{
+		{"rpcordma.msg_type == RDMA_NOMSG", true},
+		{`rpcordma.msg_type == "rdma_nomsg"`, true},
+		{"rpcordma.msg_type == RDMA_MSG", false},
+		{"rpc.msgtyp == Reply", true},
+	} {
+		f, err := dfilter.Compile(c.src, reg)
+		if err != nil {
+			t.Fatalf("%s: %v", c.src, err)
+		}
+		if f.Match(p) != c.match {
+			t.Errorf("%s: match %v", c.src, !c.match)
+		}
+	}
+	if _, err := dfilter.Compile("rpc.msgtyp == Repl", reg); err == nil {
+		t.Error("rpc.msgtyp == Repl compiles")
 	}
 }

@@ -1,7 +1,8 @@
-package check
+package rpcordma
 
 import (
 	"fmt"
+	"github.com/rdmashark/rdmashark/check"
 
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma"
@@ -16,20 +17,20 @@ import (
 // ulbCall is what the ULB rules learn from a Call's inline arguments.
 type ulbCall struct {
 	info     *rpcrdma.ULBInfo
-	skip     Reason // why the Call could not be judged
-	name     string // "NFS v3 WRITE", "NFS v4 COMPOUND (SEQUENCE PUTFH READ)"
-	readLike int    // operations with a DDP-eligible result
+	skip     check.Reason // why the Call could not be judged
+	name     string       // "NFS v3 WRITE", "NFS v4 COMPOUND (SEQUENCE PUTFH READ)"
+	readLike int          // operations with a DDP-eligible result
 	nfs4     bool
 }
 
 // callULB reads what the binding said of the Call's arguments.
-func (c *Conn) callULB(m *Msg) *ulbCall {
-	u := &c.r.ulb
+func callULB(c *check.Conn, m *Msg) *ulbCall {
+	u := &connOf(c).run.ulb
 	*u = ulbCall{info: &m.Rec.ULP}
 	in := u.info
 	switch {
 	case m.Chunks() == nil || !m.HasRPC:
-		u.skip = ReasonCallUnknown
+		u.skip = check.ReasonCallUnknown
 		return u
 	case m.Dir == dissect.DirServerToClient && c.ServicePort == NFSRDMAPort:
 		// An NFSv4.1 backchannel Call: RFC 8267 section 5.5 gives the
@@ -37,12 +38,12 @@ func (c *Conn) callULB(m *Msg) *ulbCall {
 		u.name = fmt.Sprintf("callback program %d", m.RPC.Prog)
 		return u
 	case in.Protocol == "":
-		u.skip = ReasonNoULB
+		u.skip = check.ReasonNoULB
 		return u
 	case in.Err != nil:
-		u.skip = ReasonCallUnknown
+		u.skip = check.ReasonCallUnknown
 		if m.Truncated {
-			u.skip = ReasonSnapLen
+			u.skip = check.ReasonSnapLen
 		}
 		return u
 	}
@@ -79,7 +80,7 @@ func ulbName(in *rpcrdma.ULBInfo, vers, proc uint32) string {
 
 // checkDDPEligible: CHUNK-DDP-ELIGIBLE (RFC 8166 section 3.4.1; RFC 8267
 // sections 3, 4.2, 5.1, 5.5).
-func checkDDPEligible(c *Conn, m *Msg) {
+func checkDDPEligible(c *check.Conn, m *Msg) {
 	if m.Kind != KindCall {
 		return
 	}
@@ -102,8 +103,8 @@ func checkDDPEligible(c *Conn, m *Msg) {
 	if len(reads) == 0 && writes == 0 {
 		return // nothing moved by direct data placement
 	}
-	u := c.callULB(m)
-	if u.skip != ReasonNone {
+	u := callULB(c, m)
+	if u.skip != check.ReasonNone {
 		c.Skip(u.skip)
 		return
 	}
@@ -116,12 +117,12 @@ func checkDDPEligible(c *Conn, m *Msg) {
 			}
 		}
 		if !ok {
-			c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: u.info.Procedure + " read chunk", Message: fmt.Sprintf(
+			report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Key: u.info.Procedure + " read chunk", Message: fmt.Sprintf(
 				"%s Call XID 0x%08x has a Read chunk at position %d, where the arguments hold no DDP-eligible item", u.name, m.Common.XID, p)})
 		}
 	}
 	if writes > u.readLike && !u.nfs4 {
-		c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: u.info.Procedure + " write chunks", Message: fmt.Sprintf(
+		report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Key: u.info.Procedure + " write chunks", Message: fmt.Sprintf(
 			"%s Call XID 0x%08x provides %d Write chunks; the procedure has %d DDP-eligible results", u.name, m.Common.XID, writes, u.readLike)})
 	}
 }
@@ -130,7 +131,7 @@ func checkDDPEligible(c *Conn, m *Msg) {
 const progNFS = 100003
 
 // checkNFS4Pairing: CHUNK-NFS4-PAIRING (RFC 8267 section 5.4.1).
-func checkNFS4Pairing(c *Conn, m *Msg) {
+func checkNFS4Pairing(c *check.Conn, m *Msg) {
 	ch := m.Chunks()
 	if ch == nil {
 		return
@@ -149,8 +150,8 @@ func checkNFS4Pairing(c *Conn, m *Msg) {
 		if writes == 0 {
 			return
 		}
-		u := c.callULB(m)
-		if u.skip != ReasonNone {
+		u := callULB(c, m)
+		if u.skip != check.ReasonNone {
 			c.Skip(u.skip)
 			return
 		}
@@ -159,7 +160,7 @@ func checkNFS4Pairing(c *Conn, m *Msg) {
 		}
 		c.Checked()
 		if len(ch.WriteList) > u.readLike {
-			c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: "more chunks than READ operations", Message: fmt.Sprintf(
+			report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Key: "more chunks than READ operations", Message: fmt.Sprintf(
 				"%s Call XID 0x%08x provides %d Write chunks for %d READ/READLINK operations: the extra chunks pair with nothing",
 				u.name, m.Common.XID, len(ch.WriteList), u.readLike)})
 		}
@@ -168,7 +169,7 @@ func checkNFS4Pairing(c *Conn, m *Msg) {
 		if k == nil || !k.HasProc || k.Prog != progNFS || k.ProgVers != 4 || len(ch.WriteList) == 0 {
 			return
 		}
-		in, ok := c.replyULB(m)
+		in, ok := replyULB(c, m)
 		if !ok {
 			return
 		}
@@ -185,7 +186,7 @@ func checkNFS4Pairing(c *Conn, m *Msg) {
 					if it.Op >= 0 && it.Op < len(in.Operations) {
 						op = fmt.Sprintf("#%d %s", it.Op+1, in.Operations[it.Op])
 					}
-					c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: "chunk and result differ", Message: fmt.Sprintf(
+					report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Key: "chunk and result differ", Message: fmt.Sprintf(
 						"Reply to XID 0x%08x: Write chunk %d reports %d bytes written, but the READ-like result it pairs with (operation %s) holds %d bytes",
 						m.Common.XID, n, w, op, it.Length)})
 				}
@@ -197,20 +198,20 @@ func checkNFS4Pairing(c *Conn, m *Msg) {
 
 // replyULB reads what the binding said of an accepted Reply's results,
 // reduced by its Write list.
-func (c *Conn) replyULB(m *Msg) (*rpcrdma.ULBInfo, bool) {
+func replyULB(c *check.Conn, m *Msg) (*rpcrdma.ULBInfo, bool) {
 	if !m.HasRPC || !m.RPC.HasBody() {
 		return nil, false
 	}
 	in := &m.Rec.ULP
 	switch {
 	case in.Protocol == "":
-		c.Skip(ReasonNoULB)
+		c.Skip(check.ReasonNoULB)
 		return nil, false
 	case in.Err != nil:
 		if m.Truncated {
-			c.Skip(ReasonSnapLen)
+			c.Skip(check.ReasonSnapLen)
 		} else {
-			c.Skip(ReasonCallUnknown)
+			c.Skip(check.ReasonCallUnknown)
 		}
 		return nil, false
 	}
@@ -220,7 +221,7 @@ func (c *Conn) replyULB(m *Msg) (*rpcrdma.ULBInfo, bool) {
 // checkRoundup: CHUNK-ROUNDUP (RFC 8166 sections 3.4.5.2, 3.4.6.2: XDR
 // roundup padding of a DDP-eligible item does not move in its chunk, and a
 // responder does not write it into a Write chunk).
-func checkRoundup(c *Conn, m *Msg) {
+func checkRoundup(c *check.Conn, m *Msg) {
 	ch := m.Chunks()
 	if ch == nil {
 		return
@@ -234,8 +235,8 @@ func checkRoundup(c *Conn, m *Msg) {
 		if !hasReads {
 			return
 		}
-		u := c.callULB(m)
-		if u.skip != ReasonNone {
+		u := callULB(c, m)
+		if u.skip != check.ReasonNone {
 			c.Skip(u.skip)
 			return
 		}
@@ -249,7 +250,7 @@ func checkRoundup(c *Conn, m *Msg) {
 				}
 				c.Checked()
 				if l := rc.Length(); l > uint64(it.Length) {
-					c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: it.Name, Message: fmt.Sprintf(
+					report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Key: it.Name, Message: fmt.Sprintf(
 						"%s Call XID 0x%08x: the Read chunk at position %d moves %d bytes for a %d-byte %s: XDR roundup padding moved inside the chunk",
 						u.name, m.Common.XID, rc.Position, l, it.Length, it.Name)})
 				}
@@ -263,7 +264,7 @@ func checkRoundup(c *Conn, m *Msg) {
 		if !m.HasRPC || !m.RPC.HasBody() || m.Rec.ULP.Protocol == "" {
 			return // no binding knows the program
 		}
-		in, ok := c.replyULB(m)
+		in, ok := replyULB(c, m)
 		if !ok {
 			return
 		}
@@ -276,7 +277,7 @@ func checkRoundup(c *Conn, m *Msg) {
 				c.Checked()
 				w := ch.WriteList[n].Length()
 				if it.Length%4 != 0 && w == uint64(it.Length+3)&^3 {
-					c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: it.Name, Message: fmt.Sprintf(
+					report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Key: it.Name, Message: fmt.Sprintf(
 						"Reply to XID 0x%08x: Write chunk %d reports %d bytes written for a %d-byte %s: XDR roundup padding written into the chunk",
 						m.Common.XID, n, w, it.Length, it.Name)})
 				}

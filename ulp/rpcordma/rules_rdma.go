@@ -1,10 +1,10 @@
-package check
+package rpcordma
 
 import (
 	"fmt"
+	"github.com/rdmashark/rdmashark/check"
 
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // RDMA operations against advertised memory (RFC 8166 sections 3.4.3,
@@ -12,11 +12,11 @@ import (
 // engine attaches every operation to the Call segment it served, or says
 // why none explains it (dissect.RDMAOp.Attach); these rules read that.
 
-func needsRPCOps(c *Conn) string {
+func needsRPCOps(c *check.Conn) string {
 	if why := needsRPC(c); why != "" {
 		return why
 	}
-	if c.ops == 0 {
+	if c.RDMAOps() == 0 {
 		return "no RDMA Read or Write on this connection"
 	}
 	return ""
@@ -29,28 +29,28 @@ func opText(op *dissect.RDMAOp) string {
 // checkByRequester: RDMA-BY-REQUESTER (RFC 8166 section 3.4.3: the
 // requester exposes memory, the responder moves data with RDMA Read and
 // Write).
-func checkByRequester(c *Conn, op *dissect.RDMAOp) {
-	if c.rpc != rpcYes {
+func checkByRequester(c *check.Conn, op *dissect.RDMAOp) {
+	if !carriesRPC(c) {
 		return
 	}
 	c.Checked()
 	if op.Dir != dissect.DirClientToServer {
 		return
 	}
-	c.Report(Finding{Packets: op.Packets, Key: op.Kind.String(), Message: fmt.Sprintf(
+	report(c, check.Finding{Packets: op.Packets, Key: op.Kind.String(), Message: fmt.Sprintf(
 		"the client (the requester) initiated an %s; in RPC-over-RDMA version 1 only the responder initiates RDMA operations", opText(op))})
 }
 
 // checkAdvertised returns RDMA-READ-UNADVERTISED (read) or
 // RDMA-WRITE-UNADVERTISED: an operation of the responder must fall inside
 // a segment of the right kind advertised by a Call still outstanding.
-func checkAdvertised(read bool) func(c *Conn, op *dissect.RDMAOp) {
+func checkAdvertised(read bool) func(c *check.Conn, op *dissect.RDMAOp) {
 	kind := dissect.RDMAWrite
 	if read {
 		kind = dissect.RDMARead
 	}
-	return func(c *Conn, op *dissect.RDMAOp) {
-		if c.rpc != rpcYes || op.Kind != kind || op.Dir != dissect.DirServerToClient {
+	return func(c *check.Conn, op *dissect.RDMAOp) {
+		if !carriesRPC(c) || op.Kind != kind || op.Dir != dissect.DirServerToClient {
 			return
 		}
 		switch op.Attach.Reason {
@@ -60,14 +60,14 @@ func checkAdvertised(read bool) func(c *Conn, op *dissect.RDMAOp) {
 		case dissect.UnattachedAfterReply, dissect.UnattachedNotRPC:
 			return // RDMA-AFTER-REPLY's case
 		case dissect.UnattachedCallUnknown:
-			c.Skip(ReasonCallUnknown)
+			c.Skip(check.ReasonCallUnknown)
 			return
 		case dissect.UnattachedCaptureGap:
-			c.Skip(ReasonCaptureGap)
+			c.Skip(check.ReasonCaptureGap)
 			return
 		}
-		if c.State == dissect.StateNoSetup || rpcordma.Stats(c.Connection) != nil && rpcordma.Stats(c.Connection).Evicted > 0 {
-			c.Skip(ReasonMidTransaction)
+		if c.State == dissect.StateNoSetup || Stats(c.Connection) != nil && Stats(c.Connection).Evicted > 0 {
+			c.Skip(check.ReasonMidTransaction)
 			return
 		}
 		list := "Write or Reply chunk segment"
@@ -75,12 +75,12 @@ func checkAdvertised(read bool) func(c *Conn, op *dissect.RDMAOp) {
 			list = "Read segment"
 		}
 		open := 0
-		if rs := rpcordma.Stats(c.Connection); rs != nil {
+		if rs := Stats(c.Connection); rs != nil {
 			open = rs.OutstandingCalls[dissect.DirClientToServer.Index()]
 		}
 		// The Call that advertised it may be one the capture lost:
 		// judged at the end of the connection.
-		c.Hold(Finding{Packets: op.Packets, Message: fmt.Sprintf(
+		c.Hold(check.Finding{Packets: op.Packets, Message: fmt.Sprintf(
 			"the server's %s is not inside any %s of the %d Calls outstanding: it reaches memory the client did not advertise for it",
 			opText(op), list, open)}, dissect.DirClientToServer, 0, dissect.FirstPacket(op.Packets))
 	}
@@ -89,18 +89,18 @@ func checkAdvertised(read bool) func(c *Conn, op *dissect.RDMAOp) {
 // checkAfterReply: RDMA-AFTER-REPLY (RFC 8166 section 3.6: once the Reply
 // is sent the requester invalidates the Call's memory, RFC 8797 section
 // 3.2).
-func checkAfterReply(c *Conn, op *dissect.RDMAOp) {
-	if c.rpc != rpcYes || op.Dir != dissect.DirServerToClient {
+func checkAfterReply(c *check.Conn, op *dissect.RDMAOp) {
+	if !carriesRPC(c) || op.Dir != dissect.DirServerToClient {
 		return
 	}
 	switch a := &op.Attach; a.Reason {
 	case dissect.Attached:
 		c.Checked()
 	case dissect.UnattachedCaptureGap:
-		c.Skip(ReasonCaptureGap)
+		c.Skip(check.ReasonCaptureGap)
 	case dissect.UnattachedAfterReply:
 		c.Checked()
-		c.Report(Finding{XID: xidp(a.XID), Packets: append(append([]int{}, op.Packets...), a.ReplyPacket), Message: fmt.Sprintf(
+		report(c, check.Finding{XID: xidp(a.XID), Packets: append(append([]int{}, op.Packets...), a.ReplyPacket), Message: fmt.Sprintf(
 			"the server's %s targets memory of the Call with XID 0x%08x after its Reply (packet %d) was sent", opText(op), a.XID, a.ReplyPacket)})
 	}
 }

@@ -1,35 +1,64 @@
-package fields
+package rpcordma
 
 import (
+	"fmt"
+	"strconv"
+
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/fields"
 	"github.com/rdmashark/rdmashark/rpcrdma"
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
-	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
-// infoFuncs are the plug-ins' parts of the summary line (RegisterInfo).
-var infoFuncs []func(p *dissect.Packet, dst []byte) []byte
-
-// RegisterInfo adds a plug-in's part of the summary line (tshark's Info
-// column): f appends what the packet's records of its ULP say
-// (dissect.Packet.ULP), or nothing. The command's list of plug-ins calls it
-// before any output is made.
-func RegisterInfo(f func(p *dissect.Packet, dst []byte) []byte) { infoFuncs = append(infoFuncs, f) }
-
-// rpcInfo appends the RPC-over-RDMA messages the packet completed to the
-// summary line, e.g.
-// "| RPCoRDMA RDMA_NOMSG xid=0x3cfb4714 reply-chunk=1 | RPC Reply NFS v4 proc 1".
-func rpcInfo(p *dissect.Packet, b *infoBuf, start int) {
-	for i := range rpcordma.Records(p) {
-		r := &rpcordma.Records(p)[i]
-		if b.Len() > start {
+// AppendInfo is RPC-over-RDMA's part of the summary line
+// (fields.RegisterInfo): the messages the packet completed, joined by
+// " | ", e.g.
+// "RPCoRDMA RDMA_NOMSG xid=0x3cfb4714 reply-chunk=1 | RPC Reply NFS v4 proc 1".
+func AppendInfo(p *dissect.Packet, dst []byte) []byte {
+	b := infoBuf{dst}
+	for i := range Records(p) {
+		if i > 0 {
 			b.WriteString(" | ")
 		}
-		recordInfo(r, b)
+		recordInfo(&Records(p)[i], &b)
 	}
+	return b.b
 }
 
-func recordInfo(r *rpcordma.RPCRecord, b *infoBuf) {
+// appendMessageInfo appends message i's part of the summary line
+// (fields.Messages.Info: one line per iWARP FPDU).
+func appendMessageInfo(p *dissect.Packet, i int, dst []byte) []byte {
+	b := infoBuf{dst}
+	recordInfo(&Records(p)[i], &b)
+	return b.b
+}
+
+// AppendKey writes the key of an RPC exchange, its XID, as the dissector,
+// tshark's rpc.xid and `transactions` print it: 0x and eight hex digits
+// (fields.RegisterExchangeKey).
+func AppendKey(dst []byte, key uint64) []byte { return fields.AppendHex(dst, key, 8) }
+
+// infoBuf builds the summary line's text (fields' own, for the methods
+// recordInfo writes with): a byte slice the common parts are appended to
+// with strconv, and fmt prints into for the rare ones.
+type infoBuf struct{ b []byte }
+
+func (w *infoBuf) WriteString(s string)   { w.b = append(w.b, s...) }
+func (w *infoBuf) WriteByte(c byte) error { w.b = append(w.b, c); return nil }
+
+// uint appends v in decimal (%d).
+func (w *infoBuf) uint(v uint64) { w.b = strconv.AppendUint(w.b, v, 10) }
+
+// int appends v in decimal (%d).
+func (w *infoBuf) int(v int64) { w.b = strconv.AppendInt(w.b, v, 10) }
+
+// hex appends v as 0x and at least digits lowercase hex digits (0x%0*x).
+func (w *infoBuf) hex(v uint64, digits int) { w.b = fields.AppendHex(w.b, v, digits) }
+
+// printf appends fmt's formatting.
+func (w *infoBuf) printf(format string, a ...any) { w.b = fmt.Appendf(w.b, format, a...) }
+
+func recordInfo(r *RPCRecord, b *infoBuf) {
 	if r.HasHeader {
 		b.WriteString("RPCoRDMA")
 		switch {
@@ -42,7 +71,7 @@ func recordInfo(r *rpcordma.RPCRecord, b *infoBuf) {
 		}
 		h := &r.Header
 		b.WriteByte(' ')
-		b.WriteString(rpcordma.ProcName(h.Vers, headerProc(h)))
+		b.WriteString(ProcName(h.Vers, headerProc(h)))
 		b.WriteString(" xid=")
 		b.hex(uint64(h.XID()), 8)
 		if h.Vers == rpcrdma.Version2 {

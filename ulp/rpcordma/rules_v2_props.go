@@ -1,12 +1,12 @@
-package check
+package rpcordma
 
 import (
 	"fmt"
+	"github.com/rdmashark/rdmashark/check"
 	"slices"
 
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/rpcrdma"
-	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // Version 2 rules about sizes (draft-ietf-nfsv4-rpcrdma-version-two-07):
@@ -91,16 +91,16 @@ func v2Payload(m *Msg) uint64 {
 // Size"). A CONNPROP-type message is "limited to the default inline
 // threshold for the RPC-over-RDMA version that is in effect"
 // ("RDMA2_CONNPROP_FINAL"), whatever it publishes.
-func v2Limit(c *Conn, m *Msg) (limit int, how string, ok bool) {
+func v2Limit(c *check.Conn, m *Msg) (limit int, how string, ok bool) {
 	if !m.HasPrefix || m.Common.Vers != rpcrdma.Version2 {
 		return 0, "", false
 	}
 	t := rpcrdma.HType(m.Common.Type)
 	if t == rpcrdma.HTypeConnPropMid || t == rpcrdma.HTypeConnPropFinal {
-		return rpcordma.V2DefaultInline, "the version 2 default (a CONNPROP-type message is limited to it)", true
+		return V2DefaultInline, "the version 2 default (a CONNPROP-type message is limited to it)", true
 	}
-	var p *rpcordma.V2Props
-	if rs := rpcordma.Stats(c.Connection); rs != nil {
+	var p *V2Props
+	if rs := Stats(c.Connection); rs != nil {
 		p = rs.V2Props
 	}
 	from := m.Dir.Index()
@@ -109,7 +109,7 @@ func v2Limit(c *Conn, m *Msg) (limit int, how string, ok bool) {
 		return limit, "the version 2 default: no Transport Properties exchanged", true
 	}
 	s, r := &p.Sides[from], &p.Sides[1-from]
-	prop := func(side *rpcordma.V2PropSide, id rpcrdma.PropID, v uint32) string {
+	prop := func(side *V2PropSide, id rpcrdma.PropID, v uint32) string {
 		if side.Has(id) {
 			return fmt.Sprintf("%s %d", id, v)
 		}
@@ -121,13 +121,13 @@ func v2Limit(c *Conn, m *Msg) (limit int, how string, ok bool) {
 
 // v2Threshold reports THRESH-C2S/S2C for a version 2 message (the hook in
 // checkThreshold); done is false for a version 1 message.
-func v2Threshold(c *Conn, m *Msg, dir dissect.Direction) (done bool) {
+func v2Threshold(c *check.Conn, m *Msg, dir dissect.Direction) (done bool) {
 	limit, how, ok := v2Limit(c, m)
 	if !ok {
 		return false
 	}
 	if m.Length > limit {
-		c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Message: fmt.Sprintf(
+		report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Message: fmt.Sprintf(
 			"Send of %d bytes (%s %s), %s inline threshold %d (%s)",
 			m.Length, rpcrdma.HType(m.Common.Type), describe(m), dir, limit, how)})
 	}
@@ -139,15 +139,15 @@ func v2Threshold(c *Conn, m *Msg, dir dissect.Direction) (done bool) {
 // property's XDR type, it "MUST report the error RDMA2_ERR_BAD_PROPVAL";
 // "RDMA2_ERR_BAD_PROPVAL": it discards the message "without applying any
 // of its property settings").
-func checkV2PropVal(c *Conn, m *Msg) {
+func checkV2PropVal(c *check.Conn, m *Msg) {
 	t, ok := v2Header(m)
 	if !ok || (t != rpcrdma.HTypeConnPropMid && t != rpcrdma.HTypeConnPropFinal) {
 		return
 	}
 	c.Checked()
 	for i, v := range m.Hdr.V2.Props {
-		if why := rpcordma.BadPropVal(v); why != "" {
-			c.Report(Finding{Packets: m.Packets, Message: fmt.Sprintf(
+		if why := BadPropVal(v); why != "" {
+			report(c, check.Finding{Packets: m.Packets, Message: fmt.Sprintf(
 				"%s from the %s: property %d: %s; the receiver answers RDMA2_ERR_BAD_PROPVAL and applies none of the message's properties",
 				t, sideOf(m.Dir), i, why)})
 			return
@@ -163,12 +163,12 @@ func checkV2PropVal(c *Conn, m *Msg) {
 // left after it, and the *_INLINE that ends the message must carry
 // exactly what remained. A piece that does not continue the message
 // (V2-CONTINUATION) ends the count.
-func checkV2Remaining(c *Conn, m *Msg) {
+func checkV2Remaining(c *check.Conn, m *Msg) {
 	t, ok := v2Header(m)
 	if !ok {
 		return
 	}
-	b := c.v2.sizes.track(m, t)
+	b := connOf(c).v2.sizes.track(m, t)
 	if !t.CarriesRPC() || !b.open || m.Common.XID != b.xid {
 		return
 	}
@@ -179,15 +179,15 @@ func checkV2Remaining(c *Conn, m *Msg) {
 	pk := []int{b.pkt, lastOf(m.Packets)}
 	switch {
 	case p > rem:
-		c.Report(Finding{XID: xidOf(m), Packets: pk, Key: "more than remained", Message: fmt.Sprintf(
+		report(c, check.Finding{XID: xidOf(m), Packets: pk, Key: "more than remained", Message: fmt.Sprintf(
 			"%s XID 0x%08x carries %d octets of the RPC message, but the piece before it (packet %d) said %d remained",
 			t, m.Common.XID, p, b.pkt, rem)})
 	case middle && uint64(m.Hdr.V2.Remaining) != rem-p:
-		c.Report(Finding{XID: xidOf(m), Packets: pk, Key: "remaining", Message: fmt.Sprintf(
+		report(c, check.Finding{XID: xidOf(m), Packets: pk, Key: "remaining", Message: fmt.Sprintf(
 			"%s XID 0x%08x has rdma_remaining %d, but %d remained before it (packet %d) and it carries %d: %d remain",
 			t, m.Common.XID, m.Hdr.V2.Remaining, rem, b.pkt, p, rem-p)})
 	case !middle && p != rem:
-		c.Report(Finding{XID: xidOf(m), Packets: pk, Key: "final piece", Message: fmt.Sprintf(
+		report(c, check.Finding{XID: xidOf(m), Packets: pk, Key: "final piece", Message: fmt.Sprintf(
 			"%s XID 0x%08x ends the message with %d octets of it, but the piece before it (packet %d) said %d remained",
 			t, m.Common.XID, p, b.pkt, rem)})
 	}
@@ -200,16 +200,16 @@ func checkV2Remaining(c *Conn, m *Msg) {
 // inline threshold, the Responder MUST use the Requester-provided Reply
 // chunk for the reply"; a Reply chunk too small for the Reply leaves
 // Message Continuation to the Responder).
-func checkV2ReplyChunk(c *Conn, m *Msg) {
+func checkV2ReplyChunk(c *check.Conn, m *Msg) {
 	t, ok := v2Header(m)
 	if !ok {
 		return
 	}
-	c.v2.sizes.track(m, t)
+	connOf(c).v2.sizes.track(m, t)
 	if m.Kind != KindReply || (t != rpcrdma.HTypeReplyExternal && t != rpcrdma.HTypeReplyInline) {
 		return
 	}
-	k := c.replyCall(m)
+	k := replyCall(c, m)
 	if k == nil {
 		return
 	}
@@ -218,10 +218,10 @@ func checkV2ReplyChunk(c *Conn, m *Msg) {
 	if t == rpcrdma.HTypeReplyExternal {
 		switch {
 		case !k.HasReply:
-			c.Report(Finding{XID: xidp(k.XID), Packets: pk, Key: "no Reply chunk", Message: fmt.Sprintf(
+			report(c, check.Finding{XID: xidp(k.XID), Packets: pk, Key: "no Reply chunk", Message: fmt.Sprintf(
 				"RDMA2_REPLY_EXTERNAL XID 0x%08x conveys the Reply in a Reply chunk, but its Call (packet %d) provisioned none", k.XID, pk[0])})
 		case !m.Hdr.V2.HasReplyChunk:
-			c.Report(Finding{XID: xidp(k.XID), Packets: pk, Key: "no rdma_reply", Message: fmt.Sprintf(
+			report(c, check.Finding{XID: xidp(k.XID), Packets: pk, Key: "no rdma_reply", Message: fmt.Sprintf(
 				"RDMA2_REPLY_EXTERNAL XID 0x%08x has no Reply chunk in rdma_reply: it must carry exactly the one the Call (packet %d) provisioned", k.XID, pk[0])})
 		}
 		return
@@ -230,7 +230,7 @@ func checkV2ReplyChunk(c *Conn, m *Msg) {
 		return
 	}
 	// The Reply's whole Payload stream: this piece and the earlier ones.
-	total := c.v2.sizes.sum[m.Dir.Index()]
+	total := connOf(c).v2.sizes.sum[m.Dir.Index()]
 	limit, how, _ := v2Limit(c, m)
 	var room uint64
 	for _, sg := range k.Reply {
@@ -244,7 +244,7 @@ func checkV2ReplyChunk(c *Conn, m *Msg) {
 		how2 = "by Message Continuation"
 		pk = slices.Concat(lastPkt(k.Packets), all) // every piece of the Reply
 	}
-	c.Report(Finding{XID: xidp(k.XID), Packets: pk, Key: "Reply chunk unused", Message: fmt.Sprintf(
+	report(c, check.Finding{XID: xidp(k.XID), Packets: pk, Key: "Reply chunk unused", Message: fmt.Sprintf(
 		"the Reply to XID 0x%08x is %d octets, over the %d-octet reply inline threshold (%s), and went %s although its Call (packet %d) provisioned a %d-octet Reply chunk: the Responder must use it",
 		k.XID, total, limit, how, how2, pk[0], room)})
 }

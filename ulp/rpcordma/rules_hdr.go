@@ -1,11 +1,11 @@
-package check
+package rpcordma
 
 import (
 	"errors"
 	"fmt"
+	"github.com/rdmashark/rdmashark/check"
 
 	"github.com/rdmashark/rdmashark/rpcrdma"
-	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 )
 
 // Transport header rules (RFC 8166 sections 4.1-4.5; draft-ietf-nfsv4-
@@ -13,12 +13,12 @@ import (
 
 // prefixOK marks the rule checked when the header's prefix decoded, and
 // records why not otherwise.
-func prefixOK(c *Conn, m *Msg) bool {
+func prefixOK(c *check.Conn, m *Msg) bool {
 	if !m.HasPrefix {
 		if m.Truncated {
-			c.Skip(ReasonSnapLen)
+			c.Skip(check.ReasonSnapLen)
 		} else {
-			c.Skip(ReasonUndecodable)
+			c.Skip(check.ReasonUndecodable)
 		}
 		return false
 	}
@@ -39,7 +39,7 @@ func decodeReason(err error) rpcrdma.Reason {
 }
 
 // checkHdrVersion: HDR-VERSION (RFC 8166 sections 4.2.2 and 4.5; draft-07).
-func checkHdrVersion(c *Conn, m *Msg) {
+func checkHdrVersion(c *check.Conn, m *Msg) {
 	if !prefixOK(c, m) {
 		return
 	}
@@ -47,7 +47,7 @@ func checkHdrVersion(c *Conn, m *Msg) {
 	v := m.Common.Vers
 	d := m.Dir.Index()
 	if v == rpcrdma.Version1 {
-		c.v1Sent[d] = true
+		connOf(c).v1Sent[d] = true
 	}
 	// ERR_VERS has the same XDR in every version (RFC 8166 section 4;
 	// draft-07 RDMA2_ERR_VERS): it may come in the refused request's
@@ -56,10 +56,10 @@ func checkHdrVersion(c *Conn, m *Msg) {
 		(v != rpcrdma.Version2 && m.Hdr.V1.Err == rpcrdma.ErrVers || v == rpcrdma.Version2 && m.Hdr.V2.Err == rpcrdma.Err2Vers)
 	// A Call of an unsupported version must be answered by ERR_VERS.
 	answered := false
-	if callPkt, ok := c.badVers[1-d].take(m.Common.XID); ok {
+	if callPkt, ok := connOf(c).badVers[1-d].take(m.Common.XID); ok {
 		answered = true
 		if !errVers && v != rpcrdma.Version2 {
-			c.Report(Finding{XID: xidp(m.Common.XID), Packets: append([]int{callPkt}, m.Packets...), Key: "not ERR_VERS",
+			report(c, check.Finding{XID: xidp(m.Common.XID), Packets: append([]int{callPkt}, m.Packets...), Key: "not ERR_VERS",
 				Message: fmt.Sprintf("the Call with XID 0x%08x (packet %d) had an unsupported rdma_vers; it was answered by a %s instead of RDMA_ERROR/ERR_VERS",
 					m.Common.XID, callPkt, describe(m))})
 		}
@@ -69,9 +69,9 @@ func checkHdrVersion(c *Conn, m *Msg) {
 			return // refuses the Call's version in that version
 		}
 		if len(m.Packets) > 0 {
-			c.badVers[d].add(m.Common.XID, m.Packets[len(m.Packets)-1])
+			connOf(c).badVers[d].add(m.Common.XID, m.Packets[len(m.Packets)-1])
 		}
-		c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: fmt.Sprintf("vers %d", v),
+		report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Key: fmt.Sprintf("vers %d", v),
 			Message: fmt.Sprintf("transport header from the %s has rdma_vers %d; RPC-over-RDMA knows versions 1 and 2", sideOf(m.Dir), v)})
 		return
 	}
@@ -79,17 +79,17 @@ func checkHdrVersion(c *Conn, m *Msg) {
 		lo, hi := m.Hdr.V1.VersLow, m.Hdr.V1.VersHigh
 		switch {
 		case lo > hi:
-			c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: "ERR_VERS range",
+			report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Key: "ERR_VERS range",
 				Message: fmt.Sprintf("ERR_VERS offers the empty range rdma_vers_low %d > rdma_vers_high %d", lo, hi)})
-		case c.v1Sent[d] && (lo > 1 || hi < 1):
-			c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: "ERR_VERS range",
+		case connOf(c).v1Sent[d] && (lo > 1 || hi < 1):
+			report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Key: "ERR_VERS range",
 				Message: fmt.Sprintf("ERR_VERS offers versions %d..%d, but the %s speaks version 1 on this connection", lo, hi, sideOf(m.Dir))})
 		}
 	}
 }
 
 // checkHdrProc: HDR-PROC (RFC 8166 sections 4.2.4, 4.6).
-func checkHdrProc(c *Conn, m *Msg) {
+func checkHdrProc(c *check.Conn, m *Msg) {
 	if !prefixOK(c, m) {
 		return
 	}
@@ -98,16 +98,16 @@ func checkHdrProc(c *Conn, m *Msg) {
 		c.Checked()
 		switch p := m.Proc(); {
 		case p > rpcrdma.RDMAError:
-			c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: fmt.Sprintf("proc %d", uint32(p)),
+			report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Key: fmt.Sprintf("proc %d", uint32(p)),
 				Message: fmt.Sprintf("rdma_proc %d from the %s is not a version 1 procedure (RDMA_MSG..RDMA_ERROR are 0..4)", uint32(p), sideOf(m.Dir))})
 		case p == rpcrdma.RDMAMsgp || p == rpcrdma.RDMADone:
-			c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: p.String(), Severity: Warning,
+			report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Key: p.String(), Severity: check.Warning,
 				Message: fmt.Sprintf("%s from the %s: RFC 8166 section 4.6 says it is no longer to be used", p, sideOf(m.Dir))})
 		}
 	case rpcrdma.Version2:
 		c.Checked()
 		if t := rpcrdma.HType(m.Common.Type); !t.Known() {
-			c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: fmt.Sprintf("htype %d", uint32(t)),
+			report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Key: fmt.Sprintf("htype %d", uint32(t)),
 				Message: fmt.Sprintf("rdma_htype %d from the %s is not a version 2 header type", uint32(t), sideOf(m.Dir))})
 		}
 	}
@@ -115,13 +115,13 @@ func checkHdrProc(c *Conn, m *Msg) {
 
 // checkHdrTruncated: HDR-TRUNCATED (RFC 8166 section 4.3: the chunk lists
 // are part of the header that the Send carries).
-func checkHdrTruncated(c *Conn, m *Msg) {
-	if !m.HasPrefix && !m.Truncated && m.Length < rpcrdma.PrefixLen && c.Connection.ULP == rpcULP {
+func checkHdrTruncated(c *check.Conn, m *Msg) {
+	if !m.HasPrefix && !m.Truncated && m.Length < rpcrdma.PrefixLen && c.Connection.ULP == Name {
 		// A whole Send shorter than the prefix (rdma_xid, rdma_vers,
 		// rdma_credit, rdma_proc/htype) on a connection carrying
 		// RPC-over-RDMA: no version's header fits (issue 27).
 		c.Checked()
-		c.Report(Finding{Packets: m.Packets, Key: "short prefix", Message: fmt.Sprintf(
+		report(c, check.Finding{Packets: m.Packets, Key: "short prefix", Message: fmt.Sprintf(
 			"the %s's %d-byte Send is shorter than the %d-byte transport header prefix every RPC-over-RDMA version starts with", sideOf(m.Dir), m.Length, rpcrdma.PrefixLen)})
 		return
 	}
@@ -133,12 +133,12 @@ func checkHdrTruncated(c *Conn, m *Msg) {
 	}
 	r := decodeReason(m.HdrErr)
 	if m.Truncated && (r == rpcrdma.ErrTruncated || r == rpcrdma.ErrCountTooLarge) {
-		c.Skip(ReasonSnapLen)
+		c.Skip(check.ReasonSnapLen)
 		return
 	}
 	c.Checked()
 	if r == rpcrdma.ErrTruncated || r == rpcrdma.ErrCountTooLarge {
-		c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: r.String(),
+		report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Key: r.String(),
 			Message: fmt.Sprintf("the transport header runs past the end of the %d-byte Send: %v", m.Length, m.HdrErr)})
 	}
 }
@@ -149,34 +149,34 @@ func knownVersion(m *Msg) bool {
 
 // checkHdrMalformed: HDR-MALFORMED (RFC 8166 section 4.3 XDR; RFC 4506
 // section 4.19: optional-data discriminators are 0 or 1).
-func checkHdrMalformed(c *Conn, m *Msg) {
+func checkHdrMalformed(c *check.Conn, m *Msg) {
 	if !prefixOK(c, m) || !knownVersion(m) {
 		return
 	}
 	c.Checked()
 	switch r := decodeReason(m.HdrErr); r {
 	case rpcrdma.ErrBadDiscriminator, rpcrdma.ErrUnknownErrCode, rpcrdma.ErrBadPropertyValue:
-		c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Key: r.String(),
+		report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Key: r.String(),
 			Message: fmt.Sprintf("the transport header from the %s is not valid XDR: %v", sideOf(m.Dir), m.HdrErr)})
 	}
 }
 
 // checkHdrXID: HDR-XID-MISMATCH (RFC 8166 section 4.2.1: rdma_xid "MUST be
 // the same as the XID in the RPC message").
-func checkHdrXID(c *Conn, m *Msg) {
+func checkHdrXID(c *check.Conn, m *Msg) {
 	if !m.HasRPCXID {
 		return
 	}
 	c.Checked()
 	if m.RPCXID != m.Common.XID {
-		c.Report(Finding{XID: xidOf(m), Packets: m.Packets,
+		report(c, check.Finding{XID: xidOf(m), Packets: m.Packets,
 			Message: fmt.Sprintf("rdma_xid 0x%08x differs from the XID 0x%08x of the RPC message it carries", m.Common.XID, m.RPCXID)})
 	}
 }
 
 // checkHdrError: HDR-ERROR (RFC 8166 section 4.5): a responder answered a
 // Call with RDMA_ERROR.
-func checkHdrError(c *Conn, m *Msg) {
+func checkHdrError(c *check.Conn, m *Msg) {
 	if !prefixOK(c, m) {
 		return
 	}
@@ -197,13 +197,13 @@ func checkHdrError(c *Conn, m *Msg) {
 		call = fmt.Sprintf("answering the Call in packet %d", k.Packets[len(k.Packets)-1])
 		pk = append([]int{k.Packets[len(k.Packets)-1]}, pk...)
 	}
-	c.Report(Finding{XID: xidOf(m), Packets: pk, Key: code,
+	report(c, check.Finding{XID: xidOf(m), Packets: pk, Key: code,
 		Message: fmt.Sprintf("RDMA_ERROR %s from the %s, %s", code, sideOf(m.Dir), call)})
 }
 
 // checkCreditZero: CREDIT-ZERO (RFC 8166 section 3.3.1: a credit limit of
 // zero leaves the requester unable to send).
-func checkCreditZero(c *Conn, m *Msg) {
+func checkCreditZero(c *check.Conn, m *Msg) {
 	// Version 2 credits are a running limit, and a grant "MAY be zero"
 	// (draft-07 "Asynchronous Credit Grants").
 	if m.Kind != KindReply && m.Kind != KindError || m.Common.Vers != rpcrdma.Version1 {
@@ -211,25 +211,25 @@ func checkCreditZero(c *Conn, m *Msg) {
 	}
 	c.Checked()
 	if m.Common.Credit == 0 {
-		c.Report(Finding{XID: xidOf(m), Packets: m.Packets,
+		report(c, check.Finding{XID: xidOf(m), Packets: m.Packets,
 			Message: fmt.Sprintf("%s from the %s grants 0 credits: the requester may send no further Call", describe(m), sideOf(m.Dir))})
 	}
 }
 
 // checkCreditOverrun: CREDIT-OVERRUN (RFC 8166 section 3.3.1: a requester
 // "MUST NOT send more than" the credit limit granted).
-func checkCreditOverrun(c *Conn, m *Msg) {
+func checkCreditOverrun(c *check.Conn, m *Msg) {
 	if m.Kind != KindCall || m.Common.Vers != rpcrdma.Version1 {
 		return
 	}
 	// The engine counts the Calls outstanding and the grants (RPCStats).
 	d := m.Dir.Index()
-	rs := rpcordma.Stats(c.Connection)
+	rs := Stats(c.Connection)
 	switch {
 	case rs == nil:
 		return
 	case rs.Evicted > 0:
-		c.Skip(ReasonMidTransaction)
+		c.Skip(check.ReasonMidTransaction)
 		return
 	case rs.Grants[1-d] == 0:
 		return // no version 1 limit granted yet in the capture
@@ -237,13 +237,13 @@ func checkCreditOverrun(c *Conn, m *Msg) {
 	c.Checked()
 	n, granted := m.Rec.Outstanding, rs.CreditsGranted[1-d]
 	if n <= int(granted) {
-		c.overrunNow[d] = false
+		connOf(c).overrunNow[d] = false
 		return
 	}
-	if c.overrunNow[d] {
+	if connOf(c).overrunNow[d] {
 		return
 	}
-	c.overrunNow[d] = true
-	c.Report(Finding{XID: xidOf(m), Packets: m.Packets, Message: fmt.Sprintf(
+	connOf(c).overrunNow[d] = true
+	report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Message: fmt.Sprintf(
 		"the %s has %d Calls outstanding with this one; the last credit limit granted was %d", sideOf(m.Dir), n, granted)})
 }
