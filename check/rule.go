@@ -211,14 +211,40 @@ type Hooks struct {
 	// (ConnResult.RPC, Usage, Chunks), after its End rules ran, for the
 	// connections its rules run on.
 	Result func(c *Conn, cr *ConnResult)
+	// Refusal names the ULP's message in a refusal's private data (a CM
+	// REJ's, an MPA reject's: "RPC-over-RDMA 1 …"), ok false when the
+	// octets are not one; CM-REJ and MPA-REJ say so in their findings.
+	Refusal func(pd []byte) (text string, ok bool)
 }
 
-// hooks are the ULPs' Hooks by name (RegisterHooks).
-var hooks = map[string]*Hooks{}
+// hooks are the ULPs' Hooks by name (RegisterHooks), hookOrder their
+// names in registration order.
+var (
+	hooks     = map[string]*Hooks{}
+	hookOrder []string
+)
 
 // RegisterHooks adds a ULP's Hooks, before any Runner is made (the
 // command's list of plug-ins, with the ULP's rules).
-func RegisterHooks(h Hooks) { hooks[h.ULP] = &h }
+func RegisterHooks(h Hooks) {
+	if _, ok := hooks[h.ULP]; !ok {
+		hookOrder = append(hookOrder, h.ULP)
+	}
+	hooks[h.ULP] = &h
+}
+
+// refusalText names a ULP's message in a refusal's private data, asking
+// the registered ULPs in order.
+func refusalText(pd []byte) (string, bool) {
+	for _, name := range hookOrder {
+		if h := hooks[name]; h.Refusal != nil {
+			if s, ok := h.Refusal(pd); ok {
+				return s, true
+			}
+		}
+	}
+	return "", false
+}
 
 // NeedsULP returns a Rule.Applies for the rules of the ULP named name:
 // they apply to the connections that carry it.

@@ -8,8 +8,6 @@ import (
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/layers/iwarp"
 	"github.com/rdmashark/rdmashark/layers/roce"
-	"github.com/rdmashark/rdmashark/pvtdata"
-	"github.com/rdmashark/rdmashark/rpcrdma/rfc8797"
 )
 
 // Transport-level rules: CRCs, packet sequence, NAKs, CM rejects
@@ -90,9 +88,8 @@ func checkCMREJ(c *Conn, p *dissect.Packet) {
 		msg += ", ARI " + hex.EncodeToString(rej.ARI)
 	}
 	if pd := trimZeros(rej.PrivateData); len(pd) > 0 {
-		res := rfc8797.Parse(rej.PrivateData, pvtdata.PrefixNone)
-		if res.Valid() {
-			msg += ", private data carries RPC-over-RDMA " + res.Message.String()
+		if text, ok := refusalText(rej.PrivateData); ok {
+			msg += ", private data carries " + text
 		} else {
 			if len(pd) > 32 {
 				pd = pd[:32]
@@ -768,8 +765,8 @@ func rejectPrivateData(b []byte) string {
 	if len(pd) == 0 {
 		return "no private data"
 	}
-	if res := rfc8797.Parse(b, pvtdata.PrefixNone); res.Valid() {
-		return "private data carries RPC-over-RDMA " + res.Message.String()
+	if text, ok := refusalText(b); ok {
+		return "private data carries " + text
 	}
 	printable := true
 	for _, ch := range pd {

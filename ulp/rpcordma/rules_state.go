@@ -6,6 +6,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/pvtdata"
 	"github.com/rdmashark/rdmashark/rpcrdma/rfc8797"
 )
 
@@ -109,7 +110,7 @@ func carriesRPC(c *check.Conn) bool {
 // Hooks are the rules' check.Hooks: each message's view (Msg) and the
 // connection's summaries (check.ConnResult's RPC, Usage and Chunks).
 func Hooks() check.Hooks {
-	return check.Hooks{ULP: Name, Message: hookMessage, Result: hookResult}
+	return check.Hooks{ULP: Name, Message: hookMessage, Result: hookResult, Refusal: refusal}
 }
 
 // hookMessage: the engine took the connection for RPC-over-RDMA and made
@@ -200,4 +201,13 @@ func (s *xidSet) take(x uint32) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// refusal names an RFC 8797 message at the start of a refusal's private
+// data (check.Hooks.Refusal).
+func refusal(pd []byte) (string, bool) {
+	if res := rfc8797.Parse(pd, pvtdata.PrefixNone); res.Valid() {
+		return "RPC-over-RDMA " + res.Message.String(), true
+	}
+	return "", false
 }
