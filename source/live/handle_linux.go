@@ -342,7 +342,11 @@ func (h *Handle) scanFrames(i int, bf *blockFrames) {
 
 // frameAt returns a frame of block i.
 func (h *Handle) frameAt(i int, f *frameDesc) ([]byte, Info) {
-	b := h.block(i)
+	return frameIn(h.block(i), f)
+}
+
+// frameIn returns a frame of block b (in the ring, or a copy of it).
+func frameIn(b []byte, f *frameDesc) ([]byte, Info) {
 	return b[f.off : f.off+f.caplen], Info{
 		Timestamp:     time.Unix(int64(f.sec), int64(f.nsec)),
 		CaptureLength: int(f.caplen),
