@@ -16,13 +16,16 @@ import (
 
 // Capture runs a Handle's ring with the writer and the engine. A reader
 // goroutine waits for the kernel to hand over a block, lists its frames,
-// writes them to the FrameWriter (as tcpdump -w does: into a buffer that
-// goes to the file a MiB at a time), copies the block's frames into a
-// buffer of the engine's (one copy of the bytes the frames use, no
-// allocation: the buffers are allocated once) and gives the block back to
-// the kernel at once. So the ring waits for nothing but the reader, whose
-// work per block is tcpdump's plus one copy: neither the analysis nor the
-// Go scheduler's choice between goroutines keeps a block from the kernel.
+// copies them into a buffer of the engine's (one copy of the bytes the
+// frames use, no allocation: the buffers are allocated once), gives the
+// block back to the kernel, and writes the frames to the FrameWriter from
+// the copy (as tcpdump -w does: into a buffer that goes to the file a MiB
+// at a time). So the ring waits for nothing but the reader, whose work
+// per block is tcpdump's plus one copy, and holds each block only for
+// that copy: neither the analysis nor the Go scheduler's choice between
+// goroutines keeps a block from the kernel. (When the engine has no buffer
+// free, the frames are written from the ring and the block goes back
+// after.)
 // The engine reads the copies on its own goroutine (the Capture is its
 // Source: ReadPacket returns frames in place in the copy).
 //
@@ -304,21 +307,9 @@ func (c *Capture) read() {
 		}
 		bf.first = c.handed + 1
 		c.handed += uint64(len(bf.frames))
-		// The file first, every frame, the kernel's drops on the first.
-		if w != nil && c.writerErr == nil {
-			for i := range bf.frames {
-				data, info := h.frameAt(next, &bf.frames[i])
-				if i == 0 {
-					info.LostBefore = bf.dropped
-				}
-				if err := w.WritePacket(info, data); err != nil {
-					c.writerErr = err
-					c.Stop()
-					break
-				}
-			}
-		}
-		// Then a copy for the engine, when it has a buffer free.
+		// A copy for the engine, when it has a buffer free; then the
+		// block goes back to the kernel, and the file is written from
+		// the copy.
 		eb := int32(-1)
 		if !c.eGone.Load() {
 			select {
@@ -329,6 +320,7 @@ func (c *Capture) read() {
 				}
 			}
 		}
+		src := h.block(next)
 		if eb < 0 {
 			if w != nil && !c.eGone.Load() {
 				// The analysis is behind by all its buffers: this
@@ -343,14 +335,33 @@ func (c *Capture) read() {
 			for i := range bf.frames {
 				end = max(end, int(bf.frames[i].off+bf.frames[i].caplen))
 			}
-			copy(e.data[:end], h.block(next)[:end])
+			copy(e.data[:end], src[:end])
 			e.bf.frames = append(e.bf.frames[:0], bf.frames...)
 			e.bf.first = bf.first
 			e.bf.lostBefore = bf.dropped + c.carry
 			c.carry = 0
-			c.toEngine <- eb
+			c.giveBack(next)
+			src = e.data
 		}
-		c.giveBack(next)
+		// The file, every frame, the kernel's drops on the first.
+		if w != nil && c.writerErr == nil {
+			for i := range bf.frames {
+				data, info := frameIn(src, &bf.frames[i])
+				if i == 0 {
+					info.LostBefore = bf.dropped
+				}
+				if err := w.WritePacket(info, data); err != nil {
+					c.writerErr = err
+					c.Stop()
+					break
+				}
+			}
+		}
+		if eb >= 0 {
+			c.toEngine <- eb
+		} else {
+			c.giveBack(next)
+		}
 		next = (next + 1) % h.nblk
 		c.flush(false)
 	}
