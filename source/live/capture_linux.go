@@ -25,8 +25,7 @@ import (
 // that copy: neither the analysis nor the Go scheduler's choice between
 // goroutines keeps a block from the kernel. (When the engine has no buffer
 // free, the frames are written from the ring and the block goes back
-// after.)
-// The engine reads the copies on its own goroutine (the Capture is its
+// after.) The engine reads the copies on its own goroutine (the Capture is its
 // Source: ReadPacket returns frames in place in the copy).
 //
 // The engine's buffers are the bounded hand-off between the reader and the
@@ -111,9 +110,10 @@ type CaptureConfig struct {
 	Count int
 	// Duration stops the capture after that long (0: no limit).
 	Duration time.Duration
-	// Writer, when set, gets every frame, on the reader's goroutine
-	// before the block goes back to the kernel, and Flush about every
-	// FlushEvery.
+	// Writer, when set, gets every frame on the reader's goroutine
+	// (from the engine's copy, or from the ring when there is none), and
+	// Flush about every FlushEvery. A writer that blocks holds the reader:
+	// the kernel drops frames once the ring is full.
 	Writer FrameWriter
 	// FlushEvery defaults to DefaultTick.
 	FlushEvery time.Duration
