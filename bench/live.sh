@@ -16,9 +16,16 @@
 #
 #   bench/live.sh                          # rates 500 1000 2000 4000 Mbit/s and top speed
 #   RATES="1000 2000" COPIES=5 bench/live.sh
+#   RATES="top" BUFS=2048 RUNS=5 bench/live.sh           # only the equal 2 MiB rings, 5 times
+#   RDMASHARK="/tmp/old /tmp/new" BUFS=2048 bench/live.sh  # two builds, runs interleaved
 #
-# Buffer settings: each tool's default (tcpdump: libpcap's 2 MiB ring;
-# rdmashark: 32 MiB), then both at 2 MiB, then both at 32 MiB.
+# Buffer settings (BUFS): each tool's default (tcpdump: libpcap's 2 MiB
+# ring; rdmashark: 32 MiB), then both at 2 MiB, then both at 32 MiB
+# ("default 2048 32768"; a number is KiB for both). RUNS repeats the whole
+# set (default 1), rates and buffers interleaved, so that a change of the
+# machine's load falls on every configuration alike. RDMASHARK names
+# rdmashark binaries to run in turn instead of building this tree's (a
+# column then says which).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "$(id -u)" = 0 ] || { echo "bench/live.sh: needs root (network namespace, packet sockets)" >&2; exit 1; }
@@ -27,12 +34,19 @@ for t in ip tcpreplay tcpdump; do
 done
 RATES=${RATES:-"500 1000 2000 4000 top"}
 COPIES=${COPIES:-20}
+BUFS=${BUFS:-"default 2048 32768"}
+RUNS=${RUNS:-1}
 DIR=${BENCH_DIR:-/tmp/rdmashark-live-bench}
 NS=rdmashark-live-bench
 FILTER='udp port 4791 or tcp port 20049 or ether proto 0x8915'
 mkdir -p "$DIR"
 
-CGO_ENABLED=0 go build -o "$DIR/rdmashark" ./cmd/rdmashark
+if [ -z "${RDMASHARK:-}" ]; then
+	CGO_ENABLED=0 go build -o "$DIR/rdmashark" ./cmd/rdmashark
+	BINS=$DIR/rdmashark
+else
+	BINS=$RDMASHARK
+fi
 SRC=testdata/pcaps/rxe-nfs3.pcap
 IN="$DIR/rxe-nfs3-x$COPIES.pcap"
 if [ ! -s "$IN" ]; then
@@ -60,8 +74,8 @@ sleep 1
 echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# $(basename "$IN"): $FRAMES frames, $KEPT kept by the filter ($FILTER); $(tcpdump --version 2>&1 | head -1), $(tcpreplay --version 2>&1 | head -1 | cut -d' ' -f1-3)"
 echo
-echo "| offered | achieved (tcpreplay) | buffers KiB (tcpdump / rdmashark) | tcpdump written | tcpdump drops | tcpdump CPU s | rdmashark written | rdmashark drops | not analysed | rdmashark CPU s | same frames |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+echo "|$([ -z "${RDMASHARK:-}" ] || echo ' rdmashark binary |') offered | achieved (tcpreplay) | buffers KiB (tcpdump / rdmashark) | tcpdump written | tcpdump drops | tcpdump CPU s | rdmashark written | rdmashark drops | not analysed | rdmashark CPU s | same frames | load |"
+echo "|$([ -z "${RDMASHARK:-}" ] || echo '---|')---|---|---|---|---|---|---|---|---|---|---|---|"
 
 cpu() { # pid: user+system CPU seconds so far
 	awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat"
@@ -72,12 +86,12 @@ waitfor() { # file pattern: until the tool says it listens (10 s at most)
 	echo "bench/live.sh: no '$2' in $1" >&2; cat "$1" >&2; return 1
 }
 
-run() { # rate tcpdumpB rdmasharkB (KiB, "" for the default)
-	local rate=$1 tb=$2 rb=$3 speed
+run() { # binary rate tcpdumpB rdmasharkB (KiB, "" for the default)
+	local bin=$1 rate=$2 tb=$3 rb=$4 speed
 	rm -f "$DIR"/td.pcap "$DIR"/rs.pcapng "$DIR"/td.err "$DIR"/rs.out "$DIR"/rs.err
 	ip netns exec "$NS" tcpdump -i cap0 -n -w "$DIR/td.pcap" ${tb:+-B "$tb"} "$FILTER" 2>"$DIR/td.err" &
 	TD=$!
-	ip netns exec "$NS" "$DIR/rdmashark" capture -i cap0 -q -w "$DIR/rs.pcapng" ${rb:+-B "$rb"} -f "$FILTER" >"$DIR/rs.out" 2>"$DIR/rs.err" &
+	ip netns exec "$NS" "$bin" capture -i cap0 -q -w "$DIR/rs.pcapng" ${rb:+-B "$rb"} -f "$FILTER" >"$DIR/rs.out" 2>"$DIR/rs.err" &
 	RS=$!
 	waitfor "$DIR/td.err" "listening on"
 	waitfor "$DIR/rs.err" "listening on"
@@ -106,11 +120,19 @@ run() { # rate tcpdumpB rdmasharkB (KiB, "" for the default)
 			same=NO
 		fi
 	fi
-	echo "| ${rate}$([ "$rate" = top ] || echo ' Mbit/s') | $achieved | ${tb:-2048 (default)} / ${rb:-32768 (default)} | $td_n | $td_d | $td_cpu | $rs_n | $rs_d | ${rs_na:-0} | $rs_cpu | $same |"
+	echo "|$([ -z "${RDMASHARK:-}" ] || echo " $bin |") ${rate}$([ "$rate" = top ] || echo ' Mbit/s') | $achieved | ${tb:-2048 (default)} / ${rb:-32768 (default)} | $td_n | $td_d | $td_cpu | $rs_n | $rs_d | ${rs_na:-0} | $rs_cpu | $same | $(cut -d' ' -f1 /proc/loadavg) |"
 }
 
-for rate in $RATES; do
-	run "$rate" "" ""
-	run "$rate" 2048 2048
-	run "$rate" 32768 32768
+for _ in $(seq "$RUNS"); do
+	for rate in $RATES; do
+		for buf in $BUFS; do
+			for bin in $BINS; do
+				if [ "$buf" = default ]; then
+					run "$bin" "$rate" "" ""
+				else
+					run "$bin" "$rate" "$buf" "$buf"
+				fi
+			done
+		done
+	done
 done

@@ -79,11 +79,13 @@ capture --list (-D) shows the interfaces and the RDMA devices (rxe, siw,
 hardware) bound to each: capture on the netdev of the RDMA device.
 
 Frames arrive in a memory-mapped ring (TPACKET_V3) of -B KiB, 32768 by
-default (tcpdump's is 2048); the analysis and the -w writer each run on
-their own goroutine and read the frames in place. With -w, an analysis
-that falls behind by a quarter of the ring skips blocks: their packets are
-written but not analysed, and counted. When the writer (or, without -w,
-the analysis) falls behind by the whole ring, the kernel drops frames:
+default (tcpdump's is 2048). The ring's reader writes each block's frames
+to the -w file, as tcpdump does, copies them for the analysis, which runs
+on its own goroutine, and gives the block back at once. With -w, an
+analysis that falls behind by all its buffers (a quarter of the ring, at
+least 8 MiB) skips blocks: their packets are written but not analysed,
+and counted. When the writer (or, without -w, the analysis) falls behind
+by the whole ring, the kernel drops frames:
 each loss is reported on standard error with its time and the packet it
 came before, counted in the report, and written into the pcapng
 (Interface Statistics Block, isb_ifdrop).
@@ -160,7 +162,7 @@ type captureInfo struct {
 	// Losses places the drops: before which frame, when.
 	Losses []captureLoss `json:"losses,omitempty"`
 	// NotAnalysed counts the frames written (-w) that the analysis
-	// skipped because it had fallen behind by a quarter of the ring.
+	// skipped because it had fallen behind by all its buffers.
 	NotAnalysed uint64  `json:"not_analysed"`
 	RingKiB     int     `json:"ring_kib"`
 	Seconds     float64 `json:"seconds"`
@@ -368,7 +370,7 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 			if l.Analysis {
 				// Final only once the run of skipped blocks ended;
 				// reported when it started.
-				fmt.Fprintf(errOut, "rdmashark: %s: the analysis fell behind by a quarter of the ring: from packet %d on, packets are written to the file but not analysed, until it catches up\n",
+				fmt.Fprintf(errOut, "rdmashark: %s: the analysis fell behind by all its buffers: from packet %d on, packets are written to the file but not analysed, until it catches up\n",
 					l.Time.Format("15:04:05.000000"), l.Before)
 				continue
 			}

@@ -14,21 +14,30 @@ import (
 	"github.com/gopacket/gopacket/layers"
 )
 
-// Capture runs a Handle's ring with the engine and the writer each on its
-// own goroutine. A reader goroutine waits for the kernel to hand over a
-// block, lists its frames, and hands the block to the engine (the Capture
-// is its Source: ReadPacket returns frames in place in the ring) and to
-// the FrameWriter; the block goes back to the kernel when both are done
-// with it. No frame is copied or allocated between the kernel and the
-// engine or the writer.
+// Capture runs a Handle's ring with the writer and the engine. A reader
+// goroutine waits for the kernel to hand over a block, lists its frames,
+// copies them into a buffer of the engine's (one copy of the bytes the
+// frames use, no allocation: the buffers are allocated once), gives the
+// block back to the kernel, and writes the frames to the FrameWriter from
+// the copy (as tcpdump -w does: into a buffer that goes to the file a MiB
+// at a time). So the ring waits for nothing but the reader, whose work
+// per block is tcpdump's plus one copy, and holds each block only for
+// that copy: neither the analysis nor the Go scheduler's choice between
+// goroutines keeps a block from the kernel. (When the engine has no buffer
+// free, the frames are written from the ring and the block goes back
+// after.) The engine reads the copies on its own goroutine (the Capture is its
+// Source: ReadPacket returns frames in place in the copy).
 //
-// The ring is the bounded hand-off. With a writer, the engine may hold at
-// most a quarter of the ring's blocks (CaptureConfig.EngineBlocks): past that, a
-// block goes to the writer only and its frames are counted as skipped by
-// the analysis (a Loss with Analysis set), so that a slow analysis never
-// stalls the ring and the file keeps every frame. Only when the writer
-// (or, without one, the engine) holds every block does the kernel drop
-// frames and count them, as it would for tcpdump.
+// The engine's buffers are the bounded hand-off between the reader and the
+// analysis (CaptureConfig.EngineBlocks of them, each a ring block's size;
+// by default a quarter of the ring, at least 8 MiB). With a writer, a block
+// that finds none free goes to the file only and its frames are counted
+// as skipped by the analysis (a Loss with Analysis set): a slow analysis
+// never stalls the ring and the file keeps every frame. Without a writer
+// the reader waits for a free buffer, holding the block, and the kernel
+// drops frames once the ring is full too. The kernel drops frames only when
+// the reader itself (the writer's file, or without one the engine) falls
+// behind by the whole ring, as it would for tcpdump.
 //
 // The reader alone decides which frames there are: the stop conditions
 // (CaptureConfig.Count, Duration, the context) are applied as blocks are
@@ -37,20 +46,19 @@ type Capture struct {
 	h   *Handle
 	cfg CaptureConfig
 
-	bf       []blockFrames
-	refs     []atomic.Int32
-	inflight []atomic.Bool
-	released chan struct{}
-	toEngine chan int32
-	toWriter chan int32
+	cur      blockFrames // the frames of the ring block the reader is at
+	bufs     []engineBuf
+	free     chan int32 // engine buffers the reader may fill
+	toEngine chan int32 // engine buffers filled, in order
 
 	// reader's state
 	handed    uint64
 	lastDrops uint64
-	engHeld   atomic.Int32
-	engLimit  int32
-	skipRun   int    // index in losses of the analysis skip in progress, or -1
-	carry     uint64 // kernel drops before blocks the analysis skipped
+	engLimit  int32    // engine buffers
+	skipRun   int      // index in losses of the analysis skip in progress, or -1
+	carry     uint64   // kernel drops before blocks the analysis skipped
+	unplaced  uint64   // kernel drops before blocks without frames
+	dropsAt   []uint64 // kernel drops before each block's next frames
 	stop      StopReason
 	err       error
 	lossMu    sync.Mutex
@@ -60,6 +68,7 @@ type Capture struct {
 	stopOnce  sync.Once
 	stopCh    chan struct{}
 	writerErr error
+	lastFlush time.Time
 
 	// engine side
 	eCur, eOff, eLeft int
@@ -72,6 +81,28 @@ type Capture struct {
 	eDoneOnce         sync.Once
 }
 
+// engineBuf is a copy of a ring block's frames for the engine: data holds
+// the block's bytes up to the end of its last frame, at the ring's offsets.
+type engineBuf struct {
+	data []byte
+	bf   blockFrames
+}
+
+// engineBufferMin is the least the engine's buffers hold together: a
+// small ring must not make the analysis skip what a larger hand-off would
+// have let it catch up with.
+const engineBufferMin = 8 << 20
+
+// engineBuffers is how many buffers of a block's size the engine gets: as
+// configured, else a quarter of the ring's blocks and at least
+// engineBufferMin bytes.
+func engineBuffers(blocks, blockSize, configured int) int {
+	if configured > 0 {
+		return configured
+	}
+	return max(blocks/4, (engineBufferMin+blockSize-1)/blockSize)
+}
+
 // CaptureConfig says when a Capture stops and where its frames go beside
 // the engine.
 type CaptureConfig struct {
@@ -79,14 +110,16 @@ type CaptureConfig struct {
 	Count int
 	// Duration stops the capture after that long (0: no limit).
 	Duration time.Duration
-	// Writer, when set, gets every frame on a goroutine of its own, and
-	// Flush about every FlushEvery.
+	// Writer, when set, gets every frame on the reader's goroutine
+	// (from the engine's copy, or from the ring when there is none), and
+	// Flush about every FlushEvery. A writer that blocks holds the reader:
+	// the kernel drops frames once the ring is full.
 	Writer FrameWriter
 	// FlushEvery defaults to DefaultTick.
 	FlushEvery time.Duration
-	// EngineBlocks is the most blocks the engine may hold when there is
-	// a writer (default: a quarter of the ring's); past it the analysis skips
-	// blocks. Without a writer the engine may hold them all.
+	// EngineBlocks is how many blocks' copies the engine may hold
+	// (default: a quarter of the ring's blocks, and at least 8 MiB);
+	// past it, with a writer, the analysis skips blocks.
 	EngineBlocks int
 }
 
@@ -116,21 +149,21 @@ type Loss struct {
 
 // StartCapture starts reading h. Stop it with ctx, or Stop; the engine
 // reads it as its Source until io.EOF and then calls EngineDone (also when
-// it stopped reading early); Wait waits for the writer and frees the ring
+// it stopped reading early); Wait waits for the reader and frees the ring
 // for h.Close.
 func StartCapture(ctx context.Context, h *Handle, cfg CaptureConfig) *Capture {
 	if cfg.FlushEvery <= 0 {
 		cfg.FlushEvery = DefaultTick
 	}
-	n := h.nblk
+	n := engineBuffers(h.nblk, h.bsz, cfg.EngineBlocks)
 	c := &Capture{
 		h:        h,
 		cfg:      cfg,
-		bf:       make([]blockFrames, n),
-		refs:     make([]atomic.Int32, n),
-		inflight: make([]atomic.Bool, n),
-		released: make(chan struct{}, 1),
+		bufs:     make([]engineBuf, n),
+		dropsAt:  make([]uint64, h.nblk),
+		free:     make(chan int32, n),
 		toEngine: make(chan int32, n),
+		engLimit: int32(n),
 		done:     make(chan struct{}),
 		stopCh:   make(chan struct{}),
 		eCur:     -1,
@@ -140,38 +173,25 @@ func StartCapture(ctx context.Context, h *Handle, cfg CaptureConfig) *Capture {
 		skipRun:  -1,
 	}
 	c.eTimer.Stop()
-	c.engLimit = int32(n)
-	if cfg.Writer != nil {
-		c.engLimit = int32(max(1, n/4))
-		if cfg.EngineBlocks > 0 {
-			c.engLimit = int32(min(cfg.EngineBlocks, n))
-		}
-	}
-	for i := range c.bf {
-		c.bf[i].frames = make([]frameDesc, 0, 256)
-	}
-	var writerDone chan struct{}
-	if cfg.Writer != nil {
-		c.toWriter = make(chan int32, n)
-		writerDone = make(chan struct{})
-		go c.write(writerDone)
+	c.cur.frames = make([]frameDesc, 0, 256)
+	mem := make([]byte, n*h.bsz)
+	for i := range c.bufs {
+		c.bufs[i].data = mem[i*h.bsz : (i+1)*h.bsz : (i+1)*h.bsz]
+		c.bufs[i].bf.frames = make([]frameDesc, 0, 256)
+		c.free <- int32(i)
 	}
 	c.stopWake = context.AfterFunc(ctx, c.Stop)
 	h.readMu.Lock() // until the ring is free again
-	go c.read(writerDone)
+	go c.read()
 	return c
 }
 
-// Stop makes the reader hand out no more blocks; the engine and the writer
-// finish those they have.
+// Stop makes the reader hand out no more blocks; the engine finishes those
+// it has.
 func (c *Capture) Stop() {
 	c.stopOnce.Do(func() {
 		close(c.stopCh)
 		_ = c.h.kick()
-		select {
-		case c.released <- struct{}{}:
-		default:
-		}
 	})
 }
 
@@ -184,37 +204,36 @@ func (c *Capture) stopped() bool {
 	}
 }
 
-// engineRelease drops the engine's hold on block b.
+// engineRelease gives engine buffer b back to the reader.
 func (c *Capture) engineRelease(b int) {
-	c.engHeld.Add(-1)
-	c.release(b)
+	c.free <- int32(b)
 }
 
-// release drops one consumer's hold on block b.
-func (c *Capture) release(b int) {
-	if c.refs[b].Add(-1) == 0 {
-		c.h.giveBack(b)
-		c.inflight[b].Store(false)
-		select {
-		case c.released <- struct{}{}:
-		default:
-		}
+// flush flushes the writer when FlushEvery has passed since it last did
+// (or at once with force).
+func (c *Capture) flush(force bool) {
+	w := c.cfg.Writer
+	if w == nil || c.writerErr != nil {
+		return
+	}
+	now := time.Now()
+	if !force && now.Sub(c.lastFlush) < c.cfg.FlushEvery {
+		return
+	}
+	c.lastFlush = now
+	if err := w.Flush(); err != nil {
+		c.writerErr = err
+		c.Stop()
 	}
 }
 
-func (c *Capture) read(writerDone chan struct{}) {
+func (c *Capture) read() {
 	h := c.h
 	defer func() {
+		c.flush(true)
 		close(c.toEngine)
-		if c.toWriter != nil {
-			close(c.toWriter)
-		}
-		// The engine and the writer let go of every block before the
-		// ring may be unmapped.
+		// The engine lets go of its buffers before Wait returns.
 		<-c.eDone
-		if writerDone != nil {
-			<-writerDone
-		}
 		c.stopWake()
 		h.readMu.Unlock()
 		close(c.done)
@@ -228,10 +247,8 @@ func (c *Capture) read(writerDone chan struct{}) {
 		timer = time.NewTimer(time.Until(stopAt))
 		defer timer.Stop()
 	}
-	consumers := int32(1)
-	if c.toWriter != nil {
-		consumers = 2
-	}
+	w := c.cfg.Writer
+	c.lastFlush = time.Now()
 	next := 0
 	for {
 		switch {
@@ -248,41 +265,32 @@ func (c *Capture) read(writerDone chan struct{}) {
 			c.finalLoss()
 			return
 		}
-		if c.inflight[next].Load() {
-			// Every block is in the engine's or the writer's hands:
-			// the kernel drops until one comes back.
-			var tc <-chan time.Time
-			if timer != nil {
-				tc = timer.C
+		until := stopAt
+		if w != nil {
+			if f := c.lastFlush.Add(c.cfg.FlushEvery); until.IsZero() || f.Before(until) {
+				until = f
 			}
-			select {
-			case <-c.released:
-			case <-c.stopCh:
-			case <-tc:
-			}
-			continue
 		}
-		err := h.waitBlock(next, stopAt, true)
+		err := h.waitBlock(next, until, true)
 		switch {
 		case err == nil:
 		case err == errInterrupted || errors.Is(err, os.ErrDeadlineExceeded) || err == errClosedHandle:
 			if err == errClosedHandle {
 				c.Stop()
 			}
+			c.flush(false)
 			continue
 		default:
 			c.stop, c.err = StopError, err
 			c.finalLoss()
 			return
 		}
-		bf := &c.bf[next]
+		bf := &c.cur
 		h.scanFrames(next, bf)
-		bf.dropped = 0
-		// (Another reader of the counters — a ring-buffer rotation, the
-		// --summary view — clears the kernel's, and then its flag: the
-		// drops they saw are placed here too.)
-		if bf.losing || h.dropsRead() > c.lastDrops {
-			c.noteLoss(bf)
+		bf.dropped, c.unplaced = c.unplaced, 0
+		if d := c.dropsAt[next]; d > 0 {
+			c.dropsAt[next] = 0
+			c.noteLoss(bf, d)
 		}
 		if c.cfg.Count > 0 {
 			if left := uint64(c.cfg.Count) - c.handed; uint64(len(bf.frames)) > left {
@@ -290,60 +298,120 @@ func (c *Capture) read(writerDone chan struct{}) {
 			}
 		}
 		if len(bf.frames) == 0 {
-			h.giveBack(next)
+			// (Its drops go with the next frame.)
+			c.unplaced = bf.dropped
+			c.giveBack(next)
 			next = (next + 1) % h.nblk
+			c.flush(false)
 			continue
 		}
 		bf.first = c.handed + 1
 		c.handed += uint64(len(bf.frames))
-		engine := !c.eGone.Load()
-		if engine && c.engHeld.Load() >= c.engLimit {
-			// The analysis is behind by EngineBlocks: this block goes
-			// to the writer only.
-			engine = false
-			c.noteSkip(bf)
+		// A copy for the engine, when it has a buffer free; then the
+		// block goes back to the kernel, and the file is written from
+		// the copy.
+		eb := int32(-1)
+		if !c.eGone.Load() {
+			select {
+			case eb = <-c.free:
+			default:
+				if w == nil {
+					eb = c.waitFree(timer)
+				}
+			}
+		}
+		src := h.block(next)
+		if eb < 0 {
+			if w != nil && !c.eGone.Load() {
+				// The analysis is behind by all its buffers: this
+				// block goes to the file only.
+				c.noteSkip(bf)
+			}
 			c.carry += bf.dropped
 		} else {
 			c.skipRun = -1
-			bf.lostBefore = bf.dropped + c.carry
+			e := &c.bufs[eb]
+			end := 0
+			for i := range bf.frames {
+				end = max(end, int(bf.frames[i].off+bf.frames[i].caplen))
+			}
+			copy(e.data[:end], src[:end])
+			e.bf.frames = append(e.bf.frames[:0], bf.frames...)
+			e.bf.first = bf.first
+			e.bf.lostBefore = bf.dropped + c.carry
 			c.carry = 0
+			c.giveBack(next)
+			src = e.data
 		}
-		refs := consumers
-		if !engine {
-			refs--
+		// The file, every frame, the kernel's drops on the first.
+		if w != nil && c.writerErr == nil {
+			for i := range bf.frames {
+				data, info := frameIn(src, &bf.frames[i])
+				if i == 0 {
+					info.LostBefore = bf.dropped
+				}
+				if err := w.WritePacket(info, data); err != nil {
+					c.writerErr = err
+					c.Stop()
+					break
+				}
+			}
 		}
-		if refs == 0 {
-			h.giveBack(next)
-			next = (next + 1) % h.nblk
-			continue
-		}
-		c.inflight[next].Store(true)
-		c.refs[next].Store(refs)
-		if engine {
-			c.engHeld.Add(1)
-			c.toEngine <- int32(next)
-		}
-		if c.toWriter != nil {
-			c.toWriter <- int32(next)
+		if eb >= 0 {
+			c.toEngine <- eb
+		} else {
+			c.giveBack(next)
 		}
 		next = (next + 1) % h.nblk
+		c.flush(false)
 	}
 }
 
-// noteLoss reads the kernel's counters when it says it dropped frames
-// before block bf and places the drops before its first frame.
-func (c *Capture) noteLoss(bf *blockFrames) {
-	st, err := c.h.Stats()
-	if err != nil || st.Drops <= c.lastDrops {
-		return
+// giveBack gives block i back to the kernel. The kernel drops frames only
+// while the ring is full: while every block is the reader's, the last it
+// filled followed by this one, which the reader holds (it holds one block
+// at a time). So the drops it counted up to now lie between the frames of
+// the block before this one and those it puts into this one when it fills
+// it again: the reader places them there when it gets to it. (The
+// TP_STATUS_LOSING flag would say so too, but any reader of the counters —
+// a ring-buffer rotation, the --summary view — clears it.)
+func (c *Capture) giveBack(i int) {
+	if st, err := c.h.Stats(); err == nil && st.Drops > c.lastDrops {
+		c.dropsAt[i] += st.Drops - c.lastDrops
+		c.lastDrops = st.Drops
 	}
-	l := Loss{Before: c.handed + 1, Dropped: st.Drops - c.lastDrops, Time: time.Now()}
+	c.h.giveBack(i)
+}
+
+// waitFree waits for an engine buffer (no writer: the engine is the only
+// consumer, and the ring holds frames meanwhile); -1 when the capture
+// stops first or the engine is gone.
+func (c *Capture) waitFree(timer *time.Timer) int32 {
+	var tc <-chan time.Time
+	if timer != nil {
+		tc = timer.C
+	}
+	for {
+		select {
+		case b := <-c.free:
+			return b
+		case <-c.stopCh:
+			return -1
+		case <-tc:
+			return -1
+		}
+	}
+}
+
+// noteLoss places n frames the kernel dropped before block bf's first
+// frame (giveBack found them).
+func (c *Capture) noteLoss(bf *blockFrames, n uint64) {
+	l := Loss{Before: c.handed + 1, Dropped: n, Time: time.Now()}
 	if len(bf.frames) > 0 {
 		f := &bf.frames[0]
 		l.Time = time.Unix(int64(f.sec), int64(f.nsec))
 	}
-	c.lastDrops = st.Drops
-	bf.dropped = l.Dropped
+	bf.dropped += l.Dropped
 	c.lossMu.Lock()
 	c.losses = append(c.losses, l)
 	c.skipRun = -1
@@ -368,14 +436,21 @@ func (c *Capture) noteSkip(bf *blockFrames) {
 
 // finalLoss places the drops not yet placed at the end.
 func (c *Capture) finalLoss() {
-	st, err := c.h.Stats()
-	if err != nil || st.Drops <= c.lastDrops {
+	var n uint64
+	for i, d := range c.dropsAt {
+		n += d
+		c.dropsAt[i] = 0
+	}
+	if st, err := c.h.Stats(); err == nil && st.Drops > c.lastDrops {
+		n += st.Drops - c.lastDrops
+		c.lastDrops = st.Drops
+	}
+	if n == 0 {
 		return
 	}
 	c.lossMu.Lock()
-	c.losses = append(c.losses, Loss{Before: c.handed + 1, Dropped: st.Drops - c.lastDrops, Time: time.Now()})
+	c.losses = append(c.losses, Loss{Before: c.handed + 1, Dropped: n, Time: time.Now()})
 	c.lossMu.Unlock()
-	c.lastDrops = st.Drops
 }
 
 // Losses returns the places where the kernel dropped frames so far.
@@ -385,47 +460,8 @@ func (c *Capture) Losses() []Loss {
 	return append([]Loss(nil), c.losses...)
 }
 
-func (c *Capture) write(done chan struct{}) {
-	defer close(done)
-	w := c.cfg.Writer
-	tick := time.NewTicker(c.cfg.FlushEvery)
-	defer tick.Stop()
-	var err error
-	for {
-		select {
-		case b, ok := <-c.toWriter:
-			if !ok {
-				if err == nil {
-					err = w.Flush()
-				}
-				c.writerErr = err
-				return
-			}
-			if err == nil {
-				bf := &c.bf[b]
-				for i := range bf.frames {
-					data, info := c.h.frameAt(int(b), &bf.frames[i])
-					if err = w.WritePacket(info, data); err != nil {
-						c.writerErr = err
-						c.Stop()
-						break
-					}
-				}
-			}
-			c.release(int(b))
-		case <-tick.C:
-			if err == nil {
-				if err = w.Flush(); err != nil {
-					c.writerErr = err
-					c.Stop()
-				}
-			}
-		}
-	}
-}
-
-// ReadPacket is the engine's side: the next frame, in place in the ring and
-// valid until the next call; io.EOF once the reader stopped and every
+// ReadPacket is the engine's side: the next frame, in place in the
+// engine's copy of its block and valid until the next call; io.EOF once the reader stopped and every
 // frame it handed out was read.
 func (c *Capture) ReadPacket() ([]byte, Info, error) {
 	for c.eLeft == 0 {
@@ -437,13 +473,13 @@ func (c *Capture) ReadPacket() ([]byte, Info, error) {
 		if err != nil {
 			return nil, Info{}, err
 		}
-		c.eCur, c.eOff, c.eLeft = int(b), 0, len(c.bf[b].frames)
+		c.eCur, c.eOff, c.eLeft = int(b), 0, len(c.bufs[b].bf.frames)
 	}
-	f := &c.bf[c.eCur].frames[c.eOff]
+	e := &c.bufs[c.eCur]
+	bf := &e.bf
+	data, info := frameIn(e.data, &bf.frames[c.eOff])
 	c.eOff++
 	c.eLeft--
-	data, info := c.h.frameAt(c.eCur, f)
-	bf := &c.bf[c.eCur]
 	info.Number = bf.first + uint64(c.eOff-1)
 	if c.eOff == 1 {
 		// Frames the analysis skipped keep their numbers: the gap

@@ -55,6 +55,7 @@ type Handle struct {
 
 	statsMu   sync.Mutex
 	cumulated Stats
+	statsBuf  unix.TpacketStatsV3
 }
 
 // Ring geometry.
@@ -342,7 +343,11 @@ func (h *Handle) scanFrames(i int, bf *blockFrames) {
 
 // frameAt returns a frame of block i.
 func (h *Handle) frameAt(i int, f *frameDesc) ([]byte, Info) {
-	b := h.block(i)
+	return frameIn(h.block(i), f)
+}
+
+// frameIn returns a frame of block b (in the ring, or a copy of it).
+func frameIn(b []byte, f *frameDesc) ([]byte, Info) {
 	return b[f.off : f.off+f.caplen], Info{
 		Timestamp:     time.Unix(int64(f.sec), int64(f.nsec)),
 		CaptureLength: int(f.caplen),
@@ -478,9 +483,13 @@ func (h *Handle) Stats() (Stats, error) {
 	if h.fd < 0 {
 		return h.cumulated, nil // closed: the counters as they were
 	}
-	st, err := unix.GetsockoptTpacketStatsV3(h.fd, unix.SOL_PACKET, unix.PACKET_STATISTICS)
-	if err != nil {
-		return h.cumulated, err
+	st := &h.statsBuf
+	l := uint32(unix.SizeofTpacketStatsV3)
+	// Not unix.GetsockoptTpacketStatsV3, which allocates its result: the
+	// ring's reader reads the counters once a block.
+	if _, _, e := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(h.fd), unix.SOL_PACKET, unix.PACKET_STATISTICS,
+		uintptr(unsafe.Pointer(st)), uintptr(unsafe.Pointer(&l)), 0); e != 0 {
+		return h.cumulated, e
 	}
 	// Each read clears the kernel's counters: add them up.
 	h.cumulated.Packets += uint64(st.Packets)

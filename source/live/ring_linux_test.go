@@ -67,6 +67,7 @@ type heldWriter struct {
 	holding chan struct{}
 	once    sync.Once
 	frames  [][]byte
+	lost    []uint64 // LostBefore of each frame
 	flushes int
 }
 
@@ -76,6 +77,7 @@ func (w *heldWriter) WritePacket(info Info, data []byte) error {
 		return errors.New("capture length is not the data's")
 	}
 	w.frames = append(w.frames, append([]byte(nil), data...))
+	w.lost = append(w.lost, info.LostBefore)
 	return nil
 }
 
@@ -206,6 +208,26 @@ func TestCaptureDropsPlaced(t *testing.T) {
 	}
 	if sum != st.Drops {
 		t.Errorf("losses %+v add up to %d, the kernel dropped %d", losses, sum, st.Drops)
+	}
+	// The writer is told of each kernel loss on the frame after it (the
+	// file's epb_dropcount), of nothing else; drops after the last frame
+	// are the statistics block's.
+	for _, l := range losses {
+		if l.Analysis {
+			continue
+		}
+		if l.Before > uint64(len(w.lost)) {
+			continue
+		}
+		if got := w.lost[l.Before-1]; got != l.Dropped {
+			t.Errorf("writer's frame %d says %d lost before it, the loss there is %d", l.Before, got, l.Dropped)
+		}
+		w.lost[l.Before-1] = 0
+	}
+	for i, n := range w.lost {
+		if n != 0 {
+			t.Errorf("writer's frame %d says %d lost before it, where no kernel loss is", i+1, n)
+		}
 	}
 	// What the engine was told it lost before its frames is every loss
 	// but those after its last frame.
@@ -439,9 +461,10 @@ func (w *countWriter) WritePacket(info Info, data []byte) error {
 func (w *countWriter) Flush() error { return nil }
 
 // TestCaptureAnalysisSkips: an engine that does not read holds at most
-// a quarter of the ring; the writer goes on getting every frame, the blocks past
-// that are skipped by the analysis and counted as such (Loss.Analysis),
-// and the frames the engine then reads carry their numbers in the capture.
+// its buffers' worth of copies (here 2 blocks'); the writer goes on
+// getting every frame, the blocks past that are skipped by the analysis
+// and counted as such (Loss.Analysis), and the frames the engine then
+// reads carry their numbers in the capture.
 func TestCaptureAnalysisSkips(t *testing.T) {
 	p := netnstest.New(t)
 	h := openIn(t, p, Config{Interface: netnstest.Capture, BufferSize: 4 << 20, Filter: filterAll})
@@ -455,9 +478,9 @@ func TestCaptureAnalysisSkips(t *testing.T) {
 		sent = append(sent, f.data)
 	}
 	w := &countWriter{}
-	c := StartCapture(context.Background(), h, CaptureConfig{Writer: w})
-	if c.engLimit != int32(h.nblk/4) {
-		t.Fatalf("engine may hold %d of %d blocks, want a quarter", c.engLimit, h.nblk)
+	c := StartCapture(context.Background(), h, CaptureConfig{Writer: w, EngineBlocks: 2})
+	if c.engLimit != 2 {
+		t.Fatalf("engine may hold %d blocks' copies, want 2", c.engLimit)
 	}
 	for _, f := range sent {
 		if err := in.Send(f); err != nil {
@@ -593,5 +616,24 @@ func TestFileRingDuration(t *testing.T) {
 		if err != nil || len(fs) != want || (want == 1 && !bytes.Equal(fs[0].data, frames[i].data)) {
 			t.Errorf("%s: %d frames (%v), want frame %d alone", name, len(fs), err, i+1)
 		}
+	}
+}
+
+// TestEngineBuffers: the engine's copies hold a quarter of the ring and at
+// least 8 MiB, whatever -B is, unless configured.
+func TestEngineBuffers(t *testing.T) {
+	for _, tc := range []struct{ kib, want int }{
+		{256, 64},    // 2 blocks of 128 KiB: 8 MiB
+		{2048, 32},   // libpcap's default, 8 blocks of 256 KiB: 8 MiB
+		{32768, 8},   // the default, 32 blocks of 1 MiB: a quarter
+		{131072, 32}, // 128 blocks of 1 MiB: a quarter
+	} {
+		bsz, n := ringGeometry(tc.kib << 10)
+		if got := engineBuffers(n, bsz, 0); got != tc.want || got*bsz < min(engineBufferMin, n*bsz/4) {
+			t.Errorf("-B %d (%d blocks of %d KiB): %d engine buffers, want %d", tc.kib, n, bsz>>10, got, tc.want)
+		}
+	}
+	if got := engineBuffers(8, 256<<10, 3); got != 3 {
+		t.Errorf("configured 3: %d", got)
 	}
 }
