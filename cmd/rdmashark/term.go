@@ -123,7 +123,10 @@ func (g *globalFlags) summaryOut(cmd *cobra.Command, out io.Writer) io.Writer {
 		w = math.MaxInt // whole lines to the painter, none wrapped
 	}
 	ww := report.NewWrapWriter(out, w)
-	ww.Indent, ww.Prefer = 8, " | "
+	// Continuations start at column 9, under the time of a frame number
+	// of up to 5 digits (fields.SummaryLine pads it to 5), whatever the
+	// number's own width.
+	ww.Column, ww.Prefer = 9, " | "
 	return ww
 }
 

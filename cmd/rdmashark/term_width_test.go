@@ -233,3 +233,26 @@ func shellWords(s string) []string {
 	}
 	return words
 }
+
+// TestRulesFitWidth: the rule list and a rule's explanation fit 80 and
+// 100 columns (the references made the table over 380 columns wide), and
+// every rule keeps its line; --wide is the one-line-a-rule table.
+func TestRulesFitWidth(t *testing.T) {
+	for _, width := range []int{80, 100} {
+		out := runWidth(t, width, "rules")
+		for _, l := range wideLines(out, width) {
+			t.Errorf("rules at %d columns: %s", width, l)
+		}
+		for _, id := range []string{"PD-FORMAT", "INV-NOT-NEGOTIATED", "SRP-TAG-IN-USE"} {
+			if !strings.Contains(out, "\n"+id+" ") {
+				t.Errorf("rules at %d columns: no line for %s", width, id)
+			}
+		}
+		for _, l := range wideLines(runWidth(t, width, "rules", "INV-NOT-NEGOTIATED", "CHUNK-*"), width) {
+			t.Errorf("rules INV-NOT-NEGOTIATED CHUNK-* at %d columns: %s", width, l)
+		}
+	}
+	if len(wideLines(runWidth(t, 80, "rules", "--wide"), 100)) == 0 {
+		t.Error("rules --wide: no line wider than 100 columns")
+	}
+}
