@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/clipperhouse/displaywidth"
+
+	"github.com/rdmashark/rdmashark/diff"
 )
 
 // widthCaptures are real captures of every kind the text layouts must fit:
@@ -254,5 +257,50 @@ func TestRulesFitWidth(t *testing.T) {
 	}
 	if len(wideLines(runWidth(t, 80, "rules", "--wide"), 100)) == 0 {
 		t.Error("rules --wide: no line wider than 100 columns")
+	}
+}
+
+// TestDiffFitsWidth: diff's text of two reruns of one workload
+// (testdata/pcaps/reruns) fits 100, 80 and 60 columns, and fitting cuts no
+// name and no note: each row's name and note (from --format json) is in
+// the text whole, wrapped at most; --wide puts each row on one line, wider
+// than 100 columns where the notes are long.
+func TestDiffFitsWidth(t *testing.T) {
+	a := filepath.Join("..", "..", "testdata", "pcaps", "reruns", "rxe-nfs3-a.pcap")
+	b := filepath.Join("..", "..", "testdata", "pcaps", "reruns", "rxe-nfs3-b.pcap")
+	var doc diff.Document
+	if err := json.Unmarshal([]byte(runWidth(t, 100, "diff", "--format", "json", a, b)), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Pairs) != 1 || len(doc.Pairs[0].Rows) < 10 {
+		t.Fatalf("%d pairs, want 1 with 10 or more changed rows", len(doc.Pairs))
+	}
+	words := func(s string) string { return " " + strings.Join(strings.Fields(s), " ") + " " }
+	for _, width := range []int{100, 80, 60} {
+		out := runWidth(t, width, "diff", a, b)
+		for _, l := range wideLines(out, width) {
+			t.Errorf("diff at %d columns: %s", width, l)
+		}
+		text := words(out)
+		for _, r := range doc.Pairs[0].Rows {
+			if !strings.Contains(text, words(r.Name)) || !strings.Contains(text, words(r.Note)) {
+				t.Errorf("diff at %d columns: row %q (note %q) not whole in\n%s", width, r.Name, r.Note, out)
+			}
+		}
+	}
+	wide := runWidth(t, 60, "diff", "--wide", a, b)
+	if len(wideLines(wide, 100)) == 0 {
+		t.Error("diff --wide: no line wider than 100 columns")
+	}
+	none := func(s string) string {
+		if s == "" {
+			return "(none)"
+		}
+		return s
+	}
+	for _, r := range doc.Pairs[0].Rows {
+		if !strings.Contains(wide, r.Name) || !strings.Contains(wide, none(r.Base)+" → "+none(r.New)+"  "+r.Note) {
+			t.Errorf("diff --wide: row %q not on one line", r.Name)
+		}
 	}
 }
