@@ -304,3 +304,26 @@ func TestDiffFitsWidth(t *testing.T) {
 		}
 	}
 }
+
+// TestExportFitsWidth: export's line per capture (file, packets, rows per
+// table: 170 columns on an NFS capture) is wrapped to the width when
+// COLUMNS is set, and stays one line a capture without it (scripts read
+// it).
+func TestExportFitsWidth(t *testing.T) {
+	path := filepath.Join("..", "..", "testdata", "pcaps", "rxe-nfs3.pcap")
+	out := runWidth(t, 80, "export", "-o", t.TempDir(), "--format", "ndjson", path)
+	for _, l := range wideLines(out, 80) {
+		t.Errorf("export at 80 columns: %s", l)
+	}
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), "exchanges 618 (part-0)") || strings.Count(out, "\n") < 2 {
+		t.Errorf("export at 80 columns:\n%s", out)
+	}
+	t.Setenv("COLUMNS", "")
+	var whole, errb bytes.Buffer
+	if rc := run([]string{"export", "-o", t.TempDir(), "--format", "ndjson", path}, nil, &whole, &errb); rc != 0 {
+		t.Fatalf("export: exit %d: %s", rc, errb.String())
+	}
+	if strings.Count(whole.String(), "\n") != 1 || len(wideLines(whole.String(), 100)) == 0 {
+		t.Errorf("export without COLUMNS: not one whole line:\n%s", whole.String())
+	}
+}
