@@ -130,6 +130,18 @@ func (g *globalFlags) summaryOut(cmd *cobra.Command, out io.Writer) io.Writer {
 	return ww
 }
 
+// detailOut is where dissect -V's (and -O's) packet trees go: on a
+// terminal (or with COLUMNS set) a line wider than the width is broken at
+// spaces, its continuation under its own indentation plus 4; into a pipe or
+// a file the lines go as they are, as tshark's.
+func (g *globalFlags) detailOut(cmd *cobra.Command, out io.Writer) io.Writer {
+	w, fit := outWidth(cmd)
+	if !fit {
+		return out
+	}
+	return report.NewWrapWriter(out, w)
+}
+
 // markPainter colours the bracketed marks of dissect's summary lines:
 // retransmissions, duplicates and reordering yellow, damage red.
 type markPainter struct {

@@ -327,3 +327,24 @@ func TestExportFitsWidth(t *testing.T) {
 		t.Errorf("export without COLUMNS: not one whole line:\n%s", whole.String())
 	}
 }
+
+// TestDissectDetailFitsWidth: dissect -V's packet trees (a summary line of
+// up to 190 columns under each "Packet N:") fit the width when COLUMNS is
+// set, and stay as tshark's, one line a field, without it.
+func TestDissectDetailFitsWidth(t *testing.T) {
+	path := filepath.Join("..", "..", "testdata", "pcaps", "rxe-nfs3.pcap")
+	for _, width := range []int{100, 80} {
+		out := runWidth(t, width, "dissect", "-V", "-c", "300", path)
+		for _, l := range wideLines(out, width) {
+			t.Errorf("dissect -V at %d columns: %s", width, l)
+		}
+	}
+	t.Setenv("COLUMNS", "")
+	var whole, errb bytes.Buffer
+	if rc := run([]string{"dissect", "-V", "-c", "300", path}, nil, &whole, &errb); rc != 0 {
+		t.Fatalf("dissect -V: exit %d: %s", rc, errb.String())
+	}
+	if len(wideLines(whole.String(), 100)) == 0 {
+		t.Error("dissect -V without COLUMNS: no line wider than 100 columns (wrapped into a pipe?)")
+	}
+}
