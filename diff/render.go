@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 )
 
 // Pair is the comparison of two captures.
@@ -55,22 +56,42 @@ func (d *Document) WriteJSON(w io.Writer) error {
 	return enc.Encode(d)
 }
 
-// Width is the width the text output fits in.
+// Width is the width the text output fits when its layout names none.
 const Width = 100
 
-// WriteText writes d for a terminal of Width columns: per pair the
-// changes (or every row) by class, then by scope, "BASE → NEW" per line.
-// name escapes a file name for a terminal.
+// TextLayout is how WriteTextLayout fits the terminal (docs/terminal.md).
+type TextLayout struct {
+	// Width is the terminal's width in display columns; 0 means Width.
+	Width int
+	// Wide: nothing cut nor wrapped, every name, value and note whole on
+	// its row's line, however long (--wide).
+	Wide bool
+}
+
+// WriteText writes d for a terminal of Width columns (WriteTextLayout).
 func (d *Document) WriteText(w io.Writer, name func(string) string) error {
-	var b strings.Builder
+	return d.WriteTextLayout(w, name, TextLayout{})
+}
+
+// WriteTextLayout writes d fitted to lay: per pair the changes (or every
+// row) by class, then by scope, "NAME  BASE → NEW  NOTE" per row. Fitted,
+// no line is wider than the width: a name too long for its column gets a
+// line of its own, a note that does not fit the row's line goes on the next
+// one under the values, and only values are cut (with "…"; the JSON and
+// --wide have them whole). name escapes a file name for a terminal.
+func (d *Document) WriteTextLayout(w io.Writer, name func(string) string, lay TextLayout) error {
+	t := textWriter{width: lay.Width, wide: lay.Wide}
+	if t.width <= 0 {
+		t.width = Width
+	}
 	for i, p := range d.Pairs {
 		if i > 0 {
-			b.WriteString("\n")
+			t.b.WriteString("\n")
 		}
-		wrap(&b, "BASE "+name(p.Base), "     ")
-		wrap(&b, "NEW  "+name(p.New), "     ")
+		t.wrap("BASE "+name(p.Base), "     ")
+		t.wrap("NEW  "+name(p.New), "     ")
 		for _, e := range p.Errors {
-			wrap(&b, "  error: "+e, "    ")
+			t.wrap("  error: "+e, "    ")
 		}
 		for _, c := range []Class{Negotiation, Behaviour, Findings} {
 			var rows []Row
@@ -82,31 +103,30 @@ func (d *Document) WriteText(w io.Writer, name func(string) string) error {
 			if len(rows) == 0 {
 				continue
 			}
-			line(&b, string(c))
+			t.wrap(string(c), "  ")
 			scope := ""
 			for _, r := range rows {
 				if r.Scope != scope {
 					scope = r.Scope
-					line(&b, "  "+scope)
+					t.wrap("  "+scope, "      ")
 				}
-				b.WriteString(rowText(r))
-				b.WriteString("\n")
+				t.row(r)
 			}
 		}
 		if len(p.Errors) == 0 {
-			line(&b, summary(p.Changes))
+			t.wrap(summary(p.Changes), "  ")
 		}
 	}
 	if len(d.UnpairedBase) > 0 || len(d.UnpairedNew) > 0 {
-		b.WriteString("\n")
+		t.b.WriteString("\n")
 		for _, n := range d.UnpairedBase {
-			wrap(&b, "only in BASE: "+name(n), "    ")
+			t.wrap("only in BASE: "+name(n), "    ")
 		}
 		for _, n := range d.UnpairedNew {
-			wrap(&b, "only in NEW:  "+name(n), "    ")
+			t.wrap("only in NEW:  "+name(n), "    ")
 		}
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, t.b.String())
 	return err
 }
 
@@ -118,47 +138,77 @@ func summary(c map[Class]int) string {
 	return fmt.Sprintf("%d changes: negotiation %d, behaviour %d, findings %d", n, c[Negotiation], c[Behaviour], c[Findings])
 }
 
-// line writes s cut to Width columns.
-func line(b *strings.Builder, s string) {
-	b.WriteString(cut(s, Width))
-	b.WriteString("\n")
+// textWriter lays the text out.
+type textWriter struct {
+	b     strings.Builder
+	width int
+	wide  bool
 }
 
-// wrap writes s in lines of at most Width columns, broken at spaces, the
-// lines after the first indented by indent: an error is never cut.
-func wrap(b *strings.Builder, s, indent string) {
+// cols is the display columns s takes on a terminal.
+func cols(s string) int { return twwidth.Width(s) }
+
+// wrap writes s in lines of at most the width, broken at spaces, the lines
+// after the first indented by indent: nothing is cut (a word wider than a
+// line is broken where the line ends). Wide, s goes whole.
+func (t *textWriter) wrap(s, indent string) {
+	if t.wide || cols(s) <= t.width {
+		t.b.WriteString(s + "\n")
+		return
+	}
 	for first := true; ; first = false {
 		if !first {
 			s = indent + s
 		}
-		r := []rune(s)
-		if len(r) <= Width {
-			b.WriteString(s + "\n")
+		if cols(s) <= t.width {
+			t.b.WriteString(s + "\n")
 			return
 		}
-		at := strings.LastIndex(string(r[:Width]), " ")
+		end := fitRunes(s, t.width) // bytes of s that fit
+		at := strings.LastIndex(s[:end], " ")
 		if at <= len(indent) {
-			at = len(string(r[:Width]))
+			at = end
 		}
-		b.WriteString(s[:at] + "\n")
+		t.b.WriteString(strings.TrimRight(s[:at], " ") + "\n")
 		s = strings.TrimLeft(s[at:], " ")
 	}
 }
 
-// cut shortens s to n runes, ending it with "…" when cut.
-func cut(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
+// fitRunes is the length in bytes of the longest prefix of s that takes at
+// most n columns (at least one character).
+func fitRunes(s string, n int) int {
+	w := 0
+	for i, r := range s {
+		rw := cols(string(r))
+		if w+rw > n {
+			if i == 0 {
+				return len(string(r))
+			}
+			return i
+		}
+		w += rw
 	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
+	return len(s)
 }
 
+// cut shortens s to n columns, ending it with "…" when cut.
+func cut(s string, n int) string {
+	if cols(s) <= n {
+		return s
+	}
+	if n < 1 {
+		return "…"
+	}
+	return s[:fitRunes(s, n-1)] + "…"
+}
+
+// nameCol is the column the values start at on a terminal of Width
+// columns; narrower terminals give the names half the width.
 const nameCol = 50
 
-// rowText is one row: "    NAME   BASE → NEW  NOTE", the name in a
-// column of nameCol, values cut so that the line fits Width.
-func rowText(r Row) string {
+// row writes one row: "    NAME   BASE → NEW  NOTE", the values starting
+// at the name column.
+func (t *textWriter) row(r Row) {
 	bv, nv := r.Base, r.New
 	if bv == "" {
 		bv = "(none)"
@@ -166,19 +216,40 @@ func rowText(r Row) string {
 	if nv == "" {
 		nv = "(none)"
 	}
-	name := cut(r.Name, nameCol-5)
-	pad := nameCol - 4 - utf8.RuneCountInString(name)
-	if pad < 1 {
-		pad = 1
+	col := nameCol
+	if !t.wide {
+		col = min(nameCol, max(t.width/2, 16))
 	}
-	room := Width - nameCol - 3 // " → "
-	if utf8.RuneCountInString(bv)+utf8.RuneCountInString(nv) > room {
-		half := room / 2
-		bv, nv = cut(bv, half), cut(nv, room-half)
+	var s strings.Builder
+	s.WriteString("    " + r.Name)
+	if pad := col - 4 - cols(r.Name); pad >= 1 {
+		s.WriteString(strings.Repeat(" ", pad))
+	} else if t.wide {
+		s.WriteString("  ")
+	} else {
+		// The name does not leave its column room: the values go on
+		// the next line, at the column.
+		t.wrap(s.String(), "        ")
+		s.Reset()
+		s.WriteString(strings.Repeat(" ", col))
 	}
-	s := "    " + name + strings.Repeat(" ", pad) + bv + " → " + nv
+	if !t.wide {
+		if room := t.width - col - 3; cols(bv)+cols(nv) > room { // " → "
+			half := room / 2
+			bv, nv = cut(bv, half), cut(nv, room-half)
+		}
+	}
+	s.WriteString(bv + " → " + nv)
+	line := s.String()
 	if r.Note != "" {
-		s += "  " + r.Note
+		if t.wide || cols(line)+2+cols(r.Note) <= t.width {
+			line += "  " + r.Note
+		} else {
+			// The note goes on the next line, under the values.
+			t.b.WriteString(line + "\n")
+			t.wrap(strings.Repeat(" ", col)+r.Note, strings.Repeat(" ", col))
+			return
+		}
 	}
-	return cut(s, Width)
+	t.b.WriteString(line + "\n")
 }

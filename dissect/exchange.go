@@ -46,9 +46,34 @@ type Exchange struct {
 	// it (NVMe/RDMA: the controller); nil otherwise. It is the ULP's and
 	// stays valid after the call.
 	Association *Association
+	// Object is what the request acts on, when its ULP can tell (NFS: the
+	// file handle and the name looked up, created or removed); the zero
+	// value otherwise.
+	Object ExchangeObject
 	// Detail is the ULP's own record (*Transaction for RPC-over-RDMA),
 	// valid during the call only.
 	Detail any
+}
+
+// ExchangeObject is what an exchange's request acts on, as its ULP names
+// it: a handle (a hash of it: NFS file handles are opaque and up to 128
+// octets), a name, and the handle the response returned for that name.
+type ExchangeObject struct {
+	// HasHandle: Handle is the hash of the handle of the object the
+	// request acts on (NFS: the CRC-32 of the file handle, tshark's
+	// nfs.fh.hash; the first handle of NFSv3 arguments, the current
+	// handle the last PUTFH of an NFSv4 COMPOUND set).
+	HasHandle bool
+	Handle    uint32
+	// Name is the name the request looks up, creates or removes (NFS
+	// LOOKUP, CREATE, REMOVE, RENAME's source, OPEN); nil without one.
+	// It is the ULP's, valid during the call only (Clone copies it).
+	Name []byte
+	// HasReplyHandle: ReplyHandle is the hash of the handle the response
+	// returned for the object named (NFSv3 LOOKUP, CREATE, MKDIR;
+	// NFSv4 GETFH after OPEN, LOOKUP, CREATE).
+	HasReplyHandle bool
+	ReplyHandle    uint32
 }
 
 // Association is what a ULP's association of connections is named by: the
@@ -99,10 +124,14 @@ type ExchangeObserver interface {
 	Exchange(x *Exchange)
 }
 
-// Clone returns a copy of x without Detail, which the engine reuses.
+// Clone returns a copy of x without Detail, which the engine reuses, and
+// with its own copy of Object.Name.
 func (x *Exchange) Clone() *Exchange {
 	out := *x
 	out.Detail = nil
+	if x.Object.Name != nil {
+		out.Object.Name = append([]byte(nil), x.Object.Name...)
+	}
 	return &out
 }
 

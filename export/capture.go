@@ -206,6 +206,17 @@ func (c *Capture) Exchange(x *dissect.Exchange) {
 	if a := x.Association; a != nil {
 		row.AssociationInitiator, row.AssociationTarget, row.AssociationID = str(a.Initiator), str(a.Target), i64(uint64(a.ID))
 	}
+	if o := &x.Object; o.HasHandle || o.HasReplyHandle || len(o.Name) > 0 {
+		if o.HasHandle {
+			row.FHHash = i64(uint64(o.Handle))
+		}
+		if len(o.Name) > 0 {
+			row.ObjectName = str(string(o.Name))
+		}
+		if o.HasReplyHandle {
+			row.ReplyFHHash = i64(uint64(o.ReplyHandle))
+		}
+	}
 	c.note(c.exchs.add(row))
 }
 

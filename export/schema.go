@@ -22,7 +22,7 @@ import "time"
 
 // SchemaVersion is the version of the tables' schema: raised when a column
 // or a table is added. Columns are never renamed nor removed.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // MetadataKey is the Parquet key/value metadata key holding SchemaVersion.
 const MetadataKey = "rdmashark.schema_version"
@@ -243,4 +243,12 @@ type Exchange struct {
 	AssociationInitiator *string `parquet:"association_initiator,optional,dict" json:"association_initiator"`
 	AssociationTarget    *string `parquet:"association_target,optional,dict" json:"association_target"`
 	AssociationID        *int64  `parquet:"association_id,optional" json:"association_id"`
+	// What the request acts on, when its ULP can tell (schema 5):
+	// FHHash the hash of its handle (rpcordma: tshark's nfs.fh.hash),
+	// ObjectName the name it looks up, creates or removes, ReplyFHHash
+	// the hash of the handle the response returned for that name; NULL
+	// otherwise (dissect.ExchangeObject).
+	FHHash      *int64  `parquet:"fh_hash,optional" json:"fh_hash"`
+	ObjectName  *string `parquet:"object_name,optional" json:"object_name"`
+	ReplyFHHash *int64  `parquet:"reply_fh_hash,optional" json:"reply_fh_hash"`
 }

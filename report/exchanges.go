@@ -91,6 +91,15 @@ type Exchange struct {
 	// it (NVMe/RDMA: the controller: initiator the host NQN, target the
 	// subsystem NQN, id the CNTLID); absent otherwise.
 	Association *dissect.Association `json:"association,omitempty"`
+	// FHHash is the hash of the handle of the object the request acts
+	// on, when its ULP can tell (rpcordma: tshark's nfs.fh.hash, as
+	// transactions' fh_hash); ObjectName the name it looks up, creates
+	// or removes (transactions' name); ReplyFHHash the hash of the handle
+	// the response returned for that name (transactions' reply_fh_hash).
+	// Absent otherwise.
+	FHHash      *Hex32 `json:"fh_hash,omitempty"`
+	ObjectName  string `json:"object_name,omitempty"`
+	ReplyFHHash *Hex32 `json:"reply_fh_hash,omitempty"`
 }
 
 // exchRec is an exchange as the list keeps it: flat, its strings the
@@ -111,6 +120,11 @@ type exchRec struct {
 	hasAssoc               bool
 	assocInit, assocTarget string
 	assocID                uint32
+	// The object (dissect.ExchangeObject): its handle's hash (hasFH),
+	// name ("" none) and the response's handle (hasReplyFH).
+	hasFH, hasReplyFH bool
+	fh, replyFH       uint32
+	objName           string
 }
 
 func newExchRec(x *dissect.Exchange) exchRec {
@@ -128,6 +142,10 @@ func newExchRec(x *dissect.Exchange) exchRec {
 	}
 	if a := x.Association; a != nil {
 		r.hasAssoc, r.assocInit, r.assocTarget, r.assocID = true, a.Initiator, a.Target, a.ID
+	}
+	if o := &x.Object; o.HasHandle || o.HasReplyHandle || len(o.Name) > 0 {
+		r.hasFH, r.fh, r.hasReplyFH, r.replyFH = o.HasHandle, o.Handle, o.HasReplyHandle, o.ReplyHandle
+		r.objName = string(o.Name)
 	}
 	return r
 }
@@ -171,6 +189,15 @@ func (r *exchRec) exchange() Exchange {
 	if r.hasAssoc {
 		x.Association = &dissect.Association{Initiator: r.assocInit, Target: r.assocTarget, ID: r.assocID}
 	}
+	if r.hasFH {
+		h := Hex32(r.fh)
+		x.FHHash = &h
+	}
+	if r.hasReplyFH {
+		h := Hex32(r.replyFH)
+		x.ReplyFHHash = &h
+	}
+	x.ObjectName = r.objName
 	return x
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 
 	"github.com/rdmashark/rdmashark/dissect"
@@ -101,6 +102,9 @@ const (
 	exchOK
 	exchInvalidated
 	exchAssoc
+	exchFH
+	exchReplyFH
+	exchObjName
 )
 
 // appendExchRec appends r's binary form.
@@ -118,6 +122,15 @@ func appendExchRec(b []byte, r *exchRec) []byte {
 	if r.hasAssoc {
 		flags |= exchAssoc
 	}
+	if r.hasFH {
+		flags |= exchFH
+	}
+	if r.hasReplyFH {
+		flags |= exchReplyFH
+	}
+	if r.objName != "" {
+		flags |= exchObjName
+	}
 	b = append(b, flags, byte(r.init), byte(r.outcome))
 	b = binary.AppendUvarint(b, uint64(r.conn))
 	b = binary.AppendUvarint(b, r.key)
@@ -131,6 +144,14 @@ func appendExchRec(b []byte, r *exchRec) []byte {
 	for _, s := range [...]string{r.ulp, r.name, r.status, r.assocInit, r.assocTarget} {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
+	}
+	// The object, when there is one: not in the strings above, which are
+	// shared (a capture has a few dozen of those, but any number of names).
+	if flags&(exchFH|exchReplyFH|exchObjName) != 0 {
+		b = binary.AppendUvarint(b, uint64(r.fh))
+		b = binary.AppendUvarint(b, uint64(r.replyFH))
+		b = binary.AppendUvarint(b, uint64(len(r.objName)))
+		b = append(b, r.objName...)
 	}
 	return b
 }
@@ -192,7 +213,21 @@ func (d *exchDecoder) decode(r *exchRec) error {
 		init: dissect.Direction(head[1]), outcome: dissect.Outcome(head[2]),
 		conn: int(u[0]), key: u[1], stag: uint32(u[2]), req: int(u[3]), resp: int(u[4]), latency: int64(u[5]),
 		read: u[6], write: u[7], ulp: strs[0], name: strs[1], status: strs[2],
-		hasAssoc: head[0]&exchAssoc != 0, assocID: uint32(u[8]), assocInit: strs[3], assocTarget: strs[4]}
+		hasAssoc: head[0]&exchAssoc != 0, assocID: uint32(u[8]), assocInit: strs[3], assocTarget: strs[4],
+		hasFH: head[0]&exchFH != 0, hasReplyFH: head[0]&exchReplyFH != 0}
+	if head[0]&(exchFH|exchReplyFH|exchObjName) != 0 {
+		fh, err1 := binary.ReadUvarint(d.r)
+		rfh, err2 := binary.ReadUvarint(d.r)
+		n, err3 := binary.ReadUvarint(d.r)
+		if err1 != nil || err2 != nil || err3 != nil || fh > math.MaxUint32 || rfh > math.MaxUint32 || n > 1<<20 {
+			return errExchCorrupt
+		}
+		name := make([]byte, n)
+		if _, err := io.ReadFull(d.r, name); err != nil {
+			return errExchCorrupt
+		}
+		r.fh, r.replyFH, r.objName = uint32(fh), uint32(rfh), string(name)
+	}
 	return nil
 }
 

@@ -153,6 +153,16 @@ func randomExchanges(n int, seed int64) []*dissect.Exchange {
 			x.Association = &dissect.Association{Initiator: "nqn.2014-08.org.nvmexpress:uuid:h" + strconv.Itoa(int(x.Key%5)),
 				Target: "nqn.2026-11.lab:nvme", ID: uint32(x.Key % 7)}
 		}
+		if x.ULP == "rpcordma" && x.Key%4 != 0 {
+			// An object (without drawing from rng either): a handle, a
+			// name of any length, a handle returned for it.
+			k := x.Key
+			x.Object = dissect.ExchangeObject{HasHandle: k%3 != 0, Handle: uint32(k * 2654435761),
+				HasReplyHandle: k%5 == 0, ReplyHandle: uint32(k >> 3)}
+			if k%2 == 0 {
+				x.Object.Name = []byte(strings.Repeat("f", int(k%300)) + "é")
+			}
+		}
 		_ = i
 		xs = append(xs, x)
 	}
@@ -313,7 +323,8 @@ func TestExchangeCodec(t *testing.T) {
 func bufioReader(b []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(b)) }
 
 // BenchmarkExchangeListAdd: keeping an exchange as it ends, runs written
-// to disk every spillAt (allocs/op: none in steady state but the runs').
+// to disk every spillAt (allocs/op: none in steady state but the runs'
+// and the names of the objects some requests name).
 func BenchmarkExchangeListAdd(b *testing.B) {
 	xs := randomExchanges(4096, 5)
 	l := NewExchangeList("bench", 1<<62, ExchFilter{})

@@ -93,6 +93,11 @@ type WrapWriter struct {
 	width int
 	// Indent is the continuation lines' indentation past the line's own.
 	Indent int
+	// Column, when positive, is the continuation lines' indentation
+	// whatever the line's own (dissect's lines, whose frame numbers are
+	// right-aligned: their own indentation changes with the number's
+	// digits, the continuations must not).
+	Column int
 	// Prefer, when not empty, is where a line is broken first (dissect's
 	// " | " between layers), before any other space.
 	Prefer string
@@ -161,6 +166,9 @@ func (ww *WrapWriter) wrapLine(dst, line []byte) []byte {
 		lead++
 	}
 	indent := min(lead+ww.Indent, ww.width/2)
+	if ww.Column > 0 {
+		indent = min(ww.Column, ww.width/2)
+	}
 	if ww.Hang {
 		if i := bytes.Index(line[lead:], []byte("  ")); i > 0 {
 			j := lead + i

@@ -24,6 +24,7 @@ func newDiffCmd(g *globalFlags) *cobra.Command {
 		all    bool
 		failOn []string
 		out    string
+		wide   bool
 		jobs   int
 		tol    = diff.DefaultTolerances
 	)
@@ -162,7 +163,8 @@ full, a capture with no counterpart, bad flags).`,
 				if format == "json" {
 					return doc.WriteJSON(w)
 				}
-				return doc.WriteText(w, printable)
+				lay := g.fileLayout(cmd, wide, out)
+				return doc.WriteTextLayout(w, printable, diff.TextLayout{Width: lay.Width, Wide: lay.Wide})
 			}
 			if err := writeOutput(cmd, out, names, write); err != nil {
 				return &exitError{exitUsage, err}
@@ -183,6 +185,7 @@ full, a capture with no counterpart, bad flags).`,
 	f.BoolVar(&all, "all", false, "show every compared item, not only the changes")
 	f.StringSliceVar(&failOn, "fail-on", nil, "exit 1 only for changes of these classes: negotiation, behaviour, findings (default: any)")
 	f.StringVarP(&out, "output", "o", "", `write the output to this file ("-" standard output)`)
+	bindWide(cmd, &wide)
 	f.IntVarP(&jobs, "jobs", "j", runtime.GOMAXPROCS(0), "captures read at once, each by its own engine")
 	f.Float64Var(&tol.Count, "tolerance-count", tol.Count, "relative tolerance of counts and byte totals (0.10: 10%)")
 	f.Float64Var(&tol.CountAbs, "tolerance-count-abs", tol.CountAbs, "absolute slack of counts on top of --tolerance-count")

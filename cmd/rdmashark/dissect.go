@@ -142,9 +142,9 @@ a large capture (rdmashark dissect -r big.pcap -Y 'rpcordma.xid == 0x1234' -w xi
 			case format == "ek":
 				pw = report.NewEKWriter(out)
 			case format == "text" && len(ts.only) > 0:
-				pw = report.NewVerboseWriterOnly(out, ts.only)
+				pw = report.NewVerboseWriterOnly(g.detailOut(cmd, out), ts.only)
 			case format == "text" && verbose:
-				pw = report.NewVerboseWriter(out)
+				pw = report.NewVerboseWriter(g.detailOut(cmd, out))
 			case format == "text":
 				if pw, err = report.NewSummaryWriterTime(g.summaryOut(cmd, out), timeFmt); err != nil {
 					return usageErr("%v", err)

@@ -115,10 +115,18 @@ the packets read, says so, and exits 0.`,
 				}
 				return result{line, warnText(eng), runErr}
 			}
+			// A line per capture: wrapped to the width on a terminal (or
+			// with COLUMNS set), whole into a pipe or a file, as dissect's.
+			stdout := cmd.OutOrStdout()
+			if w, fit := outWidth(cmd); fit {
+				ww := report.NewWrapWriter(stdout, w)
+				defer ww.Flush()
+				stdout = ww
+			}
 			var errs []error
 			_ = forEachOrdered(len(names), in.jobs, work, func(i int, r result) error {
 				fmt.Fprint(cmd.ErrOrStderr(), r.warn)
-				fmt.Fprint(cmd.OutOrStdout(), r.line)
+				fmt.Fprint(stdout, r.line)
 				if r.runErr != nil {
 					fmt.Fprintln(cmd.ErrOrStderr(), "rdmashark:", errText(unwrapExit(r.runErr)))
 				}

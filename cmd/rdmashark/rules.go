@@ -13,6 +13,7 @@ import (
 
 func newRulesCmd() *cobra.Command {
 	var format string
+	var wide bool
 	cmd := &cobra.Command{
 		Use:   "rules [ID|GLOB...]",
 		Short: "List the conformance rules, or explain one",
@@ -33,15 +34,26 @@ Markdown table for documentation.`,
 			switch format {
 			case "text":
 				if len(args) == 0 {
-					return report.WriteRules(out, rules)
+					w, _ := outWidth(cmd)
+					return report.WriteRulesLayout(out, rules, report.Layout{Width: w, Wide: wide})
+				}
+				ruleOut := out
+				var ww *report.WrapWriter
+				if !wide {
+					w, _ := outWidth(cmd)
+					ww = report.NewWrapWriter(out, w)
+					ruleOut = ww
 				}
 				for i, r := range rules {
 					if i > 0 {
-						fmt.Fprintln(out, strings.Repeat("-", 72))
+						fmt.Fprintln(ruleOut, strings.Repeat("-", 72))
 					}
-					if err := report.WriteRule(out, r); err != nil {
+					if err := report.WriteRule(ruleOut, r); err != nil {
 						return err
 					}
+				}
+				if ww != nil {
+					return ww.Flush()
 				}
 				return nil
 			case "json":
@@ -78,5 +90,6 @@ Markdown table for documentation.`,
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output: text, json or markdown")
+	bindWide(cmd, &wide)
 	return cmd
 }

@@ -123,8 +123,23 @@ func (g *globalFlags) summaryOut(cmd *cobra.Command, out io.Writer) io.Writer {
 		w = math.MaxInt // whole lines to the painter, none wrapped
 	}
 	ww := report.NewWrapWriter(out, w)
-	ww.Indent, ww.Prefer = 8, " | "
+	// Continuations start at column 9, under the time of a frame number
+	// of up to 5 digits (fields.SummaryLine pads it to 5), whatever the
+	// number's own width.
+	ww.Column, ww.Prefer = 9, " | "
 	return ww
+}
+
+// detailOut is where dissect -V's (and -O's) packet trees go: on a
+// terminal (or with COLUMNS set) a line wider than the width is broken at
+// spaces, its continuation under its own indentation plus 4; into a pipe or
+// a file the lines go as they are, as tshark's.
+func (g *globalFlags) detailOut(cmd *cobra.Command, out io.Writer) io.Writer {
+	w, fit := outWidth(cmd)
+	if !fit {
+		return out
+	}
+	return report.NewWrapWriter(out, w)
 }
 
 // markPainter colours the bracketed marks of dissect's summary lines:

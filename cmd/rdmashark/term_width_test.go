@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/clipperhouse/displaywidth"
+
+	"github.com/rdmashark/rdmashark/diff"
 )
 
 // widthCaptures are real captures of every kind the text layouts must fit:
@@ -232,4 +235,116 @@ func shellWords(s string) []string {
 		words = append(words, w.String())
 	}
 	return words
+}
+
+// TestRulesFitWidth: the rule list and a rule's explanation fit 80 and
+// 100 columns (the references made the table over 380 columns wide), and
+// every rule keeps its line; --wide is the one-line-a-rule table.
+func TestRulesFitWidth(t *testing.T) {
+	for _, width := range []int{80, 100} {
+		out := runWidth(t, width, "rules")
+		for _, l := range wideLines(out, width) {
+			t.Errorf("rules at %d columns: %s", width, l)
+		}
+		for _, id := range []string{"PD-FORMAT", "INV-NOT-NEGOTIATED", "SRP-TAG-IN-USE"} {
+			if !strings.Contains(out, "\n"+id+" ") {
+				t.Errorf("rules at %d columns: no line for %s", width, id)
+			}
+		}
+		for _, l := range wideLines(runWidth(t, width, "rules", "INV-NOT-NEGOTIATED", "CHUNK-*"), width) {
+			t.Errorf("rules INV-NOT-NEGOTIATED CHUNK-* at %d columns: %s", width, l)
+		}
+	}
+	if len(wideLines(runWidth(t, 80, "rules", "--wide"), 100)) == 0 {
+		t.Error("rules --wide: no line wider than 100 columns")
+	}
+}
+
+// TestDiffFitsWidth: diff's text of two reruns of one workload
+// (testdata/pcaps/reruns) fits 100, 80 and 60 columns, and fitting cuts no
+// name and no note: each row's name and note (from --format json) is in
+// the text whole, wrapped at most; --wide puts each row on one line, wider
+// than 100 columns where the notes are long.
+func TestDiffFitsWidth(t *testing.T) {
+	a := filepath.Join("..", "..", "testdata", "pcaps", "reruns", "rxe-nfs3-a.pcap")
+	b := filepath.Join("..", "..", "testdata", "pcaps", "reruns", "rxe-nfs3-b.pcap")
+	var doc diff.Document
+	if err := json.Unmarshal([]byte(runWidth(t, 100, "diff", "--format", "json", a, b)), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Pairs) != 1 || len(doc.Pairs[0].Rows) < 10 {
+		t.Fatalf("%d pairs, want 1 with 10 or more changed rows", len(doc.Pairs))
+	}
+	words := func(s string) string { return " " + strings.Join(strings.Fields(s), " ") + " " }
+	for _, width := range []int{100, 80, 60} {
+		out := runWidth(t, width, "diff", a, b)
+		for _, l := range wideLines(out, width) {
+			t.Errorf("diff at %d columns: %s", width, l)
+		}
+		text := words(out)
+		for _, r := range doc.Pairs[0].Rows {
+			if !strings.Contains(text, words(r.Name)) || !strings.Contains(text, words(r.Note)) {
+				t.Errorf("diff at %d columns: row %q (note %q) not whole in\n%s", width, r.Name, r.Note, out)
+			}
+		}
+	}
+	wide := runWidth(t, 60, "diff", "--wide", a, b)
+	if len(wideLines(wide, 100)) == 0 {
+		t.Error("diff --wide: no line wider than 100 columns")
+	}
+	none := func(s string) string {
+		if s == "" {
+			return "(none)"
+		}
+		return s
+	}
+	for _, r := range doc.Pairs[0].Rows {
+		if !strings.Contains(wide, r.Name) || !strings.Contains(wide, none(r.Base)+" → "+none(r.New)+"  "+r.Note) {
+			t.Errorf("diff --wide: row %q not on one line", r.Name)
+		}
+	}
+}
+
+// TestExportFitsWidth: export's line per capture (file, packets, rows per
+// table: 170 columns on an NFS capture) is wrapped to the width when
+// COLUMNS is set, and stays one line a capture without it (scripts read
+// it).
+func TestExportFitsWidth(t *testing.T) {
+	path := filepath.Join("..", "..", "testdata", "pcaps", "rxe-nfs3.pcap")
+	out := runWidth(t, 80, "export", "-o", t.TempDir(), "--format", "ndjson", path)
+	for _, l := range wideLines(out, 80) {
+		t.Errorf("export at 80 columns: %s", l)
+	}
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), "exchanges 618 (part-0)") || strings.Count(out, "\n") < 2 {
+		t.Errorf("export at 80 columns:\n%s", out)
+	}
+	t.Setenv("COLUMNS", "")
+	var whole, errb bytes.Buffer
+	if rc := run([]string{"export", "-o", t.TempDir(), "--format", "ndjson", path}, nil, &whole, &errb); rc != 0 {
+		t.Fatalf("export: exit %d: %s", rc, errb.String())
+	}
+	if strings.Count(whole.String(), "\n") != 1 || len(wideLines(whole.String(), 100)) == 0 {
+		t.Errorf("export without COLUMNS: not one whole line:\n%s", whole.String())
+	}
+}
+
+// TestDissectDetailFitsWidth: dissect -V's packet trees (a summary line of
+// up to 190 columns under each "Packet N:") fit the width when COLUMNS is
+// set, and stay as tshark's, one line a field, without it.
+func TestDissectDetailFitsWidth(t *testing.T) {
+	path := filepath.Join("..", "..", "testdata", "pcaps", "rxe-nfs3.pcap")
+	for _, width := range []int{100, 80} {
+		out := runWidth(t, width, "dissect", "-V", "-c", "300", path)
+		for _, l := range wideLines(out, width) {
+			t.Errorf("dissect -V at %d columns: %s", width, l)
+		}
+	}
+	t.Setenv("COLUMNS", "")
+	var whole, errb bytes.Buffer
+	if rc := run([]string{"dissect", "-V", "-c", "300", path}, nil, &whole, &errb); rc != 0 {
+		t.Fatalf("dissect -V: exit %d: %s", rc, errb.String())
+	}
+	if len(wideLines(whole.String(), 100)) == 0 {
+		t.Error("dissect -V without COLUMNS: no line wider than 100 columns (wrapped into a pipe?)")
+	}
 }

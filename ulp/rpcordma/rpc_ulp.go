@@ -174,7 +174,9 @@ func (o TxnOutcome) outcome() dissect.Outcome {
 func (t *Transaction) exchange(x *dissect.Exchange) {
 	*x = dissect.Exchange{ULP: Name, Conn: t.Conn, Key: uint64(t.XID), Initiator: t.callDir,
 		Name: t.ProcedureName, ReadBytes: t.ReadBytes, WriteBytes: t.WriteBytes, Outcome: t.Outcome.outcome(),
-		Latency: t.Latency, Detail: t}
+		Latency: t.Latency, Detail: t,
+		Object: dissect.ExchangeObject{HasHandle: t.HasFH, Handle: t.FHHash, Name: t.Name,
+			HasReplyHandle: t.ReplyHasFH, ReplyHandle: t.ReplyFHHash}}
 	if t.Call != nil {
 		x.RequestPacket, x.RequestTime = t.call.callFrame()
 	}

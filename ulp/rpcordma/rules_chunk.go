@@ -291,9 +291,15 @@ func endUnneeded(c *check.Conn) {
 		if u.n == 0 {
 			continue
 		}
+		// The key stays plural (baselines match it); the message says
+		// "1 Reply ... (XID ...)", not "1 Replies ... (the first: ...)".
+		what, first := kind, "the first: "
+		if u.n == 1 {
+			what, first = [2]string{"Call", "Reply"}[i], ""
+		}
 		report(c, check.Finding{Packets: u.packets, Key: kind, PacketsOmitted: u.n - len(u.packets), Message: fmt.Sprintf(
-			"%d %s moved data by chunk although the whole message would have fit the %d-byte %s inline threshold (the first: %s)",
-			u.n, kind, u.limit, u.dir, u.example)})
+			"%d %s moved data by chunk although the whole message would have fit the %d-byte %s inline threshold (%s%s)",
+			u.n, what, u.limit, u.dir, first, u.example)})
 	}
 }
 
