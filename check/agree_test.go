@@ -80,11 +80,11 @@ func TestTransactionsAgree(t *testing.T) {
 					continue
 				}
 				switch u.Reason {
-				case dissect.UnattachedNoSegment.String():
+				case dissect.UnattachedNoRegion.String():
 					noSeg++
-				case dissect.UnattachedAfterReply.String():
+				case dissect.UnattachedAfterResponse.String():
 					after++
-				case dissect.UnattachedCallUnknown.String():
+				case dissect.UnattachedRequestUnknown.String():
 					unknown++
 				default:
 					t.Errorf("unattached reason %q", u.Reason)

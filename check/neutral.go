@@ -14,7 +14,7 @@ import (
 // STag of the request it answers, when the ULP allowed it. They are
 // written once here and instantiated by each plug-in under its own rule
 // IDs (Neutral.Rule), reading what the session left on the model:
-// RDMAOp.Attach (dissect.Memory: Attached, UnattachedAfterReply,
+// RDMAOp.Attach (dissect.Memory: Attached, UnattachedAfterResponse,
 // UnattachedCaptureGap, ...) and, for Sends With Invalidate, the ULP's
 // record through Neutral.Invalidated. RPC-over-RDMA's own versions are
 // its plug-in's (ulp/rpcordma/rules_rdma.go, rules_inv.go).
@@ -52,7 +52,7 @@ type Neutral struct {
 	// operation after it: dissect.Memory keeps 32 bits of a key, too few
 	// for a 64-bit one (SRP's tag). Not ok: the request is named no
 	// further than "a request". When nil, the key is the operation's
-	// OpAttachment.XID.
+	// OpAttachment.Key.
 	Answered func(c *Conn, replyPacket int) (key uint64, name string, ok bool)
 	// Invalidated reads the ULP's record of a Send (m.ULP): ok when it is
 	// a Send With Invalidate the rules judge, with what the ULP knows of
@@ -194,30 +194,30 @@ func (n *Neutral) rdmaOp(c *Conn, op *dissect.RDMAOp, checks NeutralCheck, attac
 		}
 	case dissect.UnattachedCaptureGap:
 		c.Skip(ReasonCaptureGap)
-	case dissect.UnattachedAfterReply:
+	case dissect.UnattachedAfterResponse:
 		if checks&RDMAAfterResponse == 0 {
 			return
 		}
 		c.Checked()
-		key := uint64(a.XID)
-		f := Finding{Packets: append(append([]int{}, op.Packets...), a.ReplyPacket), Key: n.key(n.Keys.AfterResponse, op)}
+		key := uint64(a.Key)
+		f := Finding{Packets: append(append([]int{}, op.Packets...), a.ResponsePacket), Key: n.key(n.Keys.AfterResponse, op)}
 		if n.Answered != nil {
-			k, name, ok := n.Answered(c, a.ReplyPacket)
+			k, name, ok := n.Answered(c, a.ResponsePacket)
 			if !ok {
 				f.Message = fmt.Sprintf("the %s's %s targets the %s of a %s after its %s (packet %d)",
-					n.Responder, n.opText(op), n.Memory, n.Request, n.Response, a.ReplyPacket)
+					n.Responder, n.opText(op), n.Memory, n.Request, n.Response, a.ResponsePacket)
 				c.Report(f)
 				return
 			}
 			f.Exchange = n.exchange(k)
 			f.Message = fmt.Sprintf("the %s's %s targets the %s of %s (%s) after its %s (packet %d)",
-				n.Responder, n.opText(op), n.Memory, name, n.KeyText(k), n.Response, a.ReplyPacket)
+				n.Responder, n.opText(op), n.Memory, name, n.KeyText(k), n.Response, a.ResponsePacket)
 			c.Report(f)
 			return
 		}
 		f.Exchange = n.exchange(key)
 		f.Message = fmt.Sprintf("the %s's %s targets the %s of the %s with %s after its %s (packet %d)",
-			n.Responder, n.opText(op), n.Memory, n.Request, n.KeyText(key), n.Response, a.ReplyPacket)
+			n.Responder, n.opText(op), n.Memory, n.Request, n.KeyText(key), n.Response, a.ResponsePacket)
 		c.Report(f)
 	default:
 		if checks&RDMAUnadvertised == 0 {

@@ -4,29 +4,31 @@ package dissect
 // whose advertised memory it served, or why none explains it. Memory[O]
 // (memory.go) answers both for a session.
 
-// UnattachedReason says why no Call segment explains an RDMA operation.
+// UnattachedReason says why no request's advertised memory explains an
+// RDMA operation. Its names in the outputs ("no segment", "after reply",
+// "call undecoded", "not rpc") are from when RPC-over-RDMA was the only
+// ULP: they are the output contract and stay.
 type UnattachedReason uint8
 
 const (
 	// Attached: the operation moved bytes of a region a request
 	// advertised (RDMAOp.Attach.Owner).
 	Attached UnattachedReason = iota
-	// UnattachedNoSegment: no Call outstanding on the connection advertised
-	// memory that holds the operation's range (RFC 8166 section 3.4.3).
-	UnattachedNoSegment
-	// UnattachedAfterReply: the memory is that of a Call already answered
-	// (RFC 8166 section 3.6: its memory is invalidated once the Reply is
-	// sent).
-	UnattachedAfterReply
-	// UnattachedCallUnknown: a Call outstanding in the operation's channel
-	// has a transport header that did not decode, so its chunk lists are
-	// unknown: the operation may well be its.
-	UnattachedCallUnknown
-	// UnattachedNotRPC: no ULP session looked at the operation: its
-	// connection carries no registered ULP (or none yet). Its name, "not
-	// rpc", is from when RPC-over-RDMA was the only ULP; the outputs keep
-	// it.
-	UnattachedNotRPC
+	// UnattachedNoRegion: no request outstanding on the connection
+	// advertised memory that holds the operation's range (RPC-over-RDMA:
+	// no Call segment, RFC 8166 section 3.4.3).
+	UnattachedNoRegion
+	// UnattachedAfterResponse: the memory is that of a request already
+	// answered (RPC-over-RDMA: RFC 8166 section 3.6, a Call's memory is
+	// invalidated once the Reply is sent).
+	UnattachedAfterResponse
+	// UnattachedRequestUnknown: a request outstanding in the operation's
+	// channel did not decode (RPC-over-RDMA: a Call's transport header), so
+	// the memory it advertised is unknown: the operation may well be its.
+	UnattachedRequestUnknown
+	// UnattachedNoULP: no ULP session looked at the operation: its
+	// connection carries no registered ULP (or none yet).
+	UnattachedNoULP
 	// UnattachedCaptureGap: the capture lacks the evidence: the requests
 	// that advertise memory lost a stretch before the operation, or the
 	// operation itself is incomplete where the capture lost packets
@@ -38,13 +40,13 @@ func (r UnattachedReason) String() string {
 	switch r {
 	case Attached:
 		return "attached"
-	case UnattachedNoSegment:
+	case UnattachedNoRegion:
 		return "no segment"
-	case UnattachedAfterReply:
+	case UnattachedAfterResponse:
 		return "after reply"
-	case UnattachedCallUnknown:
+	case UnattachedRequestUnknown:
 		return "call undecoded"
-	case UnattachedNotRPC:
+	case UnattachedNoULP:
 		return "not rpc"
 	case UnattachedCaptureGap:
 		return "capture gap"
@@ -64,11 +66,11 @@ type OpAttachment struct {
 	// is Attached.
 	I, J   int
 	Reason UnattachedReason
-	// For UnattachedAfterReply: the answered Call's XID and the last
-	// packet of its Reply (of another ULP: the request's key and the
-	// response's packet).
-	XID         uint32
-	ReplyPacket int
+	// For UnattachedAfterResponse: the answered request's key as the
+	// session's Memory keeps it (RPC-over-RDMA: the Call's XID) and the
+	// last packet of its response.
+	Key            uint32
+	ResponsePacket int
 	// GapPacket, for UnattachedCaptureGap, is the packet that revealed
 	// what the capture lost.
 	GapPacket int

@@ -73,7 +73,7 @@ func (e *Engine) deliverRDMAOp(p *Packet, op *RDMAOp) {
 	if !op.Complete {
 		e.Ops.RDMAOpsIncomplete++
 	}
-	op.Attach = OpAttachment{Reason: UnattachedNotRPC}
+	op.Attach = OpAttachment{Reason: UnattachedNoULP}
 	// An operation never decides a connection's ULP: only its set-up and
 	// its Sends do.
 	if c := op.Conn; c != nil && c.ulp.decided && c.ulp.session != nil {

@@ -41,8 +41,10 @@
 // (PrivateData.Consumer); what it means is the ULP's (RFC 8797's message is
 // ulp/rpcordma's, package rpcrdma/rfc8797), and what it negotiated a
 // Session says (Negotiator, Connection.Negotiation). What remains of
-// RPC-over-RDMA here are the names of UnattachedReason ("not rpc", "no
-// segment", "after reply").
+// RPC-over-RDMA here are the names UnattachedReason prints ("not rpc", "no
+// segment", "after reply": the output contract); its Go names and
+// OpAttachment's fields are neutral (UnattachedNoULP, NoRegion,
+// AfterResponse, RequestUnknown; Key, ResponsePacket).
 //
 // The engine writes nothing: presentation is package fields', output
 // report's and export's. docs/architecture.md has the whole picture and

@@ -60,7 +60,7 @@ func TestExchangeTable(t *testing.T) {
 	if _, ok := Attach(&m, w, &conn, &unattached); !ok || w.Attach.Owner != a || w.Attach.J != 1 {
 		t.Errorf("attach %+v", w.Attach)
 	}
-	if _, ok := Attach(&m, miss, &conn, &unattached); ok || miss.Attach.Reason != UnattachedNoSegment || unattached != 1 {
+	if _, ok := Attach(&m, miss, &conn, &unattached); ok || miss.Attach.Reason != UnattachedNoRegion || unattached != 1 {
 		t.Errorf("an RDMA Read of a Write region: %+v", miss.Attach)
 	}
 	if a.Ops != 1 || a.WriteBytes != 4096 || a.ReadBytes != 0 || conn.WriteBytes != 4096 {

@@ -246,10 +246,10 @@ func (m *Memory[O]) Regions() int {
 // its); the capture lost requests it may belong to (RDMAOp.EvidenceLost);
 // else no request advertised it.
 func (m *Memory[O]) Unattached(op *RDMAOp) OpAttachment {
-	a := OpAttachment{Reason: UnattachedNoSegment}
+	a := OpAttachment{Reason: UnattachedNoRegion}
 	gap, lost := op.EvidenceLost()
 	if key, reply, ok := m.Retired(op); ok {
-		a = OpAttachment{Reason: UnattachedAfterReply, XID: uint32(key), ReplyPacket: reply}
+		a = OpAttachment{Reason: UnattachedAfterResponse, Key: uint32(key), ResponsePacket: reply}
 		if lost && !op.Complete {
 			a.Reason, a.GapPacket = UnattachedCaptureGap, gap
 		} else if n, ok := op.spanLost(); ok {
@@ -259,7 +259,7 @@ func (m *Memory[O]) Unattached(op *RDMAOp) OpAttachment {
 			a.Reason, a.GapPacket = UnattachedCaptureGap, n
 		}
 	} else if m.HasUnknown(opposite(op.Dir)) {
-		a.Reason = UnattachedCallUnknown
+		a.Reason = UnattachedRequestUnknown
 	} else if lost {
 		a.Reason, a.GapPacket = UnattachedCaptureGap, gap
 	}

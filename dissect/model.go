@@ -359,7 +359,7 @@ type RDMAOp struct {
 	End           time.Time
 	// Attach is the request the operation served, or why none
 	// (attach.go), as the session of the connection's ULP found; Reason
-	// is UnattachedNotRPC on connections no ULP session has.
+	// is UnattachedNoULP on connections no ULP session has.
 	Attach OpAttachment
 }
 

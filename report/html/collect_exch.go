@@ -288,7 +288,7 @@ func opOf(op *dissect.RDMAOp, rel time.Duration) opRec {
 // that exchange ends, or as one no exchange explains.
 func (c *Collector) rdmaOp(op *dissect.RDMAOp) {
 	a := &op.Attach
-	// Reason UnattachedNotRPC: no ULP session looked at it (none has the
+	// Reason UnattachedNoULP: no ULP session looked at it (none has the
 	// connection, or not yet): kept too, in case the connection's ladder
 	// is the neutral one (an SRP target's zero-length RDMA Write before
 	// the channel's first Send).

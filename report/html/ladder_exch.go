@@ -111,10 +111,10 @@ func dataDir(o *opRec) dissect.Direction {
 func opTitle(k dissect.RDMAOpKind) string { return k.String() }
 
 // unattachedText says why no exchange explains an operation: the
-// reason's name, but for UnattachedNotRPC (named when RPC was the only
+// reason's name, but for UnattachedNoULP (named when RPC was the only
 // ULP) what it means on a ULP's connection.
 func unattachedText(r dissect.UnattachedReason) string {
-	if r == dissect.UnattachedNotRPC {
+	if r == dissect.UnattachedNoULP {
 		return "no ULP session saw it"
 	}
 	return r.String()

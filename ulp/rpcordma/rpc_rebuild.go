@@ -22,7 +22,7 @@ func readKind(k ChunkKind) bool { return k == ChunkRead || k == ChunkCall }
 // rpcRDMAOp attaches op to the segment it targets.
 func (e *Engine) rpcRDMAOp(p *dissect.Packet, op *dissect.RDMAOp) {
 	c := op.Conn
-	op.Attach = dissect.OpAttachment{Reason: dissect.UnattachedNotRPC}
+	op.Attach = dissect.OpAttachment{Reason: dissect.UnattachedNoULP}
 	if c == nil {
 		return
 	}

@@ -120,9 +120,9 @@ func TestRPCModelView(t *testing.T) {
 		seg    uint32
 	}{
 		{dissect.Attached, 0x10, 4096},
-		{dissect.UnattachedAfterReply, 0, 0}, // no transaction: it is over (a.XID names it, below)
-		{dissect.UnattachedCallUnknown, 0, 0},
-		{dissect.UnattachedNoSegment, 0, 0},
+		{dissect.UnattachedAfterResponse, 0, 0}, // no transaction: it is over (a.Key names it, below)
+		{dissect.UnattachedRequestUnknown, 0, 0},
+		{dissect.UnattachedNoRegion, 0, 0},
 	}
 	if len(o.ops) != len(wantOps) {
 		t.Fatalf("%d operations: %+v", len(o.ops), o.ops)
@@ -133,8 +133,8 @@ func TestRPCModelView(t *testing.T) {
 			t.Errorf("operation %d: %s of XID 0x%x (segment %d bytes), want %s of 0x%x (%d)", i+1, a.Reason, o.opXID[i], o.segLen[i], w.reason, w.xid, w.seg)
 		}
 	}
-	if a := o.ops[1]; a.XID != 0x10 || a.ReplyPacket != p4.Number {
-		t.Errorf("after-reply operation names XID 0x%x, Reply packet %d; want 0x10, %d", a.XID, a.ReplyPacket, p4.Number)
+	if a := o.ops[1]; a.Key != 0x10 || a.ResponsePacket != p4.Number {
+		t.Errorf("after-reply operation names XID 0x%x, Reply packet %d; want 0x10, %d", a.Key, a.ResponsePacket, p4.Number)
 	}
 	if u := r.e.RPC.UnattachedOps; len(u) != 3 || u[0].Reason != "after reply" || u[1].Reason != "call undecoded" || u[2].Reason != "no segment" || u[0].Dir != s2c {
 		t.Errorf("unattached operations recorded: %+v", u)

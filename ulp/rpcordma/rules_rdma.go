@@ -57,9 +57,9 @@ func checkAdvertised(read bool) func(c *check.Conn, op *dissect.RDMAOp) {
 		case dissect.Attached:
 			c.Checked()
 			return
-		case dissect.UnattachedAfterReply, dissect.UnattachedNotRPC:
+		case dissect.UnattachedAfterResponse, dissect.UnattachedNoULP:
 			return // RDMA-AFTER-REPLY's case
-		case dissect.UnattachedCallUnknown:
+		case dissect.UnattachedRequestUnknown:
 			c.Skip(check.ReasonCallUnknown)
 			return
 		case dissect.UnattachedCaptureGap:
@@ -98,10 +98,10 @@ func checkAfterReply(c *check.Conn, op *dissect.RDMAOp) {
 		c.Checked()
 	case dissect.UnattachedCaptureGap:
 		c.Skip(check.ReasonCaptureGap)
-	case dissect.UnattachedAfterReply:
+	case dissect.UnattachedAfterResponse:
 		c.Checked()
-		report(c, check.Finding{XID: xidp(a.XID), Packets: append(append([]int{}, op.Packets...), a.ReplyPacket), Message: fmt.Sprintf(
-			"the server's %s targets memory of the Call with XID 0x%08x after its Reply (packet %d) was sent", opText(op), a.XID, a.ReplyPacket)})
+		report(c, check.Finding{XID: xidp(a.Key), Packets: append(append([]int{}, op.Packets...), a.ResponsePacket), Message: fmt.Sprintf(
+			"the server's %s targets memory of the Call with XID 0x%08x after its Reply (packet %d) was sent", opText(op), a.Key, a.ResponsePacket)})
 	}
 }
 

@@ -335,7 +335,7 @@ func checkBufferFormat(c *check.Conn, m *dissect.Message) {
 // RDMA Write (ib_srpt's readiness probe) touches no memory and an RDMA
 // operation of no length is judged by neither rule; one that may be on a
 // region of an outstanding command's indirect table the IU did not carry
-// whole (dissect.UnattachedCallUnknown) is not evaluated.
+// whole (dissect.UnattachedRequestUnknown) is not evaluated.
 func srpRDMA(ru *check.Rule) *check.Rule {
 	judge := ru.RDMAOp
 	bounds := ru.ID == "SRP-RDMA-BOUNDS"
@@ -343,7 +343,7 @@ func srpRDMA(ru *check.Rule) *check.Rule {
 		switch {
 		case op.Length == 0 && (op.Kind == dissect.RDMAWrite || !bounds):
 			return
-		case bounds && op.Dir == dissect.DirServerToClient && op.Attach.Reason == dissect.UnattachedCallUnknown:
+		case bounds && op.Dir == dissect.DirServerToClient && op.Attach.Reason == dissect.UnattachedRequestUnknown:
 			c.Skip(check.ReasonCallUnknown)
 			return
 		}

@@ -693,7 +693,7 @@ func (s *session) RDMAOp(p *dissect.Packet, op *dissect.RDMAOp) {
 		// A zero-length RDMA Write touches no memory: ib_srpt sends one
 		// when the channel comes up, to learn that the queue pair is
 		// ready (before or after the first SRP_CMD, as it happens).
-		op.Attach = dissect.OpAttachment{Reason: dissect.UnattachedNoSegment}
+		op.Attach = dissect.OpAttachment{Reason: dissect.UnattachedNoRegion}
 		return
 	}
 	dissect.Attach(&s.mem, op, &cn.Moved, &cn.UnattachedRDMAOps)
