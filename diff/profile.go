@@ -746,7 +746,12 @@ func (c *Collector) conn(conn *dissect.Connection) Conn {
 	for d := range 2 {
 		p := dirNames[d] + " "
 		met(p+"Sends", KindCount, s.msgs[d])
-		hist(p+"Send packets per message", s.msgPkts[d][:], func(i int) string { return p + "Sends of " + pktLabel(i) + " packets" })
+		hist(p+"Send packets per message", s.msgPkts[d][:], func(i int) string {
+			if i == 0 {
+				return p + "Sends of 1 packet"
+			}
+			return p + "Sends of " + pktLabel(i) + " packets"
+		})
 	}
 	if conn.Transport == dissect.TransportIWARP {
 		for d := range 2 {

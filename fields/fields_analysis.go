@@ -80,6 +80,9 @@ func analysisInfo(p *dissect.Packet, b *infoBuf) {
 		if p.Conn != nil && p.Conn.Transport == dissect.TransportIWARP {
 			what = " octets missing]"
 		}
+		if a.LostSegment == 1 {
+			what = what[:len(what)-10] + " missing]" // " PSN missing]", " octet missing]"
+		}
 		b.WriteString(" [gap: ")
 		b.uint(uint64(a.LostSegment))
 		b.WriteString(what)

@@ -135,35 +135,45 @@ func writeEngineLines(w io.Writer, e *EngineCounters) {
 		return
 	}
 	var parts []string
+	// add writes n and what, its noun in the singular when n is 1 (what
+	// names the singular before a "|", "bad header|bad headers").
 	add := func(n uint64, what string) {
-		if n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, what))
+		if n == 0 {
+			return
 		}
+		one, many, ok := strings.Cut(what, "|")
+		if !ok {
+			one, many = what, what
+		}
+		if n == 1 {
+			many = one
+		}
+		parts = append(parts, fmt.Sprintf("%d %s", n, many))
 	}
 	r := &e.Reassembly
-	add(r.SendsTruncated, "Sends truncated")
-	add(r.SendsTooLong, "Sends too long")
-	add(r.OrphanPackets, "orphan packets")
-	add(r.DuplicatePackets, "duplicate packets")
+	add(r.SendsTruncated, "Send truncated|Sends truncated")
+	add(r.SendsTooLong, "Send too long|Sends too long")
+	add(r.OrphanPackets, "orphan packet|orphan packets")
+	add(r.DuplicatePackets, "duplicate packet|duplicate packets")
 	if r.PSNGaps > 0 {
-		parts = append(parts, fmt.Sprintf("%d PSN gaps (%d PSNs missing)", r.PSNGaps, r.MissingPSNs))
+		parts = append(parts, fmt.Sprintf("%s (%s missing)", Plural(int(r.PSNGaps), "PSN gap"), Plural(int(r.MissingPSNs), "PSN")))
 	}
-	add(r.RDMAOpsIncomplete, "RDMA operations incomplete")
-	add(r.RDMAOpDataCut, "RDMA operations' data cut")
-	add(r.ReadsEvicted, "Read Requests evicted")
-	add(r.UnmatchedReadResponses, "unmatched Read Responses")
-	add(r.BufferBudgetCuts, "messages or RDMA operations cut by the buffer budget")
+	add(r.RDMAOpsIncomplete, "RDMA operation incomplete|RDMA operations incomplete")
+	add(r.RDMAOpDataCut, "RDMA operation's data cut|RDMA operations' data cut")
+	add(r.ReadsEvicted, "Read Request evicted|Read Requests evicted")
+	add(r.UnmatchedReadResponses, "unmatched Read Response|unmatched Read Responses")
+	add(r.BufferBudgetCuts, "message or RDMA operation cut by the buffer budget|messages or RDMA operations cut by the buffer budget")
 	if len(parts) > 0 {
 		fmt.Fprintf(w, "Reassembly (IB/RoCE): %s\n", strings.Join(parts, ", "))
 	}
 	parts = parts[:0]
 	c := &e.RPC
-	add(c.BadHeaders, "bad headers")
-	add(c.RetransmittedSends, "retransmitted Sends")
-	add(c.CallsWithoutReply, "Calls without Reply")
-	add(c.RepliesWithoutCall, "Replies without Call")
-	add(c.TransactionsEvicted, "transactions evicted")
-	add(c.TransactionsSuperseded, "transactions superseded")
+	add(c.BadHeaders, "bad header|bad headers")
+	add(c.RetransmittedSends, "retransmitted Send|retransmitted Sends")
+	add(c.CallsWithoutReply, "Call without Reply|Calls without Reply")
+	add(c.RepliesWithoutCall, "Reply without Call|Replies without Call")
+	add(c.TransactionsEvicted, "transaction evicted|transactions evicted")
+	add(c.TransactionsSuperseded, "transaction superseded|transactions superseded")
 	if c.UnattachedRDMAOps > 0 {
 		var rs []string
 		reasons := make([]string, 0, len(c.UnattachedByReason))
@@ -174,14 +184,14 @@ func writeEngineLines(w io.Writer, e *EngineCounters) {
 		for _, reason := range reasons {
 			rs = append(rs, fmt.Sprintf("%s: %d", reason, c.UnattachedByReason[reason]))
 		}
-		s := fmt.Sprintf("%d RDMA operations unattached", c.UnattachedRDMAOps)
+		s := Plural(int(c.UnattachedRDMAOps), "RDMA operation") + " unattached"
 		if len(rs) > 0 {
 			s += " (" + strings.Join(rs, ", ") + ")"
 		}
 		parts = append(parts, s)
 	}
-	add(c.RebuiltBad, "rebuilt messages not valid RPC")
-	add(c.RebuildSkipped, "chunks not rebuilt (limits)")
+	add(c.RebuiltBad, "rebuilt message not valid RPC|rebuilt messages not valid RPC")
+	add(c.RebuildSkipped, "chunk not rebuilt (limits)|chunks not rebuilt (limits)")
 	if len(parts) > 0 {
 		fmt.Fprintf(w, "RPC-over-RDMA: %s\n", strings.Join(parts, ", "))
 	}

@@ -80,22 +80,22 @@ func TestAnalyzeEngineCounters(t *testing.T) {
 		{"rxe-nfs3-conn2.pcap", "", func(e *report.EngineCounters) bool {
 			return e.RPC.Calls > 0 && e.RPC.Calls == e.RPC.Transactions
 		}},
-		{"rxe-nfs3-conn2--write-outside-segment.pcap", "RPC-over-RDMA: 1 RDMA operations unattached (no segment: 1)",
+		{"rxe-nfs3-conn2--write-outside-segment.pcap", "RPC-over-RDMA: 1 RDMA operation unattached (no segment: 1)",
 			func(e *report.EngineCounters) bool {
 				u := e.RPC.Unattached
 				return e.RPC.UnattachedRDMAOps == 1 && len(u) == 1 && u[0].Kind == "RDMA Write" && u[0].Reason == "no segment" &&
 					e.RPC.UnattachedByReason["no segment"] == 1
 			}},
-		{"rxe-nfs3-conn2--write-after-reply.pcap", "RPC-over-RDMA: 1 RDMA operations unattached (after reply: 1)",
+		{"rxe-nfs3-conn2--write-after-reply.pcap", "RPC-over-RDMA: 1 RDMA operation unattached (after reply: 1)",
 			func(e *report.EngineCounters) bool {
 				u := e.RPC.Unattached
 				return len(u) == 1 && u[0].Kind == "RDMA Write" && u[0].Reason == "after reply"
 			}},
-		{"rxe-nfs3-conn2--drop-reply.pcap", "Reassembly (IB/RoCE): 1 PSN gaps (1 PSNs missing)",
+		{"rxe-nfs3-conn2--drop-reply.pcap", "Reassembly (IB/RoCE): 1 PSN gap (1 PSN missing)",
 			func(e *report.EngineCounters) bool {
 				return e.Reassembly.PSNGaps == 1 && e.Reassembly.MissingPSNs == 1 && e.RPC.CallsWithoutReply == 1
 			}},
-		{"rxe-nfs3-conn2--reply-chunk-disc-2.pcap", "RPC-over-RDMA: 1 bad headers, 1 Replies without Call",
+		{"rxe-nfs3-conn2--reply-chunk-disc-2.pcap", "RPC-over-RDMA: 1 bad header, 1 Reply without Call",
 			func(e *report.EngineCounters) bool { return e.RPC.BadHeaders == 1 && e.RPC.RepliesWithoutCall == 1 }},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
