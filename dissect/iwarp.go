@@ -1144,6 +1144,13 @@ func (s *iwStream) gap(h, n int) {
 	s.conn.captureLost(dirOfHalf(h), hf.lastNum)
 	switch hf.mode {
 	case iwFPDU:
+		// A gap inside an FPDU whose header was seen leaves the next
+		// FPDU's start known: framing goes on there (the FPDU is lost).
+		d0 := hf.framer.Stats.Discarded
+		if !hf.probing && hf.framer.SkipInside(n) {
+			s.info.Dir[h].Discarded += hf.framer.Stats.Discarded - d0
+			break
+		}
 		if !hf.probing {
 			s.info.Dir[h].LostSync++
 		}
@@ -1443,7 +1450,13 @@ func (s *iwStream) pickUp(h int, data []byte, seq uint32) (int, bool) {
 	case s.info.Negotiated:
 		fr, markerSeq = s.info.Framing[h], hf.fpduSeq
 		if ok, _ := plausibleFPDU(data, relaxed); !ok {
-			return 0, false
+			// data starts inside an FPDU (the rest of one whose start
+			// the gap took): look for the next FPDU in it.
+			k, ok := fpduInside(data, seq, hf.fpduSeq, fr.CRC)
+			if !ok {
+				return 0, false
+			}
+			skip = k
 		}
 	default:
 		ok, crc := plausibleFPDU(data, relaxed)
@@ -1645,6 +1658,49 @@ func plausibleFPDU(b []byte, relaxed bool) (ok, crc bool) {
 		off += n
 	}
 	return true, crc && complete > 0
+}
+
+// fpduInside finds an FPDU start after the first octet of data, which
+// begins at TCP sequence seq inside an FPDU of a stream without markers
+// whose first FPDU was at fpduSeq. FPDUs are padded to four octets (RFC
+// 5044 section 4.1: ULPDU_Length, ULPDU and PAD fill a multiple of four;
+// the CRC is four), so every FPDU of the stream starts on fpduSeq's grid of
+// four. A start there is taken when the FPDUs from it chain to the end of
+// data, the last one possibly cut, with at least two whole ones, or one
+// whose CRC32c matches when CRC was negotiated: a header's few plausible
+// octets alone are too easily found in payload.
+func fpduInside(data []byte, seq, fpduSeq uint32, crc bool) (int, bool) {
+	for k := int((fpduSeq - seq) % 4); k+4 <= len(data); k += 4 {
+		if k == 0 {
+			continue
+		}
+		if !plausibleDDP(data[k+2:], int(binary.BigEndian.Uint16(data[k:]))) {
+			continue
+		}
+		whole, good := 0, true
+		off := k
+		for off+4 <= len(data) {
+			l := int(binary.BigEndian.Uint16(data[off:]))
+			if !plausibleDDP(data[off+2:], l) {
+				good = false
+				break
+			}
+			n := iwarp.FPDULen(l)
+			if off+n > len(data) {
+				break
+			}
+			if crc && iwarp.CRC32c(data[off:off+n-iwarp.CRCLen]) != binary.BigEndian.Uint32(data[off+n-iwarp.CRCLen:]) {
+				good = false
+				break
+			}
+			whole++
+			off += n
+		}
+		if good && (whole >= 2 || whole == 1 && crc) {
+			return k, true
+		}
+	}
+	return 0, false
 }
 
 // plausibleDDP checks the start of a DDP segment of length l.
