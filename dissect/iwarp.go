@@ -113,6 +113,10 @@ type MPAInfo struct {
 	RTRSend    bool
 	RTRWrite   bool
 	RTRRead    bool
+	// Legacy is the legacy IRD/ORD header ([MS-SMBD] 6.1) a revision 1
+	// Request or Reply to port 5445 led its private data with; nil
+	// without. HasIRDORD stays false: the depths are not RFC 6581's.
+	Legacy *iwarp.LegacyIRDORD
 }
 
 // IWARPCounters counts one direction of an iWARP connection: what was
@@ -222,7 +226,13 @@ const (
 
 // iwHalf is one direction of an iWARP connection.
 type iwHalf struct {
-	mode    iwMode
+	mode iwMode
+	// rtr: the initiator's first FPDU was a zero-length RDMA Read Request,
+	// the ready-to-receive message (RTR) of RFC 6581 section 4 (and of the
+	// providers that send the legacy IRD/ORD header of [MS-SMBD] 6.1): not
+	// an RDMA operation of the upper layer; the responder's zero-length
+	// Read Response answers it.
+	rtr     bool
 	lastNum int // the packet whose octets came last (CaptureLoss)
 	// maxEnd is one past the highest sequence number the capture showed
 	// (noteCaptured).
@@ -764,6 +774,17 @@ func (s *iwStream) pkt(h int) *Packet {
 // Either way the capture lacks evidence there (CaptureLoss).
 func (s *iwStream) noteCaptured(h int, t *layers.TCP, n int) {
 	hf, r := &s.half[h], &s.half[1-h]
+	if !hf.hasEnd && n == 0 && !t.SYN && !t.FIN && !t.RST {
+		// A pure acknowledgement carries the sender's next sequence
+		// number (RFC 9293 3.4): where its stream stands.
+		hf.maxEnd, hf.hasEnd = t.Seq, true
+	}
+	if t.FIN && hf.hasEnd && int32(t.Seq-hf.maxEnd) > 0 {
+		// The FIN comes after octets the capture has not shown: the
+		// sender's stream ended with them (the ACK that follows covers
+		// the FIN too, so it would not tell).
+		s.conn.captureLost(dirOfHalf(h), hf.lastNum)
+	}
 	if n > 0 || t.SYN || t.FIN {
 		end := t.Seq + uint32(n)
 		if t.SYN || t.FIN {
@@ -1301,6 +1322,9 @@ func (s *iwStream) gotReqRep(h int, frame []byte, end uint32) {
 		s.toHunt(h)
 		return
 	}
+	if s.conn.Server.Port == iwarp.SMBDirectPort {
+		m.DecodeLegacy() // [MS-SMBD] 6.1: before RFC 6581, on port 5445
+	}
 	hf.rr = *m
 	hf.rr.BaseLayer = layers.BaseLayer{}
 	hf.rrBuf = append(hf.rrBuf[:0], m.PrivateData...)
@@ -1317,6 +1341,10 @@ func (s *iwStream) gotReqRep(h int, frame []byte, end uint32) {
 		x := m.EnhancedData
 		side.IRD, side.ORD = x.IRD, x.ORD
 		side.PeerToPeer, side.RTRSend, side.RTRWrite, side.RTRRead = x.A, x.B, x.C, x.D
+	}
+	if m.HasLegacyIRDORD {
+		l := m.LegacyIRDORD
+		side.Legacy = &l
 	}
 	prefix := pvtdata.PrefixNone
 	if m.Rev == iwarp.MPARevision2 && m.Enhanced {
