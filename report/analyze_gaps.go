@@ -17,16 +17,25 @@ type GapEffect struct {
 
 // gapEffects lists, for a connection whose capture lost part of a stream,
 // which figures that touches and how; nil when the capture lost nothing
-// of it. What is missing: PSNs never seen (RoCE, IB), TCP octets never
-// seen (iWARP), stretches the peer acknowledged (dissect.Connection.Lost).
+// of it. What is missing: PSNs never seen, not those a resend filled
+// (RoCE, IB: psns_never_seen), TCP octets never seen (iWARP), stretches the
+// peer acknowledged (dissect.Connection.Lost).
 func gapEffects(c *dissect.Connection) []GapEffect {
 	var lost []string
-	if c.MissingPSNs > 0 {
-		lost = append(lost, fmt.Sprintf("%d PSNs", c.MissingPSNs))
+	if h := c.Health; h != nil {
+		// PSNs skipped and never sent again in the capture; those a
+		// resend filled (wire loss) the capture holds.
+		var n uint64
+		for _, d := range h.Dir {
+			n += d.MissingPSNs - min(d.FilledPSNs, d.MissingPSNs)
+		}
+		if n > 0 {
+			lost = append(lost, plural(n, "PSN"))
+		}
 	}
 	if w := c.IWARP; w != nil {
 		if n := w.Dir[0].GapOctets + w.Dir[1].GapOctets; n > 0 {
-			lost = append(lost, fmt.Sprintf("%d TCP octets", n))
+			lost = append(lost, plural(n, "TCP octet"))
 		}
 	}
 	stretches := c.Lost[0].Gaps + c.Lost[1].Gaps
@@ -61,6 +70,13 @@ func gapEffects(c *dissect.Connection) []GapEffect {
 			"a resend whose original the capture lacks counts as out of order, not as a retransmission"})
 	}
 	return out
+}
+
+func plural(n uint64, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // gapEffectsText is the analyze text's line for them.
