@@ -48,7 +48,7 @@ func gapEffects(c *dissect.Connection) []GapEffect {
 	}
 	out := []GapEffect{
 		{[]string{"traffic", "transport_health.bytes", "transport_health.goodput_bytes", "transport_health.throughput"},
-			"count what the capture holds: the " + what + " it lacks are not in them"},
+			"count only what the capture holds, not the " + what + " it lacks"},
 		{[]string{"transport_health.ack_latency", "transport_health.read_latency"},
 			"a request or answer the capture lacks gives no sample: the slowest may be among them"},
 	}
