@@ -60,7 +60,7 @@ func TestAnalyzeSaysWhichFiguresGapsAffect(t *testing.T) {
 			t.Errorf("gaps_affect lacks %s: %v", want, m[1])
 		}
 	}
-	if !strings.Contains(text, "gaps affect: bytes and throughput (count only what the capture holds, not the 16") {
+	if !strings.Contains(strings.Join(strings.Fields(text), " "), "gaps affect: bytes and throughput (count only what the capture holds, not the 16 TCP octets it lacks)") {
 		t.Errorf("text:\n%s", text)
 	}
 }
