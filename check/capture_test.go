@@ -81,6 +81,14 @@ func TestRealCaptures(t *testing.T) {
 		"siw-nfs42-small.pcap":  {[]string{"INV-NOT-NEGOTIATED"}, 747},
 		"rxe-nfs-callback.pcap": {[]string{"INV-NOT-NEGOTIATED"}, 14},
 		"siw-nfs-callback.pcap": {[]string{"INV-NOT-NEGOTIATED"}, 14},
+		// The Wireshark wiki's 2008 iWARP captures (public/README.md): its
+		// Read Requests name memory its Read Responses do not carry
+		// (-read packet 12: SrcSTag 0x01000000, size 262144; the
+		// response STag 1, 1024 octets), and its markers sit 4 octets
+		// late holding 02 02 02 02 (-mrkr packets 13, 44).
+		"wireshark-wiki-iwarp_rdma-read.pcap":                     {[]string{"RDMA-READ-UNPAIRED"}, 0},
+		"wireshark-wiki-iwarp_rdma-read_write_long_run.pcap":      {[]string{"RDMA-READ-UNPAIRED"}, 0},
+		"wireshark-wiki-iwarp_rdma-read_write_long_run_mrkr.pcap": {[]string{"MPA-MARKER-BAD"}, 0},
 	}
 	for _, f := range realCaptures(t) {
 		name := filepath.Base(f)

@@ -695,6 +695,12 @@ func endReadUnpaired(c *Conn) {
 		return
 	}
 	lost := c.Lost[0].Gaps > 0 || c.Lost[1].Gaps > 0 || w.MidStream || !w.Negotiated
+	// FPDUs the framing lost (bad markers, a malformed FPDU) were on the
+	// wire but could not be read: a Read's answer may be among them.
+	why := ReasonCaptureGap
+	if !lost && (w.Dir[0].LostSync > 0 || w.Dir[1].LostSync > 0) {
+		lost, why = true, ReasonUndecodable
+	}
 	for d := range w.Dir {
 		ctr := &w.Dir[d]
 		dir, other := dissect.DirClientToServer, dissect.DirServerToClient
@@ -704,7 +710,7 @@ func endReadUnpaired(c *Conn) {
 		c.Checked() // every Read Request and Response of the direction
 		for _, n := range ctr.UnansweredPackets {
 			if lost {
-				c.Skip(ReasonCaptureGap)
+				c.Skip(why)
 				continue
 			}
 			c.Reportf([]int{n}, "request", "RDMA Read Request from the %s (packet %d): no Read Response answered it (a later request's came first, or the %s sent on without one)",
@@ -712,7 +718,7 @@ func endReadUnpaired(c *Conn) {
 		}
 		for _, n := range ctr.UnmatchedPackets {
 			if lost {
-				c.Skip(ReasonCaptureGap)
+				c.Skip(why)
 				continue
 			}
 			c.Reportf([]int{n}, "response", "RDMA Read Response from the %s (packet %d, last segment): its Data Sink STag and TO match no outstanding Read Request of the %s",

@@ -113,6 +113,10 @@ type MPAInfo struct {
 	RTRSend    bool
 	RTRWrite   bool
 	RTRRead    bool
+	// Legacy is the legacy IRD/ORD header ([MS-SMBD] 6.1) a revision 1
+	// Request or Reply to port 5445 led its private data with; nil
+	// without. HasIRDORD stays false: the depths are not RFC 6581's.
+	Legacy *iwarp.LegacyIRDORD
 }
 
 // IWARPCounters counts one direction of an iWARP connection: what was
@@ -222,7 +226,13 @@ const (
 
 // iwHalf is one direction of an iWARP connection.
 type iwHalf struct {
-	mode    iwMode
+	mode iwMode
+	// rtr: the initiator's first FPDU was a zero-length RDMA Read Request,
+	// the ready-to-receive message (RTR) of RFC 6581 section 4 (and of the
+	// providers that send the legacy IRD/ORD header of [MS-SMBD] 6.1): not
+	// an RDMA operation of the upper layer; the responder's zero-length
+	// Read Response answers it.
+	rtr     bool
 	lastNum int // the packet whose octets came last (CaptureLoss)
 	// maxEnd is one past the highest sequence number the capture showed
 	// (noteCaptured).
@@ -764,6 +774,17 @@ func (s *iwStream) pkt(h int) *Packet {
 // Either way the capture lacks evidence there (CaptureLoss).
 func (s *iwStream) noteCaptured(h int, t *layers.TCP, n int) {
 	hf, r := &s.half[h], &s.half[1-h]
+	if !hf.hasEnd && n == 0 && !t.SYN && !t.FIN && !t.RST {
+		// A pure acknowledgement carries the sender's next sequence
+		// number (RFC 9293 3.4): where its stream stands.
+		hf.maxEnd, hf.hasEnd = t.Seq, true
+	}
+	if t.FIN && hf.hasEnd && int32(t.Seq-hf.maxEnd) > 0 {
+		// The FIN comes after octets the capture has not shown: the
+		// sender's stream ended with them (the ACK that follows covers
+		// the FIN too, so it would not tell).
+		s.conn.captureLost(dirOfHalf(h), hf.lastNum)
+	}
 	if n > 0 || t.SYN || t.FIN {
 		end := t.Seq + uint32(n)
 		if t.SYN || t.FIN {
@@ -1144,6 +1165,13 @@ func (s *iwStream) gap(h, n int) {
 	s.conn.captureLost(dirOfHalf(h), hf.lastNum)
 	switch hf.mode {
 	case iwFPDU:
+		// A gap inside an FPDU whose header was seen leaves the next
+		// FPDU's start known: framing goes on there (the FPDU is lost).
+		d0 := hf.framer.Stats.Discarded
+		if !hf.probing && hf.framer.SkipInside(n) {
+			s.info.Dir[h].Discarded += hf.framer.Stats.Discarded - d0
+			break
+		}
 		if !hf.probing {
 			s.info.Dir[h].LostSync++
 		}
@@ -1294,6 +1322,9 @@ func (s *iwStream) gotReqRep(h int, frame []byte, end uint32) {
 		s.toHunt(h)
 		return
 	}
+	if s.conn.Server.Port == iwarp.SMBDirectPort {
+		m.DecodeLegacy() // [MS-SMBD] 6.1: before RFC 6581, on port 5445
+	}
 	hf.rr = *m
 	hf.rr.BaseLayer = layers.BaseLayer{}
 	hf.rrBuf = append(hf.rrBuf[:0], m.PrivateData...)
@@ -1310,6 +1341,10 @@ func (s *iwStream) gotReqRep(h int, frame []byte, end uint32) {
 		x := m.EnhancedData
 		side.IRD, side.ORD = x.IRD, x.ORD
 		side.PeerToPeer, side.RTRSend, side.RTRWrite, side.RTRRead = x.A, x.B, x.C, x.D
+	}
+	if m.HasLegacyIRDORD {
+		l := m.LegacyIRDORD
+		side.Legacy = &l
 	}
 	prefix := pvtdata.PrefixNone
 	if m.Rev == iwarp.MPARevision2 && m.Enhanced {
@@ -1443,7 +1478,13 @@ func (s *iwStream) pickUp(h int, data []byte, seq uint32) (int, bool) {
 	case s.info.Negotiated:
 		fr, markerSeq = s.info.Framing[h], hf.fpduSeq
 		if ok, _ := plausibleFPDU(data, relaxed); !ok {
-			return 0, false
+			// data starts inside an FPDU (the rest of one whose start
+			// the gap took): look for the next FPDU in it.
+			k, ok := fpduInside(data, seq, hf.fpduSeq, fr.CRC)
+			if !ok {
+				return 0, false
+			}
+			skip = k
 		}
 	default:
 		ok, crc := plausibleFPDU(data, relaxed)
@@ -1645,6 +1686,49 @@ func plausibleFPDU(b []byte, relaxed bool) (ok, crc bool) {
 		off += n
 	}
 	return true, crc && complete > 0
+}
+
+// fpduInside finds an FPDU start after the first octet of data, which
+// begins at TCP sequence seq inside an FPDU of a stream without markers
+// whose first FPDU was at fpduSeq. FPDUs are padded to four octets (RFC
+// 5044 section 4.1: ULPDU_Length, ULPDU and PAD fill a multiple of four;
+// the CRC is four), so every FPDU of the stream starts on fpduSeq's grid of
+// four. A start there is taken when the FPDUs from it chain to the end of
+// data, the last one possibly cut, with at least two whole ones, or one
+// whose CRC32c matches when CRC was negotiated: a header's few plausible
+// octets alone are too easily found in payload.
+func fpduInside(data []byte, seq, fpduSeq uint32, crc bool) (int, bool) {
+	for k := int((fpduSeq - seq) % 4); k+4 <= len(data); k += 4 {
+		if k == 0 {
+			continue
+		}
+		if !plausibleDDP(data[k+2:], int(binary.BigEndian.Uint16(data[k:]))) {
+			continue
+		}
+		whole, good := 0, true
+		off := k
+		for off+4 <= len(data) {
+			l := int(binary.BigEndian.Uint16(data[off:]))
+			if !plausibleDDP(data[off+2:], l) {
+				good = false
+				break
+			}
+			n := iwarp.FPDULen(l)
+			if off+n > len(data) {
+				break
+			}
+			if crc && iwarp.CRC32c(data[off:off+n-iwarp.CRCLen]) != binary.BigEndian.Uint32(data[off+n-iwarp.CRCLen:]) {
+				good = false
+				break
+			}
+			whole++
+			off += n
+		}
+		if good && (whole >= 2 || whole == 1 && crc) {
+			return k, true
+		}
+	}
+	return 0, false
 }
 
 // plausibleDDP checks the start of a DDP segment of length l.

@@ -264,6 +264,10 @@ func (s *iwStream) writeSegment(h int, d *iwarp.DDP, num int) {
 func (s *iwStream) readRequest(h int, q *iwarp.ReadRequest, num int) {
 	ie := s.ie
 	hf := &s.half[h]
+	if c := &s.info.Dir[h]; q.RDMAReadMessageSize == 0 && h == 0 && s.info.Negotiated && c.FPDUs == 1 && c.Resyncs == 0 {
+		hf.rtr = true
+		return
+	}
 	if len(hf.reads) >= ie.maxReads || len(hf.reads) > 0 && !ie.e.budget().fits(ReadCost) {
 		s.giveUp(hf.reads[0])
 		hf.reads = append(hf.reads[:0], hf.reads[1:]...)
@@ -285,6 +289,10 @@ func (s *iwStream) readRequest(h int, q *iwarp.ReadRequest, num int) {
 func (s *iwStream) readResponse(h int, d *iwarp.DDP, num int) {
 	defer s.ie.e.checkBudget() // after the operation is settled (budget.go)
 	rq := &s.half[1-h]
+	if rq.rtr && d.L && len(d.LayerPayload()) == 0 && len(rq.reads) == 0 {
+		rq.rtr = false // the answer to the RTR
+		return
+	}
 	i := -1
 	for k, op := range rq.reads {
 		if op.sinkSTag == d.STag && (op.next == d.TO || op.broken && op.continues(d.TO)) {

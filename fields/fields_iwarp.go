@@ -159,6 +159,17 @@ func iwarpTable() *Table {
 		reqRepField("iwarp_mpa.enhanced.D", "Control Flag D (zero-length RDMA Read RTR)", FTBoolean, BaseNone, func(m *iwarp.MPAReqRep) (Value, bool) {
 			return boolValue(m.EnhancedData.D), m.HasEnhancedData
 		}),
+		// The legacy IRD/ORD header of [MS-SMBD] 6.1, Wireshark 4.6's
+		// names (iwarp_mpa.legacy.*; broken_le_legacy when little-endian).
+		reqRepField("iwarp_mpa.legacy.ird", "Legacy Inbound RDMA Read Queue Depth", FTUint32, BaseDec, func(m *iwarp.MPAReqRep) (Value, bool) {
+			return u(uint64(m.LegacyIRDORD.IRD)), m.HasLegacyIRDORD
+		}),
+		reqRepField("iwarp_mpa.legacy.ord", "Legacy Outbound RDMA Read Queue Depth", FTUint32, BaseDec, func(m *iwarp.MPAReqRep) (Value, bool) {
+			return u(uint64(m.LegacyIRDORD.ORD)), m.HasLegacyIRDORD
+		}),
+		reqRepField("iwarp_mpa.broken_le_legacy", "Broken Little-Endian Legacy IRD/ORD Negotiation", FTBoolean, BaseNone, func(m *iwarp.MPAReqRep) (Value, bool) {
+			return boolValue(true), m.HasLegacyIRDORD && m.LegacyIRDORD.LittleEndian
+		}),
 		reqRepField("iwarp_mpa.privatedata", "Private data", FTBytes, BaseNone, func(m *iwarp.MPAReqRep) (Value, bool) {
 			return Value{B: m.PrivateData}, len(m.PrivateData) > 0
 		}),

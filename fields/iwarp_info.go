@@ -49,6 +49,12 @@ func iwarpHeadInfo(p *dissect.Packet, b *infoBuf) int {
 		if m.HasEnhancedData {
 			b.printf(" IRD=%d ORD=%d", m.EnhancedData.IRD, m.EnhancedData.ORD)
 		}
+		if m.HasLegacyIRDORD {
+			b.printf(" legacy IRD=%d ORD=%d", m.LegacyIRDORD.IRD, m.LegacyIRDORD.ORD)
+			if m.LegacyIRDORD.LittleEndian {
+				b.WriteString(" (little-endian)")
+			}
+		}
 		b.printf(" PD=%d", m.PDLength)
 		if m.R && m.IsReply() {
 			b.WriteString(" [rejected]")

@@ -167,6 +167,9 @@ type Connection struct {
 	// TransportHealth is loss, recovery and congestion per direction
 	// (analyze_health.go).
 	TransportHealth *TransportHealth `json:"transport_health,omitempty"`
+	// GapsAffect says which figures the stretches the capture lacks of
+	// this connection bear on (analyze_gaps.go); absent when none.
+	GapsAffect []GapEffect `json:"gaps_affect,omitempty"`
 	// ulpData is the ULP session's record of the connection
 	// (dissect.Connection.ULPData), written under the ULP's name;
 	// ulpHead and ulpRow its row of the ULP's text table (ULPTable).
@@ -263,6 +266,7 @@ func connection(c *dissect.Connection) Connection {
 		}
 	}
 	out.TransportHealth = transportHealth(c)
+	out.GapsAffect = gapEffects(c)
 	return out
 }
 

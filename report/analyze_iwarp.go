@@ -32,8 +32,8 @@ type IWARPConnection struct {
 		Client *MPAFlags `json:"client"`
 		Server *MPAFlags `json:"server"`
 	} `json:"flags"`
-	// IRDORD is the RFC 6581 IRD/ORD each side offered; null without the
-	// enhanced connection data.
+	// IRDORD is the RFC 6581 IRD/ORD each side offered, or the legacy
+	// IRD/ORD header of [MS-SMBD] 6.1 (legacy: true); null without either.
 	IRDORD struct {
 		Client *IRDORD `json:"client"`
 		Server *IRDORD `json:"server"`
@@ -87,6 +87,11 @@ type IRDORD struct {
 	RTRSend    bool `json:"rtr_send"`
 	RTRWrite   bool `json:"rtr_write"`
 	RTRRead    bool `json:"rtr_read"`
+	// Legacy: the depths are the legacy IRD/ORD header of [MS-SMBD] 6.1
+	// (MPA revision 1 on port 5445), not RFC 6581's; LittleEndian when the
+	// sender wrote them in that byte order.
+	Legacy       bool `json:"legacy,omitempty"`
+	LittleEndian bool `json:"little_endian,omitempty"`
 }
 
 func dirCount(c *dissect.IWARPInfo, get func(x *dissect.IWARPCounters) uint64) DirCount {
@@ -117,6 +122,9 @@ func iwarpConnection(c *dissect.Connection) *IWARPConnection {
 		if m.HasIRDORD {
 			*irdord[i] = &IRDORD{IRD: int(m.IRD), ORD: int(m.ORD), PeerToPeer: m.PeerToPeer,
 				RTRSend: m.RTRSend, RTRWrite: m.RTRWrite, RTRRead: m.RTRRead}
+		}
+		if l := m.Legacy; l != nil {
+			*irdord[i] = &IRDORD{IRD: int(l.IRD), ORD: int(l.ORD), Legacy: true, LittleEndian: l.LittleEndian}
 		}
 	}
 	out.FPDUs = dirCount(in, func(x *dissect.IWARPCounters) uint64 { return x.FPDUs })
@@ -202,6 +210,9 @@ func irdOrdText(x *IRDORD) string {
 	s := fmt.Sprintf("%d / %d", x.IRD, x.ORD)
 	if x.PeerToPeer {
 		s += " p2p"
+	}
+	if x.Legacy {
+		s += " (legacy)"
 	}
 	return s
 }

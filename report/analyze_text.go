@@ -228,6 +228,9 @@ func connBlock(b *strings.Builder, a *Analysis, c *Connection, fs []Finding, rul
 			}
 		}
 	}
+	if g := gapEffectsText(c.GapsAffect); g != "" {
+		fmt.Fprintf(b, "  %s\n", g)
+	}
 }
 
 // healthLabels name the transport health's figures in a connection's

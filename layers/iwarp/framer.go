@@ -98,6 +98,9 @@ type FramerStats struct {
 	// SwappedMarkers counts markers whose FPDUPTR was little-endian.
 	SwappedMarkers uint64
 	Discarded      uint64 // octets dropped after sync was lost
+	// LostInside counts FPDUs lost to a gap inside them that framing got
+	// past without losing sync (SkipInside).
+	LostInside uint64
 }
 
 // Marker is an MPA marker found inside an FPDU (RFC 5044 section 4): 16
@@ -158,7 +161,10 @@ type Framer struct {
 	markers  []Marker
 	fp       FPDU
 	err      error
-	Stats    FramerStats
+	// drop is how many octets of an FPDU lost inside (SkipInside) are
+	// still to come: they are discarded before the next FPDU.
+	drop  int
+	Stats FramerStats
 }
 
 // NewFramer returns a Framer for cfg.
@@ -182,6 +188,7 @@ func (f *Framer) Reset(cfg FramerConfig) {
 	f.buf = f.buf[:0]
 	f.bufOut = false
 	f.err = nil
+	f.drop = 0
 }
 
 // Config returns the configuration of the last Reset.
@@ -280,6 +287,39 @@ func (f *Framer) Skip(n int) error {
 	return f.lose(fmt.Sprintf("%d stream octets missing", n), LLPStreamLost)
 }
 
+// SkipInside tells the framer that n stream octets are missing, like Skip,
+// but keeps sync when they all fall inside the partial FPDU it holds and
+// that FPDU's header already said how long it is (RFC 5044 section 4: the
+// ULPDU_Length, with markers section 5 and padding): the FPDU is lost
+// (its octets held and the rest still to come after the n missing are
+// discarded) and framing goes on at the FPDU after it, whose sequence
+// number is then known. It reports whether sync was kept; when not, the
+// framer has lost sync as with Skip.
+func (f *Framer) SkipInside(n int) bool {
+	if n <= 0 || f.err != nil {
+		return f.err == nil
+	}
+	held := f.Buffered()
+	if held == 0 || len(f.in) > 0 {
+		f.Skip(n)
+		return false
+	}
+	total, err := f.frameLen(f.buf)
+	if err != nil || total == 0 || held+n > total {
+		if err == nil {
+			f.Skip(n)
+		}
+		return false
+	}
+	f.Stats.Discarded += uint64(held) // the n missing octets never came
+	f.Stats.LostInside++
+	f.drop = total - held - n
+	f.seq += uint32(held + n)
+	f.off += uint64(held + n)
+	f.buf = f.buf[:0]
+	return true
+}
+
 func (f *Framer) lose(reason string, code LLPErrorCode) error {
 	f.err = &SyncError{Offset: f.off, Seq: f.seq, Reason: reason, Code: code}
 	f.Stats.Discarded += uint64(len(f.in))
@@ -350,6 +390,17 @@ func (f *Framer) Next() (*FPDU, error) {
 	if f.bufOut {
 		f.buf = f.buf[:0]
 		f.bufOut = false
+	}
+	if f.drop > 0 {
+		k := min(f.drop, len(f.in))
+		f.drop -= k
+		f.in = f.in[k:]
+		f.seq += uint32(k)
+		f.off += uint64(k)
+		f.Stats.Discarded += uint64(k)
+		if f.drop > 0 {
+			return nil, ErrNeedMore
+		}
 	}
 	var raw []byte
 	if len(f.buf) == 0 {

@@ -275,3 +275,47 @@ func TestFramerZeroAlloc(t *testing.T) {
 		t.Fatalf("%v allocations per stream", allocs)
 	}
 }
+
+// TestFramerSkipInside: a gap inside an FPDU whose ULPDU_Length the framer
+// already holds (RFC 5044 section 4: the FPDU is ULPDU_Length + 2 octets
+// padded to four, plus the CRC) keeps sync: that FPDU is lost and the next
+// is framed at the sequence number its length gives; a gap that runs past
+// the FPDU, or one where no header is held, loses sync as Skip does.
+func TestFramerSkipInside(t *testing.T) {
+	// Tagged, ULPDU 14 (DDP tagged header only), no pad, CRC 0: 20 octets.
+	good := unhex(t, `00 0e c1 40 00 00 00 01 00 00 00 00 00 00 00 00 00 00 00 00`)
+	second := append([]byte(nil), good...)
+	second[7] = 2 // STag 2
+	fr := NewFramer(FramerConfig{Seq: 100})
+	fr.Feed(good[:6])
+	if _, err := fr.Next(); err != ErrNeedMore {
+		t.Fatal(err)
+	}
+	// Octets 6-9 missing; 10-19 arrive, then the next FPDU.
+	if !fr.SkipInside(4) || fr.Stats.Discarded != 6 || fr.Stats.LostInside != 1 {
+		t.Fatalf("SkipInside: err %v, discarded %d", fr.Err(), fr.Stats.Discarded)
+	}
+	fr.Feed(append(append([]byte(nil), good[10:]...), second...))
+	fp, err := fr.Next()
+	if err != nil || fp.Seq != 120 || fp.Raw[7] != 2 {
+		t.Fatalf("after the gap: %v %+v", err, fp)
+	}
+	if fr.Stats.Discarded != 16 {
+		t.Fatalf("discarded %d, want the 6 held and the 10 after the gap", fr.Stats.Discarded)
+	}
+	// A gap past the FPDU's end loses sync.
+	fr = NewFramer(FramerConfig{})
+	fr.Feed(good[:6])
+	fr.Next()
+	if fr.SkipInside(15) || !errors.Is(fr.Err(), ErrLostSync) {
+		t.Fatalf("gap past the FPDU kept sync: %v", fr.Err())
+	}
+	// No header held: the next FPDU's start is unknown.
+	fr = NewFramer(FramerConfig{})
+	fr.Feed(good)
+	fr.Next()
+	fr.Next()
+	if fr.SkipInside(4) || !errors.Is(fr.Err(), ErrLostSync) {
+		t.Fatalf("gap at an FPDU boundary kept sync: %v", fr.Err())
+	}
+}

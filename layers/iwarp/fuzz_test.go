@@ -41,6 +41,10 @@ func FuzzMPAReqRep(f *testing.F) {
 		}
 	}
 	f.Add([]byte(MPAKeyRep + "\xe0\x01\x02\x00"))
+	// The MPA Request and Reply of the Wireshark wiki's SMB Direct over
+	// iWARP capture (packets 4 and 6): the legacy IRD/ORD header.
+	f.Add([]byte(MPAKeyReq + "\x40\x01\x00\x08\x00\x00\x00\x10\x00\x00\x00\x00"))
+	f.Add([]byte(MPAKeyRep + "\x40\x01\x00\x08\x00\x00\x00\x00\x00\x00\x00\x10"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var m MPAReqRep
 		if err := m.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
@@ -48,6 +52,12 @@ func FuzzMPAReqRep(f *testing.F) {
 		}
 		if m.Len() > len(data) || len(m.LayerContents())+len(m.LayerPayload()) != m.Len() {
 			t.Fatalf("lengths: %d contents %d payload %d", m.Len(), len(m.LayerContents()), len(m.LayerPayload()))
+		}
+		var l MPAReqRep = m
+		if l.DecodeLegacy() {
+			if len(l.LayerContents())+len(l.LayerPayload()) != l.Len() || len(l.ULPPrivateData()) != len(l.PrivateData)-LegacyIRDORDLen {
+				t.Fatalf("legacy lengths: contents %d payload %d", len(l.LayerContents()), len(l.LayerPayload()))
+			}
 		}
 		if n, ok := MPAReqRepLen(data); !ok || n != m.Len() {
 			t.Fatalf("MPAReqRepLen %d %v, decoded %d", n, ok, m.Len())

@@ -126,6 +126,82 @@ func (e EnhancedData) Append(b []byte) []byte {
 	return binary.BigEndian.AppendUint16(binary.BigEndian.AppendUint16(b, ird), ord)
 }
 
+// LegacyIRDORDLen is the length of the legacy IRD/ORD negotiate header.
+const LegacyIRDORDLen = 8
+
+// SMBDirectPort is the TCP port of SMB Direct over iWARP ([MS-SMBD] 1.9,
+// IANA "smbdirect"), where the legacy IRD/ORD header is sent.
+const SMBDirectPort = 5445
+
+// LegacyIRDORD is the "IRD/ORD Negotiate Header" that iWARP providers
+// without RFC 6581 send as the first 8 octets of the MPA private data of a
+// connection to port 5445 for SMB Direct ([MS-SMBD] section 6.1, "for iWARP
+// providers that do not support [RFC6581] negotiation"; the Windows Server
+// 2012 providers of the Wireshark wiki's SMB-Direct-over-iWARP capture send
+// it in MPA revision 1; Wireshark 4.6 shows it as iwarp_mpa.legacy):
+//
+//	 0                   1                   2                   3
+//	 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//	|                              IRD                              |
+//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//	|                              ORD                              |
+//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//
+// IRD and ORD are the Incoming and Outgoing RDMA Read Depths the sender
+// uses on the connection, 32 bits each in network byte order (the wiki
+// capture: 00 00 00 10 / 00 00 00 00 is IRD 16, ORD 0). Some stacks wrote
+// them little-endian (Wireshark 4.6's iwarp_mpa.broken_le_legacy):
+// LittleEndian says the values read that way are the plausible ones.
+type LegacyIRDORD struct {
+	IRD, ORD     uint32
+	LittleEndian bool
+}
+
+// legacyMax bounds a plausible legacy IRD or ORD: RFC 6581 has 14 bits,
+// and no device offers more than 16 bits' worth of outstanding Reads.
+const legacyMax = 0xffff
+
+// DecodeLegacyIRDORD reads the legacy IRD/ORD header at the front of the
+// private data b. It reports false when b is shorter than 8 octets or
+// neither byte order gives two plausible depths (both at most 65535).
+func DecodeLegacyIRDORD(b []byte) (LegacyIRDORD, bool) {
+	if len(b) < LegacyIRDORDLen {
+		return LegacyIRDORD{}, false
+	}
+	ird, ord := binary.BigEndian.Uint32(b), binary.BigEndian.Uint32(b[4:])
+	if ird <= legacyMax && ord <= legacyMax {
+		return LegacyIRDORD{IRD: ird, ORD: ord}, true
+	}
+	ird, ord = binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:])
+	if ird <= legacyMax && ord <= legacyMax {
+		return LegacyIRDORD{IRD: ird, ORD: ord, LittleEndian: true}, true
+	}
+	return LegacyIRDORD{}, false
+}
+
+// DecodeLegacy reads the legacy IRD/ORD header ([MS-SMBD] 6.1) from the
+// private data of a revision 1 frame without the RFC 6581 field, and makes
+// it part of the layer's contents; the caller says when it applies (a
+// connection to port 5445: SMBDirectPort). It reports whether it decoded.
+func (m *MPAReqRep) DecodeLegacy() bool {
+	m.HasLegacyIRDORD = false
+	m.LegacyIRDORD = LegacyIRDORD{}
+	if m.Rev != MPARevision1 || m.HasEnhancedData {
+		return false
+	}
+	l, ok := DecodeLegacyIRDORD(m.PrivateData)
+	if !ok {
+		return false
+	}
+	m.HasLegacyIRDORD, m.LegacyIRDORD = true, l
+	if n := len(m.Contents); n == MPAReqRepHeaderLen && len(m.Payload) >= LegacyIRDORDLen {
+		m.Contents = m.Contents[: n+LegacyIRDORDLen : n+LegacyIRDORDLen]
+		m.Payload = m.Payload[LegacyIRDORDLen:]
+	}
+	return true
+}
+
 // MPAReqRep is an MPA Request or Reply frame (RFC 5044 section 7.1, RFC 6581
 // section 5):
 //
@@ -164,6 +240,10 @@ type MPAReqRep struct {
 	// 6581 IRD/ORD field: Rev 2 with the Enhanced flag and PD_Length >= 4.
 	HasEnhancedData bool
 	EnhancedData    EnhancedData
+	// HasLegacyIRDORD says the first eight private data octets are the
+	// legacy IRD/ORD header ([MS-SMBD] 6.1); set by DecodeLegacy only.
+	HasLegacyIRDORD bool
+	LegacyIRDORD    LegacyIRDORD
 }
 
 // LayerType returns LayerTypeMPAReqRep.
@@ -196,6 +276,9 @@ func (m *MPAReqRep) ResField() uint8 {
 func (m *MPAReqRep) ULPPrivateData() []byte {
 	if m.HasEnhancedData {
 		return m.PrivateData[EnhancedDataLen:]
+	}
+	if m.HasLegacyIRDORD {
+		return m.PrivateData[LegacyIRDORDLen:]
 	}
 	return m.PrivateData
 }
@@ -234,6 +317,8 @@ func (m *MPAReqRep) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) err
 	m.PrivateData = data[MPAReqRepHeaderLen:end]
 	m.HasEnhancedData = false
 	m.EnhancedData = EnhancedData{}
+	m.HasLegacyIRDORD = false
+	m.LegacyIRDORD = LegacyIRDORD{}
 	hdr := MPAReqRepHeaderLen
 	if m.Rev == MPARevision2 && m.Enhanced && len(m.PrivateData) >= EnhancedDataLen {
 		m.EnhancedData, _ = DecodeEnhancedData(m.PrivateData)

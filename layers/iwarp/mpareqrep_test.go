@@ -134,3 +134,47 @@ func TestDDPReservedBits(t *testing.T) {
 		t.Fatal("DDP version 2 is not RDMAP")
 	}
 }
+
+// TestLegacyIRDORD: the IRD/ORD Negotiate Header of [MS-SMBD] section 6.1
+// (IRD, 4 octets, then ORD, 4 octets, leading the MPA private data), on
+// frames built from that layout: the depths in network byte order, in
+// little-endian (what Wireshark 4.6 calls broken_le_legacy), and private
+// data that is neither (RFC 8797's, read as IRD 0xf6ab0e18); only a
+// revision 1 frame without the RFC 6581 field carries it.
+func TestLegacyIRDORD(t *testing.T) {
+	frame := func(rev, flags byte, pd []byte) *MPAReqRep {
+		b := append([]byte(MPAKeyReq), flags, rev, 0, byte(len(pd)))
+		var m MPAReqRep
+		if err := m.DecodeFromBytes(append(b, pd...), gopacket.NilDecodeFeedback); err != nil {
+			t.Fatal(err)
+		}
+		return &m
+	}
+	for _, tc := range []struct {
+		name     string
+		rev      byte
+		flags    byte
+		pd       string
+		ok       bool
+		ird, ord uint32
+		le       bool
+		ulp      int
+	}{
+		{"network order", 1, 0x40, "00000010 00000000", true, 16, 0, false, 0},
+		{"with ULP data after", 1, 0x00, "00000008 00000004 abcd", true, 8, 4, false, 2},
+		{"little-endian", 1, 0x00, "20000000 08000000", true, 32, 8, true, 0},
+		{"RFC 8797 private data", 1, 0x00, "f6ab0e18 01010303", false, 0, 0, false, 8},
+		{"shorter than 8", 1, 0x00, "00000010 0000", false, 0, 0, false, 6},
+		{"revision 2 with RFC 6581", 2, 0x10, "00100008 00000000", false, 0, 0, false, 4},
+	} {
+		pd := unhex(t, tc.pd)
+		m := frame(tc.rev, tc.flags, pd)
+		ok := m.DecodeLegacy()
+		if ok != tc.ok || m.HasLegacyIRDORD != tc.ok || m.LegacyIRDORD != (LegacyIRDORD{tc.ird, tc.ord, tc.le}) {
+			t.Errorf("%s: %v %+v", tc.name, ok, m.LegacyIRDORD)
+		}
+		if len(m.ULPPrivateData()) != tc.ulp || len(m.LayerContents())+len(m.LayerPayload()) != m.Len() {
+			t.Errorf("%s: ULP private data %d octets, contents %d, payload %d", tc.name, len(m.ULPPrivateData()), len(m.LayerContents()), len(m.LayerPayload()))
+		}
+	}
+}

@@ -24,6 +24,14 @@ for cap in "$pcaps"/siw-*.pcap; do
 	tshark -n -r "$cap" -T fields -E occurrence=a -E separator=/t -E aggregator=, "${args[@]}" 2>/dev/null > "$out"
 	echo "$(basename "$out"): $(wc -l < "$out") packets"
 done
+# The Wireshark wiki's public iWARP captures (testdata/pcaps/public/README.md):
+# a 2008 implementation with markers and CRC32c, a rejection, and SMB Direct
+# over iWARP from Windows Server 2012 (cmd/rdmashark/public_iwarp_test.go).
+for cap in "$pcaps"/public/wireshark-wiki-*.pcap; do
+	out=$here/$(basename "$cap" .pcap).iwarp.tsv
+	tshark -n -r "$cap" -T fields -E occurrence=a -E separator=/t -E aggregator=, "${args[@]}" 2>/dev/null > "$out"
+	echo "$(basename "$out"): $(wc -l < "$out") packets"
+done
 # The synthetic captures of dissect/iwarp_golden_test.go (markers, CRC32c,
 # Terminate, MPA revision 2 peer-to-peer and rejection), written by the test
 # itself so that the frames it compares are built by the same code.
