@@ -96,6 +96,9 @@ type ConnTable struct {
 	forgotten func(*Connection)
 	// forgetReleased: Options.ForgetReleased.
 	forgetReleased bool
+	// orient says which side sent the first packet of a connection whose
+	// set-up the capture lacks (the ULPs' Orienter; nil: none can).
+	orient func(op roce.OpCode, payload []byte) Side
 }
 
 // DefaultMaxConnections bounds the connection table: live connections plus
@@ -220,9 +223,15 @@ func (t *ConnTable) Track(p *Packet) {
 	if c, ok := t.pending[pairKey{dst, src}]; ok {
 		delete(t.pending, pairKey{dst, src})
 		c.rel.hasPending = false
-		c.Client.QPN = p.BTH.DestQP
-		t.mapQP(qpKey{dst, p.BTH.DestQP}, c, DirServerToClient)
-		t.place(p, c, DirServerToClient)
+		d := DirServerToClient
+		if c.rel.firstByServer {
+			d = DirClientToServer
+			c.Server.QPN = p.BTH.DestQP
+		} else {
+			c.Client.QPN = p.BTH.DestQP
+		}
+		t.mapQP(qpKey{dst, p.BTH.DestQP}, c, d)
+		t.place(p, c, d)
 		return
 	}
 	c := t.newConn(TransportRoCE, p)
@@ -231,18 +240,29 @@ func (t *ConnTable) Track(p *Packet) {
 		return
 	}
 	c.State = StateNoSetup
-	c.Client.Address = src.String()
-	c.Server.Address = dst.String()
+	// Which side sent the first packet: the client's unless a ULP can tell
+	// it is the server's (an RDMA Write of RPC-over-RDMA's server, a Reply).
+	d := DirClientToServer
+	if t.orient != nil && t.orient(op, p.BTH.Payload) == SideServer {
+		d = DirServerToClient
+		c.rel.firstByServer = true
+	}
+	if d == DirClientToServer {
+		c.Client.Address, c.Server.Address = src.String(), dst.String()
+		c.Server.QPN = p.BTH.DestQP
+	} else {
+		c.Client.Address, c.Server.Address = dst.String(), src.String()
+		c.Client.QPN = p.BTH.DestQP
+	}
 	// A working connection whose set-up the capture lacks: a client
 	// refused a moment ago got through after all.
 	t.noteEstablished(c)
-	c.Server.QPN = p.BTH.DestQP
-	t.mapQP(qpKey{dst, p.BTH.DestQP}, c, DirClientToServer)
+	t.mapQP(qpKey{dst, p.BTH.DestQP}, c, d)
 	if _, taken := t.pending[pairKey{src, dst}]; !taken {
 		t.pending[pairKey{src, dst}] = c
 		c.rel.pending, c.rel.hasPending = pairKey{src, dst}, true
 	}
-	t.place(p, c, DirClientToServer)
+	t.place(p, c, d)
 }
 
 func (t *ConnTable) place(p *Packet, c *Connection, d Direction) {

@@ -264,6 +264,7 @@ func NewEngine(opts Options) *Engine {
 	e.Conns.Max = opts.MaxConnections
 	e.Conns.forgetReleased = opts.ForgetReleased
 	e.Conns.retired, e.Conns.forgotten = e.retired, e.forgotten
+	e.Conns.orient = orienter(opts.ULPs)
 	e.dec.RoCEPort = opts.RoCEPort
 	e.budgetView.e = e
 	e.env = Env{Budget: &e.budgetView, MaxExchanges: opts.MaxTransactions, Observer: opts.Observer,
@@ -410,3 +411,25 @@ func (e *Engine) Finish() {
 }
 
 func durationSince(first, now int64) time.Duration { return time.Duration(now - first) }
+
+// orienter asks the ULPs that are Orienters, in order, which side sent a
+// packet (Orienter); nil when none is.
+func orienter(ulps []ULP) func(op roce.OpCode, payload []byte) Side {
+	var os []Orienter
+	for _, u := range ulps {
+		if o, ok := u.(Orienter); ok {
+			os = append(os, o)
+		}
+	}
+	if len(os) == 0 {
+		return nil
+	}
+	return func(op roce.OpCode, payload []byte) Side {
+		for _, o := range os {
+			if s := o.Sender(op, payload); s != SideUnknown {
+				return s
+			}
+		}
+		return SideUnknown
+	}
+}

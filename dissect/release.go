@@ -62,11 +62,14 @@ type connRelease struct {
 	nqp, ncm   uint8
 	pending    pairKey
 	hasPending bool
-	awaitREP   bool // in ConnTable.awaitREP, under awaitKey
-	awaitKey   pairKey
-	dropped    bool      // DropDetail took its detail
-	stream     *iwStream // iWARP
-	last       time.Time // timestamp of its last packet (IdleTimeout)
+	// firstByServer: a no-setup connection whose first packet a ULP told
+	// was the server's (ConnTable.orient).
+	firstByServer bool
+	awaitREP      bool // in ConnTable.awaitREP, under awaitKey
+	awaitKey      pairKey
+	dropped       bool      // DropDetail took its detail
+	stream        *iwStream // iWARP
+	last          time.Time // timestamp of its last packet (IdleTimeout)
 }
 
 // Released reports whether the engine is done with c: it was closed and no

@@ -1,5 +1,7 @@
 package dissect
 
+import "github.com/rdmashark/rdmashark/layers/roce"
+
 // The upper-layer-protocol seam. Below it the engine is protocol-neutral:
 // both transports hand up Message (one reassembled Send) and RDMAOp (one
 // RDMA Read or Write). Above it each upper-layer protocol (ULP) — RPC-over-
@@ -184,6 +186,29 @@ type Env struct {
 type SetUpFailer interface {
 	ULP
 	SetUpFailed(c *Connection)
+}
+
+// Side names a side of a connection.
+type Side uint8
+
+const (
+	SideUnknown Side = iota
+	SideClient       // the requester: the side that asked for the connection
+	SideServer       // the responder: the side that accepted it
+)
+
+// Orienter is a ULP that can tell which side sent a packet from the
+// packet alone: the engine asks it of the first packet the capture holds
+// of an InfiniBand/RoCE connection whose set-up it lacks, which it would
+// otherwise take for the client's (a capture that starts, or lost frames,
+// in the middle of a connection — issue 28: its roles reversed, a ULP's
+// rules read every response as a request). op is the packet's BTH opcode
+// and payload what follows its extension headers (a message's first bytes
+// for a SEND_FIRST or SEND_ONLY). SideUnknown: the packet does not tell,
+// or is not the ULP's. The first ULP, in order, that tells decides.
+type Orienter interface {
+	ULP
+	Sender(op roce.OpCode, payload []byte) Side
 }
 
 // ULPCounters is a ULP with engine-wide counters of its own (RPC-over-

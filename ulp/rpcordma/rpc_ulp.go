@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/layers/roce"
 	"github.com/rdmashark/rdmashark/rpcrdma"
 	"github.com/rdmashark/rdmashark/rpcrdma/oncrpc"
 )
@@ -119,6 +120,40 @@ func (u *rpcULP) Probe(c *dissect.Connection, m *dissect.Message) dissect.Verdic
 		return dissect.Maybe
 	}
 	return dissect.Yes
+}
+
+// Sender says which side sent the first packet the capture holds of a
+// connection whose set-up it lacks (dissect.Orienter): only the responder
+// — the server — initiates RDMA Read and Write (RFC 8166 section 3.4.3;
+// version 2 alike), so an RDMA Write or Read Request is the server's and
+// a Read Response the client's; a Send that starts a Call is the
+// client's, one that starts a Reply or an RDMA_ERROR the server's.
+func (u *rpcULP) Sender(op roce.OpCode, payload []byte) dissect.Side {
+	switch {
+	case op.IsWrite() || op.IsReadRequest():
+		return dissect.SideServer
+	case op.IsReadResponse():
+		return dissect.SideClient
+	case !op.IsSend() || !(op.IsFirst() || op.IsOnly()):
+		return dissect.SideUnknown
+	}
+	var h rpcrdma.Message
+	if h.DecodeFromBytes(payload) != nil {
+		return dissect.SideUnknown
+	}
+	v := viewOf(&h)
+	var rpc oncrpc.Header
+	rpcOK := len(v.rpc) > 0 && rpc.DecodeFromBytes(v.rpc) == nil
+	if !plausible(&v, rpcOK, &rpc) {
+		return dissect.SideUnknown
+	}
+	switch v.kind {
+	case kindCall:
+		return dissect.SideClient
+	case kindReply, kindError:
+		return dissect.SideServer
+	}
+	return dissect.SideUnknown
 }
 
 func (u *rpcULP) Start(c *dissect.Connection, env *dissect.Env) dissect.Session {

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gopacket/gopacket/pcapgo"
+	"github.com/rdmashark/rdmashark/internal/pcaptest"
+)
+
+// TestNoSetupConnectionOrientedByItsULP (issue 28): a capture that lost a
+// connection's CM exchange — here rxe-nfs3.pcap without frames 3000-3399,
+// counted as 400 kernel drops before frame 3400, as a live capture's
+// pcapng does — starts that connection with an RDMA Write of the server
+// (frame 3400: RDMA WRITE MIDDLE from 192.0.2.1 to QP 0x12). It is the
+// server's: only RPC-over-RDMA's responder initiates RDMA (RFC 8166
+// section 3.4.3), and tshark shows the connection's CM REQ (frame 3036)
+// sent by 192.0.2.2. Taking the first packet's sender for the client, as
+// the engine did, reversed the roles, and the RPC rules read the Replies
+// as Calls: CHUNK-LONG-CALL, CREDIT-OVERRUN and RDMA-BY-REQUESTER errors
+// the whole capture lacks. Now the client is 192.0.2.2 and check raises at
+// error or warning only what the whole capture does (INV-NOT-NEGOTIATED).
+func TestNoSetupConnectionOrientedByItsULP(t *testing.T) {
+	src := filepath.Join("..", "..", "testdata", "pcaps", "rxe-nfs3.pcap")
+	lt, frames := pcaptest.Read(t, src)
+	path := filepath.Join(t.TempDir(), "cut.pcapng")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := pcapgo.NewNgWriter(f, lt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, fr := range frames {
+		n := i + 1
+		if n >= 3000 && n < 3400 {
+			continue
+		}
+		var opts pcapgo.NgPacketOptions
+		if n == 3400 {
+			d := uint64(400)
+			opts.DropCount = &d
+		}
+		if err := w.WritePacketWithOptions(fr.CI, fr.Data, opts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	code, out, errs := runArgs(t, "analyze", "--format", "json", path)
+	var a struct {
+		Connections []struct {
+			ID     int    `json:"id"`
+			State  string `json:"state"`
+			Client struct {
+				Address string `json:"address"`
+			} `json:"client"`
+		} `json:"connections"`
+	}
+	if err := json.Unmarshal([]byte(out), &a); err != nil || len(a.Connections) != 2 {
+		t.Fatalf("analyze: exit %d, %v\n%s%s", code, err, out, errs)
+	}
+	if c := a.Connections[1]; c.State != "no-setup" || c.Client.Address != "192.0.2.2" {
+		t.Errorf("connection %d: %s, client %s; want no-setup, client 192.0.2.2 (tshark: the CM REQ of frame 3036)", c.ID, c.State, c.Client.Address)
+	}
+
+	rules := func(name string) map[string]bool {
+		_, out, errs := runArgs(t, "check", "--format", "json", name)
+		var doc struct {
+			Files []struct {
+				Findings []struct {
+					Rule     string `json:"rule"`
+					Severity string `json:"severity"`
+				} `json:"findings"`
+			} `json:"files"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Files) != 1 {
+			t.Fatalf("check %s: %v\n%s%s", name, err, out, errs)
+		}
+		m := map[string]bool{}
+		for _, f := range doc.Files[0].Findings {
+			if f.Severity == "error" || f.Severity == "warning" {
+				m[f.Rule] = true
+			}
+		}
+		return m
+	}
+	whole := rules(src)
+	for rule := range rules(path) {
+		if !whole[rule] {
+			t.Errorf("%s at error or warning on the cut capture; the whole capture has none", rule)
+		}
+	}
+}
