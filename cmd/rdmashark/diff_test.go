@@ -591,6 +591,28 @@ func TestDiffLinux612(t *testing.T) {
 		}
 		same(t, p)
 	})
+	t.Run("siw-nfs41", func(t *testing.T) {
+		code, d, errs := diffDoc(t, "--all", old+"siw-nfs41.pcap", nw+"siw-nfs41.pcap")
+		if code != 1 {
+			t.Fatalf("exit %d\n%s", code, errs)
+		}
+		p := d.Pairs[0]
+		// tshark -Y 'rpc.msgtyp == 0 && nfs' -e nfs.opcode -e
+		// rpcordma.reply_count -e rpcordma.segment_count on iWARP too:
+		// "53,22,9" 35 times on 6.1, none with a Reply chunk; 406 times on
+		// 6.12, 202 of them with a Reply chunk of 3 segments.
+		const s = "exchange rpcordma COMPOUND SEQUENCE,PUTFH,GETATTR"
+		for name, want := range map[string][2]string{"count": {"35", "406"}, "call reply chunk": {"0", "202"},
+			"call chunks of several handles": {"0", "202"}} {
+			if r := findRow(t, p, s, name); r.Base != want[0] || r.New != want[1] || !r.Changed {
+				t.Errorf("%s: %+v", name, r)
+			}
+		}
+		if p.Changes[diff.Negotiation] != 0 {
+			t.Errorf("%d negotiation changes on siw", p.Changes[diff.Negotiation])
+		}
+		same(t, p)
+	})
 	// NVMe/RDMA (nvmeof scenario: admin queue + one I/O queue). The
 	// consumer private data after the RDMA-CM IP header resp. the MPA v2
 	// IRD/ORD field, as tshark shows it (IP CM Consumer PrivateData;
