@@ -165,7 +165,8 @@ func FieldTable() *fields.Table {
 			}
 		}),
 	)
-	sqeFields(t) // fields_sqe.go
+	sqeFields(t)         // fields_sqe.go
+	connectDataFields(t) // fields_sqe.go
 	return t
 }
 

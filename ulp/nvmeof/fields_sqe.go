@@ -1,6 +1,7 @@
 package nvmeof
 
 import (
+	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/fields"
 	"github.com/rdmashark/rdmashark/nvme"
 )
@@ -224,6 +225,36 @@ func sqeFields(t *fields.Table) {
 		propField("nvme.fabrics.prop_get_set.csts", "Controller Status", fields.FTUint32, func(o nvme.PropertyOffset, _ int) bool { return o == nvme.PropertyCSTS }),
 		propField("nvme.fabrics.prop_get_set.data.4B", "Value", fields.FTUint32, func(o nvme.PropertyOffset, size int) bool { return !named(o) && size == 4 }),
 		propField("nvme.fabrics.prop_get_set.data.8B", "Value", fields.FTUint64, func(o nvme.PropertyOffset, size int) bool { return !named(o) && size == 8 }),
+	)
+}
+
+// connectDataFields are the Connect data's fields (NVMe over Fabrics 1.1
+// "Connect Command Data"), on the packet that carried the data: the RDMA
+// Read Response that answered the controller's fetch of a keyed SGL
+// (ConnectDataRecord), or the command capsule that carried it in-capsule.
+func connectDataFields(t *fields.Table) {
+	f := func(name, label string, ft fields.FieldType, b fields.Base, get func(d *nvme.ConnectData) fields.Value) *fields.Field {
+		return &fields.Field{Name: name, Label: label, Type: ft, Base: b, Parent: "nvme",
+			Get: func(p *dissect.Packet, emit func(fields.Value)) {
+				for _, r := range p.ULP {
+					switch r := r.(type) {
+					case *ConnectDataRecord:
+						emit(get(&r.Data))
+					case *Capsule:
+						var d nvme.ConnectData
+						if r.Command && r.Err == nil && r.Cmd.IsFabrics() && r.Cmd.FCTYPE == nvme.FabricsConnect &&
+							d.DecodeFromBytes(r.Cmd.InCapsule) == nil {
+							emit(get(&d))
+						}
+					}
+				}
+			}}
+	}
+	t.Register(
+		f("nvme.fabrics.cmd.connect.data.hostid", "Host Identifier", fields.FTBytes, fields.BaseNone, func(d *nvme.ConnectData) fields.Value { return fields.Value{B: d.HOSTID[:]} }),
+		f("nvme.fabrics.cmd.connect.data.cntrlid", "Controller ID", fields.FTUint16, fields.BaseHex, func(d *nvme.ConnectData) fields.Value { return fields.Value{U: uint64(d.CNTLID)} }),
+		f("nvme.fabrics.cmd.connect.data.subnqn", "Subsystem NQN", fields.FTString, fields.BaseNone, func(d *nvme.ConnectData) fields.Value { return fields.Value{S: string(d.SUBNQN)} }),
+		f("nvme.fabrics.cmd.connect.data.hostnqn", "Host NQN", fields.FTString, fields.BaseNone, func(d *nvme.ConnectData) fields.Value { return fields.Value{S: string(d.HOSTNQN)} }),
 	)
 }
 

@@ -359,3 +359,64 @@ func TestCMControllerIDOnLinux612(t *testing.T) {
 		}
 	}
 }
+
+// TestConnectDataEqualsTshark: nvme.fabrics.cmd.connect.data.* on every
+// frame of rxe-nvmeof.pcap hold what tshark 4.0 -2 printed
+// (rxe-nvmeof.data.tsv, gen.sh): the admin queue's Connect data in the
+// RDMA Read Response that carried it (frame 17), nothing elsewhere — but
+// the I/O queue's in-capsule Connect data in its two-packet Send (frame
+// 94), which tshark does not reassemble (KD-NVME-MULTIPACKET): there
+// rdmashark shows the same host and subsystem with the CNTLID the admin
+// Connect returned (0x0001, tshark's nvme.fabrics.cqe.connect.cntrlid in
+// frame 18).
+func TestConnectDataEqualsTshark(t *testing.T) {
+	set := fields.NewFieldSet(nvmeof.FieldTable)
+	header, want := readTSV(t, "../../testdata/tshark/nvme/rxe-nvmeof.data.tsv")
+	var cols []int
+	for i, name := range header {
+		if _, ok := set.Lookup(name); ok && strings.HasPrefix(name, "nvme.fabrics.cmd.connect.data.") {
+			cols = append(cols, i)
+		}
+	}
+	if len(cols) != 4 {
+		t.Fatalf("%d Connect data columns in tshark's file", len(cols))
+	}
+	r, err := source.Open("../../testdata/pcaps/ulp/rxe-nvmeof.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	e := dissect.NewEngine(dissect.Options{ULPs: []dissect.ULP{nvmeof.New()}})
+	compared := 0
+	err = e.Run(r, func(p *dissect.Packet) error {
+		row := want[p.Number]
+		for _, ci := range cols {
+			fd, _ := set.Lookup(header[ci])
+			var vals []string
+			fd.Get(p, func(v fields.Value) { vals = append(vals, fd.Format(v)) })
+			got, exp := strings.Join(vals, ","), ""
+			if ci < len(row) {
+				exp = row[ci]
+			}
+			if p.Number == 94 {
+				exp = map[string]string{"nvme.fabrics.cmd.connect.data.cntrlid": "0x0001"}[header[ci]]
+				if exp == "" {
+					exp = want[17][ci]
+				}
+			}
+			if got != exp {
+				t.Errorf("frame %d %s: %q, tshark %q", p.Number, header[ci], got, exp)
+			}
+			if exp != "" {
+				compared++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if compared != 8 {
+		t.Errorf("%d values compared, want 8 (frames 17 and 94)", compared)
+	}
+}

@@ -333,7 +333,11 @@ type session struct {
 	// recs are the records of the Sends the current packet completed:
 	// each stays valid, in dissect.Packet.ULP, until the next packet.
 	recs dissect.Records[Capsule]
-	x    dissect.Exchange
+	// connData is the Connect data the controller fetched by an RDMA Read
+	// answered in one packet, filed in that packet's ULP records (the
+	// fields' nvme.fabrics.cmd.connect.data.*; reused).
+	connData ConnectDataRecord
+	x        dissect.Exchange
 	// cmds are the command records, reused.
 	cmds dissect.Pool[Command]
 }
@@ -656,6 +660,11 @@ func (s *session) RDMAOp(p *dissect.Packet, op *dissect.RDMAOp) {
 		// The controller fetched the Connect data (Linux hosts send it
 		// by keyed SGL, rxe-nvmeof.pcap).
 		q.connectData(op.Data)
+		if p != nil && len(op.Packets) == 2 && op.Packets[1] == p.Number && s.connData.Data.DecodeFromBytes(op.Data) == nil {
+			// One Read Response carried it: the fields show it there,
+			// as tshark does.
+			p.ULP = append(p.ULP, &s.connData)
+		}
 	case q.Admin() && nvme.AdminOpcode(x.OPC) == nvme.AdminIdentify && nvme.CNS(x.CDW10) == nvme.CNSController && op.Kind == dissect.RDMAWrite &&
 		op.Offset == x.SGL.Address && len(op.Data) >= nvme.IdentifyDataLen && q.Identify == nil:
 		var ic nvme.IdentifyController
@@ -777,4 +786,10 @@ func appendDuration(b []byte, ns int64) []byte {
 		return append(strconv.AppendFloat(b, v/1e3, 'f', 2, 64), " ms"...)
 	}
 	return append(strconv.AppendFloat(b, v, 'f', 0, 64), " µs"...)
+}
+
+// ConnectDataRecord is the Connect data a packet carried to the controller
+// (an RDMA Read Response; dissect.Packet.ULP): valid until the next packet.
+type ConnectDataRecord struct {
+	Data nvme.ConnectData
 }
