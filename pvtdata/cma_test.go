@@ -3,6 +3,7 @@ package pvtdata
 import (
 	"bytes"
 	"errors"
+	"github.com/rdmashark/rdmashark/internal/pdtest"
 	"net/netip"
 	"strings"
 	"testing"
@@ -51,14 +52,8 @@ func TestServiceID(t *testing.T) {
 	}
 }
 
-// ipv6Header: hand-built header, offsets of struct cma_hdr.
-var ipv6Header = []byte{
-	0x00,       // cma_version
-	0x60,       // IP version 6, reserved 0
-	0xc0, 0x01, // port 49153
-	0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, // src 2001:db8::2
-	0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, // dst 2001:db8::1
-}
+// ipv6Header: the hand-built IPv6 RDMA-CM header (internal/pdtest).
+var ipv6Header = pdtest.IPv6CMAHeader
 
 func TestDecodeCMAHeaderIPv6(t *testing.T) {
 	h, err := DecodeCMAHeader(ipv6Header)

@@ -3,45 +3,13 @@ package pvtdata
 import (
 	"bytes"
 	"errors"
+	"github.com/rdmashark/rdmashark/internal/pdtest"
 	"testing"
 )
 
-// realSeeds returns the private data of the real captures plus the
-// hand-built edge cases, with the prefix a tracker would use.
-func realSeeds(t testing.TB) []struct {
-	pd     []byte
-	prefix Prefix
-} {
-	seeds := []struct {
-		pd     []byte
-		prefix Prefix
-	}{
-		{rxeNFS3REQ(t), PrefixCMA},
-		{rxeNFS3REP(t), PrefixNone},
-		{siwNFS3MPAReq(t), PrefixMPAv2},
-		{siwNFS3MPARep(t), PrefixMPAv2},
-		{rxeRpingREQ(t), PrefixCMA},
-		{ipoibCMREQ(t), PrefixNone},
-		{ipv6Header, PrefixCMA},
-		{cat(ipv6Header, ident, []byte{2, 0xff, 0, 0}), PrefixCMA},
-		{cat([]byte{0, 0x80, 0, 0}, ident, []byte{1}), PrefixMPAv2},
-		{ident[:3], PrefixNone},
-		{nil, PrefixCMA},
-	}
-	for _, f := range []string{"rxe-nfs41.pcap", "siw-nfs41.pcap", "siw-rping.pcap", "public/montybeatnik-rdma-roce-lab-test.pcap"} {
-		for _, p := range readSetupPD(t, f) {
-			seeds = append(seeds, struct {
-				pd     []byte
-				prefix Prefix
-			}{p.PD, prefixFor(p)})
-		}
-	}
-	return seeds
-}
-
 func FuzzFrame(f *testing.F) {
-	for _, s := range realSeeds(f) {
-		f.Add(s.pd, uint8(s.prefix))
+	for _, s := range pdtest.Seeds(f, pcapDir) {
+		f.Add(s.PD, s.Prefix)
 	}
 	f.Fuzz(func(t *testing.T, pd []byte, prefix uint8) {
 		in := bytes.Clone(pd)
@@ -81,8 +49,8 @@ func FuzzFrame(f *testing.F) {
 }
 
 func FuzzDecodeCMAHeader(f *testing.F) {
-	for _, s := range realSeeds(f) {
-		f.Add(s.pd)
+	for _, s := range pdtest.Seeds(f, pcapDir) {
+		f.Add(s.PD)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		h, err := DecodeCMAHeader(b)

@@ -29,12 +29,12 @@ func readSetupPD(t testing.TB, name string) []setupPD {
 }
 
 // prefixFor is the prefix a connection tracker passes to the framing.
-func prefixFor(p setupPD) Prefix {
-	switch {
-	case p.Kind == "REQ" && p.IPService():
-		return PrefixCMA
-	case p.Enhanced():
-		return PrefixMPAv2
+func prefixFor(p setupPD) Prefix { return Prefix(p.Prefix()) }
+
+// TestPDTestPrefixes: internal/pdtest numbers the prefixes as Prefix does
+// (it cannot import this package).
+func TestPDTestPrefixes(t *testing.T) {
+	if pdtest.PrefixNone != uint8(PrefixNone) || pdtest.PrefixCMA != uint8(PrefixCMA) || pdtest.PrefixMPAv2 != uint8(PrefixMPAv2) {
+		t.Fatal("pdtest's prefix numbers differ from pvtdata.Prefix's")
 	}
-	return PrefixNone
 }

@@ -3,6 +3,7 @@ package pvtdata
 import (
 	"bytes"
 	"errors"
+	"github.com/rdmashark/rdmashark/internal/pdtest"
 	"net/netip"
 	"strings"
 	"testing"
@@ -10,9 +11,9 @@ import (
 
 // ident is the RFC 8797 Format Identifier: consumer data the framing
 // must leave alone (its parsing is package rpcrdma/rfc8797's).
-var ident = []byte{0xf6, 0xab, 0x0e, 0x18}
+var ident = pdtest.Ident
 
-func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+var cat = pdtest.Cat
 
 func TestFrameRealRoCE(t *testing.T) {
 	f := Frame(rxeNFS3REQ(t), PrefixCMA)

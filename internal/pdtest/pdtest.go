@@ -5,6 +5,7 @@
 package pdtest
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
@@ -226,4 +227,72 @@ func (p SetupPD) IPService() bool { return p.SID>>24 == 1 }
 // data).
 func (p SetupPD) Enhanced() bool {
 	return (p.Kind == "MPAReq" || p.Kind == "MPARep") && p.Rev == 2 && p.Flags&0x10 != 0
+}
+
+// Prefix numbers, as pvtdata.Prefix numbers them (pdtest cannot import
+// pvtdata, whose own tests import pdtest; pvtdata's TestPDTestPrefixes
+// holds the two equal).
+const (
+	PrefixNone  uint8 = iota // the consumer's data starts at octet 0
+	PrefixCMA                // the RDMA-CM IP header comes first
+	PrefixMPAv2              // the RFC 6581 IRD/ORD field comes first
+)
+
+// Prefix is the framing a connection tracker finds in front of p's
+// consumer data.
+func (p SetupPD) Prefix() uint8 {
+	switch {
+	case p.Kind == "REQ" && p.IPService():
+		return PrefixCMA
+	case p.Enhanced():
+		return PrefixMPAv2
+	}
+	return PrefixNone
+}
+
+// IPv6CMAHeader is a hand-built RDMA-CM IP header (offsets of Linux's
+// struct cma_hdr) for an IPv6 connection.
+var IPv6CMAHeader = []byte{
+	0x00,       // cma_version
+	0x60,       // IP version 6, reserved 0
+	0xc0, 0x01, // port 49153
+	0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, // src 2001:db8::2
+	0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, // dst 2001:db8::1
+}
+
+// Ident is the RFC 8797 Format Identifier in network byte order.
+var Ident = []byte{0xf6, 0xab, 0x0e, 0x18}
+
+// Cat joins byte slices.
+func Cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+
+// Seed is one fuzz seed of the set-up private data decoders: the octets
+// and the prefix a tracker would pass with them.
+type Seed struct {
+	PD     []byte
+	Prefix uint8
+}
+
+// Seeds returns the private data of the real captures (literals, and every
+// set-up message of four captures under dir) plus hand-built edge cases.
+func Seeds(t testing.TB, dir string) []Seed {
+	seeds := []Seed{
+		{RxeNFS3REQ(t), PrefixCMA},
+		{RxeNFS3REP(t), PrefixNone},
+		{SiwNFS3MPAReq(t), PrefixMPAv2},
+		{SiwNFS3MPARep(t), PrefixMPAv2},
+		{RxeRpingREQ(t), PrefixCMA},
+		{IPoIBCMREQ(t), PrefixNone},
+		{IPv6CMAHeader, PrefixCMA},
+		{Cat(IPv6CMAHeader, Ident, []byte{2, 0xff, 0, 0}), PrefixCMA},
+		{Cat([]byte{0, 0x80, 0, 0}, Ident, []byte{1}), PrefixMPAv2},
+		{Ident[:3], PrefixNone},
+		{nil, PrefixCMA},
+	}
+	for _, f := range []string{"rxe-nfs41.pcap", "siw-nfs41.pcap", "siw-rping.pcap", "public/montybeatnik-rdma-roce-lab-test.pcap"} {
+		for _, p := range ReadSetupPD(t, dir+"/"+f) {
+			seeds = append(seeds, Seed{p.PD, p.Prefix()})
+		}
+	}
+	return seeds
 }

@@ -1,6 +1,9 @@
 package rfc8797
 
-import "github.com/rdmashark/rdmashark/pvtdata"
+import (
+	"github.com/rdmashark/rdmashark/internal/pdtest"
+	"github.com/rdmashark/rdmashark/pvtdata"
+)
 
 // The generic framing the tests build on is package pvtdata's; these
 // names keep the tests, moved with the code from there, readable.
@@ -23,10 +26,5 @@ var (
 	ErrCMAIPVersion = pvtdata.ErrCMAIPVersion
 )
 
-// ipv6Header: the hand-built header of pvtdata's tests, offsets of struct
-// cma_hdr, as a fuzz seed.
-var ipv6Header = []byte{
-	0x00, 0x60, 0xc0, 0x01,
-	0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02,
-	0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01,
-}
+// ipv6Header: the hand-built IPv6 RDMA-CM header (internal/pdtest).
+var ipv6Header = pdtest.IPv6CMAHeader

@@ -3,14 +3,15 @@ package rfc8797
 import (
 	"bytes"
 	"errors"
+	"github.com/rdmashark/rdmashark/internal/pdtest"
 	"strings"
 	"testing"
 )
 
 // ident is the Format Identifier in network byte order (RFC 8797 section 4).
-var ident = []byte{0xf6, 0xab, 0x0e, 0x18}
+var ident = pdtest.Ident
 
-func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+var cat = pdtest.Cat
 
 func TestDecode(t *testing.T) {
 	cases := []struct {

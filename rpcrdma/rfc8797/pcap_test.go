@@ -29,12 +29,4 @@ func readSetupPD(t testing.TB, name string) []setupPD {
 }
 
 // prefixFor is the prefix a connection tracker passes to the framing.
-func prefixFor(p setupPD) Prefix {
-	switch {
-	case p.Kind == "REQ" && p.IPService():
-		return PrefixCMA
-	case p.Enhanced():
-		return PrefixMPAv2
-	}
-	return PrefixNone
-}
+func prefixFor(p setupPD) Prefix { return Prefix(p.Prefix()) }
