@@ -76,16 +76,17 @@ func analysisInfo(p *dissect.Packet, b *infoBuf) {
 		return
 	}
 	if a.LostSegment > 0 {
-		what := " PSNs missing]"
+		unit := " PSN"
 		if p.Conn != nil && p.Conn.Transport == dissect.TransportIWARP {
-			what = " octets missing]"
-		}
-		if a.LostSegment == 1 {
-			what = what[:len(what)-10] + " missing]" // " PSN missing]", " octet missing]"
+			unit = " octet"
 		}
 		b.WriteString(" [gap: ")
 		b.uint(uint64(a.LostSegment))
-		b.WriteString(what)
+		b.WriteString(unit)
+		if a.LostSegment != 1 {
+			b.WriteString("s")
+		}
+		b.WriteString(" missing]")
 	}
 	switch {
 	case a.Reissue:
