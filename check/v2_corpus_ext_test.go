@@ -1,10 +1,6 @@
 package check_test
 
 import (
-	"bufio"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/rdmashark/rdmashark/check"
@@ -44,31 +40,6 @@ func evaluated(res *check.Result, id string) bool {
 	return false
 }
 
-// v2LabelsOf is v2_corpus_test.go's v2Labels: the frames of a corpus
-// capture by label.
-func v2LabelsOf(t *testing.T, name string) map[string]int {
-	t.Helper()
-	f, err := os.Open("../testdata/v2corpus/" + name + ".labels")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	out := map[string]int{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		n, l, ok := strings.Cut(sc.Text(), "\t")
-		if !ok {
-			continue
-		}
-		frame, err := strconv.Atoi(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[l] = frame
-	}
-	return out
-}
-
 // TestV2CorpusValid: every header type, property and error code of the
 // draft, a 6000-octet Call inline that only the Transport Properties
 // allow (8192 each way), continued messages split off word boundaries, a
@@ -106,7 +77,7 @@ func TestV2CorpusValid(t *testing.T) {
 		t.Errorf("thresholds %d / %d, want 8192 / 8192", p.Threshold(0), p.Threshold(1))
 	}
 	c, s := p.Sides[0], p.Sides[1]
-	if c.Messages != 2 || c.FinalPacket != v2LabelsOf(t, "valid")["client CONNPROP_FINAL"] || c.HostAuth != len("rdmashark") || c.RSSIZ != 1048576 || c.RCSIZ != 16 {
+	if c.Messages != 2 || c.FinalPacket != check.V2Labels(t, "valid")["client CONNPROP_FINAL"] || c.HostAuth != len("rdmashark") || c.RSSIZ != 1048576 || c.RCSIZ != 16 {
 		t.Errorf("client properties %+v", c)
 	}
 	if s.Messages != 1 || s.BRS != rpcrdma.RvrsDirCont || s.Unknown != 1 || s.RCSIZ != 16 {
