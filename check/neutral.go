@@ -16,8 +16,9 @@ import (
 // IDs (Neutral.Rule), reading what the session left on the model:
 // RDMAOp.Attach (dissect.Memory: Attached, UnattachedAfterResponse,
 // UnattachedCaptureGap, ...) and, for Sends With Invalidate, the ULP's
-// record through Neutral.Invalidated. RPC-over-RDMA's own versions are
-// its plug-in's (ulp/rpcordma/rules_rdma.go, rules_inv.go).
+// record through Neutral.Invalidated. Every plug-in instantiates them:
+// NVMe/RDMA, iSER, SMB Direct, SRP and RPC-over-RDMA (whose findings keep
+// the words they had before these rules were neutral: Neutral.Words).
 
 // Neutral describes one ULP to the neutral rules: its name, how its
 // findings name the parties and the memory, and how to read its records.
@@ -60,6 +61,33 @@ type Neutral struct {
 	Invalidated func(c *Conn, m *dissect.Message) (inv Invalidation, ok bool)
 	// Keys are the findings' keys (Finding.Key, what a baseline matches).
 	Keys NeutralKeys
+	// Words, when set, words a finding in the ULP's own terms: it gets
+	// the finding the neutral rule made (w.Finding), with what it is
+	// about, and may rewrite its Message, Key, XID, Exchange and
+	// Packets. RPC-over-RDMA's findings are older than these rules: their
+	// messages and keys are an output contract, and say more than the
+	// neutral ones (the chunk lists, the Calls outstanding).
+	Words func(c *Conn, w *Wording)
+}
+
+// Wording is what Neutral.Words gets: the finding and what it is about.
+type Wording struct {
+	Finding *Finding
+	// Check is the check that found it.
+	Check NeutralCheck
+	// Op is the RDMA operation of the RDMA checks' findings.
+	Op *dissect.RDMAOp
+	// Msg and Inv are the Send With Invalidate of the invalidation's
+	// findings and what the ULP's record says of it.
+	Msg *dissect.Message
+	Inv *Invalidation
+}
+
+// word lets the ULP word f (Neutral.Words).
+func (n *Neutral) word(c *Conn, f *Finding, k NeutralCheck, op *dissect.RDMAOp, m *dissect.Message, inv *Invalidation) {
+	if n.Words != nil {
+		n.Words(c, &Wording{Finding: f, Check: k, Op: op, Msg: m, Inv: inv})
+	}
 }
 
 // NeutralKeys are the keys of the neutral findings; an empty one is the
@@ -92,12 +120,38 @@ type Invalidation struct {
 	BySetUp                   bool
 	// Unsure: the Send's request cannot be told (it did not decode, a
 	// fragment, a reassembly cut): no request answered is then not a
-	// finding.
-	Unsure bool
+	// finding, but not evaluated for UnsureWhy (ReasonMidTransaction
+	// when none).
+	Unsure    bool
+	UnsureWhy Reason
+	// Undecodable: the ULP could not tell what the Send is (its header
+	// did not decode): a rule of InvalidateByRequester alone, which
+	// examines every Send, leaves it not evaluated.
+	Undecodable bool
+	// Role, when not RoleByDirection, says whether the Send may carry an
+	// invalidation where its direction does not tell (RPC-over-RDMA,
+	// whose backchannel turns the roles round: a Reply may, from either
+	// side; a Call or an RDMA_ERROR may not).
+	Role InvalidateRole
 	// What names the message ("SCSI Response"), "" when nothing more
 	// than a Send.
 	What string
 }
+
+// InvalidateRole says who may send a Send With Invalidate
+// (Invalidation.Role).
+type InvalidateRole uint8
+
+const (
+	// RoleByDirection: the responder's Sends may, the requester's may
+	// not.
+	RoleByDirection InvalidateRole = iota
+	// RoleResponse: the Send is a response, which may.
+	RoleResponse
+	// RoleOther: the Send is no response (a request, an error), which
+	// may not, whichever side sent it.
+	RoleOther
+)
 
 // NeutralCheck is one of the neutral checks, to combine in one rule.
 type NeutralCheck uint8
@@ -105,17 +159,39 @@ type NeutralCheck uint8
 const (
 	// RDMAByRequester: the requester initiates no RDMA Read or Write.
 	RDMAByRequester NeutralCheck = 1 << iota
-	// RDMAUnadvertised: an RDMA operation of the responder falls inside
-	// a region an outstanding request advertised.
-	RDMAUnadvertised
+	// RDMAReadUnadvertised and RDMAWriteUnadvertised: an RDMA Read
+	// (Write) of the responder falls inside a region an outstanding
+	// request advertised for it (a ULP with one rule per kind).
+	RDMAReadUnadvertised
+	RDMAWriteUnadvertised
 	// RDMAAfterResponse: none targets a request's memory after its
 	// response.
 	RDMAAfterResponse
-	// InvalidateForeign: a Send With Invalidate comes from the
-	// responder, as the ULP allows, and invalidates an STag of the
-	// request it answers.
-	InvalidateForeign
+	// InvalidateByRequester: no Send With Invalidate comes from the
+	// requester (or is no response: Invalidation.Role). Alone in a rule,
+	// it examines every Send of the ULP.
+	InvalidateByRequester
+	// InvalidateSTag: a Send With Invalidate of the responder is allowed
+	// by the ULP, answers an outstanding request and invalidates an STag
+	// that request advertised.
+	InvalidateSTag
+
+	// RDMAUnadvertised: both kinds of RDMAReadUnadvertised and
+	// RDMAWriteUnadvertised.
+	RDMAUnadvertised = RDMAReadUnadvertised | RDMAWriteUnadvertised
+	// InvalidateForeign: InvalidateByRequester and InvalidateSTag, in
+	// one rule.
+	InvalidateForeign = InvalidateByRequester | InvalidateSTag
 )
+
+// unadvertised is the check of RDMA operations of kind k outside every
+// advertised region.
+func unadvertised(k dissect.RDMAOpKind) NeutralCheck {
+	if k == dissect.RDMARead {
+		return RDMAReadUnadvertised
+	}
+	return RDMAWriteUnadvertised
+}
 
 // NeutralRule is one rule made of neutral checks: Rule gives its ID,
 // severity and texts (Neutral.Rule fills in ULP, Applies and the check
@@ -139,7 +215,7 @@ func (n *Neutral) Rule(spec NeutralRule) *Rule {
 		ru.RDMAOp = func(c *Conn, op *dissect.RDMAOp) { n.rdmaOp(c, op, checks, attached) }
 	}
 	if checks&InvalidateForeign != 0 {
-		ru.ULPMessage = n.invalidate
+		ru.ULPMessage = func(c *Conn, m *dissect.Message) { n.invalidate(c, m, checks) }
 	}
 	return &ru
 }
@@ -164,26 +240,39 @@ func (n *Neutral) opText(op *dissect.RDMAOp) string {
 
 func (n *Neutral) damaged(c *Conn) bool { return n.Damaged != nil && n.Damaged(c) }
 
-// rdmaOp judges op by the checks of one rule. The requester's operations
-// are RDMAByRequester's alone; the responder's are judged by where the
-// session attached them (dissect.Memory): to a request (checked), to one
-// already answered (RDMAAfterResponse), or to none (RDMAUnadvertised;
-// capture loss makes either not evaluated).
+// rdmaOp judges op by the checks of one rule. An operation no session of
+// the ULP looked at (dissect.UnattachedNoULP: its connection's ULP was
+// not decided yet, or it carries none, for a rule that also runs on
+// unclaimed connections) is none of the ULP's to judge. The requester's
+// operations are RDMAByRequester's alone; the responder's are judged by
+// where the session attached them (dissect.Memory): to a request
+// (checked), to one already answered (RDMAAfterResponse), or to none
+// (RDMA*Unadvertised; capture loss, or an outstanding request whose
+// regions did not decode, makes either not evaluated).
 func (n *Neutral) rdmaOp(c *Conn, op *dissect.RDMAOp, checks NeutralCheck, attached func(*Conn, *dissect.RDMAOp)) {
+	if op.Attach.Reason == dissect.UnattachedNoULP {
+		return
+	}
 	if op.Dir == dissect.DirClientToServer {
 		if checks&RDMAByRequester == 0 {
 			return
 		}
 		c.Checked()
-		c.Reportf(op.Packets, n.key(n.Keys.ByRequester, op), "the %s initiated an %s; on %s only the %s moves data by RDMA",
-			n.Requester, n.opText(op), n.Protocol, n.Responder)
+		if c.dropped() {
+			return
+		}
+		f := Finding{Packets: op.Packets, Key: n.key(n.Keys.ByRequester, op), Message: fmt.Sprintf(
+			"the %s initiated an %s; on %s only the %s moves data by RDMA", n.Requester, n.opText(op), n.Protocol, n.Responder)}
+		n.word(c, &f, RDMAByRequester, op, nil, nil)
+		c.Report(f)
 		return
 	}
 	if checks == RDMAByRequester {
 		c.Checked() // the responder's: what the rule asks of it holds
 		return
 	}
-	if op.Dir != dissect.DirServerToClient {
+	unadv := checks&unadvertised(op.Kind) != 0
+	if op.Dir != dissect.DirServerToClient || !unadv && checks&RDMAAfterResponse == 0 {
 		return
 	}
 	switch a := &op.Attach; a.Reason {
@@ -206,21 +295,30 @@ func (n *Neutral) rdmaOp(c *Conn, op *dissect.RDMAOp, checks NeutralCheck, attac
 			if !ok {
 				f.Message = fmt.Sprintf("the %s's %s targets the %s of a %s after its %s (packet %d)",
 					n.Responder, n.opText(op), n.Memory, n.Request, n.Response, a.ResponsePacket)
+				n.word(c, &f, RDMAAfterResponse, op, nil, nil)
 				c.Report(f)
 				return
 			}
 			f.Exchange = n.exchange(k)
 			f.Message = fmt.Sprintf("the %s's %s targets the %s of %s (%s) after its %s (packet %d)",
 				n.Responder, n.opText(op), n.Memory, name, n.KeyText(k), n.Response, a.ResponsePacket)
+			n.word(c, &f, RDMAAfterResponse, op, nil, nil)
 			c.Report(f)
 			return
 		}
 		f.Exchange = n.exchange(key)
 		f.Message = fmt.Sprintf("the %s's %s targets the %s of the %s with %s after its %s (packet %d)",
 			n.Responder, n.opText(op), n.Memory, n.Request, n.KeyText(key), n.Response, a.ResponsePacket)
+		n.word(c, &f, RDMAAfterResponse, op, nil, nil)
 		c.Report(f)
+	case dissect.UnattachedRequestUnknown:
+		if unadv {
+			// An outstanding request's regions did not decode: the
+			// operation may well be its.
+			c.Skip(ReasonCallUnknown)
+		}
 	default:
-		if checks&RDMAUnadvertised == 0 {
+		if !unadv {
 			return
 		}
 		if n.damaged(c) {
@@ -229,9 +327,10 @@ func (n *Neutral) rdmaOp(c *Conn, op *dissect.RDMAOp, checks NeutralCheck, attac
 		}
 		// The request that advertised it may be one the capture lost:
 		// judged at the end of the connection.
-		c.Hold(Finding{Packets: op.Packets, Key: n.key(n.Keys.Unadvertised, op), Message: fmt.Sprintf(
-			"the %s's %s is inside no %s outstanding on the %s", n.Responder, n.opText(op), n.Region(op.Kind), n.Conn)},
-			dissect.DirClientToServer, 0, dissect.FirstPacket(op.Packets))
+		f := Finding{Packets: op.Packets, Key: n.key(n.Keys.Unadvertised, op), Message: fmt.Sprintf(
+			"the %s's %s is inside no %s outstanding on the %s", n.Responder, n.opText(op), n.Region(op.Kind), n.Conn)}
+		n.word(c, &f, unadvertised(op.Kind), op, nil, nil)
+		c.Hold(f, dissect.DirClientToServer, 0, dissect.FirstPacket(op.Packets))
 	}
 }
 
@@ -241,18 +340,50 @@ func (n *Neutral) rdmaOp(c *Conn, op *dissect.RDMAOp, checks NeutralCheck, attac
 // every Send between the request and the response (a later request with
 // the same key, a response the capture lost): judged at the end of the
 // connection.
-func (n *Neutral) invalidate(c *Conn, m *dissect.Message) {
+func (n *Neutral) invalidate(c *Conn, m *dissect.Message, checks NeutralCheck) {
 	inv, ok := n.Invalidated(c, m)
-	if !ok || !m.Invalidate {
+	if !ok {
 		return
 	}
-	if m.Dir == dissect.DirClientToServer {
+	// A rule of InvalidateByRequester alone examines every Send: one
+	// not sent With Invalidate, or by the responder, passes it.
+	only := checks&InvalidateSTag == 0
+	if inv.Undecodable {
+		if only {
+			c.Skip(ReasonUndecodable)
+		}
+		return
+	}
+	if !m.Invalidate {
+		if only {
+			c.Checked()
+		}
+		return
+	}
+	byRequester := m.Dir == dissect.DirClientToServer
+	if inv.Role != RoleByDirection {
+		byRequester = inv.Role == RoleOther
+	}
+	if byRequester {
+		if checks&InvalidateByRequester == 0 {
+			return
+		}
 		c.Checked()
+		if c.dropped() {
+			return
+		}
 		key := n.Keys.InvalidateByRequester
 		if key == "" {
 			key = "by-" + n.Requester
 		}
-		c.Reportf(m.Packets, key, "the %s sent With Invalidate of %s 0x%08x; only the %s's responses may", n.Requester, n.Tag, m.InvalidatedSTag, n.Responder)
+		f := Finding{Packets: m.Packets, Key: key, Message: fmt.Sprintf("the %s sent With Invalidate of %s 0x%08x; only the %s's responses may",
+			n.Requester, n.Tag, m.InvalidatedSTag, n.Responder)}
+		n.word(c, &f, InvalidateByRequester, nil, m, &inv)
+		c.Report(f)
+		return
+	}
+	if only {
+		c.Checked()
 		return
 	}
 	to := dissect.FirstPacket(m.Packets)
@@ -272,7 +403,11 @@ func (n *Neutral) invalidate(c *Conn, m *dissect.Message) {
 		c.Hold(f, dissect.DirUnknown, inv.Packet, to)
 	case !inv.Answered:
 		if inv.Unsure || n.damaged(c) {
-			c.Skip(ReasonMidTransaction)
+			why := inv.UnsureWhy
+			if why == ReasonNone {
+				why = ReasonMidTransaction
+			}
+			c.Skip(why)
 			return
 		}
 		key := n.Keys.NoRequest
@@ -284,8 +419,10 @@ func (n *Neutral) invalidate(c *Conn, m *dissect.Message) {
 			what = " (" + inv.What + ")"
 		}
 		// Its request may be one the capture lost.
-		c.Hold(Finding{Packets: m.Packets, Key: key, Message: fmt.Sprintf("a Send With Invalidate of %s 0x%08x%s answers no %s outstanding on the %s",
-			n.Tag, m.InvalidatedSTag, what, n.Request, n.Conn)}, dissect.DirClientToServer, 0, to)
+		f = Finding{Packets: m.Packets, Key: key, Message: fmt.Sprintf("a Send With Invalidate of %s 0x%08x%s answers no %s outstanding on the %s",
+			n.Tag, m.InvalidatedSTag, what, n.Request, n.Conn)}
+		n.word(c, &f, InvalidateSTag, nil, m, &inv)
+		c.Hold(f, dissect.DirClientToServer, 0, to)
 	case inv.Advertised:
 		c.Checked()
 	default:
@@ -295,6 +432,7 @@ func (n *Neutral) invalidate(c *Conn, m *dissect.Message) {
 		}
 		f.Message = fmt.Sprintf("the %s to %s (%s) invalidated %s 0x%08x, which the %s did not advertise%s",
 			n.Response, inv.Name, n.KeyText(inv.Key), n.Tag, m.InvalidatedSTag, n.Request, inv.Asked)
+		n.word(c, &f, InvalidateSTag, nil, m, &inv)
 		c.Hold(f, dissect.DirUnknown, inv.Packet, to)
 	}
 }
