@@ -116,20 +116,18 @@ responder that invalidates them anyway breaks its peer's memory registration.`,
 			Evidence: "the connection's set-up and its Send With Invalidate messages",
 			Applies:  needsRPC, ULPMessage: msgRule(checkInvNegotiated),
 		},
-		{
+		neutral.Rule(check.NeutralRule{Checks: check.InvalidateByRequester, Rule: check.Rule{
 			ID: "INV-WRONG-DIRECTION", Severity: check.Error, Reference: "RFC 8797 section 4.1",
-			ULP:     Name,
 			Summary: "Send With Invalidate carries something other than an RPC Reply",
 			Explanation: `Only the responder may use RDMA Send With Invalidate, and only to transmit RPC
 Replies (RFC 8797 section 4.1). A Call, an RDMA_ERROR or any other message sent
 With Invalidate asks the receiver to invalidate an STag it never associated with
 that message.`,
 			Evidence: "the connection's reassembled Sends",
-			Applies:  needsRPC, ULPMessage: msgRule(checkInvDirection),
-		},
-		{
+			Applies:  needsRPC,
+		}}),
+		neutral.Rule(check.NeutralRule{Checks: check.InvalidateSTag, Rule: check.Rule{
 			ID: "INV-FOREIGN-STAG", Severity: check.Error, Reference: "RFC 8797 section 4.1",
-			ULP:     Name,
 			Summary: "the invalidated STag is one the Call with the same XID advertised",
 			Explanation: `"Each RDMA Send With Invalidate MUST invalidate an STag associated only with the
 XID in the rdma_xid field of the RPC-over-RDMA Transport Header it carries"
@@ -138,8 +136,8 @@ Inval STag) with the handles of the Read list, Write list and Reply chunk of
 the Call with that XID. Invalidating another transaction's STag pulls memory
 out from under an RPC still in progress.`,
 			Evidence: "the Call and the Reply of a transaction",
-			Applies:  needsRPC, ULPMessage: msgRule(checkInvForeign),
-		},
+			Applies:  needsRPC,
+		}}),
 		{
 			ID: "INV-V2-HANDLE", Severity: check.Error, Reference: "draft-ietf-nfsv4-rpcrdma-version-two-07 section \"Remote Invalidation\"", Added: true,
 			ULP: Name, Version: 2,
@@ -392,50 +390,46 @@ length: NFSv3 WRITE Calls and READ Replies.`,
 		},
 
 		// RDMA operations against advertised memory.
-		{
+		neutral.Rule(check.NeutralRule{Checks: check.RDMAReadUnadvertised, Rule: check.Rule{
 			ID: "RDMA-READ-UNADVERTISED", Severity: check.Error, Reference: "RFC 8166 sections 3.4.3, 3.4.5",
-			ULP:     Name,
 			Summary: "an RDMA Read targets memory inside a Read segment of an outstanding Call",
 			Explanation: `The responder pulls a Call's Read chunks with RDMA Read; every Read must fall
 inside a Read segment (handle, offset, length) that a Call still outstanding on
 the connection advertised. A Read elsewhere reaches requester memory that was
 not offered for it — at best a remote access error, at worst a data leak.`,
 			Evidence: "the connection's Calls and RDMA Reads",
-			Applies:  needsRPCOps, RDMAOp: checkAdvertised(true),
-		},
-		{
+			Applies:  needsRPCOps,
+		}}),
+		neutral.Rule(check.NeutralRule{Checks: check.RDMAWriteUnadvertised, Rule: check.Rule{
 			ID: "RDMA-WRITE-UNADVERTISED", Severity: check.Error, Reference: "RFC 8166 sections 3.4.3, 3.4.6",
-			ULP:     Name,
 			Summary: "an RDMA Write targets memory inside a Write chunk or Reply chunk of an outstanding Call",
 			Explanation: `The responder pushes results with RDMA Write into the Write chunks and the Reply
 chunk of the Call they answer; every Write must fall inside one of their
 segments. A Write elsewhere overwrites requester memory that was not offered for
 it.`,
 			Evidence: "the connection's Calls and RDMA Writes",
-			Applies:  needsRPCOps, RDMAOp: checkAdvertised(false),
-		},
-		{
+			Applies:  needsRPCOps,
+		}}),
+		neutral.Rule(check.NeutralRule{Checks: check.RDMAAfterResponse, Rule: check.Rule{
 			ID: "RDMA-AFTER-REPLY", Severity: check.Error, Reference: "RFC 8166 sections 3.4.3, 3.6",
-			ULP:     Name,
 			Summary: "no RDMA Read or Write against a Call's segments after its Reply was sent",
 			Explanation: `The responder finishes moving a transaction's data before it sends the Reply;
 once the Reply arrives, the requester invalidates the segments and may reuse the
 memory. An RDMA operation against a Call's segments after its Reply reaches
 memory that may already belong to someone else.`,
 			Evidence: "the connection's Calls, Replies and RDMA operations",
-			Applies:  needsRPCOps, RDMAOp: checkAfterReply,
-		},
-		{
+			Applies:  needsRPCOps,
+		}}),
+		neutral.Rule(check.NeutralRule{Checks: check.RDMAByRequester, Rule: check.Rule{
 			ID: "RDMA-BY-REQUESTER", Severity: check.Error, Reference: "RFC 8166 section 3.4.3",
-			ULP:     Name,
 			Summary: "the requester initiated an RDMA Read or Write",
 			Explanation: `In RPC-over-RDMA version 1 only the requester exposes memory and only the
 responder initiates RDMA Read and Write. An RDMA operation started by the
 client on an RPC-over-RDMA connection has no chunk that could have advertised
 its target.`,
 			Evidence: "the connection's RDMA operations",
-			Applies:  needsRPCOps, RDMAOp: checkByRequester,
-		},
+			Applies:  needsRPCOps,
+		}}),
 
 		// RPC-over-RDMA version 2 (draft-ietf-nfsv4-rpcrdma-version-two-07).
 		{

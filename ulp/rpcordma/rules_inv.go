@@ -144,47 +144,6 @@ func checkInvNegotiated(c *check.Conn, m *Msg) {
 
 func sideOf(d dissect.Direction) string { return check.SideOf(d) }
 
-// checkInvDirection: INV-WRONG-DIRECTION (RFC 8797 section 4.1: "the
-// responder MAY use RDMA Send With Invalidate when transmitting RPC
-// Replies").
-func checkInvDirection(c *check.Conn, m *Msg) {
-	if m.Kind == KindUnknown {
-		c.Skip(check.ReasonUndecodable)
-		return
-	}
-	c.Checked()
-	if !m.Invalidate || m.Kind == KindReply {
-		return
-	}
-	report(c, check.Finding{XID: xidOf(m), Packets: m.Packets, Key: m.Kind.String(), Message: fmt.Sprintf(
-		"Send With Invalidate of STag 0x%08x carrying a %s from the %s: only a responder may invalidate, and only with RPC Replies",
-		m.InvalidatedSTag, describe(m), sideOf(m.Dir))})
-}
-
-// checkInvForeign: INV-FOREIGN-STAG (RFC 8797 section 4.1: "Each RDMA Send
-// With Invalidate MUST invalidate an STag associated only with the XID in
-// the rdma_xid field").
-func checkInvForeign(c *check.Conn, m *Msg) {
-	if !m.Invalidate || m.Kind != KindReply {
-		return
-	}
-	k := replyCall(c, m)
-	if k == nil {
-		return
-	}
-	c.Checked()
-	if k.Handles(m.InvalidatedSTag) {
-		return
-	}
-	owner := ""
-	if o := m.Rec.InvalidatedOwner; o != nil && o.Call != nil && len(o.Call.Packets) > 0 {
-		owner = fmt.Sprintf("; it belongs to the Call with XID 0x%08x (packet %d)", o.XID, o.Call.Packets[len(o.Call.Packets)-1])
-	}
-	report(c, check.Finding{XID: xidp(k.XID), Packets: append(append([]int{}, k.Packets[len(k.Packets)-1]), m.Packets...), Message: fmt.Sprintf(
-		"the Reply to XID 0x%08x invalidates STag 0x%08x, which its Call (packet %d) did not advertise (handles %s)%s",
-		k.XID, m.InvalidatedSTag, k.Packets[len(k.Packets)-1], handleList(k), owner)})
-}
-
 // checkInvV2Handle: INV-V2-HANDLE (draft-07 "Remote Invalidation").
 func checkInvV2Handle(c *check.Conn, m *Msg) {
 	if !m.HasPrefix || m.Common.Vers != rpcrdma.Version2 {
