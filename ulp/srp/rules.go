@@ -333,18 +333,15 @@ func checkBufferFormat(c *check.Conn, m *dissect.Message) {
 
 // srpRDMA adapts a neutral RDMA rule to what SRP adds: a zero-length
 // RDMA Write (ib_srpt's readiness probe) touches no memory and an RDMA
-// operation of no length is judged by neither rule; one that may be on a
+// operation of no length is judged by neither rule. (One that may be on a
 // region of an outstanding command's indirect table the IU did not carry
-// whole (dissect.UnattachedRequestUnknown) is not evaluated.
+// whole, dissect.UnattachedRequestUnknown, the neutral rule leaves not
+// evaluated itself.)
 func srpRDMA(ru *check.Rule) *check.Rule {
 	judge := ru.RDMAOp
 	bounds := ru.ID == "SRP-RDMA-BOUNDS"
 	ru.RDMAOp = func(c *check.Conn, op *dissect.RDMAOp) {
-		switch {
-		case op.Length == 0 && (op.Kind == dissect.RDMAWrite || !bounds):
-			return
-		case bounds && op.Dir == dissect.DirServerToClient && op.Attach.Reason == dissect.UnattachedRequestUnknown:
-			c.Skip(check.ReasonCallUnknown)
+		if op.Length == 0 && (op.Kind == dissect.RDMAWrite || !bounds) {
 			return
 		}
 		judge(c, op)
