@@ -185,11 +185,9 @@ func (r *Runner) Message(m *dissect.Message) {
 			if h := c.hooks.Message; h != nil {
 				h(c, m)
 			}
-			for _, ru := range r.ulpMsg {
-				if !ru.otherULP(c) {
-					c.cur = ru
-					ru.ULPMessage(c, m)
-				}
+			for _, ru := range c.ruleLists().msgRules {
+				c.cur = ru
+				ru.ULPMessage(c, m)
 			}
 			c.cur = nil
 		}
@@ -205,10 +203,7 @@ func (r *Runner) RDMAOp(op *dissect.RDMAOp) {
 	if op.Conn != nil {
 		c := r.conn(op.Conn)
 		c.ops++
-		for _, ru := range r.op {
-			if ru.otherULP(c) {
-				continue
-			}
+		for _, ru := range c.ruleLists().opRules {
 			c.cur = ru
 			ru.RDMAOp(c, op)
 		}
@@ -217,6 +212,26 @@ func (r *Runner) RDMAOp(op *dissect.RDMAOp) {
 	if r.cfg.Next != nil {
 		r.cfg.Next.RDMAOp(op)
 	}
+}
+
+// ruleLists returns c with msgRules and opRules those of its ULP now.
+func (c *Conn) ruleLists() *Conn {
+	if c.rulesSet && c.rulesULP == c.Connection.ULP {
+		return c
+	}
+	c.rulesSet, c.rulesULP = true, c.Connection.ULP
+	c.msgRules, c.opRules = c.msgRules[:0], c.opRules[:0]
+	for _, ru := range c.r.ulpMsg {
+		if !ru.otherULP(c) {
+			c.msgRules = append(c.msgRules, ru)
+		}
+	}
+	for _, ru := range c.r.op {
+		if !ru.otherULP(c) {
+			c.opRules = append(c.opRules, ru)
+		}
+	}
+	return c
 }
 
 // Finish runs the end-of-capture rules on every connection and returns the
@@ -454,6 +469,15 @@ type Conn struct {
 	// hooks are those of the connection's ULP (noHooks: none), found
 	// on its first message with a ULP record.
 	hooks *Hooks
+	// msgRules and opRules are the runner's message and RDMA operation
+	// rules that judge this connection while its ULP is rulesULP (those
+	// of no other ULP: Rule.otherULP), built when first needed and again
+	// when the ULP changes: the runner's lists hold every plug-in's
+	// rules, and testing each against the connection's ULP on every
+	// message was some 3% of analyze's time on an NFS capture.
+	msgRules, opRules []*Rule
+	rulesULP          string
+	rulesSet          bool
 	// ULPState is what the rules of the connection's ULP keep for it
 	// (set and read by them, through their Hooks).
 	ULPState any

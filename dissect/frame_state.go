@@ -168,16 +168,19 @@ func windowScale(t *layers.TCP) int8 {
 
 // echo remembers an ICMP echo request (RFC 792: type 8; ICMPv6, RFC 4443
 // section 4.1: 128) and sets a reply's EchoRequestIn from it.
+//
+// The protocol field is tested before the layer, which holds the last
+// packet's value when absent: most packets are neither (RoCE on UDP).
 func (s *frameState) echo(p *Packet) {
 	var b []byte
 	var src, dst netip.Addr
 	req, rep := uint8(8), uint8(0)
 	switch {
-	case p.Has(layers.LayerTypeIPv4) && p.IPv4.Protocol == layers.IPProtocolICMPv4 && p.IPv4.FragOffset == 0:
+	case p.IPv4.Protocol == layers.IPProtocolICMPv4 && p.Has(layers.LayerTypeIPv4) && p.IPv4.FragOffset == 0:
 		b = p.IPv4.Payload
 		src, _ = netip.AddrFromSlice(p.IPv4.SrcIP)
 		dst, _ = netip.AddrFromSlice(p.IPv4.DstIP)
-	case p.Has(layers.LayerTypeIPv6) && p.IPv6.NextHeader == layers.IPProtocolICMPv6:
+	case p.IPv6.NextHeader == layers.IPProtocolICMPv6 && p.Has(layers.LayerTypeIPv6):
 		b = p.IPv6.Payload
 		src, _ = netip.AddrFromSlice(p.IPv6.SrcIP)
 		dst, _ = netip.AddrFromSlice(p.IPv6.DstIP)

@@ -92,10 +92,18 @@ type runState struct {
 func newRunState() any { return &runState{lastPD: map[pdKey][2]pdSeen{}} }
 
 // connOf returns c's state, made on first use.
+//
+// Small enough to inline into every rule, which calls it on each message:
+// the first call on a connection goes to newConnState.
 func connOf(c *check.Conn) *connState {
 	if s, ok := c.ULPState.(*connState); ok {
 		return s
 	}
+	return newConnState(c)
+}
+
+//go:noinline
+func newConnState(c *check.Conn) *connState {
 	s := &connState{run: c.Shared(Name, newRunState).(*runState)}
 	c.ULPState = s
 	return s
