@@ -26,7 +26,7 @@ import "time"
 
 // SchemaVersion is the version of the tables' schema: raised when a column
 // or a table is added. Columns are never renamed nor removed.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // MetadataKey is the Parquet key/value metadata key holding SchemaVersion.
 const MetadataKey = "rdmashark.schema_version"

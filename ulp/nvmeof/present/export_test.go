@@ -17,6 +17,7 @@ import (
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/export"
 	"github.com/rdmashark/rdmashark/fields"
+	"github.com/rdmashark/rdmashark/internal/pcaptest"
 	"github.com/rdmashark/rdmashark/internal/ulptest"
 	"github.com/rdmashark/rdmashark/nvme"
 	"github.com/rdmashark/rdmashark/source"
@@ -342,4 +343,36 @@ func deref(p *int64) any {
 		return "NULL"
 	}
 	return *p
+}
+
+// TestCompletionWithoutCommand: a capture that lost the Send of a Write
+// command (frame 196 of rxe-nvmeof.pcap, QID 1 CID 0x44; tshark pairs it
+// with the completion in frame 263) still has that completion's row, with
+// the completion's CID, status and invalidated R_Key (tshark: IETH
+// 0x00002312) and the command's columns NULL.
+func TestCompletionWithoutCommand(t *testing.T) {
+	lt, frames := pcaptest.Read(t, ulptest.Path("ulp/rxe-nvmeof.pcap"))
+	kept := frames[:0:0]
+	for _, f := range frames {
+		if f.Num != 196 {
+			kept = append(kept, f)
+		}
+	}
+	rows := readNDJSON(t, exportNVMe(t, pcaptest.Write(t, lt, kept), export.NDJSON))
+	var r *present.Command
+	for i := range rows {
+		if eq(rows[i].ResponsePacket, 263-1) { // one frame fewer before it
+			r = &rows[i]
+		}
+	}
+	if r == nil {
+		t.Fatal("no row of the completion")
+	}
+	if r.Outcome != "response-without-request" || r.CID != 0x44 || !eq(r.QID, 1) || r.KeyNum != 1<<16|0x44 ||
+		!eq(r.StatusSCT, 0) || !eq(r.StatusSC, 0) || r.StatusDNR == nil || *r.StatusDNR || r.OK == nil || !*r.OK ||
+		r.Opcode != nil || r.Name != nil || r.CommandType != nil || r.RequestPacket != nil || r.LatencyNS != nil ||
+		r.SGLType != nil || r.InvalidateRequested != nil || r.InCapsuleBytes != nil || r.ReadBytes != 0 ||
+		!r.Invalidated || !eq(r.InvalidatedKey, 0x2312) {
+		t.Errorf("row %+v", *r)
+	}
 }
