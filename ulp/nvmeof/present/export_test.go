@@ -310,7 +310,8 @@ func perOpcode(rows []present.Command) map[string]*opStats {
 }
 
 // TestIWARPCommandsEqualRoCE: the same workload over soft-iWARP
-// (siw-nvmeof.pcap, which tshark 4.0 does not decode) gives the same
+// (siw-nvmeof.pcap, which tshark 4.0 does not decode; Linux 6.1, and 6.12
+// under testdata/pcaps/linux612) gives the same
 // per-opcode figures in nvme_commands as over Soft-RoCE (rxe-nvmeof.pcap,
 // checked against tshark above): commands, bytes by RDMA Read and Write
 // and in capsules, data lengths, blocks, remote invalidations asked and
@@ -323,17 +324,19 @@ func TestIWARPCommandsEqualRoCE(t *testing.T) {
 		}
 		return rows
 	}
-	r, w := perOpcode(read("ulp/rxe-nvmeof.pcap")), perOpcode(read("ulp/siw-nvmeof.pcap"))
-	if len(r) < 8 || r["Read"] == nil || r["Write"] == nil || r["Read"].write == 0 || r["Write"].read == 0 {
-		t.Fatalf("RoCE per opcode: %v", r)
-	}
-	for name, rs := range r {
-		if ws := w[name]; ws == nil || *ws != *rs {
-			t.Errorf("%s: RoCE %+v, iWARP %+v", name, *rs, ws)
+	for _, dir := range []string{"ulp", "linux612"} {
+		r, w := perOpcode(read(dir+"/rxe-nvmeof.pcap")), perOpcode(read(dir+"/siw-nvmeof.pcap"))
+		if len(r) < 8 || r["Read"] == nil || r["Write"] == nil || r["Read"].write == 0 || r["Write"].read == 0 {
+			t.Fatalf("%s: RoCE per opcode: %v", dir, r)
 		}
-	}
-	if len(w) != len(r) {
-		t.Errorf("%d opcodes on RoCE, %d on iWARP", len(r), len(w))
+		for name, rs := range r {
+			if ws := w[name]; ws == nil || *ws != *rs {
+				t.Errorf("%s %s: RoCE %+v, iWARP %+v", dir, name, *rs, ws)
+			}
+		}
+		if len(w) != len(r) {
+			t.Errorf("%s: %d opcodes on RoCE, %d on iWARP", dir, len(r), len(w))
+		}
 	}
 }
 
