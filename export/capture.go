@@ -13,8 +13,10 @@ import (
 )
 
 // Capture writes the tables of one capture. Hook it to the engine: Observer
-// as (or before) the engine's Observer, the RPC-over-RDMA plug-in's
-// transactions to AddTransaction, Exchange as Options.Exchange, Packet from the
+// as (or before) the engine's Observer, Exchange as Options.Exchange (which
+// hands each exchange to the ULPs' Exchange too), the plug-ins' own hooks
+// to their tables (RPC-over-RDMA's transactions: its presentation's
+// ExportTransactions), Packet from the
 // per-packet callback; then Finish with the engine and the check result once the capture is read. Its
 // methods are for one goroutine (one engine); several Captures run in
 // parallel, each its own part files.
@@ -22,17 +24,19 @@ type Capture struct {
 	cfg    Config
 	common Common
 	conns  *table[Connection]
-	txns   *table[Transaction]
 	ops    *table[RDMAOp]
 	finds  *table[Finding]
 	pkts   *table[Packet] // nil unless Config.Packets
 	health *table[TransportHealth]
 	ud     *table[UDFlow]
 	exchs  *table[Exchange]
-	all    []closer
-	err    error // the first write error
-	next   dissect.Observer
-	spill  connSpill
+	// own are the tables the ULPs registered (RegisterTable), in the
+	// order of owned.
+	own   []closer
+	all   []closer
+	err   error // the first write error
+	next  dissect.Observer
+	spill connSpill
 	// opRow and pktRow are the rows a ULP fills (ULP.RDMAOp, ULP.Packet),
 	// kept here so that handing them out costs no allocation per row.
 	opRow  RDMAOp
@@ -57,8 +61,11 @@ func NewCapture(cfg Config, name string, part int) (*Capture, error) {
 	c.conns, err = newTable[Connection](&c.cfg, TableConnections, part, name)
 	add(c.conns, err)
 	var e error
-	c.txns, e = newTable[Transaction](&c.cfg, TableTransactions, part, name)
-	add(c.txns, e)
+	for _, s := range owned {
+		t, e := s.open(&c.cfg, part, name)
+		add(t, e)
+		c.own = append(c.own, t)
+	}
 	c.ops, e = newTable[RDMAOp](&c.cfg, TableRDMAOps, part, name)
 	add(c.ops, e)
 	c.finds, e = newTable[Finding](&c.cfg, TableFindings, part, name)
@@ -218,6 +225,11 @@ func (c *Capture) Exchange(x *dissect.Exchange) {
 		}
 	}
 	c.note(c.exchs.add(row))
+	for i := range ulps {
+		if f := ulps[i].Exchange; f != nil {
+			f(c, x)
+		}
+	}
 }
 
 // Packet writes the packet's summary row (when Config.Packets) and returns
@@ -267,7 +279,7 @@ func (c *Capture) Finish(eng *dissect.Engine, res *check.Result) error {
 	// The tables the engine filled take no more rows: they are closed
 	// before the others are written, so that their column buffers are
 	// not held with the others' (each Parquet column holds a page).
-	errs := []error{closeAll(c.txns, c.exchs, c.ops, c.pkts)}
+	errs := []error{closeAll(append(c.own, c.exchs, c.ops, c.pkts)...)}
 	var fs []check.Finding
 	if res != nil {
 		fs = res.Findings
@@ -438,10 +450,12 @@ func tp(t time.Time) *time.Time {
 // Rows returns the rows written so far to each table.
 func (c *Capture) Rows() map[string]int64 {
 	m := map[string]int64{
-		TableConnections:  c.conns.rows,
-		TableTransactions: c.txns.rows,
-		TableRDMAOps:      c.ops.rows,
-		TableFindings:     c.finds.rows,
+		TableConnections: c.conns.rows,
+		TableRDMAOps:     c.ops.rows,
+		TableFindings:    c.finds.rows,
+	}
+	for i, s := range owned {
+		m[s.name] = c.own[i].rowCount()
 	}
 	if c.health != nil {
 		m[TableTransportHealth], m[TableUDFlows] = c.health.rows, c.ud.rows

@@ -19,15 +19,20 @@ import (
 	"github.com/rdmashark/rdmashark/export"
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"github.com/rdmashark/rdmashark/source"
+	nvmepresent "github.com/rdmashark/rdmashark/ulp/nvmeof/present"
 	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 	rpcpresent "github.com/rdmashark/rdmashark/ulp/rpcordma/present"
 )
 
 const pcaps = "../testdata/pcaps/"
 
-// RPC-over-RDMA's columns and transactions come from its presentation,
-// registered as the command registers it (cmd/rdmashark/ulps.go).
-func init() { rpcpresent.Register() }
+// RPC-over-RDMA's columns and transactions, and NVMe/RDMA's nvme_commands,
+// come from their presentations, registered as the command registers them
+// (cmd/rdmashark/ulps.go).
+func init() {
+	rpcpresent.Register()
+	nvmepresent.Register()
+}
 
 // exportCapture runs one capture through an engine wired as the export
 // command wires it (the export's Observer behind the check runner).
@@ -163,13 +168,16 @@ func TestRoundTrip(t *testing.T) {
 		}
 		_, rows := exportCapture(t, cfg, name, open(t, name), 0)
 		want := map[string]int64{
-			export.TableConnections:  int64(len(eng.Conns.Connections())),
-			export.TableTransactions: int64(txns),
-			export.TableRDMAOps:      int64(ops),
-			export.TableFindings:     int64(len(res.Findings)),
-			export.TablePackets:      int64(eng.Stats.Packets),
-			export.TableUDFlows:      int64(len(eng.UD.Flows)),
-			export.TableExchanges:    int64(txns), // RPC-over-RDMA's exchanges are its transactions
+			export.TableConnections:      int64(len(eng.Conns.Connections())),
+			rpcpresent.TableTransactions: int64(txns),
+			export.TableRDMAOps:          int64(ops),
+			export.TableFindings:         int64(len(res.Findings)),
+			export.TablePackets:          int64(eng.Stats.Packets),
+			export.TableUDFlows:          int64(len(eng.UD.Flows)),
+			export.TableExchanges:        int64(txns), // RPC-over-RDMA's exchanges are its transactions
+			// Every capture has a part file of every registered table:
+			// an NFS capture's nvme_commands is empty.
+			nvmepresent.TableCommands: 0,
 		}
 		for _, c := range eng.Conns.Connections() {
 			if c.Health != nil {
@@ -238,8 +246,8 @@ func TestRoundTrip(t *testing.T) {
 		nullZeros(&udJSON[i].HealthCounts)
 	}
 	same("ud_flows", ud, udJSON)
-	tx := readParquet[export.Transaction](t, part(export.Parquet, export.TableTransactions))
-	same("transactions", normTimes(tx), normTimes(readNDJSON[export.Transaction](t, part(export.NDJSON, export.TableTransactions))))
+	tx := readParquet[rpcpresent.Transaction](t, part(export.Parquet, rpcpresent.TableTransactions))
+	same("transactions", normTimes(tx), normTimes(readNDJSON[rpcpresent.Transaction](t, part(export.NDJSON, rpcpresent.TableTransactions))))
 	// rxe-nfs3.pcap: XID 0xbdad315d is an NFSv3 WRITE whose Reply (packet
 	// 1448) came With Invalidate of STag 0x0000092c (README, checked
 	// against tshark's rpcrdma and infiniband.ieth fields).
@@ -297,7 +305,7 @@ func TestRoundTrip(t *testing.T) {
 	same("connections", readParquet[export.Connection](t, part(export.Parquet, export.TableConnections)),
 		readNDJSON[export.Connection](t, part(export.NDJSON, export.TableConnections)))
 
-	f, err := os.Open(part(export.Parquet, export.TableTransactions))
+	f, err := os.Open(part(export.Parquet, rpcpresent.TableTransactions))
 	if err != nil {
 		t.Fatal(err)
 	}

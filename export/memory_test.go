@@ -8,6 +8,7 @@ import (
 	"github.com/rdmashark/rdmashark/internal/longstream"
 	"github.com/rdmashark/rdmashark/source"
 	"github.com/rdmashark/rdmashark/ulp/rpcordma"
+	rpcpresent "github.com/rdmashark/rdmashark/ulp/rpcordma/present"
 )
 
 // What export holds while it reads, checked where it is decided rather than
@@ -79,7 +80,7 @@ func TestParquetPagesBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	exportWith(t, cfg, "longstream", r, 0, nil)
-	pf := openParquet(t, filepath.Join(export.PartitionDir(dir, export.TableTransactions, "mem"), "part-0.parquet"))
+	pf := openParquet(t, filepath.Join(export.PartitionDir(dir, rpcpresent.TableTransactions, "mem"), "part-0.parquet"))
 	if n := pf.NumRows(); n < 12000 {
 		t.Fatalf("%d transactions", n)
 	}

@@ -1,10 +1,14 @@
 // Package export writes what the engine and the checks find in a capture
 // as columnar tables — Parquet (github.com/parquet-go/parquet-go) or
 // newline-delimited JSON — for DuckDB, Spark, Trino or ClickHouse to query
-// across many captures: connections, transactions, rdma_ops, findings,
-// transport_health, ud_flows, exchanges and (opt-in) packets. docs/export.md documents every table and column.
+// across many captures: connections, rdma_ops, findings, transport_health,
+// ud_flows, exchanges and (opt-in) packets, and the tables the upper-layer
+// protocols' presentations register as their own (ulp.go: RegisterTable;
+// RPC-over-RDMA's transactions, NVMe/RDMA's nvme_commands). docs/export.md
+// documents every table and column.
 //
-// Rows are written as the engine produces them (transactions as they end,
+// Rows are written as the engine produces them (exchanges and the
+// plug-ins' rows as they end,
 // RDMA operations as they complete, packets as they are read), buffered in
 // row groups of Config.RowGroupRows, so memory does not grow with the
 // capture; connections, transport health and findings are written when
@@ -22,23 +26,25 @@ import "time"
 
 // SchemaVersion is the version of the tables' schema: raised when a column
 // or a table is added. Columns are never renamed nor removed.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // MetadataKey is the Parquet key/value metadata key holding SchemaVersion.
 const MetadataKey = "rdmashark.schema_version"
 
 // Table names, the directories under the export's root.
 const (
-	TableConnections  = "connections"
-	TableTransactions = "transactions"
-	TableRDMAOps      = "rdma_ops"
-	TableFindings     = "findings"
-	TablePackets      = "packets"
-	TableExchanges    = "exchanges"
+	TableConnections = "connections"
+	TableRDMAOps     = "rdma_ops"
+	TableFindings    = "findings"
+	TablePackets     = "packets"
+	TableExchanges   = "exchanges"
 )
 
-// Tables lists the tables in the order docs/export.md describes them.
-var Tables = []string{TableConnections, TableTransactions, TableRDMAOps, TableFindings, TablePackets, TableTransportHealth, TableUDFlows, TableExchanges}
+// Tables lists the tables in the order docs/export.md describes them: the
+// neutral ones, and those the plug-ins registered (RegisterTable) each
+// after the table it names (RPC-over-RDMA's transactions after
+// connections, NVMe/RDMA's nvme_commands after exchanges).
+var Tables = []string{TableConnections, TableRDMAOps, TableFindings, TablePackets, TableTransportHealth, TableUDFlows, TableExchanges}
 
 // Common are the columns every row starts with.
 type Common struct {
@@ -106,47 +112,6 @@ type Connection struct {
 	// Findings counts the connection's findings (the findings table lists
 	// them).
 	Findings int64 `parquet:"findings" json:"findings"`
-}
-
-// Transaction is one row of the transactions table: one RPC transaction,
-// as `rdmashark transactions` lists it.
-type Transaction struct {
-	Common
-	ConnectionID int64  `parquet:"connection_id" json:"connection_id"`
-	XID          int64  `parquet:"xid" json:"xid"`
-	XIDHex       string `parquet:"xid_hex" json:"xid_hex"`
-	// Direction: forward or backchannel.
-	Direction string `parquet:"direction,dict" json:"direction"`
-	// Outcome: replied, no-reply, evicted, superseded, reply-without-call.
-	Outcome       string   `parquet:"outcome,dict" json:"outcome"`
-	Program       *int64   `parquet:"program,optional" json:"program"`
-	Version       *int64   `parquet:"version,optional" json:"version"`
-	Procedure     *int64   `parquet:"procedure,optional" json:"procedure"`
-	ProcedureName *string  `parquet:"procedure_name,optional,dict" json:"procedure_name"`
-	Operations    []string `parquet:"operations,list" json:"operations"`
-
-	HasCall         bool       `parquet:"has_call" json:"has_call"`
-	CallPacket      *int64     `parquet:"call_packet,optional" json:"call_packet"`
-	CallTime        *time.Time `parquet:"call_time,optional,timestamp(microsecond)" json:"call_time"`
-	CallRDMAProc    *string    `parquet:"call_rdma_proc,optional,dict" json:"call_rdma_proc"`
-	CallCredits     *int64     `parquet:"call_credits,optional" json:"call_credits"`
-	CallReadChunks  int64      `parquet:"call_read_chunks" json:"call_read_chunks"`
-	CallWriteChunks int64      `parquet:"call_write_chunks" json:"call_write_chunks"`
-	CallReplyChunk  bool       `parquet:"call_reply_chunk" json:"call_reply_chunk"`
-	CallRPCBytes    *int64     `parquet:"call_rpc_bytes,optional" json:"call_rpc_bytes"`
-
-	HasReply            bool       `parquet:"has_reply" json:"has_reply"`
-	ReplyPacket         *int64     `parquet:"reply_packet,optional" json:"reply_packet"`
-	ReplyTime           *time.Time `parquet:"reply_time,optional,timestamp(microsecond)" json:"reply_time"`
-	ReplyRDMAProc       *string    `parquet:"reply_rdma_proc,optional,dict" json:"reply_rdma_proc"`
-	ReplyCredits        *int64     `parquet:"reply_credits,optional" json:"reply_credits"`
-	ReplyWithInvalidate bool       `parquet:"reply_with_invalidate" json:"reply_with_invalidate"`
-	InvalidatedSTag     *int64     `parquet:"invalidated_stag,optional" json:"invalidated_stag"`
-	ReplyStatus         *string    `parquet:"reply_status,optional,dict" json:"reply_status"`
-	ReplyRPCBytes       *int64     `parquet:"reply_rpc_bytes,optional" json:"reply_rpc_bytes"`
-	RDMAReadBytes       int64      `parquet:"rdma_read_bytes" json:"rdma_read_bytes"`
-	RDMAWriteBytes      int64      `parquet:"rdma_write_bytes" json:"rdma_write_bytes"`
-	LatencyMicroseconds *float64   `parquet:"latency_us,optional" json:"latency_us"`
 }
 
 // RDMAOp is one row of the rdma_ops table: one RDMA Read or Write.

@@ -13,6 +13,7 @@ import (
 	"github.com/rdmashark/rdmashark/export"
 	"github.com/rdmashark/rdmashark/internal/longstream"
 	"github.com/rdmashark/rdmashark/source"
+	rpcpresent "github.com/rdmashark/rdmashark/ulp/rpcordma/present"
 )
 
 // spillInput is a capture of many connections, most of them released
@@ -87,7 +88,7 @@ func spillRun(t *testing.T, in spillInput, f export.Format, maxConns, maxFinding
 // to the same rows. It fails should the spill leave out, add, reorder or
 // alter a row — and when it took nothing, which would prove nothing.
 func TestSpillSameRows(t *testing.T) {
-	tables := []string{export.TableConnections, export.TableTransactions, export.TableRDMAOps,
+	tables := []string{export.TableConnections, rpcpresent.TableTransactions, export.TableRDMAOps,
 		export.TableFindings, export.TableTransportHealth, export.TableUDFlows}
 	for _, in := range spillInputs(t) {
 		// The table's bound, and the runner's on findings kept: as
@@ -150,7 +151,7 @@ func TestSpillSameRows(t *testing.T) {
 				export.SetSpill(3, true)
 				dir, _, _, _ := spillRun(t, in, export.Parquet, maxConns, maxFindings)
 				sameParquet[export.Connection](t, dir, wantParquet, export.TableConnections)
-				sameParquet[export.Transaction](t, dir, wantParquet, export.TableTransactions)
+				sameParquet[rpcpresent.Transaction](t, dir, wantParquet, rpcpresent.TableTransactions)
 				sameParquet[export.RDMAOp](t, dir, wantParquet, export.TableRDMAOps)
 				sameParquet[export.Finding](t, dir, wantParquet, export.TableFindings)
 				sameParquet[export.TransportHealth](t, dir, wantParquet, export.TableTransportHealth)

@@ -306,7 +306,7 @@ func TestDiffFitsWidth(t *testing.T) {
 }
 
 // TestExportFitsWidth: export's line per capture (file, packets, rows per
-// table: 170 columns on an NFS capture) is wrapped to the width when
+// table: 182 columns on an NFS capture) is wrapped to the width when
 // COLUMNS is set, and stays one line a capture without it (scripts read
 // it).
 func TestExportFitsWidth(t *testing.T) {
@@ -315,7 +315,7 @@ func TestExportFitsWidth(t *testing.T) {
 	for _, l := range wideLines(out, 80) {
 		t.Errorf("export at 80 columns: %s", l)
 	}
-	if !strings.Contains(strings.Join(strings.Fields(out), " "), "exchanges 618 (part-0)") || strings.Count(out, "\n") < 2 {
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), "exchanges 618, nvme_commands 0 (part-0)") || strings.Count(out, "\n") < 2 {
 		t.Errorf("export at 80 columns:\n%s", out)
 	}
 	t.Setenv("COLUMNS", "")

@@ -7,6 +7,7 @@ import (
 	"github.com/rdmashark/rdmashark/rpcrdma/nfs"
 	"github.com/rdmashark/rdmashark/ulp/iser"
 	"github.com/rdmashark/rdmashark/ulp/nvmeof"
+	nvmepresent "github.com/rdmashark/rdmashark/ulp/nvmeof/present"
 	"github.com/rdmashark/rdmashark/ulp/rpcordma"
 	rpcpresent "github.com/rdmashark/rdmashark/ulp/rpcordma/present"
 	"github.com/rdmashark/rdmashark/ulp/smbdirect"
@@ -27,6 +28,9 @@ type plugin struct {
 	info   func(p *dissect.Packet, dst []byte) []byte
 	// hooks are what its rules share (check.Hooks; nil: none).
 	hooks func() check.Hooks
+	// present registers its presentation's parts of report, export and
+	// diff (its ulp/NAME/present package's Register; nil: none).
+	present func()
 }
 
 // plugins is the tool's one registration list of upper-layer protocols
@@ -38,17 +42,18 @@ type plugin struct {
 var plugins = []plugin{
 	// RPC-over-RDMA (RFC 8166, RFC 8167, the version 2 draft), its RPC
 	// bodies decoded by the NFS binding (RFC 8267) on nfsrdma's port; its
-	// tables are still report's own (the one exception to the plug-in
-	// import rule, internal/archtest).
-	{rpcordma.Name, func() dissect.ULP { return rpcordma.New(nfs.NewBinding(), nfs.RDMAPort) }, rpcordma.Rules, rpcordma.AppendKey, rpcordma.FieldTable, rpcordma.AppendInfo, rpcordma.Hooks},
-	// NVMe over Fabrics on RDMA, ports 4420 and 8009.
-	{nvmeof.Name, func() dissect.ULP { return nvmeof.New() }, nvmeof.Rules, nvmeof.AppendKey, nvmeof.FieldTable, nvmeof.AppendInfo, nil},
+	// presentation fills its parts of report, export (the transactions
+	// table) and diff.
+	{rpcordma.Name, func() dissect.ULP { return rpcordma.New(nfs.NewBinding(), nfs.RDMAPort) }, rpcordma.Rules, rpcordma.AppendKey, rpcordma.FieldTable, rpcordma.AppendInfo, rpcordma.Hooks, rpcpresent.Register},
+	// NVMe over Fabrics on RDMA, ports 4420 and 8009; its presentation
+	// writes export's nvme_commands table.
+	{nvmeof.Name, func() dissect.ULP { return nvmeof.New() }, nvmeof.Rules, nvmeof.AppendKey, nvmeof.FieldTable, nvmeof.AppendInfo, nil, nvmepresent.Register},
 	// SMB Direct ([MS-SMBD], SMB2 over RDMA), ports 445 and 5445.
-	{smbdirect.Name, func() dissect.ULP { return smbdirect.New() }, smbdirect.Rules, smbdirect.AppendKey, smbdirect.FieldTable, smbdirect.AppendInfo, nil},
+	{smbdirect.Name, func() dissect.ULP { return smbdirect.New() }, smbdirect.Rules, smbdirect.AppendKey, smbdirect.FieldTable, smbdirect.AppendInfo, nil, nil},
 	// iSER (RFC 7145): iSCSI over RDMA, port 3260.
-	{iser.Name, func() dissect.ULP { return iser.New() }, iser.Rules, iser.AppendKey, iser.FieldTable, iser.AppendInfo, nil},
+	{iser.Name, func() dissect.ULP { return iser.New() }, iser.Rules, iser.AppendKey, iser.FieldTable, iser.AppendInfo, nil, nil},
 	// SRP (T10 SRP, SRP-2): SCSI over RDMA, found by its login in the set-up.
-	{srp.Name, func() dissect.ULP { return srp.New() }, srp.Rules, srp.AppendKey, srp.FieldTable, srp.AppendInfo, nil},
+	{srp.Name, func() dissect.ULP { return srp.New() }, srp.Rules, srp.AppendKey, srp.FieldTable, srp.AppendInfo, nil, nil},
 }
 
 func init() {
@@ -68,10 +73,12 @@ func init() {
 		if p.info != nil {
 			fields.RegisterInfo(p.info)
 		}
+		if p.present != nil {
+			// Its parts of report, export and diff (its
+			// presentation package registers them with each).
+			p.present()
+		}
 	}
-	// RPC-over-RDMA's parts of report, export and diff (its
-	// presentation package registers them with each).
-	rpcpresent.Register()
 }
 
 // newULPs returns fresh ULPs of every plug-in, one set per engine.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -260,8 +261,15 @@ func TestDuckDBReproducesAnalyze(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// One file per capture of every table but packets (no --packets).
-	if nf := int64((len(export.Tables) - 1) * len(caps)); files != nf || versioned != files {
+	// One file per capture of every table but packets (no --packets):
+	// the manifest's tables, which are the neutral ones (export.Tables in
+	// this process, where no plug-in registered its own) and the plug-ins'
+	// (transactions, nvme_commands).
+	tables := manifestTables(t, dir)
+	if len(tables) != len(export.Tables)+2 {
+		t.Errorf("the manifest lists %v", tables)
+	}
+	if nf := int64((len(tables) - 1) * len(caps)); files != nf || versioned != files {
 		t.Errorf("%d files, %d with %s=%d (want %d)", files, versioned, export.MetadataKey, export.SchemaVersion, nf)
 	}
 	// DuckDB sees the columns typed: timestamps as timestamps, counts and
@@ -401,4 +409,142 @@ func TestDuckDBRetransmissions(t *testing.T) {
 		t.Errorf("NULL latencies: %d of %d directions have a Read latency, %d UD flows an episode duration", readLat, n, udEpisodes)
 	}
 	t.Logf("%d directions, %d retransmitted packets", len(want), total)
+}
+
+// manifestTables reads the tables an export's _rdmashark_export.json lists.
+func manifestTables(t *testing.T, dir string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "_rdmashark_export.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var man struct {
+		SchemaVersion int      `json:"schema_version"`
+		Tables        []string `json:"tables"`
+	}
+	if err := json.Unmarshal(b, &man); err != nil {
+		t.Fatal(err)
+	}
+	if man.SchemaVersion != export.SchemaVersion {
+		t.Errorf("manifest: schema version %d, want %d", man.SchemaVersion, export.SchemaVersion)
+	}
+	return man.Tables
+}
+
+// The nvme_commands table read by DuckDB reproduces analyze's NVMe/RDMA
+// per-queue counts — commands, completions, remote invalidations asked
+// (a keyed SGL with data and subtype Invalidate Key) and used, bytes by
+// RDMA Read and Write and in capsules — on every real NVMe/RDMA capture,
+// RoCE and iWARP, and every row joins its exchange with the same packets,
+// outcome, name, status, latency, bytes and invalidated key.
+func TestDuckDBNVMeCommands(t *testing.T) {
+	bin := rdmashark(t)
+	caps, err := filepath.Glob(filepath.Join(root, "testdata/pcaps/ulp/*-nvmeof*.pcap"))
+	if err != nil || len(caps) < 6 {
+		t.Fatalf("NVMe/RDMA captures: %v %v", caps, err)
+	}
+	dir := t.TempDir()
+	run(t, bin, append([]string{"export", "-o", dir, "--jobs", "2"}, caps...)...)
+	if tables := manifestTables(t, dir); !slices.Contains(tables, "nvme_commands") || tables[len(tables)-1] != "nvme_commands" {
+		t.Errorf("the manifest lists %v", tables)
+	}
+	var docs []struct {
+		File        string `json:"file"`
+		Connections []struct {
+			ID   int `json:"id"`
+			NVMe *struct {
+				Commands      int64 `json:"commands"`
+				Completions   int64 `json:"completions"`
+				InvRequested  int64 `json:"remote_invalidation_requested"`
+				Invalidations int64 `json:"remote_invalidations"`
+				Read          int64 `json:"read_bytes"`
+				Write         int64 `json:"write_bytes"`
+				InCapsule     int64 `json:"in_capsule_bytes"`
+			} `json:"nvme_rdma"`
+		} `json:"connections"`
+	}
+	if err := json.Unmarshal(run(t, bin, append([]string{"analyze", "--format", "json"}, caps...)...), &docs); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{} // capture|conn → figures
+	for _, d := range docs {
+		for _, c := range d.Connections {
+			if n := c.NVMe; n != nil && n.Commands+n.Completions > 0 {
+				want[fmt.Sprintf("%s|%d", d.File, c.ID)] = fmt.Sprint(n.Commands, n.Completions, n.InvRequested, n.Invalidations, n.Read, n.Write, n.InCapsule)
+			}
+		}
+	}
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tbl := func(name string) string {
+		return fmt.Sprintf("read_parquet('%s/%s/*/*.parquet', hive_partitioning = true)", dir, name)
+	}
+	rows, err := db.Query(`SELECT capture, connection_id, count(request_packet), count(response_packet),
+		count(*) FILTER (WHERE invalidate_requested AND data_length > 0), count(*) FILTER (WHERE invalidated),
+		sum(read_bytes), sum(write_bytes), coalesce(sum(in_capsule_bytes), 0)
+		FROM ` + tbl("nvme_commands") + ` GROUP BY ALL`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	var total int64
+	for rows.Next() {
+		var capture string
+		var conn, cmds, cpls, invReq, inv, read, write, inCap int64
+		if err := rows.Scan(&capture, &conn, &cmds, &cpls, &invReq, &inv, &read, &write, &inCap); err != nil {
+			t.Fatal(err)
+		}
+		got[fmt.Sprintf("%s|%d", capture, conn)] = fmt.Sprint(cmds, cpls, invReq, inv, read, write, inCap)
+		total += cmds
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(want) < 12 || len(got) != len(want) {
+		t.Errorf("%d queues in nvme_commands, analyze has %d", len(got), len(want))
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: SQL %q, analyze %q (commands completions inv-asked inv-used read write in-capsule)", k, got[k], w)
+		}
+	}
+	var cmds, exchanges, matched int64
+	err = db.QueryRow(`SELECT (SELECT count(*) FROM `+tbl("nvme_commands")+`),
+		(SELECT count(*) FROM `+tbl("exchanges")+` WHERE ulp = 'nvme-rdma'),
+		(SELECT count(*) FROM `+tbl("nvme_commands")+` c JOIN `+tbl("exchanges")+` e
+			ON e.ulp = 'nvme-rdma' AND c.capture = e.capture AND c.label = e.label AND c.connection_id = e.connection_id
+			AND c.key_num = e.key_num AND c.request_packet IS NOT DISTINCT FROM e.request_packet
+			AND c.response_packet IS NOT DISTINCT FROM e.response_packet AND c.outcome = e.outcome
+			AND c.name IS NOT DISTINCT FROM e.name AND c.status IS NOT DISTINCT FROM e.status AND c.ok IS NOT DISTINCT FROM e.ok
+			AND c.latency_ns IS NOT DISTINCT FROM e.latency_ns AND c.read_bytes = e.read_bytes AND c.write_bytes = e.write_bytes
+			AND c.invalidated_key IS NOT DISTINCT FROM e.invalidated_stag)`).Scan(&cmds, &exchanges, &matched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cmds == 0 || cmds != exchanges || matched != cmds {
+		t.Errorf("nvme_commands: %d rows, %d NVMe/RDMA exchanges, %d rows join their exchange with the same values", cmds, exchanges, matched)
+	}
+	types := map[string]string{}
+	trows, err := db.Query("DESCRIBE SELECT * FROM " + tbl("nvme_commands"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for trows.Next() {
+		var name, typ string
+		var null, key, def, extra sql.NullString
+		if err := trows.Scan(&name, &typ, &null, &key, &def, &extra); err != nil {
+			t.Fatal(err)
+		}
+		types[name] = typ
+	}
+	for col, w := range map[string]string{"slba": "BIGINT", "nlb": "BIGINT", "request_time": "TIMESTAMP WITH TIME ZONE",
+		"status_dnr": "BOOLEAN", "sgl_type": "VARCHAR", "outcome": "VARCHAR"} {
+		if types[col] != w {
+			t.Errorf("nvme_commands.%s: DuckDB type %q, want %q", col, types[col], w)
+		}
+	}
+	t.Logf("%d captures, %d queues, %d commands", len(caps), len(got), total)
 }

@@ -226,6 +226,10 @@ func (q *Queue) qid() (uint16, bool) {
 	return 0, false
 }
 
+// ID returns the queue's ID (QID) as its set-up, else its Connect, says;
+// false when the capture holds neither.
+func (q *Queue) ID() (uint16, bool) { return q.qid() }
+
 // Admin reports whether the queue is an admin queue (QID 0), as its
 // set-up or Connect says; unknown queues are taken for I/O queues.
 func (q *Queue) Admin() bool {
@@ -263,6 +267,24 @@ type Command struct {
 	Controller *Controller
 	// Prop is a Property Get or Set's offset and value.
 	Prop nvme.PropertyCommand
+	// NSID, CDW11 and CDW12 as the SQE carried them: with CDW10, an I/O
+	// command's SLBA and NLB (nvme.RWCommand; NVM Command Set 1.0
+	// "Read command").
+	NSID         uint32
+	CDW11, CDW12 uint32
+	// Completed: the completion came, with Status; set when the exchange
+	// ends (dissect.Exchange.Detail). For a completion without its
+	// command the exchange's Detail is a Command with only CID, Completed
+	// and Status.
+	Completed bool
+	Status    nvme.Status
+}
+
+// RW reads the command's SLBA and NLB (and the rest of CDW10-CDW12) as an
+// I/O command with an LBA range carries them (nvme.RWCommand).
+func (x *Command) RW() nvme.RWCommand {
+	c := nvme.Command{CDW10: x.CDW10, CDW11: x.CDW11, CDW12: x.CDW12}
+	return c.RW()
 }
 
 // Capsule is the record of one Send of an NVMe/RDMA queue
@@ -338,6 +360,9 @@ type session struct {
 	// fields' nvme.fabrics.cmd.connect.data.*; reused).
 	connData ConnectDataRecord
 	x        dissect.Exchange
+	// orphan is the Detail of the exchange of a completion without its
+	// command (reused).
+	orphan Command
 	// cmds are the command records, reused.
 	cmds dissect.Pool[Command]
 }
@@ -419,7 +444,8 @@ func (s *session) command(m *dissect.Message, r *Capsule) {
 	s.keepAlive(m, r)
 	x := s.cmds.Get()
 	*x = Command{CID: c.CID, OPC: c.OPC, FCTYPE: c.FCTYPE, CDW10: c.CDW10, Name: c.Name(q.Admin()), SGL: c.SGL1, Transfer: c.Transfer(),
-		Packet: dissect.LastPacket(m.Packets), Time: m.Time, InCapsule: len(c.InCapsule), Controller: q.Controller}
+		Packet: dissect.LastPacket(m.Packets), Time: m.Time, InCapsule: len(c.InCapsule), Controller: q.Controller,
+		NSID: c.NSID, CDW11: c.CDW11, CDW12: c.CDW12}
 	if c.IsFabrics() && (c.FCTYPE == nvme.FabricsPropertySet || c.FCTYPE == nvme.FabricsPropertyGet) {
 		x.Prop = c.Property()
 	}
@@ -513,6 +539,8 @@ func (s *session) completion(m *dissect.Message, r *Capsule) {
 		s.x = dissect.Exchange{ULP: Name, Conn: s.c, Key: s.q.key(r.Cpl.CID), Initiator: dissect.DirClientToServer,
 			ResponsePacket: dissect.LastPacket(m.Packets), ResponseTime: m.Time, Outcome: dissect.ResponseWithoutRequest,
 			Invalidated: m.Invalidate, InvalidatedSTag: m.InvalidatedSTag, Association: q.Controller.association()}
+		s.orphan = Command{CID: r.Cpl.CID, Completed: true, Status: r.Cpl.Status}
+		s.x.Detail = &s.orphan
 		s.status(&s.x, &r.Cpl, 0, 0)
 		s.env.End(&s.x)
 		return
@@ -630,6 +658,7 @@ func (s *session) finish(x *Command, m *dissect.Message, cpl *nvme.Completion, o
 		RequestPacket: x.Packet, RequestTime: x.Time, ReadBytes: x.ReadBytes, WriteBytes: x.WriteBytes, Outcome: o,
 		Association: x.Controller.association(), Detail: x}
 	if m != nil {
+		x.Completed, x.Status = true, cpl.Status
 		e.ResponsePacket, e.ResponseTime = resp, m.Time
 		e.Latency = m.Time.Sub(x.Time)
 		e.Invalidated, e.InvalidatedSTag = m.Invalidate, m.InvalidatedSTag

@@ -100,3 +100,18 @@ for P in rxe-nvmeof-mix-small rxe-nvmeof-loss2; do
     -e frame.number -e infiniband.bth.destqp -e infiniband.bth.psn -e infiniband.bth.opcode -e udp.length \
     > $P.sends.tsv
 done
+
+# One row per command and completion capsule of rxe-nvmeof.pcap with what
+# the nvme_commands export table shows of it (ulp/nvmeof/present's tests):
+# queue, opcode (Fabrics: FCTYPE), CID, NSID, SLBA, NLB (tshark's is the
+# number of blocks, NLB+1), the first SGL, the completion's status (SCT, SC,
+# M, DNR), tshark's pairing (cmd_pkt, cqe_pkt) and latency (ms), and the
+# R_Key a Send With Invalidate invalidated.
+tshark -2 -r $P -Y 'nvme.cmd.opc || nvme.fabrics.cmd.opc || nvme.cqe.cid' \
+  -T fields -E header=y -E separator=/t -E occurrence=f \
+  -e frame.number -e nvme-rdma.cmd.qid -e nvme.cmd.opc -e nvme.fabrics.cmd.opc -e nvme.fabrics.cmd.fctype \
+  -e nvme.cmd.cid -e nvme.fabrics.cmd.cid -e nvme.cmd.nsid -e nvme.cmd.slba -e nvme.cmd.nlb \
+  -e nvme.cmd.sgl.type -e nvme.cmd.sgl.subtype -e nvme.cmd.sgl1.addr -e nvme.cmd.sgl1.len -e nvme.cmd.sgl1.key \
+  -e nvme.cqe.cid -e nvme.cqe.status.sct -e nvme.cqe.status.sc -e nvme.cqe.status.m -e nvme.cqe.status.dnr \
+  -e nvme.cmd_pkt -e nvme.cqe_pkt -e nvme.cmd_latency -e nvme.fabrics.cmd_pkt -e nvme.fabrics.cqe_pkt -e nvme.fabrics.cmd_latency \
+  -e infiniband.ieth > rxe-nvmeof.commands.tsv 2>/dev/null

@@ -2,14 +2,13 @@ package present
 
 import (
 	"github.com/rdmashark/rdmashark/diff"
-	"github.com/rdmashark/rdmashark/export"
 	"github.com/rdmashark/rdmashark/report"
 )
 
 // Register registers RPC-over-RDMA's presentation with report, export and
 // diff. The command calls it once, from its registration list's init.
 func Register() {
-	export.Register(exportULP)
+	registerExport()
 	diff.Register(diffULP)
 	report.RegisterULP(reportULP)
 }
