@@ -100,3 +100,17 @@ for P in rxe-nvmeof-mix-small rxe-nvmeof-loss2; do
     -e frame.number -e infiniband.bth.destqp -e infiniband.bth.psn -e infiniband.bth.opcode -e udp.length \
     > $P.sends.tsv
 done
+
+# The data admin commands return to the host by RDMA Write — Identify
+# (Controller, Namespace, Active Namespace ID list) and Get Log Page (SMART,
+# Commands Supported and Effects, ANA, Discovery, nvme.data) — as tshark
+# decodes each RDMA Write packet at its offset in the data
+# (ulp/nvmeof/fields_data_test.go): every field of the data tshark 4.0 has,
+# on the frames that carry any.
+DF=$(tshark -G fields 2>/dev/null | awk -F'\t' '$3 ~ /^nvme\.cmd\.(identify\.(ctrl|ns|nslist)\.|get_logpage\.(identify|smart|ana|cmd_and_eff|errinf)\.)/ || $3 == "nvme.data" {print $3}')
+E=$(for f in $DF; do printf ' -e %s' $f; done)
+Y=$(echo $DF | sed 's/ / || /g')
+for C in ulp/rxe-nvmeof ulp/rxe-nvmeof-mix-small linux612/rxe-nvmeof; do
+  O=$(echo $C | tr / -)
+  tshark -2 -r ../../pcaps/$C.pcap -Y "$Y" $F -e frame.number $E > $O.admindata.tsv 2>/dev/null
+done

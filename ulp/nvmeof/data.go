@@ -1,0 +1,90 @@
+package nvmeof
+
+import (
+	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/nvme"
+)
+
+// DataRecord is one RDMA Write packet's part of the data an admin command
+// on the queue returned to the host: an Identify data structure or a log
+// page (dissect.Packet.ULP; valid until the next packet). The fields of
+// the data (fields_data.go) are read from the packet's own octets at
+// their place in the structure, as tshark shows them: nothing of the
+// data is kept past its packet, so a log page of any length costs
+// nothing but the packet it is in.
+type DataRecord struct {
+	// Command: the admin command, its Identify CNS or Get Log Page LID.
+	OPC nvme.AdminOpcode
+	CNS nvme.CNS
+	LID nvme.LogPageID
+	// Transfer is the octets of the command's data before this packet's
+	// (the offset in the keyed SGL data block); At the structure's octet
+	// the packet starts at (a log page's: LPO + Transfer).
+	Transfer uint64
+	At       uint64
+	// Data is the packet's payload.
+	Data []byte
+	// NUMREC is a Discovery log page's record count, when the data showed
+	// it (NUMRECKnown): in this packet or an earlier one of the command.
+	NUMREC      uint64
+	NUMRECKnown bool
+}
+
+// dataRecords are a session's DataRecords, one per Write packet part; a
+// packet (an iWARP segment) can complete several.
+type dataRecords struct {
+	recs   []*DataRecord
+	n, pkt int
+}
+
+func (rs *dataRecords) next(p *dissect.Packet) *DataRecord {
+	if p.Number != rs.pkt {
+		rs.pkt, rs.n = p.Number, 0
+	}
+	if rs.n == len(rs.recs) {
+		rs.recs = append(rs.recs, new(DataRecord))
+	}
+	r := rs.recs[rs.n]
+	rs.n++
+	return r
+}
+
+// RDMAData files, on the packet, its part of the data of the admin
+// command whose keyed SGL data block the controller writes into
+// (dissect.DataObserver): an Identify's or a Get Log Page's. The
+// Discovery log page's NUMREC is noted on the command for the packets
+// after its header.
+func (s *session) RDMAData(p *dissect.Packet, d *dissect.RDMAData) {
+	if p == nil || d.Kind != dissect.RDMAWrite || d.Dir != dissect.DirServerToClient || !s.q.Admin() {
+		return
+	}
+	x, ok := s.mem.Owner(d.STag, dissect.DirClientToServer, nil)
+	if !ok || x == nil || x.OPC == nvme.OpcodeFabrics || !x.SGL.IsKeyed() {
+		return
+	}
+	pos := d.Offset + d.At
+	if pos < x.SGL.Address || pos-x.SGL.Address >= uint64(x.SGL.Length) {
+		return
+	}
+	op := nvme.AdminOpcode(x.OPC)
+	if op != nvme.AdminIdentify && op != nvme.AdminGetLogPage {
+		return
+	}
+	r := s.data.next(p)
+	*r = DataRecord{OPC: op, Transfer: pos - x.SGL.Address, Data: d.Data}
+	r.At = r.Transfer
+	if op == nvme.AdminIdentify {
+		r.CNS = nvme.CNS(x.CDW10)
+	} else {
+		r.LID = nvme.LogPageID(x.CDW10)
+		r.At += x.LPO
+		if r.LID == nvme.LogDiscovery {
+			var h nvme.DiscoveryLogHeader
+			if !x.numrecKnown && r.At == 0 && h.DecodeFromBytes(d.Data) == nil {
+				x.numrec, x.numrecKnown = h.NUMREC, true
+			}
+			r.NUMREC, r.NUMRECKnown = x.numrec, x.numrecKnown
+		}
+	}
+	p.ULP = append(p.ULP, r)
+}
