@@ -24,17 +24,51 @@ type DataRecord struct {
 	At       uint64
 	// Data is the packet's payload.
 	Data []byte
+	// Joined is Data with, before it, up to MaxItemCarry octets of the
+	// command's data that the packets before it carried (when they came
+	// just before, in order), from structure octet JoinedAt on: an item
+	// that begins in an earlier packet and ends in this one is read from
+	// it, and shown on this packet (the packets of iWARP cut the data at
+	// 1428 octets, across fields).
+	Joined   []byte
+	JoinedAt uint64
+	buf      []byte
 	// NUMREC is a Discovery log page's record count, when the data showed
 	// it (NUMRECKnown): in this packet or an earlier one of the command.
 	NUMREC      uint64
 	NUMRECKnown bool
 }
 
+// MaxItemCarry bounds the octets of a command's data kept from one packet
+// for the next: the largest item of the layouts (Identify Controller's
+// power state descriptors and vendor specific octets, 1024), so that no
+// item is lost at a packet boundary.
+const MaxItemCarry = 1024
+
 // dataRecords are a session's DataRecords, one per Write packet part; a
 // packet (an iWARP segment) can complete several.
 type dataRecords struct {
 	recs   []*DataRecord
 	n, pkt int
+	// carry is the end of the data the last packet of the command at
+	// packet carryCmd carried: carryEnd octets into the transfer.
+	carry    []byte
+	carryCmd int
+	carryEnd uint64
+}
+
+// join sets r.Joined: the carry of the command x (its capsule's packet
+// cmd), when r's packet continues it, before r.Data; then keeps the last
+// MaxItemCarry octets for the next packet.
+func (rs *dataRecords) join(r *DataRecord, cmd int) {
+	r.Joined, r.JoinedAt = r.Data, r.At
+	if rs.carryCmd == cmd && rs.carryEnd == r.Transfer && len(rs.carry) > 0 {
+		r.buf = append(append(r.buf[:0], rs.carry...), r.Data...)
+		r.Joined, r.JoinedAt = r.buf, r.At-uint64(len(rs.carry))
+	}
+	keep := r.Joined[max(0, len(r.Joined)-MaxItemCarry):]
+	rs.carry = append(rs.carry[:0], keep...)
+	rs.carryCmd, rs.carryEnd = cmd, r.Transfer+uint64(len(r.Data))
 }
 
 func (rs *dataRecords) next(p *dissect.Packet) *DataRecord {
@@ -71,7 +105,7 @@ func (s *session) RDMAData(p *dissect.Packet, d *dissect.RDMAData) {
 		return
 	}
 	r := s.data.next(p)
-	*r = DataRecord{OPC: op, Transfer: pos - x.SGL.Address, Data: d.Data}
+	*r = DataRecord{OPC: op, Transfer: pos - x.SGL.Address, Data: d.Data, buf: r.buf}
 	r.At = r.Transfer
 	if op == nvme.AdminIdentify {
 		r.CNS = nvme.CNS(x.CDW10)
@@ -86,5 +120,6 @@ func (s *session) RDMAData(p *dissect.Packet, d *dissect.RDMAData) {
 			r.NUMREC, r.NUMRECKnown = x.numrec, x.numrecKnown
 		}
 	}
+	s.data.join(r, x.Packet)
 	p.ULP = append(p.ULP, r)
 }

@@ -35,8 +35,11 @@ type dataStruct struct {
 	// shows starts at (the structure's own start: 0).
 	entries func(r *DataRecord, fn func(base int))
 	// gates: items under a group shown only when the group's octets are
-	// all in the packet (tshark adds a group's items with the group).
+	// all in the packet (tshark adds a group's items with the group);
+	// group: the structure's items all are, the group at its own place
+	// (the power state descriptors in octets 2048-3071).
 	gates map[string]string
+	group *nvme.Item
 }
 
 func whole(r *DataRecord, fn func(base int)) { fn(0) }
@@ -87,14 +90,25 @@ func dataField(ds *dataStruct, it *nvme.Item) *fields.Field {
 					return
 				}
 				ds.entries(r, func(base int) {
-					at := int(r.At) - base
-					if gate != nil && !gate.In(r.Data, at) || !it.In(r.Data, at) {
-						return
+					// An item of a group shows with its group, on the
+					// packet that completes the group.
+					switch {
+					case gate != nil && !(joinedIn(r, base, gate) && it.In(r.Joined, int(r.JoinedAt)-base)):
+					case ds.group != nil && !(joinedIn(r, 0, ds.group) && it.In(r.Joined, int(r.JoinedAt)-base)):
+					case gate == nil && ds.group == nil && !joinedIn(r, base, it):
+					default:
+						emitItem(it, r.Joined, int(r.JoinedAt)-base, emit)
 					}
-					emitItem(it, r.Data, at, emit)
 				})
 			})
 		}}
+}
+
+// joinedIn reports whether the item (at base in the structure; nil: none)
+// is whole in r.Joined and ends in r's packet: an item of the packets
+// before shows on the packet that completes it.
+func joinedIn(r *DataRecord, base int, it *nvme.Item) bool {
+	return it == nil || it.In(r.Joined, int(r.JoinedAt)-base) && uint64(base+it.Off+it.Len) > r.At
 }
 
 func emitItem(it *nvme.Item, b []byte, at int, emit func(fields.Value)) {
@@ -142,13 +156,10 @@ func dataFields(t *fields.Table) {
 	ctrl := &dataStruct{prefix: idp, items: nvme.IdentifyControllerItems, of: identifyOf(nvme.CNSController), entries: whole,
 		gates: map[string]string{"ctrl.ver.": "ctrl.ver", "ctrl.fguid.": "ctrl.fguid", "ctrl.mi.": "ctrl.mi", "ctrl.nvmeof.": "ctrl.nvmeof"}}
 	psdsItem := &nvme.Item{Off: nvme.PowerStateDescriptorsOff, Len: 32 * nvme.PowerStateDescriptorLen}
-	psd := &dataStruct{prefix: idp, items: nvme.PowerStateDescriptorItems, of: identifyOf(nvme.CNSController),
+	psd := &dataStruct{prefix: idp, items: nvme.PowerStateDescriptorItems, of: identifyOf(nvme.CNSController), group: psdsItem,
 		entries: func(r *DataRecord, fn func(base int)) {
-			// The 32 descriptors, with the whole of octets 2048-3071.
-			if psdsItem.In(r.Data, int(r.At)) {
-				for i := 0; i < 32; i++ {
-					fn(nvme.PowerStateDescriptorsOff + i*nvme.PowerStateDescriptorLen)
-				}
+			for i := 0; i < 32; i++ {
+				fn(nvme.PowerStateDescriptorsOff + i*nvme.PowerStateDescriptorLen)
 			}
 		}}
 	ctrlVS := &dataStruct{prefix: idp, items: nvme.IdentifyControllerVSItems, of: identifyOf(nvme.CNSController), entries: whole}
@@ -164,7 +175,7 @@ func dataFields(t *fields.Table) {
 	dle := func(items []nvme.Item, trtype uint8) *dataStruct {
 		return &dataStruct{prefix: logp, items: items, of: logOf(nvme.LogDiscovery), entries: func(r *DataRecord, fn func(base int)) {
 			discoveryEntries(r, func(base int) {
-				if trtype == 0 || inPacketUint8(r, base) == int(trtype) {
+				if trtype == 0 || joinedUint8(r, base) == int(trtype) {
 					fn(base)
 				}
 			})
@@ -282,23 +293,25 @@ func dataFields(t *fields.Table) {
 	}))
 }
 
-// inPacketUint8 returns the structure's octet off when r's packet holds
-// it, else -1.
-func inPacketUint8(r *DataRecord, off int) int {
-	if b := inPacket(r, off, 1); len(b) == 1 {
-		return int(b[0])
+// joinedUint8 returns the structure's octet off when r.Joined holds it,
+// else -1.
+func joinedUint8(r *DataRecord, off int) int {
+	if o := off - int(r.JoinedAt); o >= 0 && o < len(r.Joined) {
+		return int(r.Joined[o])
 	}
 	return -1
 }
 
 // discoveryEntries calls fn with the start of each Discovery Log Page
-// Entry the packet holds the start of: entry i at 1024*(i+1), i below
+// Entry the packet holds octets of: entry i at 1024*(i+1), i below
 // NUMREC when the header showed it (entry 0 always, as tshark shows it).
 func discoveryEntries(r *DataRecord, fn func(base int)) {
 	end := r.At + uint64(len(r.Data))
 	first := uint64(0)
-	if r.At > nvme.DiscoveryLogHeaderLen {
-		first = (r.At - nvme.DiscoveryLogHeaderLen + nvme.DiscoveryLogEntryLen - 1) / nvme.DiscoveryLogEntryLen
+	if r.JoinedAt > nvme.DiscoveryLogHeaderLen {
+		// From the entry the octets joined to the packet begin in: its
+		// items that end in this packet show here.
+		first = (r.JoinedAt - nvme.DiscoveryLogHeaderLen) / nvme.DiscoveryLogEntryLen
 	}
 	for i := first; ; i++ {
 		base := nvme.DiscoveryLogHeaderLen + i*nvme.DiscoveryLogEntryLen
