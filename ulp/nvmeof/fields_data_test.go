@@ -59,7 +59,7 @@ func adminDataEqualsTshark(t *testing.T, file string, minFrames, minValues int) 
 	}
 	defer r.Close()
 	e := dissect.NewEngine(dissect.Options{ULPs: []dissect.ULP{nvmeof.New()}})
-	compared, frames, effects := 0, 0, 0
+	compared, values, frames, effects := 0, 0, 0, 0
 	seen := map[int]bool{}
 	err = e.Run(r, func(p *dissect.Packet) error {
 		row, inTshark := want[p.Number]
@@ -86,6 +86,7 @@ func adminDataEqualsTshark(t *testing.T, file string, minFrames, minValues int) 
 			}
 			if exp != "" {
 				compared++
+				values += len(vals)
 			}
 		}
 		if inTshark {
@@ -105,7 +106,7 @@ func adminDataEqualsTshark(t *testing.T, file string, minFrames, minValues int) 
 	if frames < minFrames || compared < minValues {
 		t.Errorf("compared %d columns on %d frames", compared, frames)
 	}
-	t.Logf("%d columns equal on %d frames, %d fields; %d Commands Supported and Effects values held to the specification", compared, frames, len(cols), effects)
+	t.Logf("%d columns (%d values) equal on %d frames, %d fields; %d Commands Supported and Effects values held to the specification", compared, values, frames, len(cols), effects)
 }
 
 // checkEffectsShift: on a packet of the Commands Supported and Effects
