@@ -94,3 +94,47 @@ const (
 	// together, to rebuild messages from RDMA data (RPC's chunk data).
 	DefaultMaxRebuildBytes = 64 << 20
 )
+
+// RDMAData is one packet's part of an RDMA Write, handed as the packet
+// arrives (DataObserver): the Write's remote memory (IB/RoCE: the FIRST or
+// ONLY packet's RETH R_Key, VA and DMA Length; iWARP: the tagged segments'
+// Data Sink STag and the TO of the Write's first segment, Length 0: DDP
+// names no length), where this packet's payload lies in it and the
+// payload itself (valid during the call only).
+type RDMAData struct {
+	Kind   RDMAOpKind
+	Conn   *Connection
+	Dir    Direction
+	STag   uint32
+	Offset uint64
+	Length uint32
+	// At is the octets of the Write before this packet's payload: the
+	// payload is remote memory Offset+At on.
+	At   uint64
+	Data []byte
+}
+
+// DataObserver is a Session that also wants the packets of the RDMA
+// Writes of its connection one by one, as they arrive, besides the whole
+// operation at its last packet (Session.RDMAOp): what a packet carries
+// can then be filed in that packet's ULP records, for fields that show
+// each packet's part of the data (tshark decodes the data an NVMe
+// Identify or Get Log Page returned in each RDMA Write packet, at the
+// packet's offset). Packets whose place in their Write is unknown (a
+// MIDDLE or LAST before its FIRST) are not handed; a retransmitted
+// packet is, as on the wire (Packet.Analysis says so).
+type DataObserver interface {
+	RDMAData(p *Packet, d *RDMAData)
+}
+
+// deliverRDMAData hands one packet's part of an RDMA Write to the session
+// of its connection's ULP when that session is a DataObserver.
+func (e *Engine) deliverRDMAData(p *Packet, d *RDMAData) {
+	c := d.Conn
+	if c == nil || !c.ulp.decided || c.ulp.session == nil {
+		return
+	}
+	if o, ok := c.ulp.session.(DataObserver); ok {
+		o.RDMAData(p, d)
+	}
+}

@@ -141,3 +141,47 @@ func FuzzData(f *testing.F) {
 		ForEachNSID(b, func(uint32) bool { return true })
 	})
 }
+
+// FuzzDataItems: the items of every data structure layout read from any
+// octets at any place in the structure without a panic, only from the
+// octets given, and exactly when those hold the item whole.
+func FuzzDataItems(f *testing.F) {
+	fuzzSeeds(f, func(c *nvmeCapture, add func([]byte)) {
+		for _, tr := range c.transfers {
+			if len(tr.data) <= 4096 {
+				add(tr.data)
+				if len(tr.data) > 1024 {
+					add(tr.data[1024:]) // a later packet's part
+				}
+			}
+		}
+	})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, at := range []int{-1, 0, 1, 3, 1024, 1792, 2048, 3072, 1 << 20} {
+			for _, items := range AllLayouts {
+				for i := range items {
+					it := &items[i]
+					in := it.In(b, at)
+					v, ok := it.Bytes(b, at)
+					if ok != in || ok && len(v) > it.Len {
+						t.Fatalf("%s at %d: Bytes %d octets ok %v, In %v", it.Name, at, len(v), ok, in)
+					}
+					if it.Kind == ItemUint {
+						u, ok := it.Uint(b, at)
+						if ok != in || it.Mask == 0 && it.Len < 8 && u>>(8*it.Len) != 0 {
+							t.Fatalf("%s at %d: %#x ok %v, In %v", it.Name, at, u, ok, in)
+						}
+					}
+				}
+			}
+			last := -1
+			NSIDs(b, at, func(i int, id uint32) bool {
+				if id == 0 || i <= last || i*4 < at || i*4+4 > at+len(b) {
+					t.Fatalf("NSID %d at index %d (after %d) from %d octets at %d", id, i, last, len(b), at)
+				}
+				last = i
+				return true
+			})
+		}
+	})
+}

@@ -167,6 +167,7 @@ func FieldTable() *fields.Table {
 	)
 	sqeFields(t)         // fields_sqe.go
 	connectDataFields(t) // fields_sqe.go
+	dataFields(t)        // fields_data.go
 	return t
 }
 

@@ -2,9 +2,14 @@ package nvmeof_test
 
 import (
 	"encoding/binary"
+	"strings"
 	"testing"
 
 	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/fields"
+	"github.com/rdmashark/rdmashark/nvme"
+	"github.com/rdmashark/rdmashark/source"
+	"github.com/rdmashark/rdmashark/ulp/nvmeof"
 )
 
 // FuzzSession: any sequence of Sends and RDMA operations, whatever their
@@ -38,5 +43,56 @@ func FuzzSession(f *testing.F) {
 			}
 		}
 		r.findings()
+	})
+}
+
+// FuzzDataFields: the data fields read any packet's part of any admin
+// command's data, at any place, without a panic and only from the octets
+// the record holds. Seeded from the DataRecords of rxe-nvmeof-mix-small.pcap
+// (Identify Controller and Namespace, the namespace list, SMART, Commands
+// Supported and Effects, ANA, Discovery).
+func FuzzDataFields(f *testing.F) {
+	r, err := source.Open("../../testdata/pcaps/ulp/rxe-nvmeof-mix-small.pcap")
+	if err != nil {
+		f.Fatal(err)
+	}
+	e := dissect.NewEngine(dissect.Options{ULPs: []dissect.ULP{nvmeof.New()}})
+	seeds := 0
+	err = e.Run(r, func(p *dissect.Packet) error {
+		for _, x := range p.ULP {
+			if d, ok := x.(*nvmeof.DataRecord); ok && seeds < 64 {
+				seeds++
+				f.Add(uint8(d.OPC), uint8(d.CNS), uint8(d.LID), d.At, uint16(len(d.Joined)-len(d.Data)), append([]byte(nil), d.Joined...))
+			}
+		}
+		return nil
+	})
+	r.Close()
+	if err != nil || seeds < 20 {
+		f.Fatalf("%d seeds: %v", seeds, err)
+	}
+	set := fields.NewFieldSet(nvmeof.FieldTable)
+	var fds []*fields.Field
+	for _, fd := range set.All() {
+		if strings.HasPrefix(fd.Name, "nvme.cmd.identify.") || strings.HasPrefix(fd.Name, "nvme.cmd.get_logpage.") || fd.Name == "nvme.data" {
+			fds = append(fds, fd)
+		}
+	}
+	f.Fuzz(func(t *testing.T, opc, cns, lid uint8, at uint64, carry uint16, joined []byte) {
+		c := min(int(carry), len(joined))
+		d := &nvmeof.DataRecord{OPC: nvme.AdminOpcode(opc), CNS: nvme.CNS(cns), LID: nvme.LogPageID(lid), At: at,
+			Data: joined[c:], Joined: joined, JoinedAt: at - uint64(c), NUMREC: at % 7, NUMRECKnown: at%2 == 0}
+		if at < uint64(c) {
+			d.JoinedAt = 0
+		}
+		p := &dissect.Packet{Number: 1, ULP: []any{d}}
+		for _, fd := range fds {
+			fd.Get(p, func(v fields.Value) {
+				if len(v.B) > len(joined) || len(v.S) > len(joined) {
+					t.Fatalf("%s: %d octets from %d", fd.Name, len(v.B)+len(v.S), len(joined))
+				}
+				_ = fd.Format(v)
+			})
+		}
 	})
 }

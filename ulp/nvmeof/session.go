@@ -278,6 +278,13 @@ type Command struct {
 	// and Status.
 	Completed bool
 	Status    nvme.Status
+	// LPO is a Get Log Page's log page offset (CDW12-13, bits 1:0
+	// cleared: it counts dwords, Base 2.0 "Get Log Page Command");
+	// NUMREC the Discovery log page's record count once the data
+	// showed it (numrecKnown).
+	LPO         uint64
+	numrec      uint64
+	numrecKnown bool
 }
 
 // RW reads the command's SLBA and NLB (and the rest of CDW10-CDW12) as an
@@ -355,6 +362,9 @@ type session struct {
 	// recs are the records of the Sends the current packet completed:
 	// each stays valid, in dissect.Packet.ULP, until the next packet.
 	recs dissect.Records[Capsule]
+	// data are the records of the RDMA Write packets that carried an
+	// admin command's data (data.go), reused.
+	data dataRecords
 	// connData is the Connect data the controller fetched by an RDMA Read
 	// answered in one packet, filed in that packet's ULP records (the
 	// fields' nvme.fabrics.cmd.connect.data.*; reused).
@@ -448,6 +458,9 @@ func (s *session) command(m *dissect.Message, r *Capsule) {
 		NSID: c.NSID, CDW11: c.CDW11, CDW12: c.CDW12}
 	if c.IsFabrics() && (c.FCTYPE == nvme.FabricsPropertySet || c.FCTYPE == nvme.FabricsPropertyGet) {
 		x.Prop = c.Property()
+	}
+	if !c.IsFabrics() && q.Admin() && nvme.AdminOpcode(c.OPC) == nvme.AdminGetLogPage {
+		x.LPO = c.GetLogPage().LPO &^ 3
 	}
 	r.Request = x
 	s.out.Put(c.CID, x)

@@ -115,3 +115,17 @@ tshark -2 -r $P -Y 'nvme.cmd.opc || nvme.fabrics.cmd.opc || nvme.cqe.cid' \
   -e nvme.cqe.cid -e nvme.cqe.status.sct -e nvme.cqe.status.sc -e nvme.cqe.status.m -e nvme.cqe.status.dnr \
   -e nvme.cmd_pkt -e nvme.cqe_pkt -e nvme.cmd_latency -e nvme.fabrics.cmd_pkt -e nvme.fabrics.cqe_pkt -e nvme.fabrics.cmd_latency \
   -e infiniband.ieth > rxe-nvmeof.commands.tsv 2>/dev/null
+
+# The data admin commands return to the host by RDMA Write — Identify
+# (Controller, Namespace, Active Namespace ID list) and Get Log Page (SMART,
+# Commands Supported and Effects, ANA, Discovery, nvme.data) — as tshark
+# decodes each RDMA Write packet at its offset in the data
+# (ulp/nvmeof/fields_data_test.go): every field of the data tshark 4.0 has,
+# on the frames that carry any.
+DF=$(tshark -G fields 2>/dev/null | awk -F'\t' '$3 ~ /^nvme\.cmd\.(identify\.(ctrl|ns|nslist)\.|get_logpage\.(identify|smart|ana|cmd_and_eff|errinf)\.)/ || $3 == "nvme.data" {print $3}')
+E=$(for f in $DF; do printf ' -e %s' $f; done)
+Y=$(echo $DF | sed 's/ / || /g')
+for C in ulp/rxe-nvmeof ulp/rxe-nvmeof-mix-small linux612/rxe-nvmeof; do
+  O=$(echo $C | tr / -)
+  tshark -2 -r ../../pcaps/$C.pcap -Y "$Y" $F -e frame.number $E > $O.admindata.tsv 2>/dev/null
+done
