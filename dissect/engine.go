@@ -265,6 +265,7 @@ func NewEngine(opts Options) *Engine {
 	e.Conns.forgetReleased = opts.ForgetReleased
 	e.Conns.retired, e.Conns.forgotten = e.retired, e.forgotten
 	e.Conns.orient = orienter(opts.ULPs)
+	e.Conns.swapped = e.swapRoCE
 	e.dec.RoCEPort = opts.RoCEPort
 	e.budgetView.e = e
 	e.env = Env{Budget: &e.budgetView, MaxExchanges: opts.MaxTransactions, Observer: opts.Observer,
@@ -390,6 +391,11 @@ func (e *Engine) processDecoded(p *Packet) {
 	if len(e.Conns.closing) > 0 {
 		// The packet closed a connection: release its state (release.go).
 		e.releaseClosed()
+	}
+	if c := p.Conn; c != nil && c.rel.unoriented {
+		// Its roles are not settled: the packet goes on with no
+		// direction, which a later swap would contradict (orient.go).
+		p.Dir = DirUnknown
 	}
 	s := &e.Stats
 	s.Packets++

@@ -349,6 +349,7 @@ func (e *Engine) decide(c *Connection, i int) Session {
 // closeSession ends c's session: the connection was released, or the
 // input ended.
 func (e *Engine) closeSession(c *Connection) {
+	c.settleGuess() // nothing told before it ended (orient.go)
 	u := &c.ulp
 	if !u.decided {
 		e.setUpFailed(c)
