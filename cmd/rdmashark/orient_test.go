@@ -9,6 +9,7 @@ import (
 
 	"github.com/gopacket/gopacket/pcapgo"
 	"github.com/rdmashark/rdmashark/internal/pcaptest"
+	"github.com/rdmashark/rdmashark/internal/ulptest"
 )
 
 // TestNoSetupConnectionOrientedByItsULP (issue 28): a capture that lost a
@@ -152,4 +153,15 @@ func checkRules(t *testing.T, name string) (map[string]bool, string) {
 		}
 	}
 	return rules, out.String()
+}
+
+// TestOrientedWithoutSetUpAllULPs: the ULP captures without their set-up
+// (ulptest.Oriented) with every registered ULP asked, as the tool does: the
+// Orienters that answer must agree (a packet one ULP reads as its own must
+// not be read the other way by another), and the roles come out as the
+// CM REQs name them.
+func TestOrientedWithoutSetUpAllULPs(t *testing.T) {
+	for _, name := range []string{"ulp/rxe-nvmeof.pcap", "ulp/rxe-iser.pcap", "ulp/rxe-smbdirect.pcap", "ulp/rxe-srp.pcap", "rxe-nfs3.pcap", "rxe-nfs41.pcap"} {
+		t.Run(name, func(t *testing.T) { ulptest.Oriented(t, name, newULPs) })
+	}
 }

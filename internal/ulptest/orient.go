@@ -1,0 +1,91 @@
+package ulptest
+
+import (
+	"testing"
+
+	"github.com/rdmashark/rdmashark/dissect"
+	"github.com/rdmashark/rdmashark/internal/pcaptest"
+)
+
+// Oriented checks that ulps (fresh ones for each run) orient the
+// connections of the RoCEv2 capture name when its set-up is cut out
+// (issue 28, dissect/orient.go). The capture is cut twice with
+// pcaptest.WithoutSetUp — its CM MADs and every frame before an RC
+// Acknowledge, the first one the server sent and the first one the
+// client sent — so that its first connection's first packet tells
+// neither side's role and the engine's guess (the first packet's sender
+// is the client) is once wrong and once right. In each cut, every
+// connection must have the client the whole capture's set-up names (the
+// CM REQ's sender, as tshark shows it); where the guess was wrong, the
+// first connection's roles must have been told by a packet its ULP read
+// (Connection.RolesToldBy), not guessed. (Where the guess was right, a
+// Send no ULP can read — SMB Direct's empty Data Transfer Message, sent
+// by either side — may settle it before a packet tells: still right.)
+// It returns the cut captures' engines, the server-first cut's first.
+func Oriented(t *testing.T, name string, ulps func() []dissect.ULP) []*dissect.Engine {
+	t.Helper()
+	whole, _, _ := Run(t, name, ulps()...)
+	clientOf := map[[2]string]string{} // by the two addresses, in order
+	for _, c := range whole.Conns.Connections() {
+		if c.State == dissect.StateNoSetup || c.Transport != dissect.TransportRoCE {
+			t.Fatalf("%s: connection %d: %s %s; want RoCE with its set-up", name, c.ID, c.Transport, c.State)
+		}
+		for _, k := range [][2]string{{c.Client.Address, c.Server.Address}, {c.Server.Address, c.Client.Address}} {
+			if was, ok := clientOf[k]; ok && was != c.Client.Address {
+				t.Fatalf("%s: connections between %v have clients %s and %s", name, k, was, c.Client.Address)
+			}
+			clientOf[k] = c.Client.Address
+		}
+	}
+	// The first RC Acknowledge each side sent (opcode 0x11, IBA Vol 1
+	// 9.2.1), read by hand.
+	_, frames := pcaptest.Read(t, Path(name))
+	var firstACK [2]int // by the sender: [0] the client, [1] the server
+	for _, fr := range frames {
+		r, ok := pcaptest.ParseRoCEv2(fr.Data)
+		if !ok || r.OpCode != 0x11 {
+			continue
+		}
+		for k, client := range clientOf {
+			if k[0] != r.Src.String() {
+				continue
+			}
+			i := 1
+			if client == k[0] {
+				i = 0
+			}
+			if firstACK[i] == 0 {
+				firstACK[i] = fr.Num
+			}
+		}
+	}
+	var out []*dissect.Engine
+	for _, i := range []int{1, 0} {
+		if firstACK[i] == 0 {
+			t.Fatalf("%s: no RC Acknowledge from the %s", name, []string{"client", "server"}[i])
+		}
+		path, kept := pcaptest.WithoutSetUp(t, Path(name), firstACK[i]-1, nil)
+		e, _, _ := Run(t, path, ulps()...)
+		conns := e.Conns.Connections()
+		if len(conns) == 0 {
+			t.Fatalf("%s from frame %d: no connection", name, firstACK[i])
+		}
+		for _, c := range conns {
+			want := clientOf[[2]string{c.Client.Address, c.Server.Address}]
+			first := kept[c.FirstPacket-1]
+			switch {
+			case c.State != dissect.StateNoSetup:
+				t.Errorf("%s from frame %d: connection %d (frame %d of the capture on): %s; want no-setup", name, firstACK[i], c.ID, first, c.State)
+			case c.Client.Address != want:
+				t.Errorf("%s from frame %d: connection %d (frame %d of the capture on): client %s; want %s (the CM REQ's sender)", name, firstACK[i], c.ID, first, c.Client.Address, want)
+			case i == 1 && c.ID == conns[0].ID && (c.RolesToldBy == 0 || c.RolesGuessed):
+				t.Errorf("%s from frame %d: connection %d (frame %d of the capture on): roles guessed; want told by a packet", name, firstACK[i], c.ID, first)
+			}
+		}
+		if c := conns[0]; kept[c.FirstPacket-1] != firstACK[i] {
+			t.Errorf("%s from frame %d: the first connection starts at frame %d of the capture", name, firstACK[i], kept[c.FirstPacket-1])
+		}
+		out = append(out, e)
+	}
+	return out
+}
