@@ -5,6 +5,7 @@ import (
 
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/internal/pcaptest"
+	"github.com/rdmashark/rdmashark/layers/roce"
 )
 
 // Oriented checks that ulps (fresh ones for each run) orient the
@@ -88,4 +89,24 @@ func Oriented(t *testing.T, name string, ulps func() []dissect.ULP) []*dissect.E
 		out = append(out, e)
 	}
 	return out
+}
+
+// FuzzSender fuzzes o's Sender (dissect.Orienter) with an opcode and a
+// payload, seeded from every RC packet of the RoCEv2 capture name (its
+// opcode and what follows its BTH): no input may panic, and the answer is
+// one of the three sides.
+func FuzzSender(f *testing.F, name string, o dissect.Orienter) {
+	_, frames := pcaptest.Read(f, Path(name))
+	for _, fr := range frames {
+		if r, ok := pcaptest.ParseRoCEv2(fr.Data); ok && r.RC() {
+			f.Add(r.OpCode, r.AfterBTH())
+		}
+	}
+	f.Fuzz(func(t *testing.T, op byte, payload []byte) {
+		switch s := o.Sender(roce.OpCode(op), payload); s {
+		case dissect.SideUnknown, dissect.SideClient, dissect.SideServer:
+		default:
+			t.Fatalf("Sender(%#x, %d octets) = %d", op, len(payload), s)
+		}
+	})
 }

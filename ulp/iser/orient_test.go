@@ -17,3 +17,8 @@ import (
 func TestOrientedWithoutSetUp(t *testing.T) {
 	ulptest.Oriented(t, "ulp/rxe-iser.pcap", func() []dissect.ULP { return []dissect.ULP{iser.New()} })
 }
+
+// FuzzSender: the Orienter never panics, seeded from ulp/rxe-iser.pcap's packets.
+func FuzzSender(f *testing.F) {
+	ulptest.FuzzSender(f, "ulp/rxe-iser.pcap", iser.New().(dissect.Orienter))
+}

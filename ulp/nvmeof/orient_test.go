@@ -17,3 +17,8 @@ import (
 func TestOrientedWithoutSetUp(t *testing.T) {
 	ulptest.Oriented(t, "ulp/rxe-nvmeof.pcap", func() []dissect.ULP { return []dissect.ULP{nvmeof.New()} })
 }
+
+// FuzzSender: the Orienter never panics, seeded from ulp/rxe-nvmeof.pcap's packets.
+func FuzzSender(f *testing.F) {
+	ulptest.FuzzSender(f, "ulp/rxe-nvmeof.pcap", nvmeof.New().(dissect.Orienter))
+}

@@ -17,3 +17,8 @@ import (
 func TestOrientedWithoutSetUp(t *testing.T) {
 	ulptest.Oriented(t, "ulp/rxe-smbdirect.pcap", func() []dissect.ULP { return []dissect.ULP{smbdirect.New()} })
 }
+
+// FuzzSender: the Orienter never panics, seeded from ulp/rxe-smbdirect.pcap's packets.
+func FuzzSender(f *testing.F) {
+	ulptest.FuzzSender(f, "ulp/rxe-smbdirect.pcap", smbdirect.New().(dissect.Orienter))
+}

@@ -17,3 +17,8 @@ import (
 func TestOrientedWithoutSetUp(t *testing.T) {
 	ulptest.Oriented(t, "ulp/rxe-srp.pcap", func() []dissect.ULP { return []dissect.ULP{srp.New()} })
 }
+
+// FuzzSender: the Orienter never panics, seeded from ulp/rxe-srp.pcap's packets.
+func FuzzSender(f *testing.F) {
+	ulptest.FuzzSender(f, "ulp/rxe-srp.pcap", srp.New().(dissect.Orienter))
+}
