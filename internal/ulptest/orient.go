@@ -83,6 +83,29 @@ func Oriented(t *testing.T, name string, ulps func() []dissect.ULP) []*dissect.E
 				t.Errorf("%s from frame %d: connection %d (frame %d of the capture on): roles guessed; want told by a packet", name, firstACK[i], c.ID, first)
 			}
 		}
+		// The per-direction counters moved with the roles: what the
+		// connections count from their clients is every RC packet the
+		// cut holds from a client's address, read by hand.
+		keptSet := map[int]bool{}
+		for _, n := range kept {
+			keptSet[n] = true
+		}
+		var fromClients, counted uint64
+		for _, fr := range frames {
+			if r, ok := pcaptest.ParseRoCEv2(fr.Data); ok && keptSet[fr.Num] && r.RC() {
+				for k, client := range clientOf {
+					if k[0] == r.Src.String() && client == k[0] {
+						fromClients++
+					}
+				}
+			}
+		}
+		for _, c := range conns {
+			counted += c.Dir[dissect.DirClientToServer.Index()].Packets
+		}
+		if counted != fromClients {
+			t.Errorf("%s from frame %d: the connections count %d packets from their clients; the cut holds %d RC packets from them", name, firstACK[i], counted, fromClients)
+		}
 		if c := conns[0]; kept[c.FirstPacket-1] != firstACK[i] {
 			t.Errorf("%s from frame %d: the first connection starts at frame %d of the capture", name, firstACK[i], kept[c.FirstPacket-1])
 		}
