@@ -165,3 +165,45 @@ func TestOrientedWithoutSetUpAllULPs(t *testing.T) {
 		t.Run(name, func(t *testing.T) { ulptest.Oriented(t, name, newULPs) })
 	}
 }
+
+// TestNoSetupConnectionNAKsFirst: lossy/rxe-ib_write_bw-reorder.pcap from
+// frame 182 on (tshark: 182 and 183 are NAK PSN sequence errors from
+// 192.0.2.1, 184 on RDMA Writes from 192.0.2.2), so that the connection's
+// first two packets are NAKs that come before anything tells its roles and
+// are handed on with no direction (dissect/orient.go). Check must still
+// find each of them recovered (info), as it finds every NAK of the whole
+// capture, and raise nothing at error or warning the whole capture lacks.
+func TestNoSetupConnectionNAKsFirst(t *testing.T) {
+	src := filepath.Join("..", "..", "testdata", "pcaps", "lossy", "rxe-ib_write_bw-reorder.pcap")
+	path, _ := pcaptest.WithoutSetUp(t, src, 181, nil)
+	whole, _ := checkRules(t, src)
+	cut, doc := checkRules(t, path)
+	for rule := range cut {
+		if !whole[rule] {
+			t.Errorf("%s at error or warning on the cut capture; the whole capture has none", rule)
+		}
+	}
+	var d struct {
+		Files []struct {
+			Findings []struct {
+				Rule     string `json:"rule"`
+				Severity string `json:"severity"`
+				Packets  []int  `json:"packets"`
+			} `json:"findings"`
+		} `json:"files"`
+	}
+	if err := json.Unmarshal([]byte(doc), &d); err != nil {
+		t.Fatal(err)
+	}
+	naks := map[int]string{}
+	for _, f := range d.Files[0].Findings {
+		if f.Rule == "NAK" && len(f.Packets) > 0 {
+			naks[f.Packets[0]] = f.Severity
+		}
+	}
+	for _, n := range []int{1, 2} {
+		if naks[n] != "info" {
+			t.Errorf("NAK of packet %d (frame %d of the capture): %q; want info (recovered)", n, n+181, naks[n])
+		}
+	}
+}
