@@ -3,6 +3,8 @@ package ulptest
 import (
 	"testing"
 
+	"github.com/gopacket/gopacket/layers"
+
 	"github.com/rdmashark/rdmashark/dissect"
 	"github.com/rdmashark/rdmashark/internal/pcaptest"
 	"github.com/rdmashark/rdmashark/layers/roce"
@@ -116,14 +118,12 @@ func Oriented(t *testing.T, name string, ulps func() []dissect.ULP) []*dissect.E
 
 // FuzzSender fuzzes o's Sender (dissect.Orienter) with an opcode and a
 // payload, seeded from every RC packet of the RoCEv2 capture name (its
-// opcode and what follows its BTH): no input may panic, and the answer is
+// opcode and what follows its extension headers): no input may panic, and the answer is
 // one of the three sides.
 func FuzzSender(f *testing.F, name string, o dissect.Orienter) {
-	_, frames := pcaptest.Read(f, Path(name))
-	for _, fr := range frames {
-		if r, ok := pcaptest.ParseRoCEv2(fr.Data); ok && r.RC() {
-			f.Add(r.OpCode, r.AfterBTH())
-		}
+	ops, payloads := senderInputs(f, name)
+	for i := range ops {
+		f.Add(byte(ops[i]), payloads[i])
 	}
 	f.Fuzz(func(t *testing.T, op byte, payload []byte) {
 		switch s := o.Sender(roce.OpCode(op), payload); s {
@@ -133,3 +133,49 @@ func FuzzSender(f *testing.F, name string, o dissect.Orienter) {
 		}
 	})
 }
+
+// SenderAllocates fails t when o's Sender allocates on any RC packet of
+// the RoCEv2 capture name: the engine asks it of the packets of every
+// connection whose set-up the capture lacks until one tells, on the
+// per-packet path, which allocates nothing.
+func SenderAllocates(t *testing.T, name string, o dissect.Orienter) {
+	t.Helper()
+	ops, payloads := senderInputs(t, name)
+	if len(ops) == 0 {
+		t.Fatalf("%s: no RC packet", name)
+	}
+	if n := testing.AllocsPerRun(3, func() {
+		for i := range ops {
+			o.Sender(ops[i], payloads[i])
+		}
+	}); n != 0 {
+		t.Errorf("%s: Sender allocates %v times over %d packets", name, n, len(ops))
+	}
+}
+
+// senderInputs are what the engine asks an Orienter of each RC packet of
+// the capture name: its opcode and what follows its extension headers
+// (dissect's decoder reads them).
+func senderInputs(t testing.TB, name string) ([]roce.OpCode, [][]byte) {
+	_, frames := pcaptest.Read(t, Path(name))
+	d := &dissect.Decoder{RoCEPort: dissect.DefaultRoCEPort}
+	p := new(dissect.Packet)
+	var ops []roce.OpCode
+	var payloads [][]byte
+	for _, fr := range frames {
+		*p = dissect.Packet{Number: fr.Num, LinkType: layersEthernet, CaptureLength: len(fr.Data), Length: fr.CI.Length}
+		d.Decode(p, fr.Data)
+		if !p.Has(roce.LayerTypeBTH) || p.CM.Attr != 0 {
+			continue
+		}
+		switch p.BTH.OpCode.Transport() {
+		case roce.TransportRC, roce.TransportUC, roce.TransportXRC:
+			ops = append(ops, p.BTH.OpCode)
+			payloads = append(payloads, append([]byte(nil), p.BTH.Payload...))
+		}
+	}
+	return ops, payloads
+}
+
+// layersEthernet is the link type of the ULP captures (Ethernet, RoCEv2).
+const layersEthernet = layers.LinkTypeEthernet

@@ -22,3 +22,8 @@ func TestOrientedWithoutSetUp(t *testing.T) {
 func FuzzSender(f *testing.F) {
 	ulptest.FuzzSender(f, "ulp/rxe-iser.pcap", iser.New().(dissect.Orienter))
 }
+
+// TestSenderAllocatesNothing: the Orienter is on the per-packet path.
+func TestSenderAllocatesNothing(t *testing.T) {
+	ulptest.SenderAllocates(t, "ulp/rxe-iser.pcap", iser.New().(dissect.Orienter))
+}

@@ -56,6 +56,10 @@ type rpcULP struct {
 	binding rpcrdma.UpperLayerBinding
 	ports   []uint16
 	e       Engine
+	// hdr and rpc are Sender's scratch headers, reused (their chunk
+	// lists keep their room): it is asked on the per-packet path.
+	hdr rpcrdma.Message
+	rpc oncrpc.Header
 }
 
 func (u *rpcULP) Name() string    { return Name }
@@ -137,14 +141,14 @@ func (u *rpcULP) Sender(op roce.OpCode, payload []byte) dissect.Side {
 	case !op.IsSend() || !(op.IsFirst() || op.IsOnly()):
 		return dissect.SideUnknown
 	}
-	var h rpcrdma.Message
+	h := &u.hdr
 	if h.DecodeFromBytes(payload) != nil {
 		return dissect.SideUnknown
 	}
-	v := viewOf(&h)
-	var rpc oncrpc.Header
+	v := viewOf(h)
+	rpc := &u.rpc
 	rpcOK := len(v.rpc) > 0 && rpc.DecodeFromBytes(v.rpc) == nil
-	if !plausible(&v, rpcOK, &rpc) {
+	if !plausible(&v, rpcOK, rpc) {
 		return dissect.SideUnknown
 	}
 	if v.kind == kindUnknown && rpcOK && !v.long {
