@@ -30,9 +30,13 @@ type lossState struct {
 }
 
 type pendingNAK struct {
-	pkt   int
-	psn   uint32
-	d     int // the requester's direction index
+	pkt int
+	psn uint32
+	// d is the requester's direction index; -1 when the NAK came with
+	// no direction (a connection whose roles were not settled yet,
+	// dissect/orient.go): either side's resend or acknowledgement answers
+	// it.
+	d     int
 	rnr   bool
 	first string // the message the NAK rule reports
 	key   string
@@ -54,7 +58,11 @@ func nakLater(c *Conn, p *dissect.Packet, key, msg string, rnr bool) {
 		c.Reportf([]int{p.Number}, key, "%s", msg)
 		return
 	}
-	ls.naks = append(ls.naks, pendingNAK{pkt: p.Number, psn: p.BTH.PSN & psnMask, d: 1 - p.Dir.Index(), rnr: rnr, first: msg, key: key})
+	d := 1 - p.Dir.Index()
+	if p.Dir == dissect.DirUnknown {
+		d = -1
+	}
+	ls.naks = append(ls.naks, pendingNAK{pkt: p.Number, psn: p.BTH.PSN & psnMask, d: d, rnr: rnr, first: msg, key: key})
 }
 
 // nakResend: a request packet resent after a NAK: the NAKs it answers are
@@ -67,9 +75,12 @@ func nakResend(c *Conn, p *dissect.Packet) {
 	a := &p.Analysis
 	psn := p.BTH.PSN & psnMask
 	d := p.Dir.Index()
+	if p.Dir == dissect.DirUnknown {
+		d = -2 // answers only the NAKs of no direction
+	}
 	for i := 0; i < len(ls.naks); i++ {
 		n := ls.naks[i]
-		if n.d != d || n.pkt >= p.Number {
+		if n.d != d && n.d >= 0 || n.pkt >= p.Number {
 			continue
 		}
 		// Go-back-N resends from the NAKed PSN (9.7.5.2.1); after an RNR
@@ -95,9 +106,12 @@ func nakResend(c *Conn, p *dissect.Packet) {
 func nakAcked(c *Conn, p *dissect.Packet, psn uint32) {
 	ls := &c.loss
 	d := 1 - p.Dir.Index() // the requester's direction
+	if p.Dir == dissect.DirUnknown {
+		d = -2 // as nakResend
+	}
 	for i := 0; i < len(ls.naks); i++ {
 		n := ls.naks[i]
-		if n.d != d || n.rnr || n.pkt >= p.Number || psnDiff(psn, n.psn) < 0 {
+		if n.d != d && n.d >= 0 || n.rnr || n.pkt >= p.Number || psnDiff(psn, n.psn) < 0 {
 			continue
 		}
 		c.Report(Finding{Packets: []int{n.pkt, p.Number}, Key: n.key, Severity: Info,

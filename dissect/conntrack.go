@@ -99,6 +99,9 @@ type ConnTable struct {
 	// orient says which side sent the first packet of a connection whose
 	// set-up the capture lacks (the ULPs' Orienter; nil: none can).
 	orient func(op roce.OpCode, payload []byte) Side
+	// swapped tells the engine a connection's roles were swapped
+	// (orient.go).
+	swapped func(*Connection)
 }
 
 // DefaultMaxConnections bounds the connection table: live connections plus
@@ -198,7 +201,11 @@ func (t *ConnTable) Track(p *Packet) {
 			c.State = StateEstablished
 			t.noteEstablished(c)
 		}
-		t.place(p, ref.conn, ref.dir)
+		d := ref.dir
+		if ref.conn.rel.unoriented {
+			d = t.orientPacket(p, ref.conn, d)
+		}
+		t.place(p, ref.conn, d)
 		return
 	}
 	// A connection whose REQ the capture holds and whose REP it lost:
@@ -231,6 +238,9 @@ func (t *ConnTable) Track(p *Packet) {
 			c.Client.QPN = p.BTH.DestQP
 		}
 		t.mapQP(qpKey{dst, p.BTH.DestQP}, c, d)
+		if c.rel.unoriented {
+			d = t.orientPacket(p, c, d)
+		}
 		t.place(p, c, d)
 		return
 	}
@@ -242,10 +252,24 @@ func (t *ConnTable) Track(p *Packet) {
 	c.State = StateNoSetup
 	// Which side sent the first packet: the client's unless a ULP can tell
 	// it is the server's (an RDMA Write of RPC-over-RDMA's server, a Reply).
+	// When no ULP can tell, the first packet's sender is taken for the
+	// client until a later packet tells (orient.go).
 	d := DirClientToServer
-	if t.orient != nil && t.orient(op, p.BTH.Payload) == SideServer {
-		d = DirServerToClient
-		c.rel.firstByServer = true
+	side := SideUnknown
+	if t.orient != nil {
+		side = t.orient(op, p.BTH.Payload)
+	}
+	switch {
+	case t.orient == nil:
+		c.RolesGuessed = true // no ULP can ever tell
+	case side == SideUnknown:
+		c.rel.unoriented, c.rel.unorientedPkts = true, 1
+	default:
+		c.RolesToldBy = p.Number
+		if side == SideServer {
+			d = DirServerToClient
+			c.rel.firstByServer = true
+		}
 	}
 	if d == DirClientToServer {
 		c.Client.Address, c.Server.Address = src.String(), dst.String()

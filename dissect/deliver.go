@@ -26,6 +26,9 @@ func (e *Engine) deliverMessage(p *Packet, m *Message) {
 	e.Ops.Sends++
 	m.ULP = nil
 	if c := m.Conn; c != nil {
+		// What the session and the Observer receive carries a
+		// direction: the roles are settled now (orient.go).
+		c.settleGuess()
 		if s := e.session(c, m); s != nil {
 			s.Message(p, m)
 		} else {
@@ -74,6 +77,9 @@ func (e *Engine) deliverRDMAOp(p *Packet, op *RDMAOp) {
 		e.Ops.RDMAOpsIncomplete++
 	}
 	op.Attach = OpAttachment{Reason: UnattachedNoULP}
+	if op.Conn != nil {
+		op.Conn.settleGuess() // as deliverMessage
+	}
 	// An operation never decides a connection's ULP: only its set-up and
 	// its Sends do.
 	if c := op.Conn; c != nil && c.ulp.decided && c.ulp.session != nil {

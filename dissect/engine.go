@@ -265,6 +265,7 @@ func NewEngine(opts Options) *Engine {
 	e.Conns.forgetReleased = opts.ForgetReleased
 	e.Conns.retired, e.Conns.forgotten = e.retired, e.forgotten
 	e.Conns.orient = orienter(opts.ULPs)
+	e.Conns.swapped = e.swapRoCE
 	e.dec.RoCEPort = opts.RoCEPort
 	e.budgetView.e = e
 	e.env = Env{Budget: &e.budgetView, MaxExchanges: opts.MaxTransactions, Observer: opts.Observer,
@@ -391,6 +392,11 @@ func (e *Engine) processDecoded(p *Packet) {
 		// The packet closed a connection: release its state (release.go).
 		e.releaseClosed()
 	}
+	if c := p.Conn; c != nil && c.rel.unoriented {
+		// Its roles are not settled: the packet goes on with no
+		// direction, which a later swap would contradict (orient.go).
+		p.Dir = DirUnknown
+	}
 	s := &e.Stats
 	s.Packets++
 	s.Bytes += uint64(p.Length)
@@ -412,8 +418,9 @@ func (e *Engine) Finish() {
 
 func durationSince(first, now int64) time.Duration { return time.Duration(now - first) }
 
-// orienter asks the ULPs that are Orienters, in order, which side sent a
-// packet (Orienter); nil when none is.
+// orienter asks the ULPs that are Orienters which side sent a packet
+// (Orienter): the side those that tell agree on, SideUnknown when none
+// tells or they disagree; nil when no ULP is an Orienter.
 func orienter(ulps []ULP) func(op roce.OpCode, payload []byte) Side {
 	var os []Orienter
 	for _, u := range ulps {
@@ -425,11 +432,20 @@ func orienter(ulps []ULP) func(op roce.OpCode, payload []byte) Side {
 		return nil
 	}
 	return func(op roce.OpCode, payload []byte) Side {
+		// Every Orienter is asked: the packet tells only when those that
+		// answer agree (a 16-octet Send is an NVMe/RDMA completion's, or
+		// an SRP initiator's credit response: the ULPs that read it so
+		// disagree, and a later packet will tell).
+		told := SideUnknown
 		for _, o := range os {
-			if s := o.Sender(op, payload); s != SideUnknown {
-				return s
+			switch s := o.Sender(op, payload); {
+			case s == SideUnknown:
+			case told == SideUnknown:
+				told = s
+			case s != told:
+				return SideUnknown
 			}
 		}
-		return SideUnknown
+		return told
 	}
 }

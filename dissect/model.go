@@ -215,6 +215,14 @@ type Connection struct {
 	// packet of it came for Options.IdleTimeout (release.go); State still
 	// tells how far its set-up got.
 	Idle bool
+	// RolesToldBy is, on a connection whose set-up the capture lacks
+	// (StateNoSetup, IB/RoCE), the packet whose ULP reading settled which
+	// side is the client (dissect.Orienter, orient.go); 0 when none did.
+	// RolesGuessed is set when no packet told before the roles had to be
+	// settled: the client is then the sender of the connection's first
+	// packet, a guess.
+	RolesToldBy  int
+	RolesGuessed bool
 	// MissingPSNs counts the PSNs skipped by forward jumps on its request
 	// streams (IB/RoCE: packets the capture lacks; reassembly.go).
 	MissingPSNs uint64

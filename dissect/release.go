@@ -62,14 +62,18 @@ type connRelease struct {
 	nqp, ncm   uint8
 	pending    pairKey
 	hasPending bool
-	// firstByServer: a no-setup connection whose first packet a ULP told
-	// was the server's (ConnTable.orient).
+	// firstByServer: a no-setup connection whose first packet was the
+	// server's (its roles as settled: orient.go).
 	firstByServer bool
-	awaitREP      bool // in ConnTable.awaitREP, under awaitKey
-	awaitKey      pairKey
-	dropped       bool      // DropDetail took its detail
-	stream        *iwStream // iWARP
-	last          time.Time // timestamp of its last packet (IdleTimeout)
+	// unoriented: a no-setup connection whose roles are not settled yet,
+	// unorientedPkts of its packets seen so (orient.go).
+	unoriented     bool
+	unorientedPkts uint8
+	awaitREP       bool // in ConnTable.awaitREP, under awaitKey
+	awaitKey       pairKey
+	dropped        bool      // DropDetail took its detail
+	stream         *iwStream // iWARP
+	last           time.Time // timestamp of its last packet (IdleTimeout)
 }
 
 // Released reports whether the engine is done with c: it was closed and no

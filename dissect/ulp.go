@@ -198,14 +198,16 @@ const (
 )
 
 // Orienter is a ULP that can tell which side sent a packet from the
-// packet alone: the engine asks it of the first packet the capture holds
-// of an InfiniBand/RoCE connection whose set-up it lacks, which it would
-// otherwise take for the client's (a capture that starts, or lost frames,
-// in the middle of a connection — issue 28: its roles reversed, a ULP's
-// rules read every response as a request). op is the packet's BTH opcode
-// and payload what follows its extension headers (a message's first bytes
-// for a SEND_FIRST or SEND_ONLY). SideUnknown: the packet does not tell,
-// or is not the ULP's. The first ULP, in order, that tells decides.
+// packet alone: the engine asks it of the packets of an InfiniBand/RoCE
+// connection whose set-up the capture lacks until one tells (a capture
+// that starts, or lost frames, in the middle of a connection — issue 28:
+// with its roles reversed, a ULP's rules read every response as a
+// request; orient.go). op is the packet's BTH opcode and payload what
+// follows its extension headers (a message's first bytes for a SEND_FIRST
+// or SEND_ONLY). SideUnknown: the packet does not tell, or is not the
+// ULP's. Every Orienter is asked, whichever ULP the connection turns out
+// to carry (none is decided yet): a packet tells when the ones that answer
+// agree, so a ULP answers only for what its own protocol makes plain.
 type Orienter interface {
 	ULP
 	Sender(op roce.OpCode, payload []byte) Side
@@ -349,6 +351,7 @@ func (e *Engine) decide(c *Connection, i int) Session {
 // closeSession ends c's session: the connection was released, or the
 // input ended.
 func (e *Engine) closeSession(c *Connection) {
+	c.settleGuess() // nothing told before it ended (orient.go)
 	u := &c.ulp
 	if !u.decided {
 		e.setUpFailed(c)

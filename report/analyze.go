@@ -133,8 +133,14 @@ type Connection struct {
 	LastPacket  int      `json:"last_packet"`
 	// Idle: released after --idle-timeout without a packet (its close,
 	// if any, came later or was not captured).
-	Idle        bool `json:"idle,omitempty"`
-	PrivateData struct {
+	Idle bool `json:"idle,omitempty"`
+	// RolesToldBy and RolesGuessed: on a connection whose set-up the
+	// capture lacks, the packet whose ULP reading said which side is the
+	// client (dissect.Orienter), or that none did and the client is the
+	// first packet's sender, a guess (dissect/orient.go).
+	RolesToldBy  int  `json:"roles_told_by,omitempty"`
+	RolesGuessed bool `json:"roles_guessed,omitempty"`
+	PrivateData  struct {
 		Client PrivateData `json:"client"`
 		Server PrivateData `json:"server"`
 	} `json:"private_data"`
@@ -221,15 +227,17 @@ func newAnalysis(file string, eng *dissect.Snapshot, spill *ConnSpill) *Analysis
 
 func connection(c *dissect.Connection) Connection {
 	out := Connection{
-		ID:          c.ID,
-		Transport:   c.Transport.String(),
-		Client:      endpoint(c.Transport, c.Client),
-		Server:      endpoint(c.Transport, c.Server),
-		State:       c.State.String(),
-		Reject:      c.RejectReason,
-		FirstPacket: c.FirstPacket,
-		LastPacket:  c.LastPacket,
-		Idle:        c.Idle,
+		ID:           c.ID,
+		Transport:    c.Transport.String(),
+		Client:       endpoint(c.Transport, c.Client),
+		Server:       endpoint(c.Transport, c.Server),
+		State:        c.State.String(),
+		Reject:       c.RejectReason,
+		FirstPacket:  c.FirstPacket,
+		LastPacket:   c.LastPacket,
+		Idle:         c.Idle,
+		RolesToldBy:  c.RolesToldBy,
+		RolesGuessed: c.RolesGuessed,
 	}
 	if c.ServicePort != 0 {
 		p := c.ServicePort
@@ -505,6 +513,9 @@ func stateText(c Connection) string {
 	}
 	if c.Idle {
 		s += " (idle)"
+	}
+	if c.RolesGuessed {
+		s += " (roles guessed)"
 	}
 	return s
 }

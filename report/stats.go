@@ -275,8 +275,8 @@ func (s *Stats) Packet(p *dissect.Packet) {
 		cc.stream = p.TCPStream
 	}
 	cc.all.add(p.Timestamp, n)
-	if d := p.Dir.Index(); d >= 0 && d < 2 {
-		cc.dirs[d].add(p.Timestamp, n)
+	if p.Dir != dissect.DirUnknown { // (unknown: roles not settled yet, dissect/orient.go)
+		cc.dirs[p.Dir.Index()].add(p.Timestamp, n)
 	}
 }
 

@@ -3,13 +3,10 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -151,18 +148,13 @@ func TestCaptureDropsCheck(t *testing.T) {
 			extra = append(extra, rule)
 		}
 	}
+	// (Issue 28's rules here — CHUNK-LONG-CALL, CREDIT-OVERRUN,
+	// RDMA-BY-REQUESTER, RDMA-*-UNADVERTISED, RDMA-AFTER-REPLY — came from
+	// drops that took a connection's CM exchange: its roles reversed. The
+	// engine now settles them on the first packet a ULP can read
+	// (dissect/orient.go; TestNoSetupConnectionFirstPacketAnACK), and they
+	// are no longer tolerated here.)
 	sort.Strings(extra)
-	var open []string
-	extra = slices.DeleteFunc(extra, func(rule string) bool {
-		if openIssue28[rule] {
-			open = append(open, rule)
-			return true
-		}
-		return false
-	})
-	if len(open) > 0 {
-		t.Logf("issue 28, still open: check on the capture with kernel drops reports %v at error or warning, which the whole capture lacks", open)
-	}
 	if len(extra) > 0 {
 		t.Errorf("check on the capture with %d kernel drops reports %v at error or warning, which check on the whole capture does not:\n%s", ci.KernelDrops, extra, doc)
 	}
@@ -170,54 +162,6 @@ func TestCaptureDropsCheck(t *testing.T) {
 	if !strings.Contains(doc, "dropped") {
 		t.Errorf("check does not mention the drops:\n%s", doc)
 	}
-}
-
-// openIssue28 are the rules issue 28 found raising errors on a live
-// capture's kernel drops (rdmashark capture -w of rxe-nfs3 x20 on a veth
-// pair) that the rules do not yet judge as capture loss. The cause: the
-// drops took a connection's CM exchange, and a RoCE connection whose
-// set-up the capture lacks took its first packet's sender for the client —
-// the server's, often — so the RPC rules read its Replies as Calls. The
-// ULP now orients such a connection when its first packet tells
-// (dissect.Orienter: an RDMA Write or Read Request is RPC-over-RDMA's
-// server's, a Send starting a Call the client's;
-// TestNoSetupConnectionOrientedByItsULP), and runs of this test since
-// show none of these; a first packet that does not tell (an ACK) still
-// leaves the guess, so they stay tolerated here until the engine can
-// re-orient a connection once a later packet tells.
-var openIssue28 = map[string]bool{
-	"CHUNK-LONG-CALL":         true,
-	"CREDIT-OVERRUN":          true,
-	"RDMA-AFTER-REPLY":        true,
-	"RDMA-BY-REQUESTER":       true,
-	"RDMA-READ-UNADVERTISED":  true,
-	"RDMA-WRITE-UNADVERTISED": true,
-}
-
-// checkRules runs check --format json on a capture and returns the rules
-// of its findings at error or warning, and the document.
-func checkRules(t *testing.T, name string) (map[string]bool, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := run([]string{"check", "--format", "json", name}, nil, &out, &errb)
-	var doc struct {
-		Files []struct {
-			Findings []struct {
-				Rule     string `json:"rule"`
-				Severity string `json:"severity"`
-			} `json:"findings"`
-		} `json:"files"`
-	}
-	if err := json.Unmarshal(out.Bytes(), &doc); err != nil || len(doc.Files) != 1 {
-		t.Fatalf("check %s: exit %d, %v\n%s%s", name, code, err, out.String(), errb.String())
-	}
-	rules := map[string]bool{}
-	for _, f := range doc.Files[0].Findings {
-		if f.Severity == "error" || f.Severity == "warning" {
-			rules[f.Rule] = true
-		}
-	}
-	return rules, out.String()
 }
 
 func mapsEqual(a, b map[uint64]uint64) bool {

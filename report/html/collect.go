@@ -178,7 +178,9 @@ func (c *Collector) Packet(p *dissect.Packet) {
 		return
 	}
 	cd := c.conn(p.Conn)
-	if cd == nil {
+	if cd == nil || p.Dir == dissect.DirUnknown {
+		// (No direction: a packet of a connection whose roles were not
+		// settled yet, dissect/orient.go.)
 		return
 	}
 	d := p.Dir.Index()

@@ -56,6 +56,10 @@ type rpcULP struct {
 	binding rpcrdma.UpperLayerBinding
 	ports   []uint16
 	e       Engine
+	// hdr and rpc are Sender's scratch headers, reused (their chunk
+	// lists keep their room): it is asked on the per-packet path.
+	hdr rpcrdma.Message
+	rpc oncrpc.Header
 }
 
 func (u *rpcULP) Name() string    { return Name }
@@ -137,24 +141,50 @@ func (u *rpcULP) Sender(op roce.OpCode, payload []byte) dissect.Side {
 	case !op.IsSend() || !(op.IsFirst() || op.IsOnly()):
 		return dissect.SideUnknown
 	}
-	var h rpcrdma.Message
+	h := &u.hdr
 	if h.DecodeFromBytes(payload) != nil {
 		return dissect.SideUnknown
 	}
-	v := viewOf(&h)
-	var rpc oncrpc.Header
+	v := viewOf(h)
+	rpc := &u.rpc
 	rpcOK := len(v.rpc) > 0 && rpc.DecodeFromBytes(v.rpc) == nil
-	if !plausible(&v, rpcOK, &rpc) {
+	if !plausible(&v, rpcOK, rpc) {
 		return dissect.SideUnknown
+	}
+	if v.kind == kindUnknown && rpcOK && !v.long {
+		// An RDMA_MSG: its RPC header says Call or Reply (the session
+		// reads it so too).
+		v.kind = kindReply
+		if rpc.MsgType == oncrpc.Call {
+			v.kind = kindCall
+		}
 	}
 	switch v.kind {
 	case kindCall:
+		if rpcOK && rpc.MsgType == oncrpc.Call && rpc.Prog >= transientProgs && rpc.Prog < transientProgsEnd {
+			// A program number of the transient range (RFC 5531
+			// section 8): NFSv4's callback program (RFC 8881 section
+			// 18.36, Linux's 0x40000000), whose Calls the server sends
+			// on the backchannel (RFC 8167).
+			return dissect.SideUnknown
+		}
 		return dissect.SideClient
 	case kindReply, kindError:
+		// (A backchannel Reply is the client's, RFC 8167; the first
+		// Reply a capture holds of a connection is, but for a capture
+		// that starts in the middle of a callback, the server's.)
 		return dissect.SideServer
 	}
 	return dissect.SideUnknown
 }
+
+// The transient program numbers (RFC 5531 section 8: "20000000 -
+// 3fffffff defined by user, 40000000 - 5fffffff transient"), where
+// NFSv4's callback programs are.
+const (
+	transientProgs    oncrpc.Program = 0x40000000
+	transientProgsEnd oncrpc.Program = 0x60000000
+)
 
 func (u *rpcULP) Start(c *dissect.Connection, env *dissect.Env) dissect.Session {
 	e := &u.e
