@@ -19,6 +19,7 @@ type CaptureConfig struct {
 	Writer       FrameWriter
 	FlushEvery   time.Duration
 	EngineBlocks int
+	ShedAbove    int
 }
 
 // FrameWriter takes the frames a Capture saves.
@@ -30,6 +31,7 @@ type FrameWriter interface {
 // Loss is a place in the capture where the kernel dropped frames.
 type Loss struct {
 	Analysis bool
+	RingFull bool
 	Before   uint64
 	Time     time.Time
 	Dropped  uint64
