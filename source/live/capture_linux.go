@@ -5,13 +5,16 @@ package live
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/gopacket/gopacket/layers"
+	"golang.org/x/sys/unix"
 )
 
 // Capture runs a Handle's ring with the writer and the engine. A reader
@@ -88,6 +91,9 @@ type Capture struct {
 	// paused: the reader sheds load, the engine waits on resume.
 	paused atomic.Bool
 	resume chan struct{}
+
+	prioDone chan struct{} // the reader has set its priority (prioErr)
+	prioErr  error
 }
 
 // engineBuf is a copy of a ring block's frames for the engine: data holds
@@ -137,6 +143,12 @@ type CaptureConfig struct {
 	// Analysis and RingFull set), until it has caught up to a quarter of
 	// the ring. Default (0): half the ring; negative: never.
 	ShedAbove int
+	// ReaderPriority, from 1 to 99, runs the reader's thread under the
+	// real-time policy SCHED_FIFO at that priority (sched(7); it needs
+	// CAP_SYS_NICE): on a busy machine the kernel then gives it a CPU as
+	// soon as a block is handed over, ahead of every other thread but
+	// real-time ones. 0: the reader is a thread like any other.
+	ReaderPriority int
 }
 
 // FrameWriter takes the frames a Capture saves (a *Saver, a *FileRing).
@@ -202,6 +214,7 @@ func newCapture(h *Handle, cfg CaptureConfig) *Capture {
 		eDone:    make(chan struct{}),
 		skipRun:  -1,
 		resume:   make(chan struct{}, 1),
+		prioDone: make(chan struct{}),
 	}
 	switch {
 	case cfg.Writer == nil || cfg.ShedAbove < 0:
@@ -222,6 +235,13 @@ func newCapture(h *Handle, cfg CaptureConfig) *Capture {
 		c.free <- int32(i)
 	}
 	return c
+}
+
+// PriorityErr says why CaptureConfig.ReaderPriority could not be set (nil
+// when it was, or was not asked for); the capture runs either way.
+func (c *Capture) PriorityErr() error {
+	<-c.prioDone
+	return c.prioErr
 }
 
 // Stop makes the reader hand out no more blocks; the engine finishes those
@@ -267,6 +287,15 @@ func (c *Capture) flush(force bool) {
 
 func (c *Capture) read() {
 	h := c.h
+	if c.cfg.ReaderPriority > 0 {
+		// The thread stays the reader's (and ends with it).
+		runtime.LockOSThread()
+		attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: uint32(c.cfg.ReaderPriority)}
+		if err := unix.SchedSetAttr(0, &attr, 0); err != nil {
+			c.prioErr = fmt.Errorf("real-time priority %d for the ring's reader (SCHED_FIFO; it needs CAP_SYS_NICE): %w", c.cfg.ReaderPriority, err)
+		}
+	}
+	close(c.prioDone)
 	defer func() {
 		c.flush(true)
 		c.setPaused(false)
