@@ -282,9 +282,7 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 		files  *live.FileRing
 		writer live.FrameWriter
 	)
-	// Written behind the ring's reader: a write that takes long (the
-	// page cache's dirty limit) does not keep it from the ring.
-	saverInfo := live.SaverInfo{Interface: o.iface, Filter: filter.String(), SnapLen: o.snaplen, LinkType: h.LinkType(), Start: start, WriteBehind: true}
+	saverInfo := live.SaverInfo{Interface: o.iface, Filter: filter.String(), SnapLen: o.snaplen, LinkType: h.LinkType(), Start: start}
 	switch {
 	case ring.on():
 		files, err = live.NewFileRing(live.FileRingConfig{

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"sync"
 	"time"
 
 	"github.com/gopacket/gopacket"
@@ -25,9 +24,8 @@ type Saver struct {
 	pending pendingBuffer
 	start   time.Time
 	packets uint64
-	written int64 // bytes flushed (with write-behind: handed to its goroutine)
+	written int64
 	err     error
-	behind  *writeBehind // nil: Flush writes to dst itself
 }
 
 // FlushBytes is how much a Saver holds before it writes to its file.
@@ -42,12 +40,6 @@ type SaverInfo struct {
 	// Start is when the capture started, for the statistics block
 	// (default: now).
 	Start time.Time
-	// WriteBehind: the file is written by a goroutine of the Saver's
-	// while the caller fills the next buffer (double buffering): a
-	// write that takes long (the page cache's dirty limit, a slow disk)
-	// holds the caller only once it has filled the next buffer too. A
-	// write's error comes back from a later Flush or from Close.
-	WriteBehind bool
 }
 
 // NewSaver writes the section and interface headers to dst and returns a
@@ -57,9 +49,6 @@ func NewSaver(dst io.Writer, info SaverInfo) (*Saver, error) {
 	// Room for FlushBytes and the largest frame past it: pending never
 	// grows while the capture runs.
 	s.pending.b = make([]byte, 0, FlushBytes+FlushBytes/2)
-	if info.WriteBehind {
-		s.behind = newWriteBehind(dst, cap(s.pending.b))
-	}
 	if s.start.IsZero() {
 		s.start = time.Now()
 	}
@@ -168,16 +157,6 @@ func (s *Saver) Flush() error {
 	if len(s.pending.b) == 0 {
 		return nil
 	}
-	if s.behind != nil {
-		next, err := s.behind.hand(s.pending.b)
-		if err != nil {
-			s.err = fmt.Errorf("writing pcapng: %w", err)
-			return s.err
-		}
-		s.written += int64(len(s.pending.b))
-		s.pending.b = next
-		return nil
-	}
 	n, err := s.dst.Write(s.pending.b)
 	s.written += int64(n)
 	if err != nil {
@@ -189,21 +168,9 @@ func (s *Saver) Flush() error {
 }
 
 // Close writes an Interface Statistics Block with the kernel's counters
-// (received, dropped) when stats is not nil, and flushes (with
-// WriteBehind, waits until everything is written). It does not close the
-// file.
+// (received, dropped) when stats is not nil, and flushes. It does not close
+// the file.
 func (s *Saver) Close(stats *Stats) error {
-	err := s.close(stats)
-	if s.behind != nil {
-		if werr := s.behind.close(); werr != nil && err == nil {
-			s.err = fmt.Errorf("writing pcapng: %w", werr)
-			err = s.err
-		}
-	}
-	return err
-}
-
-func (s *Saver) close(stats *Stats) error {
 	if s.err != nil {
 		return s.err
 	}
@@ -246,62 +213,4 @@ func (p *pendingBuffer) reset() {
 		return
 	}
 	p.b = p.b[:0]
-}
-
-// writeBehind writes a Saver's buffers on a goroutine of its own: two
-// buffers, one written while the other fills.
-type writeBehind struct {
-	dst  io.Writer
-	full chan []byte // to the goroutine
-	free chan []byte // back from it, written
-	done chan struct{}
-	once sync.Once
-	mu   sync.Mutex
-	err  error // the first write's that failed; nothing is written after it
-}
-
-func newWriteBehind(dst io.Writer, size int) *writeBehind {
-	w := &writeBehind{dst: dst, full: make(chan []byte, 1), free: make(chan []byte, 1), done: make(chan struct{})}
-	w.free <- make([]byte, 0, size)
-	go w.run()
-	return w
-}
-
-func (w *writeBehind) run() {
-	defer close(w.done)
-	for b := range w.full {
-		if w.failed() == nil {
-			if _, err := w.dst.Write(b); err != nil {
-				w.mu.Lock()
-				w.err = err
-				w.mu.Unlock()
-			}
-		}
-		w.free <- b[:0]
-	}
-}
-
-func (w *writeBehind) failed() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.err
-}
-
-// hand gives b to the goroutine and returns the other buffer, once it is
-// written (or the error of an earlier write).
-func (w *writeBehind) hand(b []byte) ([]byte, error) {
-	next := <-w.free
-	if err := w.failed(); err != nil {
-		w.free <- next
-		return nil, err
-	}
-	w.full <- b
-	return next, nil
-}
-
-// close waits for what was handed to be written.
-func (w *writeBehind) close() error {
-	w.once.Do(func() { close(w.full) })
-	<-w.done
-	return w.failed()
 }

@@ -2,11 +2,9 @@ package live
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"io"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -210,82 +208,5 @@ func TestAppendEPB(t *testing.T) {
 	}
 	if len(pads) != 4 {
 		t.Errorf("frame lengths modulo 4 covered: %v", pads)
-	}
-}
-
-// TestSaverWriteBehind: written behind (on the Saver's goroutine), the
-// file is byte for byte what a Saver writing itself makes of the same
-// frames and drops, once closed.
-func TestSaverWriteBehind(t *testing.T) {
-	frames := readCapture(t, filepath.Join(pcaps, "rxe-nfs3.pcap"))
-	start := time.Unix(1700000000, 0)
-	write := func(behind bool) []byte {
-		var buf bytes.Buffer
-		s, err := NewSaver(&buf, SaverInfo{Interface: "cap0", SnapLen: 262144, LinkType: layers.LinkTypeEthernet, Start: start, WriteBehind: behind})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, f := range frames {
-			info := f.info
-			if i%1000 == 999 {
-				info.LostBefore = uint64(i)
-			}
-			if err := s.WritePacket(info, f.data); err != nil {
-				t.Fatal(err)
-			}
-			if i%3000 == 0 {
-				if err := s.Flush(); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		if err := s.Close(&Stats{Packets: 1, Drops: 2}); err != nil {
-			t.Fatal(err)
-		}
-		return buf.Bytes()
-	}
-	sync, behind := write(false), write(true)
-	// The statistics block's times are Close's: compare up to it.
-	got, err := readBack(t, behind)
-	if err != nil || len(got) != len(frames) {
-		t.Fatalf("written behind: %d frames read back (%v), want %d", len(got), err, len(frames))
-	}
-	// (its length is the file's last 4 bytes)
-	isb := func(img []byte) int { return len(img) - int(binary.LittleEndian.Uint32(img[len(img)-4:])) }
-	if len(sync) != len(behind) || !bytes.Equal(sync[:isb(sync)], behind[:isb(behind)]) {
-		t.Fatalf("written behind: %d bytes, unlike the %d written in place", len(behind), len(sync))
-	}
-}
-
-// TestSaverWriteBehindError: a write that fails on the Saver's goroutine
-// fails a later Flush (or Close), and everything after it.
-func TestSaverWriteBehindError(t *testing.T) {
-	s, err := NewSaver(&failWriter{n: 1}, SaverInfo{Interface: "x", SnapLen: 100, LinkType: layers.LinkTypeEthernet, WriteBehind: true})
-	if err != nil {
-		t.Fatal(err) // the headers, handed to the goroutine
-	}
-	info := Info{Timestamp: time.Unix(1, 0), CaptureLength: 60, Length: 60}
-	var failed error
-	for range 3 {
-		if err := s.WritePacket(info, make([]byte, 60)); err != nil {
-			failed = err
-			break
-		}
-		if err := s.Flush(); err != nil {
-			failed = err
-			break
-		}
-	}
-	if failed == nil {
-		failed = s.Close(nil)
-	}
-	if failed == nil || !strings.Contains(failed.Error(), "disk full") {
-		t.Fatalf("writes to a failing file: %v, want its error", failed)
-	}
-	if err := s.WritePacket(info, make([]byte, 60)); err == nil {
-		t.Fatal("write after a failure succeeded")
-	}
-	if err := s.Close(nil); err == nil {
-		t.Fatal("close after a failure succeeded")
 	}
 }
