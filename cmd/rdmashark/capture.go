@@ -164,15 +164,12 @@ type captureInfo struct {
 	// Losses places the drops: before which frame, when.
 	Losses []captureLoss `json:"losses,omitempty"`
 	// NotAnalysed counts the frames written (-w) that the analysis
-	// skipped: because it had fallen behind by all its buffers, or
-	// because it paused while the ring was more than half full
-	// (NotAnalysedRingFull of them) so that the file lost nothing.
-	NotAnalysed         uint64  `json:"not_analysed"`
-	NotAnalysedRingFull uint64  `json:"not_analysed_ring_full"`
-	RingKiB             int     `json:"ring_kib"`
-	Seconds             float64 `json:"seconds"`
-	Stop                string  `json:"stopped_by"`
-	Written             string  `json:"written,omitempty"`
+	// skipped because it had fallen behind by all its buffers.
+	NotAnalysed uint64  `json:"not_analysed"`
+	RingKiB     int     `json:"ring_kib"`
+	Seconds     float64 `json:"seconds"`
+	Stop        string  `json:"stopped_by"`
+	Written     string  `json:"written,omitempty"`
 	// Files are the ring buffer's files kept (-b), oldest first.
 	Files []string `json:"files,omitempty"`
 }
@@ -182,11 +179,7 @@ type captureLoss struct {
 	// By is "kernel" (dropped: the ring was full; lost between frames
 	// before_frame-1 and before_frame) or "analysis" (written but not
 	// analysed: frames before_frame to before_frame+dropped-1).
-	By string `json:"by"`
-	// Why, for the analysis's: "buffers full" (it had fallen behind by
-	// all its buffers) or "ring half full" (it paused so that the ring's
-	// reader could catch up).
-	Why         string    `json:"why,omitempty"`
+	By          string    `json:"by"`
 	BeforeFrame uint64    `json:"before_frame"`
 	Time        time.Time `json:"time"`
 	Dropped     uint64    `json:"dropped"`
@@ -381,11 +374,6 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 	reportLosses := func() {
 		losses := cp.Losses()
 		for _, l := range losses[reported:] {
-			if l.Analysis && l.RingFull {
-				fmt.Fprintf(errOut, "rdmashark: %s: the ring was more than half full: the analysis pauses so that the file loses nothing; from packet %d on, packets are written to the file but not analysed, until the reader catches up\n",
-					l.Time.Format("15:04:05.000000"), l.Before)
-				continue
-			}
 			if l.Analysis {
 				// Final only once the run of skipped blocks ended;
 				// reported when it started.
@@ -457,13 +445,10 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 	}
 	verdict := checks.Finish(eng.Conns.Connections())
 	verdict.NoteLoss(stats.Drops, eng.Stats.Skipped)
-	var notAnalysed, ringFull uint64
+	var notAnalysed uint64
 	for _, l := range cp.Losses() {
 		if l.Analysis {
 			notAnalysed += l.Dropped
-			if l.RingFull {
-				ringFull += l.Dropped
-			}
 		}
 	}
 	if notAnalysed > 0 {
@@ -471,28 +456,24 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 	}
 	a.AddChecks(verdict)
 	info := captureInfo{
-		Interface:           o.iface,
-		Filter:              filter.String(),
-		SnapLen:             o.snaplen,
-		Packets:             res.Packets,
-		KernelPackets:       stats.Packets,
-		KernelDrops:         stats.Drops,
-		Seconds:             res.End.Sub(res.Start).Seconds(),
-		Stop:                res.Stop.String(),
-		Written:             o.write,
-		RingKiB:             ringBytes >> 10,
-		NotAnalysed:         notAnalysed,
-		NotAnalysedRingFull: ringFull,
+		Interface:     o.iface,
+		Filter:        filter.String(),
+		SnapLen:       o.snaplen,
+		Packets:       res.Packets,
+		KernelPackets: stats.Packets,
+		KernelDrops:   stats.Drops,
+		Seconds:       res.End.Sub(res.Start).Seconds(),
+		Stop:          res.Stop.String(),
+		Written:       o.write,
+		RingKiB:       ringBytes >> 10,
+		NotAnalysed:   notAnalysed,
 	}
 	for _, l := range cp.Losses() {
-		by, why := "kernel", ""
-		switch {
-		case l.Analysis && l.RingFull:
-			by, why = "analysis", "ring half full"
-		case l.Analysis:
-			by, why = "analysis", "buffers full"
+		by := "kernel"
+		if l.Analysis {
+			by = "analysis"
 		}
-		info.Losses = append(info.Losses, captureLoss{By: by, Why: why, BeforeFrame: l.Before, Time: l.Time, Dropped: l.Dropped})
+		info.Losses = append(info.Losses, captureLoss{By: by, BeforeFrame: l.Before, Time: l.Time, Dropped: l.Dropped})
 	}
 	if files != nil {
 		info.Files = files.Files()
@@ -508,13 +489,7 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 		werr = a.WriteText(out, g.layout(cmd, o.wide))
 		fmt.Fprintf(out, "capture on %s: %d packets in %.1f s (%s); %d packets dropped by the kernel\n",
 			o.iface, res.Packets, info.Seconds, info.Stop, stats.Drops)
-		switch {
-		case notAnalysed == 0:
-		case ringFull == notAnalysed:
-			fmt.Fprintf(out, "%d more packets were written to the file but not analysed: the analysis paused while the ring was more than half full\n", notAnalysed)
-		case ringFull > 0:
-			fmt.Fprintf(out, "%d more packets were written to the file but not analysed: the analysis fell behind (%d of them while it paused because the ring was more than half full)\n", notAnalysed, ringFull)
-		default:
+		if notAnalysed > 0 {
 			fmt.Fprintf(out, "%d more packets were written to the file but not analysed: the analysis fell behind\n", notAnalysed)
 		}
 		switch {

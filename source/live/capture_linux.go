@@ -73,12 +73,6 @@ type Capture struct {
 	writerErr error
 	lastFlush time.Time
 
-	// Load shedding: the analysis pauses while more than shedAbove of the
-	// ring's blocks are filled (the reader's included), until no more
-	// than resumeAt are (0: never).
-	shedAbove, resumeAt int
-	shedding            bool
-
 	// engine side
 	eCur, eOff, eLeft int
 	eLast             uint64 // number of the engine's last frame
@@ -88,9 +82,6 @@ type Capture struct {
 	eGone             atomic.Bool
 	eDone             chan struct{}
 	eDoneOnce         sync.Once
-	// paused: the reader sheds load, the engine waits on resume.
-	paused atomic.Bool
-	resume chan struct{}
 
 	prioDone chan struct{} // the reader has set its priority (prioErr)
 	prioErr  error
@@ -136,13 +127,6 @@ type CaptureConfig struct {
 	// (default: a quarter of the ring's blocks, and at least 8 MiB);
 	// past it, with a writer, the analysis skips blocks.
 	EngineBlocks int
-	// ShedAbove: with a writer, while more than this many of the ring's
-	// blocks wait for the reader (the one it is at included), the
-	// analysis pauses and the reader writes blocks to the file only,
-	// their frames counted as skipped by the analysis (a Loss with
-	// Analysis and RingFull set), until it has caught up to a quarter of
-	// the ring. Default (0): half the ring; negative: never.
-	ShedAbove int
 	// ReaderPriority, from 1 to 99, runs the reader's thread under the
 	// real-time policy SCHED_FIFO at that priority (sched(7); it needs
 	// CAP_SYS_NICE): on a busy machine the kernel then gives it a CPU as
@@ -164,10 +148,6 @@ type Loss struct {
 	// Analysis: the frames were captured and written but not analysed;
 	// they are frames Before to Before+Dropped-1.
 	Analysis bool
-	// RingFull (with Analysis): the analysis paused because the ring was
-	// filling (CaptureConfig.ShedAbove), not because its own buffers were
-	// all taken.
-	RingFull bool
 	// Before is the number (from 1) of the first frame captured after the
 	// drops: they were lost between frames Before-1 and Before. At the end
 	// of the capture it is one more than the frames captured.
@@ -184,16 +164,6 @@ type Loss struct {
 // it stopped reading early); Wait waits for the reader and frees the ring
 // for h.Close.
 func StartCapture(ctx context.Context, h *Handle, cfg CaptureConfig) *Capture {
-	c := newCapture(h, cfg)
-	c.stopWake = context.AfterFunc(ctx, c.Stop)
-	h.readMu.Lock() // until the ring is free again
-	go c.read()
-	return c
-}
-
-// newCapture sets a Capture up (its buffers, the thresholds) without
-// starting it.
-func newCapture(h *Handle, cfg CaptureConfig) *Capture {
 	if cfg.FlushEvery <= 0 {
 		cfg.FlushEvery = DefaultTick
 	}
@@ -213,18 +183,7 @@ func newCapture(h *Handle, cfg CaptureConfig) *Capture {
 		eTimer:   time.NewTimer(time.Hour),
 		eDone:    make(chan struct{}),
 		skipRun:  -1,
-		resume:   make(chan struct{}, 1),
 		prioDone: make(chan struct{}),
-	}
-	switch {
-	case cfg.Writer == nil || cfg.ShedAbove < 0:
-	case cfg.ShedAbove > 0:
-		c.shedAbove = min(cfg.ShedAbove, h.nblk-1)
-	default:
-		c.shedAbove = h.nblk / 2
-	}
-	if c.shedAbove > 0 {
-		c.resumeAt = max(1, min(h.nblk/4, c.shedAbove-1))
 	}
 	c.eTimer.Stop()
 	c.cur.frames = make([]frameDesc, 0, 256)
@@ -234,6 +193,9 @@ func newCapture(h *Handle, cfg CaptureConfig) *Capture {
 		c.bufs[i].bf.frames = make([]frameDesc, 0, 256)
 		c.free <- int32(i)
 	}
+	c.stopWake = context.AfterFunc(ctx, c.Stop)
+	h.readMu.Lock() // until the ring is free again
+	go c.read()
 	return c
 }
 
@@ -298,7 +260,6 @@ func (c *Capture) read() {
 	close(c.prioDone)
 	defer func() {
 		c.flush(true)
-		c.setPaused(false)
 		close(c.toEngine)
 		// The engine lets go of its buffers before Wait returns.
 		<-c.eDone
@@ -375,14 +336,11 @@ func (c *Capture) read() {
 		}
 		bf.first = c.handed + 1
 		c.handed += uint64(len(bf.frames))
-		if c.shedAbove > 0 {
-			c.shed(next)
-		}
 		// A copy for the engine, when it has a buffer free; then the
 		// block goes back to the kernel, and the file is written from
 		// the copy.
 		eb := int32(-1)
-		if !c.eGone.Load() && !c.shedding {
+		if !c.eGone.Load() {
 			select {
 			case eb = <-c.free:
 			default:
@@ -394,9 +352,9 @@ func (c *Capture) read() {
 		src := h.block(next)
 		if eb < 0 {
 			if w != nil && !c.eGone.Load() {
-				// The analysis is behind by all its buffers, or
-				// paused: this block goes to the file only.
-				c.noteSkip(bf, c.shedding)
+				// The analysis is behind by all its buffers: this
+				// block goes to the file only.
+				c.noteSkip(bf)
 			}
 			c.carry += bf.dropped
 		} else {
@@ -435,33 +393,6 @@ func (c *Capture) read() {
 		}
 		next = (next + 1) % h.nblk
 		c.flush(false)
-	}
-}
-
-// shed decides, at block i, whether the analysis pauses: when more than
-// shedAbove blocks wait for the reader, the ring is filling faster than
-// the reader empties it, and the analysis's CPU is better spent by the
-// reader (on a machine of few CPUs they compete): the blocks go to the
-// file only until the reader has caught up to resumeAt blocks.
-func (c *Capture) shed(i int) {
-	filled := 1 + c.h.readyAhead(i, c.shedAbove)
-	switch {
-	case !c.shedding && filled > c.shedAbove:
-		c.shedding = true
-		c.setPaused(true)
-	case c.shedding && filled <= c.resumeAt:
-		c.shedding = false
-		c.setPaused(false)
-	}
-}
-
-// setPaused pauses the engine or lets it go on.
-func (c *Capture) setPaused(p bool) {
-	if c.paused.Swap(p) && !p {
-		select {
-		case c.resume <- struct{}{}:
-		default:
-		}
 	}
 }
 
@@ -516,20 +447,19 @@ func (c *Capture) noteLoss(bf *blockFrames, n uint64) {
 	c.lossMu.Unlock()
 }
 
-// noteSkip counts the frames of block bf, which the analysis skips
-// (ringFull: paused while the ring fills).
-func (c *Capture) noteSkip(bf *blockFrames, ringFull bool) {
+// noteSkip counts the frames of block bf, which the analysis skips.
+func (c *Capture) noteSkip(bf *blockFrames) {
 	if c.eGone.Load() {
 		return
 	}
 	c.lossMu.Lock()
 	defer c.lossMu.Unlock()
-	if c.skipRun >= 0 && c.losses[c.skipRun].RingFull == ringFull {
+	if c.skipRun >= 0 {
 		c.losses[c.skipRun].Dropped += uint64(len(bf.frames))
 		return
 	}
 	f := &bf.frames[0]
-	c.losses = append(c.losses, Loss{Analysis: true, RingFull: ringFull, Before: bf.first, Dropped: uint64(len(bf.frames)), Time: time.Unix(int64(f.sec), int64(f.nsec))})
+	c.losses = append(c.losses, Loss{Analysis: true, Before: bf.first, Dropped: uint64(len(bf.frames)), Time: time.Unix(int64(f.sec), int64(f.nsec))})
 	c.skipRun = len(c.losses) - 1
 }
 
@@ -563,11 +493,6 @@ func (c *Capture) Losses() []Loss {
 // engine's copy of its block and valid until the next call; io.EOF once the reader stopped and every
 // frame it handed out was read.
 func (c *Capture) ReadPacket() ([]byte, Info, error) {
-	if c.paused.Load() {
-		if err := c.waitResume(); err != nil {
-			return nil, Info{}, err
-		}
-	}
 	for c.eLeft == 0 {
 		if c.eCur >= 0 {
 			c.engineRelease(c.eCur)
@@ -626,31 +551,6 @@ func (c *Capture) nextEngineBlock() (int32, error) {
 			return 0, os.ErrDeadlineExceeded
 		}
 	}
-}
-
-// waitResume waits while the reader sheds load (or until the engine's
-// deadline).
-func (c *Capture) waitResume() error {
-	for c.paused.Load() {
-		var tc <-chan time.Time
-		if d := c.eDeadline.Load(); d != 0 {
-			wait := time.Until(time.Unix(0, d))
-			if wait <= 0 {
-				return os.ErrDeadlineExceeded
-			}
-			c.eTimer.Reset(wait)
-			tc = c.eTimer.C
-		}
-		select {
-		case <-c.resume:
-			c.eTimer.Stop()
-		case <-c.eWake:
-			c.eTimer.Stop()
-		case <-tc:
-			return os.ErrDeadlineExceeded
-		}
-	}
-	return nil
 }
 
 // endErr: the reader set c.err before it closed toEngine.

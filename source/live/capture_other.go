@@ -19,7 +19,6 @@ type CaptureConfig struct {
 	Writer         FrameWriter
 	FlushEvery     time.Duration
 	EngineBlocks   int
-	ShedAbove      int
 	ReaderPriority int
 }
 
@@ -32,7 +31,6 @@ type FrameWriter interface {
 // Loss is a place in the capture where the kernel dropped frames.
 type Loss struct {
 	Analysis bool
-	RingFull bool
 	Before   uint64
 	Time     time.Time
 	Dropped  uint64

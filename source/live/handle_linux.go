@@ -287,23 +287,6 @@ func (h *Handle) blockReady(i int) bool {
 	return atomic.LoadUint32(h.blockStatus(i))&unix.TP_STATUS_USER != 0
 }
 
-// readyAhead counts the blocks after block i that the kernel has handed
-// over (it fills them in order), up to limit.
-func (h *Handle) readyAhead(i, limit int) int {
-	n := 0
-	for n < limit && n < h.nblk-1 {
-		i++
-		if i == h.nblk {
-			i = 0
-		}
-		if !h.blockReady(i) {
-			break
-		}
-		n++
-	}
-	return n
-}
-
 // giveBack returns block i to the kernel.
 func (h *Handle) giveBack(i int) {
 	atomic.StoreUint32(h.blockStatus(i), unix.TP_STATUS_KERNEL)
