@@ -254,7 +254,11 @@ func (c *Capture) read() {
 		runtime.LockOSThread()
 		attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: uint32(c.cfg.ReaderPriority)}
 		if err := unix.SchedSetAttr(0, &attr, 0); err != nil {
-			c.prioErr = fmt.Errorf("real-time priority %d for the ring's reader (SCHED_FIFO; it needs CAP_SYS_NICE): %w", c.cfg.ReaderPriority, err)
+			need := ""
+			if errors.Is(err, unix.EPERM) {
+				need = "; it needs root or CAP_SYS_NICE"
+			}
+			c.prioErr = fmt.Errorf("real-time priority %d (SCHED_FIFO) for the ring's reader%s: %w", c.cfg.ReaderPriority, need, err)
 		}
 	}
 	close(c.prioDone)
