@@ -25,7 +25,9 @@
 # set (default 1), rates and buffers interleaved, so that a change of the
 # machine's load falls on every configuration alike. RDMASHARK names
 # rdmashark binaries to run in turn instead of building this tree's (a
-# column then says which).
+# column then says which). BENCH_DIR (default /tmp/rdmashark-live-bench)
+# and BENCH_NS (default rdmashark-live-bench) keep two runs of the script
+# on one machine apart.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "$(id -u)" = 0 ] || { echo "bench/live.sh: needs root (network namespace, packet sockets)" >&2; exit 1; }
@@ -37,7 +39,7 @@ COPIES=${COPIES:-20}
 BUFS=${BUFS:-"default 2048 32768"}
 RUNS=${RUNS:-1}
 DIR=${BENCH_DIR:-/tmp/rdmashark-live-bench}
-NS=rdmashark-live-bench
+NS=${BENCH_NS:-rdmashark-live-bench}
 FILTER='udp port 4791 or tcp port 20049 or ether proto 0x8915'
 mkdir -p "$DIR"
 

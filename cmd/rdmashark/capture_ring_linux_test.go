@@ -210,7 +210,8 @@ func TestCaptureLoopbackOnce(t *testing.T) {
 	sameFrames(t, written, readAll(t, written), kept)
 }
 
-// TestCaptureFlagErrors: -b and -a values dumpcap would refuse.
+// TestCaptureFlagErrors: -b and -a values dumpcap would refuse, and
+// real-time priorities sched(7) has not.
 func TestCaptureFlagErrors(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -222,6 +223,8 @@ func TestCaptureFlagErrors(t *testing.T) {
 		{[]string{"-a", "packets:0"}, "positive number of packets"},
 		{[]string{"-a", "filesize:3"}, "duration:S and packets:N"},
 		{[]string{"-q", "-P"}, "not with -q"},
+		{[]string{"--reader-priority", "100"}, "from 1 to 99"},
+		{[]string{"--reader-priority", "-1"}, "from 1 to 99"},
 	} {
 		var out, errb bytes.Buffer
 		code := run(append([]string{"capture", "-i", "lo"}, c.args...), nil, &out, &errb)

@@ -5,13 +5,16 @@ package live
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/gopacket/gopacket/layers"
+	"golang.org/x/sys/unix"
 )
 
 // Capture runs a Handle's ring with the writer and the engine. A reader
@@ -79,6 +82,9 @@ type Capture struct {
 	eGone             atomic.Bool
 	eDone             chan struct{}
 	eDoneOnce         sync.Once
+
+	prioDone chan struct{} // the reader has set its priority (prioErr)
+	prioErr  error
 }
 
 // engineBuf is a copy of a ring block's frames for the engine: data holds
@@ -121,6 +127,12 @@ type CaptureConfig struct {
 	// (default: a quarter of the ring's blocks, and at least 8 MiB);
 	// past it, with a writer, the analysis skips blocks.
 	EngineBlocks int
+	// ReaderPriority, from 1 to 99, runs the reader's thread under the
+	// real-time policy SCHED_FIFO at that priority (sched(7); it needs
+	// CAP_SYS_NICE): on a busy machine the kernel then gives it a CPU as
+	// soon as a block is handed over, ahead of every other thread but
+	// real-time ones. 0: the reader is a thread like any other.
+	ReaderPriority int
 }
 
 // FrameWriter takes the frames a Capture saves (a *Saver, a *FileRing).
@@ -171,6 +183,7 @@ func StartCapture(ctx context.Context, h *Handle, cfg CaptureConfig) *Capture {
 		eTimer:   time.NewTimer(time.Hour),
 		eDone:    make(chan struct{}),
 		skipRun:  -1,
+		prioDone: make(chan struct{}),
 	}
 	c.eTimer.Stop()
 	c.cur.frames = make([]frameDesc, 0, 256)
@@ -184,6 +197,13 @@ func StartCapture(ctx context.Context, h *Handle, cfg CaptureConfig) *Capture {
 	h.readMu.Lock() // until the ring is free again
 	go c.read()
 	return c
+}
+
+// PriorityErr says why CaptureConfig.ReaderPriority could not be set (nil
+// when it was, or was not asked for); the capture runs either way.
+func (c *Capture) PriorityErr() error {
+	<-c.prioDone
+	return c.prioErr
 }
 
 // Stop makes the reader hand out no more blocks; the engine finishes those
@@ -229,6 +249,19 @@ func (c *Capture) flush(force bool) {
 
 func (c *Capture) read() {
 	h := c.h
+	if c.cfg.ReaderPriority > 0 {
+		// The thread stays the reader's (and ends with it).
+		runtime.LockOSThread()
+		attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: uint32(c.cfg.ReaderPriority)}
+		if err := unix.SchedSetAttr(0, &attr, 0); err != nil {
+			need := ""
+			if errors.Is(err, unix.EPERM) {
+				need = "; it needs root or CAP_SYS_NICE"
+			}
+			c.prioErr = fmt.Errorf("real-time priority %d (SCHED_FIFO) for the ring's reader%s: %w", c.cfg.ReaderPriority, need, err)
+		}
+	}
+	close(c.prioDone)
 	defer func() {
 		c.flush(true)
 		close(c.toEngine)

@@ -14,11 +14,12 @@ type Capture struct{}
 
 // CaptureConfig says when a Capture stops and where its frames go.
 type CaptureConfig struct {
-	Count        int
-	Duration     time.Duration
-	Writer       FrameWriter
-	FlushEvery   time.Duration
-	EngineBlocks int
+	Count          int
+	Duration       time.Duration
+	Writer         FrameWriter
+	FlushEvery     time.Duration
+	EngineBlocks   int
+	ReaderPriority int
 }
 
 // FrameWriter takes the frames a Capture saves.
@@ -50,4 +51,5 @@ func (c *Capture) LinkType() layers.LinkType                                  { 
 func (c *Capture) StopReason() StopReason                                     { return StopError }
 func (c *Capture) EngineDone()                                                {}
 func (c *Capture) Wait() CaptureResult                                        { return CaptureResult{Stop: StopError, Err: ErrUnsupported} }
+func (c *Capture) PriorityErr() error                                         { return nil }
 func (c *Capture) Losses() []Loss                                             { return nil }
