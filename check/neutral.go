@@ -341,13 +341,17 @@ func (n *Neutral) rdmaOp(c *Conn, op *dissect.RDMAOp, checks NeutralCheck, attac
 // the same key, a response the capture lost): judged at the end of the
 // connection.
 func (n *Neutral) invalidate(c *Conn, m *dissect.Message, checks NeutralCheck) {
+	// A rule of InvalidateByRequester alone examines every Send: one
+	// not sent With Invalidate, or by the responder, passes it. Any
+	// other rule has nothing to judge in a Send without Invalidate.
+	only := checks&InvalidateSTag == 0
+	if !m.Invalidate && !only {
+		return
+	}
 	inv, ok := n.Invalidated(c, m)
 	if !ok {
 		return
 	}
-	// A rule of InvalidateByRequester alone examines every Send: one
-	// not sent With Invalidate, or by the responder, passes it.
-	only := checks&InvalidateSTag == 0
 	if inv.Undecodable {
 		if only {
 			c.Skip(ReasonUndecodable)
@@ -378,7 +382,8 @@ func (n *Neutral) invalidate(c *Conn, m *dissect.Message, checks NeutralCheck) {
 		}
 		f := Finding{Packets: m.Packets, Key: key, Message: fmt.Sprintf("the %s sent With Invalidate of %s 0x%08x; only the %s's responses may",
 			n.Requester, n.Tag, m.InvalidatedSTag, n.Responder)}
-		n.word(c, &f, InvalidateByRequester, nil, m, &inv)
+		iv := inv // its own copy: &inv would put inv on the heap for every Send
+		n.word(c, &f, InvalidateByRequester, nil, m, &iv)
 		c.Report(f)
 		return
 	}
@@ -421,7 +426,8 @@ func (n *Neutral) invalidate(c *Conn, m *dissect.Message, checks NeutralCheck) {
 		// Its request may be one the capture lost.
 		f = Finding{Packets: m.Packets, Key: key, Message: fmt.Sprintf("a Send With Invalidate of %s 0x%08x%s answers no %s outstanding on the %s",
 			n.Tag, m.InvalidatedSTag, what, n.Request, n.Conn)}
-		n.word(c, &f, InvalidateSTag, nil, m, &inv)
+		iv := inv
+		n.word(c, &f, InvalidateSTag, nil, m, &iv)
 		c.Hold(f, dissect.DirClientToServer, 0, to)
 	case inv.Advertised:
 		c.Checked()
@@ -432,7 +438,8 @@ func (n *Neutral) invalidate(c *Conn, m *dissect.Message, checks NeutralCheck) {
 		}
 		f.Message = fmt.Sprintf("the %s to %s (%s) invalidated %s 0x%08x, which the %s did not advertise%s",
 			n.Response, inv.Name, n.KeyText(inv.Key), n.Tag, m.InvalidatedSTag, n.Request, inv.Asked)
-		n.word(c, &f, InvalidateSTag, nil, m, &inv)
+		iv := inv
+		n.word(c, &f, InvalidateSTag, nil, m, &iv)
 		c.Hold(f, dissect.DirUnknown, inv.Packet, to)
 	}
 }
