@@ -432,6 +432,22 @@ func orienter(ulps []ULP) func(op roce.OpCode, payload []byte) Side {
 		return nil
 	}
 	return func(op roce.OpCode, payload []byte) Side {
+		// In every request/response ULP on RDMA only the responder — the
+		// server — initiates RDMA Read and Write (RFC 8166 section 3.4.3,
+		// RFC 7145 sections 7.3.5-7.3.6, NVMe RDMA Transport "RDMA
+		// Transport Protocol Operations", SRP's "the target port performs
+		// all data transfers", [MS-SMB2] 3.3.5.12-3.3.5.13; check.Neutral's
+		// model; each ULP's Sender cites its own):
+		// the engine reads that itself, and asks the ULPs only of a packet
+		// that starts a Send, where their own headers say the sender.
+		switch {
+		case op.IsWrite() || op.IsReadRequest():
+			return SideServer
+		case op.IsReadResponse():
+			return SideClient
+		case !op.IsSend() || !(op.IsFirst() || op.IsOnly()):
+			return SideUnknown
+		}
 		// Every Orienter is asked: the packet tells only when those that
 		// answer agree (a 16-octet Send is an NVMe/RDMA completion's, or
 		// an SRP initiator's credit response: the ULPs that read it so

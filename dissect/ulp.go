@@ -202,10 +202,13 @@ const (
 // connection whose set-up the capture lacks until one tells (a capture
 // that starts, or lost frames, in the middle of a connection — issue 28:
 // with its roles reversed, a ULP's rules read every response as a
-// request; orient.go). op is the packet's BTH opcode and payload what
-// follows its extension headers (a message's first bytes for a SEND_FIRST
-// or SEND_ONLY). SideUnknown: the packet does not tell, or is not the
-// ULP's. Every Orienter is asked, whichever ULP the connection turns out
+// request; orient.go). The engine itself takes an RDMA Write or Read
+// Request for the server's and a Read Response for the client's (only the
+// responder initiates RDMA in the ULPs the seam serves), so Sender is
+// asked only of a packet that starts a Send: op is its BTH opcode (a
+// SEND_FIRST or SEND_ONLY, with immediate or invalidate) and payload what
+// follows its extension headers, the message's first bytes. SideUnknown:
+// the packet does not tell, or is not the ULP's. Every Orienter is asked, whichever ULP the connection turns out
 // to carry (none is decided yet): a packet tells when the ones that answer
 // agree, so a ULP answers only for what its own protocol makes plain.
 type Orienter interface {

@@ -6,8 +6,10 @@ import (
 	"github.com/rdmashark/rdmashark/layers/roce"
 )
 
-// Sender says which side sent a packet of a connection whose set-up the
-// capture lacks (dissect.Orienter, dissect/orient.go):
+// Sender says which side sent a Send starting a message on a connection
+// whose set-up the capture lacks (dissect.Orienter, dissect/orient.go).
+// The engine orients an RDMA Read or Write itself, by the rule the first
+// item shows holds here; the others are this ULP's own:
 //
 //   - the target alone initiates RDMA: it writes Data-In into the buffer
 //     the initiator's Read STag names with RDMA Write, and pulls Data-Out
@@ -20,14 +22,6 @@ import (
 //     target opcodes (RFC 7143 section 11.2.1.2); an iSER Hello is the
 //     initiator's, a HelloReply the target's (RFC 7145 section 9.3).
 func (u *ulp) Sender(op roce.OpCode, payload []byte) dissect.Side {
-	switch {
-	case op.IsWrite() || op.IsReadRequest():
-		return dissect.SideServer
-	case op.IsReadResponse():
-		return dissect.SideClient
-	case !op.IsSend() || !(op.IsFirst() || op.IsOnly()):
-		return dissect.SideUnknown
-	}
 	var h iscsi.ISERHeader
 	if h.DecodeFromBytes(payload) != nil {
 		return dissect.SideUnknown

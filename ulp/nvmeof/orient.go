@@ -6,8 +6,10 @@ import (
 	"github.com/rdmashark/rdmashark/nvme"
 )
 
-// Sender says which side sent a packet of a connection whose set-up the
-// capture lacks (dissect.Orienter, dissect/orient.go):
+// Sender says which side sent a Send starting a message on a connection
+// whose set-up the capture lacks (dissect.Orienter, dissect/orient.go).
+// The engine orients an RDMA Read or Write itself, by the rule the first
+// item shows holds here; the others are this ULP's own:
 //
 //   - the controller alone initiates RDMA: it reads a command's data from
 //     the host's keyed SGL data block with RDMA Read and writes to it with
@@ -25,14 +27,6 @@ import (
 //     Another ULP's IU of 16 octets (SRP's credit IUs) says its own side,
 //     and the engine takes no answer when the ULPs disagree.
 func (u *ulp) Sender(op roce.OpCode, payload []byte) dissect.Side {
-	switch {
-	case op.IsWrite() || op.IsReadRequest():
-		return dissect.SideServer
-	case op.IsReadResponse():
-		return dissect.SideClient
-	case !op.IsSend() || !(op.IsFirst() || op.IsOnly()):
-		return dissect.SideUnknown
-	}
 	if op.IsOnly() && len(payload) == nvme.CQELen {
 		// CQE DW1 is reserved (NVMe Base 2.0 "Common Completion Queue
 		// Entry Layout"); the phase tag means nothing on a fabric.

@@ -126,21 +126,13 @@ func (u *rpcULP) Probe(c *dissect.Connection, m *dissect.Message) dissect.Verdic
 	return dissect.Yes
 }
 
-// Sender says which side sent the first packet the capture holds of a
-// connection whose set-up it lacks (dissect.Orienter): only the responder
-// — the server — initiates RDMA Read and Write (RFC 8166 section 3.4.3;
-// version 2 alike), so an RDMA Write or Read Request is the server's and
-// a Read Response the client's; a Send that starts a Call is the
-// client's, one that starts a Reply or an RDMA_ERROR the server's.
+// Sender says which side sent a Send starting a message on a connection
+// whose set-up the capture lacks (dissect.Orienter): one that starts a
+// Call is the client's, one that starts a Reply or an RDMA_ERROR the
+// server's. The engine orients an RDMA Read or Write itself: only the
+// responder — the server — initiates them (RFC 8166 section 3.4.3;
+// version 2 alike).
 func (u *rpcULP) Sender(op roce.OpCode, payload []byte) dissect.Side {
-	switch {
-	case op.IsWrite() || op.IsReadRequest():
-		return dissect.SideServer
-	case op.IsReadResponse():
-		return dissect.SideClient
-	case !op.IsSend() || !(op.IsFirst() || op.IsOnly()):
-		return dissect.SideUnknown
-	}
 	h := &u.hdr
 	if h.DecodeFromBytes(payload) != nil {
 		return dissect.SideUnknown

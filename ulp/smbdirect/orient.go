@@ -8,8 +8,10 @@ import (
 	smbd "github.com/rdmashark/rdmashark/smbdirect"
 )
 
-// Sender says which side sent a packet of a connection whose set-up the
-// capture lacks (dissect.Orienter, dissect/orient.go):
+// Sender says which side sent a Send starting a message on a connection
+// whose set-up the capture lacks (dissect.Orienter, dissect/orient.go).
+// The engine orients an RDMA Read or Write itself, by the rule the first
+// item shows holds here; the others are this ULP's own:
 //
 //   - the server alone initiates RDMA: it writes a READ's data into the
 //     client's buffers with RDMA Write and pulls a WRITE's with RDMA Read
@@ -26,14 +28,6 @@ import (
 //     2.2.1: set on responses, which only the server sends, and on its
 //     oplock and lease breaks).
 func (u *ulp) Sender(op roce.OpCode, payload []byte) dissect.Side {
-	switch {
-	case op.IsWrite() || op.IsReadRequest():
-		return dissect.SideServer
-	case op.IsReadResponse():
-		return dissect.SideClient
-	case !op.IsSend() || !(op.IsFirst() || op.IsOnly()):
-		return dissect.SideUnknown
-	}
 	if op.IsOnly() && smbd.LooksLikeNegotiateRequest(payload) {
 		return dissect.SideClient
 	}

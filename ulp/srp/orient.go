@@ -6,8 +6,10 @@ import (
 	"github.com/rdmashark/rdmashark/srp"
 )
 
-// Sender says which side sent a packet of a connection whose set-up the
-// capture lacks (dissect.Orienter, dissect/orient.go):
+// Sender says which side sent a Send starting a message on a connection
+// whose set-up the capture lacks (dissect.Orienter, dissect/orient.go).
+// The engine orients an RDMA Read or Write itself, by the rule the first
+// item shows holds here; the others are this ULP's own:
 //
 //   - the target alone initiates RDMA: it moves a command's data to and
 //     from the initiator's memory that the SRP_CMD's descriptors name,
@@ -23,12 +25,7 @@ import (
 //     an SRP_CRED_REQ or SRP_CRED_RSP of 16 octets with its reserved
 //     octets zero.
 func (u *ulp) Sender(op roce.OpCode, payload []byte) dissect.Side {
-	switch {
-	case op.IsWrite() || op.IsReadRequest():
-		return dissect.SideServer
-	case op.IsReadResponse():
-		return dissect.SideClient
-	case !op.IsSend() || !(op.IsFirst() || op.IsOnly()) || len(payload) == 0:
+	if len(payload) == 0 {
 		return dissect.SideUnknown
 	}
 	switch srp.Opcode(payload[0]) {
