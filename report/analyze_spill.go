@@ -41,11 +41,15 @@ func spillConfig() connspill.Config {
 }
 
 // connDoc is one connection's part of the analyze document; Checks are
-// Conn.Checks packed (connspill.Hooks.Checks).
+// Conn.Checks packed (connspill.Hooks.Checks). Conn is a connectionJSON,
+// the Connection without its MarshalJSON, whose ULP section is ULP here:
+// that MarshalJSON goes through encoding/json and segmentio then parses
+// what it returns again, some 3% of analyze's time on a capture of 400
+// NFS connections, all of them spilled.
 type connDoc struct {
-	Conn     Connection `json:"c"`
-	Findings []Finding  `json:"f"`
-	Checks   []byte     `json:"k,omitempty"`
+	Conn     connectionJSON `json:"c"`
+	Findings []Finding      `json:"f"`
+	Checks   []byte         `json:"k,omitempty"`
 	// ULP, ULPHead and ULPRow are Conn.ulpData as JSON and its text
 	// row (unexported: written under the ULP's name, or not at all).
 	ULP     json.RawMessage `json:"u,omitempty"`
@@ -65,8 +69,8 @@ func NewConnSpill() *ConnSpill {
 	s := &ConnSpill{}
 	s.Init(spillConfig(), connspill.Hooks[connDoc]{
 		Build: func(dc *dissect.Connection, cr *check.ConnResult) connDoc {
-			d := connDoc{Conn: connection(dc)}
-			addCheckResult(&d.Conn, cr)
+			d := connDoc{Conn: connectionJSON(connection(dc))}
+			addCheckResult((*Connection)(&d.Conn), cr)
 			if d.Conn.ulpData != nil {
 				d.ULP, _ = marshalNoEscape(d.Conn.ulpData)
 				d.ULPHead, d.ULPRow = d.Conn.ulpHead, d.Conn.ulpRow
@@ -82,27 +86,11 @@ func NewConnSpill() *ConnSpill {
 	return s
 }
 
-// connDocWire is connDoc as the spill writes it: the connection without
-// its MarshalJSON, whose ULP section is connDoc.ULP here. Connection's
-// MarshalJSON goes through encoding/json and segmentio then parses what
-// it returns again: some 3% of analyze's time on a capture of 400 NFS
-// connections, all of them spilled.
-type connDocWire struct {
-	Conn     connectionJSON  `json:"c"`
-	Findings []Finding       `json:"f"`
-	Checks   []byte          `json:"k,omitempty"`
-	ULP      json.RawMessage `json:"u,omitempty"`
-	ULPHead  []string        `json:"uh,omitempty"`
-	ULPRow   []string        `json:"ur,omitempty"`
-}
-
-// marshalConnDoc encodes a *connDoc for the spill, which json.Unmarshal
-// reads back into a connDoc: the file is the spill's own, so nothing in it
-// needs HTML escaping, and ULP is marshalNoEscape's valid JSON.
+// marshalConnDoc encodes a *connDoc for the spill: the file is the
+// spill's own, so nothing in it needs HTML escaping, and ULP is
+// marshalNoEscape's valid JSON.
 func marshalConnDoc(v any) ([]byte, error) {
-	d := v.(*connDoc)
-	w := connDocWire{Conn: connectionJSON(d.Conn), Findings: d.Findings, Checks: d.Checks, ULP: d.ULP, ULPHead: d.ULPHead, ULPRow: d.ULPRow}
-	return json.Append(nil, &w, json.SortMapKeys|json.TrustRawMessage)
+	return json.Append(nil, v, json.SortMapKeys|json.TrustRawMessage)
 }
 
 // Len is the number of connections the spill holds.
@@ -194,7 +182,7 @@ func (a *Analysis) eachConn(fn func(c *Connection, fs []Finding) error) error {
 			if len(d.ULP) > 0 {
 				d.Conn.ulpData = d.ULP
 			}
-			return fn(&d.Conn, d.Findings)
+			return fn((*Connection)(&d.Conn), d.Findings)
 		})
 }
 
