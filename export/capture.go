@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
@@ -191,37 +190,37 @@ func (c *Capture) Exchange(x *dissect.Exchange) {
 		WriteBytes:   int64(x.WriteBytes),
 	}
 	if x.Name != "" {
-		row.Name = str(x.Name)
+		row.Name = String(x.Name)
 	}
 	if x.Status != "" {
 		ok := x.OK
-		row.Status, row.OK = str(x.Status), &ok
+		row.Status, row.OK = String(x.Status), &ok
 	}
 	if x.RequestPacket != 0 {
-		row.RequestPacket, row.RequestTime = i64(uint64(x.RequestPacket)), tp(x.RequestTime)
+		row.RequestPacket, row.RequestTime = Int64(uint64(x.RequestPacket)), Time(x.RequestTime)
 	}
 	if x.ResponsePacket != 0 {
-		row.ResponsePacket, row.ResponseTime = i64(uint64(x.ResponsePacket)), tp(x.ResponseTime)
+		row.ResponsePacket, row.ResponseTime = Int64(uint64(x.ResponsePacket)), Time(x.ResponseTime)
 	}
 	if x.RequestPacket != 0 && x.ResponsePacket != 0 {
 		ns := x.Latency.Nanoseconds()
 		row.LatencyNS = &ns
 	}
 	if x.Invalidated {
-		row.InvalidatedSTag = i64(uint64(x.InvalidatedSTag))
+		row.InvalidatedSTag = Int64(uint64(x.InvalidatedSTag))
 	}
 	if a := x.Association; a != nil {
-		row.AssociationInitiator, row.AssociationTarget, row.AssociationID = str(a.Initiator), str(a.Target), i64(uint64(a.ID))
+		row.AssociationInitiator, row.AssociationTarget, row.AssociationID = String(a.Initiator), String(a.Target), Int64(uint64(a.ID))
 	}
 	if o := &x.Object; o.HasHandle || o.HasReplyHandle || len(o.Name) > 0 {
 		if o.HasHandle {
-			row.FHHash = i64(uint64(o.Handle))
+			row.FHHash = Int64(uint64(o.Handle))
 		}
 		if len(o.Name) > 0 {
-			row.ObjectName = str(string(o.Name))
+			row.ObjectName = String(string(o.Name))
 		}
 		if o.HasReplyHandle {
-			row.ReplyFHHash = i64(uint64(o.ReplyHandle))
+			row.ReplyFHHash = Int64(uint64(o.ReplyHandle))
 		}
 	}
 	c.note(c.exchs.add(row))
@@ -255,8 +254,8 @@ func (c *Capture) Packet(p *dissect.Packet) error {
 		Info:        strings.Join(fields.InfoLines(p), "\n"),
 	}
 	if p.Conn != nil {
-		row.ConnectionID = i64(uint64(p.Conn.ID))
-		row.Direction = str(p.Dir.String())
+		row.ConnectionID = Int64(uint64(p.Conn.ID))
+		row.Direction = String(p.Dir.String())
 	}
 	for i := range ulps {
 		if f := ulps[i].Packet; f != nil {
@@ -354,10 +353,10 @@ func findingRow(common Common, f *check.Finding) Finding {
 		Packets:      make([]int64, len(f.Packets)),
 	}
 	if f.XID != nil {
-		row.XID = i64(uint64(*f.XID))
+		row.XID = Int64(uint64(*f.XID))
 	}
 	if n := f.First(); n > 0 {
-		row.FirstPacket = i64(uint64(n))
+		row.FirstPacket = Int64(uint64(n))
 	}
 	for j, n := range f.Packets {
 		row.Packets[j] = int64(n)
@@ -391,17 +390,17 @@ func connectionRow(common Common, dc *dissect.Connection) Connection {
 		BytesS2C:      int64(dc.Dir[1].Bytes),
 	}
 	if dc.RejectReason != "" {
-		row.RejectReason = str(dc.RejectReason)
+		row.RejectReason = String(dc.RejectReason)
 	}
 	if dc.Transport == dissect.TransportIWARP {
 		cp, sp := int32(dc.Client.Port), int32(dc.Server.Port)
 		row.ClientPort, row.ServerPort = &cp, &sp
 	} else {
 		if dc.Client.QPN != 0 {
-			row.ClientQPN = i64(uint64(dc.Client.QPN))
+			row.ClientQPN = Int64(uint64(dc.Client.QPN))
 		}
 		if dc.Server.QPN != 0 {
-			row.ServerQPN = i64(uint64(dc.Server.QPN))
+			row.ServerQPN = Int64(uint64(dc.Server.QPN))
 		}
 	}
 	if dc.ServicePort != 0 {
@@ -409,22 +408,22 @@ func connectionRow(common Common, dc *dissect.Connection) Connection {
 		row.ServicePort = &p
 	}
 	if dc.ServiceID != 0 {
-		row.ServiceID = str(fmt.Sprintf("0x%016x", dc.ServiceID))
+		row.ServiceID = String(fmt.Sprintf("0x%016x", dc.ServiceID))
 	}
 	pd := func(s rfc8797.Summary, present *bool, ri **bool, send, recv **int64) {
 		*present = s.Present
 		if s.Present {
 			r := s.RemoteInvalidate
 			*ri = &r
-			*send, *recv = i64(uint64(s.SendSize)), i64(uint64(s.ReceiveSize))
+			*send, *recv = Int64(uint64(s.SendSize)), Int64(uint64(s.ReceiveSize))
 		}
 	}
 	pd(summary(&dc.PrivateData[0]), &row.ClientPDPresent, &row.ClientRemoteInvalidate, &row.ClientSendSize, &row.ClientReceiveSize)
 	pd(summary(&dc.PrivateData[1]), &row.ServerPDPresent, &row.ServerRemoteInvalidate, &row.ServerSendSize, &row.ServerReceiveSize)
 	if dc.Negotiated {
 		th := rfc8797.NegotiateFramed(dc.PrivateData[0].Bytes, dc.PrivateData[0].Framing, dc.PrivateData[1].Bytes, dc.PrivateData[1].Framing)
-		row.InlineThresholdC2S = i64(uint64(th.ClientToServer))
-		row.InlineThresholdS2C = i64(uint64(th.ServerToClient))
+		row.InlineThresholdC2S = Int64(uint64(th.ClientToServer))
+		row.InlineThresholdS2C = Int64(uint64(th.ServerToClient))
 		r := th.RemoteInvalidation
 		row.RemoteInvalidationNegotd = &r
 	}
@@ -434,17 +433,6 @@ func connectionRow(common Common, dc *dissect.Connection) Connection {
 		}
 	}
 	return row
-}
-
-func i64(v uint64) *int64 { x := int64(v); return &x }
-
-func str(s string) *string { return &s }
-
-func tp(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	return &t
 }
 
 // Rows returns the rows written so far to each table.

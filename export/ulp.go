@@ -3,6 +3,7 @@ package export
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/rdmashark/rdmashark/dissect"
 )
@@ -132,4 +133,21 @@ func Schema(name string) any {
 		}
 	}
 	return nil
+}
+
+// Int64, String and Time are a nullable column's value for a row (a
+// pointer, nil for NULL): a uint64 as BIGINT, a string, and a time, NULL
+// when it is the zero time. The plug-ins' tables build their rows with
+// them as export builds its own.
+func Int64(v uint64) *int64 { x := int64(v); return &x }
+
+// String is s as a nullable column's value.
+func String(s string) *string { return &s }
+
+// Time is t as a nullable column's value, nil for the zero time.
+func Time(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
 }

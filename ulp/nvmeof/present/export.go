@@ -133,7 +133,7 @@ func CommandRow(x *dissect.Exchange, cmd *nvmeof.Command, row *Command) {
 	admin := false
 	if q != nil {
 		if id, ok := q.ID(); ok {
-			row.QID = i64(uint64(id))
+			row.QID = export.Int64(uint64(id))
 		}
 		admin = q.Admin()
 	}
@@ -145,56 +145,45 @@ func CommandRow(x *dissect.Exchange, cmd *nvmeof.Command, row *Command) {
 		switch {
 		case cmd.OPC == nvme.OpcodeFabrics:
 			kind = "fabrics"
-			row.FCTYPE = i64(uint64(cmd.FCTYPE))
+			row.FCTYPE = export.Int64(uint64(cmd.FCTYPE))
 		case admin:
 			kind = "admin"
 		}
-		row.CommandType = str(kind)
-		row.Opcode = i64(uint64(cmd.OPC))
-		row.Name = str(cmd.Name)
+		row.CommandType = export.String(kind)
+		row.Opcode = export.Int64(uint64(cmd.OPC))
+		row.Name = export.String(cmd.Name)
 		if cmd.OPC != nvme.OpcodeFabrics {
-			row.NSID = i64(uint64(cmd.NSID))
+			row.NSID = export.Int64(uint64(cmd.NSID))
 		}
 		if kind == "io" && lbaRange(nvme.IOOpcode(cmd.OPC)) {
 			rw := cmd.RW()
-			row.SLBA, row.NLB, row.Blocks = i64(rw.SLBA), i64(uint64(rw.NLB)), i64(uint64(rw.Blocks()))
+			row.SLBA, row.NLB, row.Blocks = export.Int64(rw.SLBA), export.Int64(uint64(rw.NLB)), export.Int64(uint64(rw.Blocks()))
 		}
 		sgl := &cmd.SGL
-		row.DataLength = i64(uint64(sgl.Length))
-		row.SGLType, row.SGLSubtype = str(sgl.Type.String()), str(sgl.Subtype.String())
-		row.SGLAddress = str(fmt.Sprintf("0x%016x", sgl.Address))
+		row.DataLength = export.Int64(uint64(sgl.Length))
+		row.SGLType, row.SGLSubtype = export.String(sgl.Type.String()), export.String(sgl.Subtype.String())
+		row.SGLAddress = export.String(fmt.Sprintf("0x%016x", sgl.Address))
 		inv := false
 		if sgl.IsKeyed() {
-			row.SGLKey = i64(uint64(sgl.Key))
+			row.SGLKey = export.Int64(uint64(sgl.Key))
 			inv = sgl.InvalidateKey()
 		}
 		row.InvalidateRequested = &inv
-		row.InCapsuleBytes = i64(uint64(cmd.InCapsule))
-		row.RequestPacket, row.RequestTime = i64(uint64(x.RequestPacket)), tp(x.RequestTime)
+		row.InCapsuleBytes = export.Int64(uint64(cmd.InCapsule))
+		row.RequestPacket, row.RequestTime = export.Int64(uint64(x.RequestPacket)), export.Time(x.RequestTime)
 	}
 	if x.Invalidated {
-		row.Invalidated, row.InvalidatedKey = true, i64(uint64(x.InvalidatedSTag))
+		row.Invalidated, row.InvalidatedKey = true, export.Int64(uint64(x.InvalidatedSTag))
 	}
 	if cmd.Completed {
 		st := cmd.Status
-		row.ResponsePacket, row.ResponseTime = i64(uint64(x.ResponsePacket)), tp(x.ResponseTime)
-		row.StatusSCT, row.StatusSC = i64(uint64(st.SCT())), i64(uint64(st.SC()))
+		row.ResponsePacket, row.ResponseTime = export.Int64(uint64(x.ResponsePacket)), export.Time(x.ResponseTime)
+		row.StatusSCT, row.StatusSC = export.Int64(uint64(st.SCT())), export.Int64(uint64(st.SC()))
 		dnr, m, ok := st.DNR(), st.M(), x.OK
-		row.Status, row.StatusDNR, row.StatusM, row.OK = str(x.Status), &dnr, &m, &ok
+		row.Status, row.StatusDNR, row.StatusM, row.OK = export.String(x.Status), &dnr, &m, &ok
 	}
 	if x.RequestPacket != 0 && x.ResponsePacket != 0 {
 		ns := x.Latency.Nanoseconds()
 		row.LatencyNS = &ns
 	}
-}
-
-func i64(v uint64) *int64 { x := int64(v); return &x }
-
-func str(s string) *string { return &s }
-
-func tp(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	return &t
 }

@@ -73,9 +73,9 @@ type Transaction struct {
 // transaction and chunk the operation served.
 func exportRDMAOp(op *dissect.RDMAOp, row *export.RDMAOp) {
 	if t := rpcordma.Txn(&op.Attach); t != nil {
-		row.XID = i64(uint64(t.XID))
+		row.XID = export.Int64(uint64(t.XID))
 		if t.Call != nil && op.Attach.I < len(t.Call.Chunks) {
-			row.ChunkKind = str(t.Call.Chunks[op.Attach.I].Kind.String())
+			row.ChunkKind = export.String(t.Call.Chunks[op.Attach.I].Kind.String())
 		}
 	}
 }
@@ -85,7 +85,7 @@ func exportRDMAOp(op *dissect.RDMAOp, row *export.RDMAOp) {
 func exportPacket(p *dissect.Packet, row *export.Packet) {
 	for i := range rpcordma.Records(p) {
 		if r := &rpcordma.Records(p)[i]; r.PrefixOK {
-			row.XID = i64(uint64(r.Common.XID))
+			row.XID = export.Int64(uint64(r.Common.XID))
 			break
 		}
 	}
@@ -94,16 +94,16 @@ func exportPacket(p *dissect.Packet, row *export.Packet) {
 // exportConnection fills a connections row's RPC-over-RDMA figures.
 func exportConnection(dc *dissect.Connection, row *export.Connection) {
 	if s := rpcordma.Stats(dc); s != nil {
-		row.RPCVersion = i64(uint64(s.Version))
-		row.CallsForward, row.CallsBackchannel = i64(s.Calls[0]), i64(s.Calls[1])
+		row.RPCVersion = export.Int64(uint64(s.Version))
+		row.CallsForward, row.CallsBackchannel = export.Int64(s.Calls[0]), export.Int64(s.Calls[1])
 		// A forward Reply goes server to client (report's rpcConnection).
-		row.RepliesForward, row.RepliesBackchannel = i64(s.Replies[1]), i64(s.Replies[0])
-		row.RepliesWithInvalidate = i64(s.RepliesWithInvalidate)
-		row.RepliesWithoutInvalidate = i64(s.RepliesWithoutInvalidate)
-		row.CallsWithoutReply = i64(s.CallsWithoutReply)
-		row.RepliesWithoutCall = i64(s.RepliesWithoutCall)
-		row.RDMAReadBytes = i64(s.ReadBytes[0] + s.ReadBytes[1])
-		row.RDMAWriteBytes = i64(s.WriteBytes[0] + s.WriteBytes[1])
+		row.RepliesForward, row.RepliesBackchannel = export.Int64(s.Replies[1]), export.Int64(s.Replies[0])
+		row.RepliesWithInvalidate = export.Int64(s.RepliesWithInvalidate)
+		row.RepliesWithoutInvalidate = export.Int64(s.RepliesWithoutInvalidate)
+		row.CallsWithoutReply = export.Int64(s.CallsWithoutReply)
+		row.RepliesWithoutCall = export.Int64(s.RepliesWithoutCall)
+		row.RDMAReadBytes = export.Int64(s.ReadBytes[0] + s.ReadBytes[1])
+		row.RDMAWriteBytes = export.Int64(s.WriteBytes[0] + s.WriteBytes[1])
 	}
 }
 
@@ -132,18 +132,18 @@ func TransactionRow(t *rpcordma.Transaction, row *Transaction) {
 	row.RDMAReadBytes = int64(t.ReadBytes)
 	row.RDMAWriteBytes = int64(t.WriteBytes)
 	if t.HasProgram {
-		row.Program, row.Version, row.Procedure = i64(uint64(t.Program)), i64(uint64(t.Version)), i64(uint64(t.Procedure))
+		row.Program, row.Version, row.Procedure = export.Int64(uint64(t.Program)), export.Int64(uint64(t.Version)), export.Int64(uint64(t.Procedure))
 	}
 	if t.ProcedureName != "" {
-		row.ProcedureName = str(t.ProcedureName)
+		row.ProcedureName = export.String(t.ProcedureName)
 	}
 	row.Operations = append(make([]string, 0, len(t.Operations)), t.Operations...)
 	if s := t.Call; s != nil {
 		row.HasCall = true
 		row.CallPacket = lastPacket(s.Packets)
-		row.CallTime = tp(s.Time)
-		row.CallRDMAProc = str(s.ProcName())
-		row.CallCredits = i64(uint64(s.Credits))
+		row.CallTime = export.Time(s.Time)
+		row.CallRDMAProc = export.String(s.ProcName())
+		row.CallCredits = export.Int64(uint64(s.Credits))
 		for _, ch := range s.Chunks {
 			switch ch.Kind {
 			case rpcordma.ChunkRead, rpcordma.ChunkCall:
@@ -155,28 +155,28 @@ func TransactionRow(t *rpcordma.Transaction, row *Transaction) {
 			}
 		}
 		if s.RPCBytes > 0 {
-			row.CallRPCBytes = i64(uint64(s.RPCBytes))
+			row.CallRPCBytes = export.Int64(uint64(s.RPCBytes))
 		}
 	}
 	if s := t.Reply; s != nil {
 		row.HasReply = true
 		row.ReplyPacket = lastPacket(s.Packets)
-		row.ReplyTime = tp(s.Time)
-		row.ReplyRDMAProc = str(s.ProcName())
-		row.ReplyCredits = i64(uint64(s.Credits))
+		row.ReplyTime = export.Time(s.Time)
+		row.ReplyRDMAProc = export.String(s.ProcName())
+		row.ReplyCredits = export.Int64(uint64(s.Credits))
 		row.ReplyWithInvalidate = s.Invalidate
 		if s.Invalidate {
-			row.InvalidatedSTag = i64(uint64(s.InvalidatedSTag))
+			row.InvalidatedSTag = export.Int64(uint64(s.InvalidatedSTag))
 		}
 		if s.HasStatus {
 			if s.ReplyStat != oncrpc.MsgAccepted {
-				row.ReplyStatus = str(s.ReplyStat.String())
+				row.ReplyStatus = export.String(s.ReplyStat.String())
 			} else {
-				row.ReplyStatus = str(s.AcceptStat.String())
+				row.ReplyStatus = export.String(s.AcceptStat.String())
 			}
 		}
 		if s.RPCBytes > 0 {
-			row.ReplyRPCBytes = i64(uint64(s.RPCBytes))
+			row.ReplyRPCBytes = export.Int64(uint64(s.RPCBytes))
 		}
 		if t.Call != nil {
 			us := float64(t.Latency.Nanoseconds()) / 1e3
@@ -185,20 +185,9 @@ func TransactionRow(t *rpcordma.Transaction, row *Transaction) {
 	}
 }
 
-func i64(v uint64) *int64 { x := int64(v); return &x }
-
-func str(s string) *string { return &s }
-
-func tp(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	return &t
-}
-
 func lastPacket(pk []int) *int64 {
 	if len(pk) == 0 {
 		return nil
 	}
-	return i64(uint64(pk[len(pk)-1]))
+	return export.Int64(uint64(pk[len(pk)-1]))
 }
