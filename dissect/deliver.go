@@ -133,14 +133,11 @@ type DataObserver interface {
 	RDMAData(p *Packet, d *RDMAData)
 }
 
-// deliverRDMAData hands one packet's part of an RDMA Write to the session
-// of its connection's ULP when that session is a DataObserver.
-func (e *Engine) deliverRDMAData(p *Packet, d *RDMAData) {
-	c := d.Conn
-	if c == nil || !c.ulp.decided || c.ulp.session == nil {
-		return
+// dataObserver is c's session when it is a DataObserver (nil otherwise):
+// the engine builds an RDMAData of a Write packet only for one.
+func (c *Connection) dataObserver() DataObserver {
+	if c == nil || !c.ulp.decided {
+		return nil
 	}
-	if o, ok := c.ulp.session.(DataObserver); ok {
-		o.RDMAData(p, d)
-	}
+	return c.ulp.data
 }

@@ -357,7 +357,7 @@ type iwarpEngine struct {
 	freeOps     []*iwOp
 	msg         Message
 	op          RDMAOp
-	data        RDMAData // one tagged Write segment's part (deliverRDMAData)
+	data        RDMAData // one tagged Write segment's part (DataObserver)
 	pkts        []int
 }
 

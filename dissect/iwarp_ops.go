@@ -243,11 +243,13 @@ func (s *iwStream) writeSegment(h int, d *iwarp.DDP, num int) {
 	op.addPacket(num)
 	op.skipTo(d.TO)
 	op.addData(d.Data, s.ie.maxMsg, &s.ie.e.buf)
-	if p := s.pkt(h); p != nil && !op.broken && d.TO >= op.to {
-		// The segment's part, at its TO (RFC 5041 section 4.3).
-		rd := &ie.data
-		*rd = RDMAData{Kind: RDMAWrite, Conn: s.conn, Dir: op.dir, STag: d.STag, Offset: op.to, At: d.TO - op.to, Data: d.Data}
-		ie.e.deliverRDMAData(p, rd)
+	if o := s.conn.dataObserver(); o != nil && !op.broken && d.TO >= op.to {
+		if p := s.pkt(h); p != nil {
+			// The segment's part, at its TO (RFC 5041 section 4.3).
+			rd := &ie.data
+			*rd = RDMAData{Kind: RDMAWrite, Conn: s.conn, Dir: op.dir, STag: d.STag, Offset: op.to, At: d.TO - op.to, Data: d.Data}
+			o.RDMAData(p, rd)
+		}
 	}
 	op.next += uint64(len(d.Data))
 	op.length = uint32(op.next - op.to)

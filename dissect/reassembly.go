@@ -113,7 +113,7 @@ type rxState struct {
 	conns    map[*Connection]*roceConn
 	msg      Message
 	op       RDMAOp
-	data     RDMAData // one Write packet's part (deliverRDMAData)
+	data     RDMAData // one Write packet's part (DataObserver)
 	maxMsg   int
 	maxReads int
 }
@@ -672,13 +672,13 @@ func (e *Engine) messagePacket(p *Packet, c *Connection, rc *roceConn, s *reqStr
 		return
 	}
 	e.addPacket(p, pt)
-	if write && pt.firstKnown && pt.unit > 0 && psnDiff(psn, pt.first) < psnHalf {
+	if o := c.dataObserver(); o != nil && write && pt.firstKnown && pt.unit > 0 && psnDiff(psn, pt.first) < psnHalf {
 		// Where this packet's payload lies in its Write (IBA 9.7.1:
 		// every packet but the LAST carries a PMTU).
 		d := &e.rx().data
 		*d = RDMAData{Kind: RDMAWrite, Conn: c, Dir: s.d, STag: pt.stag, Offset: pt.va, Length: pt.dmaLen,
 			At: uint64(psnDiff(psn, pt.first)) * uint64(pt.unit), Data: h.Payload}
-		e.deliverRDMAData(p, d)
+		o.RDMAData(p, d)
 	}
 	if write && op.IsFirst() {
 		e.mergeHeld(s, pt)
@@ -981,9 +981,11 @@ func (e *Engine) onlyPacket(p *Packet, c *Connection, s *reqStream) {
 	}
 	s.onePkt[0] = p.Number
 	if h.OpCode.IsWrite() {
-		d := &r.data
-		*d = RDMAData{Kind: RDMAWrite, Conn: c, Dir: s.d, STag: h.RETH.RKey, Offset: h.RETH.VA, Length: h.RETH.DMALen, Data: h.Payload}
-		e.deliverRDMAData(p, d)
+		if o := c.dataObserver(); o != nil {
+			d := &r.data
+			*d = RDMAData{Kind: RDMAWrite, Conn: c, Dir: s.d, STag: h.RETH.RKey, Offset: h.RETH.VA, Length: h.RETH.DMALen, Data: h.Payload}
+			o.RDMAData(p, d)
+		}
 		op := &r.op
 		*op = RDMAOp{Kind: RDMAWrite, Conn: c, Dir: s.d, STag: h.RETH.RKey, Offset: h.RETH.VA, Length: h.RETH.DMALen,
 			Packets: s.onePkt[:], Data: data, Start: p.Timestamp, End: p.Timestamp}

@@ -273,6 +273,9 @@ type ulpConn struct {
 	ulp     int8 // index in e.opts.ULPs, -1 for none
 	maybe   uint32
 	session Session
+	// data is session when it is a DataObserver, else nil: asked on
+	// every RDMA Write packet, so found once.
+	data DataObserver
 	// negotiated is what the session said last when it closed
 	// (Negotiator).
 	negotiated Negotiated
@@ -348,6 +351,7 @@ func (e *Engine) decide(c *Connection, i int) Session {
 	l := e.opts.ULPs[i]
 	c.ULP = l.Name()
 	u.session = l.Start(c, &e.env)
+	u.data, _ = u.session.(DataObserver)
 	return u.session
 }
 
@@ -363,7 +367,7 @@ func (e *Engine) closeSession(c *Connection) {
 		return
 	}
 	s := u.session
-	u.session = nil
+	u.session, u.data = nil, nil
 	s.Close()
 	if n, ok := s.(Negotiator); ok {
 		u.negotiated = n.Negotiated()
