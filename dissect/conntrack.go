@@ -96,8 +96,9 @@ type ConnTable struct {
 	forgotten func(*Connection)
 	// forgetReleased: Options.ForgetReleased.
 	forgetReleased bool
-	// orient says which side sent the first packet of a connection whose
-	// set-up the capture lacks (the ULPs' Orienter; nil: none can).
+	// orient says which side sent a packet of a connection whose set-up
+	// the capture lacks, asked until one tells (engine.go's orienter over
+	// the ULPs' Orienters; nil: none can; orient.go).
 	orient func(op roce.OpCode, payload []byte) Side
 	// swapped tells the engine a connection's roles were swapped
 	// (orient.go).
