@@ -9,8 +9,8 @@ import (
 // The protocol-neutral rules of a request/response ULP on RDMA (issue 25):
 // the requester (RPC client, NVMe host, iSCSI initiator, SMB client)
 // advertises memory with each request and only the responder (RPC server,
-// controller, target, SMB server) moves data by RDMA, inside what an outstanding request advertised and
-// before its response; a response by Send With Invalidate invalidates an
+// controller, target, SMB server) moves data by RDMA, inside what an
+// outstanding request advertised and before its response; a response by Send With Invalidate invalidates an
 // STag of the request it answers, when the ULP allowed it. They are
 // written once here and instantiated by each plug-in under its own rule
 // IDs (Neutral.Rule), reading what the session left on the model:
