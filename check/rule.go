@@ -68,6 +68,11 @@ type Rule struct {
 	// SeesDiscarded: Packet runs on the packets with a bad ICRC or VCRC
 	// too (the rules that judge those CRCs).
 	SeesDiscarded bool
+	// Transport, when set, is the only transport whose connections'
+	// packets Packet runs on (it still runs on the packets of no
+	// connection): a rule of one transport's headers is not called for
+	// every packet of the other, where it would find nothing to judge.
+	Transport dissect.Transport
 	// RDMAOp runs for every RDMA Read or Write of a connection (for a
 	// ULP's rule, of a connection it runs on: ULP).
 	RDMAOp func(c *Conn, op *dissect.RDMAOp)

@@ -37,7 +37,7 @@ addresses is information, not a warning: clients probe ports (SMB Direct
 clients try 5445, then 445).`,
 			Evidence: "the CM messages of the connection",
 			Applies:  func(c *Conn) string { return roceOnly(c) + needsSetupIfRoCE(c) },
-			Packet:   checkCMREJ, End: endRefusal,
+			Packet:   checkCMREJ, End: endRefusal, Transport: dissect.TransportRoCE,
 		},
 
 		// Transport (IB/RoCE, iWARP).
@@ -54,7 +54,7 @@ responder tells: a request it NAKs or that is sent again was damaged on the wire
 reached it intact, and only the capture's copy is damaged (information: capture
 damage is not a protocol error).`,
 			Evidence: "whole IB/RoCE packets",
-			Applies:  roceOnly, Packet: checkICRC, SeesDiscarded: true, End: endICRC,
+			Applies:  roceOnly, Packet: checkICRC, SeesDiscarded: true, End: endICRC, Transport: dissect.TransportRoCE,
 		},
 		{
 			ID: "TCP-CHECKSUM-BAD", Severity: Error, Reference: "RFC 9293 section 3.1; RFC 1122 section 4.2.2.7", Added: true,
@@ -68,7 +68,7 @@ acknowledges with no resend reached it intact, and only the capture's copy is
 damaged (information: capture damage is not a protocol error). (Added: the list
 names the ICRC; this is its iWARP counterpart.)`,
 			Evidence: "iWARP TCP segments",
-			Applies:  iwarpOnly, Packet: checkTCPChecksum, SeesDiscarded: true, End: endTCPChecksum,
+			Applies:  iwarpOnly, Packet: checkTCPChecksum, SeesDiscarded: true, End: endTCPChecksum, Transport: dissect.TransportIWARP,
 		},
 		{
 			ID: "VCRC-BAD", Severity: Error, Reference: "IBA Vol 1 7.8.2", Added: true,
@@ -78,7 +78,7 @@ variant CRC over the whole packet; a link drops a packet whose VCRC does not
 match. (Added: the list names the ICRC only; the VCRC is checked the same way
 where the capture has it.)`,
 			Evidence: "whole native InfiniBand packets",
-			Applies:  vcrcApplies, Packet: checkVCRC, SeesDiscarded: true,
+			Applies:  vcrcApplies, Packet: checkVCRC, SeesDiscarded: true, Transport: dissect.TransportRoCE,
 		},
 		{
 			ID: "MPA-CRC-BAD", Severity: Error, Reference: "RFC 5044 section 6",
@@ -87,7 +87,7 @@ where the capture has it.)`,
 every FPDU ends with a CRC32c over the FPDU; a receiver closes the connection on
 a mismatch.`,
 			Evidence: "iWARP FPDUs of a connection that negotiated CRC",
-			Applies:  mpaCRCApplies, Packet: checkMPACRC,
+			Applies:  mpaCRCApplies, Packet: checkMPACRC, Transport: dissect.TransportIWARP,
 		},
 		{
 			ID: "MPA-MARKERS", Severity: Info, Reference: "RFC 5044 section 5",
@@ -148,7 +148,7 @@ separate ID lets a baseline or --rules choice treat the transports apart.) A
 reject followed by an established connection between the same two addresses is
 information, not a warning.`,
 			Evidence: "the MPA Reply of an iWARP connection",
-			Applies:  iwarpOnly, Packet: checkMPAREJ, End: endRefusal,
+			Applies:  iwarpOnly, Packet: checkMPAREJ, End: endRefusal, Transport: dissect.TransportIWARP,
 		},
 		{
 			ID: "IWARP-REFUSED", Severity: Warning, Reference: "RFC 9293 section 3.10.7.1", Added: true,
@@ -188,7 +188,7 @@ recovered is information: a gap the requester sent again, a retransmission the
 responder then acknowledged (or answered, for a Read); what the capture shows
 no recovery of is a warning.`,
 			Evidence: "the connection's RC/UC packets",
-			Applies:  roceOnly, Packet: checkPSN, End: endPSN, SeesDiscarded: true,
+			Applies:  roceOnly, Packet: checkPSN, End: endPSN, SeesDiscarded: true, Transport: dissect.TransportRoCE,
 		},
 		{
 			ID: "NAK", Severity: Warning, Reference: "IBA Vol 1 9.7.5.2; RFC 5040 sections 4.8, 7 (iWARP Terminate)",

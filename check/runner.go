@@ -46,9 +46,12 @@ type Runner struct {
 	rules   []*Rule
 	enabled []bool
 	pkt     []*Rule
-	op      []*Rule
-	ulpMsg  []*Rule
-	end     []*Rule
+	// pktOn are the rules of pkt that run on the packets of a connection
+	// of each transport (Rule.Transport), by dissect.Transport.
+	pktOn  [3][]*Rule
+	op     []*Rule
+	ulpMsg []*Rule
+	end    []*Rule
 
 	conns map[*dissect.Connection]*Conn
 	// last and lastC are the map's most recent answer: consecutive
@@ -106,6 +109,13 @@ func NewRunner(cfg Config) *Runner {
 			r.end = append(r.end, ru)
 		}
 	}
+	for t := range r.pktOn {
+		for _, ru := range r.pkt {
+			if ru.Transport == 0 || ru.Transport == dissect.Transport(t) {
+				r.pktOn[t] = append(r.pktOn[t], ru)
+			}
+		}
+	}
 	r.none = r.newConn(&dissect.Connection{})
 	return r
 }
@@ -155,7 +165,11 @@ func (r *Runner) Packet(p *dissect.Packet) {
 			c.startPSN[0], c.hasStartPSN[0] = p.CM.REP.StartingPSN&psnMask, true
 		}
 	}
-	for _, ru := range r.pkt {
+	rules := r.pkt
+	if p.Conn != nil && c.Transport != 0 && int(c.Transport) < len(r.pktOn) {
+		rules = r.pktOn[c.Transport]
+	}
+	for _, ru := range rules {
 		if discarded && !ru.SeesDiscarded {
 			// Its receiver dropped it: no PSN, NAK, request or CM
 			// message to judge, and any header may be the corrupted one.

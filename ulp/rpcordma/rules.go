@@ -86,7 +86,7 @@ DDP-eligible arguments, or a Long Call (RDMA_NOMSG with a position-zero Read
 chunk). The size checked is the whole reassembled Send, transport header
 included.`,
 			Evidence: "the connection's set-up (negotiated values) and its reassembled Sends",
-			Applies:  needsRPC, ULPMessage: msgRule(checkThreshold(dissect.DirClientToServer)),
+			Applies:  needsRPC, ULPMessage: checkThreshold(dissect.DirClientToServer),
 		},
 		{
 			ID: "THRESH-S2C", Severity: check.Error, Reference: "RFC 8166 section 3.3.2; RFC 8797 section 4.2",
@@ -98,7 +98,7 @@ data). A Reply larger than that must use the Write chunks and Reply chunk the
 Call provided (a Long Reply is RDMA_NOMSG with the Reply chunk); sent inline it
 may overrun the client's receive buffer and take the connection down.`,
 			Evidence: "the connection's set-up (negotiated values) and its reassembled Sends",
-			Applies:  needsRPC, ULPMessage: msgRule(checkThreshold(dissect.DirServerToClient)),
+			Applies:  needsRPC, ULPMessage: checkThreshold(dissect.DirServerToClient),
 		},
 
 		// Remote invalidation (RFC 8797 section 4.1).
@@ -114,7 +114,7 @@ that sent no RFC 8797 message counts as R=0. A requester that cleared R may
 expose STags that must not be invalidated remotely (RFC 8797 section 3.2); a
 responder that invalidates them anyway breaks its peer's memory registration.`,
 			Evidence: "the connection's set-up and its Send With Invalidate messages",
-			Applies:  needsRPC, ULPMessage: msgRule(checkInvNegotiated),
+			Applies:  needsRPC, ULPMessage: checkInvNegotiated,
 		},
 		neutral.Rule(check.NeutralRule{Checks: check.InvalidateByRequester, Rule: check.Rule{
 			ID: "INV-WRONG-DIRECTION", Severity: check.Error, Reference: "RFC 8797 section 4.1",
@@ -152,7 +152,7 @@ field". The check finds a Call whose non-zero rdma_inv_handle is none of its
 handles, a Reply With Invalidate to a Call that solicited none, and one that
 invalidates another handle than the solicited one. (Added: version 2.)`,
 			Evidence: "version 2 Calls and their Replies With Invalidate",
-			Applies:  needsRPC, ULPMessage: msgRule(checkInvV2Handle),
+			Applies:  needsRPC, ULPMessage: checkInvV2Handle,
 		},
 		{
 			ID: "INV-USAGE", Severity: check.Info, Reference: "RFC 8797 sections 3.2, 4.1",
@@ -178,7 +178,7 @@ version is an error, and a responder that does not support a Call's version must
 answer with RDMA_ERROR/ERR_VERS, whose rdma_vers_low..rdma_vers_high range must
 be non-empty and contain the version the responder speaks on the connection.`,
 			Evidence: "the connection's reassembled Sends",
-			Applies:  needsRPC, ULPMessage: msgRule(checkHdrVersion),
+			Applies:  needsRPC, ULPMessage: checkHdrVersion,
 		},
 		{
 			ID: "HDR-PROC", Severity: check.Error, Reference: "RFC 8166 sections 4.2.4, 4.6",
@@ -190,7 +190,7 @@ RDMA_DONE only for compatibility: senders no longer use them, so they are
 reported as warnings. For version 2, rdma_htype must be a type the draft
 defines.`,
 			Evidence: "the connection's reassembled Sends",
-			Applies:  needsRPC, ULPMessage: msgRule(checkHdrProc),
+			Applies:  needsRPC, ULPMessage: checkHdrProc,
 		},
 		{
 			ID: "HDR-TRUNCATED", Severity: check.Error, Reference: "RFC 8166 section 4.3",
@@ -201,7 +201,7 @@ lists (or counted segment arrays) run past the end of the Send cannot be parsed
 by the receiver, which answers ERR_CHUNK or drops the connection. A Send cut by
 the capture's snap length is not evaluated.`,
 			Evidence: "the connection's reassembled Sends, whole",
-			Applies:  needsRPC, ULPMessage: msgRule(checkHdrTruncated),
+			Applies:  needsRPC, ULPMessage: checkHdrTruncated,
 		},
 		{
 			ID: "HDR-MALFORMED", Severity: check.Error, Reference: "RFC 8166 section 4.3; RFC 4506 section 4.19", Added: true,
@@ -213,7 +213,7 @@ ERR_VERS or ERR_CHUNK (the union has no default arm). Anything else cannot be
 decoded by a conforming receiver. (Added: the list has HDR-TRUNCATED for
 lists that run short; this is the other way a header fails to parse.)`,
 			Evidence: "the connection's reassembled Sends",
-			Applies:  needsRPC, ULPMessage: msgRule(checkHdrMalformed),
+			Applies:  needsRPC, ULPMessage: checkHdrMalformed,
 		},
 		{
 			ID: "HDR-XID-MISMATCH", Severity: check.Error, Reference: "RFC 8166 section 4.2.1",
@@ -224,7 +224,7 @@ receivers match Replies to Calls with it before parsing the RPC message, and
 remote invalidation ties STags to it. An RDMA_MSG whose rdma_xid differs from
 the inline RPC message's XID sends the receiver to the wrong transaction.`,
 			Evidence: "RDMA_MSG Sends with the start of their RPC message",
-			Applies:  needsRPC, ULPMessage: msgRule(checkHdrXID),
+			Applies:  needsRPC, ULPMessage: checkHdrXID,
 		},
 		{
 			ID: "HDR-ERROR", Severity: check.Warning, Reference: "RFC 8166 section 4.5", Added: true,
@@ -236,7 +236,7 @@ not parse or provision (too many chunks, a Reply that did not fit). The RPC neve
 ran; the requester sees a transport error. (Added: the list mentions ERR_CHUNK
 under CHUNK-MISSING-REPLY; this reports every transport error.)`,
 			Evidence: "the connection's reassembled Sends",
-			Applies:  needsRPC, ULPMessage: msgRule(checkHdrError),
+			Applies:  needsRPC, ULPMessage: checkHdrError,
 		},
 
 		// Credits (RFC 8166 section 3.3.1).
@@ -249,7 +249,7 @@ Calls the requester may have outstanding. A grant of zero leaves the requester
 unable to send anything until another Reply raises it — and with no Call
 outstanding none will come, so the connection stalls.`,
 			Evidence: "the connection's Replies",
-			Applies:  needsRPC, ULPMessage: msgRule(checkCreditZero),
+			Applies:  needsRPC, ULPMessage: checkCreditZero,
 		},
 		{
 			ID: "CREDIT-OVERRUN", Severity: check.Error, Reference: "RFC 8166 section 3.3.1",
@@ -261,7 +261,7 @@ Receive buffer the responder posted. One Call too many arrives with no buffer
 posted: an RNR NAK at best, a broken connection at worst. Evaluated from the
 first Reply in the capture on (before it no limit is known).`,
 			Evidence: "the connection's Calls and Replies",
-			Applies:  needsRPC, ULPMessage: msgRule(checkCreditOverrun),
+			Applies:  needsRPC, ULPMessage: checkCreditOverrun,
 		},
 
 		// Chunks (RFC 8166 sections 3.4, 3.5, 4.3; RFC 8267).
@@ -274,7 +274,7 @@ from, and RPC-over-RDMA version 1 removed the use of the Read list in Replies
 (RFC 8267 appendix A). A Reply with Read segments exposes requester-side
 semantics in the wrong direction.`,
 			Evidence: "the connection's Replies",
-			Applies:  needsRPC, ULPMessage: msgRule(checkReadInReply),
+			Applies:  needsRPC, ULPMessage: checkReadInReply,
 		},
 		{
 			ID: "CHUNK-READ-POSITION", Severity: check.Error, Reference: "RFC 8166 sections 3.4.5, 4.3.1",
@@ -286,7 +286,7 @@ position, the segments of one chunk share one position and follow each other,
 and a position past the end of the (reduced) Payload stream sent inline points
 nowhere. The responder reassembles the Call from these positions.`,
 			Evidence: "the connection's Calls with Read lists",
-			Applies:  needsRPC, ULPMessage: msgRule(checkReadPosition),
+			Applies:  needsRPC, ULPMessage: checkReadPosition,
 		},
 		{
 			ID: "CHUNK-LONG-CALL", Severity: check.Error, Reference: "RFC 8166 sections 3.5.3, 4.2.4",
@@ -297,7 +297,7 @@ as RDMA_NOMSG, with nothing after the transport header. An RDMA_NOMSG Call
 without a position-zero chunk has no RPC message anywhere, and an RDMA_MSG Call
 with a position-zero chunk conveys its Call twice.`,
 			Evidence: "the connection's Calls",
-			Applies:  needsRPC, ULPMessage: msgRule(checkLongCall),
+			Applies:  needsRPC, ULPMessage: checkLongCall,
 		},
 		{
 			ID: "CHUNK-LONG-REPLY", Severity: check.Error, Reference: "RFC 8166 sections 3.5.4, 4.2.4",
@@ -308,7 +308,7 @@ and is sent as RDMA_NOMSG, returning that Reply chunk with the lengths written.
 An RDMA_NOMSG Reply without a Reply chunk, or to a Call that provided none,
 has nowhere its Reply could be.`,
 			Evidence: "the connection's Calls and Replies",
-			Applies:  needsRPC, ULPMessage: msgRule(checkLongReply),
+			Applies:  needsRPC, ULPMessage: checkLongReply,
 		},
 		{
 			ID: "CHUNK-REPLY-ECHO", Severity: check.Error, Reference: "RFC 8166 sections 3.4.6, 4.3.2, 4.3.3",
@@ -320,7 +320,7 @@ to the number of bytes written. A different shape leaves the requester unable
 to tell which of its buffers hold results; a length above the provided one
 claims a write past the end of the requester's buffer.`,
 			Evidence: "the Call and the Reply of a transaction",
-			Applies:  needsRPC, ULPMessage: msgRule(checkReplyEcho),
+			Applies:  needsRPC, ULPMessage: checkReplyEcho,
 		},
 		{
 			ID: "CHUNK-DDP-ELIGIBLE", Severity: check.Error, Reference: "RFC 8166 section 3.4.1; RFC 8267 sections 3, 5.1",
@@ -337,7 +337,7 @@ sits, or more Write chunks than the procedure has such results, moves an item
 the responder does not expect there. The arguments are walked to find the
 items.`,
 			Evidence: "Calls with chunks and their RPC header",
-			Applies:  needsRPC, ULPMessage: msgRule(checkDDPEligible),
+			Applies:  needsRPC, ULPMessage: checkDDPEligible,
 		},
 		{
 			ID: "CHUNK-NFS4-PAIRING", Severity: check.Error, Reference: "RFC 8267 section 5.4.1",
@@ -350,7 +350,7 @@ beyond the chunks return inline. A server that writes a result into another
 chunk, or a client that provides more chunks than such operations, breaks the
 pairing.`,
 			Evidence: "NFSv4 COMPOUND Calls and Replies, with their operations decoded",
-			Applies:  needsRPC, ULPMessage: msgRule(checkNFS4Pairing),
+			Applies:  needsRPC, ULPMessage: checkNFS4Pairing,
 		},
 		{
 			ID: "CHUNK-UNNEEDED", Severity: check.Info, Reference: "RFC 8166 section 3.5",
@@ -362,7 +362,7 @@ chunk although the whole message would have fit inline is correct but slower.
 Reported as information, once per connection for Calls and once for Replies,
 with the count and the first example.`,
 			Evidence: "the connection's set-up and its messages with chunks",
-			Applies:  needsRPC, ULPMessage: msgRule(checkUnneeded), End: endUnneeded,
+			Applies:  needsRPC, ULPMessage: checkUnneeded, End: endUnneeded,
 		},
 		{
 			ID: "CHUNK-MISSING-REPLY", Severity: check.Error, Reference: "RFC 8166 sections 3.5.4, 4.5.2; RFC 8267 section 2",
@@ -374,7 +374,7 @@ size estimation"). Without one, the responder either sends an oversize Reply
 inline or cannot send it at all and answers RDMA_ERROR/ERR_CHUNK. The finding
 points at the Call that provided no Reply chunk.`,
 			Evidence: "the Call and the Reply (or RDMA_ERROR) of a transaction",
-			Applies:  needsRPC, ULPMessage: msgRule(checkMissingReply),
+			Applies:  needsRPC, ULPMessage: checkMissingReply,
 		},
 		{
 			ID: "CHUNK-ROUNDUP", Severity: check.Warning, Reference: "RFC 8166 sections 3.4.5.2, 3.4.6.2",
@@ -386,7 +386,7 @@ behind: a Read chunk carries the data only, and a responder does not write the
 padding into a Write chunk. Evaluated where the inline part states the data
 length: NFSv3 WRITE Calls and READ Replies.`,
 			Evidence: "NFSv3 WRITE Calls with Read chunks, READ Replies with Write chunks",
-			Applies:  needsRPC, ULPMessage: msgRule(checkRoundup),
+			Applies:  needsRPC, ULPMessage: checkRoundup,
 		},
 
 		// RDMA operations against advertised memory.
@@ -444,7 +444,7 @@ answer RDMA2_ERR_INVAL_CONT and drop the message; so does a CONNPROP-type
 message after the sender's CONNPROP_FINAL. The check follows each sender's
 version 2 messages in order. (Added: version 2.)`,
 			Evidence: "version 2 messages",
-			Applies:  needsRPC, ULPMessage: msgRule(checkV2Continuation),
+			Applies:  needsRPC, ULPMessage: checkV2Continuation,
 		},
 		{
 			ID: "V2-GRANT-XID", Severity: check.Error, Reference: "draft-ietf-nfsv4-rpcrdma-version-two-07 RDMA2_GRANT", Added: true,
@@ -454,7 +454,7 @@ version 2 messages in order. (Added: version 2.)`,
 "Senders MUST set the rdma_xid field to zero". A non-zero XID points a receiver
 that does look at it to an unrelated transaction. (Added: version 2.)`,
 			Evidence: "version 2 RDMA2_GRANT messages",
-			Applies:  needsRPC, ULPMessage: msgRule(checkV2GrantXID),
+			Applies:  needsRPC, ULPMessage: checkV2GrantXID,
 		},
 		{
 			ID: "V2-CALL-CHUNK", Severity: check.Error, Reference: "draft-ietf-nfsv4-rpcrdma-version-two-07 RDMA2_CALL_EXTERNAL, Special Format", Added: true,
@@ -465,7 +465,7 @@ whole Call from the Call chunk (rdma_call). Without one the Call is nowhere.
 "Every Read segment in this chunk MUST contain zero (0) in its Position field"
 — the Call chunk is the Payload stream itself. (Added: version 2.)`,
 			Evidence: "version 2 RDMA2_CALL_EXTERNAL messages",
-			Applies:  needsRPC, ULPMessage: msgRule(checkV2CallChunk),
+			Applies:  needsRPC, ULPMessage: checkV2CallChunk,
 		},
 		{
 			ID: "V2-READ-POSITION-ZERO", Severity: check.Error, Reference: "draft-ietf-nfsv4-rpcrdma-version-two-07 RDMA2_CALL_EXTERNAL, RDMA2_CALL_INLINE", Added: true,
@@ -476,7 +476,7 @@ Call chunk for that, and its rdma_reads lists "only data item chunks. A
 Requester MUST NOT insert Position-zero Read chunks in this list". (Added:
 version 2.)`,
 			Evidence: "version 2 Calls with a Read list",
-			Applies:  needsRPC, ULPMessage: msgRule(checkV2ReadZero),
+			Applies:  needsRPC, ULPMessage: checkV2ReadZero,
 		},
 		{
 			ID: "V2-CREDIT-OVERRUN", Severity: check.Error, Reference: "draft-ietf-nfsv4-rpcrdma-version-two-07 Flow Control, Initial Connection State", Added: true,
@@ -490,7 +490,7 @@ side's Sends from the connection's set-up (so it needs the set-up in the
 capture) and compares with the largest limit received so far; it reports once
 per overrun. (Added: version 2.)`,
 			Evidence: "version 2 messages of a connection whose set-up is in the capture",
-			Applies:  needsRPC, ULPMessage: msgRule(checkV2Credits),
+			Applies:  needsRPC, ULPMessage: checkV2Credits,
 		},
 		{
 			ID: "V2-VERS-MISMATCH", Severity: check.Error, Reference: "draft-ietf-nfsv4-rpcrdma-version-two-07 RDMA2_ERR_VERS_MISMATCH, RDMA2_ERR_VERS", Added: true,
@@ -504,7 +504,7 @@ message other than RDMA2_ERROR, and finds every version 1 message after that.
 A fallback after RDMA2_ERR_VERS happens before: the refusing peer sent only
 the error. (Added: version 2.)`,
 			Evidence: "the connection's messages once version 2 is in effect",
-			Applies:  needsRPC, ULPMessage: msgRule(checkV2VersMismatch),
+			Applies:  needsRPC, ULPMessage: checkV2VersMismatch,
 		},
 		{
 			ID: "V2-PROPVAL", Severity: check.Error, Reference: "draft-ietf-nfsv4-rpcrdma-version-two-07 Transport Properties Model; RDMA2_ERR_BAD_PROPVAL", Added: true,
@@ -519,7 +519,7 @@ property settings" — rdmashark then keeps the sender's earlier values (and
 inline thresholds). Unknown properties are skipped without error. (Added:
 version 2.)`,
 			Evidence: "version 2 RDMA2_CONNPROP_MIDDLE/FINAL messages",
-			Applies:  needsRPC, ULPMessage: msgRule(checkV2PropVal),
+			Applies:  needsRPC, ULPMessage: checkV2PropVal,
 		},
 		{
 			ID: "V2-REMAINING", Severity: check.Error, Reference: "draft-ietf-nfsv4-rpcrdma-version-two-07 RDMA2_CALL_MIDDLE, RDMA2_REPLY_MIDDLE", Added: true,
@@ -534,7 +534,7 @@ rdma_rpc_first_word to the end of the Send). A receiver that sizes its
 reassembly buffer by rdma_remaining overruns or waits for octets that never
 come. (Added: version 2.)`,
 			Evidence: "version 2 continued messages (a *_MIDDLE and the pieces after it)",
-			Applies:  needsRPC, ULPMessage: msgRule(checkV2Remaining),
+			Applies:  needsRPC, ULPMessage: checkV2Remaining,
 		},
 		{
 			ID: "V2-REPLY-CHUNK", Severity: check.Error, Reference: "draft-ietf-nfsv4-rpcrdma-version-two-07 RDMA2_REPLY_EXTERNAL; Choosing a Reply Mechanism", Added: true,
@@ -550,7 +550,7 @@ Message Continuation while a Reply chunk large enough for it was provisioned is
 a violation (continuation is the fallback when the chunk is too small).
 (Added: version 2.)`,
 			Evidence: "version 2 Replies whose Call is in the capture",
-			Applies:  needsRPC, ULPMessage: msgRule(checkV2ReplyChunk),
+			Applies:  needsRPC, ULPMessage: checkV2ReplyChunk,
 		},
 	}
 	for i, r := range rules {
@@ -569,11 +569,10 @@ a violation (continuation is the fallback when the chunk is too small).
 // numPDRules are the set-up rules at the head of Rules.
 const numPDRules = 4
 
-// msgRule makes a rule's check.Rule.ULPMessage of f, which reads the view
-// Hooks made of the message.
-func msgRule(f func(c *check.Conn, m *Msg)) func(c *check.Conn, m *dissect.Message) {
-	return func(c *check.Conn, _ *dissect.Message) { f(c, connOf(c).run.msg) }
-}
+// msgOf is the view of the message being checked, which hookMessage made
+// before the runner calls the rules' ULPMessage: each rule reads it
+// directly (no wrapper per rule and message).
+func msgOf(c *check.Conn) *Msg { return connOf(c).run.msg }
 
 // otherVersion returns a check.Rule.Hide for a rule that judges one
 // RPC-over-RDMA version: it is not listed for a connection whose messages

@@ -28,7 +28,8 @@ func callAndReply(k *Call, m *Msg) []int {
 // checkReadInReply: CHUNK-READ-IN-REPLY (RFC 8166 section 3.4.5: Read
 // chunks convey Call data; RFC 8267 appendix A: the Read list in Replies was
 // removed).
-func checkReadInReply(c *check.Conn, m *Msg) {
+func checkReadInReply(c *check.Conn, _ *dissect.Message) {
+	m := msgOf(c)
 	if m.Kind != KindReply {
 		return
 	}
@@ -44,7 +45,8 @@ func checkReadInReply(c *check.Conn, m *Msg) {
 }
 
 // checkReadPosition: CHUNK-READ-POSITION (RFC 8166 sections 3.4.5, 4.3.1).
-func checkReadPosition(c *check.Conn, m *Msg) {
+func checkReadPosition(c *check.Conn, _ *dissect.Message) {
+	m := msgOf(c)
 	if m.Kind != KindCall {
 		return
 	}
@@ -97,7 +99,8 @@ func payloadStream(m *Msg) (int, string) {
 }
 
 // checkLongCall: CHUNK-LONG-CALL (RFC 8166 sections 3.5.3, 4.2.4).
-func checkLongCall(c *check.Conn, m *Msg) {
+func checkLongCall(c *check.Conn, _ *dissect.Message) {
+	m := msgOf(c)
 	if m.Kind != KindCall || m.Common.Vers != rpcrdma.Version1 {
 		return
 	}
@@ -127,7 +130,8 @@ func checkLongCall(c *check.Conn, m *Msg) {
 }
 
 // checkLongReply: CHUNK-LONG-REPLY (RFC 8166 sections 3.5.4, 4.2.4).
-func checkLongReply(c *check.Conn, m *Msg) {
+func checkLongReply(c *check.Conn, _ *dissect.Message) {
+	m := msgOf(c)
 	if m.Kind != KindReply || m.Common.Vers != rpcrdma.Version1 || m.Proc() != rpcrdma.RDMANoMsg {
 		return
 	}
@@ -153,7 +157,8 @@ func checkLongReply(c *check.Conn, m *Msg) {
 // checkReplyEcho: CHUNK-REPLY-ECHO (RFC 8166 sections 3.4.6, 4.3.2, 4.3.3:
 // a Reply returns the Call's Write list and Reply chunk with each segment's
 // length set to the bytes written).
-func checkReplyEcho(c *check.Conn, m *Msg) {
+func checkReplyEcho(c *check.Conn, _ *dissect.Message) {
+	m := msgOf(c)
 	if m.Kind != KindReply {
 		return
 	}
@@ -206,7 +211,8 @@ func checkReplyEcho(c *check.Conn, m *Msg) {
 
 // checkUnneeded: CHUNK-UNNEEDED (RFC 8166 section 3.5: chunks are for what
 // does not fit inline).
-func checkUnneeded(c *check.Conn, m *Msg) {
+func checkUnneeded(c *check.Conn, _ *dissect.Message) {
+	m := msgOf(c)
 	if m.Common.Vers != rpcrdma.Version1 || (m.Kind != KindCall && m.Kind != KindReply) {
 		return
 	}
@@ -305,7 +311,8 @@ func endUnneeded(c *check.Conn) {
 
 // checkMissingReply: CHUNK-MISSING-REPLY (RFC 8166 sections 3.5.4, 4.5.2;
 // RFC 8267 section 2).
-func checkMissingReply(c *check.Conn, m *Msg) {
+func checkMissingReply(c *check.Conn, _ *dissect.Message) {
+	m := msgOf(c)
 	if m.Kind != KindReply && m.Kind != KindError {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/rdmashark/rdmashark/check"
+	"github.com/rdmashark/rdmashark/dissect"
 
 	"github.com/rdmashark/rdmashark/rpcrdma"
 )
@@ -39,7 +40,8 @@ func decodeReason(err error) rpcrdma.Reason {
 }
 
 // checkHdrVersion: HDR-VERSION (RFC 8166 sections 4.2.2 and 4.5; draft-07).
-func checkHdrVersion(c *check.Conn, m *Msg) {
+func checkHdrVersion(c *check.Conn, _ *dissect.Message) {
+	m := msgOf(c)
 	if !prefixOK(c, m) {
 		return
 	}
@@ -89,7 +91,8 @@ func checkHdrVersion(c *check.Conn, m *Msg) {
 }
 
 // checkHdrProc: HDR-PROC (RFC 8166 sections 4.2.4, 4.6).
-func checkHdrProc(c *check.Conn, m *Msg) {
+func checkHdrProc(c *check.Conn, _ *dissect.Message) {
+	m := msgOf(c)
 	if !prefixOK(c, m) {
 		return
 	}
@@ -115,7 +118,8 @@ func checkHdrProc(c *check.Conn, m *Msg) {
 
 // checkHdrTruncated: HDR-TRUNCATED (RFC 8166 section 4.3: the chunk lists
 // are part of the header that the Send carries).
-func checkHdrTruncated(c *check.Conn, m *Msg) {
+func checkHdrTruncated(c *check.Conn, _ *dissect.Message) {
+	m := msgOf(c)
 	if !m.HasPrefix && !m.Truncated && m.Length < rpcrdma.PrefixLen && c.Connection.ULP == Name {
 		// A whole Send shorter than the prefix (rdma_xid, rdma_vers,
 		// rdma_credit, rdma_proc/htype) on a connection carrying
@@ -149,7 +153,8 @@ func knownVersion(m *Msg) bool {
 
 // checkHdrMalformed: HDR-MALFORMED (RFC 8166 section 4.3 XDR; RFC 4506
 // section 4.19: optional-data discriminators are 0 or 1).
-func checkHdrMalformed(c *check.Conn, m *Msg) {
+func checkHdrMalformed(c *check.Conn, _ *dissect.Message) {
+	m := msgOf(c)
 	if !prefixOK(c, m) || !knownVersion(m) {
 		return
 	}
@@ -163,7 +168,8 @@ func checkHdrMalformed(c *check.Conn, m *Msg) {
 
 // checkHdrXID: HDR-XID-MISMATCH (RFC 8166 section 4.2.1: rdma_xid "MUST be
 // the same as the XID in the RPC message").
-func checkHdrXID(c *check.Conn, m *Msg) {
+func checkHdrXID(c *check.Conn, _ *dissect.Message) {
+	m := msgOf(c)
 	if !m.HasRPCXID {
 		return
 	}
@@ -176,7 +182,8 @@ func checkHdrXID(c *check.Conn, m *Msg) {
 
 // checkHdrError: HDR-ERROR (RFC 8166 section 4.5): a responder answered a
 // Call with RDMA_ERROR.
-func checkHdrError(c *check.Conn, m *Msg) {
+func checkHdrError(c *check.Conn, _ *dissect.Message) {
+	m := msgOf(c)
 	if !prefixOK(c, m) {
 		return
 	}
@@ -203,7 +210,8 @@ func checkHdrError(c *check.Conn, m *Msg) {
 
 // checkCreditZero: CREDIT-ZERO (RFC 8166 section 3.3.1: a credit limit of
 // zero leaves the requester unable to send).
-func checkCreditZero(c *check.Conn, m *Msg) {
+func checkCreditZero(c *check.Conn, _ *dissect.Message) {
+	m := msgOf(c)
 	// Version 2 credits are a running limit, and a grant "MAY be zero"
 	// (draft-07 "Asynchronous Credit Grants").
 	if m.Kind != KindReply && m.Kind != KindError || m.Common.Vers != rpcrdma.Version1 {
@@ -218,7 +226,8 @@ func checkCreditZero(c *check.Conn, m *Msg) {
 
 // checkCreditOverrun: CREDIT-OVERRUN (RFC 8166 section 3.3.1: a requester
 // "MUST NOT send more than" the credit limit granted).
-func checkCreditOverrun(c *check.Conn, m *Msg) {
+func checkCreditOverrun(c *check.Conn, _ *dissect.Message) {
+	m := msgOf(c)
 	if m.Kind != KindCall || m.Common.Vers != rpcrdma.Version1 {
 		return
 	}

@@ -56,8 +56,9 @@ func xidOf(m *Msg) *uint32 {
 }
 
 // checkThreshold returns THRESH-C2S or THRESH-S2C.
-func checkThreshold(dir dissect.Direction) func(c *check.Conn, m *Msg) {
-	return func(c *check.Conn, m *Msg) {
+func checkThreshold(dir dissect.Direction) func(c *check.Conn, _ *dissect.Message) {
+	return func(c *check.Conn, _ *dissect.Message) {
+		m := msgOf(c)
 		if m.Dir != dir {
 			return
 		}
@@ -111,7 +112,8 @@ func withheld(c *check.Conn) string {
 }
 
 // checkInvNegotiated: INV-NOT-NEGOTIATED (RFC 8797 section 4.1).
-func checkInvNegotiated(c *check.Conn, m *Msg) {
+func checkInvNegotiated(c *check.Conn, _ *dissect.Message) {
+	m := msgOf(c)
 	if m.HasPrefix && m.Common.Vers == rpcrdma.Version2 {
 		return // version 2 solicits invalidation per Call: INV-V2-HANDLE
 	}
@@ -145,7 +147,8 @@ func checkInvNegotiated(c *check.Conn, m *Msg) {
 func sideOf(d dissect.Direction) string { return check.SideOf(d) }
 
 // checkInvV2Handle: INV-V2-HANDLE (draft-07 "Remote Invalidation").
-func checkInvV2Handle(c *check.Conn, m *Msg) {
+func checkInvV2Handle(c *check.Conn, _ *dissect.Message) {
+	m := msgOf(c)
 	if !m.HasPrefix || m.Common.Vers != rpcrdma.Version2 {
 		return
 	}

@@ -93,7 +93,8 @@ func ulbName(in *rpcrdma.ULBInfo, vers, proc uint32) string {
 
 // checkDDPEligible: CHUNK-DDP-ELIGIBLE (RFC 8166 section 3.4.1; RFC 8267
 // sections 3, 4.2, 5.1, 5.5).
-func checkDDPEligible(c *check.Conn, m *Msg) {
+func checkDDPEligible(c *check.Conn, _ *dissect.Message) {
+	m := msgOf(c)
 	if m.Kind != KindCall {
 		return
 	}
@@ -144,7 +145,8 @@ func checkDDPEligible(c *check.Conn, m *Msg) {
 const progNFS = 100003
 
 // checkNFS4Pairing: CHUNK-NFS4-PAIRING (RFC 8267 section 5.4.1).
-func checkNFS4Pairing(c *check.Conn, m *Msg) {
+func checkNFS4Pairing(c *check.Conn, _ *dissect.Message) {
+	m := msgOf(c)
 	ch := m.Chunks()
 	if ch == nil {
 		return
@@ -234,7 +236,8 @@ func replyULB(c *check.Conn, m *Msg) (*rpcrdma.ULBInfo, bool) {
 // checkRoundup: CHUNK-ROUNDUP (RFC 8166 sections 3.4.5.2, 3.4.6.2: XDR
 // roundup padding of a DDP-eligible item does not move in its chunk, and a
 // responder does not write it into a Write chunk).
-func checkRoundup(c *check.Conn, m *Msg) {
+func checkRoundup(c *check.Conn, _ *dissect.Message) {
+	m := msgOf(c)
 	ch := m.Chunks()
 	if ch == nil {
 		return

@@ -63,7 +63,8 @@ func continues(open, next rpcrdma.HType) bool {
 // checkV2Continuation: V2-CONTINUATION (draft-07 RDMA2_CALL_MIDDLE,
 // RDMA2_REPLY_MIDDLE, RDMA2_CONNPROP_MIDDLE, RDMA2_CONNPROP_FINAL and
 // "RDMA2_ERR_INVAL_CONT").
-func checkV2Continuation(c *check.Conn, m *Msg) {
+func checkV2Continuation(c *check.Conn, _ *dissect.Message) {
+	m := msgOf(c)
 	t, ok := v2Header(m)
 	if !ok {
 		return
@@ -104,7 +105,8 @@ func lastOf(pk []int) int {
 
 // checkV2GrantXID: V2-GRANT-XID (draft-07 "RDMA2_GRANT": "Senders MUST set
 // the rdma_xid field to zero").
-func checkV2GrantXID(c *check.Conn, m *Msg) {
+func checkV2GrantXID(c *check.Conn, _ *dissect.Message) {
+	m := msgOf(c)
 	if t, ok := v2Header(m); !ok || t != rpcrdma.HTypeGrant {
 		return
 	}
@@ -119,7 +121,8 @@ func checkV2GrantXID(c *check.Conn, m *Msg) {
 // "Special Format": the Responder reads the Payload stream from the Call
 // chunk; "Every Read segment in this chunk MUST contain zero (0) in its
 // Position field").
-func checkV2CallChunk(c *check.Conn, m *Msg) {
+func checkV2CallChunk(c *check.Conn, _ *dissect.Message) {
+	m := msgOf(c)
 	if t, ok := v2Header(m); !ok || t != rpcrdma.HTypeCallExternal {
 		return
 	}
@@ -142,7 +145,8 @@ func checkV2CallChunk(c *check.Conn, m *Msg) {
 // checkV2ReadZero: V2-READ-POSITION-ZERO (draft-07 RDMA2_CALL_EXTERNAL,
 // RDMA2_CALL_INLINE: rdma_reads holds "only data item chunks. A Requester
 // MUST NOT insert Position-zero Read chunks in this list").
-func checkV2ReadZero(c *check.Conn, m *Msg) {
+func checkV2ReadZero(c *check.Conn, _ *dissect.Message) {
+	m := msgOf(c)
 	t, ok := v2Header(m)
 	if !ok || (t != rpcrdma.HTypeCallExternal && t != rpcrdma.HTypeCallInline) {
 		return
@@ -165,7 +169,8 @@ func checkV2ReadZero(c *check.Conn, m *Msg) {
 // so the rule needs it in the capture; it compares with the largest limit
 // received so far, so that a grant still in flight when the sender
 // posted is not held against it.
-func checkV2Credits(c *check.Conn, m *Msg) {
+func checkV2Credits(c *check.Conn, _ *dissect.Message) {
+	m := msgOf(c)
 	s := &connOf(c).v2
 	d := m.Dir.Index()
 	before := s.sent[d]
@@ -210,7 +215,8 @@ func checkV2Credits(c *check.Conn, m *Msg) {
 // that the Responder has indicated it does not support"). Version 2 is
 // in effect once both peers sent a version 2 message other than
 // RDMA2_ERROR; a version 1 message after that is the mismatch.
-func checkV2VersMismatch(c *check.Conn, m *Msg) {
+func checkV2VersMismatch(c *check.Conn, _ *dissect.Message) {
+	m := msgOf(c)
 	if !m.HasPrefix || !knownVersion(m) {
 		return
 	}

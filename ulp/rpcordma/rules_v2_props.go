@@ -139,7 +139,8 @@ func v2Threshold(c *check.Conn, m *Msg, dir dissect.Direction) (done bool) {
 // property's XDR type, it "MUST report the error RDMA2_ERR_BAD_PROPVAL";
 // "RDMA2_ERR_BAD_PROPVAL": it discards the message "without applying any
 // of its property settings").
-func checkV2PropVal(c *check.Conn, m *Msg) {
+func checkV2PropVal(c *check.Conn, _ *dissect.Message) {
+	m := msgOf(c)
 	t, ok := v2Header(m)
 	if !ok || (t != rpcrdma.HTypeConnPropMid && t != rpcrdma.HTypeConnPropFinal) {
 		return
@@ -163,7 +164,8 @@ func checkV2PropVal(c *check.Conn, m *Msg) {
 // left after it, and the *_INLINE that ends the message must carry
 // exactly what remained. A piece that does not continue the message
 // (V2-CONTINUATION) ends the count.
-func checkV2Remaining(c *check.Conn, m *Msg) {
+func checkV2Remaining(c *check.Conn, _ *dissect.Message) {
+	m := msgOf(c)
 	t, ok := v2Header(m)
 	if !ok {
 		return
@@ -200,7 +202,8 @@ func checkV2Remaining(c *check.Conn, m *Msg) {
 // inline threshold, the Responder MUST use the Requester-provided Reply
 // chunk for the reply"; a Reply chunk too small for the Reply leaves
 // Message Continuation to the Responder).
-func checkV2ReplyChunk(c *check.Conn, m *Msg) {
+func checkV2ReplyChunk(c *check.Conn, _ *dissect.Message) {
+	m := msgOf(c)
 	t, ok := v2Header(m)
 	if !ok {
 		return
