@@ -96,9 +96,14 @@ func checkICRC(c *Conn, p *dissect.Packet) {
 // wire; its acknowledgement (cumulative, IBA Vol 1 9.7.5.1.2) the
 // capture.
 func (c *Conn) roceVerdicts(p *dissect.Packet) {
-	if len(c.damage.roce[0]) == 0 && len(c.damage.roce[1]) == 0 {
-		return // nothing awaits a verdict: every packet's case
+	if len(c.damage.roce[0]) != 0 || len(c.damage.roce[1]) != 0 {
+		c.roceVerdictsAwaited(p)
 	}
+	// else nothing awaits a verdict: every packet's case, tested inline
+}
+
+// roceVerdictsAwaited is roceVerdicts when damaged requests await one.
+func (c *Conn) roceVerdictsAwaited(p *dissect.Packet) {
 	if p.Dir == dissect.DirUnknown || !p.Has(roce.LayerTypeBTH) || p.CM.Attr != 0 {
 		return
 	}

@@ -215,7 +215,12 @@ func (n *Neutral) Rule(spec NeutralRule) *Rule {
 		ru.RDMAOp = func(c *Conn, op *dissect.RDMAOp) { n.rdmaOp(c, op, checks, attached) }
 	}
 	if checks&InvalidateForeign != 0 {
-		ru.ULPMessage = func(c *Conn, m *dissect.Message) { n.invalidate(c, m, checks) }
+		only := checks&InvalidateSTag == 0 // see invalidate
+		ru.ULPMessage = func(c *Conn, m *dissect.Message) {
+			if m.Invalidate || only {
+				n.invalidate(c, m, checks)
+			}
+		}
 	}
 	return &ru
 }

@@ -26,7 +26,7 @@ func testNeutral(inv *Invalidation) *Neutral {
 func neutralConn() *Conn {
 	r := NewRunner(Config{})
 	c := r.conn(&dissect.Connection{ID: 1, State: dissect.StateEstablished})
-	c.cur = byID["NAK"]
+	c.cur = byID["NAK"].index + 1
 	return c
 }
 
@@ -66,7 +66,7 @@ func TestNeutralRDMA(t *testing.T) {
 		n := testNeutral(nil)
 		n.rdmaOp(c, tc.op, tc.checks, nil)
 		c.settle()
-		s := c.state(c.cur)
+		s := c.curState()
 		skipped := 0
 		for _, k := range s.skipped {
 			skipped += k
@@ -90,7 +90,7 @@ func TestNeutralWords(t *testing.T) {
 	}
 	n.rdmaOp(c, op(dissect.RDMARead, dissect.DirServerToClient, dissect.UnattachedNoRegion), RDMAUnadvertised, nil)
 	c.settle()
-	s := c.state(c.cur)
+	s := c.curState()
 	if got != RDMAReadUnadvertised || len(s.findings) != 1 || s.findings[0].Message != "own words" || s.findings[0].Key != "" {
 		t.Errorf("check %v, findings %+v; want RDMAReadUnadvertised's, one, with Words' message and no key", got, s.findings)
 	}
@@ -128,7 +128,7 @@ func TestNeutralInvalidateRole(t *testing.T) {
 		inv := tc.inv
 		testNeutral(&inv).invalidate(c, tc.m, tc.checks)
 		c.settle()
-		s := c.state(c.cur)
+		s := c.curState()
 		skipped := 0
 		for _, k := range s.skipped {
 			skipped += k

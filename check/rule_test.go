@@ -107,11 +107,11 @@ func TestSelect(t *testing.T) {
 func TestReportBounds(t *testing.T) {
 	r := NewRunner(Config{MaxFindings: 2, MaxPackets: 3})
 	c := r.conn(&dissect.Connection{ID: 7})
-	c.cur = byID["NAK"]
+	c.cur = byID["NAK"].index + 1
 	for i := 0; i < 5; i++ {
 		c.Report(Finding{Packets: []int{1, 2, 3, 4, 5}, Message: "x", Severity: Error})
 	}
-	s := c.state(c.cur)
+	s := c.curState()
 	if len(s.findings) != 2 || s.total != 5 || r.omitted != 3 {
 		t.Fatalf("kept %d, total %d, omitted %d; want 2, 5, 3", len(s.findings), s.total, r.omitted)
 	}

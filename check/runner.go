@@ -175,10 +175,10 @@ func (r *Runner) Packet(p *dissect.Packet) {
 			// message to judge, and any header may be the corrupted one.
 			continue
 		}
-		c.cur = ru
+		c.cur = ru.index + 1
 		ru.Packet(c, p)
 	}
-	c.cur = nil
+	c.cur = 0
 }
 
 // Message evaluates the per-message rules on one reassembled Send; the
@@ -200,10 +200,10 @@ func (r *Runner) Message(m *dissect.Message) {
 				h(c, m)
 			}
 			for _, ru := range c.ruleLists().msgRules {
-				c.cur = ru
+				c.cur = ru.index + 1
 				ru.ULPMessage(c, m)
 			}
-			c.cur = nil
+			c.cur = 0
 		}
 	}
 	if r.cfg.Next != nil {
@@ -218,10 +218,10 @@ func (r *Runner) RDMAOp(op *dissect.RDMAOp) {
 		c := r.conn(op.Conn)
 		c.ops++
 		for _, ru := range c.ruleLists().opRules {
-			c.cur = ru
+			c.cur = ru.index + 1
 			ru.RDMAOp(c, op)
 		}
-		c.cur = nil
+		c.cur = 0
 	}
 	if r.cfg.Next != nil {
 		r.cfg.Next.RDMAOp(op)
@@ -296,10 +296,10 @@ func (c *Conn) end() *ConnResult {
 		if ru.Applies != nil && ru.Applies(c) != "" || ru.otherULP(c) {
 			continue
 		}
-		c.cur = ru
+		c.cur = ru.index + 1
 		ru.End(c)
 	}
-	c.cur = nil
+	c.cur = 0
 	return c.result()
 }
 
@@ -472,8 +472,11 @@ type ruleState struct {
 // runner and the rules keep for it.
 type Conn struct {
 	*dissect.Connection
-	r   *Runner
-	cur *Rule
+	r *Runner
+	// cur is the rule being run, as its index in the table plus one (0:
+	// none): an integer, so that setting it for every rule and packet
+	// needs no write barrier as a pointer would (curRule).
+	cur int
 	rs  []*ruleState
 
 	packets, snapCut, ops int
@@ -559,14 +562,14 @@ func (c *Conn) Hold(f Finding, d dissect.Direction, from, to int) {
 		return
 	}
 	f.Packets = slices.Clone(f.Packets)
-	c.held = append(c.held, heldFinding{rule: c.cur, dir: d, from: from, to: to, f: f})
+	c.held = append(c.held, heldFinding{rule: c.curRule(), dir: d, from: from, to: to, f: f})
 }
 
 // settle judges the findings Hold kept, now that every stretch the
 // capture lost before them is known.
 func (c *Conn) settle() {
 	for _, h := range c.held {
-		c.cur = h.rule
+		c.cur = h.rule.index + 1
 		if c.lost(h.dir, h.from, h.to) {
 			c.Skip(ReasonCaptureGap)
 			continue
@@ -582,6 +585,17 @@ func (c *Conn) settle() {
 // noHooks are the hooks of a ULP that registered none.
 var noHooks Hooks
 
+// curRule is the rule being run (cur).
+func (c *Conn) curRule() *Rule { return table[c.cur-1] }
+
+// curState is the state of the rule being run on c.
+func (c *Conn) curState() *ruleState {
+	if s := c.rs[c.cur-1]; s != nil {
+		return s
+	}
+	return c.state(table[c.cur-1])
+}
+
 func (c *Conn) state(ru *Rule) *ruleState {
 	s := c.rs[ru.index]
 	if s == nil {
@@ -593,16 +607,16 @@ func (c *Conn) state(ru *Rule) *ruleState {
 
 // Checked records that the current rule examined one item (a packet, a
 // Send, a transaction, a connection's set-up) and so was evaluated.
-func (c *Conn) Checked() { c.state(c.cur).checked++ }
+func (c *Conn) Checked() { c.curState().checked++ }
 
 // Skip records that the current rule could not judge one item, and why.
-func (c *Conn) Skip(why Reason) { c.state(c.cur).skipped[why]++ }
+func (c *Conn) Skip(why Reason) { c.curState().skipped[why]++ }
 
 // Report records a finding of the current rule. The runner fills in the
 // rule, its reference and the connection; f.Severity may lower the rule's
 // severity for a milder case. f.Packets is copied.
 func (c *Conn) Report(f Finding) {
-	ru := c.cur
+	ru := c.curRule()
 	s := c.state(ru)
 	s.total++
 	r := c.r
@@ -635,7 +649,7 @@ func (c *Conn) Report(f Finding) {
 func (c *Conn) Dropped() bool { return c.dropped() }
 
 func (c *Conn) dropped() bool {
-	s := c.state(c.cur)
+	s := c.curState()
 	r := c.r
 	if len(s.findings) >= r.cfg.MaxFindings || r.kept >= r.cfg.MaxTotal {
 		s.total++

@@ -542,7 +542,7 @@ func (c *Conn) psnResolve(d int, p *dissect.Packet, psn uint32, nakSeq bool) {
 // rule's severity when no response told (by == 0).
 func (c *Conn) psnReportRetrans(b rtxBurst, what string, psn uint32, by int) {
 	saved := c.cur
-	c.cur = byID["PSN-GAP"]
+	c.cur = byID["PSN-GAP"].index + 1
 	if by == 0 {
 		c.Report(Finding{Packets: []int{b.pkt}, Key: "retransmission",
 			Message: b.msg + "; no response in the capture acknowledges the resent packets"})
@@ -560,7 +560,7 @@ func (c *Conn) psnReportGap(g psnGap, why string, resolvedBy int) {
 // psnReportGapSev reports a gap with severity sev (0: the rule's).
 func (c *Conn) psnReportGapSev(g psnGap, why string, resolvedBy int, sev Severity) {
 	saved := c.cur
-	c.cur = byID["PSN-GAP"]
+	c.cur = byID["PSN-GAP"].index + 1
 	n := psnDiff(g.to, g.from) + 1
 	pk := []int{g.pkt}
 	if resolvedBy != 0 && resolvedBy != g.pkt {
