@@ -80,17 +80,17 @@ func NewConnSpill() *ConnSpill {
 		},
 		Checks:    func(d *connDoc) (*[]check.CheckResult, *[]byte) { return &d.Conn.Checks, &d.Checks },
 		Forgotten: func(d *connDoc) ([]check.CheckResult, int) { return d.Conn.Checks, len(d.Findings) },
-		Marshal:   marshalConnDoc,
+		Append:    appendConnDoc,
 		Unmarshal: json.Unmarshal,
 	})
 	return s
 }
 
-// marshalConnDoc encodes a *connDoc for the spill: the file is the
+// appendConnDoc encodes a *connDoc for the spill: the file is the
 // spill's own, so nothing in it needs HTML escaping, and ULP is
 // marshalNoEscape's valid JSON.
-func marshalConnDoc(v any) ([]byte, error) {
-	return json.Append(nil, v, json.SortMapKeys|json.TrustRawMessage)
+func appendConnDoc(dst []byte, v any) ([]byte, error) {
+	return json.Append(dst, v, json.SortMapKeys|json.TrustRawMessage)
 }
 
 // Len is the number of connections the spill holds.

@@ -84,7 +84,9 @@ func NewCheckSpill(known *check.Baseline, record bool) *CheckSpill {
 			}
 			return d.Conn.Checks, len(d.Findings)
 		},
-		Marshal:   json.Marshal,
+		Append: func(dst []byte, v any) ([]byte, error) {
+			return json.Append(dst, v, json.EscapeHTML|json.SortMapKeys) // json.Marshal's flags
+		},
 		Unmarshal: json.Unmarshal,
 	})
 	return s

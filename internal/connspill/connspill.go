@@ -93,6 +93,10 @@ type Hooks[D any] struct {
 	// it: json.Marshal and json.Unmarshal, of either JSON package.
 	Marshal   func(v any) ([]byte, error)
 	Unmarshal func(data []byte, v any) error
+	// Append, when set, encodes instead of Marshal: it appends the
+	// document to dst, a buffer the spill reuses from one connection to
+	// the next (a connection's document is tens of kilobytes).
+	Append func(dst []byte, v any) ([]byte, error)
 }
 
 type entry struct {
@@ -122,6 +126,7 @@ type Spill[D any] struct {
 	dead      int
 	err       error
 	buf       []byte
+	enc       []byte // Hooks.Append's buffer
 	finished  bool
 	only      int // Only
 	// taken counts the connections spilled, compactions the
@@ -158,7 +163,14 @@ func (s *Spill[D]) ConnectionDone(dc *dissect.Connection) {
 	if *packed = check.PackChecks(*rows, s.runner.Rules()); *packed != nil {
 		*rows = nil
 	}
-	b, err := s.hooks.Marshal(&d)
+	var b []byte
+	var err error
+	if s.hooks.Append != nil {
+		b, err = s.hooks.Append(s.enc[:0], &d)
+		s.enc = b[:0]
+	} else {
+		b, err = s.hooks.Marshal(&d)
+	}
 	if err != nil {
 		// Not expected (no NaN in the documents); should it happen the
 		// output says so rather than leave the connection out silently.
