@@ -37,8 +37,11 @@ type decoder struct {
 	errNeed int
 }
 
+// reset readies d to walk b for in. Field by field, as Info.reset.
 func (d *decoder) reset(b []byte, in *Info, red *Reduction) {
-	*d = decoder{b: b, info: in, red: red, curOp: -1}
+	d.b, d.off, d.info, d.red = b, 0, in, red
+	d.curOp, d.resultItems, d.mask = -1, 0, [3]uint32{}
+	d.errType, d.errOff, d.errVal, d.errNeed = "", 0, 0, 0
 }
 
 func (d *decoder) left() int { return len(d.b) - d.off }
