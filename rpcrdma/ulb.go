@@ -44,7 +44,25 @@ type ULBQuery struct {
 	// message, and HeaderLen the length of the RPC header before Body.
 	ReadPositions []uint32
 	HeaderLen     int
+	// Want says which of ULBInfo's extras the caller reads: a binding
+	// may leave out what is not wanted (Values, Arena and ValuesDropped
+	// without WantValues, Object without WantObject), and so spare the
+	// work of reading and copying them. Names, status, operations and
+	// items are always reported.
+	Want ULBWant
 }
+
+// ULBWant says which extras of ULBInfo a caller reads (ULBQuery.Want).
+type ULBWant uint8
+
+const (
+	// WantValues: ULBInfo.Values, Arena and ValuesDropped (what the
+	// fields of the body show: NFS's nfs.fhandle, nfs.offset3...).
+	WantValues ULBWant = 1 << iota
+	// WantObject: ULBInfo.Object and its name (what a transaction's or
+	// an exchange's object is).
+	WantObject
+)
 
 // ULBInfo is what an UpperLayerBinding reports of one RPC message body.
 type ULBInfo struct {

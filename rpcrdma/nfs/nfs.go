@@ -226,9 +226,12 @@ type Info struct {
 	// Values are the file handles, names, offsets, counts, attributes and
 	// state read from the body, in order (values.go), their bytes in
 	// Arena; ValuesDropped counts those past MaxValues or MaxArenaBytes.
+	// ValueMode, which the caller sets and Decode keeps, says which are
+	// read: all (the zero value), only what Object reads, or none.
 	Values        []rpcrdma.ULBValue
 	Arena         []byte
 	ValuesDropped int
+	ValueMode     ValueMode
 
 	// Len is the number of body bytes walked; on success, bytes after it
 	// are not part of the procedure's arguments or results.
@@ -236,6 +239,10 @@ type Info struct {
 
 	d   decoder
 	red Reduction
+	// counted and countedBytes are, under ValuesObject, the values and
+	// their bytes ValuesAll would have kept so far: the bounds drop the
+	// same values in both modes.
+	counted, countedBytes int
 }
 
 // Stat3 is Status as an NFSv3 status.
@@ -446,11 +453,11 @@ func (in *Info) DecodeCallback(prog, vers, proc uint32, call bool, body []byte, 
 	return in.fail(ErrUnknownProcedure)
 }
 
-// reset clears in for the next body, keeping its slices' capacity. It
-// assigns field by field: the composite literal of the whole Info it
-// replaced was built and copied (typedmemmove) for every message, ~110
-// instructions of each. TestInfoResetClearsEveryField fails when a field
-// added to Info is not cleared here.
+// reset clears in for the next body, keeping its slices' capacity and
+// ValueMode. It assigns field by field: the composite literal of the whole
+// Info it replaced was built and copied (typedmemmove) for every message,
+// ~110 instructions of each. TestInfoResetClearsEveryField fails when a
+// field added to Info is not cleared here.
 func (in *Info) reset(prog, vers, proc uint32, call, cb bool, body []byte, red *Reduction) {
 	in.Prog, in.Vers, in.Proc, in.Call, in.Callback, in.ProcName = Program(prog), vers, proc, call, cb, ""
 	in.Status, in.HasStatus = 0, false
@@ -461,6 +468,7 @@ func (in *Info) reset(prog, vers, proc uint32, call, cb bool, body []byte, red *
 	in.CBProgram, in.HasCBProgram = 0, false
 	in.Values, in.Arena, in.ValuesDropped = in.Values[:0], in.Arena[:0], 0
 	in.Len = 0
+	in.counted, in.countedBytes = 0, 0
 	var r *Reduction
 	if red != nil {
 		in.red = *red

@@ -705,7 +705,7 @@ func (e *Engine) ulpDecode(rec *RPCRecord, t *Transaction, body []byte, reply bo
 	}
 	q := &s.query
 	*q = ULPQuery{Reply: reply, Program: t.Program, Version: t.Version, Procedure: t.Procedure, Known: true,
-		Body: body, WriteChunks: q.WriteChunks[:0], ReadPositions: q.ReadPositions[:0]}
+		Body: body, WriteChunks: q.WriteChunks[:0], ReadPositions: q.ReadPositions[:0], Want: e.want}
 	if !reply && !t.callDone {
 		for i := range t.call.Chunks {
 			if ch := &t.call.Chunks[i]; ch.Kind == ChunkRead && ch.Position > 0 {
@@ -1118,8 +1118,10 @@ func (e *Engine) duplicateSend(p *dissect.Packet, m *dissect.Message) {
 		if rec.HasProgram && rec.RPC.HasBody() && s.ulp != nil {
 			// A retransmitted Reply shows its results too, as tshark does.
 			q := &s.query
+			// Its record only: no transaction takes its object.
 			*q = ULPQuery{Reply: true, Program: rec.Program, Version: rec.Version, Procedure: rec.Procedure,
-				Known: true, Body: rec.RPC.Payload(), WriteChunks: q.WriteChunks[:0], ReadPositions: q.ReadPositions[:0]}
+				Known: true, Body: rec.RPC.Payload(), WriteChunks: q.WriteChunks[:0], ReadPositions: q.ReadPositions[:0],
+				Want: e.want &^ rpcrdma.WantObject}
 			for _, wc := range v.chunks.WriteList {
 				q.Reduced = true
 				var n uint32
