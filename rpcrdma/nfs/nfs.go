@@ -39,6 +39,7 @@ package nfs
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/rdmashark/rdmashark/rpcrdma"
@@ -337,14 +338,29 @@ func names(n ...string) []procEntry {
 
 var tables = [][]progVersion{v3_programs, mnt_programs, v4_programs, namedOnly}
 
-func lookup(prog, vers uint32) (pv *progVersion, progKnown bool) {
+// versions are the tables' entries in one list, in the tables' order, and
+// knownProgs their program numbers, once each: lookup and Known are asked
+// of every message.
+var versions, knownProgs = func() ([]*progVersion, []uint32) {
+	var vs []*progVersion
+	var ps []uint32
 	for _, t := range tables {
 		for i := range t {
-			if t[i].prog == prog {
-				progKnown = true
-				if t[i].vers == vers {
-					return &t[i], true
-				}
+			vs = append(vs, &t[i])
+			if !slices.Contains(ps, t[i].prog) {
+				ps = append(ps, t[i].prog)
+			}
+		}
+	}
+	return vs, ps
+}()
+
+func lookup(prog, vers uint32) (pv *progVersion, progKnown bool) {
+	for _, v := range versions {
+		if v.prog == prog {
+			progKnown = true
+			if v.vers == vers {
+				return v, true
 			}
 		}
 	}
@@ -363,8 +379,7 @@ func ProcName(prog, vers, proc uint32) string {
 
 // Known tells whether Decode knows the program.
 func Known(prog uint32) bool {
-	_, ok := lookup(prog, ^uint32(0))
-	return ok
+	return slices.Contains(knownProgs, prog)
 }
 
 // Decode decodes an RPC Call's arguments (call) or an accepted SUCCESS
