@@ -52,6 +52,14 @@ type ULBQuery struct {
 	Want ULBWant
 }
 
+// Reset clears q for the next body, keeping its slices' capacity. It
+// assigns field by field, as ULBInfo.Reset (TestULBQueryResetClearsEveryField).
+func (q *ULBQuery) Reset() {
+	q.Reply, q.Program, q.Version, q.Procedure, q.Known = false, 0, 0, 0, false
+	q.Body, q.Reduced, q.WriteChunks = nil, false, q.WriteChunks[:0]
+	q.ReadPositions, q.HeaderLen, q.Want = q.ReadPositions[:0], 0, 0
+}
+
 // ULBWant says which extras of ULBInfo a caller reads (ULBQuery.Want).
 type ULBWant uint8
 
