@@ -67,6 +67,16 @@ type Options struct {
 	// no whole record; with the pipeline, no decoded packet is ready). A
 	// command printing a live stream flushes its output there.
 	BeforeWait func()
+	// Fields says which fields of the packets' presentation the caller
+	// reads (package fields: dissect's -V, JSON and -T fields outputs,
+	// display filters), by field name: a ULP may leave out of its
+	// per-packet records (Packet.ULP) what only fields nobody reads would
+	// show — RPC-over-RDMA the NFS values behind nfs.fhandle,
+	// nfs.offset3... Nil: none but the summary line and frame.protocols,
+	// which a ULP's records always serve (analyze, check and the other
+	// commands that print no packet); AllFields: every one. The sessions
+	// have it from Env.Fields.
+	Fields func(name string) bool
 	// ForgetReleased drops the summary of a released connection as soon
 	// as no packet can reach it any more (it leaves the grace window,
 	// release.go) instead of keeping it to the end for a report: for a
@@ -78,6 +88,10 @@ type Options struct {
 	// forgets one.
 	ForgetReleased bool
 }
+
+// AllFields is Options.Fields for a caller that may read any field of a
+// packet (dissect -V, its JSON outputs).
+func AllFields(string) bool { return true }
 
 // fillDefaults replaces every unset (zero or negative) limit by its
 // default.
@@ -269,7 +283,7 @@ func NewEngine(opts Options) *Engine {
 	e.dec.RoCEPort = opts.RoCEPort
 	e.budgetView.e = e
 	e.env = Env{Budget: &e.budgetView, MaxExchanges: opts.MaxTransactions, Observer: opts.Observer,
-		MaxMessageBytes: opts.MaxMessageBytes, MaxRebuildBytes: opts.MaxRebuildBytes}
+		MaxMessageBytes: opts.MaxMessageBytes, MaxRebuildBytes: opts.MaxRebuildBytes, Fields: opts.Fields}
 	if _, obs := opts.Observer.(ExchangeObserver); obs || opts.Exchange != nil {
 		// Nobody hears exchanges otherwise: the sessions need not make them.
 		e.env.Exchange = e.endExchange

@@ -170,6 +170,11 @@ type Env struct {
 	// whose own observer interface extends it (RPC-over-RDMA's
 	// TxnObserver hears its transactions).
 	Observer Observer
+	// Fields says which of the packets' fields the caller reads
+	// (Options.Fields): nil none but the summary line and
+	// frame.protocols. A session fills its per-packet records' parts
+	// that only some fields show when one of them is read.
+	Fields func(name string) bool
 }
 
 // SetUpFailer is a ULP that wants to hear of a connection of its whose

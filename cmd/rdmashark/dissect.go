@@ -86,10 +86,14 @@ a large capture (rdmashark dissect -r big.pcap -Y 'rpcordma.xid == 0x1234' -w xi
 			if err != nil {
 				return err
 			}
-			flt, err := compileFilter(filter)
+			flt, filterNames, err := compileFilter(filter)
 			if err != nil {
 				return err
 			}
+			// The fields the output reads (the engine's Options.Fields):
+			// those the filter looks up, -T fields' -e, every one for the
+			// trees and JSON; the summary line, -w and -x need none.
+			read := fieldsRead(filterNames)
 			var (
 				pw  report.PacketWriter
 				hex *hexWriter
@@ -135,16 +139,17 @@ a large capture (rdmashark dissect -r big.pcap -Y 'rpcordma.xid == 0x1234' -w xi
 				if pw, err = report.NewFieldsWriterOptions(out, fields, fo); err != nil {
 					return usageErr("%v", err)
 				}
+				read = fieldsRead(filterNames, fields)
 			case format == "jsonl":
-				pw = report.NewJSONWriter(out)
+				pw, read = report.NewJSONWriter(out), dissect.AllFields
 			case format == "json":
-				pw = report.NewTsharkJSONWriter(out)
+				pw, read = report.NewTsharkJSONWriter(out), dissect.AllFields
 			case format == "ek":
-				pw = report.NewEKWriter(out)
+				pw, read = report.NewEKWriter(out), dissect.AllFields
 			case format == "text" && len(ts.only) > 0:
-				pw = report.NewVerboseWriterOnly(g.detailOut(cmd, out), ts.only)
+				pw, read = report.NewVerboseWriterOnly(g.detailOut(cmd, out), ts.only), dissect.AllFields
 			case format == "text" && verbose:
-				pw = report.NewVerboseWriter(g.detailOut(cmd, out))
+				pw, read = report.NewVerboseWriter(g.detailOut(cmd, out)), dissect.AllFields
 			case format == "text":
 				if pw, err = report.NewSummaryWriterTime(g.summaryOut(cmd, out), timeFmt); err != nil {
 					return usageErr("%v", err)
@@ -164,7 +169,7 @@ a large capture (rdmashark dissect -r big.pcap -Y 'rpcordma.xid == 0x1234' -w xi
 			} else if tee, ok := pw.(teeWriter); ok {
 				opened = tee[0].(*pcapSink).setInput
 			}
-			eng, runErr := runEngine(cmd, g, name, engineRun{opts: dissect.Options{Count: count, ForgetReleased: true},
+			eng, runErr := runEngine(cmd, g, name, engineRun{opts: dissect.Options{Count: count, ForgetReleased: true, Fields: read},
 				each: func(p *dissect.Packet) error {
 					if !flt.Match(p) {
 						return nil

@@ -60,6 +60,16 @@ func (d *Binding) Decode(q *rpcrdma.ULBQuery, out *rpcrdma.ULBInfo) {
 		red = &d.red
 	}
 	in := &d.info
+	// Read only the values the caller wants: the handles and names of
+	// the object, or none (analyze and check read neither).
+	switch {
+	case q.Want&rpcrdma.WantValues != 0:
+		in.ValueMode = ValuesAll
+	case q.Want&rpcrdma.WantObject != 0:
+		in.ValueMode = ValuesObject
+	default:
+		in.ValueMode = ValuesNone
+	}
 	var err error
 	if cb {
 		err = in.DecodeCallback(q.Program, q.Version, q.Procedure, !q.Reply, q.Body, red)
@@ -93,17 +103,29 @@ func (d *Binding) Decode(q *rpcrdma.ULBQuery, out *rpcrdma.ULBInfo) {
 	// Values and their bytes, after what out holds already (nothing,
 	// once Reset).
 	base := uint32(len(out.Arena))
-	out.Arena = append(out.Arena, in.Arena...)
-	for _, v := range in.Values {
-		v.Off += base
-		out.Values = append(out.Values, v)
+	if in.ValueMode == ValuesAll {
+		out.Arena = append(out.Arena, in.Arena...)
+		for _, v := range in.Values {
+			v.Off += base
+			out.Values = append(out.Values, v)
+		}
+		out.ValuesDropped += in.ValuesDropped
 	}
-	out.ValuesDropped += in.ValuesDropped
-	if q.Reply {
-		out.Object = in.replyObject()
-	} else {
-		out.Object = in.Object()
-		out.Object.NameOff += base
+	if q.Want&rpcrdma.WantObject != 0 {
+		if q.Reply {
+			out.Object = in.replyObject()
+		} else {
+			o := in.Object()
+			if in.ValueMode == ValuesAll {
+				o.NameOff += base
+			} else {
+				// Only the name goes to out's arena.
+				name := in.Arena[o.NameOff : o.NameOff+o.NameLen]
+				o.NameOff = uint32(len(out.Arena))
+				out.Arena = append(out.Arena, name...)
+			}
+			out.Object = o
+		}
 	}
 	// A program this package decodes otherwise (NFS, MOUNT, NFSACL) is
 	// not taken as a callback program, whatever a client names.

@@ -27,6 +27,8 @@ type decoder struct {
 
 	info        *Info
 	red         *Reduction
+	vals        ValueMode // info.ValueMode
+	skipEnd     int       // len(b) under ValuesNone, else 0: the numbers' hooks skip, not read, before it (values.go)
 	curOp       int       // index of the COMPOUND operation being walked, or -1
 	resultItems int       // DDP-eligible result items met so far (Write chunk pairing)
 	mask        [3]uint32 // the last fattr4 attrmask walked (values.go)
@@ -37,8 +39,14 @@ type decoder struct {
 	errNeed int
 }
 
+// reset readies d to walk b for in. Field by field, as Info.reset.
 func (d *decoder) reset(b []byte, in *Info, red *Reduction) {
-	*d = decoder{b: b, info: in, red: red, curOp: -1}
+	d.b, d.off, d.info, d.red, d.vals, d.skipEnd = b, 0, in, red, in.ValueMode, 0
+	if d.vals == ValuesNone {
+		d.skipEnd = len(b)
+	}
+	d.curOp, d.resultItems, d.mask = -1, 0, [3]uint32{}
+	d.errType, d.errOff, d.errVal, d.errNeed = "", 0, 0, 0
 }
 
 func (d *decoder) left() int { return len(d.b) - d.off }

@@ -103,9 +103,37 @@ func StateidHash(b []byte) uint16 {
 	return ^crc
 }
 
+// ValueMode says which values Decode reads into Info.Values.
+type ValueMode uint8
+
+const (
+	// ValuesAll reads every value (the zero value).
+	ValuesAll ValueMode = iota
+	// ValuesObject keeps only what Object and the reply's object read —
+	// the file handles and the names of KeyName3 and KeyComponent4 — and
+	// counts the others against MaxValues and MaxArenaBytes as if they
+	// were kept, so that the bounds drop the same values as under
+	// ValuesAll and the object is the same.
+	ValuesObject
+	// ValuesNone reads none: the body is walked (and judged) as under
+	// ValuesAll, its values skipped.
+	ValuesNone
+)
+
 // value appends a numeric value.
 func (d *decoder) value(k Key, u uint64, v uint32) {
 	in := d.info
+	if d.vals != ValuesAll {
+		if d.vals == ValuesObject {
+			// Counted, not kept: Object reads no number.
+			if in.counted >= MaxValues {
+				in.ValuesDropped++
+			} else {
+				in.counted++
+			}
+		}
+		return
+	}
 	if len(in.Values) >= MaxValues {
 		in.ValuesDropped++
 		return
@@ -116,8 +144,23 @@ func (d *decoder) value(k Key, u uint64, v uint32) {
 // bytesValue appends a value with bytes, copied to the arena.
 func (d *decoder) bytesValue(k Key, b []byte) {
 	in := d.info
-	if len(in.Values) >= MaxValues || len(in.Arena)+len(b) > MaxArenaBytes {
-		in.ValuesDropped++
+	switch d.vals {
+	case ValuesAll:
+		if len(in.Values) >= MaxValues || len(in.Arena)+len(b) > MaxArenaBytes {
+			in.ValuesDropped++
+			return
+		}
+	case ValuesObject:
+		if in.counted >= MaxValues || in.countedBytes+len(b) > MaxArenaBytes {
+			in.ValuesDropped++
+			return
+		}
+		in.counted++
+		in.countedBytes += len(b)
+		if k != KeyFH && k != KeyName3 && k != KeyComponent4 {
+			return
+		}
+	default:
 		return
 	}
 	off := len(in.Arena)
@@ -128,6 +171,9 @@ func (d *decoder) bytesValue(k Key, b []byte) {
 
 // opaqueValue walks an opaque<max> or string<max> and records its bytes.
 func (d *decoder) opaqueValue(k Key, max uint32) error {
+	if d.vals == ValuesNone {
+		return d.opaque(max) // the same walk, and errors, as opaqueBytes
+	}
 	b, err := d.opaqueBytes(max)
 	if err != nil {
 		return err
@@ -136,7 +182,20 @@ func (d *decoder) opaqueValue(k Key, max uint32) error {
 	return nil
 }
 
+// The numbers' hooks skip what they would read under ValuesNone (up to
+// decoder.skipEnd) when it is all there, in a form small enough to be
+// inlined into the generated walkers; otherwise their read (which records
+// nothing under ValuesNone) walks it and says what is missing.
+
 func (d *decoder) u32Value(k Key) error {
+	if d.off+4 <= d.skipEnd {
+		d.off += 4
+		return nil
+	}
+	return d.readU32Value(k)
+}
+
+func (d *decoder) readU32Value(k Key) error {
 	v, err := d.u32()
 	if err != nil {
 		return err
@@ -155,6 +214,14 @@ func (d *decoder) u64() (uint64, error) {
 }
 
 func (d *decoder) u64Value(k Key) error {
+	if d.off+8 <= d.skipEnd {
+		d.off += 8
+		return nil
+	}
+	return d.readU64Value(k)
+}
+
+func (d *decoder) readU64Value(k Key) error {
 	v, err := d.u64()
 	if err != nil {
 		return err
@@ -163,8 +230,26 @@ func (d *decoder) u64Value(k Key) error {
 	return nil
 }
 
-// time walks an nfstime3 (two uint32, RFC 1813 section 2.6) or, wide,
-// an nfstime4 (int64 seconds, uint32 nseconds, RFC 7530 section 3.3.7).
+// time3 walks an nfstime3 (two uint32, RFC 1813 section 2.6).
+func (d *decoder) time3(k Key) error {
+	if d.off+8 <= d.skipEnd {
+		d.off += 8
+		return nil
+	}
+	return d.time(k, false)
+}
+
+// time4 walks an nfstime4 (int64 seconds, uint32 nseconds, RFC 7530
+// section 3.3.7).
+func (d *decoder) time4(k Key) error {
+	if d.off+12 <= d.skipEnd {
+		d.off += 12
+		return nil
+	}
+	return d.time(k, true)
+}
+
+// time reads an nfstime3 or, wide, an nfstime4.
 func (d *decoder) time(k Key, wide bool) error {
 	var sec uint64
 	if wide {
@@ -201,9 +286,9 @@ func (d *decoder) committed3() error       { return d.u32Value(KeyCommitted3) }
 func (d *decoder) fattr3Size() error       { return d.u64Value(KeyFattr3Size) }
 func (d *decoder) fattr3Fileid() error     { return d.u64Value(KeyFattr3Fileid) }
 func (d *decoder) wccSize() error          { return d.u64Value(KeyWccSize) }
-func (d *decoder) atime3() error           { return d.time(KeyAtime3, false) }
-func (d *decoder) mtime3() error           { return d.time(KeyMtime3, false) }
-func (d *decoder) ctime3() error           { return d.time(KeyCtime3, false) }
+func (d *decoder) atime3() error           { return d.time3(KeyAtime3) }
+func (d *decoder) mtime3() error           { return d.time3(KeyMtime3) }
+func (d *decoder) ctime3() error           { return d.time3(KeyCtime3) }
 
 func (d *decoder) eof3() error {
 	b, err := d.boolean()
@@ -291,11 +376,16 @@ func (d *decoder) attrmask4() error {
 // section 5.6-5.8; RFC 7530 section 5.5-5.7), up to the first one whose
 // encoding it does not know.
 func (d *decoder) attrVals4() error {
+	if d.vals == ValuesNone {
+		// The attributes are read only for their values; their walk
+		// stops quietly, so it judges nothing.
+		return d.opaque(^uint32(0))
+	}
 	b, err := d.opaqueBytes(^uint32(0))
 	if err != nil {
 		return err
 	}
-	sub := decoder{b: b, info: d.info, curOp: d.curOp}
+	sub := decoder{b: b, info: d.info, curOp: d.curOp, vals: d.vals}
 	sub.attrs(d.mask)
 	return nil
 }
@@ -338,11 +428,11 @@ func (d *decoder) attr(a int) bool {
 	case 45:
 		err = d.u64Value(KeyFattr4SpaceUsed)
 	case 47, 49, 50, 51, 52, 53, 56, 57:
-		err = d.time(KeyNfstime4, true)
+		err = d.time4(KeyNfstime4)
 	case 48, 54: // settime4: time_how4, and SET_TO_CLIENT_TIME4's nfstime4
 		var how uint32
 		if how, err = d.u32(); err == nil && how == 1 {
-			err = d.time(KeyNfstime4, true)
+			err = d.time4(KeyNfstime4)
 		}
 	case 32, 36, 37:
 		err = d.opaque(^uint32(0)) // mimetype, owner, owner_group
@@ -443,7 +533,7 @@ func (in *Info) Object() rpcrdma.ULBObject {
 }
 
 // nfstime4 walks an nfstime4 outside fattr4 (EXCHANGE_ID's nii_date).
-func (d *decoder) nfstime4() error { return d.time(KeyNfstime4, true) }
+func (d *decoder) nfstime4() error { return d.time4(KeyNfstime4) }
 
 // replyObject is what a Reply says of the object its Call named: the
 // handle of the file a LOOKUP, CREATE, MKDIR, SYMLINK or MKNOD (NFSv3:

@@ -25,6 +25,11 @@ type Engine struct {
 	// exchangeObs is false: Env.Exchange is set only when somebody hears
 	// exchanges (opts.Exchange).
 	exchangeObs bool
+	// want is what the Upper-Layer Binding is asked for beyond names and
+	// items (setWant): the values when a field that shows them is read,
+	// the object when somebody hears transactions or exchanges.
+	want    rpcrdma.ULBWant
+	wantVal bool // the values: the engine's Env.Fields reads a field of theirs
 }
 
 // options are the engine's limits and observers, from the Env (lend) and
@@ -50,6 +55,25 @@ func (e *Engine) lend(env *dissect.Env) {
 	e.budgetView, e.buf = env.Budget, bufView{env.Budget}
 	e.opts.MaxTransactions, e.opts.MaxRebuildBytes, e.opts.MaxMessageBytes = env.MaxExchanges, env.MaxRebuildBytes, env.MaxMessageBytes
 	e.opts.Observer, e.opts.Exchange = env.Observer, env.Exchange
+	e.wantVal = readsValues(env.Fields)
+	e.setWant()
+}
+
+// setWant works out what the binding is asked for (ULBQuery.Want). The
+// NFS values (file handles, offsets, names, attributes...) are read only
+// by the nfs.* fields, and the object (a Call's handle and name, a
+// Reply's handle) only by a transaction's or an exchange's consumers —
+// transactions, exchanges, export, report —: analyze and check, which
+// read neither, do not pay for decoding and copying them.
+func (e *Engine) setWant() {
+	e.want = 0
+	if e.wantVal {
+		e.want |= rpcrdma.WantValues
+	}
+	_, txnObs := e.opts.Observer.(TxnObserver)
+	if e.opts.Transaction != nil || txnObs || e.opts.Exchange != nil || e.exchangeObs {
+		e.want |= rpcrdma.WantObject
+	}
 }
 
 // budget is the engine's buffer budget.

@@ -177,6 +177,37 @@ func nfsMoreTable(F *fields.Table) {
 	)
 }
 
+// valueFieldNames are the names of nfsMoreTable's fields: those that show
+// the NFS decoder's values (RPCRecord.ULP.Values), and the two of items'
+// lengths, which need none but are few.
+var valueFieldNames = sync.OnceValue(func() []string {
+	set := fields.NewFieldSet(func() *fields.Table {
+		t := new(fields.Table)
+		nfsMoreTable(t)
+		return t
+	})
+	var names []string
+	for _, f := range set.All() {
+		names = append(names, f.Name)
+	}
+	return names
+})
+
+// readsValues tells whether a caller that reads the fields wanted names
+// (dissect.Env.Fields; nil: none) reads one that shows the NFS values: the
+// engine then asks the binding for them (Engine.setWant).
+func readsValues(wanted func(name string) bool) bool {
+	if wanted == nil {
+		return false
+	}
+	for _, n := range valueFieldNames() {
+		if wanted(n) {
+			return true
+		}
+	}
+	return false
+}
+
 var (
 	opCodesOnce sync.Once
 	opCodes     map[string]uint32

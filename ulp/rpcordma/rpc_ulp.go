@@ -90,6 +90,7 @@ func OnTransaction(ulps []dissect.ULP, fn func(*Transaction)) {
 	for _, l := range ulps {
 		if u, ok := l.(*rpcULP); ok {
 			u.e.opts.Transaction = fn
+			u.e.setWant()
 		}
 	}
 }

@@ -1,0 +1,80 @@
+package rpcrdma
+
+import (
+	"errors"
+	"reflect"
+	"slices"
+	"testing"
+)
+
+// fillNonZero makes every field of v (a struct) non-zero, recursively;
+// slices get one element and a capacity of 4.
+func fillNonZero(t *testing.T, v reflect.Value) {
+	t.Helper()
+	switch v.Kind() {
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(1)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(1)
+	case reflect.String:
+		v.SetString("x")
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 1, 4))
+	case reflect.Interface:
+		v.Set(reflect.ValueOf(errors.New("x")))
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			fillNonZero(t, v.Field(i))
+		}
+	default:
+		t.Fatalf("fillNonZero: %v", v.Type())
+	}
+}
+
+// TestULBInfoResetClearsEveryField: Reset, which assigns field by field,
+// leaves every field of ULBInfo as the zero value would be, but for the
+// slices, which keep their backing arrays (length 0, capacity kept): a
+// field added to ULBInfo and forgotten in Reset fails here.
+func TestULBInfoResetClearsEveryField(t *testing.T) {
+	var u ULBInfo
+	checkReset(t, reflect.ValueOf(&u).Elem(), u.Reset)
+}
+
+// TestULBQueryResetClearsEveryField: the same of ULBQuery.Reset.
+func TestULBQueryResetClearsEveryField(t *testing.T) {
+	var q ULBQuery
+	checkReset(t, reflect.ValueOf(&q).Elem(), q.Reset, "Body") // the caller's: not kept
+}
+
+// checkReset fills every field of v, calls reset and checks every field
+// zero but the slices, emptied with their capacity kept (the slices named
+// in dropped nil).
+func checkReset(t *testing.T, v reflect.Value, reset func(), dropped ...string) {
+	t.Helper()
+	fillNonZero(t, v)
+	caps := map[string]int{}
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Field(i)
+		if f.IsZero() {
+			t.Fatalf("field %s still zero", v.Type().Field(i).Name)
+		}
+		if f.Kind() == reflect.Slice {
+			caps[v.Type().Field(i).Name] = f.Cap()
+		}
+	}
+	reset()
+	for i := 0; i < v.NumField(); i++ {
+		name, f := v.Type().Field(i).Name, v.Field(i)
+		if f.Kind() == reflect.Slice && !slices.Contains(dropped, name) {
+			if f.Len() != 0 || f.Cap() != caps[name] {
+				t.Errorf("field %s: len %d cap %d after Reset, want 0 and %d", name, f.Len(), f.Cap(), caps[name])
+			}
+			continue
+		}
+		if !f.IsZero() {
+			t.Errorf("field %s: %v after Reset, want zero", name, f.Interface())
+		}
+	}
+}
