@@ -12,7 +12,6 @@ import (
 	"syscall"
 
 	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/olekukonko/tablewriter/tw"
 )
 
@@ -129,7 +128,7 @@ func (t *rowTable) close() {
 
 // trimmedWidth is the columns c takes in a table: tablewriter trims the
 // spaces at either end of a cell (Behavior.TrimSpace, on by default).
-func trimmedWidth(c string) int { return twwidth.Width(strings.TrimSpace(c)) }
+func trimmedWidth(c string) int { return textWidth(strings.TrimSpace(c)) }
 
 // len is the number of rows.
 func (t *rowTable) len() int { return t.n }
@@ -276,7 +275,7 @@ func (t *rowTable) appendRow(b []byte, cells []string) []byte {
 		c = strings.TrimSpace(c)
 		b = append(b, "│ "...)
 		b = append(b, c...)
-		b = appendSpaces(b, t.widths[i]-cellWidth(c)+1)
+		b = appendSpaces(b, t.widths[i]-textWidth(c)+1)
 	}
 	return append(b, "│\n"...)
 }

@@ -3,7 +3,9 @@ package report
 import (
 	"bytes"
 	"io"
+	"maps"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
@@ -37,7 +39,66 @@ func (l Layout) width() int {
 // TextWidth is the display columns s takes on a terminal: wide
 // characters count two, combining marks none, ANSI escape sequences
 // (colours) none.
-func TextWidth(s string) int { return twwidth.Width(s) }
+func TextWidth(s string) int { return textWidth(s) }
+
+// textWidth is twwidth.Width(s) (the width tablewriter lays its cells out
+// by), without what twwidth.Width costs on every call (a lock, a look-up
+// of the whole string in its cache, a width look-up per character): the
+// reports' text is printable ASCII but for a few characters (→, ×, µ, …),
+// and twwidth adds up its characters' widths. A string with a control
+// character (an ANSI colour, a tab) goes to twwidth whole: it strips the
+// escape sequences.
+func textWidth[T string | []byte](s T) int {
+	w := 0
+	for i := 0; i < len(s); {
+		switch c := s[i]; {
+		case c >= 0x20 && c < 0x7f:
+			w++
+			i++
+		case c >= utf8.RuneSelf:
+			r, n := decodeRune(s[i:])
+			w += runeWidth(r)
+			i += n
+		default:
+			return twwidth.Width(string(s))
+		}
+	}
+	return w
+}
+
+// decodeRune is utf8.DecodeRune for either kind of text.
+func decodeRune[T string | []byte](s T) (rune, int) {
+	return utf8.DecodeRuneInString(string(s[:min(len(s), utf8.UTFMax)]))
+}
+
+// runeWidths holds twwidth.Width of each character past ASCII met so far
+// (at most maxRuneWidths of them), replaced whole when one is added: the
+// reports meet a handful, looked up without a lock. twwidth's options
+// (East Asian widths, from the locale) are set at start, and rdmashark
+// never changes them.
+var runeWidths atomic.Pointer[map[rune]int]
+
+const maxRuneWidths = 256
+
+// runeWidth is twwidth.Width(string(r)) for r past ASCII.
+func runeWidth(r rune) int {
+	var known map[rune]int
+	if m := runeWidths.Load(); m != nil {
+		known = *m
+	}
+	if w, ok := known[r]; ok {
+		return w
+	}
+	w := twwidth.Width(string(r))
+	if len(known) < maxRuneWidths {
+		next := make(map[rune]int, len(known)+1)
+		maps.Copy(next, known)
+		next[r] = w
+		// Another goroutine's addition may be lost: it is looked up again.
+		runeWidths.Store(&next)
+	}
+	return w
+}
 
 // The ANSI SGR colours of the reports.
 const (
@@ -157,7 +218,7 @@ func (ww *WrapWriter) Flush() error {
 
 // wrapLine appends line, broken to the width, each piece ending in '\n'.
 func (ww *WrapWriter) wrapLine(dst, line []byte) []byte {
-	if cellWidth(line) <= ww.width {
+	if textWidth(line) <= ww.width {
 		dst = append(dst, line...)
 		return append(dst, '\n')
 	}
@@ -175,7 +236,7 @@ func (ww *WrapWriter) wrapLine(dst, line []byte) []byte {
 			for j < len(line) && line[j] == ' ' {
 				j++
 			}
-			if col := cellWidth(line[:j]); col <= ww.width/2 {
+			if col := textWidth(line[:j]); col <= ww.width/2 {
 				indent = col
 			}
 		}
@@ -231,7 +292,7 @@ func breakAt(s []byte, avail int, prefer string, first bool) (cut, next int) {
 
 // fitPrefix is the length of the longest prefix of s that takes at most
 // avail display columns, never ending inside an ANSI escape sequence.
-func fitPrefix(s []byte, avail int) int {
+func fitPrefix[T string | []byte](s T, avail int) int {
 	w := 0
 	for i := 0; i < len(s); {
 		if s[i] == 0x1b {
@@ -246,10 +307,10 @@ func fitPrefix(s []byte, avail int) int {
 			i = min(j, len(s))
 			continue
 		}
-		r, sz := utf8.DecodeRune(s[i:])
+		r, sz := decodeRune(s[i:])
 		rw := 1
-		if r >= 0x80 {
-			rw = twwidth.Width(string(r))
+		if r >= utf8.RuneSelf {
+			rw = runeWidth(r)
 		}
 		if w+rw > avail {
 			return i
