@@ -300,9 +300,13 @@ func missingSplit(d *DirectionHealth) (filled, capture, unknown uint64) {
 	return filled, capture, d.PSNsMissing - filled - capture
 }
 
+// rowAdder takes a table's rows: a rowTable, or analyze's text
+// (healthSections).
+type rowAdder interface{ add(cells ...string) }
+
 // addHealthRows adds c's rows, one per direction, to the transport health
 // table (IB/RoCE) or the TCP one (iWARP), when it has any.
-func addHealthRows(rows, tcpRows *rowTable, c *Connection) {
+func addHealthRows(rows, tcpRows rowAdder, c *Connection) {
 	h := c.TransportHealth
 	if h == nil {
 		return

@@ -68,6 +68,21 @@ func (t *rowTable) add(cells ...string) {
 		t.rows = binary.AppendUvarint(t.rows, uint64(len(c)))
 		t.rows = append(t.rows, c...)
 	}
+	t.endRow()
+}
+
+// addText appends a row of one cell, text, to a table of one column that
+// is never rendered (the blocks of analyze's text, which wait for the
+// summary): no width taken, no copy made as a string.
+func (t *rowTable) addText(text []byte) {
+	t.rows = binary.AppendUvarint(t.rows, uint64(len(text)))
+	t.rows = append(t.rows, text...)
+	t.endRow()
+}
+
+// endRow counts a row whose cells are appended, and spills the rows to
+// the file past rowSpillAt bytes.
+func (t *rowTable) endRow() {
 	t.n++
 	if len(t.rows) >= rowSpillAt && !t.noFile {
 		t.spill()

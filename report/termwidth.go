@@ -169,6 +169,7 @@ type WrapWriter struct {
 	Hang bool
 	line []byte
 	out  []byte
+	in   []byte // WriteString's text
 	err  error
 }
 
@@ -202,6 +203,13 @@ func (ww *WrapWriter) Write(p []byte) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// WriteString is Write of s, through one buffer kept for the purpose
+// rather than a new slice each time (io.WriteString's).
+func (ww *WrapWriter) WriteString(s string) (int, error) {
+	ww.in = append(ww.in[:0], s...)
+	return ww.Write(ww.in)
 }
 
 // Flush writes a pending line that has no newline yet, wrapped.
@@ -321,34 +329,59 @@ func fitPrefix[T string | []byte](s T, avail int) int {
 	return len(s)
 }
 
-// wrapItems lays out items after title, separated by sep, as many on a
-// line as fit width; continuation lines are indented by indent spaces.
-// An item wider than a line is left to a WrapWriter to break.
-func wrapItems(b *strings.Builder, lead, title string, items []string, sep string, width, indent int) {
-	line := lead + title
-	lineW := TextWidth(line)
+// appendItems lays out items after the line's head (what b holds from
+// start: its indentation and title), separated by sep, as many on a line
+// as fit width; continuation lines are indented by indent spaces. Item i
+// is "labels[i] values[i]", or values[i] alone when labels is nil. An
+// item wider than a line is left to a WrapWriter to break. Each piece's
+// width is taken once; they add up to the line's, as twwidth's do (no
+// escape sequence spans a label and its value: paint colours whole
+// values).
+func appendItems(b []byte, start int, labels, values []string, sep string, width, indent int) []byte {
 	tail := strings.TrimRight(sep, " ") // ends a line that goes on
-	for i, it := range items {
-		piece := it
+	sepW, tailW := textWidth(sep), textWidth(tail)
+	lineW := textWidth(b[start:])
+	for i, v := range values {
+		itemW := textWidth(v)
+		if labels != nil {
+			itemW += textWidth(labels[i]) + 1
+		}
+		room := itemW // the item, and the separators on either side
 		if i > 0 {
-			piece = sep + it
+			room += sepW
 		}
-		pw := TextWidth(piece)
-		if i < len(items)-1 {
-			pw += TextWidth(tail) // room for the separator after it
+		if i < len(values)-1 {
+			room += tailW
 		}
-		if i > 0 && lineW+pw > width {
-			b.WriteString(strings.TrimRight(line+tail, " "))
-			b.WriteByte('\n')
-			line = strings.Repeat(" ", indent) + it
-			lineW = indent + TextWidth(it)
-			continue
+		switch {
+		case i > 0 && lineW+room > width:
+			b = append(b, tail...)
+			b = trimSpacesAfter(b, start)
+			b = append(b, '\n')
+			start = len(b)
+			b = appendSpaces(b, indent)
+			lineW = indent + itemW
+		case i > 0:
+			b = append(b, sep...)
+			lineW += sepW + itemW
+		default:
+			lineW += itemW
 		}
-		line += piece
-		lineW += TextWidth(piece)
+		if labels != nil {
+			b = append(b, labels[i]...)
+			b = append(b, ' ')
+		}
+		b = append(b, v...)
 	}
-	b.WriteString(line)
-	b.WriteByte('\n')
+	return append(b, '\n')
+}
+
+// trimSpacesAfter trims the spaces at the end of b, but none before start.
+func trimSpacesAfter(b []byte, start int) []byte {
+	for len(b) > start && b[len(b)-1] == ' ' {
+		b = b[:len(b)-1]
+	}
+	return b
 }
 
 // fitColumns chooses the columns of a table that fit width: each column
