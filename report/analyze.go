@@ -551,11 +551,17 @@ func pdText(p PrivateData) string {
 	case !p.Present:
 		return "no RFC 8797 message: defaults"
 	}
-	r := "R=0"
+	var buf [64]byte
+	b := append(buf[:0], 'v')
+	b = strconv.AppendInt(b, int64(*p.Version), 10)
 	if p.RemoteInvalidate {
-		r = "R=1"
+		b = append(b, " R=1 send "...)
+	} else {
+		b = append(b, " R=0 send "...)
 	}
-	return fmt.Sprintf("v%d %s send %d recv %d", *p.Version, r, *p.SendSize, *p.ReceiveSize)
+	b = strconv.AppendInt(b, int64(*p.SendSize), 10)
+	b = append(b, " recv "...)
+	return string(strconv.AppendInt(b, int64(*p.ReceiveSize), 10))
 }
 
 // notRPCOverRDMA: the connection carried no RPC-over-RDMA message and

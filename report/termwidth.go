@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"io"
-	"maps"
 	"strings"
 	"sync/atomic"
 	"unicode/utf8"
@@ -52,7 +51,7 @@ func textWidth[T string | []byte](s T) int {
 	w := 0
 	for i := 0; i < len(s); {
 		switch c := s[i]; {
-		case c >= 0x20 && c < 0x7f:
+		case c-0x20 < 0x7f-0x20: // printable ASCII
 			w++
 			i++
 		case c >= utf8.RuneSelf:
@@ -71,31 +70,22 @@ func decodeRune[T string | []byte](s T) (rune, int) {
 	return utf8.DecodeRuneInString(string(s[:min(len(s), utf8.UTFMax)]))
 }
 
-// runeWidths holds twwidth.Width of each character past ASCII met so far
-// (at most maxRuneWidths of them), replaced whole when one is added: the
-// reports meet a handful, looked up without a lock. twwidth's options
+// runeWidths remembers twwidth.Width of characters past ASCII, without a
+// lock: slot r%len holds r<<3 | 4 | its width (0 to 2) once it is known;
+// two characters that share a slot take turns in it. twwidth's options
 // (East Asian widths, from the locale) are set at start, and rdmashark
 // never changes them.
-var runeWidths atomic.Pointer[map[rune]int]
-
-const maxRuneWidths = 256
+var runeWidths [1024]atomic.Uint32
 
 // runeWidth is twwidth.Width(string(r)) for r past ASCII.
 func runeWidth(r rune) int {
-	var known map[rune]int
-	if m := runeWidths.Load(); m != nil {
-		known = *m
-	}
-	if w, ok := known[r]; ok {
-		return w
+	slot := &runeWidths[uint32(r)%uint32(len(runeWidths))]
+	if v := slot.Load(); v != 0 && rune(v>>3) == r {
+		return int(v & 3)
 	}
 	w := twwidth.Width(string(r))
-	if len(known) < maxRuneWidths {
-		next := make(map[rune]int, len(known)+1)
-		maps.Copy(next, known)
-		next[r] = w
-		// Another goroutine's addition may be lost: it is looked up again.
-		runeWidths.Store(&next)
+	if w <= 3 {
+		slot.Store(uint32(r)<<3 | 4 | uint32(w))
 	}
 	return w
 }
@@ -315,9 +305,10 @@ func fitPrefix[T string | []byte](s T, avail int) int {
 			i = min(j, len(s))
 			continue
 		}
-		r, sz := decodeRune(s[i:])
-		rw := 1
-		if r >= utf8.RuneSelf {
+		rw, sz := 1, 1 // ASCII (a control character too)
+		if s[i] >= utf8.RuneSelf {
+			var r rune
+			r, sz = decodeRune(s[i:])
 			rw = runeWidth(r)
 		}
 		if w+rw > avail {

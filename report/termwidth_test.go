@@ -81,12 +81,18 @@ func equalBools(a, b []bool) bool {
 func TestTextWidthIsTwwidth(t *testing.T) {
 	texts := []string{"", "a", "packets 1476 C→S, 1472 S→C", "error X ×7: packet 1…", "664 µs / 8.48 ms",
 		"日本語 text", "e\u0301 combining", "emoji 🚀 and ✅", "\x1b[33m5 (100)\x1b[0m → 2", "tab\there", "\t",
-		"bell\x07 and \x7f del", "\x01", "invalid \xff\xfe bytes", "\xe2\x86", "─┼─", "\u200b zero width", "ｆｕｌｌ"}
+		"bell\x07 and \x7f del", "\x01", "invalid \xff\xfe bytes", "\xe2\x86", "─┼─", "\u200b zero width", "ｆｕｌｌ",
+		"→▒→▒ (one slot of runeWidths)", "\u0300\u0700\u0b00\u0f00 (zero width, one slot)"}
 	check := func(ea bool) {
 		t.Helper()
-		defer func(was bool) { twwidth.SetEastAsian(was); runeWidths.Store(nil) }(twwidth.IsEastAsian())
+		forget := func() { // the widths met so far were of the other setting
+			for i := range runeWidths {
+				runeWidths[i].Store(0)
+			}
+		}
+		defer func(was bool) { twwidth.SetEastAsian(was); forget() }(twwidth.IsEastAsian())
 		twwidth.SetEastAsian(ea)
-		runeWidths.Store(nil) // the widths met so far were of the other setting
+		forget()
 		for range 2 {         // the second time from runeWidths
 			for _, s := range texts {
 				want := twwidth.Width(s)
