@@ -93,7 +93,7 @@ func TestTextWidthIsTwwidth(t *testing.T) {
 		defer func(was bool) { twwidth.SetEastAsian(was); forget() }(twwidth.IsEastAsian())
 		twwidth.SetEastAsian(ea)
 		forget()
-		for range 2 {         // the second time from runeWidths
+		for range 2 { // the second time from runeWidths
 			for _, s := range texts {
 				want := twwidth.Width(s)
 				if got := textWidth(s); got != want {
