@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"slices"
@@ -25,6 +26,19 @@ func (a *Analysis) WriteText(w io.Writer, lay Layout) error {
 	if lay.Wide {
 		return a.WriteTable(w)
 	}
+	// The lines go out in large writes rather than one each (w is often
+	// standard output, unbuffered): nothing is written before the
+	// connections are all read anyway.
+	out := bufio.NewWriterSize(w, 64<<10)
+	err := a.writeText(out, lay)
+	if ferr := out.Flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// writeText is WriteText's text layout.
+func (a *Analysis) writeText(w io.Writer, lay Layout) error {
 	width := lay.width()
 	// The blocks are written after the summary, which counts what they
 	// hold: they wait in a table that goes to a temporary file past its

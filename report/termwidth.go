@@ -48,26 +48,34 @@ func TextWidth(s string) int { return textWidth(s) }
 // character (an ANSI colour, a tab) goes to twwidth whole: it strips the
 // escape sequences.
 func textWidth[T string | []byte](s T) int {
-	w := 0
-	for i := 0; i < len(s); {
-		switch c := s[i]; {
-		case c-0x20 < 0x7f-0x20: // printable ASCII
-			w++
-			i++
-		case c >= utf8.RuneSelf:
-			r, n := decodeRune(s[i:])
-			w += runeWidth(r)
-			i += n
-		default:
+	w, i := 0, 0
+	for {
+		j := i // a run of printable ASCII, a column a byte
+		for j < len(s) && s[j]-0x20 < 0x7f-0x20 {
+			j++
+		}
+		w += j - i
+		if j == len(s) {
+			return w
+		}
+		if s[j] < utf8.RuneSelf {
 			return twwidth.Width(string(s))
 		}
+		r, n := decodeRune(s[j:])
+		w += runeWidth(r)
+		i = j + n
 	}
-	return w
 }
 
 // decodeRune is utf8.DecodeRune for either kind of text.
 func decodeRune[T string | []byte](s T) (rune, int) {
-	return utf8.DecodeRuneInString(string(s[:min(len(s), utf8.UTFMax)]))
+	switch s := any(s).(type) {
+	case []byte:
+		return utf8.DecodeRune(s)
+	case string:
+		return utf8.DecodeRuneInString(s)
+	}
+	panic("unreachable")
 }
 
 // runeWidths remembers twwidth.Width of characters past ASCII, without a
