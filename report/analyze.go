@@ -496,28 +496,40 @@ func incompleteText(interrupted bool, skipped, packets uint64) string {
 	return strings.Join(parts, "; ")
 }
 
-func endpointText(e Endpoint) string {
+func endpointText(e Endpoint) string { return string(appendEndpoint(nil, e)) }
+
+// appendEndpoint appends an endpoint: its address and QP, its address and
+// port, or its address.
+func appendEndpoint(b []byte, e Endpoint) []byte {
 	switch {
 	case e.QPN != nil:
-		return fmt.Sprintf("%s QP 0x%06x", e.Address, *e.QPN)
+		b = append(b, e.Address...)
+		b = append(b, " QP 0x"...)
+		return appendHex(b, uint64(*e.QPN), 6)
 	case e.Port != nil:
-		return dissect.HostPort(e.Address, *e.Port)
+		return append(b, dissect.HostPort(e.Address, *e.Port)...)
 	}
-	return e.Address
+	return append(b, e.Address...)
 }
 
-func stateText(c Connection) string {
-	s := c.State
+func stateText(c Connection) string { return string(appendState(nil, &c)) }
+
+// appendState appends c's state, its reject reason and what it was told
+// by.
+func appendState(b []byte, c *Connection) []byte {
+	b = append(b, c.State...)
 	if c.Reject != "" {
-		s += " (" + c.Reject + ")"
+		b = append(b, " ("...)
+		b = append(b, c.Reject...)
+		b = append(b, ')')
 	}
 	if c.Idle {
-		s += " (idle)"
+		b = append(b, " (idle)"...)
 	}
 	if c.RolesGuessed {
-		s += " (roles guessed)"
+		b = append(b, " (roles guessed)"...)
 	}
-	return s
+	return b
 }
 
 // houseStyle is the house table style: headers as written, no wrapping.
@@ -539,11 +551,17 @@ func pdText(p PrivateData) string {
 	case !p.Present:
 		return "no RFC 8797 message: defaults"
 	}
-	r := "R=0"
+	var buf [64]byte
+	b := append(buf[:0], 'v')
+	b = strconv.AppendInt(b, int64(*p.Version), 10)
 	if p.RemoteInvalidate {
-		r = "R=1"
+		b = append(b, " R=1 send "...)
+	} else {
+		b = append(b, " R=0 send "...)
 	}
-	return fmt.Sprintf("v%d %s send %d recv %d", *p.Version, r, *p.SendSize, *p.ReceiveSize)
+	b = strconv.AppendInt(b, int64(*p.SendSize), 10)
+	b = append(b, " recv "...)
+	return string(strconv.AppendInt(b, int64(*p.ReceiveSize), 10))
 }
 
 // notRPCOverRDMA: the connection carried no RPC-over-RDMA message and

@@ -237,24 +237,49 @@ func directionHealth(c *dissect.Connection, d, other *dissect.DirHealth) Directi
 	return out
 }
 
-func us(v float64) string {
+// appendUs appends a time in µs: in s or ms with two decimals past a
+// second or a millisecond.
+func appendUs(b []byte, v float64) []byte {
 	switch {
 	case v >= 1e6:
-		return strconv.FormatFloat(v/1e6, 'f', 2, 64) + " s"
+		return append(strconv.AppendFloat(b, v/1e6, 'f', 2, 64), " s"...)
 	case v >= 1e3:
-		return strconv.FormatFloat(v/1e3, 'f', 2, 64) + " ms"
+		return append(strconv.AppendFloat(b, v/1e3, 'f', 2, 64), " ms"...)
 	}
-	return strconv.FormatFloat(v, 'f', 0, 64) + " µs"
+	return append(strconv.AppendFloat(b, v, 'f', 0, 64), " µs"...)
 }
 
 func healthLatencyText(l *Latency) string {
 	if l == nil {
 		return "-"
 	}
-	return us(l.P50us) + " / " + us(l.P99us) + " / " + us(l.MaxUs)
+	var buf [96]byte
+	b := appendUs(buf[:0], l.P50us)
+	b = append(b, " / "...)
+	b = appendUs(b, l.P99us)
+	b = append(b, " / "...)
+	return string(appendUs(b, l.MaxUs))
+}
+
+// parenText is "n (inner)", the inner numbers separated by " / ", as fmt's
+// "%d (%d / %d)" writes it.
+func parenText(n uint64, inner ...uint64) string {
+	var buf [96]byte
+	b := strconv.AppendUint(buf[:0], n, 10)
+	b = append(b, " ("...)
+	for i, v := range inner {
+		if i > 0 {
+			b = append(b, " / "...)
+		}
+		b = strconv.AppendUint(b, v, 10)
+	}
+	return string(append(b, ')'))
 }
 
 func triggersText(m map[string]uint64) string {
+	if len(m) == 0 {
+		return "0"
+	}
 	var parts []string
 	for _, k := range []string{"nak_sequence_error", "rnr_nak", "timeout", "reissued_read", "tcp"} {
 		if n := m[k]; n > 0 {
@@ -300,9 +325,13 @@ func missingSplit(d *DirectionHealth) (filled, capture, unknown uint64) {
 	return filled, capture, d.PSNsMissing - filled - capture
 }
 
+// rowAdder takes a table's rows: a rowTable, or analyze's text
+// (healthSections).
+type rowAdder interface{ add(cells ...string) }
+
 // addHealthRows adds c's rows, one per direction, to the transport health
 // table (IB/RoCE) or the TCP one (iWARP), when it has any.
-func addHealthRows(rows, tcpRows *rowTable, c *Connection) {
+func addHealthRows(rows, tcpRows rowAdder, c *Connection) {
 	h := c.TransportHealth
 	if h == nil {
 		return
@@ -311,7 +340,7 @@ func addHealthRows(rows, tcpRows *rowTable, c *Connection) {
 		dir := [2]string{"C→S", "S→C"}[i]
 		if t := d.TCP; t != nil {
 			tcpRows.add(strconv.Itoa(c.ID), dir, strconv.FormatUint(d.Packets, 10),
-				fmt.Sprintf("%d (%d)", d.RetransmittedPackets, d.RetransmittedBytes),
+				parenText(d.RetransmittedPackets, d.RetransmittedBytes),
 				triggersText(d.EpisodesByTrigger), strconv.FormatUint(d.OutOfOrderPackets, 10),
 				strconv.FormatUint(t.DupAcks, 10), strconv.FormatUint(t.ZeroWindows, 10),
 				strconv.FormatUint(t.MissingOctets, 10), healthLatencyText(d.AckLatency))
@@ -320,12 +349,12 @@ func addHealthRows(rows, tcpRows *rowTable, c *Connection) {
 		filled, capture, unknown := missingSplit(d)
 		rows.add(strconv.Itoa(c.ID), dir,
 			strconv.FormatUint(d.Packets, 10),
-			fmt.Sprintf("%d (%d)", d.RetransmittedPackets, d.RetransmittedBytes),
+			parenText(d.RetransmittedPackets, d.RetransmittedBytes),
 			triggersText(d.EpisodesByTrigger), naksText(d),
-			fmt.Sprintf("%d / %d", d.DuplicatePackets, d.OutOfOrderPackets),
-			fmt.Sprintf("%d (%d / %d / %d)", d.PSNsMissing, filled, capture, unknown),
+			slashText(d.DuplicatePackets, d.OutOfOrderPackets),
+			parenText(d.PSNsMissing, filled, capture, unknown),
 			healthLatencyText(d.AckLatency), healthLatencyText(d.ReadLatency),
-			fmt.Sprintf("%d / %d", d.ECNCEPackets, d.CNPs))
+			slashText(d.ECNCEPackets, d.CNPs))
 	}
 }
 

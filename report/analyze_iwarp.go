@@ -217,6 +217,4 @@ func irdOrdText(x *IRDORD) string {
 	return s
 }
 
-func dirCountText(d DirCount) string {
-	return fmt.Sprintf("%d / %d", d.ClientToServer, d.ServerToClient)
-}
+func dirCountText(d DirCount) string { return slashText(d.ClientToServer, d.ServerToClient) }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"slices"
@@ -25,6 +26,19 @@ func (a *Analysis) WriteText(w io.Writer, lay Layout) error {
 	if lay.Wide {
 		return a.WriteTable(w)
 	}
+	// The lines go out in large writes rather than one each (w is often
+	// standard output, unbuffered): nothing is written before the
+	// connections are all read anyway.
+	out := bufio.NewWriterSize(w, 64<<10)
+	err := a.writeText(out, lay)
+	if ferr := out.Flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// writeText is WriteText's text layout.
+func (a *Analysis) writeText(w io.Writer, lay Layout) error {
 	width := lay.width()
 	// The blocks are written after the summary, which counts what they
 	// hold: they wait in a table that goes to a temporary file past its
@@ -32,7 +46,7 @@ func (a *Analysis) WriteText(w io.Writer, lay Layout) error {
 	blocks := newRowTable("block")
 	defer blocks.close()
 	sev := map[check.Severity]int{}
-	rules := ruleFindings{}
+	bw := blockWriter{width: width, color: lay.Color, rules: ruleFindings{}}
 	nconn := 0
 	anyChecks := false
 	if err := a.eachConn(func(c *Connection, fs []Finding) error {
@@ -41,9 +55,7 @@ func (a *Analysis) WriteText(w io.Writer, lay Layout) error {
 		for i := range fs {
 			sev[fs[i].Severity]++
 		}
-		var b strings.Builder
-		connBlock(&b, a, c, fs, rules, lay)
-		blocks.add(b.String())
+		blocks.addText(bw.block(a, c, fs))
 		return nil
 	}); err != nil {
 		return err
@@ -72,25 +84,27 @@ func (a *Analysis) WriteText(w io.Writer, lay Layout) error {
 		}
 		fmt.Fprintln(ww)
 	}
-	var sb strings.Builder
-	items := make([]string, 0, len(a.Protocols))
-	for _, p := range a.Protocols {
-		items = append(items, p.Proto+" "+strconv.FormatUint(p.Packets, 10))
-	}
-	if len(items) > 0 {
-		wrapItems(&sb, "", "Protocols: ", items, ", ", width, 2)
-		io.WriteString(ww, sb.String())
+	if len(a.Protocols) > 0 {
+		names := make([]string, len(a.Protocols))
+		counts := make([]string, len(a.Protocols))
+		for i, p := range a.Protocols {
+			names[i], counts[i] = p.Proto, strconv.FormatUint(p.Packets, 10)
+		}
+		ww.Write(appendItems([]byte("Protocols: "), 0, names, counts, ", ", width, 2))
 	}
 	a.writeCaptureLines(ww)
 	for _, note := range a.CheckCaveats {
 		fmt.Fprintf(ww, "caveat on every connection's checks: %s\n", note)
 	}
-	for _, f := range none {
-		fmt.Fprintf(ww, "  %s %s: %s\n", paintSeverity(lay.Color, f.Severity.String()), f.Rule, preview(where(&f)+f.Message))
+	for i := range none {
+		b := append(bw.b[:0], "  "...)
+		b = appendFinding(b, lay.Color, none[i].Severity.String(), none[i].Rule, 0, &none[i])
+		bw.b = append(b, '\n')
+		ww.Write(bw.b)
 	}
 	if err := blocks.each(false, func(cells []string) error {
 		fmt.Fprintln(ww)
-		_, err := io.WriteString(ww, cells[0])
+		_, err := ww.WriteString(cells[0])
 		return err
 	}); err != nil {
 		return err
@@ -99,16 +113,14 @@ func (a *Analysis) WriteText(w io.Writer, lay Layout) error {
 		fmt.Fprintln(ww, "\nUD flows (no connection; IBA 9.8):")
 		for _, f := range a.UDFlows {
 			fmt.Fprintf(ww, "  0x%06x %s → %s QP 0x%06x\n", f.SourceQPN, f.Source, f.Destination, f.DestQPN)
-			sb.Reset()
-			wrapItems(&sb, "    ", "", []string{
+			ww.Write(appendItems([]byte("    "), 0, nil, []string{
 				"Q_Keys " + strings.Join(f.QKeys, " "),
 				Plural(int(f.Health.Packets), "packet"),
 				strconv.FormatUint(f.Health.Bytes, 10) + " bytes",
 				fmt.Sprintf("PSN gaps %d (%d missing)", f.Health.PSNGaps, f.Health.PSNsMissing),
 				fmt.Sprintf("out of order %d", f.Health.OutOfOrderPackets),
 				fmt.Sprintf("CE %d", f.Health.ECNCEPackets),
-			}, ", ", width, 6)
-			io.WriteString(ww, sb.String())
+			}, ", ", width, 6))
 		}
 	}
 	return ww.Flush()
@@ -140,96 +152,147 @@ func (a *Analysis) writeCaptureLines(w io.Writer) {
 	}
 }
 
-// connBlock writes connection c's block: what it is and its endpoints,
-// its traffic, then one line (wrapped) per section that WriteTable has a
-// table for, then its findings, one line per rule.
-func connBlock(b *strings.Builder, a *Analysis, c *Connection, fs []Finding, rules ruleFindings, lay Layout) {
-	width := lay.width()
-	fmt.Fprintf(b, "Connection %d: %s", c.ID, c.Transport)
+// blockWriter writes the connections' blocks, its buffers kept from one
+// connection to the next.
+type blockWriter struct {
+	width int
+	color bool
+	b     []byte // the block
+	tcp   []byte // its iWARP health sections, which come after the others
+	rules ruleFindings
+}
+
+// block returns connection c's block: what it is and its endpoints, its
+// traffic, then one line (wrapped) per section that WriteTable has a
+// table for, then its findings, one line per rule. It holds the block
+// until the next call.
+func (w *blockWriter) block(a *Analysis, c *Connection, fs []Finding) []byte {
+	b := append(w.b[:0], "Connection "...)
+	b = strconv.AppendInt(b, int64(c.ID), 10)
+	b = append(b, ": "...)
+	b = append(b, c.Transport...)
 	if c.ULP != nil {
-		b.WriteString(", " + *c.ULP)
+		b = append(b, ", "...)
+		b = append(b, *c.ULP...)
 	}
-	b.WriteString(", " + stateText(*c) + "\n")
-	fmt.Fprintf(b, "  %s → %s", endpointText(c.Client), endpointText(c.Server))
+	b = append(b, ", "...)
+	b = appendState(b, c)
+	b = append(b, "\n  "...)
+	b = appendEndpoint(b, c.Client)
+	b = append(b, " → "...)
+	b = appendEndpoint(b, c.Server)
 	if c.ServicePort != nil {
-		fmt.Fprintf(b, ", port %d", *c.ServicePort)
+		b = append(b, ", port "...)
+		b = strconv.AppendUint(b, uint64(*c.ServicePort), 10)
 	}
-	b.WriteString("\n")
-	fmt.Fprintf(b, "  packets %d C→S, %d S→C; bytes %d C→S, %d S→C\n",
-		c.Traffic.ClientToServer.Packets, c.Traffic.ServerToClient.Packets,
-		c.Traffic.ClientToServer.Bytes, c.Traffic.ServerToClient.Bytes)
-	section := func(title string, header, row []string) {
-		items := make([]string, 0, len(row))
-		for i, v := range row {
-			items = append(items, header[i]+" "+v)
-		}
-		wrapItems(b, "  ", title+": ", items, "; ", width, 4)
-	}
+	t := &c.Traffic
+	b = append(b, "\n  packets "...)
+	b = strconv.AppendUint(b, t.ClientToServer.Packets, 10)
+	b = append(b, " C→S, "...)
+	b = strconv.AppendUint(b, t.ServerToClient.Packets, 10)
+	b = append(b, " S→C; bytes "...)
+	b = strconv.AppendUint(b, t.ClientToServer.Bytes, 10)
+	b = append(b, " C→S, "...)
+	b = strconv.AppendUint(b, t.ServerToClient.Bytes, 10)
+	b = append(b, " S→C\n"...)
 	if row := v2Row(c); row != nil {
 		// Version 2: RFC 8797's private data says nothing of its
 		// thresholds (its Transport Properties do) nor of remote
 		// invalidation (solicited per Call).
-		section("RFC 8797", []string{"client", "server"}, []string{pdText(c.PrivateData.Client), pdText(c.PrivateData.Server)})
-		section("RPC-over-RDMA v2 inline thresholds", []string{"C→S", "S→C", "from", "client", "server"}, row[1:])
+		b = w.section(b, []string{"client", "server"}, []string{pdText(c.PrivateData.Client), pdText(c.PrivateData.Server)}, "RFC 8797")
+		b = w.section(b, []string{"C→S", "S→C", "from", "client", "server"}, row[1:], "RPC-over-RDMA v2 inline thresholds")
 	} else if (c.ULP == nil || rfc8797ULP(*c.ULP)) && !notRPCOverRDMA(*c) {
-		section("RFC 8797", []string{"client", "server", "inline C→S", "S→C", "remote invalidation"}, []string{
+		b = w.section(b, []string{"client", "server", "inline C→S", "S→C", "remote invalidation"}, []string{
 			pdText(c.PrivateData.Client), pdText(c.PrivateData.Server),
 			thresholdText(c.InlineThreshold, true), thresholdText(c.InlineThreshold, false),
-			boolText(c.RemoteInvalidate)})
+			boolText(c.RemoteInvalidate)}, "RFC 8797")
 	}
 	if len(c.ulpRow) > 0 {
-		section(*c.ULP, c.ulpHead, c.ulpRow)
+		b = w.section(b, c.ulpHead, c.ulpRow, *c.ULP)
 	}
 	if row := iwarpRow(c); row != nil {
-		section("MPA (C→S / S→C)", iwarpHeader[1:], row[1:])
+		b = w.section(b, iwarpHeader[1:], row[1:], "MPA (C→S / S→C)")
 	}
 	if row := rpcRow(c); row != nil {
-		section("RPC-over-RDMA (C→S / S→C)", rpcHeader[1:], row[1:])
+		b = w.section(b, rpcHeader[1:], row[1:], "RPC-over-RDMA (C→S / S→C)")
 	}
-	health, tcpHealth := newRowTable(healthHeader...), newRowTable(tcpHealthHeader...)
-	addHealthRows(health, tcpHealth, c)
-	for _, t := range []*rowTable{health, tcpHealth} {
-		_ = t.each(false, func(cells []string) error {
-			row := slices.Clone(cells[2:])
-			if lay.Color && !strings.HasPrefix(row[1], "0 ") {
-				row[1] = paint(true, colorYellow, row[1]) // retransmissions
-			}
-			header := t.header[2:]
-			if t == health {
-				header = healthLabels
-			}
-			section("health "+cells[1], header, row)
-			return nil
-		})
-		t.close()
-	}
-	rules.reset(fs)
+	// The health rows of RDMA directions, then those of TCP, as WriteTable
+	// has them in two tables.
+	w.b, w.tcp = b, w.tcp[:0]
+	addHealthRows(healthSections{w, false}, healthSections{w, true}, c)
+	b = append(w.b, w.tcp...)
+	w.rules.reset(fs)
 	for _, ch := range c.Checks {
 		if ch.Findings == 0 {
 			continue
 		}
-		first := ""
-		if is := rules.of(ch.Rule); len(is) > 0 {
-			f := &fs[is[0]]
-			first = ": " + preview(where(f)+f.Message)
+		var first *Finding
+		if is := w.rules.of(ch.Rule); len(is) > 0 {
+			first = &fs[is[0]]
 		}
-		fmt.Fprintf(b, "  %s %s ×%d%s\n", paintSeverity(lay.Color, ch.Worst.String()), ch.Rule, ch.Findings, first)
+		b = append(b, "  "...)
+		b = appendFinding(b, w.color, ch.Worst.String(), ch.Rule, ch.Findings, first)
+		b = append(b, '\n')
 	}
 	if len(c.Checks) > 0 {
 		passed, found, notEval := check.Tally(c.Checks)
-		fmt.Fprintf(b, "  checks: %d passed, %d found something, %d not evaluated", passed, found, notEval)
+		b = append(b, "  checks: "...)
+		b = strconv.AppendInt(b, int64(passed), 10)
+		b = append(b, " passed, "...)
+		b = strconv.AppendInt(b, int64(found), 10)
+		b = append(b, " found something, "...)
+		b = strconv.AppendInt(b, int64(notEval), 10)
+		b = append(b, " not evaluated"...)
 		if u := c.RemoteInvalidation; u != nil {
-			fmt.Fprintf(b, "; %d of %d Replies With Invalidate", u.RepliesWithInvalidate, u.Replies)
+			b = fmt.Appendf(b, "; %d of %d Replies With Invalidate", u.RepliesWithInvalidate, u.Replies)
 		}
-		b.WriteString("\n")
+		b = append(b, '\n')
 		for _, note := range c.CheckCaveats {
 			if !slices.Contains(a.CheckCaveats, note) {
-				fmt.Fprintf(b, "  caveat: %s\n", note)
+				b = append(b, "  caveat: "...)
+				b = append(b, note...)
+				b = append(b, '\n')
 			}
 		}
 	}
 	if g := gapEffectsText(c.GapsAffect); g != "" {
-		fmt.Fprintf(b, "  %s\n", g)
+		b = append(b, "  "...)
+		b = append(b, g...)
+		b = append(b, '\n')
+	}
+	w.b = b
+	return b
+}
+
+// section appends a section's line: "  title: header value; …", laid out
+// to the width (title the concatenation of its parts).
+func (w *blockWriter) section(b []byte, header, row []string, title ...string) []byte {
+	start := len(b)
+	b = append(b, "  "...)
+	for _, t := range title {
+		b = append(b, t...)
+	}
+	b = append(b, ": "...)
+	return appendItems(b, start, header, row, "; ", w.width, 4)
+}
+
+// healthSections takes addHealthRows' rows as sections of the block:
+// those of RDMA directions (their figures' labels healthLabels), or of
+// TCP ones (tcp, which wait in blockWriter.tcp).
+type healthSections struct {
+	w   *blockWriter
+	tcp bool
+}
+
+func (h healthSections) add(cells ...string) {
+	row := cells[2:] // after the connection and the direction
+	if h.w.color && !strings.HasPrefix(row[1], "0 ") {
+		row[1] = paint(true, colorYellow, row[1]) // retransmissions
+	}
+	if h.tcp {
+		h.w.tcp = h.w.section(h.w.tcp, tcpHealthHeader[2:], row, "health ", cells[1])
+	} else {
+		h.w.b = h.w.section(h.w.b, healthLabels, row, "health ", cells[1])
 	}
 }
 
@@ -238,12 +301,28 @@ func connBlock(b *strings.Builder, a *Analysis, c *Connection, fs []Finding, rul
 var healthLabels = []string{"packets", "retrans. (bytes)", "episodes", "NAKs", "dup / OOO",
 	"PSNs missing (filled / lost by capture / unknown)", "ACK latency p50/p99/max", "Read latency", "CE / CNP"}
 
-// preview cuts a finding's text to findingPreview columns.
-func preview(s string) string {
-	if TextWidth(s) <= findingPreview {
-		return s
+// appendFinding appends a finding's line (its indentation aside): its
+// severity, its rule, its count when positive ("×7"), then f's text
+// (where, message) cut to findingPreview columns, when f is not nil.
+func appendFinding(b []byte, color bool, severity, rule string, count int, f *Finding) []byte {
+	b = append(b, paintSeverity(color, severity)...)
+	b = append(b, ' ')
+	b = append(b, rule...)
+	if count > 0 {
+		b = append(b, " ×"...)
+		b = strconv.AppendInt(b, int64(count), 10)
 	}
-	return s[:fitPrefix([]byte(s), findingPreview-1)] + "…"
+	if f == nil {
+		return b
+	}
+	b = append(b, ": "...)
+	start := len(b)
+	b = appendWhere(b, f)
+	b = append(b, f.Message...)
+	if textWidth(b[start:]) > findingPreview {
+		b = append(b[:start+fitPrefix(b[start:], findingPreview-1)], "…"...)
+	}
+	return b
 }
 
 // paintCount is "N noun(s)", in the noun's severity colour when N > 0.

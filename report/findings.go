@@ -3,11 +3,11 @@ package report
 import (
 	"fmt"
 	"io"
+	"math/bits"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -465,27 +465,52 @@ func ownCaveats(f *CheckFile, c *CheckConnection) []string {
 }
 
 // where prefixes a finding's message with its packets and XID.
-func where(f *check.Finding) string {
-	var parts []string
+func where(f *check.Finding) string { return string(appendWhere(nil, f)) }
+
+// appendWhere appends where's text: "packet 7, XID 0x0000002a: ".
+func appendWhere(b []byte, f *check.Finding) []byte {
+	start := len(b)
 	switch n := len(f.Packets); {
 	case n == 1:
-		parts = append(parts, fmt.Sprintf("packet %d", f.Packets[0]))
+		b = append(b, "packet "...)
+		b = strconv.AppendInt(b, int64(f.Packets[0]), 10)
 	case n > 1 && n <= 4:
-		ps := make([]string, n)
+		b = append(b, "packets "...)
 		for i, p := range f.Packets {
-			ps[i] = fmt.Sprint(p)
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = strconv.AppendInt(b, int64(p), 10)
 		}
-		parts = append(parts, "packets "+strings.Join(ps, ", "))
 	case n > 4:
-		parts = append(parts, fmt.Sprintf("packets %d, %d, … (%d)", f.Packets[0], f.Packets[1], n+f.PacketsOmitted))
+		b = append(b, "packets "...)
+		b = strconv.AppendInt(b, int64(f.Packets[0]), 10)
+		b = append(b, ", "...)
+		b = strconv.AppendInt(b, int64(f.Packets[1]), 10)
+		b = append(b, ", … ("...)
+		b = strconv.AppendInt(b, int64(n+f.PacketsOmitted), 10)
+		b = append(b, ')')
 	}
 	if f.XID != nil {
-		parts = append(parts, fmt.Sprintf("XID 0x%08x", *f.XID))
+		if len(b) > start {
+			b = append(b, ", "...)
+		}
+		b = append(b, "XID 0x"...)
+		b = appendHex(b, uint64(*f.XID), 8)
 	}
-	if len(parts) == 0 {
-		return ""
+	if len(b) > start {
+		b = append(b, ": "...)
 	}
-	return strings.Join(parts, ", ") + ": "
+	return b
+}
+
+// appendHex appends v in lower-case hexadecimal, at least digits of them
+// (fmt's %0*x).
+func appendHex(b []byte, v uint64, digits int) []byte {
+	for n := max(1, (bits.Len64(v)+3)/4); n < digits; n++ {
+		b = append(b, '0')
+	}
+	return strconv.AppendUint(b, v, 16)
 }
 
 // WriteRules prints the rule table: ID, severity, reference, summary.

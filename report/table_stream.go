@@ -12,7 +12,6 @@ import (
 	"syscall"
 
 	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/olekukonko/tablewriter/tw"
 )
 
@@ -69,6 +68,21 @@ func (t *rowTable) add(cells ...string) {
 		t.rows = binary.AppendUvarint(t.rows, uint64(len(c)))
 		t.rows = append(t.rows, c...)
 	}
+	t.endRow()
+}
+
+// addText appends a row of one cell, text, to a table of one column that
+// is never rendered (the blocks of analyze's text, which wait for the
+// summary): no width taken, no copy made as a string.
+func (t *rowTable) addText(text []byte) {
+	t.rows = binary.AppendUvarint(t.rows, uint64(len(text)))
+	t.rows = append(t.rows, text...)
+	t.endRow()
+}
+
+// endRow counts a row whose cells are appended, and spills the rows to
+// the file past rowSpillAt bytes.
+func (t *rowTable) endRow() {
 	t.n++
 	if len(t.rows) >= rowSpillAt && !t.noFile {
 		t.spill()
@@ -129,7 +143,7 @@ func (t *rowTable) close() {
 
 // trimmedWidth is the columns c takes in a table: tablewriter trims the
 // spaces at either end of a cell (Behavior.TrimSpace, on by default).
-func trimmedWidth(c string) int { return twwidth.Width(strings.TrimSpace(c)) }
+func trimmedWidth(c string) int { return textWidth(strings.TrimSpace(c)) }
 
 // len is the number of rows.
 func (t *rowTable) len() int { return t.n }
@@ -281,7 +295,7 @@ func (t *rowTable) appendRow(b []byte, cells []string) []byte {
 		c = strings.TrimSpace(c)
 		b = append(b, "│ "...)
 		b = append(b, c...)
-		b = appendSpaces(b, t.widths[i]-cellWidth(c)+1)
+		b = appendSpaces(b, t.widths[i]-textWidth(c)+1)
 	}
 	return append(b, "│\n"...)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
@@ -37,7 +38,65 @@ func (l Layout) width() int {
 // TextWidth is the display columns s takes on a terminal: wide
 // characters count two, combining marks none, ANSI escape sequences
 // (colours) none.
-func TextWidth(s string) int { return twwidth.Width(s) }
+func TextWidth(s string) int { return textWidth(s) }
+
+// textWidth is twwidth.Width(s) (the width tablewriter lays its cells out
+// by), without what twwidth.Width costs on every call (a lock, a look-up
+// of the whole string in its cache, a width look-up per character): the
+// reports' text is printable ASCII but for a few characters (→, ×, µ, …),
+// and twwidth adds up its characters' widths. A string with a control
+// character (an ANSI colour, a tab) goes to twwidth whole: it strips the
+// escape sequences.
+func textWidth[T string | []byte](s T) int {
+	w, i := 0, 0
+	for {
+		j := i // a run of printable ASCII, a column a byte
+		for j < len(s) && s[j]-0x20 < 0x7f-0x20 {
+			j++
+		}
+		w += j - i
+		if j == len(s) {
+			return w
+		}
+		if s[j] < utf8.RuneSelf {
+			return twwidth.Width(string(s))
+		}
+		r, n := decodeRune(s[j:])
+		w += runeWidth(r)
+		i = j + n
+	}
+}
+
+// decodeRune is utf8.DecodeRune for either kind of text.
+func decodeRune[T string | []byte](s T) (rune, int) {
+	switch s := any(s).(type) {
+	case []byte:
+		return utf8.DecodeRune(s)
+	case string:
+		return utf8.DecodeRuneInString(s)
+	}
+	panic("unreachable")
+}
+
+// runeWidths remembers twwidth.Width of characters past ASCII, without a
+// lock: slot r%len holds r<<3 | 4 | its width (0 to 2) once it is known;
+// two characters that share a slot take turns in it. twwidth's options
+// (East Asian widths, from the locale) are set at start, and rdmashark
+// never changes them.
+var runeWidths [1024]atomic.Uint32
+
+// runeWidth is twwidth.Width(string(r)) for r past ASCII.
+func runeWidth(r rune) int {
+	slot := &runeWidths[uint32(r)%uint32(len(runeWidths))]
+	if v := slot.Load(); v != 0 && rune(v>>3) == r {
+		return int(v & 3)
+	}
+	w := twwidth.Width(string(r))
+	if w <= 3 {
+		slot.Store(uint32(r)<<3 | 4 | uint32(w))
+	}
+	return w
+}
 
 // The ANSI SGR colours of the reports.
 const (
@@ -108,6 +167,7 @@ type WrapWriter struct {
 	Hang bool
 	line []byte
 	out  []byte
+	in   []byte // WriteString's text
 	err  error
 }
 
@@ -143,6 +203,13 @@ func (ww *WrapWriter) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// WriteString is Write of s, through one buffer kept for the purpose
+// rather than a new slice each time (io.WriteString's).
+func (ww *WrapWriter) WriteString(s string) (int, error) {
+	ww.in = append(ww.in[:0], s...)
+	return ww.Write(ww.in)
+}
+
 // Flush writes a pending line that has no newline yet, wrapped.
 func (ww *WrapWriter) Flush() error {
 	if ww.err != nil || len(ww.line) == 0 {
@@ -157,7 +224,7 @@ func (ww *WrapWriter) Flush() error {
 
 // wrapLine appends line, broken to the width, each piece ending in '\n'.
 func (ww *WrapWriter) wrapLine(dst, line []byte) []byte {
-	if cellWidth(line) <= ww.width {
+	if textWidth(line) <= ww.width {
 		dst = append(dst, line...)
 		return append(dst, '\n')
 	}
@@ -175,7 +242,7 @@ func (ww *WrapWriter) wrapLine(dst, line []byte) []byte {
 			for j < len(line) && line[j] == ' ' {
 				j++
 			}
-			if col := cellWidth(line[:j]); col <= ww.width/2 {
+			if col := textWidth(line[:j]); col <= ww.width/2 {
 				indent = col
 			}
 		}
@@ -231,7 +298,7 @@ func breakAt(s []byte, avail int, prefer string, first bool) (cut, next int) {
 
 // fitPrefix is the length of the longest prefix of s that takes at most
 // avail display columns, never ending inside an ANSI escape sequence.
-func fitPrefix(s []byte, avail int) int {
+func fitPrefix[T string | []byte](s T, avail int) int {
 	w := 0
 	for i := 0; i < len(s); {
 		if s[i] == 0x1b {
@@ -246,10 +313,11 @@ func fitPrefix(s []byte, avail int) int {
 			i = min(j, len(s))
 			continue
 		}
-		r, sz := utf8.DecodeRune(s[i:])
-		rw := 1
-		if r >= 0x80 {
-			rw = twwidth.Width(string(r))
+		rw, sz := 1, 1 // ASCII (a control character too)
+		if s[i] >= utf8.RuneSelf {
+			var r rune
+			r, sz = decodeRune(s[i:])
+			rw = runeWidth(r)
 		}
 		if w+rw > avail {
 			return i
@@ -260,34 +328,59 @@ func fitPrefix(s []byte, avail int) int {
 	return len(s)
 }
 
-// wrapItems lays out items after title, separated by sep, as many on a
-// line as fit width; continuation lines are indented by indent spaces.
-// An item wider than a line is left to a WrapWriter to break.
-func wrapItems(b *strings.Builder, lead, title string, items []string, sep string, width, indent int) {
-	line := lead + title
-	lineW := TextWidth(line)
+// appendItems lays out items after the line's head (what b holds from
+// start: its indentation and title), separated by sep, as many on a line
+// as fit width; continuation lines are indented by indent spaces. Item i
+// is "labels[i] values[i]", or values[i] alone when labels is nil. An
+// item wider than a line is left to a WrapWriter to break. Each piece's
+// width is taken once; they add up to the line's, as twwidth's do (no
+// escape sequence spans a label and its value: paint colours whole
+// values).
+func appendItems(b []byte, start int, labels, values []string, sep string, width, indent int) []byte {
 	tail := strings.TrimRight(sep, " ") // ends a line that goes on
-	for i, it := range items {
-		piece := it
+	sepW, tailW := textWidth(sep), textWidth(tail)
+	lineW := textWidth(b[start:])
+	for i, v := range values {
+		itemW := textWidth(v)
+		if labels != nil {
+			itemW += textWidth(labels[i]) + 1
+		}
+		room := itemW // the item, and the separators on either side
 		if i > 0 {
-			piece = sep + it
+			room += sepW
 		}
-		pw := TextWidth(piece)
-		if i < len(items)-1 {
-			pw += TextWidth(tail) // room for the separator after it
+		if i < len(values)-1 {
+			room += tailW
 		}
-		if i > 0 && lineW+pw > width {
-			b.WriteString(strings.TrimRight(line+tail, " "))
-			b.WriteByte('\n')
-			line = strings.Repeat(" ", indent) + it
-			lineW = indent + TextWidth(it)
-			continue
+		switch {
+		case i > 0 && lineW+room > width:
+			b = append(b, tail...)
+			b = trimSpacesAfter(b, start)
+			b = append(b, '\n')
+			start = len(b)
+			b = appendSpaces(b, indent)
+			lineW = indent + itemW
+		case i > 0:
+			b = append(b, sep...)
+			lineW += sepW + itemW
+		default:
+			lineW += itemW
 		}
-		line += piece
-		lineW += TextWidth(piece)
+		if labels != nil {
+			b = append(b, labels[i]...)
+			b = append(b, ' ')
+		}
+		b = append(b, v...)
 	}
-	b.WriteString(line)
-	b.WriteByte('\n')
+	return append(b, '\n')
+}
+
+// trimSpacesAfter trims the spaces at the end of b, but none before start.
+func trimSpacesAfter(b []byte, start int) []byte {
+	for len(b) > start && b[len(b)-1] == ' ' {
+		b = b[:len(b)-1]
+	}
+	return b
 }
 
 // fitColumns chooses the columns of a table that fit width: each column

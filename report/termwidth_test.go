@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/clipperhouse/displaywidth"
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 )
 
 // wrapped is what a WrapWriter of width w (Indent 4, prefer) writes of s.
@@ -69,4 +70,44 @@ func equalBools(a, b []bool) bool {
 		}
 	}
 	return true
+}
+
+// TestTextWidthIsTwwidth: textWidth is what tablewriter's twwidth.Width
+// says of the same text (the widths the tables and the wrapped lines were
+// laid out by), for ASCII, the reports' own characters, wide and
+// combining characters, emoji, colours, tabs, control characters and
+// invalid UTF-8, with East Asian widths off and on (ambiguous characters
+// such as → and × take two columns then).
+func TestTextWidthIsTwwidth(t *testing.T) {
+	texts := []string{"", "a", "packets 1476 C→S, 1472 S→C", "error X ×7: packet 1…", "664 µs / 8.48 ms",
+		"日本語 text", "e\u0301 combining", "emoji 🚀 and ✅", "\x1b[33m5 (100)\x1b[0m → 2", "tab\there", "\t",
+		"bell\x07 and \x7f del", "\x01", "invalid \xff\xfe bytes", "\xe2\x86", "─┼─", "\u200b zero width", "ｆｕｌｌ",
+		"→▒→▒ (one slot of runeWidths)", "\u0300\u0700\u0b00\u0f00 (zero width, one slot)"}
+	check := func(ea bool) {
+		t.Helper()
+		forget := func() { // the widths met so far were of the other setting
+			for i := range runeWidths {
+				runeWidths[i].Store(0)
+			}
+		}
+		defer func(was bool) { twwidth.SetEastAsian(was); forget() }(twwidth.IsEastAsian())
+		twwidth.SetEastAsian(ea)
+		forget()
+		for range 2 { // the second time from runeWidths
+			for _, s := range texts {
+				want := twwidth.Width(s)
+				if got := textWidth(s); got != want {
+					t.Errorf("east asian %v: textWidth(%q) = %d, twwidth.Width = %d", ea, s, got, want)
+				}
+				if got := textWidth([]byte(s)); got != want {
+					t.Errorf("east asian %v: textWidth([]byte(%q)) = %d, twwidth.Width = %d", ea, s, got, want)
+				}
+			}
+		}
+	}
+	check(false)
+	check(true)
+	if twwidth.WidthWithOptions("→", twwidth.Options{}) == twwidth.WidthWithOptions("→", twwidth.Options{EastAsianWidth: true}) {
+		t.Error("→ as wide with East Asian widths as without: the second setting proves nothing")
+	}
 }

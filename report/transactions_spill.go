@@ -295,22 +295,11 @@ func txnRow(x *Transaction) []string {
 	return row
 }
 
-// cellWidth is twwidth.Width of a cell: its length when it is printable
-// ASCII (one column a byte, no escape sequence to strip).
-func cellWidth[T string | []byte](b T) int {
-	for i := 0; i < len(b); i++ {
-		if c := b[i]; c < 0x20 || c >= 0x7f {
-			return twwidth.Width(string(b))
-		}
-	}
-	return len(b)
-}
-
 // addWidths widens widths to the cells of x.
 func addWidths(widths []int, c *txnCells, x *Transaction) {
 	c.build(x)
 	for i := range widths {
-		widths[i] = max(widths[i], cellWidth(c.cell(i)))
+		widths[i] = max(widths[i], textWidth(c.cell(i)))
 	}
 }
 
@@ -349,7 +338,7 @@ func (l *TransactionList) writeTableSpilled(w io.Writer) error {
 		}
 	}
 	cell := func(i int, text []byte, center bool) {
-		gap := widths[i] - cellWidth(text)
+		gap := widths[i] - textWidth(text)
 		left := 0
 		if center {
 			left = gap / 2

@@ -111,11 +111,11 @@ func (t plainTable) appendLine(b []byte, cell func(int) []byte) []byte {
 		}
 		first = false
 		c := cell(i)
-		n := cellWidth(c)
+		n := textWidth(c)
 		if n > wd {
 			cut := fitPrefix(c, wd-1)
 			c = append(c[:cut:cut], "…"...)
-			n = cellWidth(c)
+			n = textWidth(c)
 		}
 		switch {
 		case i < len(t.right) && t.right[i]:
