@@ -67,7 +67,7 @@ type frameState struct {
 // packet, in order, after decoding.
 func (s *frameState) note(p *Packet) {
 	if s.seen {
-		p.TimeDelta = p.Timestamp.Sub(s.prev)
+		p.TimeDelta = timeSub(p.Timestamp, s.prev)
 	} else {
 		p.TimeDelta = 0
 	}
@@ -76,7 +76,10 @@ func (s *frameState) note(p *Packet) {
 	p.TCPSeqBase, p.TCPAckBase, p.TCPAckBaseSet, p.TCPWinShift = 0, 0, false, 0
 	p.EchoRequestIn = 0
 	if !p.Has(layers.LayerTypeTCP) {
-		s.echo(p)
+		// echo's first test, here: most packets are RoCE on UDP.
+		if p.IPv4.Protocol == layers.IPProtocolICMPv4 || p.IPv6.NextHeader == layers.IPProtocolICMPv6 {
+			s.echo(p)
+		}
 		return
 	}
 	var src, dst netip.Addr

@@ -271,7 +271,11 @@ func (p *Packet) reset() {
 	p.IWARP.reset()
 	p.TCPDiscarded = false
 	p.CRCDiscarded = false
-	clear(p.ULP)
+	// Usually none or one: a loop, not clear's call of memclrHasPointers
+	// (which a range loop zeroing each element would compile to too).
+	for i := 0; i < len(p.ULP); i++ {
+		p.ULP[i] = nil
+	}
 	p.ULP = p.ULP[:0]
 	p.Err = nil
 	p.Conn = nil
