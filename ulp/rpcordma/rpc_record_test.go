@@ -64,3 +64,49 @@ func TestClearKeepClearsEveryField(t *testing.T) {
 		}
 	}
 }
+
+// TestTxnResetClearsEveryField: newTxn's reset empties every slice of a
+// Transaction and of its two RPCSides keeping its storage, zeroes every
+// other field and numbers it, so that a field added to either and
+// forgotten in reset fails here.
+func TestTxnResetClearsEveryField(t *testing.T) {
+	var fill func(v reflect.Value)
+	fill = func(v reflect.Value) {
+		for i := 0; i < v.NumField(); i++ {
+			f := v.Field(i)
+			if f.Type() == reflect.TypeFor[RPCSide]() {
+				fill(f)
+				continue
+			}
+			setNonZero(t, f)
+			if f.IsZero() {
+				t.Fatalf("field %s still zero", v.Type().Field(i).Name)
+			}
+		}
+	}
+	var check func(v reflect.Value, path string)
+	check = func(v reflect.Value, path string) {
+		for i := 0; i < v.NumField(); i++ {
+			f, name := v.Field(i), path+v.Type().Field(i).Name
+			switch {
+			case f.Type() == reflect.TypeFor[RPCSide]():
+				check(f, name+".")
+			case name == "seq":
+				if f.Uint() != 7 {
+					t.Errorf("seq %d after reset(7)", f.Uint())
+				}
+			case f.Kind() == reflect.Slice && f.Cap() == 1:
+				if f.Len() != 0 {
+					t.Errorf("field %s: len %d after reset, want 0", name, f.Len())
+				}
+			case !f.IsZero():
+				t.Errorf("field %s not zero after reset", name)
+			}
+		}
+	}
+	var txn Transaction
+	v := reflect.ValueOf(&txn).Elem()
+	fill(v)
+	txn.reset(7)
+	check(v, "")
+}
