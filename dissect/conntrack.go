@@ -144,20 +144,38 @@ func (t *ConnTable) newConn(tr Transport, p *Packet) *Connection {
 
 // ibNodes returns the source and destination nodes of an IB-transport packet.
 func ibNodes(p *Packet) (src, dst Node) {
+	return ibNode(p, false), ibNode(p, true)
+}
+
+// ibNode returns the destination node of an IB-transport packet, or its
+// source when !dst: Track needs the destination alone for most packets.
+func ibNode(p *Packet, dst bool) (n Node) {
 	switch {
 	case p.Encap == EncapRoCEv2 && p.Has(layers.LayerTypeIPv4):
-		src.Addr, _ = netip.AddrFromSlice(p.IPv4.SrcIP.To4())
-		dst.Addr, _ = netip.AddrFromSlice(p.IPv4.DstIP.To4())
+		ip := p.IPv4.SrcIP
+		if dst {
+			ip = p.IPv4.DstIP
+		}
+		n.Addr, _ = netip.AddrFromSlice(ip.To4())
 	case p.Encap == EncapRoCEv2:
-		src.Addr, _ = netip.AddrFromSlice(p.IPv6.SrcIP)
-		dst.Addr, _ = netip.AddrFromSlice(p.IPv6.DstIP)
+		ip := p.IPv6.SrcIP
+		if dst {
+			ip = p.IPv6.DstIP
+		}
+		n.Addr, _ = netip.AddrFromSlice(ip)
 	case p.Has(roce.LayerTypeGRH):
-		src.Addr = netip.AddrFrom16(p.GRH.SGID).Unmap()
-		dst.Addr = netip.AddrFrom16(p.GRH.DGID).Unmap()
+		gid := p.GRH.SGID
+		if dst {
+			gid = p.GRH.DGID
+		}
+		n.Addr = netip.AddrFrom16(gid).Unmap()
 	case p.Has(roce.LayerTypeLRH):
-		src.LID, dst.LID = p.LRH.SLID, p.LRH.DLID
+		n.LID = p.LRH.SLID
+		if dst {
+			n.LID = p.LRH.DLID
+		}
 	}
-	return src, dst
+	return n
 }
 
 // Track places an IB-transport packet in its connection, creating and
@@ -166,7 +184,7 @@ func (t *ConnTable) Track(p *Packet) {
 	if !p.Has(roce.LayerTypeBTH) {
 		return
 	}
-	src, dst := ibNodes(p)
+	dst := ibNode(p, true)
 	if p.CRCDiscarded {
 		// Discarded by its receiver, perhaps its addresses or QP number
 		// corrupted: it opens, completes and advances nothing, and joins
@@ -179,7 +197,7 @@ func (t *ConnTable) Track(p *Packet) {
 		return
 	}
 	if p.CM.Attr != 0 {
-		t.cm(p, src, dst)
+		t.cm(p, ibNode(p, false), dst)
 		return
 	}
 	op := p.BTH.OpCode
@@ -209,6 +227,7 @@ func (t *ConnTable) Track(p *Packet) {
 		t.place(p, ref.conn, d)
 		return
 	}
+	src := ibNode(p, false)
 	// A connection whose REQ the capture holds and whose REP it lost:
 	// the client's first request names the server's QPN the REP carried
 	// (its destination QP), so the connection is not split in two, its

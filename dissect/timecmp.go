@@ -22,11 +22,16 @@ func timeSub(a, b time.Time) time.Duration {
 
 // wallClock is a time's wall clock, ordered (before) as time.Time.Before
 // orders times without a monotonic reading.
-type wallClock struct {
-	s  int64
-	ns int
-}
+type wallClock struct{ s, ns int64 }
 
-func wallOf(t time.Time) wallClock { return wallClock{t.Unix(), t.Nanosecond()} }
+func wallOf(t time.Time) wallClock { return wallClock{t.Unix(), int64(t.Nanosecond())} }
 
 func (a wallClock) before(b wallClock) bool { return a.s < b.s || a.s == b.s && a.ns < b.ns }
+
+// sub is timeSub of the times a and b are the wall clocks of.
+func (a wallClock) sub(b wallClock) time.Duration {
+	if ds := a.s - b.s; ds > -1<<33 && ds < 1<<33 {
+		return time.Duration(ds*1e9 + a.ns - b.ns)
+	}
+	return time.Unix(a.s, a.ns).Sub(time.Unix(b.s, b.ns))
+}
