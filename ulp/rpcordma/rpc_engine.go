@@ -717,8 +717,8 @@ func (e *Engine) ulpDecode(rec *RPCRecord, t *Transaction, body []byte, reply bo
 		return
 	}
 	q := &s.query
-	*q = ULPQuery{Reply: reply, Program: t.Program, Version: t.Version, Procedure: t.Procedure, Known: true,
-		Body: body, WriteChunks: q.WriteChunks[:0], ReadPositions: q.ReadPositions[:0]}
+	resetQuery(q)
+	q.Reply, q.Program, q.Version, q.Procedure, q.Known, q.Body = reply, t.Program, t.Version, t.Procedure, true, body
 	if !reply && !t.callDone {
 		for i := range t.call.Chunks {
 			if ch := &t.call.Chunks[i]; ch.Kind == ChunkRead && ch.Position > 0 {
@@ -750,6 +750,16 @@ func (e *Engine) ulpDecode(rec *RPCRecord, t *Transaction, body []byte, reply bo
 		}
 		t.ReplyHasFH, t.ReplyFHHash = rec.ULP.Object.HasFH, rec.ULP.Object.FHHash
 	}
+}
+
+// resetQuery clears q, keeping its slices' storage. It assigns field by
+// field: a composite literal copied over q (with its write barriers) was
+// ~90 instructions a message. TestResetQueryClearsEveryField fails when a
+// field added to ULPQuery is not cleared here.
+func resetQuery(q *ULPQuery) {
+	q.Reply, q.Program, q.Version, q.Procedure, q.Known = false, 0, 0, 0, false
+	q.Body, q.Reduced, q.HeaderLen = nil, false, 0
+	q.WriteChunks, q.ReadPositions = q.WriteChunks[:0], q.ReadPositions[:0]
 }
 
 // rpcReply pairs a Reply (or an RDMA_ERROR) with its Call and ends the
@@ -1131,8 +1141,9 @@ func (e *Engine) duplicateSend(p *dissect.Packet, m *dissect.Message) {
 		if rec.HasProgram && rec.RPC.HasBody() && s.ulp != nil {
 			// A retransmitted Reply shows its results too, as tshark does.
 			q := &s.query
-			*q = ULPQuery{Reply: true, Program: rec.Program, Version: rec.Version, Procedure: rec.Procedure,
-				Known: true, Body: rec.RPC.Payload(), WriteChunks: q.WriteChunks[:0], ReadPositions: q.ReadPositions[:0]}
+			resetQuery(q)
+			q.Reply, q.Program, q.Version, q.Procedure, q.Known = true, rec.Program, rec.Version, rec.Procedure, true
+			q.Body = rec.RPC.Payload()
 			for _, wc := range v.chunks.WriteList {
 				q.Reduced = true
 				var n uint32

@@ -110,3 +110,26 @@ func TestTxnResetClearsEveryField(t *testing.T) {
 	txn.reset(7)
 	check(v, "")
 }
+
+// TestResetQueryClearsEveryField: resetQuery empties the slices of a
+// ULPQuery keeping their storage and zeroes every other field, so that a
+// field added to rpcrdma.ULBQuery and forgotten there fails here.
+func TestResetQueryClearsEveryField(t *testing.T) {
+	var q ULPQuery
+	v := reflect.ValueOf(&q).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		setNonZero(t, v.Field(i))
+	}
+	resetQuery(&q)
+	for i := 0; i < v.NumField(); i++ {
+		f, name := v.Field(i), v.Type().Field(i).Name
+		switch {
+		case name == "WriteChunks" || name == "ReadPositions":
+			if f.Len() != 0 || f.Cap() != 1 {
+				t.Errorf("field %s: len %d cap %d after resetQuery, want 0 and its capacity 1", name, f.Len(), f.Cap())
+			}
+		case !f.IsZero():
+			t.Errorf("field %s not zero after resetQuery", name)
+		}
+	}
+}
