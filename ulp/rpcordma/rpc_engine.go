@@ -571,8 +571,10 @@ func (ch *Chunk) addSegment(sg rpcrdma.Segment, pos uint32) {
 	} else {
 		ch.Segments = append(ch.Segments, Segment{})
 	}
+	// Field by field, as Transaction.reset (a test checks every field).
 	seg := &ch.Segments[n]
-	*seg = Segment{Handle: sg.Handle, Length: sg.Length, Offset: sg.Offset, Position: pos, Ops: seg.Ops[:0]}
+	seg.Handle, seg.Length, seg.Offset, seg.Position = sg.Handle, sg.Length, sg.Offset, pos
+	seg.Ops, seg.Moved = seg.Ops[:0], 0
 }
 
 // rpcCall opens a transaction for a Call.

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/rdmashark/rdmashark/rpcrdma"
 )
 
 // setNonZero makes v non-zero, reaching unexported fields too.
@@ -131,5 +133,27 @@ func TestResetQueryClearsEveryField(t *testing.T) {
 		case !f.IsZero():
 			t.Errorf("field %s not zero after resetQuery", name)
 		}
+	}
+}
+
+// TestAddSegmentSetsEveryField: addSegment reusing a slot sets every field
+// of the Segment from the transport header's, empties Ops keeping its
+// storage and zeroes the rest, so that a field added to Segment and
+// forgotten there fails here.
+func TestAddSegmentSetsEveryField(t *testing.T) {
+	ch := &Chunk{Segments: make([]Segment, 1)}
+	v := reflect.ValueOf(&ch.Segments[0]).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		setNonZero(t, v.Field(i))
+	}
+	ch.Segments = ch.Segments[:0]
+	ch.addSegment(rpcrdma.Segment{Handle: 2, Length: 3, Offset: 4}, 5)
+	got := ch.Segments[0]
+	if got.Handle != 2 || got.Length != 3 || got.Offset != 4 || got.Position != 5 || len(got.Ops) != 0 || cap(got.Ops) != 1 {
+		t.Errorf("addSegment: %+v", got)
+	}
+	got.Handle, got.Length, got.Offset, got.Position, got.Ops = 0, 0, 0, 0, nil
+	if !reflect.ValueOf(got).IsZero() {
+		t.Errorf("addSegment left fields set: %+v", got)
 	}
 }
