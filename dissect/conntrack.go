@@ -1,6 +1,7 @@
 package dissect
 
 import (
+	"net"
 	"net/netip"
 	"slices"
 
@@ -156,7 +157,11 @@ func ibNode(p *Packet, dst bool) (n Node) {
 		if dst {
 			ip = p.IPv4.DstIP
 		}
-		n.Addr, _ = netip.AddrFromSlice(ip.To4())
+		if len(ip) == net.IPv4len { // as decoded: AddrFromSlice's switch, inlined
+			n.Addr = netip.AddrFrom4([4]byte(ip))
+		} else {
+			n.Addr, _ = netip.AddrFromSlice(ip.To4())
+		}
 	case p.Encap == EncapRoCEv2:
 		ip := p.IPv6.SrcIP
 		if dst {
