@@ -144,10 +144,15 @@ func (s *rpcState) recycle(p *dissect.Packet) {
 		return
 	}
 	s.lastPacket = p.Number
-	s.free = append(s.free, s.pendTxn...)
-	clear(s.pendTxn)
+	// Loops, not append(s.free, s.pendTxn...) and clear: for the one or no
+	// transaction of most packets, typedslicecopy and memclrHasPointers
+	// with their write barriers cost more than the work.
+	for i, t := range s.pendTxn {
+		s.free = append(s.free, t)
+		s.pendTxn[i] = nil
+	}
 	s.pendTxn = s.pendTxn[:0]
-	for _, b := range s.pendBuf {
+	for i, b := range s.pendBuf {
 		// Small buffers are kept for reuse (no allocation per message);
 		// large ones go back to the runtime, so that the spares stay
 		// within 64 x 64 KiB (docs/streaming.md, fixed overhead).
@@ -162,8 +167,8 @@ func (s *rpcState) recycle(p *dissect.Packet) {
 			s.spareLarge += cap(b)
 			s.bufs = append(s.bufs, b[:0])
 		}
+		s.pendBuf[i] = nil
 	}
-	clear(s.pendBuf)
 	s.pendBuf = s.pendBuf[:0]
 }
 
