@@ -732,7 +732,11 @@ func (m *reqModel) ack(psn uint32, p *Packet, dh *DirHealth, latency bool) {
 			a.AckRTT, a.HasAckRTT = timeSub(p.Timestamp, m.pending[k].t), true
 			dh.AckLatency.add(a.AckRTT)
 		}
-		m.pending = append(m.pending[:0], m.pending[k+1:]...)
+		if k+1 == len(m.pending) {
+			m.pending = m.pending[:0] // all acknowledged, most often: no copy to make
+		} else {
+			m.pending = append(m.pending[:0], m.pending[k+1:]...)
+		}
 	}
 	// Gaps acknowledged without a NAK or a resend: the capture lost them.
 	for i := 0; i < len(m.holes); i++ {
