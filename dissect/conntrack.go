@@ -69,12 +69,13 @@ type ConnTable struct {
 
 	conns []*Connection
 	byQP  map[qpKey]qpRef
-	// lastQP caches the last byQP hit (lookupQP): a Send's or a Write's
-	// packets come one after the other to the same QP. Any change to
-	// byQP clears it.
-	lastQP   qpKey
-	lastRef  qpRef
-	lastQPOK bool
+	// lastQP caches the last two byQP hits (lookupQP), the later first: a
+	// Send's or a Write's packets come one after the other to the same QP,
+	// and its acknowledgements to the QP of the other way. Any change to
+	// byQP clears it (forgetQPs).
+	lastQP   [2]qpKey
+	lastRef  [2]qpRef
+	lastQPOK [2]bool
 	byComm   map[commKey]*Connection
 	// rejected are the last connections refused (CM REJ, MPA reject,
 	// TCP RST), at most maxRecentRejects, awaiting a later connection
@@ -435,23 +436,30 @@ func (t *ConnTable) cm(p *Packet, src, dst Node) {
 	}
 }
 
-// lookupQP is t.byQP[k], the last hit cached.
+// lookupQP is t.byQP[k], the last two hits cached.
 func (t *ConnTable) lookupQP(k qpKey) (qpRef, bool) {
-	if t.lastQPOK && t.lastQP == k {
-		return t.lastRef, true
+	if t.lastQPOK[0] && t.lastQP[0] == k {
+		return t.lastRef[0], true
+	}
+	if t.lastQPOK[1] && t.lastQP[1] == k {
+		return t.lastRef[1], true
 	}
 	ref, ok := t.byQP[k]
 	if ok {
-		t.lastQP, t.lastRef, t.lastQPOK = k, ref, true
+		t.lastQP[1], t.lastRef[1], t.lastQPOK[1] = t.lastQP[0], t.lastRef[0], t.lastQPOK[0]
+		t.lastQP[0], t.lastRef[0], t.lastQPOK[0] = k, ref, true
 	}
 	return ref, ok
 }
+
+// forgetQPs clears lookupQP's cache: byQP changed.
+func (t *ConnTable) forgetQPs() { t.lastQPOK = [2]bool{} }
 
 // mapQP and mapComm index c by a QP or a Comm ID, remembering the key so
 // that releasing c can remove it.
 func (t *ConnTable) mapQP(k qpKey, c *Connection, d Direction) {
 	t.byQP[k] = qpRef{c, d}
-	t.lastQPOK = false
+	t.forgetQPs()
 	if c.rel.nqp < uint8(len(c.rel.qp)) {
 		c.rel.qp[c.rel.nqp] = k
 		c.rel.nqp++
@@ -477,7 +485,7 @@ func (t *ConnTable) close(c *Connection) {
 	for _, k := range c.rel.qp[:c.rel.nqp] {
 		if t.byQP[k].conn == c {
 			delete(t.byQP, k)
-			t.lastQPOK = false
+			t.forgetQPs()
 		}
 	}
 	if c.rel.hasPending && t.pending[c.rel.pending] == c {
