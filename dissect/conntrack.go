@@ -1,6 +1,7 @@
 package dissect
 
 import (
+	"net"
 	"net/netip"
 	"slices"
 
@@ -68,12 +69,13 @@ type ConnTable struct {
 
 	conns []*Connection
 	byQP  map[qpKey]qpRef
-	// lastQP caches the last byQP hit (lookupQP): a Send's or a Write's
-	// packets come one after the other to the same QP. Any change to
-	// byQP clears it.
-	lastQP   qpKey
-	lastRef  qpRef
-	lastQPOK bool
+	// lastQP caches the last two byQP hits (lookupQP), the later first: a
+	// Send's or a Write's packets come one after the other to the same QP,
+	// and its acknowledgements to the QP of the other way. Any change to
+	// byQP clears it (forgetQPs).
+	lastQP   [2]qpKey
+	lastRef  [2]qpRef
+	lastQPOK [2]bool
 	byComm   map[commKey]*Connection
 	// rejected are the last connections refused (CM REJ, MPA reject,
 	// TCP RST), at most maxRecentRejects, awaiting a later connection
@@ -144,20 +146,42 @@ func (t *ConnTable) newConn(tr Transport, p *Packet) *Connection {
 
 // ibNodes returns the source and destination nodes of an IB-transport packet.
 func ibNodes(p *Packet) (src, dst Node) {
+	return ibNode(p, false), ibNode(p, true)
+}
+
+// ibNode returns the destination node of an IB-transport packet, or its
+// source when !dst: Track needs the destination alone for most packets.
+func ibNode(p *Packet, dst bool) (n Node) {
 	switch {
 	case p.Encap == EncapRoCEv2 && p.Has(layers.LayerTypeIPv4):
-		src.Addr, _ = netip.AddrFromSlice(p.IPv4.SrcIP.To4())
-		dst.Addr, _ = netip.AddrFromSlice(p.IPv4.DstIP.To4())
+		ip := p.IPv4.SrcIP
+		if dst {
+			ip = p.IPv4.DstIP
+		}
+		if len(ip) == net.IPv4len { // as decoded: AddrFromSlice's switch, inlined
+			n.Addr = netip.AddrFrom4([4]byte(ip))
+		} else {
+			n.Addr, _ = netip.AddrFromSlice(ip.To4())
+		}
 	case p.Encap == EncapRoCEv2:
-		src.Addr, _ = netip.AddrFromSlice(p.IPv6.SrcIP)
-		dst.Addr, _ = netip.AddrFromSlice(p.IPv6.DstIP)
+		ip := p.IPv6.SrcIP
+		if dst {
+			ip = p.IPv6.DstIP
+		}
+		n.Addr, _ = netip.AddrFromSlice(ip)
 	case p.Has(roce.LayerTypeGRH):
-		src.Addr = netip.AddrFrom16(p.GRH.SGID).Unmap()
-		dst.Addr = netip.AddrFrom16(p.GRH.DGID).Unmap()
+		gid := p.GRH.SGID
+		if dst {
+			gid = p.GRH.DGID
+		}
+		n.Addr = netip.AddrFrom16(gid).Unmap()
 	case p.Has(roce.LayerTypeLRH):
-		src.LID, dst.LID = p.LRH.SLID, p.LRH.DLID
+		n.LID = p.LRH.SLID
+		if dst {
+			n.LID = p.LRH.DLID
+		}
 	}
-	return src, dst
+	return n
 }
 
 // Track places an IB-transport packet in its connection, creating and
@@ -166,7 +190,7 @@ func (t *ConnTable) Track(p *Packet) {
 	if !p.Has(roce.LayerTypeBTH) {
 		return
 	}
-	src, dst := ibNodes(p)
+	dst := ibNode(p, true)
 	if p.CRCDiscarded {
 		// Discarded by its receiver, perhaps its addresses or QP number
 		// corrupted: it opens, completes and advances nothing, and joins
@@ -179,7 +203,7 @@ func (t *ConnTable) Track(p *Packet) {
 		return
 	}
 	if p.CM.Attr != 0 {
-		t.cm(p, src, dst)
+		t.cm(p, ibNode(p, false), dst)
 		return
 	}
 	op := p.BTH.OpCode
@@ -209,6 +233,7 @@ func (t *ConnTable) Track(p *Packet) {
 		t.place(p, ref.conn, d)
 		return
 	}
+	src := ibNode(p, false)
 	// A connection whose REQ the capture holds and whose REP it lost:
 	// the client's first request names the server's QPN the REP carried
 	// (its destination QP), so the connection is not split in two, its
@@ -411,23 +436,30 @@ func (t *ConnTable) cm(p *Packet, src, dst Node) {
 	}
 }
 
-// lookupQP is t.byQP[k], the last hit cached.
+// lookupQP is t.byQP[k], the last two hits cached.
 func (t *ConnTable) lookupQP(k qpKey) (qpRef, bool) {
-	if t.lastQPOK && t.lastQP == k {
-		return t.lastRef, true
+	if t.lastQPOK[0] && t.lastQP[0] == k {
+		return t.lastRef[0], true
+	}
+	if t.lastQPOK[1] && t.lastQP[1] == k {
+		return t.lastRef[1], true
 	}
 	ref, ok := t.byQP[k]
 	if ok {
-		t.lastQP, t.lastRef, t.lastQPOK = k, ref, true
+		t.lastQP[1], t.lastRef[1], t.lastQPOK[1] = t.lastQP[0], t.lastRef[0], t.lastQPOK[0]
+		t.lastQP[0], t.lastRef[0], t.lastQPOK[0] = k, ref, true
 	}
 	return ref, ok
 }
+
+// forgetQPs clears lookupQP's cache: byQP changed.
+func (t *ConnTable) forgetQPs() { t.lastQPOK = [2]bool{} }
 
 // mapQP and mapComm index c by a QP or a Comm ID, remembering the key so
 // that releasing c can remove it.
 func (t *ConnTable) mapQP(k qpKey, c *Connection, d Direction) {
 	t.byQP[k] = qpRef{c, d}
-	t.lastQPOK = false
+	t.forgetQPs()
 	if c.rel.nqp < uint8(len(c.rel.qp)) {
 		c.rel.qp[c.rel.nqp] = k
 		c.rel.nqp++
@@ -453,7 +485,7 @@ func (t *ConnTable) close(c *Connection) {
 	for _, k := range c.rel.qp[:c.rel.nqp] {
 		if t.byQP[k].conn == c {
 			delete(t.byQP, k)
-			t.lastQPOK = false
+			t.forgetQPs()
 		}
 	}
 	if c.rel.hasPending && t.pending[c.rel.pending] == c {

@@ -1,6 +1,8 @@
 package dissect
 
 import (
+	"encoding/binary"
+
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/rdmashark/rdmashark/layers/roce"
@@ -75,7 +77,17 @@ func crcSender(p *Packet) uint64 {
 		return 0
 	}
 	k := uint64(1) << 62
-	for i, b := range addr[:min(len(addr), 7)] {
+	a := addr[:min(len(addr), 7)]
+	if len(a) >= 6 {
+		// A MAC address, most often: its bytes as the loop below places
+		// them, in two loads instead of ~70 instructions of loop.
+		k |= uint64(binary.LittleEndian.Uint32(a)) | uint64(binary.LittleEndian.Uint16(a[4:]))<<32
+		if len(a) == 7 {
+			k |= uint64(a[6]) << 48
+		}
+		return k
+	}
+	for i, b := range a {
 		k |= uint64(b) << (8 * i)
 	}
 	return k

@@ -29,7 +29,11 @@ func (e *Engine) deliverMessage(p *Packet, m *Message) {
 		// What the session and the Observer receive carries a
 		// direction: the roles are settled now (orient.go).
 		c.settleGuess()
-		if s := e.session(c, m); s != nil {
+		s := c.ulp.session // session's answer once the ULP is decided, without its call
+		if !c.ulp.decided {
+			s = e.session(c, m)
+		}
+		if s != nil {
 			s.Message(p, m)
 		} else {
 			e.Ops.Unclaimed++

@@ -187,6 +187,7 @@ func (s *Stats) Protocols() []ProtoCount {
 
 // Classify names the innermost protocol of a decoded packet.
 func Classify(p *Packet) Proto {
+	bth := p.Has(roce.LayerTypeBTH) // asked once: most packets are RoCE
 	switch {
 	case p.Err != nil && len(p.Decoded) == 0:
 		return ProtoMalformed
@@ -194,13 +195,13 @@ func Classify(p *Packet) Proto {
 		return ProtoCM
 	case p.Has(roce.LayerTypeMAD):
 		return ProtoMAD
-	case p.Has(roce.LayerTypeBTH) && p.BTH.OpCode.Transport() == roce.TransportCNP:
+	case bth && p.BTH.OpCode.Transport() == roce.TransportCNP:
 		return ProtoCNP
-	case p.Encap == EncapRoCEv2 && p.Has(roce.LayerTypeBTH):
+	case bth && p.Encap == EncapRoCEv2:
 		return ProtoRoCEv2
-	case p.Encap == EncapRoCEv1 && p.Has(roce.LayerTypeBTH):
+	case bth && p.Encap == EncapRoCEv1:
 		return ProtoRoCEv1
-	case p.Encap == EncapIB && p.Has(roce.LayerTypeBTH):
+	case bth && p.Encap == EncapIB:
 		return ProtoIB
 	case p.Err != nil && p.Encap != EncapNone:
 		return ProtoMalformed

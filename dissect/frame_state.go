@@ -51,7 +51,7 @@ const maxEchoes = 4096
 
 type frameState struct {
 	echoes    map[echoKey]int
-	prev      time.Time
+	prev      wallClock // the previous frame's time
 	seen      bool
 	streams   map[streamKey]tcpStream
 	next      int
@@ -66,17 +66,21 @@ type frameState struct {
 // note sets p.TimeDelta and p.TCPStream; the engine calls it for every
 // packet, in order, after decoding.
 func (s *frameState) note(p *Packet) {
+	w := wallOf(p.Timestamp)
 	if s.seen {
-		p.TimeDelta = p.Timestamp.Sub(s.prev)
+		p.TimeDelta = w.sub(s.prev)
 	} else {
 		p.TimeDelta = 0
 	}
-	s.prev, s.seen = p.Timestamp, true
+	s.prev, s.seen = w, true
 	p.TCPStream, p.TCPInitialRTT = -1, 0
 	p.TCPSeqBase, p.TCPAckBase, p.TCPAckBaseSet, p.TCPWinShift = 0, 0, false, 0
 	p.EchoRequestIn = 0
 	if !p.Has(layers.LayerTypeTCP) {
-		s.echo(p)
+		// echo's first test, here: most packets are RoCE on UDP.
+		if p.IPv4.Protocol == layers.IPProtocolICMPv4 || p.IPv6.NextHeader == layers.IPProtocolICMPv6 {
+			s.echo(p)
+		}
 		return
 	}
 	var src, dst netip.Addr

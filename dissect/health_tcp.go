@@ -121,9 +121,9 @@ func (e *Engine) classifyTCP(p *Packet) {
 			td.init, td.high, td.highT = true, end, p.Timestamp
 		case seglen > 0 && od.ackInit && !seqAfter(t.Seq+seglen, od.lastAck),
 			// Spurious: every byte of it acknowledged already.
-			behind && od.dupAcks >= 2 && od.lastAck == t.Seq && p.Timestamp.Sub(od.lastAckT) < fastRetransWindow,
+			behind && od.dupAcks >= 2 && od.lastAck == t.Seq && timeSub(p.Timestamp, od.lastAckT) < fastRetransWindow,
 			// Fast: what the duplicate ACKs asked for.
-			behind && !(p.Timestamp.Sub(td.highT) < ooo && td.high != end):
+			behind && !(timeSub(p.Timestamp, td.highT) < ooo && td.high != end):
 			a.Retransmission = true
 			td.retrans = true
 			dh.TCPRetransmissions++
@@ -169,7 +169,7 @@ func (e *Engine) classifyTCP(p *Packet) {
 			ep := &dh.Episodes[td.epIdx]
 			ep.Packets++
 			ep.LastPacket = p.Number
-			ep.Duration = p.Timestamp.Sub(ep.Start)
+			ep.Duration = timeSub(p.Timestamp, ep.Start)
 		}
 	} else if n > 0 && td.inEpisode {
 		td.inEpisode = false
@@ -196,7 +196,7 @@ func (e *Engine) classifyTCP(p *Packet) {
 		if od.timing && !seqAfter(od.rttSeq, t.Ack) {
 			od.timing = false
 			if !od.retrans {
-				a.AckRTT, a.HasAckRTT = p.Timestamp.Sub(od.rttT), true
+				a.AckRTT, a.HasAckRTT = timeSub(p.Timestamp, od.rttT), true
 				hl.Dir[1-d].AckLatency.add(a.AckRTT)
 			}
 		}

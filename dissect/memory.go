@@ -129,7 +129,10 @@ func (m *Memory[O]) Withdraw(o O, stag uint32) {
 			out = append(out, r)
 		}
 	}
-	clear(refs[len(out):])
+	// Usually one: a loop, not clear's call of memclrHasPointers.
+	for i := len(out); i < len(refs); i++ {
+		refs[i] = regionRef[O]{}
+	}
 	if len(out) == 0 {
 		delete(m.byTag, stag)
 		if cap(out) > 0 && len(m.spare) < 256 {

@@ -106,7 +106,7 @@ func (t *ConnTable) swapRoles(c *Connection) {
 			t.byQP[k] = ref
 		}
 	}
-	t.lastQPOK = false
+	t.forgetQPs()
 	c.rel.firstByServer = !c.rel.firstByServer
 	if t.swapped != nil {
 		t.swapped(c)

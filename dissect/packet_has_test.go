@@ -31,8 +31,8 @@ func walkHas(p *Packet, t gopacket.LayerType) bool {
 // (a test's literal) is answered by the walk too.
 func TestHasAgreesWithDecoded(t *testing.T) {
 	var asked []gopacket.LayerType
-	for lt := range layerBit {
-		if layerBit[lt] != 0 {
+	for lt := range layerMask {
+		if layerMask[lt] != 0 {
 			asked = append(asked, gopacket.LayerType(lt))
 		}
 	}

@@ -319,7 +319,7 @@ func (e *Engine) classify(p *Packet, c *Connection, rc *roceConn) {
 		dh.CNPs++
 		// The CNP answers CE marks on the packets the other way.
 		if m := &rc.model[1-d]; m.ceOpen {
-			hl.Dir[1-d].CEToCNP.add(p.Timestamp.Sub(m.ceFirst))
+			hl.Dir[1-d].CEToCNP.add(timeSub(p.Timestamp, m.ceFirst))
 			m.ceOpen = false
 		}
 	}
@@ -527,7 +527,7 @@ func (e *Engine) classifyRequest(p *Packet, c *Connection, rc *roceConn, m *reqM
 		dh.EpisodesByTrigger[trig]++
 		if rc.ackTimeout > 0 {
 			dh.AckTimeout = rc.ackTimeout
-			if trig == TriggerTimeout && !orig.IsZero() && p.Timestamp.Sub(orig) < rc.ackTimeout {
+			if trig == TriggerTimeout && !orig.IsZero() && timeSub(p.Timestamp, orig) < rc.ackTimeout {
 				// No NAK in the capture, yet the resend came before the
 				// ACK timeout could have expired: a NAK or a completer's
 				// sequence check the capture does not show.
@@ -548,7 +548,7 @@ func (e *Engine) classifyRequest(p *Packet, c *Connection, rc *roceConn, m *reqM
 		ep := &dh.Episodes[m.epIdx]
 		ep.Packets++
 		ep.LastPacket = p.Number
-		ep.Duration = p.Timestamp.Sub(ep.Start)
+		ep.Duration = timeSub(p.Timestamp, ep.Start)
 	}
 }
 
@@ -658,7 +658,7 @@ func (e *Engine) classifyReadResponse(p *Packet, m *reqModel, dh, rq *DirHealth)
 		// Read latency: from the Read Request to its first response.
 		for i, pa := range m.pending {
 			if pa.read && psnDiff(psn, (pa.psn-pa.span+1)&psnMask) == 0 {
-				a.AckRTT, a.HasAckRTT = p.Timestamp.Sub(pa.t), true
+				a.AckRTT, a.HasAckRTT = timeSub(p.Timestamp, pa.t), true
 				rq.ReadLatency.add(a.AckRTT)
 				m.pending = append(m.pending[:i], m.pending[i+1:]...)
 				break
@@ -729,10 +729,14 @@ func (m *reqModel) ack(psn uint32, p *Packet, dh *DirHealth, latency bool) {
 	if k >= 0 {
 		if latency && !m.pending[k].read {
 			a := &p.Analysis
-			a.AckRTT, a.HasAckRTT = p.Timestamp.Sub(m.pending[k].t), true
+			a.AckRTT, a.HasAckRTT = timeSub(p.Timestamp, m.pending[k].t), true
 			dh.AckLatency.add(a.AckRTT)
 		}
-		m.pending = append(m.pending[:0], m.pending[k+1:]...)
+		if k+1 == len(m.pending) {
+			m.pending = m.pending[:0] // all acknowledged, most often: no copy to make
+		} else {
+			m.pending = append(m.pending[:0], m.pending[k+1:]...)
+		}
 	}
 	// Gaps acknowledged without a NAK or a resend: the capture lost them.
 	for i := 0; i < len(m.holes); i++ {

@@ -110,7 +110,11 @@ type ReassemblyStats struct {
 
 // rxState is the engine's reassembly state.
 type rxState struct {
-	conns    map[*Connection]*roceConn
+	conns map[*Connection]*roceConn
+	// lastConn's state is lastRC (conns[lastConn]), for reassembleRoCE:
+	// most packets follow one of the same connection.
+	lastConn *Connection
+	lastRC   *roceConn
 	msg      Message
 	op       RDMAOp
 	data     RDMAData // one Write packet's part (DataObserver)
@@ -294,11 +298,14 @@ func (e *Engine) reassembleRoCE(p *Packet) {
 		return
 	}
 	r := e.rx()
-	rc := r.conns[c]
-	if rc == nil {
-		rc = &roceConn{}
-		rc.dir[0].d, rc.dir[1].d = DirClientToServer, DirServerToClient
-		r.conns[c] = rc
+	rc := r.lastRC
+	if c != r.lastConn {
+		if rc = r.conns[c]; rc == nil {
+			rc = &roceConn{}
+			rc.dir[0].d, rc.dir[1].d = DirClientToServer, DirServerToClient
+			r.conns[c] = rc
+		}
+		r.lastConn, r.lastRC = c, rc
 	}
 	if p.CRCDiscarded {
 		// Its receiver discarded it (Packet.CRCDiscarded): on the wire, so
@@ -1377,6 +1384,9 @@ func (e *Engine) releaseRoCE(c *Connection) {
 	}
 	rc.finishModel(c)
 	delete(r.conns, c)
+	if r.lastConn == c {
+		r.lastConn, r.lastRC = nil, nil
+	}
 }
 
 // flushRoCE hands up everything still in progress (end of capture), in

@@ -117,16 +117,23 @@ func (e *Engine) releaseClosed() {
 // idleClock is the bookkeeping of the idle scan.
 type idleClock struct {
 	now, next time.Time
-	scans     int
+	// nowW and nextW are now's and next's wall clocks, compared for every
+	// packet (set once init).
+	nowW, nextW wallClock
+	init        bool
+	scans       int
 }
 
 // expireIdle releases the connections idle at ts.
 func (e *Engine) expireIdle(ts time.Time) {
 	k := &e.idle
-	if ts.After(k.now) {
-		k.now = ts
+	if !k.init {
+		k.nowW, k.nextW, k.init = wallOf(k.now), wallOf(k.next), true
 	}
-	if k.now.Before(k.next) {
+	if w := wallOf(ts); k.nowW.before(w) {
+		k.now, k.nowW = ts, w
+	}
+	if k.nowW.before(k.nextW) {
 		return
 	}
 	timeout := e.opts.IdleTimeout
@@ -137,9 +144,11 @@ func (e *Engine) expireIdle(ts time.Time) {
 	if k.next.IsZero() {
 		// The first packet starts the clock.
 		k.next = k.now.Add(step)
+		k.nextW = wallOf(k.next)
 		return
 	}
 	k.next = k.now.Add(step)
+	k.nextW = wallOf(k.next)
 	k.scans++
 	cutoff := k.now.Add(-timeout)
 	t := e.Conns

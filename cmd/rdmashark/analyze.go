@@ -131,7 +131,7 @@ func runEngine(cmd *cobra.Command, g *globalFlags, name string, run engineRun) (
 	eng := dissect.NewEngine(opts)
 	stopped, release := interruptFlag(ctx)
 	defer release()
-	err = eng.Run(r, func(p *dissect.Packet) error {
+	step := func(p *dissect.Packet) error {
 		// The engine has taken the packet: the command sees it too, so
 		// that "after N packets" counts what every output shows.
 		prog.packet()
@@ -144,7 +144,18 @@ func runEngine(cmd *cobra.Command, g *globalFlags, name string, run engineRun) (
 			return errInterrupted
 		}
 		return nil
-	})
+	}
+	if each != nil && prog == nil && perPacket {
+		// A file read without a progress line, the usual case: the same
+		// in fewer instructions a packet.
+		step = func(p *dissect.Packet) error {
+			if err := each(p); err != nil || !stopped.Load() {
+				return err
+			}
+			return errInterrupted
+		}
+	}
+	err = eng.Run(r, step)
 	if errors.Is(err, errInterrupted) {
 		err = errInterrupted
 	}
