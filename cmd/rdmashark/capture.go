@@ -80,12 +80,15 @@ capture --list (-D) shows the interfaces and the RDMA devices (rxe, siw,
 hardware) bound to each: capture on the netdev of the RDMA device.
 
 Frames arrive in a memory-mapped ring (TPACKET_V3) of -B KiB, 32768 by
-default (tcpdump's is 2048). The ring's reader writes each block's frames
-to the -w file, as tcpdump does, copies them for the analysis, which runs
-on its own goroutine, and gives the block back at once. With -w, an
-analysis that falls behind by all its buffers (a quarter of the ring, at
-least 8 MiB) skips blocks: their packets are written but not analysed,
-and counted. When the writer (or, without -w, the analysis) falls behind
+default (tcpdump's is 2048). The ring's reader runs in a capture process
+of its own (rdmashark runs itself; --reader in-process keeps it in this
+one), as dumpcap runs beside tshark, so that the analysis's garbage
+collections never stop it: it writes each block's frames to the -w file,
+as tcpdump does, copies them for the analysis, which gets them through a
+pipe, and gives the block back at once. With -w, an analysis that falls
+behind by all its buffers (a quarter of the ring, at least 8 MiB, and
+the pipe's 8 MiB) skips blocks: their packets are written but not
+analysed, and counted. When the writer (or, without -w, the analysis) falls behind
 by the whole ring, the kernel drops frames:
 each loss is reported on standard error with its time and the packet it
 came before, counted in the report, and written into the pcapng
