@@ -280,7 +280,7 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 		RingFileSize: ring.fileSize, RingDuration: ring.duration, RingFiles: ring.files,
 		ReaderPriority: o.readerPrio, Start: time.Now(), filter: filter,
 	}
-	capRun, err := startCaptureRun(ctx, setup, o.reader, out, errOut)
+	capRun, err := startCaptureRun(ctx, setup, o.reader, cmd.OutOrStdout(), errOut) // (out is errOut with -w -)
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}

@@ -179,3 +179,64 @@ func TestCaptureProcessDiesWithParent(t *testing.T) {
 		t.Errorf("the file the capture process left does not read to its end: exit %d\n%s%s", code, out, errs)
 	}
 }
+
+// TestCaptureProcessToStdout: with -w - the capture process writes the
+// pcapng to rdmashark's standard output (a file here), and the report goes
+// to standard error: the file reads back with the frames kept.
+func TestCaptureProcessToStdout(t *testing.T) {
+	p := netnstest.New(t)
+	inj, err := p.Injector(netnstest.Inject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inj.Close()
+	frames := readPcap(t, filepath.Join(pcapDir, "rxe-rping.pcap"))
+	kept := keptBy(t, live.DefaultFilter(0, dissect.ULPPorts(newULPs())...), frames)
+	written := filepath.Join(t.TempDir(), "stdout.pcapng")
+	out, err := os.Create(written)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	a, _ := json.Marshal([]string{"capture", "-i", netnstest.Capture, "-q", "-w", "-", "-c", strconv.Itoa(len(kept)), "--duration", "15s"})
+	cmd := exec.Command("ip", "netns", "exec", p.NS, os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+string(a))
+	stderr := newReadyWriter()
+	cmd.Stdout, cmd.Stderr = out, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case <-stderr.ready:
+	case err := <-exited:
+		t.Fatalf("capture ended before listening: %v\n%s", err, stderr.String())
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("capture does not listen: %s", stderr.String())
+	}
+	if n := len(captureChildren(t, cmd.Process.Pid)); n != 1 {
+		t.Errorf("%d capture processes under the capture, want 1", n)
+	}
+	for _, f := range frames {
+		if err := inj.Send(f.data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("capture: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(15 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("capture did not stop at %d packets: %s", len(kept), stderr.String())
+	}
+	if n := countRecords(written); n != len(kept) {
+		t.Errorf("standard output reads as %d frames, want %d\n%s", n, len(kept), stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "written to -") {
+		t.Errorf("the report is not on standard error:\n%s", stderr.String())
+	}
+}
