@@ -12,7 +12,8 @@
 # the frames rdmashark wrote but did not analyse (its analysis fell behind
 # by half the ring), the CPU time each used, and whether their files hold
 # the same frames (compared frame for frame with tcpdump -r -xx, without
-# timestamps, when neither dropped).
+# timestamps, when neither dropped). rdmashark's CPU time includes its
+# capture process's (--reader process).
 #
 #   bench/live.sh                          # rates 500 1000 2000 4000 Mbit/s and top speed
 #   RATES="1000 2000" COPIES=5 bench/live.sh
@@ -79,8 +80,11 @@ echo
 echo "|$([ -z "${RDMASHARK:-}" ] || echo ' rdmashark binary |') offered | achieved (tcpreplay) | buffers KiB (tcpdump / rdmashark) | tcpdump written | tcpdump drops | tcpdump CPU s | rdmashark written | rdmashark drops | not analysed | rdmashark CPU s | same frames | load |"
 echo "|$([ -z "${RDMASHARK:-}" ] || echo '---|')---|---|---|---|---|---|---|---|---|---|---|---|"
 
-cpu() { # pid: user+system CPU seconds so far
-	awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat"
+cpu() { # pid: user+system CPU seconds so far, its child processes' included (rdmashark's capture process)
+	local kids
+	kids=$(cat /proc/"$1"/task/*/children 2>/dev/null || true)
+	# (the command's name, field 2, has no spaces here)
+	awk -v hz="$(getconf CLK_TCK)" '{ t += $14 + $15 } END { printf "%.2f", t / hz }' "/proc/$1/stat" $(for k in $kids; do echo "/proc/$k/stat"; done)
 }
 
 waitfor() { # file pattern: until the tool says it listens (10 s at most)

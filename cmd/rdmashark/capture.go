@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
@@ -20,7 +19,6 @@ import (
 
 	"github.com/rdmashark/rdmashark/check"
 	"github.com/rdmashark/rdmashark/dissect"
-	"github.com/rdmashark/rdmashark/internal/outfile"
 	"github.com/rdmashark/rdmashark/report"
 	"github.com/rdmashark/rdmashark/source/live"
 )
@@ -48,6 +46,7 @@ type captureOptions struct {
 	print      bool
 	lineBuf    bool
 	readerPrio int
+	reader     string
 }
 
 func newCaptureCmd(g *globalFlags) *cobra.Command {
@@ -81,12 +80,15 @@ capture --list (-D) shows the interfaces and the RDMA devices (rxe, siw,
 hardware) bound to each: capture on the netdev of the RDMA device.
 
 Frames arrive in a memory-mapped ring (TPACKET_V3) of -B KiB, 32768 by
-default (tcpdump's is 2048). The ring's reader writes each block's frames
-to the -w file, as tcpdump does, copies them for the analysis, which runs
-on its own goroutine, and gives the block back at once. With -w, an
-analysis that falls behind by all its buffers (a quarter of the ring, at
-least 8 MiB) skips blocks: their packets are written but not analysed,
-and counted. When the writer (or, without -w, the analysis) falls behind
+default (tcpdump's is 2048). The ring's reader runs in a capture process
+of its own (rdmashark runs itself; --reader in-process keeps it in this
+one), as dumpcap runs beside tshark, so that the analysis's garbage
+collections never stop it: it writes each block's frames to the -w file,
+as tcpdump does, copies them for the analysis, which gets them through a
+pipe, and gives the block back at once. With -w, an analysis that falls
+behind by all its buffers (a quarter of the ring, at least 8 MiB, and
+the pipe's 8 MiB) skips blocks: their packets are written but not
+analysed, and counted. When the writer (or, without -w, the analysis) falls behind
 by the whole ring, the kernel drops frames:
 each loss is reported on standard error with its time and the packet it
 came before, counted in the report, and written into the pcapng
@@ -126,6 +128,7 @@ judge, as check says of such a file).`,
 	f.BoolVarP(&o.noPromisc, "no-promiscuous-mode", "p", false, "do not put the interface into promiscuous mode")
 	f.IntVarP(&o.bufferKiB, "buffer-size", "B", live.DefaultBufferSize/1024, "memory-mapped ring in KiB (tcpdump's default is 2048); frames beyond it are dropped and counted")
 	f.IntVar(&o.readerPrio, "reader-priority", 0, "run the thread that reads the ring at this real-time priority (SCHED_FIFO, 1-99; needs root or CAP_SYS_NICE), so that a busy machine does not keep it from the ring; 0: a normal thread")
+	f.StringVar(&o.reader, "reader", readerProcess, `where the ring's reader runs: "process", a capture process of its own that writes the -w file and sends the frames to this one for the analysis (as dumpcap does for tshark), or "in-process", a goroutine beside the analysis`)
 	f.BoolVarP(&o.list, "list", "D", false, "list the interfaces and the RDMA devices on each, then exit")
 	f.BoolVarP(&o.dumpFilter, "dump-filter", "d", false, "print the filter's BPF program, then exit")
 	f.StringVar(&o.sysfs, "sysfs", live.DefaultSysfs, "where sysfs is mounted (for tests)")
@@ -220,6 +223,8 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 		return usageErr("-B must be positive")
 	case o.readerPrio < 0 || o.readerPrio > 99:
 		return usageErr("--reader-priority must be from 1 to 99 (0: none)")
+	case o.reader != readerProcess && o.reader != readerInProcess:
+		return usageErr("--reader must be %s or %s, not %q", readerProcess, readerInProcess, o.reader)
 	case o.summary && o.quiet:
 		return usageErr("--summary and -q do not go together")
 	case o.print && (o.quiet || o.summary):
@@ -262,58 +267,24 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 		o.iface = resolved.Netdev
 	}
 
-	start := time.Now()
-	h, err := live.Open(live.Config{
-		Interface:   o.iface,
-		Filter:      filter,
-		SnapLen:     o.snaplen,
-		Promiscuous: !o.noPromisc,
-		BufferSize:  o.bufferKiB * 1024,
-	})
-	if err != nil {
-		return &exitError{exitUsage, err}
-	}
-	defer h.Close()
-
-	var (
-		save   *live.Saver
-		file   *os.File
-		files  *live.FileRing
-		writer live.FrameWriter
-	)
-	saverInfo := live.SaverInfo{Interface: o.iface, Filter: filter.String(), SnapLen: o.snaplen, LinkType: h.LinkType(), Start: start}
-	switch {
-	case ring.on():
-		files, err = live.NewFileRing(live.FileRingConfig{
-			Path: o.write, FileSize: ring.fileSize, Duration: ring.duration, Files: ring.files, Info: saverInfo,
-			Stats: func() live.Stats { st, _ := h.Stats(); return st },
-		})
-		if err != nil {
-			return &exitError{exitUsage, err}
-		}
-		writer = files
-	case o.write != "":
-		// Written in place, not through internal/outfile's temporary
-		// file: the file must be readable while the capture runs and
-		// keep every flushed packet when the capture is killed
-		// (TestCaptureSignals). A live capture has no input to destroy.
-		if file, err = openCaptureFile(o.write); err != nil {
-			return &exitError{exitUsage, err}
-		}
-		defer file.Close()
-		save, err = live.NewSaver(outfile.NewWholeWrites(file), saverInfo)
-		if err != nil {
-			return &exitError{exitUsage, fmt.Errorf("%s: %w", o.write, err)}
-		}
-		writer = save
-	}
-
 	ctx := cmd.Context()
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+
+	setup := &captureSetup{
+		Interface: o.iface, Filter: filter.String(), SnapLen: o.snaplen, Promiscuous: !o.noPromisc, BufferKiB: o.bufferKiB,
+		Count: count, Duration: duration, Write: o.write,
+		RingFileSize: ring.fileSize, RingDuration: ring.duration, RingFiles: ring.files,
+		ReaderPriority: o.readerPrio, Start: time.Now(), filter: filter,
+	}
+	capRun, err := startCaptureRun(ctx, setup, o.reader, cmd.OutOrStdout(), errOut) // (out is errOut with -w -)
+	if err != nil {
+		return &exitError{exitUsage, err}
+	}
+	defer capRun.close()
 
 	name := "live:" + o.iface
 	failOn, err := check.ParseSeverity(o.failOn)
@@ -345,7 +316,7 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 		if o.format == "json" {
 			w = errOut
 		}
-		sv := &summaryView{w: w, lay: g.layout(cmd, o.wide), tty: isTerminal(w), name: name, eng: eng, h: h}
+		sv := &summaryView{w: w, lay: g.layout(cmd, o.wide), tty: isTerminal(w), name: name, eng: eng, stats: capRun.Stats}
 		ticks = append(ticks, sv.tick)
 	case o.quiet || (o.format == "json" && !o.print):
 	default:
@@ -366,27 +337,18 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 		ticks = append(ticks, func(time.Time) error { return lines.Flush() })
 	}
 	each = feedChecks(checks, each)
-	ringBytes, ringBlocks := h.RingSize()
+	ringBytes, ringBlocks := capRun.ringSize()
 	fmt.Fprintf(errOut, "rdmashark: listening on %s (Ethernet), filter %q, snapshot length %d bytes, ring %d KiB in %d blocks\n",
 		o.iface, filter.String(), o.snaplen, ringBytes>>10, ringBlocks)
 
-	if o.readerPrio > 0 && os.Getenv("GOGC") == "" {
-		// Each garbage collection stops the reader too, for as long as
-		// the slowest thread of the process takes to stop (on a busy
-		// machine up to a quarter of a second was measured): a quarter
-		// as many of them. The heap stays under --max-buffered's
-		// memory limit (memlimit.go), which the collector keeps.
-		defer debug.SetGCPercent(debug.SetGCPercent(readerPriorityGOGC))
-	}
-	cp := live.StartCapture(ctx, h, live.CaptureConfig{Count: count, Duration: duration, Writer: writer, ReaderPriority: o.readerPrio})
-	if err := cp.PriorityErr(); err != nil {
+	capRun.begin(ctx)
+	if err := capRun.PriorityErr(); err != nil {
 		fmt.Fprintf(errOut, "rdmashark: warning: %v\n", err)
 	}
-	defer cp.EngineDone() // (again: the ring is unmapped only after it)
 	// Each loss, as it is found, on standard error with its time.
 	reported := 0
 	reportLosses := func() {
-		losses := cp.Losses()
+		losses := capRun.Losses()
 		for _, l := range losses[reported:] {
 			if l.Analysis {
 				// Final only once the run of skipped blocks ended;
@@ -412,15 +374,15 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 
 	// The engine's loop ends when the ring's reader stops (ctx included)
 	// and the engine has read what it handed out.
-	res, runErr := runLive(context.Background(), cp, eng, cfg, each)
-	cp.EngineDone()
-	cr := cp.Wait()
+	res, runErr := runLive(context.Background(), capRun.source(), eng, cfg, each)
+	capRun.EngineDone()
+	cr := capRun.Wait()
 	stop() // a second Ctrl-C from here on ends the program at once
 	if cr.WriteErr != nil && runErr == nil {
 		runErr, res.Stop = cr.WriteErr, live.StopError
 	}
 
-	stats, statsErr := h.Stats()
+	stats, statsErr, closeErr, files := capRun.finish()
 	reportLosses()
 	if statsErr != nil {
 		fmt.Fprintf(errOut, "rdmashark: warning: kernel counters of %s: %v\n", o.iface, statsErr)
@@ -430,21 +392,10 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 			runErr = err
 		}
 	}
-	if save != nil || files != nil {
-		var err error
-		if save != nil {
-			err = save.Close(&stats)
-			if cerr := file.Close(); err == nil {
-				err = cerr
-			}
-		} else {
-			err = files.Close()
-		}
-		if err != nil {
-			fmt.Fprintf(errOut, "rdmashark: writing %s: %v\n", o.write, err)
-			if runErr == nil {
-				runErr = err
-			}
+	if closeErr != nil {
+		fmt.Fprintf(errOut, "rdmashark: writing %s: %v\n", o.write, closeErr)
+		if runErr == nil {
+			runErr = closeErr
 		}
 	}
 	warn(cmd, eng)
@@ -460,7 +411,7 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 	verdict := checks.Finish(eng.Conns.Connections())
 	verdict.NoteLoss(stats.Drops, eng.Stats.Skipped)
 	var notAnalysed uint64
-	for _, l := range cp.Losses() {
+	for _, l := range capRun.Losses() {
 		if l.Analysis {
 			notAnalysed += l.Dropped
 		}
@@ -482,15 +433,15 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 		RingKiB:       ringBytes >> 10,
 		NotAnalysed:   notAnalysed,
 	}
-	for _, l := range cp.Losses() {
+	for _, l := range capRun.Losses() {
 		by := "kernel"
 		if l.Analysis {
 			by = "analysis"
 		}
 		info.Losses = append(info.Losses, captureLoss{By: by, BeforeFrame: l.Before, Time: l.Time, Dropped: l.Dropped})
 	}
-	if files != nil {
-		info.Files = files.Files()
+	if ring.on() {
+		info.Files = files
 		info.Written = ""
 	}
 	var werr error
@@ -507,7 +458,7 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 			fmt.Fprintf(out, "%d more packets were written to the file but not analysed: the analysis fell behind\n", notAnalysed)
 		}
 		switch {
-		case files != nil:
+		case ring.on():
 			fmt.Fprintf(out, "written to %s\n", strings.Join(info.Files, ", "))
 		case o.write != "":
 			fmt.Fprintf(out, "written to %s\n", o.write)
@@ -544,7 +495,7 @@ type summaryView struct {
 	tty     bool
 	name    string
 	eng     *dissect.Engine
-	h       *live.Handle
+	stats   func() (live.Stats, error)
 	last    time.Time
 	shown   uint64
 	drops   uint64
@@ -557,7 +508,7 @@ func (s *summaryView) tick(now time.Time) error {
 		return nil
 	}
 	s.last = now
-	if st, err := s.h.Stats(); err == nil {
+	if st, err := s.stats(); err == nil {
 		s.drops = st.Drops
 	}
 	n := s.eng.Stats.Packets

@@ -43,6 +43,9 @@ func main() {
 
 // run runs the command line args and returns the exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == captureChildArg {
+		return runCaptureChild(args[1:]) // capture_run.go
+	}
 	ctx, stop := interruptContext(context.Background())
 	defer stop()
 	return runContext(ctx, args, stdin, stdout, stderr)

@@ -12,6 +12,11 @@ import (
 const childEnv = "RDMASHARK_TEST_CHILD_ARGS"
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == captureChildArg {
+		// capture runs this binary as its capture process
+		// (capture_run.go; first: it inherits childEnv).
+		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	if a := os.Getenv(childEnv); a != "" {
 		var args []string
 		if err := json.Unmarshal([]byte(a), &args); err != nil {

@@ -622,3 +622,57 @@ func (c *Capture) Wait() CaptureResult {
 	<-c.done
 	return CaptureResult{Stop: c.stop, Frames: c.handed, Err: c.err, WriteErr: c.writerErr}
 }
+
+// Stream is the engine's side of a Capture run in a capture process of its
+// own: it reads the frames handed to the engine and writes them to w (the
+// pipe to the analysing process) as the frame stream (stream.go), a write
+// when StreamWrite bytes are waiting or when the frames handed over so far
+// are all encoded, so that a frame waits for the analysis no longer than
+// for the reader. A w that blocks (the analysis is behind) holds the
+// engine's buffers as a slow engine would: with a writer, the reader then
+// skips blocks for the analysis (they are written, counted, and the frame
+// after them carries their count). Stream returns when the reader stopped
+// and every frame was sent (nil), when the reader failed (its error), or
+// when w failed: the reader then goes on without the analysis. Either
+// way it has called EngineDone.
+func (c *Capture) Stream(w io.Writer, snaplen int) error {
+	defer c.EngineDone()
+	buf := make([]byte, 0, StreamWrite+DefaultSnapLen+epbHead+streamMaxOpts+8)
+	buf = AppendStreamHeader(buf, c.LinkType(), snaplen)
+	send := func() error {
+		if len(buf) == 0 {
+			return nil
+		}
+		_, err := w.Write(buf)
+		buf = buf[:0]
+		return err
+	}
+	for {
+		if c.eLeft == 0 && len(c.toEngine) == 0 {
+			// About to wait for the reader: what is encoded goes now.
+			if err := send(); err != nil {
+				return err
+			}
+		}
+		data, info, err := c.ReadPacket()
+		if err != nil {
+			if serr := send(); serr != nil {
+				return serr
+			}
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		buf = AppendStreamPacket(buf, info, data)
+		if len(buf) >= StreamWrite {
+			if err := send(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// StreamWrite is how many bytes of the frame stream Stream writes at once
+// (at most, but for the frame past it).
+const StreamWrite = 256 << 10

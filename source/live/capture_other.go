@@ -4,6 +4,7 @@ package live
 
 import (
 	"context"
+	"io"
 	"time"
 
 	"github.com/gopacket/gopacket/layers"
@@ -53,3 +54,8 @@ func (c *Capture) EngineDone()                                                {}
 func (c *Capture) Wait() CaptureResult                                        { return CaptureResult{Stop: StopError, Err: ErrUnsupported} }
 func (c *Capture) PriorityErr() error                                         { return nil }
 func (c *Capture) Losses() []Loss                                             { return nil }
+
+func (c *Capture) Stream(w io.Writer, snaplen int) error { return ErrUnsupported }
+
+// StreamWrite is how many bytes of the frame stream Stream writes at once.
+const StreamWrite = 256 << 10

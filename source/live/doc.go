@@ -17,6 +17,11 @@
 //
 // FileRing writes dumpcap's ring buffer of pcapng files.
 //
+// Capture.Stream and StreamSource carry the frames from a capture process
+// (rdmashark capture's reader, in a process of its own) to the analysing
+// one through a pipe, as pcapng whose packets keep their numbers
+// (epb_packetid) and the losses before them (epb_dropcount).
+//
 // Interface problems come back as *Error values wrapping ErrNoInterface,
 // ErrPermission, ErrInterfaceDown or ErrLinkType, each with a one-line
 // message that says what to do.
