@@ -1,37 +1,11 @@
 package rpcrdma
 
 import (
-	"errors"
+	"github.com/rdmashark/rdmashark/internal/zerotest"
 	"reflect"
 	"slices"
 	"testing"
 )
-
-// fillNonZero makes every field of v (a struct) non-zero, recursively;
-// slices get one element and a capacity of 4.
-func fillNonZero(t *testing.T, v reflect.Value) {
-	t.Helper()
-	switch v.Kind() {
-	case reflect.Bool:
-		v.SetBool(true)
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		v.SetInt(1)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		v.SetUint(1)
-	case reflect.String:
-		v.SetString("x")
-	case reflect.Slice:
-		v.Set(reflect.MakeSlice(v.Type(), 1, 4))
-	case reflect.Interface:
-		v.Set(reflect.ValueOf(errors.New("x")))
-	case reflect.Struct:
-		for i := 0; i < v.NumField(); i++ {
-			fillNonZero(t, v.Field(i))
-		}
-	default:
-		t.Fatalf("fillNonZero: %v", v.Type())
-	}
-}
 
 // TestULBInfoResetClearsEveryField: Reset, which assigns field by field,
 // leaves every field of ULBInfo as the zero value would be, but for the
@@ -53,7 +27,7 @@ func TestULBQueryResetClearsEveryField(t *testing.T) {
 // in dropped nil).
 func checkReset(t *testing.T, v reflect.Value, reset func(), dropped ...string) {
 	t.Helper()
-	fillNonZero(t, v)
+	zerotest.Fill(t, v)
 	caps := map[string]int{}
 	for i := 0; i < v.NumField(); i++ {
 		f := v.Field(i)

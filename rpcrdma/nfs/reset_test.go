@@ -1,47 +1,10 @@
 package nfs
 
 import (
+	"github.com/rdmashark/rdmashark/internal/zerotest"
 	"reflect"
 	"testing"
-	"unsafe"
 )
-
-// fill makes every field of v non-zero, recursively (unexported ones
-// too); a pointer gets a fresh zero value, a slice one element.
-func fill(t *testing.T, v reflect.Value) {
-	t.Helper()
-	if !v.CanSet() {
-		v = reflect.NewAt(v.Type(), unsafe.Pointer(v.UnsafeAddr())).Elem()
-	}
-	switch v.Kind() {
-	case reflect.Bool:
-		v.SetBool(true)
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		v.SetInt(3)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		v.SetUint(3)
-	case reflect.String:
-		v.SetString("x")
-	case reflect.Slice:
-		s := reflect.MakeSlice(v.Type(), 1, 4)
-		fill(t, s.Index(0))
-		v.Set(s)
-	case reflect.Pointer:
-		v.Set(reflect.New(v.Type().Elem()))
-	case reflect.Interface:
-		v.Set(reflect.ValueOf(ErrTruncated))
-	case reflect.Array:
-		for i := 0; i < v.Len(); i++ {
-			fill(t, v.Index(i))
-		}
-	case reflect.Struct:
-		for i := 0; i < v.NumField(); i++ {
-			fill(t, v.Field(i))
-		}
-	default:
-		t.Fatalf("fill: %v", v.Type())
-	}
-}
 
 // composedReset is Info.reset as it was written before it assigned field
 // by field — one composite literal of the whole Info, keeping the slices'
@@ -71,8 +34,8 @@ func TestInfoResetClearsEveryField(t *testing.T) {
 	for _, red := range []*Reduction{nil, {HeaderLen: 7, ReadPositions: []uint32{9}, Auto: true}} {
 		for _, mode := range []ValueMode{ValuesAll, ValuesObject, ValuesNone} {
 			var got, want Info
-			fill(t, reflect.ValueOf(&got).Elem())
-			fill(t, reflect.ValueOf(&want).Elem())
+			zerotest.Fill(t, reflect.ValueOf(&got).Elem())
+			zerotest.Fill(t, reflect.ValueOf(&want).Elem())
 			got.ValueMode, want.ValueMode = mode, mode
 			got.reset(100003, 3, 6, true, false, body, red)
 			composedReset(&want, 100003, 3, 6, true, false, body, red)

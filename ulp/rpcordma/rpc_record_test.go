@@ -1,49 +1,12 @@
 package rpcordma
 
 import (
-	"errors"
+	"github.com/rdmashark/rdmashark/internal/zerotest"
 	"reflect"
 	"testing"
-	"time"
-	"unsafe"
 
 	"github.com/rdmashark/rdmashark/rpcrdma"
 )
-
-// setNonZero makes v non-zero, reaching unexported fields too.
-func setNonZero(t *testing.T, v reflect.Value) {
-	if !v.CanSet() {
-		v = reflect.NewAt(v.Type(), unsafe.Pointer(v.UnsafeAddr())).Elem()
-	}
-	switch v.Kind() {
-	case reflect.Bool:
-		v.SetBool(true)
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		v.SetInt(1)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		v.SetUint(1)
-	case reflect.String:
-		v.SetString("x")
-	case reflect.Slice:
-		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
-	case reflect.Map:
-		v.Set(reflect.MakeMap(v.Type()))
-	case reflect.Pointer:
-		v.Set(reflect.New(v.Type().Elem()))
-	case reflect.Interface:
-		v.Set(reflect.ValueOf(errors.New("x")))
-	case reflect.Array:
-		setNonZero(t, v.Index(0))
-	case reflect.Struct:
-		if v.Type() == reflect.TypeFor[time.Time]() {
-			v.Set(reflect.ValueOf(time.Unix(5, 0)))
-			return
-		}
-		setNonZero(t, v.Field(0))
-	default:
-		t.Fatalf("setNonZero: %v", v.Type())
-	}
-}
 
 // TestClearKeepClearsEveryField: newRecord's clearKeep zeroes every field
 // of RPCRecord but the three whose storage it keeps, so that a field
@@ -53,7 +16,7 @@ func TestClearKeepClearsEveryField(t *testing.T) {
 	var r RPCRecord
 	v := reflect.ValueOf(&r).Elem()
 	for i := 0; i < v.NumField(); i++ {
-		setNonZero(t, v.Field(i))
+		zerotest.Fill(t, v.Field(i))
 		if v.Field(i).IsZero() {
 			t.Fatalf("field %s still zero", v.Type().Field(i).Name)
 		}
@@ -80,7 +43,7 @@ func TestTxnResetClearsEveryField(t *testing.T) {
 				fill(f)
 				continue
 			}
-			setNonZero(t, f)
+			zerotest.Fill(t, f)
 			if f.IsZero() {
 				t.Fatalf("field %s still zero", v.Type().Field(i).Name)
 			}
@@ -121,7 +84,7 @@ func TestAddSegmentSetsEveryField(t *testing.T) {
 	ch := &Chunk{Segments: make([]Segment, 1)}
 	v := reflect.ValueOf(&ch.Segments[0]).Elem()
 	for i := 0; i < v.NumField(); i++ {
-		setNonZero(t, v.Field(i))
+		zerotest.Fill(t, v.Field(i))
 	}
 	ch.Segments = ch.Segments[:0]
 	ch.addSegment(rpcrdma.Segment{Handle: 2, Length: 3, Offset: 4}, 5)
