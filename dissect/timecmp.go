@@ -10,15 +10,8 @@ import "time"
 // compares) and Before a call of ~20. These give the same for such times,
 // at a fraction.
 
-// timeSub is a.Sub(b) for times without a monotonic reading. Within
-// ±2^33 seconds of each other (272 years) the difference cannot overflow
-// a Duration; beyond, Time.Sub saturates as it does.
-func timeSub(a, b time.Time) time.Duration {
-	if ds := a.Unix() - b.Unix(); ds > -1<<33 && ds < 1<<33 {
-		return time.Duration(ds)*time.Second + time.Duration(a.Nanosecond()-b.Nanosecond())
-	}
-	return a.Sub(b)
-}
+// timeSub is a.Sub(b) for times without a monotonic reading (wallClock.sub).
+func timeSub(a, b time.Time) time.Duration { return wallOf(a).sub(wallOf(b)) }
 
 // wallClock is a time's wall clock, ordered (before) as time.Time.Before
 // orders times without a monotonic reading.
@@ -28,7 +21,9 @@ func wallOf(t time.Time) wallClock { return wallClock{t.Unix(), int64(t.Nanoseco
 
 func (a wallClock) before(b wallClock) bool { return a.s < b.s || a.s == b.s && a.ns < b.ns }
 
-// sub is timeSub of the times a and b are the wall clocks of.
+// sub is a.Sub(b) of the times a and b are the wall clocks of. Within
+// ±2^33 seconds of each other (272 years) the difference cannot overflow
+// a Duration; beyond, Time.Sub saturates as it does.
 func (a wallClock) sub(b wallClock) time.Duration {
 	if ds := a.s - b.s; ds > -1<<33 && ds < 1<<33 {
 		return time.Duration(ds*1e9 + a.ns - b.ns)
