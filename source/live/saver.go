@@ -124,20 +124,58 @@ func (s *Saver) WritePacket(info Info, data []byte) error {
 // NgWriter writes the section, the timestamp in nanoseconds as the
 // interface block says (if_tsresol 9).
 func appendEPB(b []byte, ts time.Time, data []byte, length int) []byte {
-	const head = 28 // type, length, interface, timestamp (2), captured and original lengths
+	return appendEPBOptions(b, ts, data, length, epbOptions{})
+}
+
+// epbOptions are the options of an Enhanced Packet Block (section 4.3.1)
+// appendEPBOptions writes: epb_packetid when hasPacketID, epb_dropcount
+// when dropCount is not 0 (the frame stream's, stream.go).
+type epbOptions struct {
+	packetID    uint64
+	hasPacketID bool
+	dropCount   uint64
+}
+
+// appendEPBOptions is appendEPB with the options o, closed by
+// opt_endofopt when there is one.
+func appendEPBOptions(b []byte, ts time.Time, data []byte, length int, o epbOptions) []byte {
+	le := binary.LittleEndian
 	pad := (4 - len(data)&3) & 3
-	total := head + len(data) + pad + 4
+	opts := 0
+	if o.hasPacketID {
+		opts += 12
+	}
+	if o.dropCount != 0 {
+		opts += 12
+	}
+	if opts != 0 {
+		opts += 4 // opt_endofopt
+	}
+	total := epbHead + len(data) + pad + opts + 4
 	nano := uint64(ts.UnixNano())
-	b = binary.LittleEndian.AppendUint32(b, epbType)
-	b = binary.LittleEndian.AppendUint32(b, uint32(total))
-	b = binary.LittleEndian.AppendUint32(b, 0)
-	b = binary.LittleEndian.AppendUint32(b, uint32(nano>>32))
-	b = binary.LittleEndian.AppendUint32(b, uint32(nano))
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(data)))
-	b = binary.LittleEndian.AppendUint32(b, uint32(length))
+	b = le.AppendUint32(b, epbType)
+	b = le.AppendUint32(b, uint32(total))
+	b = le.AppendUint32(b, 0)
+	b = le.AppendUint32(b, uint32(nano>>32))
+	b = le.AppendUint32(b, uint32(nano))
+	b = le.AppendUint32(b, uint32(len(data)))
+	b = le.AppendUint32(b, uint32(length))
 	b = append(b, data...)
 	b = append(b, zeros[:pad]...)
-	return binary.LittleEndian.AppendUint32(b, uint32(total))
+	if o.hasPacketID {
+		b = le.AppendUint16(b, optPacketID)
+		b = le.AppendUint16(b, 8)
+		b = le.AppendUint64(b, o.packetID)
+	}
+	if o.dropCount != 0 {
+		b = le.AppendUint16(b, optDropCount)
+		b = le.AppendUint16(b, 8)
+		b = le.AppendUint64(b, o.dropCount)
+	}
+	if opts != 0 {
+		b = le.AppendUint32(b, optEndOfOpt)
+	}
+	return le.AppendUint32(b, uint32(total))
 }
 
 // epbType is the Enhanced Packet Block's type (pcapng 4.3).

@@ -29,10 +29,10 @@ const (
 	idbType       = 0x00000001
 	byteOrder     = 0x1A2B3C4D
 	optEndOfOpt   = 0
-	optDropCount  = 4 // epb_dropcount
-	optPacketID   = 5 // epb_packetid
-	optTSResol    = 9 // if_tsresol
-	epbHead       = 28
+	optDropCount  = 4  // epb_dropcount
+	optPacketID   = 5  // epb_packetid
+	optTSResol    = 9  // if_tsresol
+	epbHead       = 28 // type, length, interface, timestamp (2), captured and original lengths
 	streamMaxOpts = 2*12 + 4
 )
 
@@ -66,33 +66,8 @@ func AppendStreamHeader(b []byte, lt layers.LinkType, snaplen int) []byte {
 // epb_packetid info.Number and, when info.LostBefore is not 0,
 // epb_dropcount.
 func AppendStreamPacket(b []byte, info Info, data []byte) []byte {
-	le := binary.LittleEndian
-	pad := (4 - len(data)&3) & 3
-	opts := 12 + 4
-	if info.LostBefore > 0 {
-		opts += 12
-	}
-	total := epbHead + len(data) + pad + opts + 4
-	nano := uint64(info.Timestamp.UnixNano())
-	b = le.AppendUint32(b, epbType)
-	b = le.AppendUint32(b, uint32(total))
-	b = le.AppendUint32(b, 0)
-	b = le.AppendUint32(b, uint32(nano>>32))
-	b = le.AppendUint32(b, uint32(nano))
-	b = le.AppendUint32(b, uint32(len(data)))
-	b = le.AppendUint32(b, uint32(max(info.Length, len(data))))
-	b = append(b, data...)
-	b = append(b, zeros[:pad]...)
-	b = le.AppendUint16(b, optPacketID)
-	b = le.AppendUint16(b, 8)
-	b = le.AppendUint64(b, info.Number)
-	if info.LostBefore > 0 {
-		b = le.AppendUint16(b, optDropCount)
-		b = le.AppendUint16(b, 8)
-		b = le.AppendUint64(b, info.LostBefore)
-	}
-	b = le.AppendUint32(b, optEndOfOpt)
-	return le.AppendUint32(b, uint32(total))
+	return appendEPBOptions(b, info.Timestamp, data, max(info.Length, len(data)),
+		epbOptions{packetID: info.Number, hasPacketID: true, dropCount: info.LostBefore})
 }
 
 // StreamSource reads the frame stream from a pipe: a Source (Run, or
