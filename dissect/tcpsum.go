@@ -94,13 +94,6 @@ func onesSum(sum uint32, b []byte) uint32 {
 	return sum + uint32(bits.ReverseBytes16(uint16(s)))
 }
 
-func fold32(v uint64) uint32 {
-	for v>>32 != 0 {
-		v = v&0xffffffff + v>>32
-	}
-	return uint32(v)
-}
-
 // fold reduces a ones' complement sum to 16 bits.
 func fold(sum uint32) uint16 {
 	for sum>>16 != 0 {

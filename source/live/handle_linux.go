@@ -497,13 +497,6 @@ func (h *Handle) Stats() (Stats, error) {
 	return h.cumulated, nil
 }
 
-// dropsRead is the drop count the counters read so far add up to.
-func (h *Handle) dropsRead() uint64 {
-	h.statsMu.Lock()
-	defer h.statsMu.Unlock()
-	return h.cumulated.Drops
-}
-
 // Close ends the capture: a waiting ReadPacket returns, a Capture on the
 // handle stops. It unmaps the ring and closes the socket once the reader
 // has let go of the ring (for a Capture: once its engine and writer have);

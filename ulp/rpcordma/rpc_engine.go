@@ -21,8 +21,7 @@ type txnKey uint64
 
 func newTxnKey(dir uint8, xid uint32) txnKey { return txnKey(uint64(dir)<<32 | uint64(xid)) }
 
-func (k txnKey) dir() uint8  { return uint8(k >> 32) }
-func (k txnKey) xid() uint32 { return uint32(k) }
+func (k txnKey) dir() uint8 { return uint8(k >> 32) }
 
 // recentTxn remembers a finished transaction: replies and operations that
 // come after it are named, not lost.
@@ -222,12 +221,6 @@ func (s *rpcState) record(p *dissect.Packet) *RPCRecord {
 		return r
 	}
 	return s.recs.newRecord(p)
-}
-
-func (s *rpcState) dropRecord(p *dissect.Packet) {
-	if p != nil && s.recs.packet == p.Number && len(s.recs.recs) > 0 {
-		s.recs.recs = s.recs.recs[:len(s.recs.recs)-1]
-	}
 }
 
 func (s *rpcState) conn(c *dissect.Connection) *rpcConn {

@@ -1,7 +1,6 @@
 package rpcordma
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/rdmashark/rdmashark/check"
@@ -156,14 +155,6 @@ func report(c *check.Conn, f check.Finding) {
 		f.Exchange = hex32(*f.XID)
 	}
 	c.Report(f)
-}
-
-// reportXID is Reportf for a finding about one RPC transaction.
-func reportXID(c *check.Conn, xid uint32, packets []int, key, format string, a ...any) {
-	if c.Dropped() {
-		return
-	}
-	report(c, check.Finding{XID: xidp(xid), Packets: packets, Key: key, Message: fmt.Sprintf(format, a...)})
 }
 
 // xidp returns a pointer to a copy of x, for Finding.XID.
