@@ -46,6 +46,7 @@ type captureOptions struct {
 	print      bool
 	lineBuf    bool
 	readerPrio int
+	handoff    int // --handoff-blocks (tests)
 	reader     string
 }
 
@@ -133,6 +134,8 @@ judge, as check says of such a file).`,
 	f.BoolVarP(&o.dumpFilter, "dump-filter", "d", false, "print the filter's BPF program, then exit")
 	f.StringVar(&o.sysfs, "sysfs", live.DefaultSysfs, "where sysfs is mounted (for tests)")
 	_ = f.MarkHidden("sysfs")
+	f.IntVar(&o.handoff, "handoff-blocks", 0, "buffers of a ring block's size between the ring's reader and the writer and analysis (for tests; 0: a quarter of the ring, at least 8 MiB)")
+	_ = f.MarkHidden("handoff-blocks")
 	return cmd
 }
 
@@ -278,7 +281,7 @@ func runCapture(cmd *cobra.Command, g *globalFlags, o *captureOptions) error {
 		Interface: o.iface, Filter: filter.String(), SnapLen: o.snaplen, Promiscuous: !o.noPromisc, BufferKiB: o.bufferKiB,
 		Count: count, Duration: duration, Write: o.write,
 		RingFileSize: ring.fileSize, RingDuration: ring.duration, RingFiles: ring.files,
-		ReaderPriority: o.readerPrio, Start: time.Now(), filter: filter,
+		ReaderPriority: o.readerPrio, HandoffBlocks: max(o.handoff, 0), Start: time.Now(), filter: filter,
 	}
 	capRun, err := startCaptureRun(ctx, setup, o.reader, cmd.OutOrStdout(), errOut) // (out is errOut with -w -)
 	if err != nil {

@@ -20,7 +20,8 @@ import (
 
 // TestCaptureDropsCheck (issues 28 and 30): a live capture whose file
 // stops taking bytes — -w into a FIFO the test does not read yet — holds
-// the ring's reader, and with the smallest ring (-B 256) the kernel drops
+// the writer, then (with two hand-off buffers, --handoff-blocks 2) the
+// ring's reader, and with the smallest ring (-B 256) the kernel drops
 // most of what is sent meanwhile: the first 4,000 frames of rxe-nfs3.
 // Then the test drains the FIFO and sends the rest. The pcapng written
 // carries the drops: the kernel's count in the statistics block, and
@@ -54,7 +55,7 @@ func TestCaptureDropsCheck(t *testing.T) {
 	}
 	defer rd.Close()
 	written := filepath.Join(dir, "dropped.pcapng")
-	wait := startCapture(t, p, "capture", "-i", netnstest.Capture, "--format", "json", "-q", "-B", "256", "-a", "duration:4", "-w", fifo)
+	wait := startCapture(t, p, "capture", "-i", netnstest.Capture, "--format", "json", "-q", "-B", "256", "--handoff-blocks", "2", "-a", "duration:4", "-w", fifo)
 	for _, f := range frames[:split] {
 		if err := inj.Send(f.data); err != nil {
 			t.Fatal(err)

@@ -44,6 +44,7 @@ type captureSetup struct {
 	RingDuration   time.Duration `json:"ring_duration"`
 	RingFiles      int           `json:"ring_files"`
 	ReaderPriority int           `json:"reader_priority"`
+	HandoffBlocks  int           `json:"handoff_blocks"`
 	Start          time.Time     `json:"start"`
 
 	filter live.Filter
@@ -205,7 +206,7 @@ func (c *inProcessCapture) begin(ctx context.Context) {
 		// memory limit (memlimit.go), which the collector keeps.
 		c.gcWas, c.gcDone = debug.SetGCPercent(readerPriorityGOGC), true
 	}
-	c.cp = live.StartCapture(ctx, c.h, live.CaptureConfig{Count: c.s.Count, Duration: c.s.Duration, Writer: c.writer, ReaderPriority: c.s.ReaderPriority})
+	c.cp = live.StartCapture(ctx, c.h, live.CaptureConfig{Count: c.s.Count, Duration: c.s.Duration, Writer: c.writer, ReaderPriority: c.s.ReaderPriority, EngineBlocks: c.s.HandoffBlocks})
 }
 
 func (c *inProcessCapture) source() live.Source        { return c.cp }
@@ -348,7 +349,7 @@ func runCaptureChild(args []string) int {
 	if s.ReaderPriority > 0 && os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(readerPriorityGOGC)
 	}
-	cp := live.StartCapture(ctx, c.h, live.CaptureConfig{Count: s.Count, Duration: s.Duration, Writer: c.writer, ReaderPriority: s.ReaderPriority})
+	cp := live.StartCapture(ctx, c.h, live.CaptureConfig{Count: s.Count, Duration: s.Duration, Writer: c.writer, ReaderPriority: s.ReaderPriority, EngineBlocks: s.HandoffBlocks})
 	bytes, blocks := c.h.RingSize()
 	send(childMsg{Ready: &childReady{RingBytes: bytes, RingBlocks: blocks, PriorityErr: errString(cp.PriorityErr())}})
 

@@ -20,27 +20,30 @@ import (
 // Capture runs a Handle's ring with the writer and the engine. A reader
 // goroutine waits for the kernel to hand over a block, lists its frames,
 // copies them into a buffer of the engine's (one copy of the bytes the
-// frames use, no allocation: the buffers are allocated once), gives the
-// block back to the kernel, and writes the frames to the FrameWriter from
-// the copy (as tcpdump -w does: into a buffer that goes to the file a MiB
-// at a time). So the ring waits for nothing but the reader, whose work
-// per block is tcpdump's plus one copy, and holds each block only for
-// that copy: neither the analysis nor the Go scheduler's choice between
-// goroutines keeps a block from the kernel. (When the engine has no buffer
-// free, the frames are written from the ring and the block goes back
-// after.) The engine reads the copies on its own goroutine (the Capture is its
-// Source: ReadPacket returns frames in place in the copy).
+// frames use, no allocation: the buffers are allocated once), and gives the
+// block back to the kernel. That is all it does per block: a writer
+// goroutine writes the frames to the FrameWriter from the copy (as tcpdump
+// -w does: into a buffer that goes to the file a MiB at a time) and then
+// hands the copy to the engine, which reads it on a goroutine of its own
+// (the Capture is its Source: ReadPacket returns frames in place in the
+// copy). So the ring waits for nothing but one copy: neither the analysis,
+// nor the file's write(2) (which the kernel may hold up while it writes
+// back dirty pages), nor the Go scheduler's choice between goroutines
+// keeps a block from the kernel while a buffer is free.
 //
-// The engine's buffers are the bounded hand-off between the reader and the
-// analysis (CaptureConfig.EngineBlocks of them, each a ring block's size;
-// by default a quarter of the ring, at least 8 MiB). With a writer, a block
-// that finds none free goes to the file only and its frames are counted
-// as skipped by the analysis (a Loss with Analysis set): a slow analysis
-// never stalls the ring and the file keeps every frame. Without a writer
-// the reader waits for a free buffer, holding the block, and the kernel
-// drops frames once the ring is full too. The kernel drops frames only when
-// the reader itself (the writer's file, or without one the engine) falls
-// behind by the whole ring, as it would for tcpdump.
+// The engine's buffers (CaptureConfig.EngineBlocks of them, each a ring
+// block's size; by default a quarter of the ring, at least 8 MiB) are the
+// bounded hand-off from the reader to the writer and the analysis. With a
+// writer, a block that finds none free waits for the writer to write what
+// it holds (the file is behind: the ring fills meanwhile, as tcpdump's
+// does when its disk is slow); if the engine holds them all, the block
+// goes to the file only (written from the ring, then given back) and its
+// frames are counted as skipped by the analysis (a Loss with Analysis
+// set): a slow analysis never stalls the ring and the file keeps every
+// frame. Without a writer the reader waits for a free buffer, holding the
+// block, and the kernel drops frames once the ring is full too. The kernel
+// drops frames only when the reader (the writer's file, or without one the
+// engine) falls behind by the whole ring and the buffers.
 //
 // The reader alone decides which frames there are: the stop conditions
 // (CaptureConfig.Count, Duration, the context) are applied as blocks are
@@ -53,6 +56,15 @@ type Capture struct {
 	bufs     []engineBuf
 	free     chan int32 // engine buffers the reader may fill
 	toEngine chan int32 // engine buffers filled, in order
+	// toWriter: engine buffers filled, in order, for the writer (which
+	// then hands them to the engine); a negative item -1-i is ring block
+	// i with the frames in cur, which the reader holds until the writer
+	// answers on ringDone.
+	toWriter chan int32
+	ringDone chan struct{}
+	wQueued  atomic.Int32  // items sent to the writer and not yet written
+	wPoke    chan struct{} // the writer wrote an item
+	wDone    chan struct{} // the writer has ended
 
 	// reader's state
 	handed    uint64
@@ -70,8 +82,8 @@ type Capture struct {
 	stopWake  func() bool
 	stopOnce  sync.Once
 	stopCh    chan struct{}
-	writerErr error
-	lastFlush time.Time
+	writerErr error     // the writer's goroutine's; read after wDone
+	lastFlush time.Time // the writer's goroutine's
 
 	// engine side
 	eCur, eOff, eLeft int
@@ -90,8 +102,9 @@ type Capture struct {
 // engineBuf is a copy of a ring block's frames for the engine: data holds
 // the block's bytes up to the end of its last frame, at the ring's offsets.
 type engineBuf struct {
-	data []byte
-	bf   blockFrames
+	data     []byte
+	bf       blockFrames
+	fileLost uint64 // the kernel's drops before the first frame, for the file
 }
 
 // engineBufferMin is the least the engine's buffers hold together: a
@@ -116,10 +129,11 @@ type CaptureConfig struct {
 	Count int
 	// Duration stops the capture after that long (0: no limit).
 	Duration time.Duration
-	// Writer, when set, gets every frame on the reader's goroutine
-	// (from the engine's copy, or from the ring when there is none), and
-	// Flush about every FlushEvery. A writer that blocks holds the reader:
-	// the kernel drops frames once the ring is full.
+	// Writer, when set, gets every frame on a goroutine of its own
+	// (from the engine's copy, or from the ring when the analysis holds
+	// every copy), and Flush about every FlushEvery. A writer that
+	// blocks holds the engine's buffers, then the reader: the kernel drops
+	// frames once the ring is full too.
 	Writer FrameWriter
 	// FlushEvery defaults to DefaultTick.
 	FlushEvery time.Duration
@@ -187,6 +201,12 @@ func StartCapture(ctx context.Context, h *Handle, cfg CaptureConfig) *Capture {
 	}
 	c.eTimer.Stop()
 	c.cur.frames = make([]frameDesc, 0, 256)
+	if cfg.Writer != nil {
+		c.toWriter = make(chan int32, n+1)
+		c.ringDone = make(chan struct{}, 1)
+		c.wPoke = make(chan struct{}, 1)
+		c.wDone = make(chan struct{})
+	}
 	mem := make([]byte, n*h.bsz)
 	for i := range c.bufs {
 		c.bufs[i].data = mem[i*h.bsz : (i+1)*h.bsz : (i+1)*h.bsz]
@@ -195,6 +215,9 @@ func StartCapture(ctx context.Context, h *Handle, cfg CaptureConfig) *Capture {
 	}
 	c.stopWake = context.AfterFunc(ctx, c.Stop)
 	h.readMu.Lock() // until the ring is free again
+	if cfg.Writer != nil {
+		go c.write()
+	}
 	go c.read()
 	return c
 }
@@ -230,7 +253,7 @@ func (c *Capture) engineRelease(b int) {
 }
 
 // flush flushes the writer when FlushEvery has passed since it last did
-// (or at once with force).
+// (or at once with force). The writer's goroutine's.
 func (c *Capture) flush(force bool) {
 	w := c.cfg.Writer
 	if w == nil || c.writerErr != nil {
@@ -263,7 +286,10 @@ func (c *Capture) read() {
 	}
 	close(c.prioDone)
 	defer func() {
-		c.flush(true)
+		if c.toWriter != nil {
+			close(c.toWriter)
+			<-c.wDone // (which flushed)
+		}
 		close(c.toEngine)
 		// The engine lets go of its buffers before Wait returns.
 		<-c.eDone
@@ -281,7 +307,6 @@ func (c *Capture) read() {
 		defer timer.Stop()
 	}
 	w := c.cfg.Writer
-	c.lastFlush = time.Now()
 	next := 0
 	for {
 		switch {
@@ -298,20 +323,13 @@ func (c *Capture) read() {
 			c.finalLoss()
 			return
 		}
-		until := stopAt
-		if w != nil {
-			if f := c.lastFlush.Add(c.cfg.FlushEvery); until.IsZero() || f.Before(until) {
-				until = f
-			}
-		}
-		err := h.waitBlock(next, until, true)
+		err := h.waitBlock(next, stopAt, true)
 		switch {
 		case err == nil:
 		case err == errInterrupted || errors.Is(err, os.ErrDeadlineExceeded) || err == errClosedHandle:
 			if err == errClosedHandle {
 				c.Stop()
 			}
-			c.flush(false)
 			continue
 		default:
 			c.stop, c.err = StopError, err
@@ -335,53 +353,124 @@ func (c *Capture) read() {
 			c.unplaced = bf.dropped
 			c.giveBack(next)
 			next = (next + 1) % h.nblk
-			c.flush(false)
 			continue
 		}
 		bf.first = c.handed + 1
 		c.handed += uint64(len(bf.frames))
-		// A copy for the engine, when it has a buffer free; then the
-		// block goes back to the kernel, and the file is written from
-		// the copy.
+		// A copy for the writer and the engine, when a buffer is free;
+		// then the block goes back to the kernel.
 		eb := int32(-1)
-		if !c.eGone.Load() {
+		switch {
+		case w != nil:
+			eb = c.takeBuffer()
+		case !c.eGone.Load():
 			select {
 			case eb = <-c.free:
 			default:
-				if w == nil {
-					eb = c.waitFree(timer)
-				}
+				eb = c.waitFree(timer)
 			}
 		}
-		src := h.block(next)
 		if eb < 0 {
-			if w != nil && !c.eGone.Load() {
+			if w != nil {
 				// The analysis is behind by all its buffers: this
-				// block goes to the file only.
+				// block goes to the file only, from the ring, after
+				// what the writer holds.
 				c.noteSkip(bf)
+				c.wQueued.Add(1)
+				c.toWriter <- -1 - int32(next)
+				<-c.ringDone
 			}
 			c.carry += bf.dropped
-		} else {
-			c.skipRun = -1
-			e := &c.bufs[eb]
-			end := 0
-			for i := range bf.frames {
-				end = max(end, int(bf.frames[i].off+bf.frames[i].caplen))
-			}
-			copy(e.data[:end], src[:end])
-			e.bf.frames = append(e.bf.frames[:0], bf.frames...)
-			e.bf.first = bf.first
-			e.bf.lostBefore = bf.dropped + c.carry
-			c.carry = 0
 			c.giveBack(next)
-			src = e.data
+			next = (next + 1) % h.nblk
+			continue
 		}
-		// The file, every frame, the kernel's drops on the first.
-		if w != nil && c.writerErr == nil {
+		c.skipRun = -1
+		e := &c.bufs[eb]
+		end := 0
+		for i := range bf.frames {
+			end = max(end, int(bf.frames[i].off+bf.frames[i].caplen))
+		}
+		copy(e.data[:end], h.block(next)[:end])
+		e.bf.frames = append(e.bf.frames[:0], bf.frames...)
+		e.bf.first = bf.first
+		e.bf.lostBefore = bf.dropped + c.carry
+		e.fileLost = bf.dropped
+		c.carry = 0
+		c.giveBack(next)
+		if w != nil {
+			c.wQueued.Add(1)
+			c.toWriter <- eb
+		} else {
+			c.toEngine <- eb
+		}
+		next = (next + 1) % h.nblk
+	}
+}
+
+// takeBuffer is a free engine buffer for the reader when there is a
+// writer: at once if one is free; else, while the writer still holds
+// some (the file is behind), the first it hands on and the engine gives
+// back; -1 when the engine holds them all (the analysis is behind) or
+// the capture stops.
+func (c *Capture) takeBuffer() int32 {
+	for {
+		select {
+		case b := <-c.free:
+			return b
+		default:
+		}
+		if c.wQueued.Load() == 0 {
+			return -1
+		}
+		select {
+		case b := <-c.free:
+			return b
+		case <-c.wPoke:
+		case <-c.stopCh:
+			return -1
+		}
+	}
+}
+
+// write is the writer's goroutine: it writes the frames of each item the
+// reader sends, the kernel's drops on the first (epb_dropcount), hands the
+// engine's buffers on to the engine (or back to the reader once the engine
+// is gone), and flushes about every FlushEvery; at the end it flushes.
+func (c *Capture) write() {
+	defer close(c.wDone)
+	w := c.cfg.Writer
+	c.lastFlush = time.Now()
+	tick := time.NewTicker(c.cfg.FlushEvery)
+	defer tick.Stop()
+	for {
+		var item int32
+		select {
+		case it, ok := <-c.toWriter:
+			if !ok {
+				c.flush(true)
+				return
+			}
+			item = it
+		case <-tick.C:
+			c.flush(false)
+			continue
+		}
+		var src []byte
+		var bf *blockFrames
+		var lost uint64
+		if item >= 0 {
+			e := &c.bufs[item]
+			src, bf, lost = e.data, &e.bf, e.fileLost
+		} else {
+			// (The reader waits for ringDone: cur is the writer's.)
+			src, bf, lost = c.h.block(int(-1-item)), &c.cur, c.cur.dropped
+		}
+		if c.writerErr == nil {
 			for i := range bf.frames {
 				data, info := frameIn(src, &bf.frames[i])
 				if i == 0 {
-					info.LostBefore = bf.dropped
+					info.LostBefore = lost
 				}
 				if err := w.WritePacket(info, data); err != nil {
 					c.writerErr = err
@@ -390,12 +479,19 @@ func (c *Capture) read() {
 				}
 			}
 		}
-		if eb >= 0 {
-			c.toEngine <- eb
-		} else {
-			c.giveBack(next)
+		switch {
+		case item < 0:
+			c.ringDone <- struct{}{}
+		case c.eGone.Load():
+			c.free <- item
+		default:
+			c.toEngine <- item
 		}
-		next = (next + 1) % h.nblk
+		c.wQueued.Add(-1)
+		select {
+		case c.wPoke <- struct{}{}:
+		default:
+		}
 		c.flush(false)
 	}
 }

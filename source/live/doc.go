@@ -3,17 +3,21 @@
 //
 // The capture is pure Go on Linux AF_PACKET sockets (packet(7)): no cgo and
 // no libpcap. Frames arrive in a TPACKET_V3 ring mapped into memory
-// (Handle), whose blocks a Capture hands to the engine and to the writer,
-// each on its own goroutine, without copying a frame. A Filter, compiled to classic BPF (golang.org/x/net/bpf), runs
+// (Handle). A Capture's reader copies each block the kernel hands over
+// into a buffer allocated once and gives the block back; a writer
+// goroutine writes the frames to the file from the copy and hands it to
+// the engine, which reads them in place on a goroutine of its own. A
+// Filter, compiled to classic BPF (golang.org/x/net/bpf), runs
 // in the kernel and also sets the snap length; the socket gets the filter
 // before it is bound to the interface, so no frame the filter rejects is
 // ever queued. VLAN tags the kernel took off a frame (802.1Q acceleration)
 // are put back from the packet's auxiliary data, so frames are written as
 // they were on the wire. On loopback, where the kernel shows every frame
 // twice (leaving and coming back), the outgoing copy is left out, as
-// libpcap does. The kernel's drop counter (PACKET_STATISTICS) is read when
-// a block says frames were lost before it (TP_STATUS_LOSING), so that
-// Capture.Losses places the drops, and when the capture ends.
+// libpcap does. The kernel's drop counter (PACKET_STATISTICS) is read each
+// time a block goes back to the kernel, so that Capture.Losses places the
+// drops before the first frame the kernel then puts into that block, and
+// when the capture ends.
 //
 // FileRing writes dumpcap's ring buffer of pcapng files.
 //

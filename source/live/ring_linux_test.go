@@ -83,8 +83,9 @@ func (w *heldWriter) WritePacket(info Info, data []byte) error {
 
 func (w *heldWriter) Flush() error { w.flushes++; return nil }
 
-// TestCaptureDropsPlaced: a writer that stops taking frames holds every
-// block of the smallest ring; the kernel drops what does not fit and the
+// TestCaptureDropsPlaced: a writer that stops taking frames holds the
+// engine's two buffers, then the reader and every block of the smallest
+// ring; the kernel drops what does not fit and the
 // capture places the drops: the frames handed out plus the drops are the
 // frames the kernel counted, the losses add up to its drop counter, each
 // comes before a frame that exists, the engine and the writer got the same
@@ -102,7 +103,11 @@ func TestCaptureDropsPlaced(t *testing.T) {
 		sent = append(sent, f.data)
 	}
 	w := &heldWriter{hold: make(chan struct{}), holding: make(chan struct{})}
-	c := StartCapture(context.Background(), h, CaptureConfig{Writer: w})
+	release := sync.OnceFunc(func() { close(w.hold) })
+	defer release() // (a failure before: the reader must end)
+	// Two buffers: the one the writer holds and one more; then the
+	// reader waits for the writer, and the ring fills.
+	c := StartCapture(context.Background(), h, CaptureConfig{Writer: w, EngineBlocks: 2})
 	var engine [][]byte
 	var numbers []uint64
 	var lostBefore uint64
@@ -148,7 +153,7 @@ func TestCaptureDropsPlaced(t *testing.T) {
 	if st.Drops == 0 {
 		t.Fatalf("no drops with the writer holding a %d-block ring: %+v", h.nblk, st)
 	}
-	close(w.hold)
+	release()
 	// Then more frames, paced, after the drops: the first block they
 	// fill says the kernel lost frames before it.
 	tail := sent[:100]
@@ -448,6 +453,97 @@ func TestFileRing(t *testing.T) {
 			}
 		}
 		rd.Close()
+	}
+}
+
+// TestCaptureWriterDoesNotHoldRing: the file's writer stops taking frames
+// (a write(2) the kernel holds up, a slow disk) while the ring's reader
+// goes on: the engine's buffers, not the ring, take the frames meanwhile,
+// so a 1 MiB ring loses nothing to a writer that holds while more than
+// four times that arrives; then the writer and the engine get every
+// frame, in order.
+func TestCaptureWriterDoesNotHoldRing(t *testing.T) {
+	p := netnstest.New(t)
+	h := openIn(t, p, Config{Interface: netnstest.Capture, BufferSize: 1 << 20, Filter: filterAll})
+	in, err := p.Injector(netnstest.Inject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	var sent [][]byte
+	size := 0
+	for _, f := range readCapture(t, filepath.Join(pcaps, "rxe-nfs3.pcap")) {
+		sent = append(sent, f.data)
+		size += len(f.data)
+	}
+	ring, _ := h.RingSize()
+	if size < 4*ring {
+		t.Fatalf("%d bytes of frames for a ring of %d: not enough to fill it", size, ring)
+	}
+	// Buffers for about twice the frames (blocks given back at their
+	// timeout are not full).
+	blocks := 2 * size / h.bsz
+	w := &heldWriter{hold: make(chan struct{}), holding: make(chan struct{})}
+	release := sync.OnceFunc(func() { close(w.hold) })
+	defer release() // (a failure before: the reader must end)
+	c := StartCapture(context.Background(), h, CaptureConfig{Writer: w, EngineBlocks: blocks})
+	var engine [][]byte
+	engineDone := make(chan error, 1)
+	go func() {
+		defer c.EngineDone()
+		for {
+			data, _, err := c.ReadPacket()
+			if err != nil {
+				engineDone <- err
+				return
+			}
+			engine = append(engine, append([]byte(nil), data...))
+		}
+	}()
+	if err := in.Replay(sent[:100], 20); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-w.holding:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the writer got no frame")
+	}
+	// The rest, paced so that the reader keeps up (the ring holds some
+	// 150 ms of it: a busy machine may keep the reader from it for less),
+	// while the writer holds.
+	if err := in.Replay(sent[100:], 10); err != nil {
+		t.Fatal(err)
+	}
+	var st Stats
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if st, _ = h.Stats(); st.Packets >= uint64(len(sent)) {
+			break
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // the last block's timeout
+	if st, _ = h.Stats(); st.Drops != 0 {
+		c.Stop()
+		t.Fatalf("the kernel dropped %d frames while the writer held: the writer holds the ring (%d blocks, %d buffers)", st.Drops, h.nblk, blocks)
+	}
+	release()
+	c.Stop()
+	if err := <-engineDone; !errors.Is(err, io.EOF) {
+		t.Fatalf("engine side ended with %v", err)
+	}
+	res := c.Wait()
+	if res.Err != nil || res.WriteErr != nil || res.Frames != uint64(len(sent)) {
+		t.Fatalf("capture: %+v, %d frames sent", res, len(sent))
+	}
+	if len(w.frames) != len(sent) || len(engine) != len(sent) {
+		t.Fatalf("writer got %d frames, engine %d, of %d sent", len(w.frames), len(engine), len(sent))
+	}
+	for i := range sent {
+		if !bytes.Equal(w.frames[i], sent[i]) || !bytes.Equal(engine[i], sent[i]) {
+			t.Fatalf("frame %d differs from the one sent", i+1)
+		}
+		if w.lost[i] != 0 {
+			t.Fatalf("frame %d says %d frames were lost before it", i+1, w.lost[i])
+		}
 	}
 }
 
