@@ -411,8 +411,9 @@ func (c *Capture) read() {
 // takeBuffer is a free engine buffer for the reader when there is a
 // writer: at once if one is free; else, while the writer still holds
 // some (the file is behind), the first it hands on and the engine gives
-// back; -1 when the engine holds them all (the analysis is behind) or
-// the capture stops.
+// back; -1 when the engine holds them all (the analysis is behind). (Not
+// -1 when the capture stops: the block in hand is the capture's, and
+// the analysis did not fall behind.)
 func (c *Capture) takeBuffer() int32 {
 	for {
 		select {
@@ -427,8 +428,6 @@ func (c *Capture) takeBuffer() int32 {
 		case b := <-c.free:
 			return b
 		case <-c.wPoke:
-		case <-c.stopCh:
-			return -1
 		}
 	}
 }
@@ -479,6 +478,7 @@ func (c *Capture) write() {
 				}
 			}
 		}
+		c.wQueued.Add(-1)
 		switch {
 		case item < 0:
 			c.ringDone <- struct{}{}
@@ -487,7 +487,6 @@ func (c *Capture) write() {
 		default:
 			c.toEngine <- item
 		}
-		c.wQueued.Add(-1)
 		select {
 		case c.wPoke <- struct{}{}:
 		default:
