@@ -30,9 +30,9 @@
 # column then says which). The name tcpdump there runs a second tcpdump
 # in rdmashark's place (its columns filled from its own counts): how
 # often one tcpdump drops more than another beside it, under the same
-# load, is what "no more than tcpdump" can be held to. BENCH_DIR (default /tmp/rdmashark-live-bench)
-# and BENCH_NS (default rdmashark-live-bench) keep two runs of the script
-# on one machine apart.
+# load, is what "no more than tcpdump" can be held to. BENCH_DIR
+# (default /tmp/rdmashark-live-bench) and BENCH_NS (default
+# rdmashark-live-bench) keep two runs of the script on one machine apart.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "$(id -u)" = 0 ] || { echo "bench/live.sh: needs root (network namespace, packet sockets)" >&2; exit 1; }
