@@ -83,6 +83,36 @@ func (w *heldWriter) WritePacket(info Info, data []byte) error {
 
 func (w *heldWriter) Flush() error { w.flushes++; return nil }
 
+// engineReader reads a Capture's engine side on a goroutine of its own,
+// keeping copies of the frames, until it ends (done says how; its fields
+// are the test's to read after that, but for n).
+type engineReader struct {
+	frames     [][]byte
+	numbers    []uint64
+	lostBefore uint64
+	n          atomic.Uint64 // frames read so far
+	done       chan error
+}
+
+func readEngine(c *Capture) *engineReader {
+	r := &engineReader{done: make(chan error, 1)}
+	go func() {
+		defer c.EngineDone()
+		for {
+			data, info, err := c.ReadPacket()
+			if err != nil {
+				r.done <- err
+				return
+			}
+			r.frames = append(r.frames, append([]byte(nil), data...))
+			r.numbers = append(r.numbers, info.Number)
+			r.lostBefore += info.LostBefore
+			r.n.Add(1)
+		}
+	}()
+	return r
+}
+
 // TestCaptureDropsPlaced: a writer that stops taking frames holds the
 // engine's two buffers, then the reader and every block of the smallest
 // ring; the kernel drops what does not fit and the
@@ -108,25 +138,7 @@ func TestCaptureDropsPlaced(t *testing.T) {
 	// Two buffers: the one the writer holds and one more; then the
 	// reader waits for the writer, and the ring fills.
 	c := StartCapture(context.Background(), h, CaptureConfig{Writer: w, EngineBlocks: 2})
-	var engine [][]byte
-	var numbers []uint64
-	var lostBefore uint64
-	var engineN atomic.Uint64
-	engineDone := make(chan error, 1)
-	go func() {
-		defer c.EngineDone()
-		for {
-			data, info, err := c.ReadPacket()
-			if err != nil {
-				engineDone <- err
-				return
-			}
-			engine = append(engine, append([]byte(nil), data...))
-			numbers = append(numbers, info.Number)
-			lostBefore += info.LostBefore
-			engineN.Add(1)
-		}
-	}()
+	eng := readEngine(c)
 	// Half the frames first, paced so that the first block is handed over
 	// and the writer starts holding it; then everything else at once.
 	if err := in.Replay(sent[:100], 20); err != nil {
@@ -174,12 +186,12 @@ func TestCaptureDropsPlaced(t *testing.T) {
 	}
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		st, _ = h.Stats()
-		if st.Packets >= uint64(len(sent)) && engineN.Load()+skipped()+st.Drops >= st.Packets {
+		if st.Packets >= uint64(len(sent)) && eng.n.Load()+skipped()+st.Drops >= st.Packets {
 			break
 		}
 	}
 	c.Stop()
-	if err := <-engineDone; !errors.Is(err, io.EOF) {
+	if err := <-eng.done; !errors.Is(err, io.EOF) {
 		t.Fatalf("engine side ended with %v", err)
 	}
 	res := c.Wait()
@@ -190,8 +202,8 @@ func TestCaptureDropsPlaced(t *testing.T) {
 	if st.Packets != uint64(len(sent)) || res.Frames+st.Drops != st.Packets {
 		t.Fatalf("%d frames handed out + %d dropped, kernel counted %d of %d sent", res.Frames, st.Drops, st.Packets, len(sent))
 	}
-	if len(w.frames) != int(res.Frames) || uint64(len(engine))+skipped() != res.Frames {
-		t.Fatalf("engine got %d frames and skipped %d, writer %d, handed out %d", len(engine), skipped(), len(w.frames), res.Frames)
+	if len(w.frames) != int(res.Frames) || uint64(len(eng.frames))+skipped() != res.Frames {
+		t.Fatalf("engine got %d frames and skipped %d, writer %d, handed out %d", len(eng.frames), skipped(), len(w.frames), res.Frames)
 	}
 	var sum uint64
 	losses := c.Losses()
@@ -237,8 +249,8 @@ func TestCaptureDropsPlaced(t *testing.T) {
 	// What the engine was told it lost before its frames is every loss
 	// but those after its last frame.
 	var last uint64
-	if len(numbers) > 0 {
-		last = numbers[len(numbers)-1]
+	if len(eng.numbers) > 0 {
+		last = eng.numbers[len(eng.numbers)-1]
 	}
 	var want uint64
 	for _, l := range losses {
@@ -253,8 +265,8 @@ func TestCaptureDropsPlaced(t *testing.T) {
 			}
 		}
 	}
-	if lostBefore != want || want == 0 {
-		t.Errorf("the engine was told of %d frames lost before its frames, want %d (losses %+v)", lostBefore, want, losses)
+	if eng.lostBefore != want || want == 0 {
+		t.Errorf("the engine was told of %d frames lost before its frames, want %d (losses %+v)", eng.lostBefore, want, losses)
 	}
 	// The engine's frames are the writer's, by number, but for those the
 	// analysis skipped.
@@ -263,7 +275,7 @@ func TestCaptureDropsPlaced(t *testing.T) {
 		if skippedAt[n] {
 			continue
 		}
-		if e >= len(engine) || numbers[e] != n || !bytes.Equal(engine[e], w.frames[n-1]) {
+		if e >= len(eng.frames) || eng.numbers[e] != n || !bytes.Equal(eng.frames[e], w.frames[n-1]) {
 			t.Fatalf("engine frame %d is not the writer's frame %d", e+1, n)
 		}
 		e++
@@ -487,19 +499,7 @@ func TestCaptureWriterDoesNotHoldRing(t *testing.T) {
 	release := sync.OnceFunc(func() { close(w.hold) })
 	defer release() // (a failure before: the reader must end)
 	c := StartCapture(context.Background(), h, CaptureConfig{Writer: w, EngineBlocks: blocks})
-	var engine [][]byte
-	engineDone := make(chan error, 1)
-	go func() {
-		defer c.EngineDone()
-		for {
-			data, _, err := c.ReadPacket()
-			if err != nil {
-				engineDone <- err
-				return
-			}
-			engine = append(engine, append([]byte(nil), data...))
-		}
-	}()
+	eng := readEngine(c)
 	if err := in.Replay(sent[:100], 20); err != nil {
 		t.Fatal(err)
 	}
@@ -527,18 +527,18 @@ func TestCaptureWriterDoesNotHoldRing(t *testing.T) {
 	}
 	release()
 	c.Stop()
-	if err := <-engineDone; !errors.Is(err, io.EOF) {
+	if err := <-eng.done; !errors.Is(err, io.EOF) {
 		t.Fatalf("engine side ended with %v", err)
 	}
 	res := c.Wait()
 	if res.Err != nil || res.WriteErr != nil || res.Frames != uint64(len(sent)) {
 		t.Fatalf("capture: %+v, %d frames sent", res, len(sent))
 	}
-	if len(w.frames) != len(sent) || len(engine) != len(sent) {
-		t.Fatalf("writer got %d frames, engine %d, of %d sent", len(w.frames), len(engine), len(sent))
+	if len(w.frames) != len(sent) || len(eng.frames) != len(sent) {
+		t.Fatalf("writer got %d frames, engine %d, of %d sent", len(w.frames), len(eng.frames), len(sent))
 	}
 	for i := range sent {
-		if !bytes.Equal(w.frames[i], sent[i]) || !bytes.Equal(engine[i], sent[i]) {
+		if !bytes.Equal(w.frames[i], sent[i]) || !bytes.Equal(eng.frames[i], sent[i]) {
 			t.Fatalf("frame %d differs from the one sent", i+1)
 		}
 		if w.lost[i] != 0 {
