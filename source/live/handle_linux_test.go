@@ -29,6 +29,33 @@ func openIn(t *testing.T, p *netnstest.Pair, cfg Config) *Handle {
 	return h
 }
 
+// openOnPair opens a capture on a new veth pair's capture end (cfg's
+// Interface is set to it) and an injector on the other end; both close
+// when the test ends.
+func openOnPair(t *testing.T, cfg Config) (*Handle, *netnstest.Injector) {
+	t.Helper()
+	p := netnstest.New(t)
+	cfg.Interface = netnstest.Capture
+	h := openIn(t, p, cfg)
+	in, err := p.Injector(netnstest.Inject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { in.Close() })
+	return h, in
+}
+
+// frameData is the bytes of each frame of a capture in testdata/pcaps.
+func frameData(t *testing.T, name string) [][]byte {
+	t.Helper()
+	frames := readCapture(t, filepath.Join(pcaps, name))
+	out := make([][]byte, len(frames))
+	for i, f := range frames {
+		out[i] = f.data
+	}
+	return out
+}
+
 // readN reads n frames, copying them, failing after a few seconds.
 func readN(t *testing.T, h *Handle, n int) []frame {
 	t.Helper()
@@ -63,13 +90,7 @@ func expectNothing(t *testing.T, h *Handle, d time.Duration) {
 // keeps (as x/net/bpf's VM runs it) arrive in order, byte for byte, with
 // their lengths — tags the receiving kernel took off put back.
 func TestHandleCapturesReplay(t *testing.T) {
-	p := netnstest.New(t)
-	h := openIn(t, p, Config{Interface: netnstest.Capture})
-	in, err := p.Injector(netnstest.Inject)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
+	h, in := openOnPair(t, Config{})
 
 	ins, _ := DefaultFilter(0).Instructions(DefaultSnapLen)
 	vm, _ := bpf.NewVM(ins)
@@ -113,13 +134,7 @@ func TestHandleCapturesReplay(t *testing.T) {
 // TestHandleSnapLen: the filter's return value cuts frames in the kernel;
 // the length on the wire stays.
 func TestHandleSnapLen(t *testing.T) {
-	p := netnstest.New(t)
-	h := openIn(t, p, Config{Interface: netnstest.Capture, SnapLen: 60, Filter: Filter{Terms: []Term{{Kind: TermAll}}}})
-	in, err := p.Injector(netnstest.Inject)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
+	h, in := openOnPair(t, Config{SnapLen: 60, Filter: Filter{Terms: []Term{{Kind: TermAll}}}})
 	frames := readCapture(t, filepath.Join(pcaps, "rxe-rping.pcap"))[:10]
 	var sent [][]byte
 	for _, f := range frames {
@@ -141,18 +156,8 @@ func TestHandleSnapLen(t *testing.T) {
 // 3 MB of rxe-nfs3.pcap, nobody reading: the kernel's drop counter says how
 // many frames it could not place, and the rest arrive.
 func TestHandleDrops(t *testing.T) {
-	p := netnstest.New(t)
-	h := openIn(t, p, Config{Interface: netnstest.Capture, BufferSize: 1, Filter: Filter{Terms: []Term{{Kind: TermAll}}}})
-	in, err := p.Injector(netnstest.Inject)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	frames := readCapture(t, filepath.Join(pcaps, "rxe-nfs3.pcap"))
-	var sent [][]byte
-	for _, f := range frames {
-		sent = append(sent, f.data)
-	}
+	h, in := openOnPair(t, Config{BufferSize: 1, Filter: Filter{Terms: []Term{{Kind: TermAll}}}})
+	sent := frameData(t, "rxe-nfs3.pcap")
 	for _, f := range sent { // no pacing, nobody reading
 		if err := in.Send(f); err != nil {
 			t.Fatal(err)
@@ -241,13 +246,7 @@ func TestHandleInterfaceErrors(t *testing.T) {
 
 // TestHandleReadAllocs: reading a frame allocates nothing.
 func TestHandleReadAllocs(t *testing.T) {
-	p := netnstest.New(t)
-	h := openIn(t, p, Config{Interface: netnstest.Capture, Filter: Filter{Terms: []Term{{Kind: TermAll}}}})
-	in, err := p.Injector(netnstest.Inject)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
+	h, in := openOnPair(t, Config{Filter: Filter{Terms: []Term{{Kind: TermAll}}}})
 	frames := readCapture(t, filepath.Join(pcaps, "rxe-rping.pcap"))
 	for range 3 {
 		for _, f := range frames {

@@ -40,10 +40,7 @@ func TestHandleLoopbackOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer in.Close()
-	var sent [][]byte
-	for _, f := range readCapture(t, filepath.Join(pcaps, "rxe-rping.pcap")) {
-		sent = append(sent, f.data)
-	}
+	sent := frameData(t, "rxe-rping.pcap")
 	if err := in.Replay(sent, 20); err != nil {
 		t.Fatal(err)
 	}
@@ -121,17 +118,8 @@ func readEngine(c *Capture) *engineReader {
 // comes before a frame that exists, the engine and the writer got the same
 // frames, in the order sent, with nothing copied twice or lost in between.
 func TestCaptureDropsPlaced(t *testing.T) {
-	p := netnstest.New(t)
-	h := openIn(t, p, Config{Interface: netnstest.Capture, BufferSize: 1, Filter: filterAll})
-	in, err := p.Injector(netnstest.Inject)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	var sent [][]byte
-	for _, f := range readCapture(t, filepath.Join(pcaps, "rxe-nfs3.pcap")) {
-		sent = append(sent, f.data)
-	}
+	h, in := openOnPair(t, Config{BufferSize: 1, Filter: filterAll})
+	sent := frameData(t, "rxe-nfs3.pcap")
 	w := &heldWriter{hold: make(chan struct{}), holding: make(chan struct{})}
 	release := sync.OnceFunc(func() { close(w.hold) })
 	defer release() // (a failure before: the reader must end)
@@ -310,13 +298,7 @@ func TestCaptureDropsPlaced(t *testing.T) {
 // many frames, the same to the engine and the writer, then says why it
 // stopped.
 func TestCaptureCountStops(t *testing.T) {
-	p := netnstest.New(t)
-	h := openIn(t, p, Config{Interface: netnstest.Capture, Filter: filterAll})
-	in, err := p.Injector(netnstest.Inject)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
+	h, in := openOnPair(t, Config{Filter: filterAll})
 	frames := readCapture(t, filepath.Join(pcaps, "rxe-rping.pcap"))
 	var saved bytes.Buffer
 	save, err := NewSaver(&saved, SaverInfo{Interface: "cap0", SnapLen: DefaultSnapLen, LinkType: layers.LinkTypeEthernet})
@@ -475,18 +457,11 @@ func TestFileRing(t *testing.T) {
 // four times that arrives; then the writer and the engine get every
 // frame, in order.
 func TestCaptureWriterDoesNotHoldRing(t *testing.T) {
-	p := netnstest.New(t)
-	h := openIn(t, p, Config{Interface: netnstest.Capture, BufferSize: 1 << 20, Filter: filterAll})
-	in, err := p.Injector(netnstest.Inject)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	var sent [][]byte
+	h, in := openOnPair(t, Config{BufferSize: 1 << 20, Filter: filterAll})
+	sent := frameData(t, "rxe-nfs3.pcap")
 	size := 0
-	for _, f := range readCapture(t, filepath.Join(pcaps, "rxe-nfs3.pcap")) {
-		sent = append(sent, f.data)
-		size += len(f.data)
+	for _, f := range sent {
+		size += len(f)
 	}
 	ring, _ := h.RingSize()
 	if size < 4*ring {
@@ -562,17 +537,8 @@ func (w *countWriter) Flush() error { return nil }
 // and counted as such (Loss.Analysis), and the frames the engine then
 // reads carry their numbers in the capture.
 func TestCaptureAnalysisSkips(t *testing.T) {
-	p := netnstest.New(t)
-	h := openIn(t, p, Config{Interface: netnstest.Capture, BufferSize: 4 << 20, Filter: filterAll})
-	in, err := p.Injector(netnstest.Inject)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	var sent [][]byte
-	for _, f := range readCapture(t, filepath.Join(pcaps, "rxe-nfs3.pcap")) {
-		sent = append(sent, f.data)
-	}
+	h, in := openOnPair(t, Config{BufferSize: 4 << 20, Filter: filterAll})
+	sent := frameData(t, "rxe-nfs3.pcap")
 	w := &countWriter{}
 	c := StartCapture(context.Background(), h, CaptureConfig{Writer: w, EngineBlocks: 2})
 	if c.engLimit != 2 {
@@ -632,13 +598,7 @@ func TestCaptureAnalysisSkips(t *testing.T) {
 // TestCaptureReadAllocs: the engine's side of a Capture hands out frames
 // without allocating, block changes included.
 func TestCaptureReadAllocs(t *testing.T) {
-	p := netnstest.New(t)
-	h := openIn(t, p, Config{Interface: netnstest.Capture, BufferSize: 4 << 20, Filter: filterAll})
-	in, err := p.Injector(netnstest.Inject)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
+	h, in := openOnPair(t, Config{BufferSize: 4 << 20, Filter: filterAll})
 	c := StartCapture(context.Background(), h, CaptureConfig{})
 	defer func() { c.EngineDone(); c.Wait() }()
 	frames := readCapture(t, filepath.Join(pcaps, "rxe-rping.pcap"))
