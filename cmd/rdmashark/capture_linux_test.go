@@ -170,6 +170,27 @@ func startCapture(t *testing.T, p *netnstest.Pair, args ...string) (wait func() 
 	}
 }
 
+// startListening starts cmd, a capture run as a process of its own whose
+// standard error is stderr, and waits until it says it listens (10 s at
+// most); the channel gets cmd.Wait's result. what prefixes the failures.
+func startListening(t *testing.T, what string, cmd *exec.Cmd, stderr *readyWriter) <-chan error {
+	t.Helper()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case <-stderr.ready:
+	case err := <-exited:
+		t.Fatalf("%s ended before listening: %v\n%s", what, err, stderr.String())
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("%s does not listen: %s", what, stderr.String())
+	}
+	return exited
+}
+
 // analysisOf parses an analyze or capture JSON document without the keys
 // that name the input and describe the capture.
 func analysisOf(t *testing.T, doc string) map[string]any {
@@ -557,19 +578,7 @@ func TestCaptureSignals(t *testing.T) {
 		var stdout bytes.Buffer
 		stderr := newReadyWriter()
 		cmd.Stdout, cmd.Stderr = &stdout, stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		select {
-		case <-stderr.ready:
-		case err := <-exited:
-			t.Fatalf("%v: capture ended before listening: %v\n%s", sig, err, stderr.String())
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			t.Fatalf("%v: capture does not listen: %s", sig, stderr.String())
-		}
+		exited := startListening(t, sig.String()+": capture", cmd, stderr)
 		for _, f := range frames {
 			if err := inj.Send(f.data); err != nil {
 				t.Fatal(err)

@@ -132,19 +132,7 @@ func TestCaptureProcessDiesWithParent(t *testing.T) {
 	var stdout bytes.Buffer
 	stderr := newReadyWriter()
 	cmd.Stdout, cmd.Stderr = &stdout, stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	select {
-	case <-stderr.ready:
-	case err := <-exited:
-		t.Fatalf("capture ended before listening: %v\n%s", err, stderr.String())
-	case <-time.After(10 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("capture does not listen: %s", stderr.String())
-	}
+	exited := startListening(t, "capture", cmd, stderr)
 	// ip netns exec execs the binary: the process is the capture.
 	children := captureChildren(t, cmd.Process.Pid)
 	if len(children) != 1 {
@@ -203,19 +191,7 @@ func TestCaptureProcessToStdout(t *testing.T) {
 	cmd.Env = append(os.Environ(), childEnv+"="+string(a))
 	stderr := newReadyWriter()
 	cmd.Stdout, cmd.Stderr = out, stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	select {
-	case <-stderr.ready:
-	case err := <-exited:
-		t.Fatalf("capture ended before listening: %v\n%s", err, stderr.String())
-	case <-time.After(10 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("capture does not listen: %s", stderr.String())
-	}
+	exited := startListening(t, "capture", cmd, stderr)
 	if n := len(captureChildren(t, cmd.Process.Pid)); n != 1 {
 		t.Errorf("%d capture processes under the capture, want 1", n)
 	}
