@@ -35,6 +35,21 @@ type rpcMsg struct {
 // callKey identifies a Call for matching its Reply.
 type callKey struct{ prog, vers, proc uint32 }
 
+// callsByXID pairs Replies with the Calls they answer.
+type callsByXID map[uint32]callKey
+
+// of is the Call h is or answers: a Call's own (remembered), the Call's
+// for a Reply to one seen before; false for a Reply to an unseen Call.
+func (c callsByXID) of(h *oncrpc.Header) (callKey, bool) {
+	if h.MsgType == oncrpc.Call {
+		k := callKey{uint32(h.Prog), h.Vers, h.Proc}
+		c[h.XID] = k
+		return k, true
+	}
+	k, ok := c[h.XID]
+	return k, ok
+}
+
 // rdmaWrite is the payload of one RDMA Write packet (RoCE) with where it went.
 type rdmaWrite struct {
 	frame  int
@@ -344,7 +359,7 @@ func TestCapturesAgainstTshark(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			msgs, skipped := messages(t, name)
 			rows := tsharkNFS(t, name)
-			calls := map[uint32]callKey{}
+			calls := callsByXID{}
 			var in nfs.Info
 			seen := map[int]bool{}
 			byXID := map[string][]int{}
@@ -354,18 +369,9 @@ func TestCapturesAgainstTshark(t *testing.T) {
 			var nOps, nItems, nReduced, nLong int
 			for _, m := range msgs {
 				h := &m.hdr
-				var k callKey
 				call := h.MsgType == oncrpc.Call
-				if call {
-					k = callKey{uint32(h.Prog), h.Vers, h.Proc}
-					calls[h.XID] = k
-				} else {
-					var ok bool
-					if k, ok = calls[h.XID]; !ok {
-						continue
-					}
-				}
-				if !nfs.Known(k.prog) {
+				k, ok := calls.of(h)
+				if !ok || !nfs.Known(k.prog) {
 					continue
 				}
 				// tshark -2 shows a Call with Read chunks on the frame that

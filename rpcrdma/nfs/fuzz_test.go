@@ -29,14 +29,12 @@ func realBodies(t testing.TB) []realBody {
 	var in nfs.Info
 	for _, name := range []string{"rxe-nfs3", "rxe-nfs41", "rxe-nfs42-small", "rxe-nfs-callback"} {
 		msgs, _ := messages(t, name)
-		calls := map[uint32]callKey{}
+		calls := callsByXID{}
 		for _, m := range msgs {
 			h := &m.hdr
 			call := h.MsgType == oncrpc.Call
-			k, ok := callKey{uint32(h.Prog), h.Vers, h.Proc}, true
-			if call {
-				calls[h.XID] = k
-			} else if k, ok = calls[h.XID]; !ok {
+			k, ok := calls.of(h)
+			if !ok {
 				continue
 			}
 			if !nfs.Known(k.prog) || !h.HasBody() {

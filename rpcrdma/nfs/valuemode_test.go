@@ -58,14 +58,12 @@ func TestValueModes(t *testing.T) {
 		for i := range bs {
 			bs[i] = nfs.NewBinding()
 		}
-		calls := map[uint32]callKey{}
+		calls := callsByXID{}
 		for _, m := range msgs {
 			h := &m.hdr
 			call := h.MsgType == oncrpc.Call
-			k, ok := callKey{uint32(h.Prog), h.Vers, h.Proc}, true
-			if call {
-				calls[h.XID] = k
-			} else if k, ok = calls[h.XID]; !ok {
+			k, ok := calls.of(h)
+			if !ok {
 				continue
 			}
 			if !h.HasBody() {
